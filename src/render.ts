@@ -1,0 +1,32 @@
+// Renders a launch plan as a POSIX shell script: what --dry-run prints.
+import { shq } from './quote.js'
+import type { LaunchPlan } from './types.js'
+
+export function renderDryRun(plan: LaunchPlan, audit: readonly string[] = []): string {
+  const lines: string[] = [...audit.map(line => `# ${line}`)]
+  for (const dir of plan.mkdirs) lines.push(`mkdir -p -m ${dir.mode.toString(8)} ${shq(dir.path)}`)
+  for (const file of plan.files) {
+    lines.push(`[ -e ${shq(file.path)} ] || (umask 077 && printf '%s' ${shq(file.content)} > ${shq(file.path)})`)
+  }
+  const redirects = plan.fds.map(step => (step.kind === 'info' ? `${step.fd}>/dev/null` : `${step.fd}<${shq(step.path ?? '')}`))
+  const groups = plan.groups.map(group => group.map(shq).join(' '))
+  const last = groups.length - 1
+  if (last >= 0) groups[last] = [groups[last], ...redirects].join(' ')
+  // `env -i` gives bwrap exactly the plan's environment; secrets are named, never printed.
+  const envPrefix = ['env', '-i', ...Object.keys(plan.env).map(name => `${name}="$${name}"`)].join(' ')
+  lines.push([`${envPrefix} ${shq(plan.file)}`, ...groups].join(' \\\n  '))
+  return lines.join('\n') + '\n'
+}
+
+/** The short human-readable audit shared by --dry-run (as comments) and --check. */
+export function auditLines(plan: LaunchPlan): string[] {
+  const s = plan.summary
+  return [
+    `project root: ${s.projectRoot}`,
+    `instance: ${s.instanceId} (${s.instanceDir})`,
+    `writable inside: ${s.writable.join(', ')}`,
+    `read-only inside: ${[...s.system, ...s.readOnly].join(', ')}`,
+    `home inside: empty except the paths above; ~/.claude points to the instance`,
+    `network: ${s.network}`,
+  ]
+}

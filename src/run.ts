@@ -1,0 +1,90 @@
+// Runs bwrap in the foreground: stdio inherited, signals delivered to the sandboxed program,
+// its exit status passed through.
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import type { Readable } from 'node:stream'
+import { EXIT, launchError } from './errors.js'
+import { debug, warn } from './log.js'
+import type { LaunchPlan } from './types.js'
+
+const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const
+
+export async function runForeground(plan: LaunchPlan): Promise<number> {
+  const stdio: ('inherit' | 'pipe' | number)[] = ['inherit', 'inherit', 'inherit']
+  const opened: number[] = []
+  for (const step of plan.fds) {
+    while (stdio.length < step.fd) stdio.push('inherit')
+    if (step.kind === 'info') stdio[step.fd] = 'pipe'
+    else {
+      const fd = fs.openSync(step.path as string, 'r')
+      opened.push(fd)
+      stdio[step.fd] = fd
+    }
+  }
+  const child = spawn(plan.file, [...plan.argv], { stdio, env: { ...plan.env } })
+  for (const fd of opened) fs.closeSync(fd)
+
+  // bwrap reports the host pid of the sandbox's init on --info-fd. bwrap itself does not forward
+  // signals (bubblewrap#369): killing it would SIGKILL Claude through --die-with-parent and lose
+  // its state, so signals go to the init's children, the sandboxed program itself.
+  let sandboxPid: number | undefined
+  const infoStream = child.stdio[3] as Readable | null | undefined
+  if (infoStream) {
+    let info = ''
+    infoStream.setEncoding('utf8')
+    infoStream.on('data', (chunk: string) => {
+      info += chunk
+      const match = /"child-pid"\s*:\s*(\d+)/.exec(info)
+      if (match) sandboxPid = Number(match[1])
+    })
+  }
+
+  const relay = (signal: NodeJS.Signals): void => {
+    const targets = sandboxPid === undefined ? [] : childrenOf(sandboxPid)
+    debug(`forwarding ${signal} to ${targets.length > 0 ? targets.join(',') : `bwrap ${child.pid}`}`)
+    if (targets.length === 0) child.kill(signal)
+    for (const pid of targets) {
+      try {
+        process.kill(pid, signal)
+      } catch {
+        // already gone
+      }
+    }
+  }
+  for (const signal of FORWARDED) process.on(signal, relay)
+
+  const result = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: NodeJS.ErrnoException }>(resolve => {
+    child.on('error', error => resolve({ code: null, signal: null, error }))
+    child.on('close', (code, signal) => resolve({ code, signal }))
+  })
+  for (const signal of FORWARDED) process.off(signal, relay)
+
+  if (result.error) throw launchError(`cannot start ${plan.file}: ${result.error.message}; check CLAUDEBOX_BWRAP or reinstall bubblewrap`)
+  if (result.signal) {
+    // Re-raise so that our caller sees a death by signal, as it would have without claudebox.
+    process.kill(process.pid, result.signal)
+    return 128 + (os.constants.signals[result.signal] ?? 0)
+  }
+  const code = result.code ?? EXIT.cannotLaunch
+  if (sandboxPid === undefined && code !== 0) {
+    // bwrap never got as far as starting the sandbox: its own message is above.
+    warn(`bwrap could not create the sandbox (status ${code}, message above); run claudebox --check for the cause`)
+    return EXIT.cannotLaunch
+  }
+  return code
+}
+
+/** Pids of a process's direct children (Linux /proc), empty when it is gone. */
+function childrenOf(pid: number): number[] {
+  try {
+    return fs
+      .readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number)
+  } catch {
+    return []
+  }
+}

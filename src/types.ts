@@ -1,0 +1,103 @@
+// Plain-data types shared by the probe, the pure planners and the thin I/O shell.
+
+/** What a path is on the host, as seen by lstat. */
+export type PathKind = 'file' | 'dir' | 'symlink' | 'missing'
+
+/** The git layout of the current directory, from `git rev-parse` (all paths resolved). */
+export interface GitFacts {
+  /** The working tree's top-level directory. */
+  topLevel: string
+  /** This worktree's git dir (differs from commonDir in a linked worktree). */
+  gitDir: string
+  /** The repository's common git dir: the same for every worktree. */
+  commonDir: string
+}
+
+/** How the `claude` program to run was found and what it needs to be visible inside. */
+export interface ClaudeFacts {
+  /** The path found on PATH or given by CLAUDEBOX_CLAUDE, as the user would name it. */
+  found: string
+  /** Fully symlink-resolved path of the program. */
+  resolved: string
+  /** Directory to make visible read-only: the npm package root, or the program itself. */
+  installRoot: string
+  /** For a script (`#!`), the resolved interpreter and its installation root. */
+  interpreter?: { resolved: string; installRoot: string }
+  /** Version read from the installation without running it, when it can be. */
+  version?: string
+}
+
+export interface HostFacts {
+  /** Resolved current directory, or undefined when it was deleted. */
+  cwd: string | undefined
+  home: string
+  uid: number
+  /** The full host environment; the planner picks the allowlisted part. */
+  env: Readonly<Record<string, string | undefined>>
+  /** Absolute, resolved `$CLAUDEBOX_HOME`. */
+  claudeboxHome: string
+  git: GitFacts | undefined
+  gitAvailable: boolean
+  claude: ClaudeFacts | undefined
+  /** Why claude could not be used, when `claude` is undefined. */
+  claudeProblem?: 'not-found' | 'not-executable'
+  bwrap: string | undefined
+  /** lstat kinds (and symlink targets) of the system paths the sandbox may show. */
+  systemPaths: Readonly<Record<string, { kind: PathKind; target?: string }>>
+  /** Kinds of the optional home files the sandbox may show read-only (~/.gitconfig, ...). */
+  homeFiles: Readonly<Record<string, PathKind>>
+  /** The instance dir's current state. */
+  instance: InstanceState
+}
+
+export type InstanceState =
+  | { kind: 'missing' }
+  | { kind: 'ok'; recordedRoot: string }
+  | { kind: 'no-root-file' }
+  | { kind: 'not-a-directory' }
+
+/** A directory the launch creates before starting bwrap. */
+export interface MkdirStep {
+  path: string
+  mode: number
+}
+
+/** A file the launch creates when it does not exist yet (never overwritten). */
+export interface FileStep {
+  path: string
+  content: string
+  mode: number
+}
+
+/** Extra file descriptors bwrap reads or writes, and how a pasted command provides them. */
+export interface FdStep {
+  fd: number
+  /** 'info' is bwrap's --info-fd; 'file' is opened read-only from `path`. */
+  kind: 'info' | 'file'
+  path?: string
+}
+
+export interface LaunchPlan {
+  file: string
+  argv: readonly string[]
+  /** bwrap's whole environment: allowlisted secrets, kept out of argv. */
+  env: Readonly<Record<string, string>>
+  /** The same argv cut into logical groups, one per line of --dry-run output. */
+  groups: readonly (readonly string[])[]
+  mkdirs: readonly MkdirStep[]
+  files: readonly FileStep[]
+  fds: readonly FdStep[]
+  warnings: readonly string[]
+  /** What the audit prints: the project, the instance and what is writable. */
+  summary: LaunchSummary
+}
+
+export interface LaunchSummary {
+  projectRoot: string
+  instanceId: string
+  instanceDir: string
+  writable: readonly string[]
+  readOnly: readonly string[]
+  system: readonly string[]
+  network: 'shared' | 'none'
+}

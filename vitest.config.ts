@@ -1,0 +1,15 @@
+import { readFileSync } from 'node:fs'
+import { defineConfig } from 'vitest/config'
+
+const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string }
+
+export default defineConfig({
+  define: { __CLAUDEBOX_VERSION__: JSON.stringify(version) },
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Integration tests start real sandboxes and real Claude Code; two cores, so keep it modest.
+    maxWorkers: 2,
+  },
+})
