@@ -141,18 +141,22 @@ function findNotExecutable(name: string, pathVar: string | undefined): string | 
   return undefined
 }
 
-/** The npm package that holds `file`, looked for a few levels up, never past node_modules. */
+/**
+ * The Claude Code npm package that holds `file`, looked for a few levels up. Only a package.json
+ * that names Claude Code counts: any other (a home directory with a package.json, a project)
+ * must never become a bind source.
+ */
 function packageRoot(file: string): { dir: string; version?: string } | undefined {
   let dir = path.dirname(file)
-  for (let depth = 0; depth < 4 && path.basename(dir) !== 'node_modules' && dir !== '/'; depth++) {
+  for (let depth = 0; depth < 3 && dir !== '/'; depth++, dir = path.dirname(dir)) {
+    let pkg: { name?: unknown; version?: unknown }
     try {
-      const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown }
-      const result: { dir: string; version?: string } = { dir }
-      if (pkg.name === '@anthropic-ai/claude-code' && typeof pkg.version === 'string') result.version = pkg.version
-      return result
+      pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as typeof pkg
     } catch {
-      dir = path.dirname(dir)
+      continue
     }
+    if (pkg.name !== '@anthropic-ai/claude-code') return undefined
+    return typeof pkg.version === 'string' ? { dir, version: pkg.version } : { dir }
   }
   return undefined
 }

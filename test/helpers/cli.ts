@@ -1,0 +1,101 @@
+// Runs the built claudebox CLI with a temporary HOME and CLAUDEBOX_HOME, and makes test projects.
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { execa, type ResultPromise } from 'execa'
+import { onTestFinished } from 'vitest'
+
+export const REPO = path.resolve(import.meta.dirname, '../..')
+export const BIN = path.join(REPO, 'bin/claudebox.js')
+export const FIXTURES = path.join(REPO, 'test/fixtures')
+export const REAL_CLAUDE = path.join(REPO, 'node_modules/.bin/claude')
+
+/** In CI a missing bwrap is a failure, never a skip. */
+export const HAVE_BWRAP = (() => {
+  try {
+    execFileSync('bwrap', ['--version'], { stdio: 'ignore' })
+    return true
+  } catch {
+    if (process.env['CI']) throw new Error('bwrap is required in CI (apt-get install bubblewrap)')
+    return false
+  }
+})()
+
+export const IS_ROOT = process.getuid?.() === 0
+
+/** A fresh temporary directory, resolved, removed after the test. */
+export function tempDir(prefix = 'cb-'): string {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))
+  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+export interface World {
+  root: string
+  home: string
+  claudeboxHome: string
+  env: Record<string, string>
+}
+
+/** A temporary machine: a HOME with secrets that must stay hidden, and a state dir. */
+export function makeWorld(): World {
+  const root = tempDir()
+  const home = path.join(root, 'home')
+  fs.mkdirSync(path.join(home, '.ssh'), { recursive: true })
+  fs.writeFileSync(path.join(home, '.ssh/id_ed25519'), 'PRIVATE KEY\n', { mode: 0o600 })
+  fs.writeFileSync(path.join(home, '.bash_history'), 'secret history\n')
+  fs.writeFileSync(path.join(home, '.gitconfig'), '[user]\n\tname = Test User\n\temail = test@example.com\n')
+  const claudeboxHome = path.join(home, '.claudebox')
+  const env: Record<string, string> = {
+    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+    HOME: home,
+    CLAUDEBOX_HOME: claudeboxHome,
+    LANG: 'C.UTF-8',
+    TERM: 'xterm-256color',
+  }
+  return { root, home, claudeboxHome, env }
+}
+
+export interface RunOptions {
+  cwd: string
+  env?: Record<string, string | undefined>
+  input?: string
+  timeout?: number
+}
+
+/** Runs `node bin/claudebox.js ARGS` with only the given environment. */
+export function claudebox(world: World, args: readonly string[], options: RunOptions): ResultPromise<{ reject: false }> {
+  return execa(process.execPath, [BIN, ...args], {
+    cwd: options.cwd,
+    env: { ...world.env, ...options.env },
+    extendEnv: false,
+    reject: false,
+    timeout: options.timeout ?? 60_000,
+    ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
+  }) as ResultPromise<{ reject: false }>
+}
+
+/** Runs a shell script inside the sandbox (CLAUDEBOX_CLAUDE=/bin/sh). */
+export function inSandbox(world: World, cwd: string, script: string, env: Record<string, string> = {}) {
+  return claudebox(world, ['--', '-c', script], { cwd, env: { CLAUDEBOX_CLAUDE: '/bin/sh', ...env } })
+}
+
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' },
+  }).trim()
+}
+
+/** A git repository with one commit. */
+export function makeRepo(parent: string, name: string): string {
+  const dir = path.join(parent, name)
+  fs.mkdirSync(dir, { recursive: true })
+  git(dir, 'init', '-q', '-b', 'main')
+  fs.writeFileSync(path.join(dir, 'README'), 'hello\n')
+  git(dir, 'add', 'README')
+  git(dir, 'commit', '-q', '-m', 'init')
+  return dir
+}

@@ -1,0 +1,158 @@
+// The real launcher, real bwrap and real git, in a temporary HOME: instances and the sandbox.
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { instanceId } from '../../src/instance.js'
+import { git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, claudebox } from '../helpers/cli.js'
+
+describe.skipIf(!HAVE_BWRAP)('instances', () => {
+  test('main checkout, linked worktree and a subdirectory share one instance', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'src/shop')
+    fs.mkdirSync(path.join(repo, 'sub/deeper'), { recursive: true })
+    git(repo, 'worktree', 'add', '-q', path.join(world.home, 'wt/feature'))
+    const configDir = async (cwd: string): Promise<string> => {
+      const r = await inSandbox(world, cwd, 'printf %s "$CLAUDE_CONFIG_DIR"')
+      expect(r.exitCode, r.stderr).toBe(0)
+      return r.stdout
+    }
+    const expected = path.join(world.claudeboxHome, 'instances', instanceId(path.join(repo, '.git')))
+    expect(await configDir(repo)).toBe(expected)
+    expect(await configDir(path.join(repo, 'sub/deeper'))).toBe(expected)
+    expect(await configDir(path.join(world.home, 'wt/feature'))).toBe(expected)
+    expect(fs.readFileSync(path.join(expected, 'project-root'), 'utf8')).toBe(`${repo}/.git\n`)
+    expect(fs.statSync(expected).mode & 0o777).toBe(0o700)
+  })
+
+  test('a non-git directory maps to itself; paths with spaces, quotes and non-ASCII work', async () => {
+    const world = makeWorld()
+    const dir = path.join(world.home, `notes with space 'q' "dq" prøjekt 日本`)
+    fs.mkdirSync(dir, { recursive: true })
+    const r = await inSandbox(world, dir, 'printf "%s|%s" "$PWD" "$CLAUDE_CONFIG_DIR"; echo hi > inside.txt')
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout).toBe(`${dir}|${path.join(world.claudeboxHome, 'instances', instanceId(dir))}`)
+    expect(fs.readFileSync(path.join(dir, 'inside.txt'), 'utf8')).toBe('hi\n')
+  })
+
+  test('two first launches at the same moment both succeed', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'race')
+    const results = await Promise.all(Array.from({ length: 6 }, () => inSandbox(world, repo, 'true')))
+    for (const r of results) expect(r.exitCode, r.stderr).toBe(0)
+    const instances = fs.readdirSync(path.join(world.claudeboxHome, 'instances'))
+    expect(instances).toEqual([instanceId(`${repo}/.git`)])
+    expect(fs.readdirSync(path.join(world.claudeboxHome, 'instances', instances[0] as string)).sort()).toEqual(['.claude.json', 'project-root'])
+  })
+
+  test('an instance recording another root is an error, never reused', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const dir = path.join(world.claudeboxHome, 'instances', instanceId(`${repo}/.git`))
+    fs.mkdirSync(dir, { recursive: true })
+    fs.writeFileSync(path.join(dir, 'project-root'), '/somewhere/else/.git\n')
+    const r = await inSandbox(world, repo, 'echo ran')
+    expect(r.exitCode).toBe(125)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toMatch(/^claudebox: instance .* belongs to \/somewhere\/else\/.git/)
+  })
+})
+
+describe.skipIf(!HAVE_BWRAP)('the sandbox', () => {
+  test('project writable; home, ~/.ssh and other instances invisible; outside not writable', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'src/shop')
+    const other = makeRepo(world.home, 'src/other')
+    expect((await inSandbox(world, other, 'true')).exitCode).toBe(0) // creates other's instance
+    const otherInstance = path.join(world.claudeboxHome, 'instances', instanceId(`${other}/.git`))
+    const script = [
+      'echo changed > README && echo project-writable',
+      `test -e ${world.home}/.ssh/id_ed25519 || echo no-ssh`,
+      `test -e ${world.home}/.bash_history || echo no-history`,
+      `test -e '${otherInstance}' || echo no-other-instance`,
+      `test -e '${other}' || echo no-other-project`,
+      `ls -A ${world.home}/.claudebox/instances | wc -l`,
+      `cat ${world.home}/.gitconfig | grep -q 'Test User' && echo gitconfig-readable`,
+      `echo x >> ${world.home}/.gitconfig 2>/dev/null || echo gitconfig-readonly`,
+      'echo x > /usr/evil 2>/dev/null || echo usr-readonly',
+      'echo x > /etc/evil 2>/dev/null || echo etc-readonly',
+      `echo x > ${world.home}/planted && echo home-write-is-tmpfs`,
+    ].join('; ')
+    const r = await inSandbox(world, repo, script)
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout.split('\n')).toEqual([
+      'project-writable',
+      'no-ssh',
+      'no-history',
+      'no-other-instance',
+      'no-other-project',
+      '1',
+      'gitconfig-readable',
+      'gitconfig-readonly',
+      'usr-readonly',
+      'etc-readonly',
+      'home-write-is-tmpfs',
+    ])
+    expect(fs.readFileSync(path.join(repo, 'README'), 'utf8')).toBe('changed\n')
+    // What the sandbox wrote to its empty home did not reach the real one.
+    expect(fs.existsSync(path.join(world.home, 'planted'))).toBe(false)
+  })
+
+  test('env shows nothing outside the allowlist', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const hostile = {
+      SSH_AUTH_SOCK: '/run/user/1/agent',
+      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/1/bus',
+      AWS_SECRET_ACCESS_KEY: 'aws',
+      GITHUB_TOKEN: 'gh',
+      GH_TOKEN: 'gh',
+      NPM_TOKEN: 'npm',
+      DISPLAY: ':0',
+      WAYLAND_DISPLAY: 'wayland-0',
+      XAUTHORITY: '/x',
+      CLAUDE_CONFIG_DIR: '/host/claude',
+      TMPDIR: '/host/tmp',
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      CLAUDE_CODE_USE_BEDROCK: '0',
+      LC_ALL: 'C.UTF-8',
+    }
+    const r = await inSandbox(world, repo, 'env -0', hostile)
+    expect(r.exitCode, r.stderr).toBe(0)
+    const names = r.stdout.split('\0').filter(Boolean).map(line => line.split('=', 1)[0]).sort()
+    expect(names).toEqual(
+      [
+        'ANTHROPIC_API_KEY', 'CLAUDEBOX', 'CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CONFIG_DIR', 'CLAUDE_SECURESTORAGE_CONFIG_DIR',
+        'DISABLE_AUTOUPDATER', 'HOME', 'IS_SANDBOX', 'LANG', 'LC_ALL', 'PATH', 'PWD', 'TERM',
+      ].sort(),
+    )
+    expect(r.stdout).toContain(`CLAUDE_CONFIG_DIR=${world.claudeboxHome}/instances/`)
+  })
+
+  test('git commit works inside a linked worktree', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'src/shop')
+    const wt = path.join(world.home, 'wt/feature')
+    git(repo, 'worktree', 'add', '-q', '-b', 'feature', wt)
+    const r = await inSandbox(world, wt, 'echo new > file && git add file && git commit -q -m inside && git log --format=%s -1')
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout).toBe('inside')
+    expect(git(repo, 'log', '--format=%s', '-1', 'feature')).toBe('inside')
+  })
+
+  test('--dry-run creates nothing, and pasted into sh runs the same sandbox', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p q')
+    const env = { CLAUDEBOX_CLAUDE: '/bin/sh' }
+    const script = 'printf "%s|%s|" "$PWD" "$CLAUDE_CONFIG_DIR"; test -e ~/.ssh || printf no-ssh'
+    const dry = await claudebox(world, ['--dry-run', '--', '-c', script], { cwd: repo, env })
+    expect(dry.exitCode, dry.stderr).toBe(0)
+    expect(fs.existsSync(world.claudeboxHome)).toBe(false)
+    expect(dry.stdout).toMatch(/^mkdir -p -m 700 /m)
+    expect(dry.stdout).toMatch(/bwrap \\\n {2}--unshare-all --share-net --die-with-parent \\\n/)
+    const direct = await inSandbox(world, repo, script)
+    const pasted = await (await import('execa')).execa('sh', ['-c', dry.stdout], { env: world.env, extendEnv: false, cwd: '/', reject: false })
+    expect(pasted.exitCode, pasted.stderr).toBe(0)
+    expect(pasted.stdout).toBe(direct.stdout)
+    expect(pasted.stdout).toMatch(/no-ssh$/)
+  })
+})

@@ -1,0 +1,53 @@
+import { createHash } from 'node:crypto'
+import { describe, expect, test } from 'vitest'
+import { canonicalRoot, instanceDir, instanceId, isWithin } from '../../src/instance.js'
+import { readSettings } from '../../src/settings.js'
+
+describe('instance id', () => {
+  test.each([
+    ['/home/ada/src/shop/.git'],
+    ['/tmp/with space/and \'quote\'/.git'],
+    ['/srv/prøjekt/日本/.git'],
+  ])('%s -> first 16 hex of SHA-256 of the UTF-8 path, no newline', root => {
+    const expected = createHash('sha256').update(Buffer.from(root, 'utf8')).digest('hex').slice(0, 16)
+    expect(instanceId(root)).toBe(expected)
+    expect(instanceId(root)).toMatch(/^[0-9a-f]{16}$/)
+  })
+
+  test('a known value', () => {
+    // printf %s /home/ada/src/shop/.git | sha256sum | cut -c1-16
+    expect(instanceId('/home/ada/src/shop/.git')).toBe(createHash('sha256').update('/home/ada/src/shop/.git').digest('hex').slice(0, 16))
+  })
+
+  test('canonical root: the common dir in git, else the cwd', () => {
+    const git = { topLevel: '/r', gitDir: '/r/.git/worktrees/x', commonDir: '/r/.git' }
+    expect(canonicalRoot('/r/sub', git)).toBe('/r/.git')
+    expect(canonicalRoot('/plain', undefined)).toBe('/plain')
+  })
+
+  test('instance dir under $CLAUDEBOX_HOME/instances', () => {
+    expect(instanceDir('/h/.claudebox', 'abc')).toBe('/h/.claudebox/instances/abc')
+  })
+
+  test.each([
+    ['/a/b', '/a', true],
+    ['/a', '/a', true],
+    ['/ab', '/a', false],
+    ['/a/../b', '/a', false],
+  ])('isWithin(%s, %s) = %s', (child, parent, expected) => {
+    expect(isWithin(child, parent)).toBe(expected)
+  })
+})
+
+describe('settings', () => {
+  test('CLAUDEBOX_HOME defaults to ~/.claudebox', () => {
+    expect(readSettings({}, '/home/ada').claudeboxHome).toBe('/home/ada/.claudebox')
+  })
+  test.each([[''], ['relative/dir'], ['/'], ['/home/ada']])('CLAUDEBOX_HOME=%j is refused', value => {
+    expect(() => readSettings({ CLAUDEBOX_HOME: value }, '/home/ada')).toThrow(/CLAUDEBOX_HOME/)
+  })
+  test('overrides', () => {
+    const s = readSettings({ CLAUDEBOX_CLAUDE: '/bin/true', CLAUDEBOX_BWRAP: '/opt/bwrap', CLAUDEBOX_DEBUG: '1' }, '/h')
+    expect(s).toMatchObject({ claudeOverride: '/bin/true', bwrapOverride: '/opt/bwrap', debug: true })
+  })
+})

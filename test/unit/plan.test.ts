@@ -1,0 +1,182 @@
+import { describe, expect, test } from 'vitest'
+import { instanceId } from '../../src/instance.js'
+import { planLaunch } from '../../src/plan.js'
+import { debianFacts, optionArgs } from '../helpers/facts.js'
+
+const request = { claudeArgs: ['-c', 'two words'] }
+const shopId = instanceId('/home/ada/src/shop/.git')
+const shopInstance = `/home/ada/.claudebox/instances/${shopId}`
+
+describe('planLaunch', () => {
+  test('binds the git top-level read-write, not just the current subdirectory', () => {
+    const plan = planLaunch(debianFacts(), request)
+    expect(optionArgs(plan.argv, '--bind', 2)).toContainEqual(['/home/ada/src/shop', '/home/ada/src/shop'])
+    expect(plan.argv).toContain('/home/ada/src/shop')
+    expect(optionArgs(plan.argv, '--chdir', 1)).toEqual([['/home/ada/src/shop/web']])
+  })
+
+  test('a linked worktree also gets the common git dir read-write', () => {
+    const plan = planLaunch(
+      debianFacts({
+        cwd: '/home/ada/wt/feature',
+        git: { topLevel: '/home/ada/wt/feature', gitDir: '/home/ada/src/shop/.git/worktrees/feature', commonDir: '/home/ada/src/shop/.git' },
+      }),
+      request,
+    )
+    const binds = optionArgs(plan.argv, '--bind', 2).map(([src]) => src)
+    expect(binds).toEqual(expect.arrayContaining(['/home/ada/wt/feature', '/home/ada/src/shop/.git']))
+    expect(plan.summary.instanceId).toBe(shopId)
+  })
+
+  test('outside git the current directory is the project and the root', () => {
+    const plan = planLaunch(debianFacts({ cwd: '/home/ada/notes', git: undefined }), request)
+    expect(plan.summary.projectRoot).toBe('/home/ada/notes')
+    expect(optionArgs(plan.argv, '--bind', 2)).toContainEqual(['/home/ada/notes', '/home/ada/notes'])
+  })
+
+  test('instance dir is bound at its own path and named by CLAUDE_CONFIG_DIR; ~/.claude points to it', () => {
+    const plan = planLaunch(debianFacts(), request)
+    expect(optionArgs(plan.argv, '--bind', 2)).toContainEqual([shopInstance, shopInstance])
+    expect(optionArgs(plan.argv, '--setenv', 2)).toContainEqual(['CLAUDE_CONFIG_DIR', shopInstance])
+    expect(optionArgs(plan.argv, '--symlink', 2)).toContainEqual([shopInstance, '/home/ada/.claude'])
+  })
+
+  test('home is an empty tmpfs mounted before anything under it', () => {
+    const argv = planLaunch(debianFacts(), request).argv
+    const tmpfsHome = argv.findIndex((w, i) => w === '--tmpfs' && argv[i + 1] === '/home/ada')
+    const firstHomeBind = argv.findIndex((w, i) => (w === '--bind' || w === '--ro-bind') && argv[i + 1]?.startsWith('/home/ada/'))
+    expect(tmpfsHome).toBeGreaterThan(0)
+    expect(firstHomeBind).toBeGreaterThan(tmpfsHome)
+  })
+
+  test('system dirs read-only; merged-/usr symlinks recreated; missing ones skipped', () => {
+    const argv = planLaunch(debianFacts(), request).argv
+    expect(optionArgs(argv, '--ro-bind', 2)).toEqual(expect.arrayContaining([['/usr', '/usr'], ['/etc', '/etc'], ['/opt', '/opt']]))
+    expect(optionArgs(argv, '--symlink', 2)).toContainEqual(['usr/bin', '/bin'])
+    expect(argv).not.toContain('/lib32')
+    expect(argv).not.toContain('/nix/store')
+  })
+
+  test('~/.gitconfig read-only when present; Claude installation read-only', () => {
+    const claude = {
+      found: '/home/ada/.npm-global/bin/claude',
+      resolved: '/home/ada/.npm-global/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe',
+      installRoot: '/home/ada/.npm-global/lib/node_modules/@anthropic-ai/claude-code',
+    }
+    const ro = optionArgs(planLaunch(debianFacts({ claude }), request).argv, '--ro-bind', 2).map(([src]) => src)
+    expect(ro).toContain('/home/ada/.gitconfig')
+    expect(ro).toContain('/home/ada/.npm-global/lib/node_modules/@anthropic-ai/claude-code')
+    expect(ro).not.toContain('/home/ada/.npm-global')
+    expect(ro).not.toContain('/home/ada/.config/git/config')
+  })
+
+  test('installation inside a visible system dir is not bound twice', () => {
+    const plan = planLaunch(
+      debianFacts({ claude: { found: '/usr/bin/claude', resolved: '/usr/lib/claude/claude', installRoot: '/usr/lib/claude' } }),
+      request,
+    )
+    expect(plan.argv).not.toContain('/usr/lib/claude')
+  })
+
+  test('a script install also shows its interpreter installation', () => {
+    const plan = planLaunch(
+      debianFacts({
+        claude: {
+          found: '/home/ada/.nvm/versions/node/v20.1.0/bin/claude',
+          resolved: '/home/ada/.nvm/versions/node/v20.1.0/lib/node_modules/@anthropic-ai/claude-code/cli.js',
+          installRoot: '/home/ada/.nvm/versions/node/v20.1.0/lib/node_modules/@anthropic-ai/claude-code',
+          interpreter: { resolved: '/home/ada/.nvm/versions/node/v20.1.0/bin/node', installRoot: '/home/ada/.nvm/versions/node/v20.1.0' },
+        },
+      }),
+      request,
+    )
+    const ro = optionArgs(plan.argv, '--ro-bind', 2).map(([src]) => src)
+    expect(ro).toContain('/home/ada/.nvm/versions/node/v20.1.0')
+  })
+
+  test('environment: allowlist only, secrets kept out of argv, claudebox variables set', () => {
+    const plan = planLaunch(debianFacts(), request)
+    const setenv = Object.fromEntries(optionArgs(plan.argv, '--setenv', 2) as [string, string][])
+    expect(setenv).toMatchObject({
+      TERM: 'xterm-256color',
+      LANG: 'en_US.UTF-8',
+      LC_TIME: 'de_DE.UTF-8',
+      PATH: '/usr/local/bin:/usr/bin:/bin',
+      HOME: '/home/ada',
+      CLAUDE_CODE_USE_BEDROCK: '0',
+      CLAUDE_CONFIG_DIR: shopInstance,
+      IS_SANDBOX: '1',
+      DISABLE_AUTOUPDATER: '1',
+    })
+    for (const name of ['SSH_AUTH_SOCK', 'AWS_SECRET_ACCESS_KEY', 'GITHUB_TOKEN', 'DISPLAY', 'ANTHROPIC_API_KEY']) {
+      expect(setenv).not.toHaveProperty(name)
+    }
+    expect(plan.env).toEqual({ ANTHROPIC_API_KEY: 'sk-ant-secret' })
+    expect(plan.argv.join(' ')).not.toContain('secret')
+  })
+
+  test('claude arguments come last, unchanged and in order', () => {
+    const plan = planLaunch(debianFacts(), { claudeArgs: ['--resume', 'abc', '-p', 'a "quoted" text', '--'] })
+    const end = plan.argv.indexOf('--')
+    expect(plan.argv.slice(end)).toEqual(['--', '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe', '--resume', 'abc', '-p', 'a "quoted" text', '--'])
+  })
+
+  test('namespaces: everything unshared but the network, dies with the launcher', () => {
+    const argv = planLaunch(debianFacts(), request).argv
+    expect(argv.slice(0, 3)).toEqual(['--unshare-all', '--share-net', '--die-with-parent'])
+    expect(optionArgs(argv, '--dev', 1)).toEqual([['/dev']])
+    expect(optionArgs(argv, '--proc', 1)).toEqual([['/proc']])
+    expect(optionArgs(argv, '--tmpfs', 1)).toContainEqual(['/tmp'])
+  })
+
+  test('shared sign-in: one credential directory and one account file for every instance', () => {
+    const a = planLaunch(debianFacts(), request)
+    const b = planLaunch(debianFacts({ cwd: '/home/ada/other', git: undefined }), request)
+    const store = '/home/ada/.claudebox/shared/credentials'
+    for (const plan of [a, b]) {
+      expect(optionArgs(plan.argv, '--setenv', 2)).toContainEqual(['CLAUDE_SECURESTORAGE_CONFIG_DIR', store])
+      expect(optionArgs(plan.argv, '--bind', 2)).toContainEqual([store, store])
+      expect(optionArgs(plan.argv, '--bind', 2)).toContainEqual(['/home/ada/.claudebox/shared/.claude.json', `${plan.summary.instanceDir}/.claude.json`])
+    }
+    // Every bind source is created first, so bwrap never invents one.
+    const created = [...a.mkdirs.map(m => m.path), ...a.files.map(f => f.path)]
+    for (const [src] of optionArgs(a.argv, '--bind', 2)) {
+      if (src?.startsWith('/home/ada/.claudebox')) expect(created).toContain(src)
+    }
+  })
+
+  test('mkdirs are 0700 and parents come first; project-root records the canonical root', () => {
+    const plan = planLaunch(debianFacts(), request)
+    expect(plan.mkdirs.map(m => m.path)).toEqual([
+      '/home/ada/.claudebox',
+      '/home/ada/.claudebox/instances',
+      shopInstance,
+      '/home/ada/.claudebox/shared',
+      '/home/ada/.claudebox/shared/credentials',
+    ])
+    expect(plan.mkdirs.every(m => m.mode === 0o700)).toBe(true)
+    expect(plan.files[0]).toEqual({ path: `${shopInstance}/project-root`, content: '/home/ada/src/shop/.git\n', mode: 0o600 })
+  })
+
+  test.each([
+    ['deleted cwd', debianFacts({ cwd: undefined }), 125, /current directory no longer exists/],
+    ['no bwrap', debianFacts({ bwrap: undefined }), 125, /bwrap .* not found/],
+    ['no claude', debianFacts({ claude: undefined, claudeProblem: 'not-found' }), 127, /claude was not found/],
+    ['claude not executable', debianFacts({ claude: undefined, claudeProblem: 'not-executable' }), 126, /cannot be executed/],
+    ['instance of another root', debianFacts({ instance: { kind: 'ok', recordedRoot: '/elsewhere/.git' } }), 125, /belongs to \/elsewhere\/.git/],
+    ['instance is a symlink', debianFacts({ instance: { kind: 'not-a-directory' } }), 125, /not a directory/],
+  ])('%s is a clear error with its own status', (_name, facts, status, message) => {
+    expect(() => planLaunch(facts, request)).toThrow(message)
+    try {
+      planLaunch(facts, request)
+    } catch (error) {
+      expect((error as { exitCode: number }).exitCode).toBe(status)
+    }
+  })
+
+  test('no git on the machine: warns and uses the current directory', () => {
+    const plan = planLaunch(debianFacts({ git: undefined, gitAvailable: false }), request)
+    expect(plan.warnings).toEqual(['git was not found; using the current directory as the project'])
+    expect(plan.summary.projectRoot).toBe('/home/ada/src/shop/web')
+  })
+})
