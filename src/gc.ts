@@ -7,8 +7,8 @@ export interface ScannedEntry {
   kind: 'dir' | 'symlink' | 'other'
   /** The recorded project root, or undefined when project-root is missing or unreadable. */
   recordedRoot: string | undefined
-  /** lstat of the recorded root: 'exists', 'missing' (ENOENT only), or the error code. */
-  rootState: 'exists' | 'missing' | string | undefined
+  /** lstat of the recorded root: 'exists', 'missing' (ENOENT only), or another error code. */
+  rootState: string | undefined
 }
 
 export interface GcPlan {

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { execa, type ResultPromise } from 'execa'
+import { execa } from 'execa'
 import { onTestFinished } from 'vitest'
 
 export const REPO = path.resolve(import.meta.dirname, '../..')
@@ -64,20 +64,28 @@ export interface RunOptions {
   timeout?: number
 }
 
+export interface CliResult {
+  exitCode: number | undefined
+  signal: string | undefined
+  stdout: string
+  stderr: string
+}
+
 /** Runs `node bin/claudebox.js ARGS` with only the given environment. */
-export function claudebox(world: World, args: readonly string[], options: RunOptions): ResultPromise<{ reject: false }> {
-  return execa(process.execPath, [BIN, ...args], {
+export async function claudebox(world: World, args: readonly string[], options: RunOptions): Promise<CliResult> {
+  const result = await execa(process.execPath, [BIN, ...args], {
     cwd: options.cwd,
     env: { ...world.env, ...options.env },
     extendEnv: false,
     reject: false,
     timeout: options.timeout ?? 60_000,
     ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
-  }) as ResultPromise<{ reject: false }>
+  })
+  return { exitCode: result.exitCode, signal: result.signal, stdout: String(result.stdout), stderr: String(result.stderr) }
 }
 
 /** Runs a shell script inside the sandbox (CLAUDEBOX_CLAUDE=/bin/sh). */
-export function inSandbox(world: World, cwd: string, script: string, env: Record<string, string> = {}) {
+export function inSandbox(world: World, cwd: string, script: string, env: Record<string, string> = {}): Promise<CliResult> {
   return claudebox(world, ['--', '-c', script], { cwd, env: { CLAUDEBOX_CLAUDE: '/bin/sh', ...env } })
 }
 

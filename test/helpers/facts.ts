@@ -54,7 +54,7 @@ export function optionArgs(argv: readonly string[], option: string, arity: numbe
   const found: string[][] = []
   const end = argv.indexOf('--')
   argv.forEach((word, i) => {
-    if (word === option && (end === -1 || i < end)) found.push(argv.slice(i + 1, i + 1 + arity) as string[])
+    if (word === option && (end === -1 || i < end)) found.push(argv.slice(i + 1, i + 1 + arity))
   })
   return found
 }

@@ -1,0 +1,72 @@
+// --check and --gc against a real machine state in a temporary HOME.
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { instanceId } from '../../src/instance.js'
+import { claudebox, FIXTURES, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, REAL_CLAUDE } from '../helpers/cli.js'
+
+describe.skipIf(!HAVE_BWRAP)('--check', () => {
+  test('all required checks pass: one line each, exit 0', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const r = await claudebox(world, ['--check'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: REAL_CLAUDE } })
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0)
+    const lines = r.stdout.split('\n')
+    expect(lines.every(line => /^(ok|warn|fail) +[^:]+: /.test(line))).toBe(true)
+    expect(r.stdout).toMatch(/^ok +bwrap: .*bubblewrap \d/m)
+    expect(r.stdout).toMatch(/^ok +user namespaces: a test sandbox started$/m)
+    expect(r.stdout).toMatch(/^ok +claude: .* \(2\.1\.\d+ \(Claude Code\)\)$/m)
+    expect(r.stdout).toMatch(/^ok +git: git version/m)
+    expect(r.stdout).toContain(`ok   project: ${repo}/.git -> instance ${instanceId(`${repo}/.git`)}`)
+    expect(r.stdout).toMatch(/^warn shared sign-in: no credentials yet/m)
+    expect(r.stdout).toMatch(/^ok +network: shared/m)
+    // --check creates nothing.
+    expect(fs.existsSync(world.claudeboxHome)).toBe(false)
+  })
+
+  test('a failing sandbox or a missing claude makes it exit 1', async () => {
+    const world = makeWorld()
+    const r = await claudebox(world, ['--check'], {
+      cwd: world.root,
+      env: { CLAUDEBOX_BWRAP: path.join(FIXTURES, 'bwrap-no-userns.sh'), CLAUDEBOX_CLAUDE: '/nonexistent/claude' },
+    })
+    expect(r.exitCode).toBe(1)
+    expect(r.stdout).toMatch(/^fail user namespaces: a test sandbox failed: bwrap: No permissions to create new namespace/m)
+    expect(r.stdout).toMatch(/^fail claude: not found/m)
+  })
+})
+
+describe.skipIf(!HAVE_BWRAP)('--gc', () => {
+  test('removes instances whose root is gone, keeps the rest, never follows symlinks', async () => {
+    const world = makeWorld()
+    const keep = makeRepo(world.home, 'keep')
+    const gone = makeRepo(world.home, 'gone')
+    for (const repo of [keep, gone]) expect((await inSandbox(world, repo, 'true')).exitCode).toBe(0)
+    const instances = path.join(world.claudeboxHome, 'instances')
+    const goneId = instanceId(`${gone}/.git`)
+    // Something valuable outside, reachable only through a symlink planted in the doomed instance.
+    const precious = path.join(world.root, 'precious')
+    fs.mkdirSync(precious)
+    fs.writeFileSync(path.join(precious, 'data'), 'keep me')
+    fs.symlinkSync(precious, path.join(instances, goneId, 'link-out'))
+    // A hand-made dir, a symlinked "instance", a broken one.
+    fs.mkdirSync(path.join(instances, 'not-an-instance'))
+    fs.symlinkSync(precious, path.join(instances, 'aaaaaaaaaaaaaaaa'))
+    fs.mkdirSync(path.join(instances, 'bbbbbbbbbbbbbbbb'))
+    fs.rmSync(gone, { recursive: true })
+
+    const dry = await claudebox(world, ['--gc', '--dry-run'], { cwd: world.root })
+    expect(dry.exitCode).toBe(0)
+    expect(dry.stdout).toBe(`would remove ${goneId} (${gone}/.git)`)
+    expect(fs.existsSync(path.join(instances, goneId))).toBe(true)
+
+    const r = await claudebox(world, ['--gc'], { cwd: world.root })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stderr).toContain(`claudebox: removed ${goneId} (${gone}/.git no longer exists)`)
+    expect(r.stderr).toMatch(/keeping bbbbbbbbbbbbbbbb: broken/)
+    expect(r.stderr).toMatch(/keeping aaaaaaaaaaaaaaaa: not a directory \(symlink\)/)
+    expect(r.stderr).toMatch(/keeping not-an-instance: not an instance/)
+    expect(fs.readdirSync(instances).sort()).toEqual(['aaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbb', instanceId(`${keep}/.git`), 'not-an-instance'].sort())
+    expect(fs.readFileSync(path.join(precious, 'data'), 'utf8')).toBe('keep me')
+  })
+})
