@@ -2,7 +2,7 @@
 import { parseArgs, helpText } from './cli.js'
 import { ClaudeboxError, EXIT, launchError } from './errors.js'
 import { homeDir, probe, readInstanceState } from './facts.js'
-import { warn } from './log.js'
+import { debug, warn } from './log.js'
 import { planLaunch } from './plan.js'
 import { auditLines, renderDryRun } from './render.js'
 import { readSettings, type Settings } from './settings.js'
@@ -13,8 +13,8 @@ export const VERSION = __CLAUDEBOX_VERSION__
 
 export async function main(argv: readonly string[]): Promise<number> {
   try {
-    const options = parseArgs(argv)
-    if (options.help) return print(helpText())
+    const options = await parseArgs(argv)
+    if (options.help) return print(await helpText())
     if (options.version) return print(`claudebox ${VERSION}\n`)
     const settings = readSettings(process.env, homeDir(process.env))
     switch (options.mode) {
@@ -54,6 +54,7 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
   if (state.kind !== 'ok' || state.recordedRoot !== plan.summary.projectRoot) {
     throw launchError(`instance ${plan.summary.instanceDir} does not record ${plan.summary.projectRoot}; move it away and rerun`)
   }
+  debug(`bwrap argv: ${JSON.stringify([plan.file, ...plan.argv])}`)
   const { runForeground } = await import('./run.js')
   return runForeground(plan)
 }

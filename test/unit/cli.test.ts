@@ -15,24 +15,24 @@ describe('arguments', () => {
     [['--', '--dry-run', '--check'], 'launch', ['--dry-run', '--check']],
     [['--check'], 'check', []],
     [['--gc'], 'gc', []],
-  ] as const)('%j -> %s with claude args %j', (argv, mode, claudeArgs) => {
-    const options = parseArgs(argv)
+  ] as const)('%j -> %s with claude args %j', async (argv, mode, claudeArgs) => {
+    const options = await parseArgs(argv)
     expect(options.mode).toBe(mode)
     expect(options.claudeArgs).toEqual(claudeArgs)
   })
 
-  test('--gc --dry-run plans only', () => {
-    expect(parseArgs(['--gc', '--dry-run'])).toMatchObject({ mode: 'gc', dryRun: true })
+  test('--gc --dry-run plans only', async () => {
+    expect(await parseArgs(['--gc', '--dry-run'])).toMatchObject({ mode: 'gc', dryRun: true })
   })
 
-  test('--help and --version are claudebox\'s; -h and -v are claude\'s', () => {
-    expect(parseArgs(['--help']).help).toBe(true)
-    expect(parseArgs(['--version']).version).toBe(true)
-    expect(parseArgs(['-v']).claudeArgs).toEqual(['-v'])
+  test('--help and --version are claudebox\'s; -h and -v are claude\'s', async () => {
+    expect((await parseArgs(['--help'])).help).toBe(true)
+    expect((await parseArgs(['--version'])).version).toBe(true)
+    expect((await parseArgs(['-v'])).claudeArgs).toEqual(['-v'])
   })
 
-  test('conflicting modes are a usage error (status 2)', () => {
-    expect(() => parseArgs(['--check', '--gc'])).toThrow(expect.objectContaining({ exitCode: 2 }))
+  test('conflicting modes are a usage error (status 2)', async () => {
+    await expect(parseArgs(['--check', '--gc'])).rejects.toMatchObject({ exitCode: 2 })
   })
 })
 
