@@ -1,51 +1,55 @@
-// --check: runs the probes that need processes (bwrap, claude, git versions, a test sandbox).
+// --check: runs the probes that need processes (bwrap, claude, git versions, test sandboxes).
 import fs from 'node:fs'
-import path from 'node:path'
 import { execa } from 'execa'
 import { checksPassed, evaluateChecks, renderChecks, type CheckFacts } from './check.js'
 import { ClaudeboxError, EXIT } from './errors.js'
-import { probe } from './facts.js'
-import { sharedPaths } from './instance.js'
-import { planLaunch } from './plan.js'
+import { probe, probeUserns } from './facts.js'
+import { planLaunch, planProbeSandbox } from './plan.js'
+import { auditLines } from './render.js'
+import type { SandboxOptions } from './sandbox-options.js'
 import type { Settings } from './settings.js'
+import { diagnoseUserns } from './userns.js'
 
-export async function runCheck(settings: Settings): Promise<number> {
-  const facts = probe(settings)
+const LOOKUP_SCRIPT =
+  'for f in /etc/resolv.conf /etc/hosts /etc/nsswitch.conf; do [ -r "$f" ] || echo "$f is missing"; done; getent hosts localhost >/dev/null || echo "localhost does not resolve"'
+
+export async function runCheck(settings: Settings, sandbox: SandboxOptions, configFile: string | undefined): Promise<number> {
+  const facts = probe(settings, sandbox)
+  const run = (file: string, args: string[]) => execa(file, args, { reject: false, timeout: 10_000, stdin: 'ignore' })
   const version = async (file: string, args: string[]): Promise<string | undefined> => {
-    const result = await execa(file, args, { reject: false, timeout: 10_000, stdin: 'ignore' })
+    const result = await run(file, args)
     return result.exitCode === 0 ? result.stdout.trim().split('\n')[0] : undefined
   }
-  const [bwrapVersion, sandboxError, claudeVersion, gitVersion] = await Promise.all([
+  const lookup = planProbeSandbox(facts, LOOKUP_SCRIPT, sandbox.network)
+  const [bwrapVersion, lookupResult, claudeVersion, gitVersion] = await Promise.all([
     facts.bwrap ? version(facts.bwrap, ['--version']) : undefined,
-    facts.bwrap ? trySandbox(facts.bwrap) : undefined,
+    lookup ? run(lookup.file, lookup.argv) : undefined,
     facts.claude ? version(facts.claude.resolved, ['--version']) : undefined,
     facts.gitAvailable ? version('git', ['--version']) : undefined,
   ])
+  const sandboxFailed = lookupResult !== undefined && lookupResult.exitCode !== 0
+  const userns = probeUserns(facts.bwrap, facts.env)
   let plan: CheckFacts['plan']
+  let audit: string[] = []
   try {
-    plan = planLaunch(facts, { claudeArgs: [] }).summary
+    const launch = planLaunch(facts, { claudeArgs: [], sandbox })
+    plan = launch.summary
+    audit = auditLines(launch)
   } catch (error) {
     plan = { error: error instanceof ClaudeboxError ? error.message : String(error) }
   }
-  const credentials = path.join(sharedPaths(facts.claudeboxHome).secureStorage, '.credentials.json')
   const results = evaluateChecks({
     bwrap: facts.bwrap ? { path: facts.bwrap, version: bwrapVersion } : undefined,
-    sandboxError,
+    sandboxError: sandboxFailed ? diagnoseUserns(userns, lookupResult.stderr.trim().split('\n')[0] ?? '') : undefined,
     claude: facts.claude ? { path: facts.claude.found, version: claudeVersion ?? facts.claude.version } : undefined,
     claudeProblem: facts.claudeProblem === 'not-executable' ? 'found but not executable' : 'not found on PATH (or CLAUDEBOX_CLAUDE)',
     git: gitVersion ? { version: gitVersion } : undefined,
     plan,
-    credentials: { path: credentials, exists: fs.existsSync(credentials) },
-    tiocstiBlockedByKernel: undefined,
+    credentialsExist: 'error' in plan ? false : fs.existsSync(plan.credentials.path),
+    legacyTiocsti: userns.sysctl['dev/tty/legacy_tiocsti'],
+    lookupProblem: sandboxFailed || !lookupResult ? undefined : lookupResult.stdout.trim().replaceAll('\n', '; ') || undefined,
+    configFile,
   })
-  process.stdout.write(renderChecks(results))
+  process.stdout.write(renderChecks(results) + audit.map(line => `# ${line}\n`).join(''))
   return checksPassed(results) ? EXIT.ok : EXIT.checkFailed
-}
-
-/** Starts the smallest sandbox with the namespaces a launch uses; returns bwrap's error, if any. */
-async function trySandbox(bwrap: string): Promise<string | undefined> {
-  const args = ['--unshare-all', '--share-net', '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--', 'true']
-  const result = await execa(bwrap, args, { reject: false, timeout: 10_000, stdin: 'ignore' })
-  if (result.exitCode === 0) return undefined
-  return result.stderr.trim().split('\n')[0] || `exit status ${result.exitCode ?? result.signal}`
 }

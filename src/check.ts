@@ -1,4 +1,5 @@
 // --check: pure evaluation of what the probe found, one result per line.
+import type { Diagnosis } from './userns.js'
 import type { LaunchSummary } from './types.js'
 
 export type CheckStatus = 'ok' | 'warn' | 'fail'
@@ -12,15 +13,19 @@ export interface CheckResult {
 /** What --check measured on top of the launch facts, by running programs. */
 export interface CheckFacts {
   bwrap: { path: string; version: string | undefined } | undefined
-  /** undefined when a trivial sandbox started; else bwrap's message. */
-  sandboxError: string | undefined
+  /** undefined when a test sandbox started; else what went wrong and the fix. */
+  sandboxError: Diagnosis | undefined
   claude: { path: string; version: string | undefined } | undefined
   claudeProblem: string | undefined
   git: { version: string } | undefined
   /** The launch plan's summary, or why there is none. */
   plan: LaunchSummary | { error: string }
-  credentials: { path: string; exists: boolean }
-  tiocstiBlockedByKernel: boolean | undefined
+  credentialsExist: boolean
+  /** dev.tty.legacy_tiocsti: '0' means the kernel itself refuses TIOCSTI. */
+  legacyTiocsti: string | undefined
+  /** What a name lookup inside the sandbox found missing, when the network is on. */
+  lookupProblem: string | undefined
+  configFile: string | undefined
 }
 
 export function evaluateChecks(f: CheckFacts): CheckResult[] {
@@ -32,7 +37,7 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
 
   if (!f.bwrap) add('fail', 'user namespaces', 'not tested: no bwrap')
   else if (f.sandboxError === undefined) add('ok', 'user namespaces', 'a test sandbox started')
-  else add('fail', 'user namespaces', `a test sandbox failed: ${f.sandboxError}`)
+  else add('fail', 'user namespaces', `a test sandbox failed: ${f.sandboxError.cause}; fix: ${f.sandboxError.fix}`)
 
   if (f.claude) add('ok', 'claude', `${f.claude.path} (${f.claude.version ?? 'unknown version'})`)
   else add('fail', 'claude', f.claudeProblem ?? 'not found')
@@ -40,16 +45,31 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
   if (f.git) add('ok', 'git', f.git.version)
   else add('warn', 'git', 'not found: projects map to the current directory, not the repository')
 
-  if ('error' in f.plan) add('fail', 'project', f.plan.error)
-  else {
-    add('ok', 'project', `${f.plan.projectRoot} -> instance ${f.plan.instanceId} (${f.plan.instanceDir})`)
-    add('ok', 'writable inside', f.plan.writable.join(', '))
+  add('ok', 'config', f.configFile ? `${f.configFile} applied` : 'no config.json (defaults)')
+
+  if ('error' in f.plan) {
+    add('fail', 'project', f.plan.error)
+  } else {
+    const plan = f.plan
+    add('ok', 'project', `${plan.projectRoot} -> instance ${plan.instanceId} (${plan.instanceDir})`)
+    add('ok', 'writable inside', plan.writable.join(', '))
+    const credentials = `${plan.credentials.mechanism === 'store-dir' ? 'shared store directory (CLAUDE_SECURESTORAGE_CONFIG_DIR)' : 'shared file bound into the instance (older Claude Code)'} at ${plan.credentials.path}`
+    if (f.credentialsExist) add('ok', 'shared sign-in', credentials)
+    else add('warn', 'shared sign-in', `no credentials yet: ${credentials}; sign in inside claudebox once and every project uses it`)
+    if (plan.network === 'shared') {
+      add('warn', 'network', "shared with the host: the agent can reach the internet and the host's abstract unix sockets (--no-network to cut it)")
+      if (f.lookupProblem) add('warn', 'name lookup', `inside the sandbox: ${f.lookupProblem}`)
+      else add('ok', 'name lookup', 'resolv.conf, hosts and nsswitch.conf are readable inside and localhost resolves')
+    } else {
+      add('ok', 'network', 'none: loopback only')
+    }
+    for (const protection of plan.protections) add('ok', 'protection', protection)
+    if (!plan.protections.some(p => p.startsWith('seccomp'))) {
+      add(f.legacyTiocsti === '0' ? 'ok' : 'warn', 'terminal injection', f.legacyTiocsti === '0' ? 'the kernel refuses TIOCSTI (dev.tty.legacy_tiocsti = 0)' : 'not blocked: no seccomp filter for this architecture')
+    } else if (f.legacyTiocsti === '0') {
+      add('ok', 'terminal injection', 'also refused by the kernel (dev.tty.legacy_tiocsti = 0)')
+    }
   }
-
-  if (f.credentials.exists) add('ok', 'shared sign-in', `credentials at ${f.credentials.path}`)
-  else add('warn', 'shared sign-in', `no credentials yet at ${f.credentials.path}; sign in inside claudebox once and every project uses it`)
-
-  add('ok', 'network', 'shared with the host (the agent can reach the internet)')
   return results
 }
 

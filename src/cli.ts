@@ -1,8 +1,9 @@
 // The command line: claudebox's own long options, picked out of argv; everything else is Claude's.
 import { usageError } from './errors.js'
 import { OWN_OPTIONS, splitArgs } from './options.js'
+import type { SandboxOptions } from './sandbox-options.js'
 
-export type Mode = 'launch' | 'dry-run' | 'check' | 'gc'
+export type Mode = 'launch' | 'dry-run' | 'check' | 'gc' | 'list' | 'sessions' | 'adopt'
 
 export interface CliOptions {
   mode: Mode
@@ -10,8 +11,18 @@ export interface CliOptions {
   dryRun: boolean
   help: boolean
   version: boolean
+  /** --yes: answer claudebox's own questions. */
+  yes: boolean
+  /** --gc --force / --gc --broken; --list --json. */
+  force: boolean
+  broken: boolean
+  json: boolean
+  /** --adopt OLD_ROOT */
+  adopt?: string
   /** Arguments for `claude`, unchanged and in order. */
   claudeArgs: string[]
+  /** Sandbox options given on the command line (config.json fills the rest). */
+  sandbox: Partial<SandboxOptions>
 }
 
 const HELP_FOOTER = `
@@ -37,6 +48,7 @@ async function buildProgram() {
   for (const own of OWN_OPTIONS) {
     const option = new Option(own.value ? `${own.flag} <${own.value}>` : own.flag, own.description)
     if (own.conflicts) option.conflicts([...own.conflicts])
+    if (own.repeatable) option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value])
     program.addOption(option)
   }
   return program
@@ -50,7 +62,7 @@ export async function helpText(): Promise<string> {
 export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
   const { own, claude, missingValue } = splitArgs(argv)
   if (missingValue !== undefined) throw usageError(`option ${missingValue} needs a value; see claudebox --help`)
-  const options: CliOptions = { mode: 'launch', dryRun: false, help: false, version: false, claudeArgs: claude }
+  const options: CliOptions = { mode: 'launch', dryRun: false, help: false, version: false, yes: false, force: false, broken: false, json: false, claudeArgs: claude, sandbox: {} }
   if (own.length === 0) return options // the common launch: no need to load commander
 
   const program = await buildProgram()
@@ -61,8 +73,56 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
     if (error instanceof CommanderError) throw usageError(`${error.message.replace(/^error: /, '')}; see claudebox --help`)
     throw error
   }
-  const opts = program.opts<{ dryRun?: true; check?: true; gc?: true; help?: true; version?: true }>()
-  options.mode = opts.check ? 'check' : opts.gc ? 'gc' : opts.dryRun ? 'dry-run' : 'launch'
+  const opts = program.opts<{
+    dryRun?: true
+    check?: true
+    gc?: true
+    help?: true
+    version?: true
+    network: boolean
+    sshAgent?: true
+    roBind?: string[]
+    bind?: string[]
+    env?: string[]
+    shell?: true
+    writableGitConfig?: true
+    allowDangerousRoot?: true
+    yes?: true
+    list?: true
+    json?: true
+    force?: true
+    broken?: true
+    sessions?: true
+    adopt?: string
+  }>()
+  if (opts.adopt !== undefined) options.adopt = opts.adopt
+  options.yes = opts.yes === true
+  options.json = opts.json === true
+  options.force = opts.force === true
+  options.broken = opts.broken === true
+  const sandbox: Partial<SandboxOptions> = {}
+  if (!opts.network) sandbox.network = false
+  if (opts.sshAgent) sandbox.sshAgent = true
+  if (opts.roBind) sandbox.roBinds = opts.roBind
+  if (opts.bind) sandbox.binds = opts.bind
+  if (opts.env) sandbox.env = opts.env
+  if (opts.shell) sandbox.shell = true
+  if (opts.writableGitConfig) sandbox.writableGitConfig = true
+  if (opts.allowDangerousRoot) sandbox.allowDangerousRoot = true
+  options.sandbox = sandbox
+  options.mode = opts.check
+    ? 'check'
+    : opts.gc
+      ? 'gc'
+      : opts.list
+        ? 'list'
+        : opts.sessions
+          ? 'sessions'
+          : opts.adopt !== undefined
+            ? 'adopt'
+            : opts.dryRun
+              ? 'dry-run'
+              : 'launch'
   options.dryRun = opts.dryRun === true
   options.help = opts.help === true
   options.version = opts.version === true

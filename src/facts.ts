@@ -5,16 +5,27 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { canonicalRoot, instanceDir, instanceId, PROJECT_ROOT_FILE } from './instance.js'
-import { HOME_FILES_RO, SYSTEM_PATHS } from './plan.js'
+import { ETC_ENTRIES, HOME_FILES_RO, RUN_LINKS, SYSTEM_PATHS } from './plan.js'
+import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 import type { Settings } from './settings.js'
+import type { GitLayout } from './git-trust.js'
+import { USERNS_SYSCTLS, type UsernsFacts } from './userns.js'
 import type { ClaudeFacts, GitFacts, HostFacts, InstanceState, PathKind } from './types.js'
 
-export function probe(settings: Settings, env: Readonly<Record<string, string | undefined>> = process.env): HostFacts {
+export function probe(
+  settings: Settings,
+  options: SandboxOptions = DEFAULT_SANDBOX,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): HostFacts {
   const home = homeDir(env)
   const cwd = currentDir()
   const git = cwd === undefined ? { facts: undefined, available: whichSync('git', env['PATH']) !== undefined } : probeGit(cwd)
   const claudeboxHome = resolveExisting(settings.claudeboxHome)
   const claude = probeClaude(settings.claudeOverride, env, cwd)
+  const id = cwd === undefined ? undefined : instanceId(canonicalRoot(cwd, git.facts))
+  const instance = id === undefined ? undefined : instanceDir(claudeboxHome, id)
+  const named = [...options.roBinds, ...options.binds].map(p => path.resolve(cwd ?? '/', p))
+  if (options.sshAgent && env['SSH_AUTH_SOCK']) named.push(env['SSH_AUTH_SOCK'])
   const facts: HostFacts = {
     cwd,
     home,
@@ -27,10 +38,31 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
     bwrap: settings.bwrapOverride ? resolveProgram(settings.bwrapOverride, env['PATH'], cwd) : whichSync('bwrap', env['PATH']),
     systemPaths: Object.fromEntries(SYSTEM_PATHS.map(p => [p, lstatWithTarget(p)])),
     homeFiles: Object.fromEntries(HOME_FILES_RO.map(rel => path.join(home, rel)).map(p => [p, statKind(p)])),
-    instance:
-      cwd === undefined ? { kind: 'missing' } : readInstanceState(instanceDir(claudeboxHome, instanceId(canonicalRoot(cwd, git.facts)))),
+    instance: instance === undefined ? { kind: 'missing' } : readInstanceState(instance),
+    instanceEntries:
+      instance === undefined
+        ? {}
+        : Object.fromEntries(['.claude.json', '.credentials.json'].map(name => [path.join(instance, name), lstatKind(path.join(instance, name))])),
+    arch: process.arch,
+    paths: Object.fromEntries(named.map(p => [p, realAndKind(p)])),
+    gitProtect: git.facts ? gitProtectPaths(git.facts) : { existing: [], missingHooks: [] },
+    gitLayout: git.facts && cwd !== undefined ? probeGitLayout(cwd, env) : undefined,
+    etcLinks: Object.fromEntries(
+      ETC_ENTRIES.map(rel => `/etc/${rel}`)
+        .filter(p => lstatKind(p) === 'symlink')
+        .map(p => [p, realpathOrUndefined(p)])
+        .filter((entry): entry is [string, string] => entry[1] !== undefined),
+    ),
+    etcSecrets: etcSecrets(),
+    runLinks: Object.fromEntries(
+      RUN_LINKS.filter(p => lstatKind(p) === 'symlink').map(p => [p, fs.readlinkSync(p)]),
+    ),
   }
   if (claude.problem) facts.claudeProblem = claude.problem
+  if (git.facts && facts.instance.kind === 'missing') {
+    const remote = gitConfigValue(path.join(git.facts.commonDir, 'config'), 'remote.origin.url')
+    if (remote) facts.gitRemote = remote
+  }
   return facts
 }
 
@@ -246,4 +278,181 @@ export function readNoFollow(file: string): string | undefined {
   } finally {
     fs.closeSync(fd)
   }
+}
+
+function realAndKind(p: string): { real: string | undefined; kind: PathKind | 'socket' } {
+  try {
+    const real = fs.realpathSync(p)
+    const st = fs.statSync(real)
+    return { real, kind: st.isSocket() ? 'socket' : st.isDirectory() ? 'dir' : 'file' }
+  } catch {
+    return { real: undefined, kind: 'missing' }
+  }
+}
+
+/**
+ * The git files that make git run programs (config: core.hooksPath, core.fsmonitor, aliases,
+ * filters; hooks/), in the common dir, this worktree's git dir and each submodule's git dir.
+ */
+function gitProtectPaths(git: GitFacts): { existing: string[]; missingHooks: string[] } {
+  const existing = new Set<string>()
+  const missingHooks: string[] = []
+  const gitDirs = [git.commonDir, git.gitDir, ...submoduleGitDirs(path.join(git.commonDir, 'modules'), 0)]
+  for (const dir of new Set(gitDirs)) {
+    for (const name of ['config', 'config.worktree', 'hooks']) {
+      const p = path.join(dir, name)
+      const kind = lstatKind(p)
+      if (kind === 'file' || kind === 'dir') existing.add(p)
+      else if (name === 'hooks' && kind === 'missing' && dir === git.commonDir) missingHooks.push(p)
+    }
+  }
+  return { existing: [...existing], missingHooks }
+}
+
+/** Git dirs of submodules under <git>/modules (nested submodules have modules/ of their own). */
+function submoduleGitDirs(modules: string, depth: number): string[] {
+  if (depth > 4) return []
+  let entries: fs.Dirent[]
+  try {
+    entries = fs.readdirSync(modules, { withFileTypes: true })
+  } catch {
+    return []
+  }
+  const found: string[] = []
+  for (const entry of entries) {
+    if (!entry.isDirectory()) continue
+    const dir = path.join(modules, entry.name)
+    if (fs.existsSync(path.join(dir, 'HEAD'))) found.push(dir, ...submoduleGitDirs(path.join(dir, 'modules'), depth + 1))
+    else found.push(...submoduleGitDirs(dir, depth + 1)) // submodule names may contain slashes
+  }
+  return found
+}
+
+/** Identity (inode, size, mtime) of each watched path that exists; directories are walked one level. */
+export function snapshot(paths: readonly string[]): Record<string, string> {
+  const result: Record<string, string> = {}
+  const record = (p: string, st: fs.Stats): void => void (result[p] = `${st.ino}:${st.size}:${st.mtimeMs}`)
+  for (const p of paths) {
+    let st: fs.Stats
+    try {
+      st = fs.lstatSync(p)
+    } catch {
+      continue
+    }
+    record(p, st)
+    if (!st.isDirectory()) continue
+    for (const name of safeReaddir(p)) {
+      try {
+        record(path.join(p, name), fs.lstatSync(path.join(p, name)))
+      } catch {
+        // vanished between readdir and lstat
+      }
+    }
+  }
+  return result
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir)
+  } catch {
+    return []
+  }
+}
+
+/** Reads config.json; undefined when there is none. */
+export function readConfigText(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
+    throw error
+  }
+}
+
+/** What the file system says about the `.git` entry git discovered from `cwd` (see git-trust.ts). */
+export function probeGitLayout(cwd: string, env: Readonly<Record<string, string | undefined>>): GitLayout {
+  if (env['GIT_DIR'] !== undefined || env['GIT_WORK_TREE'] !== undefined) return { kind: 'env' }
+  return layoutFrom(cwd, 0)
+}
+
+function layoutFrom(start: string, depth: number): GitLayout {
+  let worktree = start
+  for (;;) {
+    const kind = lstatKind(path.join(worktree, '.git'))
+    if (kind === 'dir' || kind === 'file') break
+    const parent = path.dirname(worktree)
+    if (parent === worktree) return { kind: 'none' }
+    worktree = parent
+  }
+  const dotGit = path.join(worktree, '.git')
+  if (lstatKind(dotGit) === 'dir') return { kind: 'dir', worktree }
+  const pointer = /^gitdir: (.*)$/m.exec(readNoFollow(dotGit) ?? '')?.[1]
+  const target = pointer === undefined ? undefined : realpathOrUndefined(path.resolve(worktree, pointer))
+  if (target === undefined) return { kind: 'file', worktree }
+  const back = readNoFollow(path.join(target, 'gitdir'))
+  if (back !== undefined) {
+    return { kind: 'file', worktree, target, backPointer: realpathOrUndefined(path.resolve(target, back.trim())) ?? back.trim() }
+  }
+  const layout: GitLayout = { kind: 'file', worktree, target }
+  const coreWorktree = gitConfigValue(path.join(target, 'config'), 'core.worktree')
+  if (coreWorktree !== undefined) {
+    const resolved = realpathOrUndefined(path.resolve(target, coreWorktree))
+    if (resolved !== undefined) layout.coreWorktree = resolved
+  }
+  if (target.includes('/modules/') && depth < 8 && path.dirname(worktree) !== worktree) {
+    const outer = layoutFrom(path.dirname(worktree), depth + 1)
+    layout.superproject = outer
+    if (outer.kind === 'dir') layout.superGitDir = path.join(outer.worktree, '.git')
+    else if (outer.kind === 'file' && outer.target !== undefined) layout.superGitDir = outer.target
+  }
+  return layout
+}
+
+function realpathOrUndefined(p: string): string | undefined {
+  try {
+    return fs.realpathSync(p)
+  } catch {
+    return undefined
+  }
+}
+
+function gitConfigValue(file: string, key: string): string | undefined {
+  try {
+    return execFileSync('git', ['config', '--file', file, '--get', key], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+  } catch {
+    return undefined
+  }
+}
+
+/** Kernel settings and bwrap's install mode, for diagnosing a sandbox that cannot start. */
+export function probeUserns(bwrap: string | undefined, env: Readonly<Record<string, string | undefined>>): UsernsFacts {
+  // CLAUDEBOX_PROC_SYS lets tests read kernel settings from a fixture directory.
+  const procSys = env['CLAUDEBOX_PROC_SYS'] || '/proc/sys'
+  const sysctl: Record<string, string | undefined> = {}
+  for (const name of USERNS_SYSCTLS) {
+    try {
+      sysctl[name] = fs.readFileSync(path.join(procSys, name), 'utf8').trim()
+    } catch {
+      sysctl[name] = undefined
+    }
+  }
+  let bwrapSetuid = false
+  try {
+    if (bwrap !== undefined) bwrapSetuid = (fs.statSync(bwrap).mode & 0o4000) !== 0
+  } catch {
+    // unreadable: not setuid as far as we can tell
+  }
+  const container = ['/.dockerenv', '/run/.containerenv'].some(p => fs.existsSync(p)) || env['container'] !== undefined
+  return { sysctl, bwrapSetuid, container, uid: process.getuid?.() ?? -1 }
+}
+
+/** Files under /etc that hold secrets a process running as root inside could otherwise read. */
+function etcSecrets(): string[] {
+  const fixed = ['/etc/shadow', '/etc/gshadow', '/etc/shadow-', '/etc/gshadow-', '/etc/security/opasswd']
+  const hostKeys = safeReaddir('/etc/ssh')
+    .filter(name => /^ssh_host_.*_key$/.test(name))
+    .map(name => `/etc/ssh/${name}`)
+  return [...fixed, ...hostKeys].filter(p => lstatKind(p) === 'file')
 }

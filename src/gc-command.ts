@@ -1,69 +1,101 @@
-// --gc: scans the instances directory (never following symlinks), plans, and removes.
+// --gc: scan, plan, show, confirm, remove. Removal moves an instance aside first (one atomic
+// rename), checks again, then deletes: an interrupted GC leaves a `.trash-*` directory that no
+// launch mistakes for an instance, and a launch racing the removal keeps its files.
 import fs from 'node:fs'
 import path from 'node:path'
-import { EXIT } from './errors.js'
-import { readNoFollow } from './facts.js'
-import { planGc, type ScannedEntry } from './gc.js'
+import { EXIT, launchError } from './errors.js'
+import { planGc, type GcPlan, type GcPolicy } from './gc.js'
 import { instancesDir, PROJECT_ROOT_FILE } from './instance.js'
 import { warn } from './log.js'
+import { liveSessions, readMeta, rootState, scanInstances } from './scan.js'
 import type { Settings } from './settings.js'
+import { readNoFollow } from './facts.js'
 
-export function runGc(settings: Settings, options: { dryRun: boolean }): number {
+export interface GcOptions extends GcPolicy {
+  dryRun: boolean
+  yes: boolean
+}
+
+export async function runGc(settings: Settings, home: string, options: GcOptions): Promise<number> {
   const dir = instancesDir(settings.claudeboxHome)
-  const entries = scan(dir)
-  const plan = planGc(entries)
-  for (const kept of plan.keep) warn(`keeping ${kept.name}: ${kept.reason}`)
-  for (const item of plan.remove) {
-    if (options.dryRun) {
-      process.stdout.write(`would remove ${item.id} (${item.root})\n`)
-      continue
-    }
-    removeInstance(dir, item.id)
-    warn(`removed ${item.id} (${item.root} no longer exists)`)
+  // Settings already refuse these; a removal path is never built from them, whatever changes.
+  if (!path.isAbsolute(dir) || settings.claudeboxHome === '/' || settings.claudeboxHome === home) {
+    throw launchError(`refusing to garbage-collect under ${settings.claudeboxHome}`)
   }
-  if (!options.dryRun) for (const entry of entries) if (entry.name.startsWith('.trash-')) removeTrash(dir, entry.name)
-  if (plan.remove.length === 0) warn('nothing to remove')
+  const entries = scanInstances(dir, { details: false })
+  const plan = planGc(entries, options)
+  for (const kept of plan.keep) warn(`keeping ${kept.name}: ${kept.reason}`)
+  if (plan.refused) {
+    warn(plan.refused)
+    return EXIT.checkFailed
+  }
+  if (options.dryRun) {
+    process.stdout.write(plan.remove.map(r => `would remove ${r.id} (${r.root ?? 'broken'})\n`).join(''))
+    if (plan.remove.length === 0) warn('nothing to remove')
+    return EXIT.ok
+  }
+  if (plan.remove.length === 0) {
+    removeTrash(dir, entries.map(e => e.name))
+    warn('nothing to remove')
+    return EXIT.ok
+  }
+  if (!options.yes && !(await confirm(plan))) return EXIT.checkFailed
+  for (const item of plan.remove) {
+    if (removeInstance(dir, item.id, item.root)) warn(`removed ${item.id} (${item.reason})`)
+  }
+  removeTrash(dir, entries.map(e => e.name))
   return EXIT.ok
 }
 
-function scan(dir: string): ScannedEntry[] {
-  let names: fs.Dirent[]
-  try {
-    names = fs.readdirSync(dir, { withFileTypes: true })
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw error
+async function confirm(plan: GcPlan): Promise<boolean> {
+  const list = plan.remove.map(r => `  ${r.id}  ${r.reason}\n`).join('')
+  if (process.stdin.isTTY !== true || process.stderr.isTTY !== true) {
+    warn(`--gc would remove ${plan.remove.length} instance(s):\n${list}claudebox: nothing removed: rerun with --yes to remove them (or run on a terminal to be asked)`)
+    return false
   }
-  return names.map(dirent => {
-    const kind = dirent.isSymbolicLink() ? 'symlink' : dirent.isDirectory() ? 'dir' : 'other'
-    const recordedRoot = kind === 'dir' ? readNoFollow(path.join(dir, dirent.name, PROJECT_ROOT_FILE)) : undefined
-    return { name: dirent.name, kind, recordedRoot, rootState: recordedRoot === undefined ? undefined : rootState(recordedRoot) }
-  })
+  process.stderr.write(`claudebox: --gc will remove ${plan.remove.length} instance(s) and their conversations:\n${list}`)
+  const { createInterface } = await import('node:readline/promises')
+  const rl = createInterface({ input: process.stdin, output: process.stderr })
+  const answer = await rl.question('claudebox: remove them? [y/N] ')
+  rl.close()
+  const yes = /^y(es)?$/i.test(answer.trim())
+  if (!yes) warn('nothing removed')
+  return yes
 }
 
-function rootState(root: string): string {
+/** Moves the instance aside, checks nothing came back to life, then deletes it. */
+function removeInstance(dir: string, id: string, root: string | undefined): boolean {
+  const original = path.join(dir, id)
+  const trash = path.join(dir, `.trash-${id}-${process.pid}-${Date.now()}`)
   try {
-    fs.lstatSync(root)
-    return 'exists'
+    fs.renameSync(original, trash)
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'error'
-    return code === 'ENOENT' ? 'missing' : code
+    warn(`could not remove ${id}: ${(error as Error).message}`)
+    return false
   }
+  // A launch may have started between the scan and the rename: if its project is back or a
+  // session registered itself, put the instance back.
+  const recorded = readNoFollow(path.join(trash, PROJECT_ROOT_FILE))
+  const revived = liveSessions(trash) > 0 || (root !== undefined && rootState(root, readMeta(trash)) === 'exists') || recorded !== root
+  if (revived) {
+    try {
+      fs.renameSync(trash, original)
+      warn(`kept ${id}: it came back into use while --gc ran`)
+    } catch {
+      warn(`kept ${id} as ${path.basename(trash)}: it came back into use while --gc ran and a new instance took its place`)
+    }
+    return false
+  }
+  fs.rmSync(trash, { recursive: true, force: true })
+  return true
 }
 
-/**
- * Moves the instance aside first (one atomic rename), then deletes it: an interrupted GC leaves a
- * `.trash-*` directory that no launch will mistake for an instance. fs.rmSync removes symlinks
- * inside as links and never follows them.
- */
-function removeInstance(dir: string, id: string): void {
-  const trash = `.trash-${id}-${process.pid}-${Date.now()}`
-  fs.renameSync(path.join(dir, id), path.join(dir, trash))
-  removeTrash(dir, trash)
-}
-
-function removeTrash(dir: string, name: string): void {
-  const target = path.join(dir, name)
-  if (fs.lstatSync(target).isSymbolicLink()) fs.unlinkSync(target)
-  else fs.rmSync(target, { recursive: true, force: true })
+/** Deletes leftovers of interrupted runs (`.trash-*`); fs.rmSync never follows symlinks. */
+function removeTrash(dir: string, names: readonly string[]): void {
+  for (const name of names) {
+    if (!name.startsWith('.trash-')) continue
+    const target = path.join(dir, name)
+    if (liveSessions(target) > 0) continue
+    fs.rmSync(target, { recursive: true, force: true })
+  }
 }

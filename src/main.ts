@@ -1,12 +1,19 @@
 // main(argv) -> exit status: dispatches the modes and is the one place errors become statuses.
 import { parseArgs, helpText } from './cli.js'
 import { ClaudeboxError, EXIT, launchError } from './errors.js'
-import { homeDir, probe, readInstanceState } from './facts.js'
+import path from 'node:path'
+import { resumeId } from './adopt.js'
+import { parseConfig } from './config.js'
+import { homeDir, probe, probeUserns, readConfigText, readInstanceState, snapshot } from './facts.js'
+import { diagnoseUserns } from './userns.js'
+import { describeChanges, diffSnapshots } from './persistence.js'
+import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 import { debug, warn } from './log.js'
 import { planLaunch } from './plan.js'
 import { auditLines, renderDryRun } from './render.js'
 import { readSettings, type Settings } from './settings.js'
 import type { CliOptions } from './cli.js'
+import type { LaunchPlan } from './types.js'
 
 declare const __CLAUDEBOX_VERSION__: string
 export const VERSION = __CLAUDEBOX_VERSION__
@@ -20,11 +27,25 @@ export async function main(argv: readonly string[]): Promise<number> {
     switch (options.mode) {
       case 'check': {
         const { runCheck } = await import('./check-command.js')
-        return await runCheck(settings)
+        const { sandbox, configFile } = sandboxOptions(settings, options)
+        return await runCheck(settings, sandbox, configFile)
       }
       case 'gc': {
         const { runGc } = await import('./gc-command.js')
-        return runGc(settings, { dryRun: options.dryRun })
+        const { dryRun, yes, force, broken } = options
+        return await runGc(settings, homeDir(process.env), { dryRun, yes, force, broken })
+      }
+      case 'sessions': {
+        const { runSessions } = await import('./sessions-command.js')
+        return runSessions(settings, options.json)
+      }
+      case 'adopt': {
+        const { runAdopt } = await import('./adopt-command.js')
+        return runAdopt(settings, options.adopt ?? '', options.dryRun)
+      }
+      case 'list': {
+        const { runList } = await import('./list-command.js')
+        return runList(settings, options.json)
       }
       case 'dry-run':
       case 'launch':
@@ -41,10 +62,18 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 async function launch(settings: Settings, options: CliOptions): Promise<number> {
-  const facts = probe(settings)
-  const plan = planLaunch(facts, { claudeArgs: options.claudeArgs })
+  const { sandbox } = sandboxOptions(settings, options)
+  const facts = probe(settings, sandbox)
+  const plan = planLaunch(facts, { claudeArgs: options.claudeArgs, sandbox })
   for (const warning of plan.warnings) warn(warning)
   if (options.mode === 'dry-run') return print(renderDryRun(plan, auditLines(plan)))
+
+  if (facts.instance.kind === 'missing') {
+    await firstLaunch(plan, sandbox, options.yes)
+    const { adoptHint } = await import('./adopt-hint.js')
+    const hint = adoptHint(facts)
+    if (hint) warn(hint)
+  }
 
   const { applyFiles, applyMkdirs } = await import('./state.js')
   applyMkdirs(plan.mkdirs, facts.claudeboxHome)
@@ -55,8 +84,56 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
     throw launchError(`instance ${plan.summary.instanceDir} does not record ${plan.summary.projectRoot}; move it away and rerun`)
   }
   debug(`bwrap argv: ${JSON.stringify([plan.file, ...plan.argv])}`)
+  const { linkResumedTranscript, recordInstanceMeta, registerSession } = await import('./state.js')
+  recordInstanceMeta(plan.summary.instanceDir, facts)
+  const resume = resumeId(options.claudeArgs)
+  if (resume !== undefined) linkResumedTranscript(plan.summary.instanceDir, facts.cwd ?? '/', resume)
+  const unregister = registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
+  const before = snapshot(plan.watch)
   const { runForeground } = await import('./run.js')
-  return runForeground(plan)
+  let result: Awaited<ReturnType<typeof runForeground>>
+  try {
+    result = await runForeground(plan)
+  } finally {
+    unregister()
+  }
+  if (!result.sandboxStarted && result.status !== 0) {
+    // bwrap never got as far as starting the sandbox: its own message is above.
+    const diagnosis = diagnoseUserns(probeUserns(facts.bwrap, facts.env), '')
+    warn(`bwrap could not create the sandbox (status ${result.status}, message above): ${diagnosis.cause}; fix: ${diagnosis.fix}. claudebox --check shows more`)
+    return EXIT.cannotLaunch
+  }
+  const changes = diffSnapshots(before, snapshot(plan.watch))
+  if (changes.length > 0) warn(describeChanges(changes, facts.git?.topLevel ?? facts.cwd ?? '/'))
+  // Re-raise a death by signal, so that our caller sees it as it would have without claudebox.
+  if (result.signal) process.kill(process.pid, result.signal)
+  return result.status
+}
+
+/**
+ * The first launch in a project shows what the sandbox exposes, on a terminal only, and goes on
+ * (Claude Code asks its own trust question); with confirmFirstLaunch it asks first.
+ */
+async function firstLaunch(plan: LaunchPlan, sandbox: SandboxOptions, yes: boolean): Promise<void> {
+  const terminal = process.stderr.isTTY === true
+  if (terminal) process.stderr.write(`claudebox: first launch in this project:\n${auditLines(plan).map(l => `  ${l}\n`).join('')}`)
+  if (!sandbox.confirmFirstLaunch || yes) return
+  if (!terminal || process.stdin.isTTY !== true) {
+    throw launchError('not started: config.json asks to confirm the first launch in a project; rerun with --yes to accept')
+  }
+  const { createInterface } = await import('node:readline/promises')
+  const rl = createInterface({ input: process.stdin, output: process.stderr })
+  const answer = await rl.question('claudebox: start Claude in this sandbox? [y/N] ')
+  rl.close()
+  if (!/^y(es)?$/i.test(answer.trim())) throw launchError('not started: you declined the first launch')
+}
+
+/** Sandbox options: built-in defaults, then config.json, then the command line. */
+function sandboxOptions(settings: Settings, options: CliOptions): { sandbox: SandboxOptions; configFile: string | undefined } {
+  const file = path.join(settings.claudeboxHome, 'config.json')
+  const text = readConfigText(file)
+  const fromConfig = text === undefined ? {} : parseConfig(text, file)
+  return { sandbox: { ...DEFAULT_SANDBOX, ...fromConfig, ...options.sandbox }, configFile: text === undefined ? undefined : file }
 }
 
 function print(text: string): number {

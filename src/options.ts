@@ -9,12 +9,29 @@ export interface OwnOption {
   description: string
   /** Other options (attribute names) this one cannot be combined with. */
   conflicts?: readonly string[]
+  /** May be given several times; the values are collected in order. */
+  repeatable?: boolean
 }
 
 export const OWN_OPTIONS: readonly OwnOption[] = [
   { flag: '--dry-run', description: 'print the directories and the bwrap command a launch would use; create nothing' },
-  { flag: '--check', description: 'diagnose this machine and show what protects you', conflicts: ['dryRun', 'gc'] },
-  { flag: '--gc', description: 'remove the state of projects that no longer exist' },
+  { flag: '--check', description: 'diagnose this machine and show what protects you', conflicts: ['dryRun', 'gc', 'list'] },
+  { flag: '--gc', description: 'remove the state of projects that no longer exist (asks first; --dry-run shows the plan)', conflicts: ['list'] },
+  { flag: '--broken', description: 'with --gc: also remove broken instances (no readable project-root)' },
+  { flag: '--force', description: 'with --gc: remove even when most projects look gone at once' },
+  { flag: '--list', description: 'list every instance: state, last use, size, conversations, project root', conflicts: ['dryRun'] },
+  { flag: '--json', description: 'with --list or --sessions: JSON for scripts' },
+  { flag: '--sessions', description: "list this project's conversations (all worktrees), newest first, for --resume ID" },
+  { flag: '--adopt', value: 'old-root', description: "take over the instance of a project that moved from OLD-ROOT (with --dry-run: show the plan)" },
+  { flag: '--no-network', description: 'unshare the network: loopback only inside' },
+  { flag: '--ssh-agent', description: 'forward the ssh-agent socket ($SSH_AUTH_SOCK), never the keys' },
+  { flag: '--ro-bind', value: 'path', description: 'also show PATH read-only at its own path (repeatable)', repeatable: true },
+  { flag: '--bind', value: 'path', description: 'also make PATH writable at its own path (repeatable)', repeatable: true },
+  { flag: '--env', value: 'name[=value]', description: "pass NAME (the host's value) or set NAME=VALUE inside (repeatable)", repeatable: true },
+  { flag: '--shell', description: 'start your shell instead of Claude, in the same sandbox' },
+  { flag: '--writable-git-config', description: 'let the agent change .git/config and .git/hooks (read-only by default)' },
+  { flag: '--allow-dangerous-root', description: 'allow a project root that is /, your home, a system dir... (never the default)' },
+  { flag: '--yes', description: 'answer yes to claudebox\'s own questions (first-launch confirmation)' },
   { flag: '--help', description: 'show this help' },
   { flag: '--version', description: "show claudebox's version (claude's: claudebox -- --version)" },
 ]

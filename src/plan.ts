@@ -1,12 +1,28 @@
 // facts -> the bwrap command of a launch. Pure: everything it knows arrives in HostFacts.
 import path from 'node:path'
 import { isPassedThrough } from './env-allowlist.js'
-import { ClaudeboxError, EXIT, launchError } from './errors.js'
+import { ClaudeboxError, EXIT, launchError, usageError } from './errors.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, isWithin, PROJECT_ROOT_FILE, sharedPaths } from './instance.js'
-import type { HostFacts, LaunchPlan } from './types.js'
+import { trustGit } from './git-trust.js'
+import { watchedPaths } from './persistence.js'
+import { OWN_DIR, SESSIONS_DIR } from './registry.js'
+import { bindRefusal, dangerousRootReason } from './policy.js'
+import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
+import { hostSeccompArch, seccompFilter } from './seccomp.js'
+import type { FdStep, FileStep, HostFacts, LaunchPlan } from './types.js'
 
 /** System directories shown read-only when present; symlinks (merged /usr) are recreated as symlinks. */
 export const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt', '/nix/store'] as const
+
+/**
+ * /etc entries a working system needs whose targets may lie outside the visible dirs (resolv.conf
+ * is often a symlink into /run: systemd-resolved, NetworkManager, resolvconf). Only the resolved
+ * target file is shown, never the rest of /run (no /run/user, no D-Bus).
+ */
+export const ETC_ENTRIES = ['resolv.conf', 'hosts', 'nsswitch.conf', 'localtime', 'passwd', 'group', 'ssl/certs/ca-certificates.crt', 'ssl/cert.pem', 'ca-certificates.crt'] as const
+
+/** NixOS puts the system's programs behind these symlinks (into /nix/store, which is visible). */
+export const RUN_LINKS = ['/run/current-system'] as const
 
 /** Host files under $HOME that are shown read-only when present, so git behaves as outside. */
 export const HOME_FILES_RO = ['.gitconfig', '.config/git/config', '.config/git/ignore', '.config/git/attributes'] as const
@@ -16,57 +32,93 @@ export const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|PRO
 
 /** bwrap writes {"child-pid": N} here: the launcher signals the sandboxed program through it. */
 export const INFO_FD = 3
+/** bwrap reads the seccomp program from here. */
+export const SECCOMP_FD = 4
 
 export interface LaunchRequest {
   claudeArgs: readonly string[]
+  sandbox?: SandboxOptions
 }
 
 export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan {
+  const options = request.sandbox ?? DEFAULT_SANDBOX
   const { cwd, git, claude, home } = facts
   if (cwd === undefined) throw launchError('the current directory no longer exists; cd into your project again and rerun claudebox')
   if (facts.bwrap === undefined) {
     throw launchError('bwrap (bubblewrap) was not found on PATH; install it (Debian/Ubuntu: apt install bubblewrap) or set CLAUDEBOX_BWRAP')
   }
-  if (claude === undefined) throw claudeError(facts)
+  const shell = options.shell ? shellProgram(facts) : undefined
+  if (claude === undefined && shell === undefined) throw claudeError(facts)
 
+  if (git && facts.gitLayout) {
+    const trust = trustGit(git, facts.gitLayout)
+    if (!trust.ok) throw launchError(trust.reason)
+  }
   const root = canonicalRoot(cwd, git)
   const id = instanceId(root)
   const instance = instanceDir(facts.claudeboxHome, id)
   const shared = sharedPaths(facts.claudeboxHome)
   checkInstance(facts, root, instance)
 
+  const projectDirs = git ? [git.topLevel] : [cwd]
+  if (git && !isWithin(git.commonDir, git.topLevel)) projectDirs.push(git.commonDir)
+  const dangerous = projectDirs.map(dir => ({ dir, reason: dangerousRootReason(dir, home, facts.claudeboxHome) })).filter(d => d.reason)
   const warnings: string[] = []
+  for (const { dir, reason } of dangerous) {
+    if (!options.allowDangerousRoot) {
+      throw launchError(
+        `refusing to make ${dir} writable: ${reason ?? ''}. Start claudebox in a project directory (or pass --allow-dangerous-root if you truly mean it)`,
+      )
+    }
+    warnings.push(`--allow-dangerous-root: ${dir} is writable inside although ${reason ?? ''}`)
+  }
   if (!facts.gitAvailable) warnings.push('git was not found; using the current directory as the project')
 
   const groups: string[][] = []
   const readOnly: string[] = []
   const writable: string[] = []
+  const protections: string[] = []
   const add = (...words: string[]): void => void groups.push(words)
-  const roBind = (p: string): void => {
-    add('--ro-bind', p, p)
-    readOnly.push(p)
+  const roBind = (p: string, dest = p): void => {
+    add('--ro-bind', p, dest)
+    readOnly.push(dest)
   }
-  const bind = (p: string): void => {
-    add('--bind', p, p)
-    writable.push(p)
+  const bind = (p: string, dest = p): void => {
+    add('--bind', p, dest)
+    writable.push(dest)
   }
 
-  // Namespaces: all unshared but the network; the sandbox dies with the launcher.
-  add('--unshare-all', '--share-net', '--die-with-parent')
+  // ========== NAMESPACES ==========
+  // All unshared; the network only on request. An explicit user namespace (also for root) lets
+  // --disable-userns stop the agent from creating nested ones to undo the sandbox.
+  // --cap-drop ALL: bwrap started by root keeps every capability inside its user namespace.
+  add('--unshare-all', '--unshare-user', '--disable-userns', ...(options.network ? ['--share-net'] : []), '--die-with-parent', '--cap-drop', 'ALL')
   add('--info-fd', String(INFO_FD))
 
-  // ========== SYSTEM (read-only) ==========
-  const visibleSystem: string[] = []
-  for (const p of SYSTEM_PATHS) {
-    const entry = facts.systemPaths[p]
-    if (entry?.kind === 'dir') {
-      add('--ro-bind', p, p)
-      visibleSystem.push(p)
-    } else if (entry?.kind === 'symlink' && entry.target !== undefined) {
-      add('--symlink', entry.target, p)
-    }
+  // ========== TERMINAL AND SYSCALLS ==========
+  // A seccomp filter (not --new-session, which stops window-size changes reaching Claude:
+  // bubblewrap#573) makes TIOCSTI/TIOCLINUX fail (CVE-2017-5226, CVE-2019-10063) and blocks
+  // mount, keyring and namespace syscalls; see src/seccomp.ts.
+  const fds: FdStep[] = [{ fd: INFO_FD, kind: 'info' }]
+  const files: FileStep[] = []
+  const arch = hostSeccompArch(facts.arch)
+  if (arch !== undefined) {
+    const filter = seccompFilter(arch)
+    const filterPath = path.join(facts.claudeboxHome, 'seccomp', `${arch}-${contentTag(filter)}.bpf`)
+    files.push({ path: filterPath, content: filter, mode: 0o600, replace: true })
+    fds.push({ fd: SECCOMP_FD, kind: 'file', path: filterPath })
+    add('--seccomp', String(SECCOMP_FD))
+    protections.push('seccomp filter: TIOCSTI/TIOCLINUX, mount, keyring, namespace and clone3 syscalls fail')
+  } else {
+    warnings.push(`no seccomp filter for ${facts.arch}: terminal injection (TIOCSTI) is not blocked by claudebox`)
   }
-  add('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp')
+  protections.push('no nested user namespaces (--disable-userns), no capabilities (--cap-drop ALL), /proc/sys read-only')
+
+  // ========== SYSTEM (read-only) ==========
+  const system = systemMounts(facts)
+  groups.push(...system.groups)
+  readOnly.push(...system.extraReadOnly)
+  const visibleSystem = system.visible
 
   // ========== HOME: empty, except what is listed ==========
   // The tmpfs comes first: every later bind under $HOME lands on top of it.
@@ -78,20 +130,62 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
 
   // ========== CLAUDE CODE INSTALLATION (read-only) ==========
   const alreadyVisible = (p: string): boolean => visibleSystem.some(dir => isWithin(p, dir))
-  for (const p of [claude.installRoot, claude.interpreter?.installRoot]) {
+  for (const p of [claude?.installRoot, claude?.interpreter?.installRoot]) {
     if (p !== undefined && !alreadyVisible(p) && !readOnly.includes(p)) roBind(p)
   }
 
-  // ========== PROJECT (read-write) ==========
-  const projectDirs = git ? [git.topLevel] : [cwd]
-  if (git && !isWithin(git.commonDir, git.topLevel)) projectDirs.push(git.commonDir)
+  // ========== PROJECT (read-write), its git config and hooks read-only ==========
   for (const p of projectDirs) bind(p)
+  const own = path.join(instance, OWN_DIR)
+  const mkdirs = [facts.claudeboxHome, instancesDir(facts.claudeboxHome), instance, own, path.join(instance, SESSIONS_DIR), shared.dir, shared.secureStorage].map(p => ({
+    path: p,
+    mode: 0o700,
+  }))
+  if (options.writableGitConfig) {
+    warnings.push('--writable-git-config: the agent can change .git/config and .git/hooks, which run outside the sandbox')
+  } else {
+    // Hooks and config (core.hooksPath, core.fsmonitor, aliases, filters) run on the host at the
+    // next git command outside: the agent may read them, not change them.
+    for (const p of facts.gitProtect.missingHooks) mkdirs.push({ path: p, mode: 0o755 })
+    for (const p of [...facts.gitProtect.existing, ...facts.gitProtect.missingHooks]) roBind(p)
+    if (facts.gitProtect.existing.length > 0) protections.push('.git/config and .git/hooks read-only')
+  }
+
+  // ========== EXTRA BINDS (opt-in) ==========
+  for (const [list, kind] of [[options.roBinds, 'ro'], [options.binds, 'rw']] as const) {
+    for (const requested of list) {
+      const info = facts.paths[requested]
+      const refusal = bindRefusal(info?.real, home, facts.claudeboxHome)
+      if (refusal !== undefined) throw usageError(`cannot bind ${requested}: ${refusal}; name an existing directory or file of your own`)
+      const real = info?.real as string
+      if (kind === 'ro') roBind(real)
+      else bind(real)
+    }
+  }
 
   // ========== STATE: this instance and the shared tier ==========
+  for (const entry of ['.claude.json', '.credentials.json']) {
+    const kind = facts.instanceEntries[path.join(instance, entry)]
+    if (kind === 'symlink' || kind === 'dir') {
+      // An agent can replace files in its instance; never bind through them (CVE-2024-42472).
+      throw launchError(`${path.join(instance, entry)} was replaced by a ${kind}; remove it and rerun claudebox`)
+    }
+  }
   bind(instance)
+  // claudebox's own records (live sessions, metadata): readable inside, never writable.
+  add('--ro-bind', own, own)
   // Credentials: one directory for every instance (CLAUDE_SECURESTORAGE_CONFIG_DIR). Claude writes
   // them with temp file + rename, which works in a bound directory but not on a bound file.
   bind(shared.secureStorage)
+  const credentialFile = path.join(shared.secureStorage, '.credentials.json')
+  const mechanism = credentialMechanism(claude?.version)
+  const stateFiles: FileStep[] = []
+  if (mechanism === 'file-bind') {
+    // Older Claude Code reads CLAUDE_CONFIG_DIR/.credentials.json only: bind the one shared file
+    // there (its write falls back to in place on EBUSY, as for .claude.json).
+    stateFiles.push({ path: credentialFile, content: '{}\n', mode: 0o600 })
+    add('--bind', credentialFile, path.join(instance, '.credentials.json'))
+  }
   // Account state: Claude reads CLAUDE_CONFIG_DIR/.claude.json. A single-file bind survives its
   // writes because its rename fails with EBUSY and it falls back to writing in place (measured,
   // shared/research/claude-code-facts.md). The source is created first: a missing source must
@@ -100,15 +194,31 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   add('--symlink', instance, path.join(home, '.claude'))
 
   // ========== ENVIRONMENT: an allowlist, nothing else ==========
-  // bwrap is started with an environment holding only the allowlisted secrets (below), so the
-  // sandbox sees exactly those plus the --setenv pairs; --clearenv would drop the secrets too.
-  const env: [string, string][] = []
+  const env = new Map<string, string>()
   for (const [name, value] of Object.entries(facts.env)) {
-    if (value !== undefined && isPassedThrough(name)) env.push([name, value])
+    if (value !== undefined && isPassedThrough(name)) env.set(name, value)
   }
-  if (facts.env['PATH'] === undefined) env.push(['PATH', '/usr/local/bin:/usr/bin:/bin'])
-  env.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-  env.push(
+  if (!env.has('PATH')) env.set('PATH', '/usr/local/bin:/usr/bin:/bin')
+  for (const spec of options.env) {
+    const eq = spec.indexOf('=')
+    const name = eq === -1 ? spec : spec.slice(0, eq)
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw usageError(`--env ${spec}: ${JSON.stringify(name)} is not a variable name`)
+    const value = eq === -1 ? facts.env[name] : spec.slice(eq + 1)
+    if (value === undefined) warnings.push(`--env ${name}: not set on the host, so not set inside`)
+    else env.set(name, value)
+  }
+  if (options.sshAgent) {
+    const socket = facts.env['SSH_AUTH_SOCK']
+    const info = socket === undefined ? undefined : facts.paths[socket]
+    if (socket === undefined || info?.kind !== 'socket' || info.real === undefined) {
+      throw usageError('--ssh-agent: SSH_AUTH_SOCK does not name an ssh-agent socket; start ssh-agent (eval $(ssh-agent)) and rerun')
+    }
+    // Only the socket: the agent can ask for signatures, never read the keys.
+    add('--bind', info.real, socket)
+    writable.push(socket)
+    env.set('SSH_AUTH_SOCK', socket)
+  }
+  const owned: [string, string][] = [
     ['HOME', home],
     ['CLAUDE_CONFIG_DIR', instance],
     ['CLAUDE_SECURESTORAGE_CONFIG_DIR', shared.secureStorage],
@@ -117,35 +227,121 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     // The installation is read-only inside: a self-update could only fail.
     ['DISABLE_AUTOUPDATER', '1'],
     ['CLAUDEBOX', '1'],
-  )
+  ]
   // Secrets (API keys, tokens, proxy URLs that may carry a password) reach bwrap through its
   // environment, not its argv: any local user can read a process's argv in /proc/<pid>/cmdline.
+  // bwrap starts with exactly these, so the sandbox sees them plus the --setenv pairs.
   const secretEnv: Record<string, string> = {}
-  for (const [name, value] of env) {
-    if (SECRET_NAME.test(name)) secretEnv[name] = value
+  for (const [name, value] of [...[...env.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)), ...owned]) {
+    if (SECRET_NAME.test(name) && !owned.some(([o]) => o === name)) secretEnv[name] = value
     else add('--setenv', name, value)
   }
 
   add('--chdir', cwd)
-  add('--', claude.resolved, ...request.claudeArgs)
+  const program = shell ?? claude?.resolved ?? '/bin/sh'
+  add('--', program, ...request.claudeArgs)
+
+  const watch = watchedPaths(git ? [git.topLevel] : [cwd])
+  if (options.writableGitConfig) watch.push(...facts.gitProtect.existing)
 
   return {
     file: facts.bwrap,
     argv: groups.flat(),
     env: secretEnv,
     groups,
-    mkdirs: [facts.claudeboxHome, instancesDir(facts.claudeboxHome), instance, shared.dir, shared.secureStorage].map(p => ({
-      path: p,
-      mode: 0o700,
-    })),
+    mkdirs,
     files: [
+      ...files,
       { path: path.join(instance, PROJECT_ROOT_FILE), content: `${root}\n`, mode: 0o600 },
       { path: shared.claudeJson, content: '{}\n', mode: 0o600 },
+      ...stateFiles,
     ],
-    fds: [{ fd: INFO_FD, kind: 'info' }],
+    fds,
     warnings,
-    summary: { projectRoot: root, instanceId: id, instanceDir: instance, writable, readOnly, system: visibleSystem, network: 'shared' },
+    watch,
+    summary: {
+      projectRoot: root,
+      instanceId: id,
+      instanceDir: instance,
+      writable,
+      readOnly,
+      system: visibleSystem,
+      network: options.network ? 'shared' : 'none',
+      protections,
+      credentials: { mechanism, path: credentialFile },
+    },
   }
+}
+
+/** Claude Code honours CLAUDE_SECURESTORAGE_CONFIG_DIR since about 2.1.220 (claude-code-facts.md). */
+const SECURE_STORAGE_SINCE = [2, 1, 220]
+
+/** How the shared credentials reach Claude: a shared store directory, or (older) a bound file. */
+export function credentialMechanism(version: string | undefined): 'store-dir' | 'file-bind' {
+  const parts = /^(\d+)\.(\d+)\.(\d+)/.exec(version ?? '')?.slice(1).map(Number)
+  if (parts === undefined) return 'store-dir' // unknown: assume a current Claude Code
+  for (let i = 0; i < 3; i++) {
+    const [have, need] = [parts[i] ?? 0, SECURE_STORAGE_SINCE[i] ?? 0]
+    if (have !== need) return have > need ? 'store-dir' : 'file-bind'
+  }
+  return 'store-dir'
+}
+
+/** The read-only system: /usr, /etc, ..., fresh /dev, /proc and /tmp, and /etc's symlink targets. */
+function systemMounts(facts: HostFacts): { groups: string[][]; visible: string[]; extraReadOnly: string[] } {
+  const groups: string[][] = []
+  const visible: string[] = []
+  const extraReadOnly: string[] = []
+  for (const p of SYSTEM_PATHS) {
+    const entry = facts.systemPaths[p]
+    if (entry?.kind === 'dir') {
+      groups.push(['--ro-bind', p, p])
+      visible.push(p)
+    } else if (entry?.kind === 'symlink' && entry.target !== undefined) {
+      groups.push(['--symlink', entry.target, p])
+    }
+  }
+  // Password hashes and host keys: root inside (uid 0 is mapped for root) could read them.
+  for (const secret of facts.etcSecrets) groups.push(['--ro-bind', '/dev/null', secret])
+  groups.push(['--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'])
+  // Sysctls check only that the writer is (host) uid 0, not its capabilities: for root, whose uid 0
+  // is mapped into the sandbox, a writable /proc/sys would let the agent set kernel.core_pattern
+  // (a program the host kernel runs as root) or trigger sysrq. bwrap 0.8 leaves /proc/sys writable
+  // when its access(2) probe is refused, so cover both explicitly (measured here as root).
+  groups.push(['--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger'])
+  for (const [link, target] of Object.entries(facts.runLinks)) groups.push(['--symlink', target, link])
+  for (const target of new Set(Object.values(facts.etcLinks))) {
+    if (!visible.some(dir => isWithin(target, dir))) {
+      groups.push(['--ro-bind', target, target])
+      extraReadOnly.push(target)
+    }
+  }
+  return { groups, visible, extraReadOnly }
+}
+
+/**
+ * A sandbox with the launch's namespaces and system view but no state, for --check's probes
+ * (it must create nothing): runs `/bin/sh -c script`.
+ */
+export function planProbeSandbox(facts: HostFacts, script: string, network: boolean): { file: string; argv: string[] } | undefined {
+  if (facts.bwrap === undefined) return undefined
+  const namespaces = ['--unshare-all', '--unshare-user', '--disable-userns', ...(network ? ['--share-net'] : []), '--die-with-parent', '--cap-drop', 'ALL']
+  const groups = [namespaces, ...systemMounts(facts).groups]
+  return { file: facts.bwrap, argv: [...groups.flat(), '--', '/bin/sh', '-c', script] }
+}
+
+/** The user's shell for --shell, when it is visible inside; else /bin/sh. */
+function shellProgram(facts: HostFacts): string {
+  const shell = facts.env['SHELL']
+  const visible = shell !== undefined && SYSTEM_PATHS.some(dir => facts.systemPaths[dir]?.kind === 'dir' && isWithin(shell, dir))
+  return visible ? shell : '/bin/sh'
+}
+
+/** A short tag of a binary's content, so a changed filter gets a new file name. */
+function contentTag(data: Uint8Array): string {
+  let hash = 2166136261
+  for (const byte of data) hash = Math.imul(hash ^ byte, 16777619) >>> 0
+  return hash.toString(16).padStart(8, '0')
 }
 
 function claudeError(facts: HostFacts): ClaudeboxError {

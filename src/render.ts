@@ -1,4 +1,5 @@
 // Renders a launch plan as a POSIX shell script: what --dry-run prints.
+import path from 'node:path'
 import { shq } from './quote.js'
 import type { LaunchPlan } from './types.js'
 
@@ -6,7 +7,10 @@ export function renderDryRun(plan: LaunchPlan, audit: readonly string[] = []): s
   const lines: string[] = [...audit.map(line => `# ${line}`)]
   for (const dir of plan.mkdirs) lines.push(`mkdir -p -m ${dir.mode.toString(8)} ${shq(dir.path)}`)
   for (const file of plan.files) {
-    lines.push(`[ -e ${shq(file.path)} ] || (umask 077 && printf '%s' ${shq(file.content)} > ${shq(file.path)})`)
+    // Binary content (the seccomp filter) is written with printf's octal escapes: POSIX, exact.
+    const printf = typeof file.content === 'string' ? `printf '%s' ${shq(file.content)}` : `printf '${octal(file.content)}'`
+    const dir = shq(path.dirname(file.path))
+    lines.push(`[ -e ${shq(file.path)} ] || (umask 077 && mkdir -p ${dir} && ${printf} > ${shq(file.path)})`)
   }
   const redirects = plan.fds.map(step => (step.kind === 'info' ? `${step.fd}>/dev/null` : `${step.fd}<${shq(step.path ?? '')}`))
   const groups = plan.groups.map(group => group.map(shq).join(' '))
@@ -27,6 +31,9 @@ export function auditLines(plan: LaunchPlan): string[] {
     `writable inside: ${s.writable.join(', ')}`,
     `read-only inside: ${[...s.system, ...s.readOnly].join(', ')}`,
     `home inside: empty except the paths above; ~/.claude points to the instance`,
-    `network: ${s.network}`,
+    `network: ${s.network === 'shared' ? 'shared with the host' : 'none (loopback only)'}`,
+    ...s.protections.map(p => `protection: ${p}`),
   ]
 }
+
+const octal = (bytes: Uint8Array): string => Array.from(bytes, b => `\\${b.toString(8).padStart(3, '0')}`).join('')

@@ -5,12 +5,20 @@ import fs from 'node:fs'
 import os from 'node:os'
 import type { Readable } from 'node:stream'
 import { EXIT, launchError } from './errors.js'
-import { debug, warn } from './log.js'
+import { debug } from './log.js'
 import type { LaunchPlan } from './types.js'
 
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const
 
-export async function runForeground(plan: LaunchPlan): Promise<number> {
+/** The session's exit status, and whether bwrap got as far as starting the sandbox. */
+export interface RunResult {
+  status: number
+  sandboxStarted: boolean
+  /** bwrap itself died of this signal: the caller re-raises it after cleaning up. */
+  signal?: NodeJS.Signals
+}
+
+export async function runForeground(plan: LaunchPlan): Promise<RunResult> {
   const stdio: ('inherit' | 'pipe' | number)[] = ['inherit', 'inherit', 'inherit']
   const opened: number[] = []
   for (const step of plan.fds) {
@@ -62,17 +70,9 @@ export async function runForeground(plan: LaunchPlan): Promise<number> {
 
   if (result.error) throw launchError(`cannot start ${plan.file}: ${result.error.message}; check CLAUDEBOX_BWRAP or reinstall bubblewrap`)
   if (result.signal) {
-    // Re-raise so that our caller sees a death by signal, as it would have without claudebox.
-    process.kill(process.pid, result.signal)
-    return 128 + (os.constants.signals[result.signal] ?? 0)
+    return { status: 128 + (os.constants.signals[result.signal] ?? 0), sandboxStarted: sandboxPid !== undefined, signal: result.signal }
   }
-  const code = result.code ?? EXIT.cannotLaunch
-  if (sandboxPid === undefined && code !== 0) {
-    // bwrap never got as far as starting the sandbox: its own message is above.
-    warn(`bwrap could not create the sandbox (status ${code}, message above); run claudebox --check for the cause`)
-    return EXIT.cannotLaunch
-  }
-  return code
+  return { status: result.code ?? EXIT.cannotLaunch, sandboxStarted: sandboxPid !== undefined }
 }
 
 /** Pids of a process's direct children (Linux /proc), empty when it is gone. */

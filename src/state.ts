@@ -3,7 +3,9 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { launchError } from './errors.js'
-import type { FileStep, MkdirStep } from './types.js'
+import { sanitizePath } from './adopt.js'
+import { META_FILE, SESSIONS_DIR, type InstanceMeta, type SessionRecord } from './registry.js'
+import type { FileStep, HostFacts, MkdirStep } from './types.js'
 
 export function applyMkdirs(steps: readonly MkdirStep[], claudeboxHome: string): void {
   for (const step of steps) {
@@ -27,16 +29,25 @@ export function applyMkdirs(steps: readonly MkdirStep[], claudeboxHome: string):
   }
 }
 
-/** Creates each file only if it does not exist: temp file + link(2), which never replaces. */
+/**
+ * Creates each file only if it does not exist: temp file + link(2), which never replaces, so two
+ * launches at once both succeed. Files marked `replace` (written only by claudebox) are rewritten
+ * with temp file + rename when their content differs.
+ */
 export function applyFiles(steps: readonly FileStep[]): void {
   for (const step of steps) {
     const temp = path.join(path.dirname(step.path), `.${path.basename(step.path)}.tmp.${process.pid}.${Math.random().toString(16).slice(2)}`)
     try {
+      fs.mkdirSync(path.dirname(step.path), { recursive: true, mode: 0o700 })
+      if (step.replace && sameContent(step.path, step.content)) continue
       fs.writeFileSync(temp, step.content, { mode: step.mode, flag: 'wx' })
-      try {
-        fs.linkSync(temp, step.path)
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      if (step.replace) fs.renameSync(temp, step.path)
+      else {
+        try {
+          fs.linkSync(temp, step.path)
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+        }
       }
     } catch (error) {
       throw stateError(step.path, error)
@@ -48,10 +59,101 @@ export function applyFiles(steps: readonly FileStep[]): void {
   }
 }
 
+function sameContent(file: string, content: string | Uint8Array): boolean {
+  try {
+    const st = fs.lstatSync(file)
+    return st.isFile() && Buffer.from(content).equals(fs.readFileSync(file))
+  } catch {
+    return false
+  }
+}
+
 function stateError(p: string, error: unknown): Error {
   const code = (error as NodeJS.ErrnoException).code
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
     return launchError(`cannot write ${p} (${code}); make CLAUDEBOX_HOME writable or set it to a directory you own`)
   }
   return launchError(`cannot create ${p}: ${(error as Error).message}`)
+}
+
+/** This process's start time in clock ticks (/proc/self/stat field 22), to tell a reused pid. */
+export function processStartTime(pid: number | 'self'): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Records this launch in its instance; returns the function that removes the record. Written
+ * with O_EXCL|O_NOFOLLOW: nothing in the instance can redirect the write.
+ */
+export function registerSession(instance: string, cwd: string, version: string): () => void {
+  const file = path.join(instance, SESSIONS_DIR, `${process.pid}.json`)
+  const record: SessionRecord = { pid: process.pid, startTime: processStartTime('self') ?? '', cwd, version, started: new Date().toISOString() }
+  if (process.stdin.isTTY) {
+    try {
+      record.tty = fs.readlinkSync('/proc/self/fd/0')
+    } catch {
+      // no tty name: the pid and start time still identify the session
+    }
+  }
+  const pane = process.env['TMUX_PANE']
+  if (pane) record.tmuxPane = pane
+  fs.rmSync(file, { force: true }) // a stale record of an earlier process with our pid
+  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600)
+  try {
+    fs.writeSync(fd, `${JSON.stringify(record)}\n`)
+  } finally {
+    fs.closeSync(fd)
+  }
+  return () => fs.rmSync(file, { force: true })
+}
+
+/** Writes claudebox/meta.json once: the root's device (for GC's mount check), name and remote. */
+export function recordInstanceMeta(instance: string, facts: HostFacts): void {
+  const file = path.join(instance, META_FILE)
+  const root = facts.git?.commonDir ?? facts.cwd
+  if (root === undefined) return
+  const top = facts.git?.topLevel ?? root
+  try {
+    fs.lstatSync(file)
+    return
+  } catch {
+    // not recorded yet
+  }
+  const meta: InstanceMeta = { rootDevice: fs.statSync(path.dirname(root)).dev, name: path.basename(top) }
+  if (facts.gitRemote) meta.remote = facts.gitRemote
+  applyFiles([{ path: file, content: `${JSON.stringify(meta)}\n`, mode: 0o600 }])
+}
+
+/**
+ * Claude Code looks a conversation up under projects/<sanitized cwd>/. One started in another
+ * worktree of the same repository lives under that worktree's folder: hard-link it into this
+ * one, so `--resume ID` finds it and both names see what Claude appends.
+ */
+export function linkResumedTranscript(instance: string, cwd: string, id: string): void {
+  if (!/^[0-9a-zA-Z-]+$/.test(id)) return
+  const projects = path.join(instance, 'projects')
+  const here = path.join(projects, sanitizePath(cwd))
+  if (fs.existsSync(path.join(here, `${id}.jsonl`))) return
+  let folders: string[]
+  try {
+    folders = fs.readdirSync(projects)
+  } catch {
+    return
+  }
+  for (const folder of folders) {
+    const source = path.join(projects, folder, `${id}.jsonl`)
+    try {
+      if (!fs.lstatSync(source).isFile()) continue
+    } catch {
+      continue
+    }
+    fs.mkdirSync(here, { recursive: true, mode: 0o700 })
+    fs.linkSync(source, path.join(here, `${id}.jsonl`))
+    return
+  }
 }

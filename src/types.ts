@@ -1,4 +1,5 @@
 // Plain-data types shared by the probe, the pure planners and the thin I/O shell.
+import type { GitLayout } from './git-trust.js'
 
 /** What a path is on the host, as seen by lstat. */
 export type PathKind = 'file' | 'dir' | 'symlink' | 'missing'
@@ -38,6 +39,8 @@ export interface HostFacts {
   claudeboxHome: string
   git: GitFacts | undefined
   gitAvailable: boolean
+  /** remote.origin.url, read on a first launch only (for the --adopt hint); else undefined. */
+  gitRemote?: string
   claude: ClaudeFacts | undefined
   /** Why claude could not be used, when `claude` is undefined. */
   claudeProblem?: 'not-found' | 'not-executable'
@@ -48,6 +51,22 @@ export interface HostFacts {
   homeFiles: Readonly<Record<string, PathKind>>
   /** The instance dir's current state. */
   instance: InstanceState
+  /** Entries of the instance dir that the launch binds over, lstat'ed (an agent may plant symlinks). */
+  instanceEntries: Readonly<Record<string, PathKind>>
+  /** Node's process.arch, for the seccomp filter. */
+  arch: string
+  /** Paths named by options (extra binds, the ssh-agent socket): their real path and kind. */
+  paths: Readonly<Record<string, { real: string | undefined; kind: PathKind | 'socket' }>>
+  /** The `.git` entry behind `git`, to check it was not forged (see git-trust.ts). */
+  gitLayout: GitLayout | undefined
+  /** /etc entries that are symlinks, with their resolved targets (resolv.conf into /run...). */
+  etcLinks: Readonly<Record<string, string>>
+  /** Secret files under /etc (shadow, ssh host keys) that exist: masked with /dev/null inside. */
+  etcSecrets: readonly string[]
+  /** Symlinks under /run that the system's PATH goes through (NixOS /run/current-system). */
+  runLinks: Readonly<Record<string, string>>
+  /** Git files that run code outside the sandbox (config, hooks), found in the trusted git dirs. */
+  gitProtect: { existing: readonly string[]; missingHooks: readonly string[] }
 }
 
 export type InstanceState =
@@ -65,8 +84,10 @@ export interface MkdirStep {
 /** A file the launch creates when it does not exist yet (never overwritten). */
 export interface FileStep {
   path: string
-  content: string
+  content: string | Uint8Array
   mode: number
+  /** Replace the file when its content differs (for files only claudebox writes, like the filter). */
+  replace?: boolean
 }
 
 /** Extra file descriptors bwrap reads or writes, and how a pasted command provides them. */
@@ -88,6 +109,8 @@ export interface LaunchPlan {
   files: readonly FileStep[]
   fds: readonly FdStep[]
   warnings: readonly string[]
+  /** Paths that run code outside the sandbox: snapshot before and after the session. */
+  watch: readonly string[]
   /** What the audit prints: the project, the instance and what is writable. */
   summary: LaunchSummary
 }
@@ -100,4 +123,6 @@ export interface LaunchSummary {
   readOnly: readonly string[]
   system: readonly string[]
   network: 'shared' | 'none'
+  protections: readonly string[]
+  credentials: { mechanism: 'store-dir' | 'file-bind'; path: string }
 }

@@ -24,10 +24,10 @@ export const HAVE_BWRAP = (() => {
 
 export const IS_ROOT = process.getuid?.() === 0
 
-/** A fresh temporary directory, resolved, removed after the test. */
-export function tempDir(prefix = 'cb-'): string {
+/** A fresh temporary directory, resolved, removed after the test (unless cleanup is false). */
+export function tempDir(prefix = 'cb-', cleanup = true): string {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))
-  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }))
+  if (cleanup) onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }))
   return dir
 }
 
@@ -39,8 +39,8 @@ export interface World {
 }
 
 /** A temporary machine: a HOME with secrets that must stay hidden, and a state dir. */
-export function makeWorld(): World {
-  const root = tempDir()
+export function makeWorld(options: { cleanup?: boolean } = {}): World {
+  const root = tempDir('cb-', options.cleanup ?? true)
   const home = path.join(root, 'home')
   fs.mkdirSync(path.join(home, '.ssh'), { recursive: true })
   fs.writeFileSync(path.join(home, '.ssh/id_ed25519'), 'PRIVATE KEY\n', { mode: 0o600 })

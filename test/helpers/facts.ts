@@ -45,6 +45,14 @@ export function debianFacts(overrides: Partial<HostFacts> = {}): HostFacts {
     },
     homeFiles: { '/home/ada/.gitconfig': 'file', '/home/ada/.config/git/config': 'missing' },
     instance: { kind: 'missing' },
+    instanceEntries: {},
+    arch: 'x64',
+    paths: {},
+    gitProtect: { existing: ['/home/ada/src/shop/.git/config', '/home/ada/src/shop/.git/hooks'], missingHooks: [] },
+    gitLayout: { kind: 'dir', worktree: '/home/ada/src/shop' },
+    etcLinks: {},
+    etcSecrets: ['/etc/shadow'],
+    runLinks: {},
     ...overrides,
   }
 }

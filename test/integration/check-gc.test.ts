@@ -12,14 +12,18 @@ describe.skipIf(!HAVE_BWRAP)('--check', () => {
     const r = await claudebox(world, ['--check'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: REAL_CLAUDE } })
     expect(r.exitCode, r.stdout + r.stderr).toBe(0)
     const lines = r.stdout.split('\n')
-    expect(lines.every(line => /^(ok|warn|fail) +[^:]+: /.test(line))).toBe(true)
+    expect(lines.every(line => /^((ok|warn|fail) +[^:]+: |# )/.test(line)), r.stdout).toBe(true)
     expect(r.stdout).toMatch(/^ok +bwrap: .*bubblewrap \d/m)
     expect(r.stdout).toMatch(/^ok +user namespaces: a test sandbox started$/m)
     expect(r.stdout).toMatch(/^ok +claude: .* \(2\.1\.\d+ \(Claude Code\)\)$/m)
     expect(r.stdout).toMatch(/^ok +git: git version/m)
     expect(r.stdout).toContain(`ok   project: ${repo}/.git -> instance ${instanceId(`${repo}/.git`)}`)
     expect(r.stdout).toMatch(/^warn shared sign-in: no credentials yet/m)
-    expect(r.stdout).toMatch(/^ok +network: shared/m)
+    expect(r.stdout).toMatch(/^warn network: shared with the host/m)
+    expect(r.stdout).toMatch(/^ok +name lookup: /m)
+    expect(r.stdout).toMatch(/^ok +protection: seccomp filter/m)
+    expect(r.stdout).toMatch(/^ok +protection: \.git\/config and \.git\/hooks read-only/m)
+    expect(r.stdout).toMatch(/^# project root: /m)
     // --check creates nothing.
     expect(fs.existsSync(world.claudeboxHome)).toBe(false)
   })
@@ -27,11 +31,11 @@ describe.skipIf(!HAVE_BWRAP)('--check', () => {
   test('a failing sandbox or a missing claude makes it exit 1', async () => {
     const world = makeWorld()
     const r = await claudebox(world, ['--check'], {
-      cwd: world.root,
+      cwd: makeRepo(world.home, 'p'),
       env: { CLAUDEBOX_BWRAP: path.join(FIXTURES, 'bwrap-no-userns.sh'), CLAUDEBOX_CLAUDE: '/nonexistent/claude' },
     })
     expect(r.exitCode).toBe(1)
-    expect(r.stdout).toMatch(/^fail user namespaces: a test sandbox failed: bwrap: No permissions to create new namespace/m)
+    expect(r.stdout).toMatch(/^fail user namespaces: a test sandbox failed: .*; fix: /m)
     expect(r.stdout).toMatch(/^fail claude: not found/m)
   })
 })
@@ -60,7 +64,12 @@ describe.skipIf(!HAVE_BWRAP)('--gc', () => {
     expect(dry.stdout).toBe(`would remove ${goneId} (${gone}/.git)`)
     expect(fs.existsSync(path.join(instances, goneId))).toBe(true)
 
-    const r = await claudebox(world, ['--gc'], { cwd: world.root })
+    const unconfirmed = await claudebox(world, ['--gc'], { cwd: world.root })
+    expect(unconfirmed.exitCode).toBe(1)
+    expect(unconfirmed.stderr).toMatch(/nothing removed: rerun with --yes/)
+    expect(fs.existsSync(path.join(instances, goneId))).toBe(true)
+
+    const r = await claudebox(world, ['--gc', '--yes'], { cwd: world.root })
     expect(r.exitCode, r.stderr).toBe(0)
     expect(r.stderr).toContain(`claudebox: removed ${goneId} (${gone}/.git no longer exists)`)
     expect(r.stderr).toMatch(/keeping bbbbbbbbbbbbbbbb: broken/)

@@ -56,7 +56,7 @@ describe('launch failures', () => {
   test('bwrap cannot create namespaces: 125 and a pointer to --check', async () => {
     const world = makeWorld()
     const r = await claudebox(world, [], {
-      cwd: world.root,
+      cwd: makeRepo(world.home, 'p'),
       env: { CLAUDEBOX_CLAUDE: '/bin/true', CLAUDEBOX_BWRAP: path.join(FIXTURES, 'bwrap-no-userns.sh') },
     })
     expect(r.exitCode).toBe(125)

@@ -41,7 +41,7 @@ describe.skipIf(!HAVE_BWRAP)('instances', () => {
     for (const r of results) expect(r.exitCode, r.stderr).toBe(0)
     const instances = fs.readdirSync(path.join(world.claudeboxHome, 'instances'))
     expect(instances).toEqual([instanceId(`${repo}/.git`)])
-    expect(fs.readdirSync(path.join(world.claudeboxHome, 'instances', instances[0] as string)).sort()).toEqual(['.claude.json', 'project-root'])
+    expect(fs.readdirSync(path.join(world.claudeboxHome, 'instances', instances[0] as string)).sort()).toEqual(['.claude.json', 'claudebox', 'project-root'])
   })
 
   test('an instance recording another root is an error, never reused', async () => {
@@ -148,7 +148,7 @@ describe.skipIf(!HAVE_BWRAP)('the sandbox', () => {
     expect(dry.exitCode, dry.stderr).toBe(0)
     expect(fs.existsSync(world.claudeboxHome)).toBe(false)
     expect(dry.stdout).toMatch(/^mkdir -p -m 700 /m)
-    expect(dry.stdout).toMatch(/bwrap \\\n {2}--unshare-all --share-net --die-with-parent \\\n/)
+    expect(dry.stdout).toMatch(/bwrap \\\n {2}--unshare-all --unshare-user --disable-userns --share-net --die-with-parent --cap-drop ALL \\\n/)
     const direct = await inSandbox(world, repo, script)
     const pasted = await (await import('execa')).execa('sh', ['-c', dry.stdout], { env: world.env, extendEnv: false, cwd: '/', reject: false })
     expect(pasted.exitCode, pasted.stderr).toBe(0)

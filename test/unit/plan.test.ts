@@ -20,6 +20,12 @@ describe('planLaunch', () => {
       debianFacts({
         cwd: '/home/ada/wt/feature',
         git: { topLevel: '/home/ada/wt/feature', gitDir: '/home/ada/src/shop/.git/worktrees/feature', commonDir: '/home/ada/src/shop/.git' },
+        gitLayout: {
+          kind: 'file',
+          worktree: '/home/ada/wt/feature',
+          target: '/home/ada/src/shop/.git/worktrees/feature',
+          backPointer: '/home/ada/wt/feature/.git',
+        },
       }),
       request,
     )
@@ -123,7 +129,7 @@ describe('planLaunch', () => {
 
   test('namespaces: everything unshared but the network, dies with the launcher', () => {
     const argv = planLaunch(debianFacts(), request).argv
-    expect(argv.slice(0, 3)).toEqual(['--unshare-all', '--share-net', '--die-with-parent'])
+    expect(argv.slice(0, 7)).toEqual(['--unshare-all', '--unshare-user', '--disable-userns', '--share-net', '--die-with-parent', '--cap-drop', 'ALL'])
     expect(optionArgs(argv, '--dev', 1)).toEqual([['/dev']])
     expect(optionArgs(argv, '--proc', 1)).toEqual([['/proc']])
     expect(optionArgs(argv, '--tmpfs', 1)).toContainEqual(['/tmp'])
@@ -151,6 +157,8 @@ describe('planLaunch', () => {
       '/home/ada/.claudebox',
       '/home/ada/.claudebox/instances',
       shopInstance,
+      `${shopInstance}/claudebox`,
+      `${shopInstance}/claudebox/sessions`,
       '/home/ada/.claudebox/shared',
       '/home/ada/.claudebox/shared/credentials',
     ])

@@ -1,0 +1,64 @@
+// --adopt OLD_ROOT: applies the plan of adopt.ts (or prints it with --dry-run).
+import fs from 'node:fs'
+import path from 'node:path'
+import { planAdopt, renderAdopt, workingTreeOf } from './adopt.js'
+import { EXIT, usageError } from './errors.js'
+import { probe } from './facts.js'
+import { canonicalRoot, instanceDir, instanceId, instancesDir, PROJECT_ROOT_FILE } from './instance.js'
+import { warn } from './log.js'
+import { META_FILE } from './registry.js'
+import { scanInstances } from './scan.js'
+import type { Settings } from './settings.js'
+
+export function runAdopt(settings: Settings, oldRootArg: string, dryRun: boolean): number {
+  const facts = probe(settings)
+  if (facts.cwd === undefined) throw usageError('the current directory no longer exists; cd into the moved project and rerun')
+  const oldRoot = path.resolve(facts.cwd, oldRootArg)
+  const newRoot = canonicalRoot(facts.cwd, facts.git)
+  const newId = instanceId(newRoot)
+  const dir = instancesDir(facts.claudeboxHome)
+  const entries = scanInstances(dir, { details: true })
+  const target = entries.find(e => e.name === newId)
+  const source = entries.find(e => e.recordedRoot !== undefined && (e.recordedRoot === oldRoot || workingTreeOf(e.recordedRoot) === oldRoot))
+  const plan = planAdopt({
+    oldRoot,
+    oldRootExists: fs.existsSync(oldRoot),
+    entries,
+    newRoot,
+    newId,
+    newTopLevel: facts.git?.topLevel ?? facts.cwd,
+    target: target ? { conversations: target.conversations ?? 0 } : undefined,
+    projectFolders: source ? safeReaddir(path.join(dir, source.name, 'projects')) : [],
+  })
+  if (dryRun) {
+    process.stdout.write(renderAdopt(plan))
+    return EXIT.ok
+  }
+  const from = instanceDir(facts.claudeboxHome, plan.fromId)
+  const to = instanceDir(facts.claudeboxHome, plan.toId)
+  if (plan.replaceEmptyTarget) {
+    const trash = path.join(dir, `.trash-${plan.toId}-${process.pid}-${Date.now()}`)
+    fs.renameSync(to, trash)
+    fs.rmSync(trash, { recursive: true, force: true })
+  }
+  fs.renameSync(from, to)
+  replaceFile(path.join(to, PROJECT_ROOT_FILE), `${plan.newRoot}\n`)
+  fs.rmSync(path.join(to, META_FILE), { force: true }) // rewritten by the next launch, for the new place
+  for (const rename of plan.renames) fs.renameSync(path.join(to, 'projects', rename.from), path.join(to, 'projects', rename.to))
+  warn(`adopted ${plan.oldRoot}: its instance is now ${plan.toId}, with ${plan.renames.length} history folder(s) renamed`)
+  return EXIT.ok
+}
+
+function replaceFile(file: string, content: string): void {
+  const temp = `${file}.tmp.${process.pid}`
+  fs.writeFileSync(temp, content, { mode: 0o600, flag: 'wx' })
+  fs.renameSync(temp, file)
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir)
+  } catch {
+    return []
+  }
+}

@@ -1,0 +1,54 @@
+// Live sessions: each launch records itself in its instance (`claudebox/sessions/<pid>.json`,
+// bound read-only inside the sandbox, so the agent cannot forge or remove records). Pure rules
+// here; facts.ts reads the records and the process table.
+
+/** The directory, inside an instance, that holds claudebox's own state (Claude Code does not use it). */
+export const OWN_DIR = 'claudebox'
+export const SESSIONS_DIR = 'claudebox/sessions'
+export const META_FILE = 'claudebox/meta.json'
+
+export interface SessionRecord {
+  pid: number
+  /** The process start time in clock ticks since boot (/proc/<pid>/stat field 22). */
+  startTime: string
+  tty?: string
+  tmuxPane?: string
+  cwd: string
+  version: string
+  started: string
+}
+
+/** What the probe saw of a recorded session's process right now. */
+export interface SessionProbe {
+  /** Start time of the process now holding the pid, or undefined when no process has it. */
+  startTime: string | undefined
+  ttyExists: boolean
+}
+
+/**
+ * A record is stale when its process is gone, when the pid now belongs to another program (the
+ * start time differs), or when its terminal no longer exists.
+ */
+export function isLive(record: SessionRecord, probe: SessionProbe): boolean {
+  if (probe.startTime === undefined || probe.startTime !== record.startTime) return false
+  return record.tty === undefined || probe.ttyExists
+}
+
+export function parseRecord(text: string): SessionRecord | undefined {
+  try {
+    const data = JSON.parse(text) as Partial<SessionRecord>
+    if (typeof data.pid !== 'number' || typeof data.startTime !== 'string' || typeof data.cwd !== 'string') return undefined
+    return data as SessionRecord
+  } catch {
+    return undefined
+  }
+}
+
+/** Instance metadata claudebox records at creation, for GC (mount check) and the --adopt hint. */
+export interface InstanceMeta {
+  /** st_dev of the project root's directory when the instance was created. */
+  rootDevice: number
+  /** The directory name of the project and its git remote, to recognise it after a move. */
+  name: string
+  remote?: string
+}

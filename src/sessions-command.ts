@@ -1,0 +1,59 @@
+// --sessions: lists this project's Claude conversations, newest first, across its worktrees.
+import fs from 'node:fs'
+import path from 'node:path'
+import { renderConversations, summarizeTranscript, type Conversation } from './conversations.js'
+import { EXIT } from './errors.js'
+import { probe } from './facts.js'
+import { canonicalRoot, instanceDir, instanceId } from './instance.js'
+import { liveSessionRecords } from './scan.js'
+import type { Settings } from './settings.js'
+import { usageError } from './errors.js'
+
+/** How much of a transcript is read to find its first user message. */
+const HEAD_BYTES = 256 * 1024
+
+export function runSessions(settings: Settings, json: boolean): number {
+  const facts = probe(settings)
+  if (facts.cwd === undefined) throw usageError('the current directory no longer exists; cd into your project and rerun')
+  const instance = instanceDir(facts.claudeboxHome, instanceId(canonicalRoot(facts.cwd, facts.git)))
+  const live = liveSessionRecords(instance).map(r => Date.parse(r.started))
+  const projects = path.join(instance, 'projects')
+  const conversations: Conversation[] = []
+  for (const folder of safeReaddir(projects)) {
+    for (const name of safeReaddir(path.join(projects, folder))) {
+      if (!name.endsWith('.jsonl')) continue
+      const file = path.join(projects, folder, name)
+      let st: fs.Stats
+      try {
+        st = fs.lstatSync(file)
+      } catch {
+        continue
+      }
+      if (!st.isFile()) continue
+      const { firstMessage, cwd } = summarizeTranscript(readHead(file))
+      conversations.push({ id: name.slice(0, -'.jsonl'.length), folder, modified: st.mtimeMs, size: st.size, firstMessage, cwd, live: live.some(start => start <= st.mtimeMs) })
+    }
+  }
+  conversations.sort((a, b) => b.modified - a.modified)
+  process.stdout.write(json ? `${JSON.stringify(conversations, null, 2)}\n` : renderConversations(conversations))
+  return EXIT.ok
+}
+
+function readHead(file: string): string {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
+  try {
+    const buffer = Buffer.alloc(HEAD_BYTES)
+    const length = fs.readSync(fd, buffer, 0, HEAD_BYTES, 0)
+    return buffer.subarray(0, length).toString('utf8')
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir)
+  } catch {
+    return []
+  }
+}

@@ -1,0 +1,210 @@
+// The escape suite: each attempt runs inside a real claudebox sandbox (real bwrap, real git, a
+// temporary HOME) and must fail. The count is reported in the README. Runs as root and as an
+// unprivileged user in CI.
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { instanceId } from '../../src/instance.js'
+import { claudebox, git, HAVE_BWRAP, makeRepo, makeWorld, REAL_CLAUDE, type World } from '../helpers/cli.js'
+
+interface Setup {
+  world: World
+  project: string
+  other: string
+  otherInstance: string
+  probe: string
+  hostSocket: string
+  abstractName: string
+  servers: net.Server[]
+}
+
+let s: Setup
+
+/** Runs a shell script in the project's sandbox; returns stdout (trimmed) and the launcher's stderr. */
+async function inside(script: string, args: string[] = []): Promise<{ out: string; err: string; code: number | undefined }> {
+  const r = await claudebox(s.world, [...args, '--', '-c', script], { cwd: s.project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+  return { out: r.stdout.trim(), err: r.stderr, code: r.exitCode }
+}
+
+const listen = (server: net.Server, where: string): Promise<void> => new Promise(resolve => server.listen(where, resolve))
+
+describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
+  beforeAll(async () => {
+    // beforeAll has no onTestFinished: make the world by hand and clean it in afterAll.
+    const world = makeWorldForSuite()
+    const project = makeRepo(world.home, 'src/project')
+    const other = makeRepo(world.home, 'src/other')
+    git(project, '-c', 'protocol.file.allow=always', 'submodule', '--quiet', 'add', other, 'lib') // a submodule with its own git dir
+    expect((await claudebox(world, ['--', '-c', 'true'], { cwd: other, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })).exitCode).toBe(0)
+    fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), '{}\n')
+    const probe = path.join(project, '.probe')
+    execFileSync('cc', ['-O', '-o', probe, path.join(import.meta.dirname, 'probe.c')])
+    const hostSocket = path.join(world.root, 'host.sock')
+    const abstractName = `claudebox-test-${process.pid}`
+    const servers = [net.createServer(c => c.end('hello\n')), net.createServer(c => c.end('hello\n'))]
+    await listen(servers[0] as net.Server, hostSocket)
+    await listen(servers[1] as net.Server, `\0${abstractName}`)
+    s = { world, project, other, otherInstance: path.join(world.claudeboxHome, 'instances', instanceId(`${other}/.git`)), probe, hostSocket, abstractName, servers }
+  })
+  afterAll(() => {
+    for (const server of s.servers) server.close()
+    fs.rmSync(s.world.root, { recursive: true, force: true })
+  })
+
+  // ---------- reading ----------
+  test.each([
+    ['the real ~/.ssh key', () => `cat ${s.world.home}/.ssh/id_ed25519`],
+    ['the real shell history', () => `cat ${s.world.home}/.bash_history`],
+    ["another project's instance", () => `cat '${s.otherInstance}/project-root'`],
+    ['another project', () => `cat '${s.other}/README'`],
+    ['/root', () => 'ls /root/'],
+    ['/etc/shadow (masked even for root)', () => 'grep -q . /etc/shadow'],
+    ['/run/user', () => 'ls /run/user/'],
+    ['/var/run/docker.sock', () => 'test -e /var/run/docker.sock'],
+    ['/sys', () => 'ls /sys/kernel'],
+    ['a symlink in the project to ~/.ssh', () => `ln -s ${s.world.home}/.ssh leak && cat leak/id_ed25519`],
+    ["a symlink in the project to the other instance", () => `ln -s '${s.otherInstance}' leak2 && cat leak2/project-root`],
+  ])('read %s: fails', async (_name, script) => {
+    const r = await inside(`${script()} && echo ESCAPED || echo BLOCKED`)
+    expect(r.out).toMatch(/BLOCKED$/)
+  })
+
+  test('home holds only what the sandbox put there', async () => {
+    const r = await inside('ls -A "$HOME"')
+    expect(r.out.split('\n').sort()).toEqual(['.claude', '.claudebox', '.gitconfig', 'src']) // src/: the project's parent
+  })
+
+  test('only this instance is under $CLAUDEBOX_HOME/instances', async () => {
+    const r = await inside(`ls -A ${s.world.claudeboxHome}/instances`)
+    expect(r.out).toBe(instanceId(`${s.project}/.git`))
+  })
+
+  // ---------- writing ----------
+  test.each([
+    ['/usr', 'echo x > /usr/local/bin/planted'],
+    ['/etc', 'echo x >> /etc/profile'],
+    ['the Claude Code installation', () => `touch ${path.dirname(fs.realpathSync(REAL_CLAUDE))}/planted`],
+    // Writes the current value back: a failure of this test must not change the host.
+    ['/proc/sys (kernel.core_pattern)', 'cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern'],
+    ['.git/config', 'echo "[core] hooksPath = /tmp" >> .git/config'],
+    ['git config core.fsmonitor', 'git config core.fsmonitor "touch /tmp/pwned"'],
+    ['git config alias', 'git config alias.st "!touch /tmp/pwned"'],
+    ['.git/hooks/pre-commit', 'printf "#!/bin/sh\\ntouch /tmp/pwned\\n" > .git/hooks/pre-commit'],
+    ["the submodule's git config", 'git -C lib config core.hooksPath /tmp'],
+    ["the submodule's hooks", () => 'echo x > .git/modules/lib/hooks/post-checkout'],
+  ])('write %s: fails', async (_name, script) => {
+    const text = typeof script === 'function' ? script() : script
+    const r = await inside(`${text} 2>/dev/null && echo ESCAPED || echo BLOCKED`)
+    expect(r.out).toMatch(/BLOCKED$/)
+  })
+
+  test("writes outside the project and instance never reach the host", async () => {
+    const targets = [
+      path.join(s.world.home, 'planted'),
+      path.join(s.world.claudeboxHome, 'config.json'),
+      path.join(s.otherInstance, 'planted'),
+      path.join(s.world.root, 'planted'),
+      path.join(s.other, 'planted'),
+    ]
+    const r = await inside(targets.map(t => `mkdir -p '${path.dirname(t)}' 2>/dev/null; echo evil > '${t}' 2>/dev/null`).join('; ') + '; true')
+    expect(r.code).toBe(0)
+    expect(fs.readFileSync(path.join(s.world.claudeboxHome, 'config.json'), 'utf8')).toBe('{}\n')
+    for (const t of targets.filter(t => !t.endsWith('config.json'))) expect(fs.existsSync(t), t).toBe(false)
+  })
+
+  // ---------- persistence: reported after the session ----------
+  test.each(['.envrc', '.vscode/tasks.json', '.mcp.json', '.claude/settings.json', '.gitmodules'])(
+    'planting %s does not go unnoticed',
+    async file => {
+      const r = await inside(`mkdir -p "$(dirname ${file})" && echo '{"planted": true}' >> ${file}`)
+      expect(r.code).toBe(0)
+      expect(r.err).toMatch(new RegExp(`claudebox: the session changed files that run code outside the sandbox: .*${file.replace('.', '\\.')} \\((created|changed)\\)`))
+    },
+  )
+
+  // ---------- terminal injection ----------
+  test.each(['tiocsti', 'tiocsti-high', 'tioclinux'])('%s on a terminal: fails', async probe => {
+    const r = await inside(`./.probe ${probe}`)
+    expect(r.out).toMatch(/^BLOCKED E/)
+  })
+
+  test('window-size ioctls still work (resize reaches Claude)', async () => {
+    expect((await inside('./.probe winsize')).out).toBe('WORKS')
+  })
+
+  // ---------- processes ----------
+  test('signal a host process: fails', async () => {
+    expect((await inside(`./.probe kill ${process.pid}`)).out).toMatch(/^BLOCKED ESRCH/)
+  })
+  test('ptrace a host process: fails', async () => {
+    expect((await inside(`./.probe ptrace ${process.pid}`)).out).toMatch(/^BLOCKED/)
+  })
+  test('/proc shows only the sandbox', async () => {
+    const r = await inside('ls /proc | grep -E "^[0-9]+$" | wc -l')
+    expect(Number(r.out)).toBeLessThanOrEqual(6)
+  })
+
+  // ---------- undoing the sandbox ----------
+  test.each([
+    ['unshare-user', ''],
+    ['unshare-mount', ''],
+    ['clone3', ''],
+    ['mount-tmpfs', '/tmp'],
+    ['remount-rw', '.git/config'],
+    ['bind-root', '/tmp'],
+    ['open-tree', ''],
+    ['fsopen', ''],
+    ['chroot', ''],
+    ['pivot-root', ''],
+    ['add-key', ''],
+    ['keyctl', ''],
+    ['mknod', '/tmp/mem'],
+  ])('%s: fails', async (probe, arg) => {
+    expect((await inside(`./.probe ${probe} ${arg}`)).out).toMatch(/^BLOCKED E/)
+  })
+
+  test('clone3 fails with ENOSYS so that glibc falls back to clone', async () => {
+    expect((await inside('./.probe clone3')).out).toBe('BLOCKED ENOSYS')
+  })
+
+  // ---------- sockets, environment, devices ----------
+  test("the host's path unix socket: fails", async () => {
+    expect((await inside(`./.probe path-connect '${s.hostSocket}'`)).out).toMatch(/^BLOCKED ENOENT/)
+  })
+  test("the host's abstract unix socket with --no-network: fails", async () => {
+    expect((await inside(`./.probe abstract-connect ${s.abstractName}`, ['--no-network'])).out).toMatch(/^BLOCKED ECONNREFUSED/)
+  })
+  test('session bus, ssh-agent, X11 and Wayland: neither variables nor sockets', async () => {
+    const r = await claudebox(s.world, ['--', '-c', 'env; ls -A /tmp /run 2>&1'], {
+      cwd: s.project,
+      env: {
+        CLAUDEBOX_CLAUDE: '/bin/sh',
+        SSH_AUTH_SOCK: s.hostSocket,
+        DBUS_SESSION_BUS_ADDRESS: `unix:path=${s.hostSocket}`,
+        DISPLAY: ':0',
+        WAYLAND_DISPLAY: 'wayland-0',
+        XAUTHORITY: '/x',
+        AWS_SECRET_ACCESS_KEY: 'aws',
+        GITHUB_TOKEN: 'gh',
+        GH_TOKEN: 'gh',
+        NPM_TOKEN: 'npm',
+      },
+    })
+    for (const name of ['SSH_AUTH_SOCK', 'DBUS_SESSION_BUS_ADDRESS', 'DISPLAY', 'WAYLAND_DISPLAY', 'XAUTHORITY', 'AWS_', 'GITHUB_TOKEN', 'GH_TOKEN', 'NPM_TOKEN']) {
+      expect(r.stdout).not.toContain(name)
+    }
+    expect(r.stdout).toMatch(/ls: cannot access '\/run'/)
+  })
+  test('/dev holds only the standard nodes', async () => {
+    const r = await inside('ls -A /dev')
+    const allowed = ['console', 'core', 'fd', 'full', 'mqueue', 'null', 'ptmx', 'pts', 'random', 'shm', 'stderr', 'stdin', 'stdout', 'tty', 'urandom', 'zero']
+    for (const node of r.out.split('\n')) expect(allowed).toContain(node)
+  })
+})
+
+function makeWorldForSuite(): World {
+  // beforeAll cannot use onTestFinished: the suite removes its world in afterAll.
+  return makeWorld({ cleanup: false })
+}

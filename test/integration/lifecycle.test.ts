@@ -1,0 +1,207 @@
+// Instance lifecycle with real directories, real bwrap and real git: live sessions, --list,
+// GC refusals, the unmounted-root case, a GC racing a launch, --adopt and --sessions.
+import fs from 'node:fs'
+import path from 'node:path'
+import { execa } from 'execa'
+import { describe, expect, test } from 'vitest'
+import { sanitizePath } from '../../src/adopt.js'
+import { instanceId } from '../../src/instance.js'
+import { BIN, claudebox, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, type World } from '../helpers/cli.js'
+
+const instancePath = (world: World, root: string): string => path.join(world.claudeboxHome, 'instances', instanceId(root))
+
+/** Starts a session that stays until `release` is written into the project. */
+function startSession(world: World, cwd: string) {
+  const child = execa(process.execPath, [BIN, '--', '-c', 'echo started > .started; while [ ! -e .release ]; do sleep 0.05; done'], {
+    cwd,
+    env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+  })
+  const ready = (async () => {
+    while (!fs.existsSync(path.join(cwd, '.started'))) await new Promise(r => setTimeout(r, 20))
+  })()
+  return { child, ready }
+}
+
+describe.skipIf(!HAVE_BWRAP)('live sessions', () => {
+  test('a launch records itself while it runs, two at once both show, and the records go away', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const sessions = path.join(instancePath(world, `${repo}/.git`), 'claudebox/sessions')
+    const a = startSession(world, repo)
+    await a.ready
+    fs.rmSync(path.join(repo, '.started'))
+    const b = startSession(world, repo)
+    await b.ready
+    const records = fs.readdirSync(sessions).map(name => JSON.parse(fs.readFileSync(path.join(sessions, name), 'utf8')) as Record<string, unknown>)
+    expect(records).toHaveLength(2)
+    for (const record of records) expect(record).toMatchObject({ cwd: repo, version: expect.stringMatching(/^\d+\.\d+\.\d+$/), startTime: expect.stringMatching(/^\d+$/) })
+    const list = await claudebox(world, ['--list', '--json'], { cwd: world.home })
+    expect(JSON.parse(list.stdout)).toMatchObject([{ root: `${repo}/.git`, state: 'live (2 sessions)', liveSessions: 2 }])
+    // The record cannot be forged or removed from inside: claudebox/ is read-only there.
+    const forge = await inSandbox(world, repo, 'echo x > "$CLAUDE_CONFIG_DIR/claudebox/sessions/1.json" 2>/dev/null && echo ESCAPED || echo BLOCKED')
+    expect(forge.stdout).toBe('BLOCKED')
+    fs.writeFileSync(path.join(repo, '.release'), '')
+    await Promise.all([a.child, b.child])
+    expect(fs.readdirSync(sessions)).toEqual([])
+  })
+
+  test('a stale record (process gone) is ignored', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    expect((await inSandbox(world, repo, 'true')).exitCode).toBe(0)
+    const sessions = path.join(instancePath(world, `${repo}/.git`), 'claudebox/sessions')
+    fs.writeFileSync(path.join(sessions, '999999.json'), JSON.stringify({ pid: 999999, startTime: '1', cwd: repo, version: 'x', started: 'x' }))
+    fs.writeFileSync(path.join(sessions, `${process.pid}.json`), JSON.stringify({ pid: process.pid, startTime: '1', cwd: repo, version: 'x', started: 'x' }))
+    const list = await claudebox(world, ['--list', '--json'], { cwd: world.home })
+    expect(JSON.parse(list.stdout)).toMatchObject([{ state: 'idle', liveSessions: 0 }])
+  })
+})
+
+describe.skipIf(!HAVE_BWRAP)('--gc keeps what the user may still want', () => {
+  test('an instance with a live session is kept even when its root is gone', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const s = startSession(world, repo)
+    await s.ready
+    const instance = instancePath(world, `${repo}/.git`)
+    fs.renameSync(repo, `${repo}-moved`) // the sandbox keeps its bind; the recorded root is gone
+    const r = await claudebox(world, ['--gc', '--yes'], { cwd: world.home })
+    expect(r.stderr).toMatch(/keeping .*: a session is live in it/)
+    expect(fs.existsSync(instance)).toBe(true)
+    fs.writeFileSync(path.join(`${repo}-moved`, '.release'), '')
+    await s.child
+    const after = await claudebox(world, ['--gc', '--yes'], { cwd: world.home })
+    expect(after.stderr).toMatch(/removed /)
+    expect(fs.existsSync(instance)).toBe(false)
+  })
+
+  test('a root on a drive that is no longer mounted is unreachable, not gone', async () => {
+    const world = makeWorld()
+    const drive = path.join(world.root, 'usb')
+    fs.mkdirSync(drive)
+    const project = path.join(drive, 'proj')
+    // A private mount namespace: the tmpfs "drive" disappears when the command ends.
+    const r = await execa('unshare', ['-rm', 'sh', '-c', `mount -t tmpfs none '${drive}' && mkdir '${project}' && cd '${project}' && '${process.execPath}' '${BIN}' -- -c true`], {
+      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+      extendEnv: false,
+      reject: false,
+    })
+    expect(r.exitCode, r.stderr).toBe(0)
+    const instance = instancePath(world, project)
+    expect(fs.readFileSync(path.join(instance, 'project-root'), 'utf8')).toBe(`${project}\n`)
+    const list = await claudebox(world, ['--list', '--json'], { cwd: world.home })
+    expect(JSON.parse(list.stdout)).toMatchObject([{ state: 'root unreachable' }])
+    const gc = await claudebox(world, ['--gc', '--yes'], { cwd: world.home })
+    expect(gc.stderr).toMatch(/cannot reach .*\(unreachable\); kept/)
+    expect(fs.existsSync(instance)).toBe(true)
+  })
+
+  test('most roots gone at once: refused without --force', async () => {
+    const world = makeWorld()
+    const parent = path.join(world.home, 'src')
+    for (const name of ['a', 'b', 'c']) expect((await inSandbox(world, makeRepo(parent, name), 'true')).exitCode).toBe(0)
+    fs.renameSync(parent, path.join(world.home, 'source')) // a renamed parent directory
+    const r = await claudebox(world, ['--gc', '--yes'], { cwd: world.home })
+    expect(r.exitCode).toBe(1)
+    expect(r.stderr).toMatch(/3 of 3 recorded projects look gone at once/)
+    expect(fs.readdirSync(path.join(world.claudeboxHome, 'instances'))).toHaveLength(3)
+    const forced = await claudebox(world, ['--gc', '--yes', '--force'], { cwd: world.home })
+    expect(forced.exitCode).toBe(0)
+    expect(fs.readdirSync(path.join(world.claudeboxHome, 'instances'))).toHaveLength(0)
+  })
+
+  test('broken instances are reported, and removed only with --broken', async () => {
+    const world = makeWorld()
+    const broken = path.join(world.claudeboxHome, 'instances', '0123456789abcdef')
+    fs.mkdirSync(broken, { recursive: true })
+    const unreadable = path.join(world.claudeboxHome, 'instances', 'fedcba9876543210')
+    fs.mkdirSync(path.join(unreadable, 'project-root'), { recursive: true }) // not a regular file
+    const r = await claudebox(world, ['--gc', '--yes'], { cwd: world.home })
+    expect(r.stderr).toMatch(/keeping 0123456789abcdef: broken/)
+    expect(fs.existsSync(broken)).toBe(true)
+    const list = await claudebox(world, ['--list'], { cwd: world.home })
+    expect(list.stdout).toMatch(/0123456789abcdef +broken/)
+    const b = await claudebox(world, ['--gc', '--yes', '--broken'], { cwd: world.home })
+    expect(b.exitCode).toBe(0)
+    expect(fs.existsSync(broken)).toBe(false)
+    expect(fs.existsSync(unreadable)).toBe(false)
+  })
+
+  test('an interrupted GC leaves only .trash-* behind, which the next GC removes and no launch uses', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    expect((await inSandbox(world, repo, 'true')).exitCode).toBe(0)
+    const instances = path.join(world.claudeboxHome, 'instances')
+    const id = instanceId(`${repo}/.git`)
+    fs.renameSync(path.join(instances, id), path.join(instances, `.trash-${id}-1-2`)) // killed right after the rename
+    const list = await claudebox(world, ['--list', '--json'], { cwd: world.home })
+    expect(JSON.parse(list.stdout)).toEqual([])
+    expect((await inSandbox(world, repo, 'true')).exitCode).toBe(0) // a fresh instance, not the trash
+    await claudebox(world, ['--gc', '--yes'], { cwd: world.home })
+    expect(fs.readdirSync(instances)).toEqual([id])
+  })
+
+  test('a GC racing a first launch of the same project never loses what the launch wrote', async () => {
+    const world = makeWorld()
+    const project = path.join(world.home, 'race')
+    for (let round = 0; round < 12; round++) {
+      fs.mkdirSync(project, { recursive: true })
+      expect((await inSandbox(world, project, 'true')).exitCode).toBe(0)
+      fs.rmSync(project, { recursive: true }) // orphaned: GC will want it
+      const gc = claudebox(world, ['--gc', '--yes', '--force'], { cwd: world.home })
+      await new Promise(r => setTimeout(r, round * 7))
+      fs.mkdirSync(project, { recursive: true })
+      const launch = await inSandbox(world, project, `echo round${round} > "$CLAUDE_CONFIG_DIR/fresh"; sleep 0.1`)
+      await gc
+      if (launch.exitCode === 0) {
+        expect(fs.readFileSync(path.join(instancePath(world, project), 'fresh'), 'utf8'), `round ${round}`).toBe(`round${round}\n`)
+      }
+      fs.rmSync(project, { recursive: true })
+      await claudebox(world, ['--gc', '--yes', '--force'], { cwd: world.home })
+    }
+  })
+})
+
+describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
+  test('a repository moved with mv keeps its conversations', async () => {
+    const world = makeWorld()
+    const old = makeRepo(world.home, 'src/shop')
+    git(old, 'remote', 'add', 'origin', 'https://example.com/shop.git')
+    fs.mkdirSync(path.join(old, 'web'))
+    expect((await inSandbox(world, path.join(old, 'web'), 'true')).exitCode).toBe(0)
+    const oldInstance = instancePath(world, `${old}/.git`)
+    const uuid = '0f8fad5b-d9cb-469f-a165-70867728950e'
+    const folder = path.join(oldInstance, 'projects', sanitizePath(path.join(old, 'web')))
+    fs.mkdirSync(folder, { recursive: true })
+    fs.writeFileSync(path.join(folder, `${uuid}.jsonl`), `${JSON.stringify({ type: 'user', cwd: path.join(old, 'web'), message: { role: 'user', content: 'hello there' } })}\n`)
+
+    const moved = path.join(world.home, 'work/shop')
+    fs.mkdirSync(path.dirname(moved), { recursive: true })
+    fs.renameSync(old, moved)
+    const first = await inSandbox(world, moved, 'true')
+    expect(first.stderr).toContain(`this project looks like ${old}, which moved; its conversations come along with: claudebox --adopt ${old}`)
+
+    const dry = await claudebox(world, ['--adopt', old, '--dry-run'], { cwd: moved })
+    expect(dry.exitCode, dry.stderr).toBe(0)
+    expect(dry.stdout).toContain(`rename projects/${sanitizePath(path.join(old, 'web'))} -> projects/${sanitizePath(path.join(moved, 'web'))}`)
+    expect(fs.existsSync(oldInstance)).toBe(true)
+
+    const r = await claudebox(world, ['--adopt', old], { cwd: moved })
+    expect(r.exitCode, r.stderr).toBe(0)
+    const newInstance = instancePath(world, `${moved}/.git`)
+    expect(fs.existsSync(oldInstance)).toBe(false)
+    expect(fs.readFileSync(path.join(newInstance, 'project-root'), 'utf8')).toBe(`${moved}/.git\n`)
+    expect(fs.existsSync(path.join(newInstance, 'projects', sanitizePath(path.join(moved, 'web')), `${uuid}.jsonl`))).toBe(true)
+
+    const sessions = await claudebox(world, ['--sessions', '--json'], { cwd: moved })
+    expect(JSON.parse(sessions.stdout)).toMatchObject([{ id: uuid, firstMessage: 'hello there', live: false }])
+
+    // Refusals: the old root exists again; nothing matches.
+    fs.mkdirSync(old, { recursive: true })
+    expect((await claudebox(world, ['--adopt', old], { cwd: moved })).stderr).toMatch(/still exists/)
+    expect((await claudebox(world, ['--adopt', '/nowhere'], { cwd: moved })).stderr).toMatch(/no instance records \/nowhere/)
+  })
+})

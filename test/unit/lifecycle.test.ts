@@ -1,0 +1,158 @@
+import { describe, expect, test } from 'vitest'
+import { planAdopt, resumeId, sanitizePath } from '../../src/adopt.js'
+import { summarizeTranscript } from '../../src/conversations.js'
+import { instanceStatus, planGc, type ScannedEntry } from '../../src/gc.js'
+import { listRows, renderTable } from '../../src/list.js'
+import { isLive, type SessionRecord } from '../../src/registry.js'
+
+const id = (n: number): string => n.toString(16).padStart(16, '0')
+const entry = (n: number, over: Partial<ScannedEntry> = {}): ScannedEntry => ({
+  name: id(n),
+  kind: 'dir',
+  recordedRoot: `/p/${n}/.git`,
+  rootState: 'exists',
+  liveSessions: 0,
+  ...over,
+})
+
+describe('GC plan', () => {
+  test('removes only instances whose root is missing on its recorded mount', () => {
+    const plan = planGc(
+      [
+        entry(1),
+        entry(2, { rootState: 'missing' }),
+        entry(3, { rootState: 'unreachable' }),
+        entry(4, { rootState: 'EACCES' }),
+        entry(5, { rootState: 'missing', liveSessions: 1 }),
+        entry(6, { recordedRoot: undefined, rootState: undefined }),
+        { ...entry(7), name: 'notes' },
+        entry(8, { kind: 'symlink' }),
+        { ...entry(9), name: '.trash-x' },
+        entry(10),
+        entry(11),
+      ],
+      { broken: false, force: false },
+    )
+    expect(plan.remove).toEqual([{ id: id(2), root: '/p/2/.git', reason: '/p/2/.git no longer exists' }])
+    expect(plan.keep.map(k => [k.name, k.reason.split(/[:(;]/)[0]?.trim()])).toEqual([
+      [id(3), 'cannot reach /p/3/.git'],
+      [id(4), 'cannot reach /p/4/.git'],
+      [id(5), 'a session is live in it'],
+      [id(6), 'broken'],
+      ['notes', 'not an instance'],
+      [id(8), 'not a directory'],
+    ])
+    expect(plan.refused).toBeUndefined()
+  })
+
+  test('--broken removes broken instances too', () => {
+    const plan = planGc([entry(6, { recordedRoot: undefined, rootState: undefined })], { broken: true, force: false })
+    expect(plan.remove.map(r => r.id)).toEqual([id(6)])
+  })
+
+  test('most roots gone at once: refused without --force', () => {
+    const entries = [entry(1, { rootState: 'missing' }), entry(2, { rootState: 'missing' }), entry(3, { rootState: 'missing' }), entry(4)]
+    expect(planGc(entries, { broken: false, force: false }).refused).toMatch(/3 of 4 recorded projects look gone at once.*--force/)
+    expect(planGc(entries, { broken: false, force: true }).refused).toBeUndefined()
+  })
+
+  test.each<[Partial<ScannedEntry>, string]>([
+    [{}, 'idle'],
+    [{ liveSessions: 2 }, 'live'],
+    [{ rootState: 'missing' }, 'root missing'],
+    [{ rootState: 'unreachable' }, 'root unreachable'],
+    [{ recordedRoot: undefined }, 'broken'],
+  ])('status of %j is %s', (over, status) => {
+    expect(instanceStatus(entry(1, over))).toBe(status)
+  })
+})
+
+describe('stale sessions', () => {
+  const record: SessionRecord = { pid: 42, startTime: '1000', tty: '/dev/pts/3', cwd: '/p', version: '0.1.0', started: '2026-11-23T00:00:00Z' }
+  test.each([
+    [{ startTime: '1000', ttyExists: true }, true],
+    [{ startTime: undefined, ttyExists: true }, false], // the process is gone
+    [{ startTime: '2000', ttyExists: true }, false], // the pid belongs to another program now
+    [{ startTime: '1000', ttyExists: false }, false], // its terminal is gone
+  ])('%j -> live %s', (probe, live) => {
+    expect(isLive(record, probe)).toBe(live)
+  })
+  test('a record without a tty depends on the process only', () => {
+    const { tty: _tty, ...noTty } = record
+    expect(isLive(noTty, { startTime: '1000', ttyExists: false })).toBe(true)
+  })
+})
+
+describe('--list', () => {
+  test('rows and table, newest first, JSON-ready', () => {
+    const rows = listRows([
+      entry(1, { lastUsed: Date.parse('2026-11-01T10:00:00Z'), size: 2048, conversations: 3 }),
+      entry(2, { lastUsed: Date.parse('2026-11-20T10:00:00Z'), liveSessions: 2, size: 10, conversations: 0 }),
+      entry(3, { recordedRoot: undefined }),
+    ])
+    expect(rows.map(r => [r.id, r.state])).toEqual([
+      [id(2), 'live (2 sessions)'],
+      [id(1), 'idle'],
+      [id(3), 'broken'],
+    ])
+    const table = renderTable(rows)
+    expect(table.split('\n')[0]).toMatch(/^ID +STATE +LAST USED +SIZE +CONVERSATIONS +PROJECT ROOT$/)
+    expect(table).toContain('2.0K')
+  })
+})
+
+describe('--adopt plan', () => {
+  const base = {
+    oldRoot: '/old/shop',
+    oldRootExists: false,
+    entries: [entry(1, { recordedRoot: '/old/shop/.git', rootState: 'missing' })],
+    newRoot: '/new/shop/.git',
+    newId: id(99),
+    newTopLevel: '/new/shop',
+    target: undefined,
+    projectFolders: ['-old-shop', '-old-shop-web', '-old-shopping'],
+  }
+  test('moves the instance and renames the history folders of the old path', () => {
+    const plan = planAdopt(base)
+    expect(plan).toMatchObject({ fromId: id(1), toId: id(99), oldRoot: '/old/shop/.git', newRoot: '/new/shop/.git', replaceEmptyTarget: false })
+    expect(plan.renames).toEqual([
+      { from: '-old-shop', to: '-new-shop' },
+      { from: '-old-shop-web', to: '-new-shop-web' },
+    ])
+  })
+  test.each([
+    [{ oldRootExists: true }, /still exists/],
+    [{ entries: [] }, /no instance records \/old\/shop/],
+    [{ entries: [entry(1, { recordedRoot: '/old/shop/.git' }), entry(2, { recordedRoot: '/old/shop' })] }, /several instances match/],
+    [{ target: { conversations: 2 } }, /already has an instance with 2 conversation/],
+    [{ entries: [entry(1, { recordedRoot: '/old/shop/.git', liveSessions: 1 })] }, /live session/],
+  ])('%j is refused', (over, message) => {
+    expect(() => planAdopt({ ...base, ...over })).toThrow(message)
+  })
+  test('an empty instance at the new place is replaced', () => {
+    expect(planAdopt({ ...base, target: { conversations: 0 } }).replaceEmptyTarget).toBe(true)
+  })
+  test('sanitizing matches Claude Code: every non-alphanumeric character becomes -', () => {
+    expect(sanitizePath('/home/ada/my proj.v2')).toBe('-home-ada-my-proj-v2')
+  })
+  test.each([
+    [['--resume', '0f8fad5b-d9cb-469f-a165-70867728950e'], '0f8fad5b-d9cb-469f-a165-70867728950e'],
+    [['-r', '0f8fad5b-d9cb-469f-a165-70867728950e', '-p', 'x'], '0f8fad5b-d9cb-469f-a165-70867728950e'],
+    [['--resume=abc12345'], 'abc12345'],
+    [['--resume'], undefined],
+    [['-c'], undefined],
+  ])('resume id of %j', (args, expected) => {
+    expect(resumeId(args)).toBe(expected)
+  })
+})
+
+describe('transcripts', () => {
+  test('first user message and cwd', () => {
+    const text = [
+      JSON.stringify({ type: 'summary', summary: 'x' }),
+      JSON.stringify({ type: 'user', cwd: '/p/web', message: { role: 'user', content: [{ type: 'text', text: 'fix   the\ntests' }] } }),
+      'not json',
+    ].join('\n')
+    expect(summarizeTranscript(text)).toEqual({ firstMessage: 'fix the tests', cwd: '/p/web' })
+  })
+})

@@ -1,0 +1,94 @@
+import { describe, expect, test } from 'vitest'
+import { parseConfig } from '../../src/config.js'
+import { diffSnapshots } from '../../src/persistence.js'
+import { bindRefusal, dangerousRootReason } from '../../src/policy.js'
+import { diagnoseUserns } from '../../src/userns.js'
+
+const home = '/home/ada'
+const state = '/home/ada/.claudebox'
+
+describe('dangerous roots', () => {
+  test.each([
+    ['/', /contains your home/],
+    ['/home', /contains your home/],
+    [home, /your home directory/],
+    ['/usr', /part of the system/],
+    ['/usr/local/src/x', /part of the system/],
+    ['/etc', /part of the system/],
+    ['/var', /system-wide/],
+    ['/tmp', /system-wide/],
+    ['/opt', /system-wide/],
+    ['/home/ada/.claudebox/instances/0123456789abcdef', /inside claudebox's state/],
+  ])('%s is refused (%s)', (dir, reason) => {
+    expect(dangerousRootReason(dir, home, state)).toMatch(reason)
+  })
+  test('a directory containing a custom state dir is refused', () => {
+    expect(dangerousRootReason('/data', home, '/data/claudebox')).toMatch(/contains claudebox's state/)
+  })
+  test.each(['/home/ada/src/shop', '/tmp/project', '/srv/www/site', '/opt/work/repo'])('%s is a project', dir => {
+    expect(dangerousRootReason(dir, home, state)).toBeUndefined()
+  })
+})
+
+describe('extra binds', () => {
+  test.each([
+    [undefined, /does not exist/],
+    ['/', /whole file system/],
+    [home, /home directory/],
+    ['/home', /home directory/],
+    [state, /claudebox's state/],
+    [`${state}/instances`, /claudebox's state/],
+  ])('%s is refused', (real, reason) => {
+    expect(bindRefusal(real, home, state)).toMatch(reason)
+  })
+  test('an existing directory of the user is fine', () => {
+    expect(bindRefusal('/home/ada/datasets', home, state)).toBeUndefined()
+  })
+})
+
+describe('config.json', () => {
+  test('valid keys map to sandbox options', () => {
+    expect(parseConfig('{"network": false, "roBind": ["/data"], "env": ["FOO=1"], "sshAgent": true}', 'c.json')).toEqual({
+      network: false,
+      roBinds: ['/data'],
+      env: ['FOO=1'],
+      sshAgent: true,
+    })
+  })
+  test.each([
+    ['{"netwrok": false}', /c.json: unknown key "netwrok"; did you mean "network"\?/],
+    ['{"zzz": 1}', /c.json: unknown key "zzz" \(allowed: network, /],
+    ['{"network": "no"}', /c.json: "network" must be true or false/],
+    ['{"bind": "/x"}', /c.json: "bind" must be a list of strings/],
+    ['[1]', /c.json: must hold a JSON object/],
+    ['{oops', /c.json: not valid JSON/],
+  ])('%s -> %s', (text, message) => {
+    expect(() => parseConfig(text, 'c.json')).toThrow(message)
+  })
+})
+
+describe('persistence report', () => {
+  test('created, changed and removed files are listed', () => {
+    expect(diffSnapshots({ '/p/.envrc': '1:2:3', '/p/.mcp.json': '1:1:1' }, { '/p/.envrc': '1:2:4', '/p/.vscode/tasks.json': '9:9:9' })).toEqual([
+      { path: '/p/.envrc', kind: 'changed' },
+      { path: '/p/.mcp.json', kind: 'removed' },
+      { path: '/p/.vscode/tasks.json', kind: 'created' },
+    ])
+  })
+})
+
+describe('user namespace diagnosis', () => {
+  const base = { sysctl: {}, bwrapSetuid: false, container: false, uid: 1000 }
+  test.each([
+    [{ ...base, sysctl: { 'user/max_user_namespaces': '0' } }, /user.max_user_namespaces = 0/, /sysctl -w user.max_user_namespaces/],
+    [{ ...base, sysctl: { 'kernel/unprivileged_userns_clone': '0' } }, /kernel.unprivileged_userns_clone = 0/, /sysctl -w kernel.unprivileged_userns_clone=1/],
+    [{ ...base, sysctl: { 'kernel/apparmor_restrict_unprivileged_userns': '1' } }, /AppArmor/, /AppArmor profile/],
+    [{ ...base, bwrapSetuid: true }, /setuid/, /chmod u-s/],
+    [{ ...base, container: true }, /container/, /on the host/],
+    [base, /bwrap failed: boom/, /--check/],
+  ])('%#', (facts, cause, fix) => {
+    const d = diagnoseUserns(facts, 'boom')
+    expect(d.cause).toMatch(cause)
+    expect(d.fix).toMatch(fix)
+  })
+})
