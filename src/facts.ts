@@ -146,7 +146,7 @@ function probeClaude(
   if (found === undefined) return { problem: 'not-found' }
   let resolved: string
   try {
-    resolved = fs.realpathSync(found)
+    resolved = fs.realpathSync(resolveShim(found, homeDir(env), env))
   } catch {
     return { problem: 'not-found' }
   }
@@ -176,7 +176,9 @@ function findNotExecutable(name: string, pathVar: string | undefined): string | 
 /**
  * The Claude Code npm package that holds `file`, looked for a few levels up. Only a package.json
  * that names Claude Code counts: any other (a home directory with a package.json, a project)
- * must never become a bind source.
+ * must never become a bind source. The whole `@anthropic-ai` scope is shown when the package
+ * sits in one: its script launcher (cli-wrapper.cjs) runs the binary of the sibling platform
+ * package (@anthropic-ai/claude-code-linux-x64).
  */
 function packageRoot(file: string): { dir: string; version?: string } | undefined {
   let dir = path.dirname(file)
@@ -187,10 +189,35 @@ function packageRoot(file: string): { dir: string; version?: string } | undefine
     } catch {
       continue
     }
-    if (pkg.name !== '@anthropic-ai/claude-code') return undefined
-    return typeof pkg.version === 'string' ? { dir, version: pkg.version } : { dir }
+    if (typeof pkg.name !== 'string' || !pkg.name.startsWith('@anthropic-ai/claude-code')) return undefined
+    const scope = path.dirname(dir)
+    const root = path.basename(scope) === '@anthropic-ai' && path.basename(path.dirname(scope)) === 'node_modules' ? scope : dir
+    return typeof pkg.version === 'string' ? { dir: root, version: pkg.version } : { dir: root }
   }
   return undefined
+}
+
+/**
+ * Version managers put shims on PATH that run their own tool to find the real program (asdf, mise,
+ * volta); the tool and its state are not inside the sandbox, so ask it outside, once, where the
+ * real `claude` is. nvm needs nothing: its PATH entry holds real symlinks.
+ */
+const SHIM_MANAGERS: readonly { dir: string; command: readonly string[] }[] = [
+  { dir: '.asdf/shims', command: ['asdf', 'which', 'claude'] },
+  { dir: '.local/share/mise/shims', command: ['mise', 'which', 'claude'] },
+  { dir: '.volta/bin', command: ['volta', 'which', 'claude'] },
+]
+
+function resolveShim(found: string, home: string, env: Readonly<Record<string, string | undefined>>): string {
+  const manager = SHIM_MANAGERS.find(m => path.dirname(found) === path.join(home, m.dir))
+  if (manager === undefined) return found
+  const [command, ...args] = manager.command as [string, ...string[]]
+  try {
+    const real = execFileSync(command, args, { encoding: 'utf8', env: { ...env }, stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 }).trim()
+    return real !== '' && path.isAbsolute(real) ? real : found
+  } catch {
+    return found
+  }
 }
 
 /** The native installer keeps each release as ~/.local/share/claude/versions/<version>. */

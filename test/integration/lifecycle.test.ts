@@ -37,7 +37,11 @@ describe.skipIf(!HAVE_BWRAP)('live sessions', () => {
     await b.ready
     const records = fs.readdirSync(sessions).map(name => JSON.parse(fs.readFileSync(path.join(sessions, name), 'utf8')) as Record<string, unknown>)
     expect(records).toHaveLength(2)
-    for (const record of records) expect(record).toMatchObject({ cwd: repo, version: expect.stringMatching(/^\d+\.\d+\.\d+$/), startTime: expect.stringMatching(/^\d+$/) })
+    for (const record of records) {
+      expect(record['cwd']).toBe(repo)
+      expect(record['version']).toMatch(/^\d+\.\d+\.\d+$/)
+      expect(record['startTime']).toMatch(/^\d+$/)
+    }
     const list = await claudebox(world, ['--list', '--json'], { cwd: world.home })
     expect(JSON.parse(list.stdout)).toMatchObject([{ root: `${repo}/.git`, state: 'live (2 sessions)', liveSessions: 2 }])
     // The record cannot be forged or removed from inside: claudebox/ is read-only there.

@@ -78,7 +78,8 @@ describe('stale sessions', () => {
     expect(isLive(record, probe)).toBe(live)
   })
   test('a record without a tty depends on the process only', () => {
-    const { tty: _tty, ...noTty } = record
+    const noTty: SessionRecord = { ...record }
+    delete noTty.tty
     expect(isLive(noTty, { startTime: '1000', ttyExists: false })).toBe(true)
   })
 })

@@ -163,7 +163,7 @@ describe('planLaunch', () => {
       '/home/ada/.claudebox/shared/credentials',
     ])
     expect(plan.mkdirs.every(m => m.mode === 0o700)).toBe(true)
-    expect(plan.files[0]).toEqual({ path: `${shopInstance}/project-root`, content: '/home/ada/src/shop/.git\n', mode: 0o600 })
+    expect(plan.files).toContainEqual({ path: `${shopInstance}/project-root`, content: '/home/ada/src/shop/.git\n', mode: 0o600 })
   })
 
   test.each([
@@ -186,5 +186,110 @@ describe('planLaunch', () => {
     const plan = planLaunch(debianFacts({ git: undefined, gitAvailable: false }), request)
     expect(plan.warnings).toEqual(['git was not found; using the current directory as the project'])
     expect(plan.summary.projectRoot).toBe('/home/ada/src/shop/web')
+  })
+
+  test('NixOS: the store and /run/current-system are visible, /etc symlinks into the store resolve', () => {
+    const nixos = debianFacts({
+      env: { PATH: '/run/wrappers/bin:/home/ada/.nix-profile/bin:/run/current-system/sw/bin', HOME: '/home/ada', TERM: 'xterm' },
+      systemPaths: {
+        '/usr': { kind: 'dir' },
+        '/bin': { kind: 'dir' },
+        '/etc': { kind: 'dir' },
+        '/nix/store': { kind: 'dir' },
+        '/sbin': { kind: 'missing' },
+        '/lib': { kind: 'missing' },
+        '/lib32': { kind: 'missing' },
+        '/lib64': { kind: 'missing' },
+        '/libx32': { kind: 'missing' },
+        '/opt': { kind: 'missing' },
+      },
+      runLinks: { '/run/current-system': '/nix/store/abc-nixos-system-25.05' },
+      etcLinks: {
+        '/etc/resolv.conf': '/run/systemd/resolve/stub-resolv.conf',
+        '/etc/hosts': '/nix/store/xyz-etc-hosts',
+        '/etc/ssl/certs/ca-certificates.crt': '/nix/store/def-nss-cacert/etc/ssl/certs/ca-bundle.crt',
+      },
+      claude: {
+        found: '/run/current-system/sw/bin/claude',
+        resolved: '/nix/store/ghi-claude-code-2.1.330/bin/claude',
+        installRoot: '/nix/store/ghi-claude-code-2.1.330/bin/claude',
+        interpreter: { resolved: '/nix/store/jkl-bash-5.2/bin/bash', installRoot: '/nix/store/jkl-bash-5.2' },
+      },
+    })
+    const plan = planLaunch(nixos, request)
+    const ro = optionArgs(plan.argv, '--ro-bind', 2).map(([src]) => src)
+    expect(ro).toEqual(expect.arrayContaining(['/nix/store', '/run/systemd/resolve/stub-resolv.conf']))
+    expect(ro).not.toContain('/nix/store/xyz-etc-hosts') // already visible through /nix/store
+    expect(ro).not.toContain('/nix/store/ghi-claude-code-2.1.330/bin/claude')
+    expect(optionArgs(plan.argv, '--symlink', 2)).toContainEqual(['/nix/store/abc-nixos-system-25.05', '/run/current-system'])
+    expect(plan.argv).not.toContain('/run')
+    expect(plan.argv.slice(plan.argv.indexOf('--') + 1)[0]).toBe('/nix/store/ghi-claude-code-2.1.330/bin/claude')
+  })
+
+  test('old Claude Code without CLAUDE_SECURESTORAGE_CONFIG_DIR: the shared credential file is bound instead', () => {
+    const claude = { found: '/usr/bin/claude', resolved: '/usr/lib/claude/claude', installRoot: '/usr/lib/claude', version: '2.0.14' }
+    const plan = planLaunch(debianFacts({ claude }), request)
+    expect(plan.summary.credentials.mechanism).toBe('file-bind')
+    expect(optionArgs(plan.argv, '--bind', 2)).toContainEqual(['/home/ada/.claudebox/shared/credentials/.credentials.json', `${shopInstance}/.credentials.json`])
+    expect(plan.files.map(f => f.path)).toContain('/home/ada/.claudebox/shared/credentials/.credentials.json')
+    expect(planLaunch(debianFacts(), request).summary.credentials.mechanism).toBe('store-dir')
+  })
+
+  test('opt-ins: --no-network, --ssh-agent, extra binds, --env, --shell, --writable-git-config', () => {
+    const facts = debianFacts({
+      env: { ...debianFacts().env, SSH_AUTH_SOCK: '/tmp/ssh-x/agent.1', FOO: 'bar' },
+      paths: {
+        '/tmp/ssh-x/agent.1': { real: '/tmp/ssh-x/agent.1', kind: 'socket' },
+        '/data/sets': { real: '/data/sets', kind: 'dir' },
+        '/home/ada/scratch': { real: '/home/ada/scratch', kind: 'dir' },
+      },
+    })
+    const sandbox = {
+      network: false,
+      sshAgent: true,
+      roBinds: ['/data/sets'],
+      binds: ['/home/ada/scratch'],
+      env: ['FOO', 'MODE=fast'],
+      shell: true,
+      writableGitConfig: true,
+      allowDangerousRoot: false,
+      confirmFirstLaunch: false,
+    }
+    const plan = planLaunch(facts, { claudeArgs: [], sandbox })
+    expect(plan.argv).not.toContain('--share-net')
+    expect(optionArgs(plan.argv, '--bind', 2)).toEqual(expect.arrayContaining([['/tmp/ssh-x/agent.1', '/tmp/ssh-x/agent.1'], ['/home/ada/scratch', '/home/ada/scratch']]))
+    expect(optionArgs(plan.argv, '--ro-bind', 2)).toContainEqual(['/data/sets', '/data/sets'])
+    const setenv = Object.fromEntries(optionArgs(plan.argv, '--setenv', 2) as [string, string][])
+    expect(setenv).toMatchObject({ FOO: 'bar', MODE: 'fast' })
+    expect(plan.env).toMatchObject({ SSH_AUTH_SOCK: '/tmp/ssh-x/agent.1' }) // a name with AUTH: kept out of argv
+    expect(plan.argv.slice(plan.argv.indexOf('--') + 1)).toEqual(['/bin/sh'])
+    expect(optionArgs(plan.argv, '--ro-bind', 2).map(([s]) => s)).not.toContain('/home/ada/src/shop/.git/config')
+    expect(plan.watch).toContain('/home/ada/src/shop/.git/config')
+  })
+
+  test.each([
+    ['/', /whole file system/],
+    ['/home/ada', /home directory/],
+    ['/home/ada/.claudebox', /claudebox's state/],
+    ['/nope', /does not exist/],
+  ])('--bind %s is refused (status 2)', (p, message) => {
+    const facts = debianFacts({ paths: { [p]: { real: p === '/nope' ? undefined : p, kind: p === '/nope' ? 'missing' : 'dir' } } })
+    const sandbox = { network: true, sshAgent: false, roBinds: [], binds: [p], env: [], shell: false, writableGitConfig: false, allowDangerousRoot: false, confirmFirstLaunch: false }
+    expect(() => planLaunch(facts, { claudeArgs: [], sandbox })).toThrow(message)
+  })
+
+  test('git config and hooks are read-only by default; a missing hooks dir is created to be protected', () => {
+    const plan = planLaunch(debianFacts({ gitProtect: { existing: ['/home/ada/src/shop/.git/config'], missingHooks: ['/home/ada/src/shop/.git/hooks'] } }), request)
+    const ro = optionArgs(plan.argv, '--ro-bind', 2).map(([s]) => s)
+    expect(ro).toEqual(expect.arrayContaining(['/home/ada/src/shop/.git/config', '/home/ada/src/shop/.git/hooks']))
+    expect(plan.mkdirs.map(m => m.path)).toContain('/home/ada/src/shop/.git/hooks')
+    // The read-only binds come after the project's read-write bind, so they win.
+    expect(plan.argv.indexOf('/home/ada/src/shop/.git/config')).toBeGreaterThan(plan.argv.indexOf('/home/ada/src/shop'))
+  })
+
+  test('/proc/sys is read-only and /etc secrets are masked (root inside could read them)', () => {
+    const plan = planLaunch(debianFacts(), request)
+    expect(optionArgs(plan.argv, '--ro-bind', 2)).toEqual(expect.arrayContaining([['/proc/sys', '/proc/sys'], ['/dev/null', '/etc/shadow']]))
+    expect(plan.argv.indexOf('/proc/sys')).toBeGreaterThan(plan.argv.indexOf('--proc'))
   })
 })
