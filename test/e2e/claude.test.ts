@@ -1,0 +1,187 @@
+// End to end with the real Claude Code (pinned in package-lock.json), started by claudebox in a
+// real sandbox and talking to a local mock of the Messages API: its files must land in the
+// project's instance and nowhere else, and sign-in must be shared by every project.
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterEach, describe, expect, test } from 'vitest'
+import { sanitizePath } from '../../src/adopt.js'
+import { instanceId } from '../../src/instance.js'
+import { claudebox, HAVE_BWRAP, makeRepo, makeWorld, REAL_CLAUDE, type World } from '../helpers/cli.js'
+import { startMockApi, toolResults, type MockApi, type RecordedRequest, type Reply } from '../helpers/messages-api.js'
+
+let api: MockApi | undefined
+afterEach(async () => {
+  await api?.close()
+  api = undefined
+})
+
+/** Runs `claudebox ARGS` with the real Claude Code pointed at the mock API. */
+function claude(world: World, cwd: string, args: string[], env: Record<string, string | undefined> = {}) {
+  return claudebox(world, args, {
+    cwd,
+    timeout: 90_000,
+    env: {
+      CLAUDEBOX_CLAUDE: REAL_CLAUDE,
+      ANTHROPIC_BASE_URL: api?.url,
+      ANTHROPIC_API_KEY: 'sk-ant-test-key',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      ...env,
+    },
+  })
+}
+
+/** True for the requests of the agent loop (they offer the Bash tool), not Claude's side requests. */
+function isAgentTurn(request: RecordedRequest): boolean {
+  const body = request.body as { tools?: { name?: string }[] } | undefined
+  return body?.tools?.some(t => t.name === 'Bash') === true
+}
+
+/**
+ * Answers the agent loop with steps[n] (a tool call) when n tool results have come back so far,
+ * then with text. Requests of Claude's own (titles, summaries, sub-tasks) get plain text.
+ */
+function scripted(steps: readonly { name: string; input: Record<string, unknown> }[]): (request: RecordedRequest) => Reply {
+  return request => {
+    if (!isAgentTurn(request)) return { text: 'ok' }
+    const messages = (request.body as { messages?: { role: string; content: unknown }[] }).messages ?? []
+    const done = messages.flatMap(m => (Array.isArray(m.content) ? (m.content as { type?: string }[]) : [])).filter(c => c.type === 'tool_result').length
+    const step = steps[done]
+    return step ? { tool: step } : { text: 'done' }
+  }
+}
+
+const instanceOf = (world: World, repo: string): string => path.join(world.claudeboxHome, 'instances', instanceId(`${repo}/.git`))
+
+/** Every file under `dir`, relative, without following symlinks. */
+function tree(dir: string): string[] {
+  if (!fs.existsSync(dir)) return []
+  return (fs.readdirSync(dir, { recursive: true, withFileTypes: true }) as fs.Dirent[])
+    .filter(d => !d.isDirectory())
+    .map(d => path.relative(dir, path.join(d.parentPath, d.name)))
+    .sort()
+}
+
+interface AccountState {
+  userID?: string
+  firstStartTime?: string
+  projects?: Record<string, unknown>
+}
+const readShared = (world: World): AccountState => JSON.parse(fs.readFileSync(path.join(world.claudeboxHome, 'shared/.claude.json'), 'utf8')) as AccountState
+
+const oauth = (token: string): string =>
+  JSON.stringify({
+    claudeAiOauth: {
+      accessToken: token,
+      refreshToken: 'sk-ant-ort01-test',
+      expiresAt: 4102444800000,
+      scopes: ['user:inference', 'user:profile', 'user:sessions:claude_code'],
+      subscriptionType: 'max',
+    },
+  })
+
+describe.skipIf(!HAVE_BWRAP)('the real Claude Code inside claudebox', () => {
+  test("claudebox -p hello: the answer comes back, Claude's files land in this project's instance only", async () => {
+    api = await startMockApi()
+    const world = makeWorld()
+    const a = makeRepo(world.home, 'src/a')
+    const b = makeRepo(world.home, 'src/b')
+    const homeBefore = tree(world.home).filter(p => !p.startsWith('.claudebox') && !p.startsWith('src/'))
+
+    const r = await claude(world, a, ['-p', 'hello'])
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout).toBe('pong')
+    expect(api.messages()).toHaveLength(1)
+
+    const instA = instanceOf(world, a)
+    const transcripts = tree(path.join(instA, 'projects')).filter(p => p.endsWith('.jsonl'))
+    expect(transcripts).toHaveLength(1)
+    expect(transcripts[0]).toMatch(new RegExp(`^${sanitizePath(a)}/[0-9a-f-]{36}\\.jsonl$`))
+    // The account file Claude wrote is the shared one; the instance holds only the mount point.
+    const shared = readShared(world)
+    expect(shared.userID).toMatch(/^[0-9a-f]{64}$/)
+    expect(fs.statSync(path.join(instA, '.claude.json')).size).toBe(0)
+    // Nowhere else: not the real home, not the project, not another project.
+    expect(tree(world.home).filter(p => !p.startsWith('.claudebox') && !p.startsWith('src/'))).toEqual(homeBefore)
+    expect(tree(a).filter(p => !p.startsWith('.git/'))).toEqual(['README'])
+    expect(fs.existsSync(instanceOf(world, b))).toBe(false)
+
+    // A second project gets its own transcript, and reads what the first wrote to .claude.json.
+    const r2 = await claude(world, b, ['-p', 'hello'])
+    expect(r2.stdout).toBe('pong')
+    const transcriptsB = tree(path.join(instanceOf(world, b), 'projects')).filter(p => p.endsWith('.jsonl'))
+    expect(transcriptsB).toHaveLength(1)
+    expect(transcriptsB[0]).toMatch(new RegExp(`^${sanitizePath(b)}/`))
+    expect(tree(path.join(instA, 'projects')).filter(p => p.endsWith('.jsonl'))).toEqual(transcripts)
+    // B's Claude read what A's wrote (read-modify-write of the one shared file): had it started
+    // from an empty file, it would have made a new identity.
+    const after = readShared(world)
+    expect(after.userID).toBe(shared.userID)
+    expect(after.firstStartTime).toBe(shared.firstStartTime)
+  })
+
+  test('one credential store: the token in it is what every project sends, and a change made in one project reaches the next', async () => {
+    api = await startMockApi()
+    const world = makeWorld()
+    const a = makeRepo(world.home, 'src/a')
+    const b = makeRepo(world.home, 'src/b')
+    const store = path.join(world.claudeboxHome, 'shared/credentials')
+    fs.mkdirSync(store, { recursive: true, mode: 0o700 })
+    fs.writeFileSync(path.join(store, '.credentials.json'), oauth('sk-ant-oat01-first'), { mode: 0o600 })
+
+    const ra = await claude(world, a, ['-p', 'hello'], { ANTHROPIC_API_KEY: undefined })
+    expect(ra.exitCode, ra.stderr).toBe(0)
+    expect(api.messages().at(-1)?.headers['authorization']).toBe('Bearer sk-ant-oat01-first')
+
+    // Inside project A's sandbox, the store is writable (as for Claude's own token refresh).
+    api.close().catch(() => undefined)
+    api = await startMockApi(
+      scripted([
+        {
+          name: 'Bash',
+          input: { command: `printf '%s' '${oauth('sk-ant-oat01-second')}' > "$CLAUDE_SECURESTORAGE_CONFIG_DIR/.credentials.json" && echo written`, description: 'rotate' },
+        },
+      ]),
+    )
+    const rotate = await claude(world, a, ['-p', 'rotate', '--dangerously-skip-permissions'], { ANTHROPIC_API_KEY: undefined })
+    expect(rotate.exitCode, rotate.stderr).toBe(0)
+    expect(api.messages().flatMap(req => toolResults(req)).map(r => r.content)).toContain('written')
+
+    const rb = await claude(world, b, ['-p', 'hello'], { ANTHROPIC_API_KEY: undefined })
+    expect(rb.exitCode, rb.stderr).toBe(0)
+    expect(api.messages().at(-1)?.headers['authorization']).toBe('Bearer sk-ant-oat01-second')
+    expect(fs.existsSync(path.join(instanceOf(world, b), '.credentials.json'))).toBe(false)
+  })
+
+  test('escape attempts made by the agent itself fail: ~/.ssh, outside the project, another instance', async () => {
+    const world = makeWorld()
+    const a = makeRepo(world.home, 'src/a')
+    const b = makeRepo(world.home, 'src/b')
+    api = await startMockApi()
+    expect((await claude(world, b, ['-p', 'hello'])).exitCode).toBe(0) // b's instance exists
+    const otherInstance = instanceOf(world, b)
+    const outside = path.join(world.home, 'planted-by-agent')
+    await api.close()
+    const steps = [
+      { name: 'Bash', input: { command: `cat ${world.home}/.ssh/id_ed25519`, description: 'read key' } },
+      { name: 'Read', input: { file_path: `${world.home}/.ssh/id_ed25519` } },
+      { name: 'Write', input: { file_path: outside, content: 'evil' } },
+      { name: 'Bash', input: { command: `ls '${otherInstance}/projects'`, description: 'peek' } },
+      { name: 'Bash', input: { command: 'echo "[core] fsmonitor = touch /tmp/pwned" >> .git/config', description: 'persist' } },
+    ]
+    api = await startMockApi(scripted(steps))
+    const r = await claude(world, a, ['-p', 'try to escape', '--dangerously-skip-permissions'])
+    expect(r.exitCode, r.stderr).toBe(0)
+    // Each agent request carries the previous step's result; a request may repeat it (Claude
+    // sends a note without a new result), so keep one per step.
+    const results = [...new Map(api.messages().filter(isAgentTurn).flatMap(req => toolResults(req)).map(r => [r.content, r])).values()]
+    expect(results, JSON.stringify(results)).toHaveLength(steps.length)
+    for (const result of results) expect(result?.content ?? '').not.toContain('PRIVATE KEY')
+    expect(results[0]?.content).toMatch(/No such file or directory/)
+    expect(results[3]?.content).toMatch(/No such file or directory/)
+    expect(results[4]?.content).toMatch(/Read-only file system/)
+    // The host shows the attempts failed.
+    expect(fs.existsSync(outside)).toBe(false)
+    expect(fs.readFileSync(path.join(a, '.git/config'), 'utf8')).not.toContain('fsmonitor')
+    expect(tree(path.join(otherInstance, 'projects')).filter(p => p.endsWith('.jsonl'))).toHaveLength(1)
+  })
+})
