@@ -55,7 +55,7 @@ const instanceOf = (world: World, repo: string): string => path.join(world.claud
 /** Every file under `dir`, relative, without following symlinks. */
 function tree(dir: string): string[] {
   if (!fs.existsSync(dir)) return []
-  return (fs.readdirSync(dir, { recursive: true, withFileTypes: true }) as fs.Dirent[])
+  return (fs.readdirSync(dir, { recursive: true, withFileTypes: true }))
     .filter(d => !d.isDirectory())
     .map(d => path.relative(dir, path.join(d.parentPath, d.name)))
     .sort()
