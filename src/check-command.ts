@@ -3,18 +3,30 @@ import fs from 'node:fs'
 import { execa } from 'execa'
 import { checksPassed, evaluateChecks, renderChecks, type CheckFacts } from './check.js'
 import { ClaudeboxError, EXIT } from './errors.js'
-import { probe, probeUserns } from './facts.js'
+import type { CliOptions } from './cli.js'
+import { probeUserns } from './facts.js'
+import { setupLaunch, type LaunchSetup } from './launch-setup.js'
 import { planLaunch, planProbeSandbox } from './plan.js'
 import { auditLines } from './render.js'
-import type { SandboxOptions } from './sandbox-options.js'
+import { DEFAULT_SANDBOX } from './sandbox-options.js'
 import type { Settings } from './settings.js'
 import { diagnoseUserns } from './userns.js'
 
 const LOOKUP_SCRIPT =
   'for f in /etc/resolv.conf /etc/hosts /etc/nsswitch.conf; do [ -r "$f" ] || echo "$f is missing"; done; getent hosts localhost >/dev/null || echo "localhost does not resolve"'
 
-export async function runCheck(settings: Settings, sandbox: SandboxOptions, configFile: string | undefined): Promise<number> {
-  const facts = probe(settings, sandbox)
+export async function runCheck(settings: Settings, options: CliOptions): Promise<number> {
+  let setup: LaunchSetup
+  try {
+    setup = setupLaunch(settings, options)
+  } catch (error) {
+    // A broken config.json or a refused project file is a failed check, not a crash.
+    if (!(error instanceof ClaudeboxError)) throw error
+    process.stdout.write(`fail config: ${error.message}\n`)
+    return EXIT.checkFailed
+  }
+  const { facts, request } = setup
+  const sandbox = request.sandbox ?? DEFAULT_SANDBOX
   const run = (file: string, args: string[]) => execa(file, args, { reject: false, timeout: 10_000, stdin: 'ignore' })
   const version = async (file: string, args: string[]): Promise<string | undefined> => {
     const result = await run(file, args)
@@ -32,7 +44,7 @@ export async function runCheck(settings: Settings, sandbox: SandboxOptions, conf
   let plan: CheckFacts['plan']
   let audit: string[] = []
   try {
-    const launch = planLaunch(facts, { claudeArgs: [], sandbox })
+    const launch = planLaunch(facts, request)
     plan = launch.summary
     audit = auditLines(launch)
   } catch (error) {
@@ -48,7 +60,7 @@ export async function runCheck(settings: Settings, sandbox: SandboxOptions, conf
     credentialsExist: 'error' in plan ? false : fs.existsSync(plan.credentials.path),
     legacyTiocsti: userns.sysctl['dev/tty/legacy_tiocsti'],
     lookupProblem: sandboxFailed || !lookupResult ? undefined : lookupResult.stdout.trim().replaceAll('\n', '; ') || undefined,
-    configFile,
+    applied: setup.resolved.applied,
   })
   process.stdout.write(renderChecks(results) + audit.map(line => `# ${line}\n`).join(''))
   return checksPassed(results) ? EXIT.ok : EXIT.checkFailed

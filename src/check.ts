@@ -25,7 +25,8 @@ export interface CheckFacts {
   legacyTiocsti: string | undefined
   /** What a name lookup inside the sandbox found missing, when the network is on. */
   lookupProblem: string | undefined
-  configFile: string | undefined
+  /** Config file and profile applied. */
+  applied: readonly string[]
 }
 
 export function evaluateChecks(f: CheckFacts): CheckResult[] {
@@ -45,7 +46,7 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
   if (f.git) add('ok', 'git', f.git.version)
   else add('warn', 'git', 'not found: projects map to the current directory, not the repository')
 
-  add('ok', 'config', f.configFile ? `${f.configFile} applied` : 'no config.json (defaults)')
+  add('ok', 'config', f.applied.join('; '))
 
   if ('error' in f.plan) {
     add('fail', 'project', f.plan.error)

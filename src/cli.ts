@@ -19,6 +19,8 @@ export interface CliOptions {
   json: boolean
   /** --adopt OLD_ROOT */
   adopt?: string
+  /** --profile NAME */
+  profile?: string
   /** Arguments for `claude`, unchanged and in order. */
   claudeArgs: string[]
   /** Sandbox options given on the command line (config.json fills the rest). */
@@ -94,8 +96,10 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
     broken?: true
     sessions?: true
     adopt?: string
+    profile?: string
   }>()
   if (opts.adopt !== undefined) options.adopt = opts.adopt
+  if (opts.profile !== undefined) options.profile = opts.profile
   options.yes = opts.yes === true
   options.json = opts.json === true
   options.force = opts.force === true

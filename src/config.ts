@@ -1,45 +1,140 @@
-// $CLAUDEBOX_HOME/config.json: defaults for claudebox's long options. Pure validation; the file is
-// read by main.ts. JSON because Node reads it without a dependency and users know it.
+// $CLAUDEBOX_HOME/config.json: defaults for claudebox's long options, the tiers, named profiles
+// and approved projects. Pure validation; main.ts reads the file. JSON because Node reads it
+// without a dependency and every user knows it; errors name the file, the key and what is allowed.
 import { ClaudeboxError, EXIT } from './errors.js'
 import type { SandboxOptions } from './sandbox-options.js'
 
-type Kind = 'boolean' | 'string[]'
+type Kind = 'boolean' | 'string' | 'string[]'
 
-/** Config key -> the SandboxOptions field it sets, and its type. */
-const KEYS: Readonly<Record<string, { field: keyof SandboxOptions; kind: Kind }>> = {
+/** Keys that set sandbox options, in config.json, in profiles and (narrowing only) in projects. */
+const OPTION_KEYS: Readonly<Record<string, { field: keyof SandboxOptions; kind: Kind }>> = {
   network: { field: 'network', kind: 'boolean' },
   sshAgent: { field: 'sshAgent', kind: 'boolean' },
   roBind: { field: 'roBinds', kind: 'string[]' },
   bind: { field: 'binds', kind: 'string[]' },
   env: { field: 'env', kind: 'string[]' },
   writableGitConfig: { field: 'writableGitConfig', kind: 'boolean' },
-  confirmFirstLaunch: { field: 'confirmFirstLaunch', kind: 'boolean' },
 }
 
-export const configError = (file: string, message: string): ClaudeboxError =>
-  new ClaudeboxError(`${file}: ${message}`, EXIT.usage)
+/** A named set of options plus Claude settings, chosen with --profile or a project's .claudebox.json. */
+export interface Profile {
+  options: Partial<SandboxOptions>
+  /** Claude's model (passed as --model unless the command line names one). */
+  model?: string
+  /** More arguments for claude, before the command line's own. */
+  claudeArgs?: string[]
+}
 
-/** Parses and validates config.json text into sandbox option defaults. */
-export function parseConfig(text: string, file: string): Partial<SandboxOptions> {
+export interface Config {
+  file: string | undefined
+  defaults: Partial<SandboxOptions>
+  /** Config-dir entries every project shares (see tiers.ts); undefined: the default list. */
+  sharedEntries?: string[]
+  /** Shared entries are read-only inside the sandbox. */
+  sharedReadOnly: boolean
+  profiles: Readonly<Record<string, Profile>>
+  /** Project roots whose .claudebox.json may widen the sandbox (the user approved them once). */
+  approvedProjects: readonly string[]
+}
+
+export const EMPTY_CONFIG: Config = { file: undefined, defaults: {}, sharedReadOnly: false, profiles: {}, approvedProjects: [] }
+
+const TOP_KEYS = [...Object.keys(OPTION_KEYS), 'confirmFirstLaunch', 'sharedEntries', 'sharedReadOnly', 'profiles', 'approvedProjects']
+const PROFILE_KEYS = [...Object.keys(OPTION_KEYS), 'model', 'claudeArgs']
+
+export const configError = (file: string, message: string): ClaudeboxError => new ClaudeboxError(`${file}: ${message}`, EXIT.usage)
+
+/** Parses and validates config.json text. */
+export function parseConfig(text: string, file: string): Config {
+  const data = parseObject(text, file, '{"network": false}')
+  const config: Config = { ...EMPTY_CONFIG, file, defaults: {}, profiles: {} }
+  for (const [key, value] of Object.entries(data)) {
+    checkKnown(file, key, TOP_KEYS, '')
+    if (key in OPTION_KEYS) Object.assign(config.defaults, optionEntry(file, key, value, ''))
+    else if (key === 'confirmFirstLaunch') config.defaults.confirmFirstLaunch = expect(file, key, value, 'boolean') as boolean
+    else if (key === 'sharedEntries') config.sharedEntries = checkEntries(file, expect(file, key, value, 'string[]') as string[])
+    else if (key === 'sharedReadOnly') config.sharedReadOnly = expect(file, key, value, 'boolean') as boolean
+    else if (key === 'approvedProjects') config.approvedProjects = expect(file, key, value, 'string[]') as string[]
+    else if (key === 'profiles') config.profiles = parseProfiles(file, value)
+  }
+  return config
+}
+
+function parseProfiles(file: string, value: unknown): Record<string, Profile> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw configError(file, '"profiles" must be an object of named profiles, like {"offline": {"network": false}}')
+  const profiles: Record<string, Profile> = {}
+  for (const [name, body] of Object.entries(value)) {
+    const where = `profiles.${name}.`
+    if (!/^[A-Za-z0-9_.-]+$/.test(name)) throw configError(file, `profile name "${name}" may hold only letters, digits, '.', '_' and '-'`)
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw configError(file, `"profiles.${name}" must be an object`)
+    const profile: Profile = { options: {} }
+    for (const [key, v] of Object.entries(body)) {
+      checkKnown(file, key, PROFILE_KEYS, where)
+      if (key in OPTION_KEYS) Object.assign(profile.options, optionEntry(file, key, v, where))
+      else if (key === 'model') profile.model = expect(file, `${where}model`, v, 'string') as string
+      else if (key === 'claudeArgs') profile.claudeArgs = expect(file, `${where}claudeArgs`, v, 'string[]') as string[]
+    }
+    profiles[name] = profile
+  }
+  return profiles
+}
+
+/** A project's .claudebox.json: the profile it asks for, and narrowing shorthands. */
+export interface ProjectFile {
+  file: string
+  profile?: string
+  options: Partial<SandboxOptions>
+}
+
+export function parseProjectFile(text: string, file: string): ProjectFile {
+  const data = parseObject(text, file, '{"profile": "offline"}')
+  const project: ProjectFile = { file, options: {} }
+  for (const [key, value] of Object.entries(data)) {
+    checkKnown(file, key, ['profile', ...Object.keys(OPTION_KEYS)], '')
+    if (key === 'profile') project.profile = expect(file, key, value, 'string') as string
+    else Object.assign(project.options, optionEntry(file, key, value, ''))
+  }
+  return project
+}
+
+function parseObject(text: string, file: string, example: string): Record<string, unknown> {
   let data: unknown
   try {
     data = JSON.parse(text)
   } catch (error) {
     throw configError(file, `not valid JSON (${(error as Error).message}); fix it or move it away`)
   }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw configError(file, 'must hold a JSON object, like {"network": false}')
-  const result: Partial<Record<keyof SandboxOptions, unknown>> = {}
-  for (const [key, value] of Object.entries(data)) {
-    const spec = KEYS[key]
-    if (spec === undefined) {
-      const hint = closest(key, Object.keys(KEYS))
-      throw configError(file, `unknown key "${key}"${hint ? `; did you mean "${hint}"?` : ''} (allowed: ${Object.keys(KEYS).join(', ')})`)
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw configError(file, `must hold a JSON object, like ${example}`)
+  return data as Record<string, unknown>
+}
+
+function optionEntry(file: string, key: string, value: unknown, where: string): Partial<SandboxOptions> {
+  const spec = OPTION_KEYS[key] as { field: keyof SandboxOptions; kind: Kind }
+  return { [spec.field]: expect(file, `${where}${key}`, value, spec.kind) }
+}
+
+function expect(file: string, key: string, value: unknown, kind: Kind): unknown {
+  const ok =
+    kind === 'boolean' ? typeof value === 'boolean' : kind === 'string' ? typeof value === 'string' : Array.isArray(value) && value.every(v => typeof v === 'string')
+  if (!ok) throw configError(file, `"${key}" must be ${kind === 'boolean' ? 'true or false' : kind === 'string' ? 'a string' : 'a list of strings'}`)
+  return value
+}
+
+function checkKnown(file: string, key: string, allowed: readonly string[], where: string): void {
+  if (allowed.includes(key)) return
+  const hint = closest(key, allowed)
+  throw configError(file, `unknown key "${where}${key}"${hint ? `; did you mean "${where}${hint}"?` : ''} (allowed: ${allowed.join(', ')})`)
+}
+
+/** Entry names of a Claude config dir: plain names, not claudebox's own or the account files. */
+function checkEntries(file: string, entries: string[]): string[] {
+  for (const entry of entries) {
+    if (!/^[A-Za-z0-9_.-]+$/.test(entry) || entry === '.' || entry === '..') throw configError(file, `"sharedEntries": "${entry}" must be a plain file or directory name`)
+    if (['claudebox', 'project-root', '.claude.json', '.credentials.json'].includes(entry)) {
+      throw configError(file, `"sharedEntries": "${entry}" is managed by claudebox itself and cannot be listed`)
     }
-    const ok = spec.kind === 'boolean' ? typeof value === 'boolean' : Array.isArray(value) && value.every(v => typeof v === 'string')
-    if (!ok) throw configError(file, `"${key}" must be ${spec.kind === 'boolean' ? 'true or false' : 'a list of strings'}`)
-    result[spec.field] = value
   }
-  return result as Partial<SandboxOptions>
+  return entries
 }
 
 /** The allowed name nearest to `word` by edit distance, when it is close enough to be a typo. */

@@ -4,7 +4,8 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { canonicalRoot, instanceDir, instanceId, PROJECT_ROOT_FILE } from './instance.js'
+import { canonicalRoot, instanceDir, instanceId, PROJECT_ROOT_FILE, sharedPaths } from './instance.js'
+import { SANDBOX_NOTE } from './tiers.js'
 import { ETC_ENTRIES, HOME_FILES_RO, RUN_LINKS, SYSTEM_PATHS } from './plan.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 import type { Settings } from './settings.js'
@@ -15,6 +16,7 @@ import type { ClaudeFacts, GitFacts, HostFacts, InstanceState, PathKind } from '
 export function probe(
   settings: Settings,
   options: SandboxOptions = DEFAULT_SANDBOX,
+  sharedEntries: readonly string[] = [],
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): HostFacts {
   const home = homeDir(env)
@@ -24,8 +26,6 @@ export function probe(
   const claude = probeClaude(settings.claudeOverride, env, cwd)
   const id = cwd === undefined ? undefined : instanceId(canonicalRoot(cwd, git.facts))
   const instance = id === undefined ? undefined : instanceDir(claudeboxHome, id)
-  const named = [...options.roBinds, ...options.binds].map(p => path.resolve(cwd ?? '/', p))
-  if (options.sshAgent && env['SSH_AUTH_SOCK']) named.push(env['SSH_AUTH_SOCK'])
   const facts: HostFacts = {
     cwd,
     home,
@@ -39,12 +39,10 @@ export function probe(
     systemPaths: Object.fromEntries(SYSTEM_PATHS.map(p => [p, lstatWithTarget(p)])),
     homeFiles: Object.fromEntries(HOME_FILES_RO.map(rel => path.join(home, rel)).map(p => [p, statKind(p)])),
     instance: instance === undefined ? { kind: 'missing' } : readInstanceState(instance),
-    instanceEntries:
-      instance === undefined
-        ? {}
-        : Object.fromEntries(['.claude.json', '.credentials.json'].map(name => [path.join(instance, name), lstatKind(path.join(instance, name))])),
+    instanceEntries: {},
+    sharedKinds: {},
     arch: process.arch,
-    paths: Object.fromEntries(named.map(p => [p, realAndKind(p)])),
+    paths: {},
     gitProtect: git.facts ? gitProtectPaths(git.facts) : { existing: [], missingHooks: [] },
     gitLayout: git.facts && cwd !== undefined ? probeGitLayout(cwd, env) : undefined,
     etcLinks: Object.fromEntries(
@@ -63,7 +61,27 @@ export function probe(
     const remote = gitConfigValue(path.join(git.facts.commonDir, 'config'), 'remote.origin.url')
     if (remote) facts.gitRemote = remote
   }
-  return facts
+  return withOptionFacts(facts, options, sharedEntries)
+}
+
+/**
+ * The facts that depend on the options (which a project's .claudebox.json may change): the paths
+ * named by binds and the ssh-agent, and the entries bound into the instance (lstat, to refuse
+ * symlinks an agent planted), with the shared tier's entries as they are now.
+ */
+export function withOptionFacts(facts: HostFacts, options: SandboxOptions, sharedEntries: readonly string[]): HostFacts {
+  const named = [...options.roBinds, ...options.binds].map(p => path.resolve(facts.cwd ?? '/', p))
+  const socket = facts.env['SSH_AUTH_SOCK']
+  if (options.sshAgent && socket) named.push(socket)
+  const entries = ['.claude.json', '.credentials.json', SANDBOX_NOTE, ...sharedEntries]
+  const instance = facts.cwd === undefined ? undefined : instanceDir(facts.claudeboxHome, instanceId(canonicalRoot(facts.cwd, facts.git)))
+  const shared = sharedPaths(facts.claudeboxHome).dir
+  return {
+    ...facts,
+    paths: Object.fromEntries(named.map(p => [p, realAndKind(p)])),
+    instanceEntries: instance === undefined ? {} : Object.fromEntries(entries.map(name => [path.join(instance, name), lstatKind(path.join(instance, name))])),
+    sharedKinds: Object.fromEntries([SANDBOX_NOTE, ...sharedEntries].map(name => [name, statKind(path.join(shared, name))])),
+  }
 }
 
 export function homeDir(env: Readonly<Record<string, string | undefined>>): string {

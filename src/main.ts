@@ -1,10 +1,9 @@
 // main(argv) -> exit status: dispatches the modes and is the one place errors become statuses.
 import { parseArgs, helpText } from './cli.js'
 import { ClaudeboxError, EXIT, launchError } from './errors.js'
-import path from 'node:path'
 import { resumeId } from './adopt.js'
-import { parseConfig } from './config.js'
-import { homeDir, probe, probeUserns, readConfigText, readInstanceState, snapshot } from './facts.js'
+import { homeDir, probeUserns, readInstanceState, snapshot } from './facts.js'
+import { setupLaunch } from './launch-setup.js'
 import { diagnoseUserns } from './userns.js'
 import { describeChanges, diffSnapshots } from './persistence.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
@@ -13,7 +12,9 @@ import { planLaunch } from './plan.js'
 import { auditLines, renderDryRun } from './render.js'
 import { readSettings, type Settings } from './settings.js'
 import type { CliOptions } from './cli.js'
-import type { LaunchPlan } from './types.js'
+import path from 'node:path'
+import { guardJson, rememberGood } from './guard.js'
+import type { HostFacts, LaunchPlan } from './types.js'
 
 declare const __CLAUDEBOX_VERSION__: string
 export const VERSION = __CLAUDEBOX_VERSION__
@@ -27,8 +28,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     switch (options.mode) {
       case 'check': {
         const { runCheck } = await import('./check-command.js')
-        const { sandbox, configFile } = sandboxOptions(settings, options)
-        return await runCheck(settings, sandbox, configFile)
+        return await runCheck(settings, options)
       }
       case 'gc': {
         const { runGc } = await import('./gc-command.js')
@@ -62,9 +62,9 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 async function launch(settings: Settings, options: CliOptions): Promise<number> {
-  const { sandbox } = sandboxOptions(settings, options)
-  const facts = probe(settings, sandbox)
-  const plan = planLaunch(facts, { claudeArgs: options.claudeArgs, sandbox })
+  const { facts, request } = setupLaunch(settings, options)
+  const sandbox = request.sandbox ?? DEFAULT_SANDBOX
+  const plan = planLaunch(facts, request)
   for (const warning of plan.warnings) warn(warning)
   if (options.mode === 'dry-run') return print(renderDryRun(plan, auditLines(plan)))
 
@@ -77,7 +77,9 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
 
   const { applyFiles, applyMkdirs } = await import('./state.js')
   applyMkdirs(plan.mkdirs, facts.claudeboxHome)
+  await offerLoginImport(facts, options.yes)
   applyFiles(plan.files)
+  guardSharedState(plan)
   // Two first launches of projects whose ids collide would both pass the probe; the file decides.
   const state = readInstanceState(plan.summary.instanceDir)
   if (state.kind !== 'ok' || state.recordedRoot !== plan.summary.projectRoot) {
@@ -103,11 +105,60 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
     warn(`bwrap could not create the sandbox (status ${result.status}, message above): ${diagnosis.cause}; fix: ${diagnosis.fix}. claudebox --check shows more`)
     return EXIT.cannotLaunch
   }
+  rememberSharedState(plan)
   const changes = diffSnapshots(before, snapshot(plan.watch))
   if (changes.length > 0) warn(describeChanges(changes, facts.git?.topLevel ?? facts.cwd ?? '/'))
   // Re-raise a death by signal, so that our caller sees it as it would have without claudebox.
   if (result.signal) process.kill(process.pid, result.signal)
   return result.status
+}
+
+/**
+ * First run: when claudebox has no credentials yet but the user's normal Claude Code has a login,
+ * offer once to copy it: asked on a terminal, accepted by --yes, only mentioned otherwise.
+ */
+async function offerLoginImport(facts: HostFacts, yes: boolean): Promise<void> {
+  const { findHostLogin, importLogin } = await import('./login.js')
+  const login = findHostLogin(facts.claudeboxHome, facts.home, facts.env)
+  if (login === undefined) return
+  const where = login.credentials ?? login.accountFile ?? ''
+  let accepted = yes
+  if (!yes) {
+    if (process.stdin.isTTY !== true || process.stderr.isTTY !== true) {
+      warn(`found a Claude Code login in ${where}; run claudebox --yes once to use it in every project (nothing copied)`)
+      return
+    }
+    const { createInterface } = await import('node:readline/promises')
+    const rl = createInterface({ input: process.stdin, output: process.stderr })
+    const answer = await rl.question(`claudebox: use your Claude Code login from ${where} in every project (it is copied, not moved)? [Y/n] `)
+    rl.close()
+    accepted = !/^n(o)?$/i.test(answer.trim())
+  }
+  importLogin(facts.claudeboxHome, login, accepted)
+  warn(accepted ? `copied your Claude Code login from ${where} (your own ~/.claude is unchanged)` : 'not using your Claude Code login; sign in inside claudebox instead')
+}
+
+/** The shared JSON files several sessions write. */
+function sharedJsonFiles(plan: LaunchPlan): { files: string[]; goodDir: string } {
+  const sharedDir = path.dirname(path.dirname(plan.summary.credentials.path))
+  const files = [path.join(sharedDir, '.claude.json'), ...(plan.summary.shared.includes('settings.json') ? [path.join(sharedDir, 'settings.json')] : [])]
+  return { files, goodDir: path.join(sharedDir, 'good') }
+}
+
+function rememberSharedState(plan: LaunchPlan): void {
+  const { files, goodDir } = sharedJsonFiles(plan)
+  for (const file of files) rememberGood(file, goodDir, new Date())
+}
+
+/** Validates the shared JSON files before Claude reads them (guard.ts). */
+function guardSharedState(plan: LaunchPlan): void {
+  const { files, goodDir } = sharedJsonFiles(plan)
+  const backups = [path.join(plan.summary.instanceDir, 'backups')]
+  for (const file of files) {
+    const result = guardJson(file, backups, goodDir, new Date())
+    if (result.kind === 'restored') warn(`${file} was corrupt: set aside as ${path.basename(result.setAside)}, restored from ${result.from}`)
+    if (result.kind === 'set-aside') warn(`${file} was corrupt: set aside as ${path.basename(result.setAside)}; no good copy to restore, so Claude starts from an empty one`)
+  }
 }
 
 /**
@@ -126,14 +177,6 @@ async function firstLaunch(plan: LaunchPlan, sandbox: SandboxOptions, yes: boole
   const answer = await rl.question('claudebox: start Claude in this sandbox? [y/N] ')
   rl.close()
   if (!/^y(es)?$/i.test(answer.trim())) throw launchError('not started: you declined the first launch')
-}
-
-/** Sandbox options: built-in defaults, then config.json, then the command line. */
-function sandboxOptions(settings: Settings, options: CliOptions): { sandbox: SandboxOptions; configFile: string | undefined } {
-  const file = path.join(settings.claudeboxHome, 'config.json')
-  const text = readConfigText(file)
-  const fromConfig = text === undefined ? {} : parseConfig(text, file)
-  return { sandbox: { ...DEFAULT_SANDBOX, ...fromConfig, ...options.sandbox }, configFile: text === undefined ? undefined : file }
 }
 
 function print(text: string): number {

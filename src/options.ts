@@ -23,6 +23,7 @@ export const OWN_OPTIONS: readonly OwnOption[] = [
   { flag: '--json', description: 'with --list or --sessions: JSON for scripts' },
   { flag: '--sessions', description: "list this project's conversations (all worktrees), newest first, for --resume ID" },
   { flag: '--adopt', value: 'old-root', description: "take over the instance of a project that moved from OLD-ROOT (with --dry-run: show the plan)" },
+  { flag: '--profile', value: 'name', description: 'use a named profile from config.json (options and Claude settings)' },
   { flag: '--no-network', description: 'unshare the network: loopback only inside' },
   { flag: '--ssh-agent', description: 'forward the ssh-agent socket ($SSH_AUTH_SOCK), never the keys' },
   { flag: '--ro-bind', value: 'path', description: 'also show PATH read-only at its own path (repeatable)', repeatable: true },

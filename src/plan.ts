@@ -9,6 +9,7 @@ import { OWN_DIR, SESSIONS_DIR } from './registry.js'
 import { bindRefusal, dangerousRootReason } from './policy.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 import { hostSeccompArch, seccompFilter } from './seccomp.js'
+import { planTiers } from './tiers.js'
 import type { FdStep, FileStep, HostFacts, LaunchPlan } from './types.js'
 
 /** System directories shown read-only when present; symlinks (merged /usr) are recreated as symlinks. */
@@ -38,6 +39,10 @@ export const SECCOMP_FD = 4
 export interface LaunchRequest {
   claudeArgs: readonly string[]
   sandbox?: SandboxOptions
+  /** The shared tier: config.json's sharedEntries (undefined: the default list), read-only or not. */
+  tiers?: { entries: readonly string[] | undefined; readOnly: boolean }
+  /** Which config and profile were applied, for the audit. */
+  applied?: readonly string[]
 }
 
 export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan {
@@ -164,16 +169,22 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   }
 
   // ========== STATE: this instance and the shared tier ==========
-  for (const entry of ['.claude.json', '.credentials.json']) {
-    const kind = facts.instanceEntries[path.join(instance, entry)]
-    if (kind === 'symlink' || kind === 'dir') {
-      // An agent can replace files in its instance; never bind through them (CVE-2024-42472).
-      throw launchError(`${path.join(instance, entry)} was replaced by a ${kind}; remove it and rerun claudebox`)
+  const tiers = planTiers(shared.dir, instance, request.tiers?.entries, request.tiers?.readOnly ?? false, facts.sharedKinds)
+  for (const entry of ['.claude.json', '.credentials.json', ...tiers.entries]) {
+    // An agent can replace what is in its instance; never bind through a symlink it planted
+    // (flatpak CVE-2024-42472). A plain file or directory there is bwrap's own mount point.
+    if (facts.instanceEntries[path.join(instance, entry)] === 'symlink') {
+      throw launchError(`${path.join(instance, entry)} was replaced by a symlink; remove it and rerun claudebox`)
     }
   }
   bind(instance)
   // claudebox's own records (live sessions, metadata): readable inside, never writable.
   add('--ro-bind', own, own)
+  // The shared tier: one copy of each entry for every project (tiers.ts).
+  for (const [source, target, ro] of tiers.binds) {
+    add(ro ? '--ro-bind' : '--bind', source, target)
+    ;(ro ? readOnly : writable).push(target)
+  }
   // Credentials: one directory for every instance (CLAUDE_SECURESTORAGE_CONFIG_DIR). Claude writes
   // them with temp file + rename, which works in a bound directory but not on a bound file.
   bind(shared.secureStorage)
@@ -249,8 +260,9 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     argv: groups.flat(),
     env: secretEnv,
     groups,
-    mkdirs,
+    mkdirs: [...mkdirs, ...tiers.mkdirs],
     files: [
+      ...tiers.files,
       ...files,
       { path: path.join(instance, PROJECT_ROOT_FILE), content: `${root}\n`, mode: 0o600 },
       { path: shared.claudeJson, content: '{}\n', mode: 0o600 },
@@ -269,6 +281,8 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
       network: options.network ? 'shared' : 'none',
       protections,
       credentials: { mechanism, path: credentialFile },
+      shared: tiers.entries,
+      applied: request.applied ?? [],
     },
   }
 }

@@ -26,11 +26,13 @@ export function renderDryRun(plan: LaunchPlan, audit: readonly string[] = []): s
 export function auditLines(plan: LaunchPlan): string[] {
   const s = plan.summary
   return [
+    ...s.applied.map(a => `applied: ${a}`),
     `project root: ${s.projectRoot}`,
     `instance: ${s.instanceId} (${s.instanceDir})`,
     `writable inside: ${s.writable.join(', ')}`,
     `read-only inside: ${[...s.system, ...s.readOnly].join(', ')}`,
     `home inside: empty except the paths above; ~/.claude points to the instance`,
+    `shared by every project: sign-in (.credentials.json, .claude.json), ${s.shared.join(', ')}`,
     `network: ${s.network === 'shared' ? 'shared with the host' : 'none (loopback only)'}`,
     ...s.protections.map(p => `protection: ${p}`),
   ]

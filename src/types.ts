@@ -53,6 +53,8 @@ export interface HostFacts {
   instance: InstanceState
   /** Entries of the instance dir that the launch binds over, lstat'ed (an agent may plant symlinks). */
   instanceEntries: Readonly<Record<string, PathKind>>
+  /** lstat kinds of the shared tier's entries under $CLAUDEBOX_HOME/shared (by name). */
+  sharedKinds: Readonly<Record<string, PathKind>>
   /** Node's process.arch, for the seccomp filter. */
   arch: string
   /** Paths named by options (extra binds, the ssh-agent socket): their real path and kind. */
@@ -125,4 +127,8 @@ export interface LaunchSummary {
   network: 'shared' | 'none'
   protections: readonly string[]
   credentials: { mechanism: 'store-dir' | 'file-bind'; path: string }
+  /** Config-dir entries shared by every project. */
+  shared: readonly string[]
+  /** Config file and profile applied. */
+  applied: readonly string[]
 }

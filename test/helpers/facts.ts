@@ -46,6 +46,7 @@ export function debianFacts(overrides: Partial<HostFacts> = {}): HostFacts {
     homeFiles: { '/home/ada/.gitconfig': 'file', '/home/ada/.config/git/config': 'missing' },
     instance: { kind: 'missing' },
     instanceEntries: {},
+    sharedKinds: {},
     arch: 'x64',
     paths: {},
     gitProtect: { existing: ['/home/ada/src/shop/.git/config', '/home/ada/src/shop/.git/hooks'], missingHooks: [] },

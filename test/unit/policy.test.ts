@@ -48,7 +48,7 @@ describe('extra binds', () => {
 
 describe('config.json', () => {
   test('valid keys map to sandbox options', () => {
-    expect(parseConfig('{"network": false, "roBind": ["/data"], "env": ["FOO=1"], "sshAgent": true}', 'c.json')).toEqual({
+    expect(parseConfig('{"network": false, "roBind": ["/data"], "env": ["FOO=1"], "sshAgent": true}', 'c.json').defaults).toEqual({
       network: false,
       roBinds: ['/data'],
       env: ['FOO=1'],

@@ -1,0 +1,95 @@
+// Guards the shared JSON files that several sessions write (read-modify-write of one
+// .claude.json has corrupted it for users: anthropics/claude-code#28922, #2810). Before a launch a
+// corrupt file is set aside under a timestamped name (never deleted) and restored from Claude
+// Code's own backups or from claudebox's last good copies; a good file is copied, bounded.
+import fs from 'node:fs'
+import path from 'node:path'
+import { readNoFollow } from './facts.js'
+
+/** How many last good copies of each file are kept. */
+export const GOOD_COPIES = 5
+/** How long to wait before judging a file that does not parse (a writer may be mid-write). */
+const SETTLE_MS = 150
+
+export type GuardResult = { kind: 'ok' } | { kind: 'missing' } | { kind: 'restored'; from: string; setAside: string } | { kind: 'set-aside'; setAside: string }
+
+/**
+ * @param backups directories holding Claude's backups of this file (`<name>.backup.<ms>`)
+ * @param goodDir where claudebox keeps its last good copies
+ */
+export function guardJson(file: string, backups: readonly string[], goodDir: string, now: Date): GuardResult {
+  let text = readNoFollow(file)
+  if (text === undefined) return { kind: 'missing' }
+  const name = path.basename(file)
+  if (!isValidJson(text)) {
+    // A running session may be in the middle of rewriting it in place: look again before judging.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, SETTLE_MS)
+    text = readNoFollow(file) ?? ''
+  }
+  if (isValidJson(text)) {
+    keepGoodCopy(goodDir, name, text, now)
+    return { kind: 'ok' }
+  }
+  // Copied aside and rewritten in place, never renamed: running sessions have this very file
+  // (its inode) bound into their sandboxes and must keep sharing it.
+  const setAside = `${file}.corrupt-${now.toISOString().replace(/[:.]/g, '-')}`
+  fs.copyFileSync(file, setAside, fs.constants.COPYFILE_EXCL)
+  // The newest valid copy wins, whoever made it: Claude's own backups or claudebox's good copies.
+  const candidates = [
+    ...backups.flatMap(dir => listSorted(dir, `${name}.backup.`).map(f => path.join(dir, f))),
+    ...listSorted(goodDir, `${name}.`).map(f => path.join(goodDir, f)),
+  ].sort((a, b) => mtime(b) - mtime(a))
+  for (const candidate of candidates) {
+    const content = readNoFollow(candidate)
+    if (content !== undefined && isValidJson(content)) {
+      fs.writeFileSync(file, content, { mode: 0o600 })
+      return { kind: 'restored', from: candidate, setAside }
+    }
+  }
+  fs.writeFileSync(file, '{}\n', { mode: 0o600 })
+  return { kind: 'set-aside', setAside }
+}
+
+function mtime(file: string): number {
+  try {
+    return fs.lstatSync(file).mtimeMs
+  } catch {
+    return 0
+  }
+}
+
+/** After a session: remember the shared file as Claude left it, if it is valid. */
+export function rememberGood(file: string, goodDir: string, now: Date): void {
+  const text = readNoFollow(file)
+  if (text !== undefined && isValidJson(text)) keepGoodCopy(goodDir, path.basename(file), text, now)
+}
+
+function isValidJson(text: string): boolean {
+  try {
+    const value = JSON.parse(text) as unknown
+    return typeof value === 'object' && value !== null
+  } catch {
+    return false
+  }
+}
+
+/** Newest first: names end in a sortable timestamp. */
+function listSorted(dir: string, prefix: string): string[] {
+  try {
+    return fs
+      .readdirSync(dir)
+      .filter(f => f.startsWith(prefix))
+      .sort((a, b) => Number(b.slice(prefix.length).replace(/\D/g, '')) - Number(a.slice(prefix.length).replace(/\D/g, '')))
+  } catch {
+    return []
+  }
+}
+
+function keepGoodCopy(goodDir: string, name: string, text: string, now: Date): void {
+  const copies = listSorted(goodDir, `${name}.`)
+  const newest = copies[0]
+  if (newest !== undefined && readNoFollow(path.join(goodDir, newest)) === text) return
+  fs.mkdirSync(goodDir, { recursive: true, mode: 0o700 })
+  fs.writeFileSync(path.join(goodDir, `${name}.${now.getTime()}`), text, { mode: 0o600 })
+  for (const old of listSorted(goodDir, `${name}.`).slice(GOOD_COPIES)) fs.rmSync(path.join(goodDir, old), { force: true })
+}

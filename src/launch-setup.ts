@@ -1,0 +1,55 @@
+// Reads config.json and the project's .claudebox.json, resolves the options, and completes the
+// facts for them: the shared start of a launch, --dry-run and --check.
+import path from 'node:path'
+import type { CliOptions } from './cli.js'
+import { EMPTY_CONFIG, parseConfig, parseProjectFile, type Config, type ProjectFile } from './config.js'
+import { probe, readConfigText, readNoFollow, withOptionFacts } from './facts.js'
+import { resolveOptions, type ResolvedOptions } from './profiles.js'
+import type { Settings } from './settings.js'
+import { DEFAULT_SHARED_ENTRIES } from './tiers.js'
+import type { HostFacts } from './types.js'
+import type { LaunchRequest } from './plan.js'
+
+export interface LaunchSetup {
+  config: Config
+  facts: HostFacts
+  resolved: ResolvedOptions
+  request: LaunchRequest
+}
+
+export const PROJECT_FILE = '.claudebox.json'
+
+export function loadConfig(settings: Settings): Config {
+  const file = path.join(settings.claudeboxHome, 'config.json')
+  const text = readConfigText(file)
+  return text === undefined ? EMPTY_CONFIG : parseConfig(text, file)
+}
+
+export function setupLaunch(settings: Settings, options: CliOptions): LaunchSetup {
+  const config = loadConfig(settings)
+  const base = probe(settings)
+  const projectRoot = base.git?.topLevel ?? base.cwd
+  const project = projectRoot === undefined ? undefined : readProjectFile(path.join(projectRoot, PROJECT_FILE))
+  const resolved = resolveOptions({
+    config,
+    cli: options.sandbox,
+    cliProfile: options.profile,
+    cliClaudeArgs: options.claudeArgs,
+    project,
+    projectRoot,
+  })
+  const facts = withOptionFacts(base, resolved.sandbox, config.sharedEntries ?? DEFAULT_SHARED_ENTRIES)
+  const request: LaunchRequest = {
+    claudeArgs: [...resolved.claudeArgs, ...options.claudeArgs],
+    sandbox: resolved.sandbox,
+    tiers: { entries: config.sharedEntries, readOnly: config.sharedReadOnly },
+    applied: resolved.applied,
+  }
+  return { config, facts, resolved, request }
+}
+
+/** The project's .claudebox.json (never through a symlink), if it has one. */
+function readProjectFile(file: string): ProjectFile | undefined {
+  const text = readNoFollow(file)
+  return text === undefined ? undefined : parseProjectFile(text, file)
+}

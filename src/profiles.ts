@@ -1,0 +1,92 @@
+// Which options a launch uses: built-in defaults < config.json < the profile (--profile, or the one
+// a project's .claudebox.json names) < the command line. A project file comes from the repository,
+// which may be untrusted, so it may only narrow the sandbox unless the user approved the project.
+import { configError, type Config, type ProjectFile } from './config.js'
+import { usageError } from './errors.js'
+import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
+
+export interface ResolvedOptions {
+  sandbox: SandboxOptions
+  /** Arguments the profile adds before the command line's claude arguments. */
+  claudeArgs: string[]
+  /** What was applied, for --check and --dry-run. */
+  applied: string[]
+}
+
+export interface ResolveInput {
+  config: Config
+  cli: Partial<SandboxOptions>
+  cliProfile: string | undefined
+  cliClaudeArgs: readonly string[]
+  project: ProjectFile | undefined
+  /** The project's canonical working tree, as approvedProjects lists it. */
+  projectRoot: string | undefined
+}
+
+export function resolveOptions(input: ResolveInput): ResolvedOptions {
+  const { config, project } = input
+  const base: SandboxOptions = { ...DEFAULT_SANDBOX, ...config.defaults }
+  const applied: string[] = [config.file ? `config ${config.file}` : 'no config.json (built-in defaults)']
+  let sandbox = base
+  const claudeArgs: string[] = []
+
+  const pickProfile = (name: string, source: string) => {
+    const profile = config.profiles[name]
+    if (profile === undefined) {
+      const known = Object.keys(config.profiles)
+      const where = config.file ?? 'config.json'
+      throw usageError(`${source} asks for profile "${name}", which ${where} does not define${known.length ? ` (profiles: ${known.join(', ')})` : ''}`)
+    }
+    return profile
+  }
+
+  if (input.cliProfile !== undefined) {
+    const profile = pickProfile(input.cliProfile, '--profile')
+    sandbox = { ...sandbox, ...profile.options }
+    claudeArgs.push(...profileClaudeArgs(profile, input.cliClaudeArgs))
+    applied.push(`profile ${input.cliProfile} (--profile)`)
+    if (project) applied.push(`${project.file} ignored: --profile given`)
+  } else if (project) {
+    const profile = project.profile === undefined ? undefined : pickProfile(project.profile, project.file)
+    const candidate: SandboxOptions = { ...sandbox, ...profile?.options, ...project.options }
+    const extraArgs = profile ? profileClaudeArgs(profile, input.cliClaudeArgs) : []
+    const widenings = widening(base, candidate)
+    if (profile?.claudeArgs?.length) widenings.push(`claude arguments ${profile.claudeArgs.join(' ')}`)
+    const approved = input.projectRoot !== undefined && config.approvedProjects.includes(input.projectRoot)
+    if (widenings.length > 0 && !approved) {
+      throw configError(
+        project.file,
+        `${project.profile ? `profile "${project.profile}" ` : ''}would widen the sandbox (${widenings.join('; ')}); a file in the repository may only narrow it. ` +
+          `Approve this project in ${config.file ?? 'config.json'} ("approvedProjects": ["${input.projectRoot ?? ''}"]) or pass --profile yourself`,
+      )
+    }
+    sandbox = candidate
+    claudeArgs.push(...extraArgs)
+    applied.push(`${project.file}${project.profile ? ` (profile ${project.profile})` : ''}${approved ? ', approved project' : ', narrowing only'}`)
+  }
+  return { sandbox: { ...sandbox, ...input.cli }, claudeArgs, applied }
+}
+
+/** How `candidate` opens the sandbox further than `base`, in words. */
+export function widening(base: SandboxOptions, candidate: SandboxOptions): string[] {
+  const found: string[] = []
+  if (candidate.network && !base.network) found.push('turns the network on')
+  if (candidate.sshAgent && !base.sshAgent) found.push('forwards the ssh-agent')
+  if (candidate.writableGitConfig && !base.writableGitConfig) found.push('makes .git/config writable')
+  if (candidate.allowDangerousRoot && !base.allowDangerousRoot) found.push('allows a dangerous root')
+  for (const [list, label] of [
+    ['roBinds', 'adds --ro-bind'],
+    ['binds', 'adds --bind'],
+    ['env', 'adds --env'],
+  ] as const) {
+    const added = candidate[list].filter(item => !base[list].includes(item))
+    if (added.length > 0) found.push(`${label} ${added.join(', ')}`)
+  }
+  return found
+}
+
+function profileClaudeArgs(profile: { model?: string; claudeArgs?: string[] }, cliClaudeArgs: readonly string[]): string[] {
+  const args = [...(profile.claudeArgs ?? [])]
+  if (profile.model && !cliClaudeArgs.some(a => a === '--model' || a.startsWith('--model='))) args.unshift('--model', profile.model)
+  return args
+}

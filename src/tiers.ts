@@ -1,0 +1,71 @@
+// The shared and the per-project tier of a Claude config dir. Shared entries live once under
+// $CLAUDEBOX_HOME/shared/ and are bound into every instance at the same name, so a new agent saved
+// in one project is there at the next launch of any project; everything else (conversations in
+// projects/, todos, shell snapshots, history, statsig and telemetry caches...) stays per project.
+// Credentials and .claude.json are shared by their own mechanism (plan.ts). Pure.
+import path from 'node:path'
+import type { FileStep, MkdirStep, PathKind } from './types.js'
+
+/** Shared by default; config.json's "sharedEntries" replaces this list. */
+export const DEFAULT_SHARED_ENTRIES = ['CLAUDE.md', 'agents', 'commands', 'skills', 'settings.json'] as const
+
+/** Always shared: the note that tells the agent about the sandbox, imported by CLAUDE.md. */
+export const SANDBOX_NOTE = 'SANDBOX.md'
+
+const KNOWN_DIRS = new Set(['agents', 'commands', 'skills', 'plugins', 'output-styles', 'hooks', 'rules'])
+
+export const SANDBOX_NOTE_TEXT = `# You are running inside claudebox
+
+This Claude Code session runs in a bubblewrap sandbox (claudebox). What that means for you:
+
+- You can read and change this project (its git working tree) and your own Claude state. Nothing
+  else of the user's home is there: other projects, ~/.ssh, cloud credentials, shell history and
+  dotfiles do not exist inside, so do not look for them or ask to use them.
+- The system (/usr, /etc) is read-only; /tmp is private and empty at each start.
+- .git/config and .git/hooks are read-only: do not try to change git hooks or git configuration.
+- The network may be shared or cut off (claudebox --no-network); if a request fails, say so
+  rather than retrying in a loop.
+- Paths outside the project that you may know of from elsewhere are not there: ask the user to
+  restart claudebox with --ro-bind PATH or --bind PATH if you really need one.
+
+(The user can replace this file: ~/.claudebox/shared/SANDBOX.md.)
+`
+
+export interface TierPlan {
+  /** [source in shared/, target in the instance, read-only] */
+  binds: [string, string, boolean][]
+  mkdirs: MkdirStep[]
+  files: FileStep[]
+  entries: string[]
+}
+
+/**
+ * @param existing lstat kinds of the shared entries now (missing ones are created: directories
+ *   for known directory names and names without a dot, files otherwise).
+ */
+export function planTiers(
+  sharedDir: string,
+  instance: string,
+  entries: readonly string[] | undefined,
+  readOnly: boolean,
+  existing: Readonly<Record<string, PathKind>>,
+): TierPlan {
+  const names = [...new Set([...(entries ?? DEFAULT_SHARED_ENTRIES), SANDBOX_NOTE])]
+  const plan: TierPlan = { binds: [], mkdirs: [], files: [], entries: names }
+  for (const name of names) {
+    const source = path.join(sharedDir, name)
+    const kind = existing[name] ?? 'missing'
+    if (kind === 'missing') {
+      if (KNOWN_DIRS.has(name) || !name.includes('.')) plan.mkdirs.push({ path: source, mode: 0o700 })
+      else plan.files.push({ path: source, content: initialContent(name), mode: 0o600 })
+    }
+    plan.binds.push([source, path.join(instance, name), readOnly && name !== SANDBOX_NOTE ? true : name === SANDBOX_NOTE])
+  }
+  return plan
+}
+
+function initialContent(name: string): string {
+  if (name === 'CLAUDE.md') return `@${SANDBOX_NOTE}\n`
+  if (name === SANDBOX_NOTE) return SANDBOX_NOTE_TEXT
+  return name.endsWith('.json') ? '{}\n' : ''
+}

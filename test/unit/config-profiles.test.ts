@@ -1,0 +1,146 @@
+import { describe, expect, test } from 'vitest'
+import { EMPTY_CONFIG, parseConfig, parseProjectFile, type Config, type ProjectFile } from '../../src/config.js'
+import { resolveOptions, widening } from '../../src/profiles.js'
+import { DEFAULT_SANDBOX } from '../../src/sandbox-options.js'
+import { planTiers } from '../../src/tiers.js'
+
+const F = '/h/.claudebox/config.json'
+
+describe('config.json validation', () => {
+  test('a full, valid file', () => {
+    const config = parseConfig(
+      JSON.stringify({
+        network: true,
+        env: ['EDITOR'],
+        sharedEntries: ['CLAUDE.md', 'agents', 'plugins'],
+        sharedReadOnly: true,
+        approvedProjects: ['/h/src/shop'],
+        profiles: { offline: { network: false }, opus: { model: 'claude-opus-4-8', claudeArgs: ['--verbose'] } },
+      }),
+      F,
+    )
+    expect(config).toMatchObject({
+      file: F,
+      defaults: { network: true, env: ['EDITOR'] },
+      sharedEntries: ['CLAUDE.md', 'agents', 'plugins'],
+      sharedReadOnly: true,
+      approvedProjects: ['/h/src/shop'],
+      profiles: { offline: { options: { network: false } }, opus: { options: {}, model: 'claude-opus-4-8', claudeArgs: ['--verbose'] } },
+    })
+  })
+
+  test.each([
+    ['{"netwrok": false}', `${F}: unknown key "netwrok"; did you mean "network"?`],
+    ['{"zzz": 1}', `${F}: unknown key "zzz" (allowed: network, sshAgent, roBind, bind, env, writableGitConfig, confirmFirstLaunch, sharedEntries, sharedReadOnly, profiles, approvedProjects)`],
+    ['{"network": "no"}', `${F}: "network" must be true or false`],
+    ['{"bind": "/x"}', `${F}: "bind" must be a list of strings`],
+    ['{"sharedEntries": ["../x"]}', `${F}: "sharedEntries": "../x" must be a plain file or directory name`],
+    ['{"sharedEntries": [".claude.json"]}', `${F}: "sharedEntries": ".claude.json" is managed by claudebox itself and cannot be listed`],
+    ['{"profiles": []}', `${F}: "profiles" must be an object of named profiles, like {"offline": {"network": false}}`],
+    ['{"profiles": {"a b": {}}}', `${F}: profile name "a b" may hold only letters, digits, '.', '_' and '-'`],
+    ['{"profiles": {"x": 1}}', `${F}: "profiles.x" must be an object`],
+    ['{"profiles": {"x": {"modle": "opus"}}}', `${F}: unknown key "profiles.x.modle"; did you mean "profiles.x.model"?`],
+    ['{"profiles": {"x": {"model": 4}}}', `${F}: "profiles.x.model" must be a string`],
+    ['[1]', `${F}: must hold a JSON object, like {"network": false}`],
+  ])('%s', (text, message) => {
+    expect(() => parseConfig(text, F)).toThrow(message)
+  })
+
+  test('bad JSON names the file and the parser error', () => {
+    expect(() => parseConfig('{oops', F)).toThrow(/^\/h\/.claudebox\/config.json: not valid JSON \(.*\); fix it or move it away$/)
+  })
+
+  test('a project file may hold only a profile name and option keys', () => {
+    expect(parseProjectFile('{"profile": "offline", "network": false}', '/p/.claudebox.json')).toEqual({ file: '/p/.claudebox.json', profile: 'offline', options: { network: false } })
+    expect(() => parseProjectFile('{"approvedProjects": ["/p"]}', '/p/.claudebox.json')).toThrow(/unknown key "approvedProjects"/)
+  })
+})
+
+describe('profiles and the narrowing rule', () => {
+  const config: Config = {
+    ...parseConfig(
+      JSON.stringify({
+        roBind: ['/data'],
+        env: ['EDITOR'],
+        profiles: {
+          offline: { network: false },
+          lean: { roBind: [], env: [] },
+          keys: { bind: ['/h/.ssh'] },
+          agent: { sshAgent: true },
+          opus: { model: 'claude-opus-4-8' },
+          verbose: { claudeArgs: ['--dangerously-skip-permissions'] },
+        },
+      }),
+      F,
+    ),
+  }
+  const resolve = (over: Partial<Parameters<typeof resolveOptions>[0]>) =>
+    resolveOptions({ config, cli: {}, cliProfile: undefined, cliClaudeArgs: [], project: undefined, projectRoot: '/h/src/shop', ...over })
+
+  test('merge order: defaults < config < profile < command line', () => {
+    const r = resolve({ cliProfile: 'offline', cli: { sshAgent: true } })
+    expect(r.sandbox).toMatchObject({ network: false, sshAgent: true, roBinds: ['/data'], env: ['EDITOR'] })
+    expect(r.applied).toEqual([`config ${F}`, 'profile offline (--profile)'])
+  })
+  test("a profile's model becomes --model unless the command line names one", () => {
+    expect(resolve({ cliProfile: 'opus' }).claudeArgs).toEqual(['--model', 'claude-opus-4-8'])
+    expect(resolve({ cliProfile: 'opus', cliClaudeArgs: ['--model', 'haiku'] }).claudeArgs).toEqual([])
+  })
+  test('an unknown profile is a usage error naming the known ones', () => {
+    expect(() => resolve({ cliProfile: 'nope' })).toThrow(/--profile asks for profile "nope", which .* does not define \(profiles: offline, lean, keys, agent, opus, verbose\)/)
+  })
+  test.each<[ProjectFile, string]>([
+    [{ file: '/h/src/shop/.claudebox.json', profile: 'offline', options: {} }, 'network off'],
+    [{ file: '/h/src/shop/.claudebox.json', profile: 'lean', options: {} }, 'fewer binds and variables'],
+    [{ file: '/h/src/shop/.claudebox.json', profile: 'opus', options: {} }, 'a model'],
+    [{ file: '/h/src/shop/.claudebox.json', options: { network: false } }, 'inline network off'],
+  ])('a project file that narrows is applied: %j (%s)', project => {
+    const r = resolve({ project })
+    expect(r.applied[1]).toMatch(/\.claudebox\.json.*narrowing only/)
+  })
+  test.each([
+    [{ profile: 'keys' }, /adds --bind \/h\/.ssh/],
+    [{ profile: 'agent' }, /forwards the ssh-agent/],
+    [{ profile: 'verbose' }, /claude arguments --dangerously-skip-permissions/],
+    [{ options: { binds: ['/h/.ssh'] } }, /adds --bind \/h\/.ssh/],
+    [{ options: { env: ['AWS_SECRET_ACCESS_KEY'] } }, /adds --env AWS_SECRET_ACCESS_KEY/],
+  ])('a project file that widens is refused unless approved: %j', (project, what) => {
+    const file = { file: '/h/src/shop/.claudebox.json', options: {}, ...project }
+    expect(() => resolve({ project: file })).toThrow(what)
+    expect(() => resolve({ project: file })).toThrow(/a file in the repository may only narrow it\. Approve this project in .* \("approvedProjects": \["\/h\/src\/shop"\]\) or pass --profile yourself/)
+    const approved = { ...config, approvedProjects: ['/h/src/shop'] }
+    expect(resolveOptions({ config: approved, cli: {}, cliProfile: undefined, cliClaudeArgs: [], project: file, projectRoot: '/h/src/shop' }).applied[1]).toMatch(/approved project/)
+  })
+  test('--profile overrides the project file', () => {
+    const r = resolve({ cliProfile: 'offline', project: { file: '/p/.claudebox.json', profile: 'keys', options: {} } })
+    expect(r.sandbox.binds).toEqual([])
+    expect(r.applied).toContain('/p/.claudebox.json ignored: --profile given')
+  })
+  test('widening() lists each way a candidate opens the sandbox', () => {
+    expect(widening(DEFAULT_SANDBOX, { ...DEFAULT_SANDBOX, writableGitConfig: true, roBinds: ['/x'] })).toEqual(['makes .git/config writable', 'adds --ro-bind /x'])
+    expect(widening({ ...DEFAULT_SANDBOX, network: false }, DEFAULT_SANDBOX)).toEqual(['turns the network on'])
+  })
+  test('EMPTY_CONFIG resolves to the defaults', () => {
+    expect(resolveOptions({ config: EMPTY_CONFIG, cli: {}, cliProfile: undefined, cliClaudeArgs: [], project: undefined, projectRoot: '/p' }).sandbox).toEqual(DEFAULT_SANDBOX)
+  })
+})
+
+describe('tiers', () => {
+  test('defaults: CLAUDE.md, agents, commands, skills, settings.json and SANDBOX.md shared; missing ones created', () => {
+    const t = planTiers('/s', '/i', undefined, false, { agents: 'dir' })
+    expect(t.entries).toEqual(['CLAUDE.md', 'agents', 'commands', 'skills', 'settings.json', 'SANDBOX.md'])
+    expect(t.binds).toContainEqual(['/s/agents', '/i/agents', false])
+    expect(t.binds).toContainEqual(['/s/SANDBOX.md', '/i/SANDBOX.md', true])
+    expect(t.mkdirs.map(m => m.path)).toEqual(['/s/commands', '/s/skills'])
+    expect(t.files.map(f => [f.path, f.content])).toEqual([
+      ['/s/CLAUDE.md', '@SANDBOX.md\n'],
+      ['/s/settings.json', '{}\n'],
+      ['/s/SANDBOX.md', expect.stringContaining('You are running inside claudebox')],
+    ])
+  })
+  test('the user moves entries between tiers; sharedReadOnly binds them read-only', () => {
+    const t = planTiers('/s', '/i', ['agents', 'plugins'], true, {})
+    expect(t.entries).toEqual(['agents', 'plugins', 'SANDBOX.md'])
+    expect(t.binds.every(([, , ro]) => ro)).toBe(true)
+  })
+})
