@@ -63,7 +63,7 @@ export function parseConfig(text: string, file: string): Config {
 function parseProfiles(file: string, value: unknown): Record<string, Profile> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw configError(file, '"profiles" must be an object of named profiles, like {"offline": {"network": false}}')
   const profiles: Record<string, Profile> = {}
-  for (const [name, body] of Object.entries(value)) {
+  for (const [name, body] of Object.entries(value as Record<string, unknown>)) {
     const where = `profiles.${name}.`
     if (!/^[A-Za-z0-9_.-]+$/.test(name)) throw configError(file, `profile name "${name}" may hold only letters, digits, '.', '_' and '-'`)
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw configError(file, `"profiles.${name}" must be an object`)
