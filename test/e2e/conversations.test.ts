@@ -1,0 +1,66 @@
+// Conversations with the real Claude Code's own transcript files: --adopt after `mv`, and
+// resuming in one worktree a conversation started in another.
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterEach, describe, expect, test } from 'vitest'
+import { claudebox, git, HAVE_BWRAP, makeRepo, makeWorld, REAL_CLAUDE, type World } from '../helpers/cli.js'
+import { startMockApi, type MockApi } from '../helpers/messages-api.js'
+
+let api: MockApi | undefined
+afterEach(async () => {
+  await api?.close()
+  api = undefined
+})
+
+function claude(world: World, cwd: string, args: string[]) {
+  return claudebox(world, args, {
+    cwd,
+    timeout: 90_000,
+    env: { CLAUDEBOX_CLAUDE: REAL_CLAUDE, ANTHROPIC_BASE_URL: api?.url, ANTHROPIC_API_KEY: 'sk-ant-test-key', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
+  })
+}
+
+/** The conversation id of the only transcript listed by --sessions. */
+async function onlySession(world: World, cwd: string): Promise<{ id: string; firstMessage: string }> {
+  const r = await claudebox(world, ['--sessions', '--json'], { cwd })
+  const sessions = JSON.parse(r.stdout) as { id: string; firstMessage: string }[]
+  expect(sessions).toHaveLength(1)
+  return sessions[0] as { id: string; firstMessage: string }
+}
+
+/** True when the last request to the API carried the earlier turn (the resumed conversation). */
+const resumedWith = (text: string): boolean => JSON.stringify(api?.messages().at(-1)?.body ?? '').includes(text)
+
+describe.skipIf(!HAVE_BWRAP)('conversations', () => {
+  test('--adopt after mv: Claude finds the old conversation at the new path', async () => {
+    api = await startMockApi()
+    const world = makeWorld()
+    const old = makeRepo(world.home, 'src/shop')
+    expect((await claude(world, old, ['-p', 'remember the word TANGERINE'])).stdout).toBe('pong')
+    const { id } = await onlySession(world, old)
+
+    const moved = path.join(world.home, 'work/shop')
+    fs.mkdirSync(path.dirname(moved), { recursive: true })
+    fs.renameSync(old, moved)
+    const adopt = await claudebox(world, ['--adopt', old], { cwd: moved })
+    expect(adopt.exitCode, adopt.stderr).toBe(0)
+    expect((await onlySession(world, moved)).firstMessage).toBe('remember the word TANGERINE')
+
+    const resumed = await claude(world, moved, ['--resume', id, '-p', 'what was the word?'])
+    expect(resumed.exitCode, resumed.stderr).toBe(0)
+    expect(resumedWith('TANGERINE')).toBe(true)
+  })
+
+  test('a conversation started in one worktree resumes in another', async () => {
+    api = await startMockApi()
+    const world = makeWorld()
+    const main = makeRepo(world.home, 'src/shop')
+    const wt = path.join(world.home, 'wt/feature')
+    git(main, 'worktree', 'add', '-q', wt)
+    expect((await claude(world, main, ['-p', 'the secret is PAPAYA'])).stdout).toBe('pong')
+    const { id } = await onlySession(world, wt) // --sessions lists it from the other worktree too
+    const r = await claude(world, wt, ['--resume', id, '-p', 'what was the secret?'])
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(resumedWith('PAPAYA')).toBe(true)
+  })
+})

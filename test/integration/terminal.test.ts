@@ -1,0 +1,43 @@
+// The terminal stays Claude's: a resize reaches the program in the sandbox (no --new-session),
+// while TIOCSTI is refused by the seccomp filter (see test/escape). A real pseudo-terminal.
+import path from 'node:path'
+import { execa } from 'execa'
+import { describe, expect, test } from 'vitest'
+import { BIN, FIXTURES, HAVE_BWRAP, makeRepo, makeWorld } from '../helpers/cli.js'
+
+describe.skipIf(!HAVE_BWRAP)('terminal', () => {
+  test('a window-size change reaches the program inside the sandbox', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const script = 'trap \'echo "WINCH $(stty size)"; echo done; exit 0\' WINCH; echo ready; while :; do sleep 0.05; done'
+    const r = await execa('python3', [path.join(FIXTURES, 'pty-resize.py'), '33', '121', process.execPath, BIN, '--', '-c', script], {
+      cwd: repo,
+      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+      extendEnv: false,
+      reject: false,
+      timeout: 40_000,
+    })
+    expect(r.stdout).toMatch(/ready/)
+    expect(r.stdout).toMatch(/WINCH 33 121/)
+  })
+
+  test('the first launch in a project prints the audit on a terminal, once; later launches print nothing of their own', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const run = () =>
+      execa('python3', [path.join(FIXTURES, 'pty-resize.py'), '24', '80', process.execPath, BIN, '--', '-c', 'echo ready; sleep 0.2; echo WINCH; echo done'], {
+        cwd: repo,
+        env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+        extendEnv: false,
+        reject: false,
+        timeout: 40_000,
+      })
+    const first = await run()
+    expect(first.stdout).toContain('claudebox: first launch in this project:')
+    expect(first.stdout).toMatch(/project root: .*\/p\/\.git/)
+    expect(first.stdout).toMatch(/writable inside: /)
+    const second = await run()
+    expect(second.stdout).not.toContain('claudebox:')
+    expect(second.stdout).toMatch(/^ready/)
+  })
+})
