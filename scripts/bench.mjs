@@ -25,10 +25,13 @@ const line = warm.stderr.split('\n').find(l => l.includes('bwrap argv: '))
 if (warm.status !== 0 || !line) throw new Error(`warm-up launch failed: ${warm.stderr}`)
 const [bwrap, ...bwrapArgs] = JSON.parse(line.slice(line.indexOf('bwrap argv: ') + 12))
 const withoutInfoFd = bwrapArgs.filter((arg, i) => arg !== '--info-fd' && bwrapArgs[i - 1] !== '--info-fd')
+// The seccomp program claudebox wrote on the warm-up launch, for bwrap's --seccomp 4.
+const seccompDir = path.join(home, '.claudebox/seccomp')
+const filter = path.join(seccompDir, fs.readdirSync(seccompDir)[0])
 
 const variants = {
   'node -e 0': () => spawnSync(process.execPath, ['-e', '0'], { cwd: project, env }),
-  'bwrap direct': () => spawnSync(bwrap, withoutInfoFd, { cwd: project, env: {} }),
+  'bwrap direct': () => spawnSync(bwrap, withoutInfoFd, { cwd: project, env: {}, stdio: ['ignore', 'pipe', 'pipe', 'ignore', fs.openSync(filter, 'r')] }),
   claudebox: () => spawnSync(process.execPath, [bin], { cwd: project, env }),
 }
 const samples = Object.fromEntries(Object.keys(variants).map(name => [name, []]))
@@ -49,3 +52,48 @@ console.log(`  ${'node -e 0 + bwrap direct'.padEnd(28)} ${floor.toFixed(1).padSt
 console.log(`ratio claudebox / (node -e 0 + bwrap direct): ${(m.claudebox / floor).toFixed(2)}`)
 console.log(`claudebox's own overhead: ${(m.claudebox - floor).toFixed(1)} ms`)
 fs.rmSync(root, { recursive: true, force: true })
+
+// ---------- --list and --gc --dry-run over many instances: time must grow linearly ----------
+function syntheticState(count) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-bench-list-'))
+  const instances = path.join(dir, 'home/.claudebox/instances')
+  const projects = path.join(dir, 'projects')
+  fs.mkdirSync(projects, { recursive: true })
+  for (let i = 0; i < count; i++) {
+    const id = i.toString(16).padStart(16, '0')
+    const inst = path.join(instances, id)
+    // 60 % of the projects exist, 40 % are gone: enough for GC work, under its mass-removal guard.
+    const root = path.join(projects, `p${i}`)
+    if (i % 5 > 1) fs.mkdirSync(root)
+    fs.mkdirSync(path.join(inst, 'claudebox/sessions'), { recursive: true })
+    fs.mkdirSync(path.join(inst, 'projects', `-p${i}`), { recursive: true })
+    fs.writeFileSync(path.join(inst, 'project-root'), `${root}\n`)
+    fs.writeFileSync(path.join(inst, 'projects', `-p${i}`, '0f8fad5b-d9cb-469f-a165-70867728950e.jsonl'), '{"type":"user"}\n')
+    // What a session leaves behind when it ends (state.ts recordUsage), so --list need not walk.
+    const sessionsMtime = fs.lstatSync(path.join(inst, 'claudebox/sessions')).mtimeMs
+    fs.writeFileSync(path.join(inst, 'claudebox/usage.json'), JSON.stringify({ size: 2048, conversations: 1, ended: Date.now(), sessionsMtime }))
+  }
+  return dir
+}
+
+console.log('\n--list and --gc --dry-run over synthetic instances (median of 5 runs each)')
+const rows = []
+for (const count of [1000, 10000]) {
+  const dir = syntheticState(count)
+  const benchEnv = { PATH: process.env.PATH, HOME: path.join(dir, 'home'), LANG: 'C.UTF-8' }
+  const time = args => {
+    const xs = []
+    for (let i = 0; i < 5; i++) {
+      const start = process.hrtime.bigint()
+      const r = spawnSync(process.execPath, [bin, ...args], { cwd: dir, env: benchEnv, encoding: 'utf8', maxBuffer: 1 << 28 })
+      xs.push(Number(process.hrtime.bigint() - start) / 1e6)
+      if (r.status !== 0) throw new Error(`${args.join(' ')} failed: ${r.stderr.slice(0, 500)}`)
+    }
+    return median(xs)
+  }
+  rows.push({ count, list: time(['--list', '--json']), gc: time(['--gc', '--dry-run']) })
+  fs.rmSync(dir, { recursive: true, force: true })
+}
+for (const r of rows) console.log(`  ${String(r.count).padStart(6)} instances   --list ${r.list.toFixed(0).padStart(5)} ms   --gc --dry-run ${r.gc.toFixed(0).padStart(5)} ms`)
+const [small, large] = rows
+console.log(`  growth 1,000 -> 10,000: --list ${(large.list / small.list).toFixed(1)}x, --gc --dry-run ${(large.gc / small.gc).toFixed(1)}x (linear would be about 10x minus the fixed start-up)`)

@@ -7,7 +7,7 @@ import { probe } from './facts.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, PROJECT_ROOT_FILE } from './instance.js'
 import { warn } from './log.js'
 import { META_FILE } from './registry.js'
-import { scanInstances } from './scan.js'
+import { scanWithDetails } from './scan.js'
 import type { Settings } from './settings.js'
 
 export function runAdopt(settings: Settings, oldRootArg: string, dryRun: boolean): number {
@@ -17,7 +17,7 @@ export function runAdopt(settings: Settings, oldRootArg: string, dryRun: boolean
   const newRoot = canonicalRoot(facts.cwd, facts.git)
   const newId = instanceId(newRoot)
   const dir = instancesDir(facts.claudeboxHome)
-  const entries = scanInstances(dir, { details: true })
+  const entries = scanWithDetails(dir)
   const target = entries.find(e => e.name === newId)
   const source = entries.find(e => e.recordedRoot !== undefined && (e.recordedRoot === oldRoot || workingTreeOf(e.recordedRoot) === oldRoot))
   const plan = planAdopt({

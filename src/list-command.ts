@@ -2,11 +2,11 @@
 import { EXIT } from './errors.js'
 import { instancesDir } from './instance.js'
 import { listRows, renderTable } from './list.js'
-import { scanInstances } from './scan.js'
+import { scanWithDetails } from './scan.js'
 import type { Settings } from './settings.js'
 
 export function runList(settings: Settings, json: boolean): number {
-  const rows = listRows(scanInstances(instancesDir(settings.claudeboxHome), { details: true }))
+  const rows = listRows(scanWithDetails(instancesDir(settings.claudeboxHome)))
   process.stdout.write(json ? `${JSON.stringify(rows, null, 2)}\n` : renderTable(rows))
   return EXIT.ok
 }

@@ -86,7 +86,7 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
     throw launchError(`instance ${plan.summary.instanceDir} does not record ${plan.summary.projectRoot}; move it away and rerun`)
   }
   debug(`bwrap argv: ${JSON.stringify([plan.file, ...plan.argv])}`)
-  const { linkResumedTranscript, recordInstanceMeta, registerSession } = await import('./state.js')
+  const { linkResumedTranscript, recordInstanceMeta, recordUsage, registerSession } = await import('./state.js')
   recordInstanceMeta(plan.summary.instanceDir, facts)
   const resume = resumeId(options.claudeArgs)
   if (resume !== undefined) linkResumedTranscript(plan.summary.instanceDir, facts.cwd ?? '/', resume)
@@ -106,6 +106,7 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
     return EXIT.cannotLaunch
   }
   rememberSharedState(plan)
+  recordUsage(plan.summary.instanceDir)
   const changes = diffSnapshots(before, snapshot(plan.watch))
   if (changes.length > 0) warn(describeChanges(changes, facts.git?.topLevel ?? facts.cwd ?? '/'))
   // Re-raise a death by signal, so that our caller sees it as it would have without claudebox.

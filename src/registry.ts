@@ -6,6 +6,8 @@
 export const OWN_DIR = 'claudebox'
 export const SESSIONS_DIR = 'claudebox/sessions'
 export const META_FILE = 'claudebox/meta.json'
+/** Size and conversation count of the instance, written when a session ends (for --list). */
+export const USAGE_FILE = 'claudebox/usage.json'
 
 export interface SessionRecord {
   pid: number

@@ -4,7 +4,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { launchError } from './errors.js'
 import { sanitizePath } from './adopt.js'
-import { META_FILE, SESSIONS_DIR, type InstanceMeta, type SessionRecord } from './registry.js'
+import { META_FILE, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
+import { measureUsage, sessionsMtime, type Usage } from './scan.js'
 import type { FileStep, HostFacts, MkdirStep } from './types.js'
 
 export function applyMkdirs(steps: readonly MkdirStep[], claudeboxHome: string): void {
@@ -155,5 +156,20 @@ export function linkResumedTranscript(instance: string, cwd: string, id: string)
     fs.mkdirSync(here, { recursive: true, mode: 0o700 })
     fs.linkSync(source, path.join(here, `${id}.jsonl`))
     return
+  }
+}
+
+/** After a session: the instance's size and conversation count, for a fast --list. */
+export function recordUsage(instance: string): void {
+  try {
+    const usage: Usage = { ...measureUsage(instance), ended: Date.now() }
+    // Other sessions of this project may still run: record the sessions dir only when it is empty.
+    if (fs.readdirSync(path.join(instance, SESSIONS_DIR)).length === 0) {
+      const mtime = sessionsMtime(instance)
+      if (mtime !== undefined) usage.sessionsMtime = mtime
+    }
+    applyFiles([{ path: path.join(instance, USAGE_FILE), content: `${JSON.stringify(usage)}\n`, mode: 0o600, replace: true }])
+  } catch {
+    // --list measures the instance itself when this is missing
   }
 }
