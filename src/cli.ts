@@ -21,6 +21,8 @@ export interface CliOptions {
   adopt?: string
   /** --profile NAME */
   profile?: string
+  /** --completions SHELL */
+  completions?: string
   /** Arguments for `claude`, unchanged and in order. */
   claudeArgs: string[]
   /** Sandbox options given on the command line (config.json fills the rest). */
@@ -97,7 +99,9 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
     sessions?: true
     adopt?: string
     profile?: string
+    completions?: string
   }>()
+  if (opts.completions !== undefined) options.completions = opts.completions
   if (opts.adopt !== undefined) options.adopt = opts.adopt
   if (opts.profile !== undefined) options.profile = opts.profile
   options.yes = opts.yes === true

@@ -1,6 +1,7 @@
 // main(argv) -> exit status: dispatches the modes and is the one place errors become statuses.
 import { parseArgs, helpText } from './cli.js'
-import { ClaudeboxError, EXIT, launchError } from './errors.js'
+import { ClaudeboxError, EXIT, launchError, usageError } from './errors.js'
+import { OWN_OPTIONS } from './options.js'
 import { resumeId } from './adopt.js'
 import { homeDir, probeUserns, readInstanceState, snapshot } from './facts.js'
 import { setupLaunch } from './launch-setup.js'
@@ -24,6 +25,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     const options = await parseArgs(argv)
     if (options.help) return print(await helpText())
     if (options.version) return print(`claudebox ${VERSION}\n`)
+    if (options.completions !== undefined) {
+      const { completionScript, SHELLS } = await import('./completions.js')
+      const shell = SHELLS.find(s => s === options.completions)
+      if (shell === undefined) throw usageError(`--completions: unknown shell "${options.completions}"; use one of ${SHELLS.join(', ')}`)
+      return print(completionScript(shell, OWN_OPTIONS))
+    }
     const settings = readSettings(process.env, homeDir(process.env))
     switch (options.mode) {
       case 'check': {

@@ -33,6 +33,7 @@ export const OWN_OPTIONS: readonly OwnOption[] = [
   { flag: '--writable-git-config', description: 'let the agent change .git/config and .git/hooks (read-only by default)' },
   { flag: '--allow-dangerous-root', description: 'allow a project root that is /, your home, a system dir... (never the default)' },
   { flag: '--yes', description: 'answer yes to claudebox\'s own questions (first-launch confirmation)' },
+  { flag: '--completions', value: 'shell', description: 'print the completion script for bash, zsh or fish' },
   { flag: '--help', description: 'show this help' },
   { flag: '--version', description: "show claudebox's version (claude's: claudebox -- --version)" },
 ]
