@@ -1,5 +1,6 @@
 // --adopt OLD_ROOT: applies the plan of adopt.ts (or prints it with --dry-run).
 import fs from 'node:fs'
+import fse from 'fs-extra'
 import path from 'node:path'
 import { planAdopt, renderAdopt, workingTreeOf } from './adopt.js'
 import { EXIT, usageError } from './errors.js'
@@ -39,9 +40,10 @@ export function runAdopt(settings: Settings, oldRootArg: string, dryRun: boolean
   if (plan.replaceEmptyTarget) {
     const trash = path.join(dir, `.trash-${plan.toId}-${process.pid}-${Date.now()}`)
     fs.renameSync(to, trash)
-    fs.rmSync(trash, { recursive: true, force: true })
+    fse.removeSync(trash)
   }
-  fs.renameSync(from, to)
+  // overwrite: false: a new instance that appeared at the target meanwhile is never replaced.
+  fse.moveSync(from, to, { overwrite: false })
   replaceFile(path.join(to, PROJECT_ROOT_FILE), `${plan.newRoot}\n`)
   fs.rmSync(path.join(to, META_FILE), { force: true }) // rewritten by the next launch, for the new place
   for (const rename of plan.renames) fs.renameSync(path.join(to, 'projects', rename.from), path.join(to, 'projects', rename.to))

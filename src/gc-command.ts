@@ -2,6 +2,7 @@
 // rename), checks again, then deletes: an interrupted GC leaves a `.trash-*` directory that no
 // launch mistakes for an instance, and a launch racing the removal keeps its files.
 import fs from 'node:fs'
+import fse from 'fs-extra'
 import path from 'node:path'
 import { EXIT, launchError } from './errors.js'
 import { planGc, type GcPlan, type GcPolicy } from './gc.js'
@@ -86,7 +87,7 @@ function removeInstance(dir: string, id: string, root: string | undefined): bool
     }
     return false
   }
-  fs.rmSync(trash, { recursive: true, force: true })
+  fse.removeSync(trash) // unlinks symlinks inside, never follows them
   return true
 }
 
@@ -96,6 +97,6 @@ function removeTrash(dir: string, names: readonly string[]): void {
     if (!name.startsWith('.trash-')) continue
     const target = path.join(dir, name)
     if (liveSessions(target) > 0) continue
-    fs.rmSync(target, { recursive: true, force: true })
+    fse.removeSync(target)
   }
 }
