@@ -130,3 +130,19 @@ describe.skipIf(!HAVE_BWRAP)('/etc/resolv.conf as a symlink into /run (systemd-r
     expect(r.stdout.split('\n')).toEqual(['nameserver 127.0.0.53', 'systemd', "ls: cannot access '/run/user': No such file or directory"])
   })
 })
+
+describe.skipIf(!HAVE_BWRAP)('first launch confirmation (config.json confirmFirstLaunch)', () => {
+  test('without a terminal it does not start unless --yes answers; later launches do not ask', async () => {
+    const world = makeWorld()
+    fs.mkdirSync(world.claudeboxHome, { recursive: true })
+    fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), '{"confirmFirstLaunch": true}\n')
+    const repo = makeRepo(world.home, 'p')
+    const refused = await inSandbox(world, repo, 'echo ran')
+    expect(refused.exitCode).toBe(125)
+    expect(refused.stdout).toBe('')
+    expect(refused.stderr).toMatch(/not started: config.json asks to confirm the first launch in a project; rerun with --yes/)
+    const accepted = await claudebox(world, ['--yes', '--', '-c', 'echo ran'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(accepted.stdout).toBe('ran')
+    expect((await inSandbox(world, repo, 'echo again')).stdout).toBe('again')
+  })
+})
