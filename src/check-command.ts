@@ -61,7 +61,23 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
     legacyTiocsti: userns.sysctl['dev/tty/legacy_tiocsti'],
     lookupProblem: sandboxFailed || !lookupResult ? undefined : lookupResult.stdout.trim().replaceAll('\n', '; ') || undefined,
     applied: setup.resolved.applied,
+    abstractSockets: abstractSockets(),
   })
   process.stdout.write(renderChecks(results) + audit.map(line => `# ${line}\n`).join(''))
   return checksPassed(results) ? EXIT.ok : EXIT.checkFailed
+}
+
+/** Names of the abstract unix sockets listening in this network namespace (/proc/net/unix). */
+function abstractSockets(): string[] {
+  try {
+    const names = fs
+      .readFileSync('/proc/net/unix', 'utf8')
+      .split('\n')
+      .slice(1)
+      .map(line => line.trim().split(/\s+/)[7])
+      .filter((name): name is string => name !== undefined && name.startsWith('@'))
+    return [...new Set(names)]
+  } catch {
+    return []
+  }
 }

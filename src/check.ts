@@ -27,6 +27,8 @@ export interface CheckFacts {
   lookupProblem: string | undefined
   /** Config file and profile applied. */
   applied: readonly string[]
+  /** Abstract unix sockets listening in the host's network namespace (shared by default). */
+  abstractSockets: readonly string[]
 }
 
 export function evaluateChecks(f: CheckFacts): CheckResult[] {
@@ -59,6 +61,8 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
     else add('warn', 'shared sign-in', `no credentials yet: ${credentials}; sign in inside claudebox once and every project uses it`)
     if (plan.network === 'shared') {
       add('warn', 'network', "shared with the host: the agent can reach the internet and the host's abstract unix sockets (--no-network to cut it)")
+      const sensitive = f.abstractSockets.filter(s => /X11|dbus|bus|wayland|ssh|agent|gpg/i.test(s))
+      if (sensitive.length > 0) add('warn', 'abstract sockets', `reachable inside while the network is shared: ${sensitive.slice(0, 5).join(', ')}${sensitive.length > 5 ? ', ...' : ''} (--no-network removes them)`)
       if (f.lookupProblem) add('warn', 'name lookup', `inside the sandbox: ${f.lookupProblem}`)
       else add('ok', 'name lookup', 'resolv.conf, hosts and nsswitch.conf are readable inside and localhost resolves')
     } else {

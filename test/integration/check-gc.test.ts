@@ -1,5 +1,6 @@
 // --check and --gc against a real machine state in a temporary HOME.
 import fs from 'node:fs'
+import net from 'node:net'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { instanceId } from '../../src/instance.js'
@@ -26,6 +27,20 @@ describe.skipIf(!HAVE_BWRAP)('--check', () => {
     expect(r.stdout).toMatch(/^# project root: /m)
     // --check creates nothing.
     expect(fs.existsSync(world.claudeboxHome)).toBe(false)
+  })
+
+  test("names the host's sensitive abstract unix sockets while the network is shared", async () => {
+    const world = makeWorld()
+    const server = net.createServer()
+    await new Promise<void>(resolve => server.listen(`\0/tmp/.X11-unix/X${process.pid}`, resolve))
+    try {
+      const r = await claudebox(world, ['--check'], { cwd: makeRepo(world.home, 'p'), env: { CLAUDEBOX_CLAUDE: '/bin/true' } })
+      expect(r.stdout).toMatch(new RegExp(`^warn abstract sockets: reachable inside while the network is shared: .*@/tmp/.X11-unix/X${process.pid}`, 'm'))
+      const off = await claudebox(world, ['--check', '--no-network'], { cwd: makeRepo(world.home, 'q'), env: { CLAUDEBOX_CLAUDE: '/bin/true' } })
+      expect(off.stdout).not.toMatch(/abstract sockets/)
+    } finally {
+      server.close()
+    }
   })
 
   test('a failing sandbox or a missing claude makes it exit 1', async () => {

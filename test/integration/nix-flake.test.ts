@@ -2,9 +2,10 @@
 // (test/nix/nixpkgs-stub): nixpkgs itself cannot be downloaded here, so the full `nix build` is
 // not run in CI; evaluation checks the outputs, the wrapper and the source set.
 import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
 import path from 'node:path'
 import { execa } from 'execa'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, onTestFinished, test } from 'vitest'
 import { IS_ROOT, REPO, tempDir } from '../helpers/cli.js'
 
 const HAVE_NIX = (() => {
@@ -22,7 +23,12 @@ const SYSTEMS = ['x86_64-linux', 'aarch64-linux']
 describe.skipIf(!HAVE_NIX)('nix flake', () => {
   /** Evaluates `<repo>#attr` (git+file: the tracked files) with nixpkgs replaced by the stub. */
   async function nixEval(attr: string, apply?: string): Promise<unknown> {
-    const tmp = tempDir('cb-nix-')
+    const tmp = tempDir('cb-nix-', false)
+    // A private nix store is read-only by design: make it writable again to remove it.
+    onTestFinished(() => {
+      execFileSync('chmod', ['-R', 'u+w', tmp])
+      fs.rmSync(tmp, { recursive: true, force: true })
+    })
     // Unprivileged users cannot write /nix/store: give them a store of their own.
     const store = IS_ROOT ? [] : ['--store', path.join(tmp, 'store')]
     const r = await execa(
@@ -83,7 +89,7 @@ describe.skipIf(!HAVE_NIX)('nix flake', () => {
   })
 
   test('the package source excludes tests and docs; the check runs the unit tests', async () => {
-    const files = ((await nixEval('packages.x86_64-linux.default.passthru.args.src.files')) as string[]).map(f => f.replace(/^\/nix\/store\/[^/]+\//, ''))
+    const files = ((await nixEval('packages.x86_64-linux.default.passthru.args.src.files')) as string[]).map(f => f.replace(/^.*\/nix\/store\/[^/]+-source\//, ''))
     expect(files.sort()).toEqual(['bin', 'package-lock.json', 'package.json', 'scripts/build.mjs', 'src', 'tsconfig.json'])
     expect(files.some(f => f.startsWith('test') || f.endsWith('.md'))).toBe(false)
     const check = (await nixEval('checks.x86_64-linux.unit-tests.passthru.args', 'a: { inherit (a) doCheck checkPhase; files = a.src.files; }')) as {
