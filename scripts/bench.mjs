@@ -57,6 +57,7 @@ fs.rmSync(root, { recursive: true, force: true })
 function syntheticState(count) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-bench-list-'))
   const instances = path.join(dir, 'home/.claudebox/instances')
+  const cache = {}
   const projects = path.join(dir, 'projects')
   fs.mkdirSync(projects, { recursive: true })
   for (let i = 0; i < count; i++) {
@@ -71,8 +72,12 @@ function syntheticState(count) {
     fs.writeFileSync(path.join(inst, 'projects', `-p${i}`, '0f8fad5b-d9cb-469f-a165-70867728950e.jsonl'), '{"type":"user"}\n')
     // What a session leaves behind when it ends (state.ts recordUsage), so --list need not walk.
     const sessionsMtime = fs.lstatSync(path.join(inst, 'claudebox/sessions')).mtimeMs
-    fs.writeFileSync(path.join(inst, 'claudebox/usage.json'), JSON.stringify({ size: 2048, conversations: 1, ended: Date.now(), sessionsMtime }))
+    const usage = { size: 2048, conversations: 1, ended: Date.now(), sessionsMtime }
+    fs.writeFileSync(path.join(inst, 'claudebox/usage.json'), JSON.stringify(usage))
+    fs.writeFileSync(path.join(inst, 'claudebox/meta.json'), JSON.stringify({ rootDevice: fs.statSync(projects).dev, name: `p${i}` }))
+    cache[id] = { root, ...usage, rootDevice: fs.statSync(projects).dev }
   }
+  fs.writeFileSync(path.join(dir, 'home/.claudebox/list-cache.json'), JSON.stringify(cache))
   return dir
 }
 

@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { readNoFollow } from './facts.js'
 import type { ScannedEntry } from './gc.js'
-import { PROJECT_ROOT_FILE } from './instance.js'
+import { INSTANCE_ID, PROJECT_ROOT_FILE } from './instance.js'
 import { isLive, META_FILE, parseRecord, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
 import { processStartTime } from './state.js'
 
@@ -39,18 +39,55 @@ export function scanWithDetails(dir: string): ScannedEntry[] {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
     throw error
   }
-  return dirents.map(dirent => {
-    const usage = dirent.isDirectory() && !dirent.name.startsWith('.trash-') ? readUsage(path.join(dir, dirent.name)) : undefined
-    const entry = scanOne(dir, dirent, usage?.sessionsMtime)
-    if (entry.kind !== 'dir' || entry.name.startsWith('.trash-')) return entry
-    const instance = path.join(dir, entry.name)
-    const measured = usage ?? measureUsage(instance)
-    entry.size = measured.size
-    entry.conversations = measured.conversations
-    const used = entry.liveSessions > 0 ? Date.now() : (usage?.ended ?? lastUsed(instance))
-    if (used !== undefined) entry.lastUsed = used
-    return entry
-  })
+  const cache = readListCache(dir)
+  return dirents.map(dirent => fromCache(dir, dirent, cache[dirent.name]) ?? scanDetailed(dir, dirent))
+}
+
+/** What --list needs of an instance, cached in one file by each session's end (state.ts). */
+export interface CachedInstance extends Usage {
+  root: string
+  /** meta.json's rootDevice, for the mount check of a root that is gone. */
+  rootDevice?: number
+}
+
+export const listCachePath = (instances: string): string => path.join(path.dirname(instances), 'list-cache.json')
+
+export function readListCache(instances: string): Record<string, CachedInstance> {
+  try {
+    const cache = JSON.parse(readNoFollow(listCachePath(instances)) ?? '{}') as unknown
+    return typeof cache === 'object' && cache !== null ? (cache as Record<string, CachedInstance>) : {}
+  } catch {
+    return {}
+  }
+}
+
+/**
+ * The fast path of --list: an instance whose sessions directory has not changed since a session
+ * ended with none left (same mtime) has had no session since, so its cached root, size and
+ * conversations still hold; only the root's state is looked at again. Reading two files per
+ * instance instead took about 0.9 s for 10,000 instances here (~20 µs an open).
+ */
+function fromCache(dir: string, dirent: fs.Dirent, cached: CachedInstance | undefined): ScannedEntry | undefined {
+  if (cached === undefined || cached.sessionsMtime === undefined || !dirent.isDirectory() || !INSTANCE_ID.test(dirent.name)) return undefined
+  const instance = path.join(dir, dirent.name)
+  if (sessionsMtime(instance) !== cached.sessionsMtime) return undefined
+  const state = rootState(cached.root, cached.rootDevice === undefined ? readMeta(instance) : { rootDevice: cached.rootDevice, name: '' })
+  const entry: ScannedEntry = { name: dirent.name, kind: 'dir', recordedRoot: cached.root, rootState: state, liveSessions: 0, size: cached.size, conversations: cached.conversations }
+  if (cached.ended !== undefined) entry.lastUsed = cached.ended
+  return entry
+}
+
+function scanDetailed(dir: string, dirent: fs.Dirent): ScannedEntry {
+  const usage = dirent.isDirectory() && !dirent.name.startsWith('.trash-') ? readUsage(path.join(dir, dirent.name)) : undefined
+  const entry = scanOne(dir, dirent, usage?.sessionsMtime)
+  if (entry.kind !== 'dir' || entry.name.startsWith('.trash-')) return entry
+  const instance = path.join(dir, entry.name)
+  const measured = usage ?? measureUsage(instance)
+  entry.size = measured.size
+  entry.conversations = measured.conversations
+  const used = entry.liveSessions > 0 ? Date.now() : (usage?.ended ?? lastUsed(instance))
+  if (used !== undefined) entry.lastUsed = used
+  return entry
 }
 
 export interface Usage {

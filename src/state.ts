@@ -3,9 +3,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { launchError } from './errors.js'
+import { readNoFollow } from './facts.js'
 import { sanitizePath } from './adopt.js'
 import { META_FILE, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
-import { measureUsage, sessionsMtime, type Usage } from './scan.js'
+import { listCachePath, measureUsage, readListCache, readMeta, sessionsMtime, type CachedInstance, type Usage } from './scan.js'
 import type { FileStep, HostFacts, MkdirStep } from './types.js'
 
 export function applyMkdirs(steps: readonly MkdirStep[], claudeboxHome: string): void {
@@ -169,7 +170,25 @@ export function recordUsage(instance: string): void {
       if (mtime !== undefined) usage.sessionsMtime = mtime
     }
     applyFiles([{ path: path.join(instance, USAGE_FILE), content: `${JSON.stringify(usage)}\n`, mode: 0o600, replace: true }])
+    const root = readNoFollow(path.join(instance, 'project-root'))
+    const rootDevice = readMeta(instance)?.rootDevice
+    if (root !== undefined && usage.sessionsMtime !== undefined) {
+      updateListCache(path.dirname(instance), path.basename(instance), { root, ...usage, ...(rootDevice === undefined ? {} : { rootDevice }) })
+    }
   } catch {
     // --list measures the instance itself when this is missing
   }
+}
+
+/**
+ * Adds one instance to the --list cache (instances/../list-cache.json) with temp file + rename.
+ * Two sessions ending at once may lose one update: --list then reads that instance itself.
+ */
+function updateListCache(instances: string, id: string, entry: CachedInstance): void {
+  const file = listCachePath(instances)
+  const cache = readListCache(instances)
+  cache[id] = entry
+  const temp = `${file}.tmp.${process.pid}`
+  fs.writeFileSync(temp, JSON.stringify(cache), { mode: 0o600 })
+  fs.renameSync(temp, file)
 }

@@ -50,6 +50,18 @@ describe.skipIf(!HAVE_BWRAP)('live sessions', () => {
     fs.writeFileSync(path.join(repo, '.release'), '')
     await Promise.all([a.child, b.child])
     expect(fs.readdirSync(sessions)).toEqual([])
+    // Ended: --list answers from the cache the last session wrote; a new session is seen at once.
+    expect(fs.existsSync(path.join(world.claudeboxHome, 'list-cache.json'))).toBe(true)
+    const idle = await claudebox(world, ['--list', '--json'], { cwd: world.home })
+    expect(JSON.parse(idle.stdout)).toMatchObject([{ root: `${repo}/.git`, state: 'idle', liveSessions: 0 }])
+    fs.rmSync(path.join(repo, '.release'))
+    fs.rmSync(path.join(repo, '.started'))
+    const c = startSession(world, repo)
+    await c.ready
+    const live = await claudebox(world, ['--list', '--json'], { cwd: world.home })
+    expect(JSON.parse(live.stdout)).toMatchObject([{ state: 'live (1 session)', liveSessions: 1 }])
+    fs.writeFileSync(path.join(repo, '.release'), '')
+    await c.child
   })
 
   test('a stale record (process gone) is ignored', async () => {
