@@ -16,7 +16,7 @@ export const PASS_EXACT: ReadonlySet<string> = new Set([
   'DISABLE_NON_ESSENTIAL_MODEL_CALLS', 'DISABLE_PROMPT_CACHING', 'DISABLE_INTERLEAVED_THINKING',
   'MAX_THINKING_TOKENS', 'MAX_MCP_OUTPUT_TOKENS', 'MCP_TIMEOUT', 'MCP_TOOL_TIMEOUT',
   'BASH_DEFAULT_TIMEOUT_MS', 'BASH_MAX_TIMEOUT_MS', 'BASH_MAX_OUTPUT_LENGTH',
-  'USE_BUILTIN_RIPGREP', 'CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR',
+  'USE_BUILTIN_RIPGREP', 'CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR', 'DO_NOT_TRACK', 'DISABLE_GROWTHBOOK', 'DISABLE_UPDATES',
 ])
 
 /** Passed through by prefix: locale categories and Claude/Anthropic settings. */
@@ -25,7 +25,20 @@ export const PASS_PREFIXES: readonly string[] = ['LC_', 'ANTHROPIC_', 'CLAUDE_CO
 /** Never passed through, even when a prefix matches: claudebox sets these itself. */
 const OWNED = new Set(['CLAUDE_CONFIG_DIR', 'CLAUDE_SECURESTORAGE_CONFIG_DIR', 'HOME', 'IS_SANDBOX', 'DISABLE_AUTOUPDATER', 'CLAUDEBOX'])
 
+/**
+ * Claude Code variables that name host paths, commands or file descriptors, or belong to a
+ * running Claude session (set when claudebox is started from inside one): passing them would make
+ * the sandboxed Claude run host programs or talk to the outer session (strings of 2.1.330).
+ */
+const DENIED = new Set([
+  'CLAUDE_CODE_TMPDIR', 'CLAUDE_CODE_SHELL_PREFIX', 'CLAUDE_CODE_PROCESS_WRAPPER', 'CLAUDE_CODE_HOST_CREDS_FILE',
+  'CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR', 'CLAUDE_CODE_GIT_BASH_PATH', 'CLAUDE_CODE_SHELL', 'CLAUDE_CODE_CLIENT_CERT', 'CLAUDE_CODE_CLIENT_KEY',
+  'CLAUDE_CODE_SESSION_ID', 'CLAUDE_CODE_CHILD_SESSION', 'CLAUDE_CODE_CHILD_NOTES_DIR', 'CLAUDE_CODE_MESSAGING_SOCKET',
+  'CLAUDE_CODE_MESSAGING_TOKEN', 'CLAUDE_CODE_EXECPATH', 'CLAUDE_CODE_ENTRYPOINT', 'CLAUDE_CODE_SESSION_ATTENDED',
+  'CLAUDE_CODE_SUBPROCESS_ENV_SCRUB', 'ANTHROPIC_UNIX_SOCKET', 'ANTHROPIC_CONFIG_DIR',
+])
+
 export function isPassedThrough(name: string): boolean {
-  if (OWNED.has(name)) return false
+  if (OWNED.has(name) || DENIED.has(name)) return false
   return PASS_EXACT.has(name) || PASS_PREFIXES.some(prefix => name.startsWith(prefix))
 }
