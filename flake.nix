@@ -14,11 +14,13 @@
       forAllSystems = f: lib.genAttrs systems (system: f system nixpkgs.legacyPackages.${system});
     in
     {
-      overlays.default = final: _prev: { claudebox = final.callPackage ./nix/package.nix { }; };
+      # claude-code = null: callPackage would otherwise fill it from nixpkgs' (unfree) claude-code.
+      # `claudebox.override { inherit (pkgs) claude-code; }` makes that the program claudebox runs.
+      overlays.default = final: _prev: { claudebox = final.callPackage ./nix/package.nix { claude-code = null; }; };
 
       packages = forAllSystems (
         _system: pkgs: rec {
-          claudebox = pkgs.callPackage ./nix/package.nix { };
+          claudebox = pkgs.callPackage ./nix/package.nix { claude-code = null; };
           default = claudebox;
         }
       );
@@ -47,16 +49,19 @@
       # The bubblewrap integration tests cannot run inside the Nix build sandbox (no user
       # namespaces there): the checks build the package and run the unit tests.
       checks = forAllSystems (
-        system: _pkgs:
+        system: pkgs:
         let
           package = self.packages.${system}.default;
         in
         {
           build = package;
-          unit-tests = package.overrideAttrs (_old: {
+          unit-tests = package.overrideAttrs (old: {
             pname = "claudebox-unit-tests";
             src = package.unitTestSrc;
             doCheck = true;
+            # The completion tests run bash's `complete` and `compgen`: stdenv's bash is built
+            # without readline, hence without them.
+            nativeCheckInputs = (old.nativeCheckInputs or [ ]) ++ [ pkgs.bashInteractive ];
             checkPhase = ''
               runHook preCheck
               npm run test:unit

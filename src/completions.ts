@@ -1,21 +1,36 @@
 // Shell completions for claudebox's own options, falling back to claude's completion (when the
-// shell has one loaded) for everything else. Pure: returns the script text.
-import type { OwnOption } from './options.js'
+// shell has one) for everything else, since every other argument goes to claude. Pure: returns
+// the script text.
 
 export type Shell = 'bash' | 'zsh' | 'fish'
 export const SHELLS: readonly Shell[] = ['bash', 'zsh', 'fish']
 
-/** Values offered after an option that takes one. */
-const VALUE_KIND: Readonly<Record<string, 'dir' | 'shell' | 'none'>> = {
+/** One of claudebox's long options. `OwnOption` (src/options.ts) fits as it is. */
+export interface CompletionOption {
+  /** Long flag, e.g. `--dry-run`. */
+  flag: string
+  description: string
+  /** Takes a value; when absent, whether a `value` placeholder is given. */
+  takesValue?: boolean
+  /** Placeholder of the value, e.g. `path`. */
+  value?: string
+  /** May be given several times. */
+  repeatable?: boolean
+}
+
+/** What to offer after an option that takes a value (others: nothing, the value is free text). */
+const VALUE_KIND: Readonly<Record<string, 'dir' | 'shell'>> = {
   '--ro-bind': 'dir',
   '--bind': 'dir',
   '--adopt': 'dir',
   '--completions': 'shell',
 }
 
-const quote = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`
+const takesValue = (o: CompletionOption): boolean => o.takesValue ?? o.value !== undefined
+const posixQuote = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`
+const fishQuote = (text: string): string => `'${text.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`
 
-export function completionScript(shell: Shell, options: readonly OwnOption[]): string {
+export function completionScript(shell: Shell, options: readonly CompletionOption[]): string {
   switch (shell) {
     case 'bash':
       return bash(options)
@@ -26,32 +41,51 @@ export function completionScript(shell: Shell, options: readonly OwnOption[]): s
   }
 }
 
-function bash(options: readonly OwnOption[]): string {
+function bash(options: readonly CompletionOption[]): string {
   const flags = options.map(o => o.flag).join(' ')
-  const dirs = options.filter(o => VALUE_KIND[o.flag] === 'dir').map(o => o.flag).join('|')
-  const valued = options.filter(o => o.value !== undefined && VALUE_KIND[o.flag] === undefined).map(o => o.flag).join('|')
+  const withKind = (kind: 'dir' | 'shell'): string[] => options.filter(o => takesValue(o) && VALUE_KIND[o.flag] === kind).map(o => o.flag)
+  const freeText = options.filter(o => takesValue(o) && VALUE_KIND[o.flag] === undefined).map(o => o.flag)
+  const cases = [
+    withKind('dir').length > 0 ? `    ${withKind('dir').join('|')}) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur")); return ;;` : '',
+    withKind('shell').length > 0 ? `    ${withKind('shell').join('|')}) COMPREPLY=($(compgen -W ${posixQuote(SHELLS.join(' '))} -- "$cur")); return ;;` : '',
+    freeText.length > 0 ? `    ${freeText.join('|')}) COMPREPLY=(); return ;;` : '',
+  ].filter(line => line !== '')
   return `# bash completion for claudebox
 _claudebox() {
-  local cur=\${COMP_WORDS[COMP_CWORD]} prev=\${COMP_WORDS[COMP_CWORD-1]}
+  local cur=\${COMP_WORDS[COMP_CWORD]} prev=
+  (( COMP_CWORD > 0 )) && prev=\${COMP_WORDS[COMP_CWORD-1]}
   case "$prev" in
-    ${dirs}) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    --completions) COMPREPLY=($(compgen -W "${SHELLS.join(' ')}" -- "$cur")); return ;;
-    ${valued}) COMPREPLY=(); return ;;
+${cases.join('\n')}
   esac
+  COMPREPLY=()
   if [[ $cur == --* ]]; then
-    COMPREPLY=($(compgen -W "${flags}" -- "$cur"))
+    COMPREPLY=($(compgen -W ${posixQuote(flags)} -- "$cur"))
   fi
-  # Everything else is claude's: use its completion when one is loaded.
-  local spec func
-  spec=$(complete -p claude 2>/dev/null)
+  # Everything else is claude's: use its completion when there is one (loading it on demand
+  # through bash-completion), completing the same words as if the command were claude.
+  local spec func=
+  spec=$(complete -p claude 2>/dev/null) || {
+    if declare -F _comp_load >/dev/null; then _comp_load claude >/dev/null 2>&1
+    elif declare -F _completion_loader >/dev/null; then _completion_loader claude >/dev/null 2>&1
+    fi
+    spec=$(complete -p claude 2>/dev/null)
+  }
   if [[ $spec =~ -F\\ ([^ ]+) ]]; then
     func=\${BASH_REMATCH[1]}
-    local saved=("\${COMPREPLY[@]}")
-    COMP_WORDS[0]=claude
-    "$func" claude "$cur" "$prev"
-    COMPREPLY=("\${saved[@]}" "\${COMPREPLY[@]}")
+  elif declare -F _claude >/dev/null; then
+    func=_claude
   fi
-  if [[ \${#COMPREPLY[@]} -eq 0 ]]; then
+  if [[ -n $func ]]; then
+    local ours=("\${COMPREPLY[@]}") first=\${COMP_WORDS[0]}
+    COMP_WORDS[0]=claude
+    COMP_LINE=claude\${COMP_LINE#"$first"}
+    (( COMP_POINT += 6 - \${#first} ))
+    COMPREPLY=()
+    "$func" claude "$cur" "$prev"
+    COMPREPLY=("\${ours[@]}" "\${COMPREPLY[@]}")
+  fi
+  if (( \${#COMPREPLY[@]} == 0 )); then
+    compopt -o filenames 2>/dev/null
     COMPREPLY=($(compgen -f -- "$cur"))
   fi
 }
@@ -59,40 +93,45 @@ complete -F _claudebox claudebox
 `
 }
 
-function zsh(options: readonly OwnOption[]): string {
+function zsh(options: readonly CompletionOption[]): string {
   const specs = options.map(o => {
+    // Inside _arguments' [description]: no brackets; the spec itself is single-quoted.
     const description = o.description.replaceAll('[', '(').replaceAll(']', ')').replaceAll("'", '')
     const kind = VALUE_KIND[o.flag]
-    const action = kind === 'dir' ? ':path:_files -/' : kind === 'shell' ? `:shell:(${SHELLS.join(' ')})` : o.value ? `:${o.value}: ` : ''
-    return `    '${o.flag}[${description}]${action}' \\`
+    const action = !takesValue(o) ? '' : kind === 'dir' ? ':path:_files -/' : kind === 'shell' ? `:shell:(${SHELLS.join(' ')})` : `:${o.value ?? 'value'}: `
+    return `    '${o.repeatable ? '*' : ''}${o.flag}[${description}]${action}' \\`
   })
   return `#compdef claudebox
-# zsh completion for claudebox
+# zsh completion for claudebox: install as _claudebox in $fpath, or source it after compinit.
 _claudebox() {
   local state
   _arguments -s \\
 ${specs.join('\n')}
     '*::claude argument:->claude'
   if [[ $state == claude ]]; then
-    # Everything else is claude's: use its completion when one is loaded.
+    # Everything else is claude's: complete it as \`claude ...\` when claude has a completion.
+    words=(claude "\${words[@]}")
+    (( CURRENT++ ))
     if (( $+functions[_claude] )); then
-      words=(claude "\${words[@]}")
-      (( CURRENT++ ))
       _claude
     else
       _files
     fi
   fi
 }
-_claudebox "$@"
+if [[ $funcstack[1] == _claudebox ]]; then
+  _claudebox "$@"
+else
+  compdef _claudebox claudebox
+fi
 `
 }
 
-function fish(options: readonly OwnOption[]): string {
+function fish(options: readonly CompletionOption[]): string {
   const lines = options.map(o => {
     const kind = VALUE_KIND[o.flag]
-    const value = kind === 'dir' ? ' -r -F' : kind === 'shell' ? ` -x -a ${quote(SHELLS.join(' '))}` : o.value ? ' -x' : ''
-    return `complete -c claudebox -l ${o.flag.slice(2)}${value} -d ${quote(o.description)}`
+    const value = !takesValue(o) ? '' : kind === 'dir' ? ' -r -F' : kind === 'shell' ? ` -x -a ${fishQuote(SHELLS.join(' '))}` : ' -x'
+    return `complete -c claudebox -l ${o.flag.replace(/^--/, '')}${value} -d ${fishQuote(o.description)}`
   })
   return `# fish completion for claudebox
 ${lines.join('\n')}

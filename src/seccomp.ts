@@ -1,165 +1,395 @@
-// The seccomp filter passed to `bwrap --seccomp FD`: a classic BPF program generated here (no
-// native build step), for x86_64 and aarch64. Pure: returns bytes.
+// The seccomp filter passed to `bwrap --seccomp FD`: a classic BPF program (struct sock_filter
+// {u16 code; u8 jt; u8 jf; u32 k}, little-endian) generated here, so there is no native build step
+// and no libseccomp. Pure: rules in, bytes out.
 //
-// What it stops, and why (policy after flatpak's setup_seccomp, trimmed to what an agent that
-// runs compilers, git, node and python never needs):
-// - ioctl(TIOCSTI) and ioctl(TIOCLINUX): pushing keystrokes into the user's terminal
-//   (CVE-2017-5226). Only the low 32 bits of the request are compared, because the kernel
-//   truncates it to 32 bits (CVE-2019-10063: a request with high bits set slipped past filters
-//   that compared all 64). bwrap's --new-session would also stop TIOCSTI but breaks window-size
-//   delivery to Claude's UI (bubblewrap#573), so the terminal stays shared and this filter guards it.
-// - Undoing the sandbox: mount and the new mount API, pivot_root, chroot, unshare, setns, clone
-//   with a namespace flag, and clone3 (its flags sit in a struct a filter cannot read, so it fails
-//   with ENOSYS and glibc falls back to clone, as flatpak does).
-// - The kernel keyring (add_key, keyctl, request_key): not namespaced, shared with the host user.
-// - Kernel-wide operations: modules, kexec, bpf, perf_event_open, userfaultfd, syslog, acct,
-//   quotactl, swap, reboot, open_by_handle_at (the "shocker" container escape), iopl/ioperm.
-// ptrace stays allowed: the sandbox has its own pid namespace, so only its own processes can be
-// traced, and gdb/strace must keep working.
-// Other ABIs (i386 and x32 on x86_64, arm32 on aarch64) are refused as a whole with ENOSYS: their
-// syscall numbers differ, and a filter that only knew the native ones would let them through.
+// Policy: flatpak's setup_seccomp (common/flatpak-run.c), trimmed to what an agent that runs
+// compilers, git, node and python never needs. The default is ALLOW; the rules below (SECCOMP_RULES,
+// also listed by --check) make selected calls fail with an errno, the way a kernel without them or
+// without the privilege would, so well-behaved programs fall back instead of crashing.
+//
+// Deliberately allowed:
+// - ptrace (flatpak blocks it outside --devel). The sandbox has its own pid namespace, so only the
+//   sandbox's own processes are visible and traceable; gdb, strace and debuggers of the agent's
+//   own test programs must keep working. process_vm_readv/writev and pidfd_getfd are the same
+//   power over the same processes and stay allowed for the same reason.
+// - personality(ADDR_NO_RANDOMIZE): gdb disables ASLR of the inferior with it.
+// - io_uring. Everything that uses it falls back when it is missing, but an agent may be asked to
+//   build and test io_uring code. Note that its IORING_OP_SOCKET creates sockets without the
+//   socket() syscall, so the socket-family rule is attack-surface reduction, not a boundary.
+//
+// Architectures (ABIs). A process can enter the kernel through more than one syscall table:
+// x86_64 also has i386 (`int 0x80`, 32-bit programs) and x32 (x86_64 numbers with bit 30 set);
+// aarch64 also has arm32 (compat) on CPUs that implement it. Each table numbers the syscalls
+// differently, so the program first dispatches on seccomp_data.arch and then applies the same
+// rules with that table's numbers:
+// - x86_64, i386, aarch64 and arm32 get the full rule set with their own numbers. 32-bit programs
+//   keep working; they are filtered, not refused. (Only i386's socketcall() multiplexer cannot be
+//   inspected: its arguments sit behind a pointer, so the socket-family rule misses it there.)
+// - x32 is refused as a whole (ENOSYS, what a kernel without x32 support answers): nothing an
+//   agent runs uses it, and applying the rules to it would need a fourth table. The pseudo
+//   syscall -1 (a tracer skipping a syscall) is let through, as libseccomp does.
+// - Every filter carries all four tables, whichever architecture it is generated for (the
+//   argument only decides which table is tried first). So a Node for x86_64 running translated on
+//   an aarch64 kernel (Rosetta, qemu-user), whose syscalls reach the kernel as aarch64 ones, is
+//   still filtered instead of having every syscall fail.
+// - Any other architecture value: ENOSYS.
+//
+// Arguments: seccomp_data.args are u64; every comparison here reads only the low 32 bits, which is
+// exactly what the kernel uses for these arguments (ioctl's cmd, clone's and unshare's flags,
+// personality, socket's family are all truncated to 32 bits). Comparing 64 bits was the
+// CVE-2019-10063 bypass of TIOCSTI filters: a request with high bits set passed the filter and
+// was still TIOCSTI to the kernel.
+//
+// bwrap 0.8.0 installs the program as the last step before execve (after its mounts, its
+// --disable-userns setup and dropping capabilities), and also on its own pid 1 in the sandbox, so
+// the filter never gets in bwrap's way and the sandbox cannot ptrace pid 1 to run unfiltered.
 
 export type SeccompArch = 'x86_64' | 'aarch64'
+/** The syscall tables a filter distinguishes, by seccomp_data.arch. */
+export type SeccompAbi = 'x86_64' | 'i386' | 'aarch64' | 'arm'
 
-const AUDIT_ARCH = { x86_64: 0xc000003e, aarch64: 0xc00000b7 } as const
-/** x32 syscalls are x86_64 syscalls with this bit set in their number. */
-const X32_SYSCALL_BIT = 0x40000000
+/** AUDIT_ARCH_* values from linux/audit.h, as they appear in seccomp_data.arch. */
+export const AUDIT_ARCH: Readonly<Record<SeccompAbi, number>> = {
+  x86_64: 0xc000003e,
+  i386: 0x40000003,
+  aarch64: 0xc00000b7,
+  arm: 0x40000028,
+}
 
-const EPERM = 1
-const ENOSYS = 38
-const RET_ALLOW = 0x7fff0000
-const retErrno = (errno: number): number => 0x00050000 | errno
+/** The order in which a filter generated for an architecture tries the tables: native first. */
+export const SECCOMP_ABIS: Readonly<Record<SeccompArch, readonly SeccompAbi[]>> = {
+  x86_64: ['x86_64', 'i386', 'aarch64', 'arm'],
+  aarch64: ['aarch64', 'arm', 'x86_64', 'i386'],
+}
+
+/** x32 syscalls are x86_64-arch syscalls with this bit set in their number. */
+export const X32_SYSCALL_BIT = 0x40000000
+
+export type SyscallName =
+  | 'ioctl' | 'clone' | 'clone3' | 'unshare' | 'setns'
+  | 'mount' | 'umount' | 'umount2' | 'pivot_root' | 'chroot'
+  | 'open_tree' | 'open_tree_attr' | 'move_mount' | 'fsopen' | 'fsconfig' | 'fsmount' | 'fspick' | 'mount_setattr'
+  | 'add_key' | 'request_key' | 'keyctl'
+  | 'syslog' | 'uselib' | 'acct' | 'quotactl' | 'quotactl_fd' | 'kexec_load' | 'kexec_file_load'
+  | 'init_module' | 'finit_module' | 'delete_module' | 'bpf' | 'userfaultfd' | 'perf_event_open'
+  | 'open_by_handle_at' | 'swapon' | 'swapoff' | 'reboot' | 'iopl' | 'ioperm' | 'modify_ldt' | 'lookup_dcookie'
+  | 'move_pages' | 'migrate_pages' | 'mbind' | 'get_mempolicy' | 'set_mempolicy' | 'set_mempolicy_home_node'
+  | 'personality' | 'socket' | 'socketpair'
+
+/**
+ * Syscall numbers per table. x86_64 and i386 from asm/unistd_64.h and unistd_32.h, aarch64 from
+ * asm-generic/unistd.h, arm from arch/arm/tools/syscall.tbl (EABI, which is what aarch64's compat
+ * layer implements). Absent: the table has no such syscall. Since 424 all tables share numbers.
+ */
+export const SYSCALL_NUMBERS: Readonly<Record<SyscallName, Readonly<Partial<Record<SeccompAbi, number>>>>> = {
+  ioctl: { x86_64: 16, i386: 54, aarch64: 29, arm: 54 },
+  clone: { x86_64: 56, i386: 120, aarch64: 220, arm: 120 },
+  clone3: { x86_64: 435, i386: 435, aarch64: 435, arm: 435 },
+  unshare: { x86_64: 272, i386: 310, aarch64: 97, arm: 337 },
+  setns: { x86_64: 308, i386: 346, aarch64: 268, arm: 375 },
+  mount: { x86_64: 165, i386: 21, aarch64: 40, arm: 21 },
+  umount: { i386: 22 },
+  umount2: { x86_64: 166, i386: 52, aarch64: 39, arm: 52 },
+  pivot_root: { x86_64: 155, i386: 217, aarch64: 41, arm: 218 },
+  chroot: { x86_64: 161, i386: 61, aarch64: 51, arm: 61 },
+  open_tree: { x86_64: 428, i386: 428, aarch64: 428, arm: 428 },
+  move_mount: { x86_64: 429, i386: 429, aarch64: 429, arm: 429 },
+  fsopen: { x86_64: 430, i386: 430, aarch64: 430, arm: 430 },
+  fsconfig: { x86_64: 431, i386: 431, aarch64: 431, arm: 431 },
+  fsmount: { x86_64: 432, i386: 432, aarch64: 432, arm: 432 },
+  fspick: { x86_64: 433, i386: 433, aarch64: 433, arm: 433 },
+  mount_setattr: { x86_64: 442, i386: 442, aarch64: 442, arm: 442 },
+  open_tree_attr: { x86_64: 467, i386: 467, aarch64: 467, arm: 467 },
+  add_key: { x86_64: 248, i386: 286, aarch64: 217, arm: 309 },
+  request_key: { x86_64: 249, i386: 287, aarch64: 218, arm: 310 },
+  keyctl: { x86_64: 250, i386: 288, aarch64: 219, arm: 311 },
+  syslog: { x86_64: 103, i386: 103, aarch64: 116, arm: 103 },
+  uselib: { x86_64: 134, i386: 86, arm: 86 },
+  acct: { x86_64: 163, i386: 51, aarch64: 89, arm: 51 },
+  quotactl: { x86_64: 179, i386: 131, aarch64: 60, arm: 131 },
+  quotactl_fd: { x86_64: 443, i386: 443, aarch64: 443, arm: 443 },
+  kexec_load: { x86_64: 246, i386: 283, aarch64: 104, arm: 347 },
+  kexec_file_load: { x86_64: 320, aarch64: 294, arm: 401 },
+  init_module: { x86_64: 175, i386: 128, aarch64: 105, arm: 128 },
+  finit_module: { x86_64: 313, i386: 350, aarch64: 273, arm: 379 },
+  delete_module: { x86_64: 176, i386: 129, aarch64: 106, arm: 129 },
+  bpf: { x86_64: 321, i386: 357, aarch64: 280, arm: 386 },
+  userfaultfd: { x86_64: 323, i386: 374, aarch64: 282, arm: 388 },
+  perf_event_open: { x86_64: 298, i386: 336, aarch64: 241, arm: 364 },
+  open_by_handle_at: { x86_64: 304, i386: 342, aarch64: 265, arm: 371 },
+  swapon: { x86_64: 167, i386: 87, aarch64: 224, arm: 87 },
+  swapoff: { x86_64: 168, i386: 115, aarch64: 225, arm: 115 },
+  reboot: { x86_64: 169, i386: 88, aarch64: 142, arm: 88 },
+  iopl: { x86_64: 172, i386: 110 },
+  ioperm: { x86_64: 173, i386: 101 },
+  modify_ldt: { x86_64: 154, i386: 123 },
+  lookup_dcookie: { x86_64: 212, i386: 253, aarch64: 18, arm: 249 },
+  move_pages: { x86_64: 279, i386: 317, aarch64: 239, arm: 344 },
+  migrate_pages: { x86_64: 256, i386: 294, aarch64: 238, arm: 400 },
+  mbind: { x86_64: 237, i386: 274, aarch64: 235, arm: 319 },
+  get_mempolicy: { x86_64: 239, i386: 275, aarch64: 236, arm: 320 },
+  set_mempolicy: { x86_64: 238, i386: 276, aarch64: 237, arm: 321 },
+  set_mempolicy_home_node: { x86_64: 450, i386: 450, aarch64: 450, arm: 450 },
+  personality: { x86_64: 135, i386: 136, aarch64: 92, arm: 136 },
+  socket: { x86_64: 41, i386: 359, aarch64: 198, arm: 281 },
+  socketpair: { x86_64: 53, i386: 360, aarch64: 199, arm: 288 },
+}
+
+export const ERRNO = { EPERM: 1, ENOSYS: 38, EAFNOSUPPORT: 97 } as const
+export type SeccompErrno = keyof typeof ERRNO
+
+/** When a rule's syscall fails. Arguments are compared on their low 32 bits. */
+export type SeccompCondition =
+  | { kind: 'always' }
+  | { kind: 'arg-in'; arg: number; values: readonly number[] }
+  | { kind: 'arg-not-in'; arg: number; values: readonly number[] }
+  | { kind: 'arg-any-bit'; arg: number; mask: number }
+
+export interface SeccompRule {
+  syscalls: readonly SyscallName[]
+  when: SeccompCondition
+  errno: SeccompErrno
+  /** One line for --check and the README. */
+  summary: string
+  why: string
+}
 
 const TIOCSTI = 0x5412
 const TIOCLINUX = 0x541c
-/** CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET (clone's low byte is the exit signal). */
-const CLONE_NAMESPACE_FLAGS = 0x7e020000
+const CLONE_NEWTIME = 0x00000080
+const CLONE_NEWNS = 0x00020000
+const CLONE_NEWCGROUP = 0x02000000
+const CLONE_NEWUTS = 0x04000000
+const CLONE_NEWIPC = 0x08000000
+const CLONE_NEWUSER = 0x10000000
+const CLONE_NEWPID = 0x20000000
+const CLONE_NEWNET = 0x40000000
+/** clone()'s low byte is the exit signal (CSIGNAL), so CLONE_NEWTIME only exists for unshare and clone3. */
+const CLONE_NAMESPACES = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET
+const UNSHARE_NAMESPACES = CLONE_NAMESPACES | CLONE_NEWTIME
+const PER_LINUX = 0x0000
+const PER_LINUX32 = 0x0008
+const ADDR_NO_RANDOMIZE = 0x0040000
+const PERSONALITY_QUERY = 0xffffffff
+const AF_UNSPEC = 0
+const AF_UNIX = 1
+const AF_INET = 2
+const AF_INET6 = 10
+const AF_NETLINK = 16
 
-/** Syscall numbers: x86_64 from asm/unistd_64.h, aarch64 from asm-generic/unistd.h. */
-const SYSCALLS: Readonly<Record<string, Readonly<Record<SeccompArch, number | undefined>>>> = {
-  ioctl: { x86_64: 16, aarch64: 29 },
-  clone: { x86_64: 56, aarch64: 220 },
-  clone3: { x86_64: 435, aarch64: 435 },
-  unshare: { x86_64: 272, aarch64: 97 },
-  setns: { x86_64: 308, aarch64: 268 },
-  mount: { x86_64: 165, aarch64: 40 },
-  umount2: { x86_64: 166, aarch64: 39 },
-  pivot_root: { x86_64: 155, aarch64: 41 },
-  chroot: { x86_64: 161, aarch64: 51 },
-  open_tree: { x86_64: 428, aarch64: 428 },
-  move_mount: { x86_64: 429, aarch64: 429 },
-  fsopen: { x86_64: 430, aarch64: 430 },
-  fsconfig: { x86_64: 431, aarch64: 431 },
-  fsmount: { x86_64: 432, aarch64: 432 },
-  fspick: { x86_64: 433, aarch64: 433 },
-  mount_setattr: { x86_64: 442, aarch64: 442 },
-  add_key: { x86_64: 248, aarch64: 217 },
-  request_key: { x86_64: 249, aarch64: 218 },
-  keyctl: { x86_64: 250, aarch64: 219 },
-  syslog: { x86_64: 103, aarch64: 116 },
-  uselib: { x86_64: 134, aarch64: undefined },
-  acct: { x86_64: 163, aarch64: 89 },
-  quotactl: { x86_64: 179, aarch64: 60 },
-  kexec_load: { x86_64: 246, aarch64: 104 },
-  kexec_file_load: { x86_64: 320, aarch64: 294 },
-  init_module: { x86_64: 175, aarch64: 105 },
-  finit_module: { x86_64: 313, aarch64: 273 },
-  delete_module: { x86_64: 176, aarch64: 106 },
-  bpf: { x86_64: 321, aarch64: 280 },
-  userfaultfd: { x86_64: 323, aarch64: 282 },
-  perf_event_open: { x86_64: 298, aarch64: 241 },
-  open_by_handle_at: { x86_64: 304, aarch64: 265 },
-  swapon: { x86_64: 167, aarch64: 224 },
-  swapoff: { x86_64: 168, aarch64: 225 },
-  reboot: { x86_64: 169, aarch64: 142 },
-  iopl: { x86_64: 172, aarch64: undefined },
-  ioperm: { x86_64: 173, aarch64: undefined },
-  lookup_dcookie: { x86_64: 212, aarch64: 18 },
-}
-
-/** Refused outright with EPERM. */
-const DENIED = [
-  'unshare', 'setns', 'mount', 'umount2', 'pivot_root', 'chroot',
-  'open_tree', 'move_mount', 'fsopen', 'fsconfig', 'fsmount', 'fspick', 'mount_setattr',
-  'add_key', 'request_key', 'keyctl',
-  'syslog', 'uselib', 'acct', 'quotactl', 'kexec_load', 'kexec_file_load',
-  'init_module', 'finit_module', 'delete_module', 'bpf', 'userfaultfd', 'perf_event_open',
-  'open_by_handle_at', 'swapon', 'swapoff', 'reboot', 'iopl', 'ioperm', 'lookup_dcookie',
-] as const
-
-/** Human-readable rules, for --check and the README. */
-export const SECCOMP_RULES: readonly string[] = [
-  'ioctl TIOCSTI/TIOCLINUX (low 32 bits of the request): EPERM',
-  'clone with a namespace flag: EPERM; clone3: ENOSYS',
-  `${DENIED.join(', ')}: EPERM`,
-  'other ABIs (i386, x32, arm32): ENOSYS',
+export const SECCOMP_RULES: readonly SeccompRule[] = [
+  {
+    syscalls: ['ioctl'],
+    when: { kind: 'arg-in', arg: 1, values: [TIOCSTI, TIOCLINUX] },
+    errno: 'EPERM',
+    summary: 'ioctl TIOCSTI or TIOCLINUX (low 32 bits of the request)',
+    why: "pushing keystrokes into the user's terminal (CVE-2017-5226; TIOCLINUX on a virtual console, CVE-2023-28100); the terminal stays shared because --new-session would stop window-size changes (bubblewrap#573)",
+  },
+  {
+    syscalls: ['clone'],
+    when: { kind: 'arg-any-bit', arg: 0, mask: CLONE_NAMESPACES },
+    errno: 'EPERM',
+    summary: 'clone with a namespace flag (NEWNS, NEWUSER, NEWPID, NEWNET, NEWUTS, NEWIPC, NEWCGROUP)',
+    why: 'new namespaces are how a sandbox is undone from inside; fork and threads stay allowed',
+  },
+  {
+    syscalls: ['unshare'],
+    when: { kind: 'arg-any-bit', arg: 0, mask: UNSHARE_NAMESPACES },
+    errno: 'EPERM',
+    summary: 'unshare with a namespace flag (the clone ones and NEWTIME)',
+    why: 'as for clone; unshare of files or fs state stays allowed',
+  },
+  {
+    syscalls: ['clone3'],
+    when: { kind: 'always' },
+    errno: 'ENOSYS',
+    summary: 'clone3',
+    why: 'its flags sit in a struct a filter cannot read; ENOSYS makes glibc and others fall back to clone, which is checked (as flatpak does)',
+  },
+  {
+    syscalls: ['setns', 'mount', 'umount', 'umount2', 'pivot_root', 'chroot', 'open_tree', 'open_tree_attr', 'move_mount', 'fsopen', 'fsconfig', 'fsmount', 'fspick', 'mount_setattr'],
+    when: { kind: 'always' },
+    errno: 'EPERM',
+    summary: 'setns, mount, umount, umount2, pivot_root, chroot and the new mount API',
+    why: 'rearranging the filesystem view or joining other namespaces undoes the sandbox',
+  },
+  {
+    syscalls: ['add_key', 'request_key', 'keyctl'],
+    when: { kind: 'always' },
+    errno: 'EPERM',
+    summary: 'the kernel keyring (add_key, request_key, keyctl)',
+    why: "keyrings are not namespaced: the user's session keyring holds host secrets",
+  },
+  {
+    syscalls: [
+      'syslog', 'uselib', 'acct', 'quotactl', 'quotactl_fd', 'kexec_load', 'kexec_file_load', 'init_module', 'finit_module', 'delete_module',
+      'bpf', 'userfaultfd', 'perf_event_open', 'open_by_handle_at', 'swapon', 'swapoff', 'reboot', 'iopl', 'ioperm', 'modify_ldt', 'lookup_dcookie',
+    ],
+    when: { kind: 'always' },
+    errno: 'EPERM',
+    summary: 'kernel-wide operations: syslog, modules, kexec, bpf, perf_event_open, userfaultfd, acct, quotas, swap, reboot, open_by_handle_at, iopl/ioperm, modify_ldt, uselib, lookup_dcookie',
+    why: 'none is needed to build or run software; most are privileged anyway, and bpf, perf_event_open, userfaultfd and modify_ldt are large kernel attack surface (perf: profile from outside, as flatpak expects)',
+  },
+  {
+    syscalls: ['move_pages', 'migrate_pages', 'mbind', 'get_mempolicy', 'set_mempolicy', 'set_mempolicy_home_node'],
+    when: { kind: 'always' },
+    errno: 'EPERM',
+    summary: 'NUMA memory-policy calls (mbind, get/set_mempolicy, move_pages, migrate_pages)',
+    why: 'flatpak blocks these "scary VM/NUMA ops"; NUMA-aware libraries treat the failure as a machine without NUMA',
+  },
+  {
+    syscalls: ['personality'],
+    when: { kind: 'arg-not-in', arg: 0, values: [PER_LINUX, PER_LINUX32, ADDR_NO_RANDOMIZE, PER_LINUX32 | ADDR_NO_RANDOMIZE, PERSONALITY_QUERY] },
+    errno: 'EPERM',
+    summary: 'personality other than Linux/Linux32, optionally with ADDR_NO_RANDOMIZE, or the query',
+    why: 'other personas and flags such as READ_IMPLIES_EXEC or MMAP_PAGE_ZERO weaken memory protections; gdb still disables ASLR',
+  },
+  {
+    syscalls: ['socket', 'socketpair'],
+    when: { kind: 'arg-not-in', arg: 0, values: [AF_UNSPEC, AF_UNIX, AF_INET, AF_INET6, AF_NETLINK] },
+    errno: 'EAFNOSUPPORT',
+    summary: 'sockets other than unix, inet, inet6 and netlink',
+    why: 'rare protocol families (and the kernel modules they autoload) are attack surface nothing here needs; the answer is the one a kernel without the family gives',
+  },
 ]
+
+/** The rules as lines, e.g. "ioctl TIOCSTI or TIOCLINUX (...): EPERM". */
+export function describeSeccompRules(): string[] {
+  return [
+    ...SECCOMP_RULES.map(rule => `${rule.summary}: ${rule.errno}`),
+    'i386 and arm32 syscalls: the same rules with their own numbers; x32 syscalls: ENOSYS',
+  ]
+}
 
 export function hostSeccompArch(nodeArch: string): SeccompArch | undefined {
   return nodeArch === 'x64' ? 'x86_64' : nodeArch === 'arm64' ? 'aarch64' : undefined
 }
 
-// Classic BPF opcodes and the layout of struct seccomp_data (little-endian).
-const LD_W_ABS = 0x20
-const JEQ_K = 0x15
-const JGE_K = 0x35
-const JSET_K = 0x45
-const RET_K = 0x06
-const JA = 0x05
+export function seccompFilter(arch: SeccompArch): Buffer {
+  return assemble(program(SECCOMP_ABIS[arch]))
+}
+
+// ---------- the program ----------
+
+// Classic BPF opcodes (linux/filter.h) and the layout of struct seccomp_data.
+const BPF_LD_W_ABS = 0x20
+const BPF_JMP_JA = 0x05
+const BPF_JMP_JEQ_K = 0x15
+const BPF_JMP_JGE_K = 0x35
+const BPF_JMP_JSET_K = 0x45
+const BPF_RET_K = 0x06
 const OFFSET_NR = 0
 const OFFSET_ARCH = 4
-/** Low 32 bits of syscall argument i (little-endian u64 at 16 + 8i). */
+/** The low 32 bits of argument i: args are little-endian u64 from offset 16. */
 const argLow = (i: number): number => 16 + 8 * i
 
-interface Insn {
+const SECCOMP_RET_ALLOW = 0x7fff0000
+const SECCOMP_RET_ERRNO = 0x00050000
+
+/** An instruction whose jump targets are labels; an absent target is the next instruction. */
+interface Op {
   code: number
-  jt: number
-  jf: number
   k: number
+  jt?: string
+  jf?: string
+  /** For JA: the label jumped to (any distance). */
+  to?: string
 }
+type Item = Op | { label: string }
 
-const ld = (offset: number): Insn => ({ code: LD_W_ABS, jt: 0, jf: 0, k: offset })
-const ret = (k: number): Insn => ({ code: RET_K, jt: 0, jf: 0, k })
-const jump = (code: number, k: number, jt: number, jf: number): Insn => ({ code, jt, jf, k })
+const load = (offset: number): Op => ({ code: BPF_LD_W_ABS, k: offset })
+const ret = (k: number): Op => ({ code: BPF_RET_K, k })
+const retLabel = (prefix: string, errno: SeccompErrno | 'ALLOW'): string => `${prefix}:ret:${errno}`
 
-export function seccompFilter(arch: SeccompArch): Buffer {
-  const nr = (name: string): number | undefined => SYSCALLS[name]?.[arch]
-  const program: Insn[] = [
-    ld(OFFSET_ARCH),
-    jump(JEQ_K, AUDIT_ARCH[arch], 1, 0),
-    ret(retErrno(ENOSYS)), // another ABI
-    ld(OFFSET_NR),
-  ]
-  if (arch === 'x86_64') program.push(jump(JGE_K, X32_SYSCALL_BIT, 0, 1), ret(retErrno(ENOSYS)))
-
-  // ioctl: the request's low 32 bits against TIOCSTI and TIOCLINUX, then back to the number.
-  program.push(
-    jump(JEQ_K, nr('ioctl') as number, 0, 5),
-    ld(argLow(1)),
-    jump(JEQ_K, TIOCSTI, 2, 0),
-    jump(JEQ_K, TIOCLINUX, 1, 0),
-    { code: JA, jt: 0, jf: 0, k: 1 }, // neither: skip the return
-    ret(retErrno(EPERM)),
-    ld(OFFSET_NR),
-  )
-  // clone: the flags (argument 0) must not ask for a new namespace.
-  program.push(jump(JEQ_K, nr('clone') as number, 0, 4), ld(argLow(0)), jump(JSET_K, CLONE_NAMESPACE_FLAGS, 0, 1), ret(retErrno(EPERM)), ld(OFFSET_NR))
-  program.push(jump(JEQ_K, nr('clone3') as number, 0, 1), ret(retErrno(ENOSYS)))
-  for (const name of DENIED) {
-    const number = nr(name)
-    if (number !== undefined) program.push(jump(JEQ_K, number, 0, 1), ret(retErrno(EPERM)))
+function program(abis: readonly SeccompAbi[]): Item[] {
+  const items: Item[] = [load(OFFSET_ARCH)]
+  // Dispatch: a conditional jump reaches at most 255 instructions ahead, so each table is entered
+  // through an unconditional JA (32-bit offset).
+  for (const abi of abis) {
+    items.push({ code: BPF_JMP_JEQ_K, k: AUDIT_ARCH[abi], jf: `dispatch:after:${abi}` }, { code: BPF_JMP_JA, k: 0, to: `abi:${abi}` }, { label: `dispatch:after:${abi}` })
   }
-  program.push(ret(RET_ALLOW))
-  return encode(program)
+  items.push(ret(SECCOMP_RET_ERRNO | ERRNO.ENOSYS)) // an architecture none of the tables is for
+  for (const abi of abis) items.push({ label: `abi:${abi}` }, ...section(abi))
+  return items
 }
 
-function encode(program: readonly Insn[]): Buffer {
-  const buffer = Buffer.alloc(program.length * 8)
-  program.forEach((insn, i) => {
-    buffer.writeUInt16LE(insn.code, i * 8)
-    buffer.writeUInt8(insn.jt, i * 8 + 2)
-    buffer.writeUInt8(insn.jf, i * 8 + 3)
-    buffer.writeUInt32LE(insn.k >>> 0, i * 8 + 4)
+/** The rules for one syscall table; entered with nothing loaded. */
+function section(abi: SeccompAbi): Item[] {
+  const items: Item[] = [load(OFFSET_NR)]
+  const checks: Item[] = []
+  const returns = new Set<SeccompErrno | 'ALLOW'>()
+  // Shared returns sit at the end of the section, so every jump to them is forward.
+  const to = (result: SeccompErrno | 'ALLOW'): string => {
+    returns.add(result)
+    return retLabel(abi, result)
+  }
+  if (abi === 'x86_64') items.push({ code: BPF_JMP_JGE_K, k: X32_SYSCALL_BIT, jt: `${abi}:x32` })
+  SECCOMP_RULES.forEach((rule, r) => {
+    const check = `${abi}:check:${r}`
+    let checked = false
+    for (const name of rule.syscalls) {
+      const nr = SYSCALL_NUMBERS[name][abi]
+      if (nr === undefined) continue
+      if (rule.when.kind === 'always') {
+        items.push({ code: BPF_JMP_JEQ_K, k: nr, jt: to(rule.errno) })
+        continue
+      }
+      items.push({ code: BPF_JMP_JEQ_K, k: nr, jt: check })
+      if (checked) continue // one argument check per rule, shared by its syscalls
+      checked = true
+      const when = rule.when
+      checks.push({ label: check }, load(argLow(when.arg)))
+      if (when.kind === 'arg-in') {
+        for (const value of when.values) checks.push({ code: BPF_JMP_JEQ_K, k: value, jt: to(rule.errno) })
+        checks.push(ret(SECCOMP_RET_ALLOW))
+      } else if (when.kind === 'arg-not-in') {
+        for (const value of when.values) checks.push({ code: BPF_JMP_JEQ_K, k: value, jt: to('ALLOW') })
+        checks.push(ret(SECCOMP_RET_ERRNO | ERRNO[rule.errno]))
+      } else {
+        checks.push({ code: BPF_JMP_JSET_K, k: when.mask, jt: to(rule.errno) }, ret(SECCOMP_RET_ALLOW))
+      }
+    }
+  })
+  items.push(ret(SECCOMP_RET_ALLOW), ...checks) // no rule matched the number
+  if (abi === 'x86_64') {
+    // x32: refused, except the pseudo syscall -1 that a tracer uses to skip a syscall.
+    items.push({ label: `${abi}:x32` }, { code: BPF_JMP_JEQ_K, k: 0xffffffff, jt: to('ALLOW') }, ret(SECCOMP_RET_ERRNO | ERRNO.ENOSYS))
+  }
+  for (const result of returns) {
+    items.push({ label: retLabel(abi, result) }, ret(result === 'ALLOW' ? SECCOMP_RET_ALLOW : SECCOMP_RET_ERRNO | ERRNO[result]))
+  }
+  return items
+}
+
+/** Resolves labels into relative offsets and encodes the instructions. */
+function assemble(items: readonly Item[]): Buffer {
+  const at = new Map<string, number>()
+  const ops: Op[] = []
+  for (const item of items) {
+    if ('label' in item) {
+      if (at.has(item.label)) throw new Error(`seccomp: duplicate label ${item.label}`)
+      at.set(item.label, ops.length)
+    } else {
+      ops.push(item)
+    }
+  }
+  const offset = (from: number, label: string | undefined, max: number): number => {
+    if (label === undefined) return 0
+    const target = at.get(label)
+    if (target === undefined) throw new Error(`seccomp: unknown label ${label}`)
+    const distance = target - from - 1
+    if (distance < 0 || distance > max) throw new Error(`seccomp: jump to ${label} out of range (${distance})`)
+    return distance
+  }
+  const last = ops[ops.length - 1]
+  if (last === undefined || last.code !== BPF_RET_K) throw new Error('seccomp: a program must end with a return')
+  const buffer = Buffer.alloc(ops.length * 8)
+  ops.forEach((op, i) => {
+    const ja = op.code === BPF_JMP_JA
+    buffer.writeUInt16LE(op.code, i * 8)
+    buffer.writeUInt8(ja ? 0 : offset(i, op.jt, 255), i * 8 + 2)
+    buffer.writeUInt8(ja ? 0 : offset(i, op.jf, 255), i * 8 + 3)
+    buffer.writeUInt32LE((ja ? offset(i, op.to, 0xffffffff) : op.k) >>> 0, i * 8 + 4)
   })
   return buffer
 }

@@ -1,3 +1,5 @@
+// Completion scripts: every option offered, claude's completion used for the rest; the bash script
+// is run in bash, the zsh and fish ones parsed by their shells where installed (always in CI).
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -25,28 +27,78 @@ describe.each(SHELLS)('%s completion', shell => {
   })
 })
 
+describe('options given as { flag, description, takesValue }', () => {
+  const options = [
+    { flag: '--alpha', description: "it's [x]", takesValue: true },
+    { flag: '--beta', description: 'plain', takesValue: false },
+  ]
+  test('fish: a value-taking option requires one; quotes survive', () => {
+    const script = completionScript('fish', options)
+    expect(script).toContain(`complete -c claudebox -l alpha -x -d 'it\\'s [x]'`)
+    expect(script).toContain(`complete -c claudebox -l beta -d 'plain'`)
+  })
+  test('zsh: a value-taking option gets a value spec', () => {
+    const script = completionScript('zsh', options)
+    expect(script).toContain(`'--alpha[its (x)]:value: '`)
+    expect(script).toContain(`'--beta[plain]'`)
+  })
+  test('bash: nothing is offered after a value-taking option', () => {
+    expect(completionScript('bash', options)).toContain('--alpha) COMPREPLY=(); return ;;')
+  })
+})
+
 describe('bash completion, run in bash', () => {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cb-comp-')), 'claudebox.bash')
   fs.writeFileSync(file, completionScript('bash', OWN_OPTIONS))
-  const complete = (words: string[], setup = ''): string =>
-    execFileSync('bash', ['-c', `${setup}\nsource '${file}'; COMP_WORDS=(${words.map(w => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _claudebox; printf '%s\\n' "\${COMPREPLY[@]}"`], { encoding: 'utf8' }).trim()
+  const complete = (words: string[], setup = ''): string[] =>
+    execFileSync(
+      'bash',
+      [
+        '-c',
+        `${setup}\nsource '${file}'; COMP_WORDS=(${words.map(w => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; COMP_LINE='${words.join(' ')}'; COMP_POINT=\${#COMP_LINE}; _claudebox; printf '%s\\n' "\${COMPREPLY[@]}"`,
+      ],
+      { encoding: 'utf8', cwd: path.dirname(file) },
+    )
+      .trim()
+      .split('\n')
 
   test('parses', () => {
     execFileSync('bash', ['-n', file])
   })
-  test('completes our options', () => {
-    expect(complete(['claudebox', '--dry']).split('\n')).toEqual(['--dry-run'])
-    expect(complete(['claudebox', '--completions', 'f'])).toBe('fish')
+  test('completes our options and their values', () => {
+    expect(complete(['claudebox', '--dry'])).toEqual(['--dry-run'])
+    expect(complete(['claudebox', '--completions', 'f'])).toEqual(['fish'])
+    fs.mkdirSync(path.join(path.dirname(file), 'somedir'), { recursive: true })
+    expect(complete(['claudebox', '--bind', 'some'])).toEqual(['somedir'])
   })
-  test("delegates the rest to claude's completion function when one is loaded", () => {
-    const fake = '_fake_claude() { COMPREPLY=(--from-claude); }; complete -F _fake_claude claude'
-    expect(complete(['claudebox', '-c', '--fr'], fake).split('\n')).toContain('--from-claude')
+  test("delegates the rest to claude's completion, as if the command were claude", () => {
+    const fake = `_fake_claude() { COMPREPLY=(--from-claude "line=$COMP_LINE" "point=$COMP_POINT"); }; complete -F _fake_claude claude`
+    expect(complete(['claudebox', '-c', '--fr'], fake)).toEqual(['--from-claude', 'line=claude -c --fr', 'point=14'])
+    // Our options and claude's, both, for a word starting with --.
+    expect(complete(['claudebox', '--'], fake)).toEqual(expect.arrayContaining(['--dry-run', '--from-claude']))
+  })
+  test('uses a _claude function when no completion is registered for claude', () => {
+    expect(complete(['claudebox', '--mo'], '_claude() { COMPREPLY=(--model); }')).toEqual(['--model'])
+  })
+  test('completes file names when claude has no completion', () => {
+    fs.writeFileSync(path.join(path.dirname(file), 'notes.txt'), '')
+    expect(complete(['claudebox', 'note'])).toEqual(['notes.txt'])
   })
   // CI installs zsh and fish, so there these never skip.
   test.skipIf(!has('zsh') && !process.env['CI'])('zsh script parses', () => {
     execFileSync('zsh', ['-n', '-c', completionScript('zsh', OWN_OPTIONS)])
   })
-  test.skipIf(!has('fish') && !process.env['CI'])('fish script parses', () => {
+  test.skipIf(!has('fish') && !process.env['CI'])('fish script parses and completes ours and claude\'s options', () => {
     execFileSync('fish', ['--no-execute', '-c', completionScript('fish', OWN_OPTIONS)])
+    const fishFile = path.join(path.dirname(file), 'claudebox.fish')
+    fs.writeFileSync(fishFile, completionScript('fish', OWN_OPTIONS))
+    const home = path.dirname(file) // fish may write its history and variables under HOME
+    const out = execFileSync(
+      'fish',
+      ['--no-config', '-c', `source '${fishFile}'; complete -c claude -l model -d model; complete -C 'claudebox --dr'; complete -C 'claudebox --completions '; complete -C 'claudebox -c --mod'`],
+      { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', HOME: home, XDG_CONFIG_HOME: home, XDG_DATA_HOME: home } },
+    )
+    const words = out.split('\n').map(line => line.split('\t')[0])
+    expect(words).toEqual(expect.arrayContaining(['--dry-run', 'bash', 'zsh', 'fish', '--model']))
   })
 })

@@ -122,12 +122,12 @@ describe('planLaunch', () => {
   })
 
   test("host paths, commands and an outer Claude session's variables never pass, even under CLAUDE_CODE_", () => {
-    const env = { ...debianFacts().env, CLAUDE_CODE_SHELL_PREFIX: '/home/ada/wrap.sh', CLAUDE_CODE_MESSAGING_SOCKET: '/tmp/cc.sock', CLAUDE_CODE_SESSION_ID: 'x', CLAUDE_CODE_MAX_OUTPUT_TOKENS: '9' }
+    const env = { ...debianFacts().env, CLAUDE_CODE_SHELL_PREFIX: '/home/ada/wrap.sh', CLAUDE_CODE_MESSAGING_SOCKET: '/tmp/cc.sock', CLAUDE_CODE_SESSION_ID: 'x', CLAUDE_CODE_EFFORT_LEVEL: 'high' }
     const setenv = Object.fromEntries(optionArgs(planLaunch(debianFacts({ env }), request).argv, '--setenv', 2) as [string, string][])
     expect(setenv).not.toHaveProperty('CLAUDE_CODE_SHELL_PREFIX')
     expect(setenv).not.toHaveProperty('CLAUDE_CODE_MESSAGING_SOCKET')
     expect(setenv).not.toHaveProperty('CLAUDE_CODE_SESSION_ID')
-    expect(setenv).toHaveProperty('CLAUDE_CODE_MAX_OUTPUT_TOKENS', '9')
+    expect(setenv).toHaveProperty('CLAUDE_CODE_EFFORT_LEVEL', 'high')
   })
 
   test('claude arguments come last, unchanged and in order', () => {
