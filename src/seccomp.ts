@@ -3,9 +3,9 @@
 // and no libseccomp. Pure: rules in, bytes out.
 //
 // Policy: flatpak's setup_seccomp (common/flatpak-run.c), trimmed to what an agent that runs
-// compilers, git, node and python never needs. The default is ALLOW; the rules below (SECCOMP_RULES,
-// also listed by --check) make selected calls fail with an errno, the way a kernel without them or
-// without the privilege would, so well-behaved programs fall back instead of crashing.
+// compilers, git, node and python never needs. The default is ALLOW; the rules (SECCOMP_RULES,
+// exported for --check and the docs) make selected calls fail with an errno, the way a kernel
+// without them or without the privilege would, so well-behaved programs fall back, not crash.
 //
 // Deliberately allowed:
 // - ptrace (flatpak blocks it outside --devel). The sandbox has its own pid namespace, so only the
@@ -26,7 +26,7 @@
 //   keep working; they are filtered, not refused. (Only i386's socketcall() multiplexer cannot be
 //   inspected: its arguments sit behind a pointer, so the socket-family rule misses it there.)
 // - x32 is refused as a whole (ENOSYS, what a kernel without x32 support answers): nothing an
-//   agent runs uses it, and applying the rules to it would need a fourth table. The pseudo
+//   agent runs uses it, and applying the rules to it would need yet another table. The pseudo
 //   syscall -1 (a tracer skipping a syscall) is let through, as libseccomp does.
 // - Every filter carries all four tables, whichever architecture it is generated for (the
 //   argument only decides which table is tried first). So a Node for x86_64 running translated on

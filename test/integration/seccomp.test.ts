@@ -1,0 +1,198 @@
+// The seccomp filter of src/seccomp.ts in a real bwrap: the kernel accepts it, it refuses what it
+// should (compared with the same sandbox without it), and ordinary work still runs. Probes are
+// test/fixtures/tiocsti.c, compiled here. Works as root and as an unprivileged user.
+import { execFileSync, spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { hostSeccompArch, seccompFilter } from '../../src/seccomp.js'
+
+const REPO = path.resolve(import.meta.dirname, '../..')
+const SOURCE = path.join(REPO, 'test/fixtures/tiocsti.c')
+const CI = Boolean(process.env['CI'])
+const IS_ROOT = process.getuid?.() === 0
+
+function works(file: string, args: string[]): boolean {
+  try {
+    execFileSync(file, args, { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+// In CI a missing tool is a failure, never a skip.
+const HAVE_BWRAP = works('bwrap', ['--version'])
+const HAVE_CC = works('cc', ['--version'])
+const ARCH = hostSeccompArch(process.arch)
+if (CI && !HAVE_BWRAP) throw new Error('bwrap is required in CI (apt-get install bubblewrap)')
+if (CI && !HAVE_CC) throw new Error('a C compiler (cc) is required in CI for the seccomp probes')
+if (CI && ARCH === undefined) throw new Error(`no seccomp filter for ${process.arch}`)
+
+/** The kernel refuses TIOCSTI by itself when this is 0 (Linux 6.2+); older kernels lack it (always allowed). */
+const LEGACY_TIOCSTI = (() => {
+  try {
+    return fs.readFileSync('/proc/sys/dev/tty/legacy_tiocsti', 'utf8').trim() !== '0'
+  } catch {
+    return true
+  }
+})()
+
+/** A sandbox in which the probe holds every capability of its own user namespace. */
+const PROBE_SANDBOX = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/mnt', '--unshare-all', '--unshare-user', '--cap-add', 'ALL', '--die-with-parent']
+/** The namespace options of a claudebox launch (src/plan.ts). */
+const LAUNCH_SANDBOX = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/mnt', '--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--cap-drop', 'ALL']
+
+interface Result {
+  code: number | null
+  out: string
+  err: string
+}
+
+describe.skipIf(!HAVE_BWRAP || !HAVE_CC || ARCH === undefined)('seccomp filter in bwrap', () => {
+  let dir = ''
+  let filterPath = ''
+  let probe = ''
+
+  beforeAll(() => {
+    dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'cb-seccomp-')))
+    fs.chmodSync(dir, 0o755)
+    filterPath = path.join(dir, 'filter.bpf')
+    fs.writeFileSync(filterPath, seccompFilter(ARCH ?? 'x86_64'))
+    probe = path.join(dir, 'probe')
+    execFileSync('cc', ['-O1', '-pthread', '-o', probe, SOURCE], { stdio: 'pipe' })
+  })
+  afterAll(() => {
+    if (dir) fs.rmSync(dir, { recursive: true, force: true })
+  })
+
+  /** bwrap reads the program from fd 3, opened afresh for each run (bwrap reads it to the end). */
+  function bwrap(sandbox: readonly string[], command: readonly string[], filtered = true): Promise<Result> {
+    const fd = filtered ? fs.openSync(filterPath, 'r') : undefined
+    return new Promise((resolve, reject) => {
+      const child = spawn('bwrap', [...sandbox, ...(filtered ? ['--seccomp', '3'] : []), '--', ...command], {
+        stdio: ['ignore', 'pipe', 'pipe', ...(fd === undefined ? [] : [fd])],
+      })
+      if (fd !== undefined) fs.closeSync(fd)
+      let out = ''
+      let err = ''
+      child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()))
+      child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()))
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+      child.on('error', reject)
+      child.on('close', code => {
+        clearTimeout(timer)
+        resolve({ code, out: out.trim(), err: err.trim() })
+      })
+    })
+  }
+  const run = async (what: string, filtered = true): Promise<string> => {
+    const r = await bwrap(PROBE_SANDBOX, [probe, what, '/mnt'], filtered)
+    if (r.out === '') throw new Error(`probe ${what} printed nothing: ${r.err}`)
+    return r.out
+  }
+
+  test('the filter is installed on the sandboxed program and on bwrap\'s pid 1', async () => {
+    const r = await bwrap(PROBE_SANDBOX, ['sh', '-c', 'grep "^Seccomp:" /proc/self/status /proc/1/status'])
+    expect(r.err).toBe('')
+    expect(r.out).toMatch(/self\/status:Seccomp:\s+2/)
+    expect(r.out).toMatch(/1\/status:Seccomp:\s+2/) // so the sandbox cannot ptrace pid 1 to run unfiltered
+  })
+
+  // ---------- the terminal ----------
+  test(`TIOCSTI on a terminal: EPERM; without the filter it ${LEGACY_TIOCSTI ? 'succeeds' : 'fails with EIO (legacy_tiocsti = 0)'}`, async () => {
+    expect(await run('tiocsti', false)).toBe(LEGACY_TIOCSTI ? 'OK' : 'EIO')
+    expect(await run('tiocsti')).toBe('EPERM')
+  })
+  test('TIOCSTI with high bits set in the request (CVE-2019-10063): EPERM', async () => {
+    expect(await run('tiocsti-high', false)).toBe(LEGACY_TIOCSTI ? 'OK' : 'EIO')
+    expect(await run('tiocsti-high')).toBe('EPERM')
+  })
+  test('TIOCLINUX: EPERM (ENOTTY on a pty without the filter)', async () => {
+    expect(await run('tioclinux', false)).toBe('ENOTTY')
+    expect(await run('tioclinux')).toBe('EPERM')
+  })
+  test('window size (TIOCSWINSZ, TIOCGWINSZ) and termios still work', async () => {
+    expect(await run('winsize')).toBe('OK')
+    expect(await run('tcgetattr')).toBe('OK')
+  })
+  test.runIf(process.arch === 'x64')('TIOCSTI through the i386 entry (int 0x80): refused too', async () => {
+    const baseline = await run('int80-tiocsti', false)
+    const filtered = await run('int80-tiocsti')
+    if (baseline === (LEGACY_TIOCSTI ? 'OK' : 'EIO')) expect(filtered).toBe('EPERM')
+    else expect(filtered).not.toBe('OK') // a kernel without ia32 emulation (ia32_emulation=0)
+  })
+  test.runIf(process.arch === 'x64')('x32 syscalls: ENOSYS', async () => {
+    expect(await run('x32-getpid')).toBe('ENOSYS')
+  })
+
+  // ---------- undoing the sandbox ----------
+  const REFUSED: [string, string][] = [
+    ['clone3', 'ENOSYS'],
+    ['clone-newuser', 'EPERM'],
+    ['clone-newns', 'EPERM'],
+    ['unshare-user', 'EPERM'],
+    ['setns', 'EPERM'],
+    ['mount', 'EPERM'],
+    ['umount', 'EPERM'],
+    ['fsopen', 'EPERM'],
+    ['open-tree', 'EPERM'],
+    ['chroot', 'EPERM'],
+    ['keyctl', 'EPERM'],
+    ['personality-rie', 'EPERM'],
+    ['socket-packet', 'EAFNOSUPPORT'],
+  ]
+  test.each(REFUSED)('%s: %s', async (what, errno) => {
+    expect(await run(what)).toBe(errno)
+  })
+  // Without capabilities these fail anyway; with them (root, or nothing restricting the sandbox's own
+  // user namespace) they succeed, so the errno above is the filter's.
+  test('the same probes without the filter: those that need no privilege succeed; as root all do', async () => {
+    const baseline = Object.fromEntries(await Promise.all(REFUSED.map(async ([what]) => [what, await run(what, false)] as const)))
+    for (const what of ['clone3', 'keyctl', 'personality-rie']) expect(baseline[what], what).toBe('OK')
+    if (IS_ROOT) for (const [what] of REFUSED) expect(baseline[what], what).toBe('OK')
+  })
+  test('`unshare -U true` fails inside', async () => {
+    const r = await bwrap(PROBE_SANDBOX, ['unshare', '-U', 'true'])
+    expect(r.code).not.toBe(0)
+    expect(r.err).toMatch(/Operation not permitted/)
+  })
+
+  // ---------- what keeps working ----------
+  test.each(['fork', 'thread', 'unshare-files', 'socket-inet', 'socket-unix', 'personality-norandom', 'ptrace'])('%s: works', async what => {
+    expect(await run(what)).toBe('OK')
+  })
+
+  describe('with the options of a claudebox launch (--disable-userns, --cap-drop ALL)', () => {
+    const sh = (script: string, filtered = true): Promise<Result> => bwrap(LAUNCH_SANDBOX, ['sh', '-c', script], filtered)
+
+    test('bwrap sets up the sandbox: the filter comes after its own namespace work', async () => {
+      const r = await sh('echo ok')
+      expect(r).toMatchObject({ code: 0, out: 'ok', err: '' })
+    })
+    test('git, node (child processes and worker threads), python3 and the C compiler run', async () => {
+      expect((await sh('git --version')).out).toMatch(/^git version/)
+      const node = await bwrap(LAUNCH_SANDBOX, [
+        '/usr/bin/node',
+        '-e',
+        "require('child_process').execFileSync('true'); const { Worker } = require('worker_threads'); new Worker('0', { eval: true }).on('exit', c => console.log('node', c))",
+      ])
+      expect(node).toMatchObject({ code: 0, out: 'node 0' })
+      if (fs.existsSync('/usr/bin/python3')) {
+        const py = await bwrap(LAUNCH_SANDBOX, ['/usr/bin/python3', '-c', "import subprocess, threading; t = threading.Thread(target=lambda: None); t.start(); t.join(); subprocess.run(['true'], check=True); print('py')"])
+        expect(py).toMatchObject({ code: 0, out: 'py' })
+      }
+      const cc = await sh("printf 'int main(void){return 0;}' | TMPDIR=/mnt cc -x c -o /mnt/a.out - && /mnt/a.out && echo cc")
+      expect(cc).toMatchObject({ code: 0, out: 'cc' })
+    })
+    test('a nested user namespace fails with EPERM from the filter, before --disable-userns would answer ENOSPC', async () => {
+      const filtered = await sh('unshare -U true')
+      expect(filtered.code).not.toBe(0)
+      expect(filtered.err).toMatch(/Operation not permitted/)
+      const unfiltered = await sh('unshare -U true', false)
+      expect(unfiltered.code).not.toBe(0)
+      expect(unfiltered.err).toMatch(/No space left on device/)
+    })
+  })
+})
+
