@@ -4,7 +4,7 @@ import fse from 'fs-extra'
 import path from 'node:path'
 import { planAdopt, renderAdopt, workingTreeOf } from './adopt.js'
 import { EXIT, usageError } from './errors.js'
-import { probe } from './facts.js'
+import { probe, safeReaddir } from './facts.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, PROJECT_ROOT_FILE } from './instance.js'
 import { warn } from './log.js'
 import { META_FILE } from './registry.js'
@@ -57,10 +57,3 @@ function replaceFile(file: string, content: string): void {
   fs.renameSync(temp, file)
 }
 
-function safeReaddir(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir)
-  } catch {
-    return []
-  }
-}

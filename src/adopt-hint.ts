@@ -10,7 +10,7 @@ export function adoptHint(facts: HostFacts): string | undefined {
   if (facts.git === undefined || facts.gitRemote === undefined) return undefined
   const name = path.basename(facts.git.topLevel)
   const dir = instancesDir(facts.claudeboxHome)
-  const orphans = scanInstances(dir, { details: false }).filter(e => {
+  const orphans = scanInstances(dir).filter(e => {
     if (e.rootState !== 'missing' || e.recordedRoot === undefined) return false
     const meta = readMeta(path.join(dir, e.name))
     return meta?.name === name && meta.remote === facts.gitRemote

@@ -397,7 +397,8 @@ export function snapshot(paths: readonly string[]): Record<string, string> {
   return result
 }
 
-function safeReaddir(dir: string): string[] {
+/** A directory's names; none when it cannot be read. */
+export function safeReaddir(dir: string): string[] {
   try {
     return fs.readdirSync(dir)
   } catch {

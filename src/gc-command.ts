@@ -23,7 +23,7 @@ export async function runGc(settings: Settings, home: string, options: GcOptions
   if (!path.isAbsolute(dir) || settings.claudeboxHome === '/' || settings.claudeboxHome === home) {
     throw launchError(`refusing to garbage-collect under ${settings.claudeboxHome}`)
   }
-  const entries = scanInstances(dir, { details: false })
+  const entries = scanInstances(dir)
   const plan = planGc(entries, options)
   for (const kept of plan.keep) warn(`keeping ${kept.name}: ${kept.reason}`)
   if (plan.refused) {

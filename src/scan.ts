@@ -7,21 +7,19 @@ import { INSTANCE_ID, PROJECT_ROOT_FILE } from './instance.js'
 import { isLive, META_FILE, parseRecord, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
 import { processStartTime } from './state.js'
 
-export interface ScanOptions {
-  /** Kept for callers' clarity; details come from scanWithDetails. */
-  details: false
-}
-
-// eslint-disable-next-line @typescript-eslint/no-unused-vars -- the option documents intent at call sites
-export function scanInstances(dir: string, _options: ScanOptions): ScannedEntry[] {
-  let dirents: fs.Dirent[]
+/** The entries of the instances directory; none when it does not exist yet. */
+function instanceDirents(dir: string): fs.Dirent[] {
   try {
-    dirents = fs.readdirSync(dir, { withFileTypes: true })
+    return fs.readdirSync(dir, { withFileTypes: true })
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
     throw error
   }
-  return dirents.map(dirent => scanOne(dir, dirent))
+}
+
+/** What --gc and --adopt need of each entry: its kind, recorded root, root state, live sessions. */
+export function scanInstances(dir: string): ScannedEntry[] {
+  return instanceDirents(dir).map(dirent => scanOne(dir, dirent))
 }
 
 /**
@@ -32,15 +30,8 @@ export function scanInstances(dir: string, _options: ScanOptions): ScannedEntry[
  * or find are no faster), against "well under a second" for --list.
  */
 export function scanWithDetails(dir: string): ScannedEntry[] {
-  let dirents: fs.Dirent[]
-  try {
-    dirents = fs.readdirSync(dir, { withFileTypes: true })
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw error
-  }
   const cache = readListCache(dir)
-  return dirents.map(dirent => fromCache(dir, dirent, cache[dirent.name]) ?? scanDetailed(dir, dirent))
+  return instanceDirents(dir).map(dirent => fromCache(dir, dirent, cache[dirent.name]) ?? scanDetailed(dir, dirent))
 }
 
 /** What --list needs of an instance, cached in one file by each session's end (state.ts). */

@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { renderConversations, summarizeTranscript, type Conversation } from './conversations.js'
 import { EXIT } from './errors.js'
-import { probe } from './facts.js'
+import { probe, safeReaddir } from './facts.js'
 import { canonicalRoot, instanceDir, instanceId } from './instance.js'
 import { liveSessionRecords } from './scan.js'
 import type { Settings } from './settings.js'
@@ -50,10 +50,3 @@ function readHead(file: string): string {
   }
 }
 
-function safeReaddir(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir)
-  } catch {
-    return []
-  }
-}

@@ -6,8 +6,9 @@ import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { sanitizePath } from '../../src/adopt.js'
 import { instanceId } from '../../src/instance.js'
-import { claudebox, HAVE_BWRAP, makeRepo, makeWorld, REAL_CLAUDE, type World } from '../helpers/cli.js'
+import { HAVE_BWRAP, makeRepo, makeWorld, type World } from '../helpers/cli.js'
 import { startMockApi, toolResults, type MockApi, type RecordedRequest, type Reply } from '../helpers/messages-api.js'
+import { runClaude } from '../helpers/e2e.js'
 
 let api: MockApi | undefined
 afterEach(async () => {
@@ -15,20 +16,7 @@ afterEach(async () => {
   api = undefined
 })
 
-/** Runs `claudebox ARGS` with the real Claude Code pointed at the mock API. */
-function claude(world: World, cwd: string, args: string[], env: Record<string, string | undefined> = {}) {
-  return claudebox(world, args, {
-    cwd,
-    timeout: 90_000,
-    env: {
-      CLAUDEBOX_CLAUDE: REAL_CLAUDE,
-      ANTHROPIC_BASE_URL: api?.url,
-      ANTHROPIC_API_KEY: 'sk-ant-test-key',
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      ...env,
-    },
-  })
-}
+const claude = (world: World, cwd: string, args: string[], env: Record<string, string | undefined> = {}) => runClaude(world, cwd, args, api?.url, env)
 
 /** True for the requests of the agent loop (they offer the Bash tool), not Claude's side requests. */
 function isAgentTurn(request: RecordedRequest): boolean {

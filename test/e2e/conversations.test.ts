@@ -3,8 +3,9 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
-import { claudebox, git, HAVE_BWRAP, makeRepo, makeWorld, REAL_CLAUDE, type World } from '../helpers/cli.js'
+import { claudebox, git, HAVE_BWRAP, makeRepo, makeWorld, type World } from '../helpers/cli.js'
 import { startMockApi, type MockApi } from '../helpers/messages-api.js'
+import { runClaude } from '../helpers/e2e.js'
 
 let api: MockApi | undefined
 afterEach(async () => {
@@ -12,13 +13,7 @@ afterEach(async () => {
   api = undefined
 })
 
-function claude(world: World, cwd: string, args: string[]) {
-  return claudebox(world, args, {
-    cwd,
-    timeout: 90_000,
-    env: { CLAUDEBOX_CLAUDE: REAL_CLAUDE, ANTHROPIC_BASE_URL: api?.url, ANTHROPIC_API_KEY: 'sk-ant-test-key', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
-  })
-}
+const claude = (world: World, cwd: string, args: string[], env: Record<string, string | undefined> = {}) => runClaude(world, cwd, args, api?.url, env)
 
 /** The conversation id of the only transcript listed by --sessions. */
 async function onlySession(world: World, cwd: string): Promise<{ id: string; firstMessage: string }> {

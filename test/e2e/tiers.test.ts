@@ -3,8 +3,9 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
-import { claudebox, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, REAL_CLAUDE, type World } from '../helpers/cli.js'
+import { claudebox, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, type World } from '../helpers/cli.js'
 import { startMockApi, type MockApi } from '../helpers/messages-api.js'
+import { runClaude } from '../helpers/e2e.js'
 
 let api: MockApi | undefined
 afterEach(async () => {
@@ -12,13 +13,7 @@ afterEach(async () => {
   api = undefined
 })
 
-function claude(world: World, cwd: string, args: string[], env: Record<string, string | undefined> = {}) {
-  return claudebox(world, args, {
-    cwd,
-    timeout: 90_000,
-    env: { CLAUDEBOX_CLAUDE: REAL_CLAUDE, ANTHROPIC_BASE_URL: api?.url, ANTHROPIC_API_KEY: 'sk-ant-test-key', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', ...env },
-  })
-}
+const claude = (world: World, cwd: string, args: string[], env: Record<string, string | undefined> = {}) => runClaude(world, cwd, args, api?.url, env)
 
 const lastBody = (): string => JSON.stringify(api?.messages().at(-1)?.body ?? '')
 
