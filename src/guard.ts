@@ -18,9 +18,13 @@ export type GuardResult = { kind: 'ok' } | { kind: 'missing' } | { kind: 'restor
  * @param goodDir where claudebox keeps its last good copies
  */
 export function guardJson(file: string, backups: readonly string[], goodDir: string, now: Date): GuardResult {
+  const name = path.basename(file)
+  // Unchanged since it was last found valid (same inode, size, mtime): skip reading it. The file
+  // can be large (a 101 MB .claude.json is on record, anthropics/claude-code#2810).
+  const stamp = fileStamp(file)
+  if (stamp !== undefined && readNoFollow(path.join(goodDir, `.${name}.valid`)) === stamp) return { kind: 'ok' }
   let text = readNoFollow(file)
   if (text === undefined) return { kind: 'missing' }
-  const name = path.basename(file)
   if (!isValidJson(text)) {
     // A running session may be in the middle of rewriting it in place: look again before judging.
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, SETTLE_MS)
@@ -28,6 +32,7 @@ export function guardJson(file: string, backups: readonly string[], goodDir: str
   }
   if (isValidJson(text)) {
     keepGoodCopy(goodDir, name, text, now)
+    markValid(file, goodDir)
     return { kind: 'ok' }
   }
   // Copied aside and rewritten in place, never renamed: running sessions have this very file
@@ -60,8 +65,13 @@ function mtime(file: string): number {
 
 /** After a session: remember the shared file as Claude left it, if it is valid. */
 export function rememberGood(file: string, goodDir: string, now: Date): void {
+  const stamp = fileStamp(file)
+  if (stamp !== undefined && readNoFollow(path.join(goodDir, `.${path.basename(file)}.valid`)) === stamp) return
   const text = readNoFollow(file)
-  if (text !== undefined && isValidJson(text)) keepGoodCopy(goodDir, path.basename(file), text, now)
+  if (text !== undefined && isValidJson(text)) {
+    keepGoodCopy(goodDir, path.basename(file), text, now)
+    markValid(file, goodDir)
+  }
 }
 
 function isValidJson(text: string): boolean {
@@ -86,10 +96,27 @@ function listSorted(dir: string, prefix: string): string[] {
 }
 
 function keepGoodCopy(goodDir: string, name: string, text: string, now: Date): void {
+  fs.mkdirSync(goodDir, { recursive: true, mode: 0o700 })
   const copies = listSorted(goodDir, `${name}.`)
   const newest = copies[0]
-  if (newest !== undefined && readNoFollow(path.join(goodDir, newest)) === text) return
-  fs.mkdirSync(goodDir, { recursive: true, mode: 0o700 })
-  fs.writeFileSync(path.join(goodDir, `${name}.${now.getTime()}`), text, { mode: 0o600 })
-  for (const old of listSorted(goodDir, `${name}.`).slice(GOOD_COPIES)) fs.rmSync(path.join(goodDir, old), { force: true })
+  if (newest === undefined || readNoFollow(path.join(goodDir, newest)) !== text) {
+    fs.writeFileSync(path.join(goodDir, `${name}.${now.getTime()}`), text, { mode: 0o600 })
+    for (const old of listSorted(goodDir, `${name}.`).slice(GOOD_COPIES)) fs.rmSync(path.join(goodDir, old), { force: true })
+  }
+}
+
+/** Identity of a file's current content, cheaply: inode, size and mtime. */
+function fileStamp(file: string): string | undefined {
+  try {
+    const st = fs.lstatSync(file)
+    return st.isFile() ? `${st.ino}:${st.size}:${st.mtimeMs}` : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Remembers that `file` was valid as it is now, so the next guard can skip reading it. */
+function markValid(file: string, goodDir: string): void {
+  const stamp = fileStamp(file)
+  if (stamp !== undefined) fs.writeFileSync(path.join(goodDir, `.${path.basename(file)}.valid`), stamp, { mode: 0o600 })
 }
