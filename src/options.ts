@@ -32,7 +32,7 @@ export const OWN_OPTIONS: readonly OwnOption[] = [
   { flag: '--shell', description: 'start your shell instead of Claude, in the same sandbox' },
   { flag: '--writable-git-config', description: 'let the agent change .git/config and .git/hooks (read-only by default)' },
   { flag: '--allow-dangerous-root', description: 'allow a project root that is /, your home, a system dir... (never the default)' },
-  { flag: '--yes', description: 'answer yes to claudebox\'s own questions (first-launch confirmation)' },
+  { flag: '--yes', description: "answer yes to claudebox's own questions (login import, first-launch confirmation, --gc)" },
   { flag: '--completions', value: 'shell', description: 'print the completion script for bash, zsh or fish' },
   { flag: '--help', description: 'show this help' },
   { flag: '--version', description: "show claudebox's version (claude's: claudebox -- --version)" },

@@ -38,6 +38,7 @@ export function applyMkdirs(steps: readonly MkdirStep[], claudeboxHome: string):
  */
 export function applyFiles(steps: readonly FileStep[]): void {
   for (const step of steps) {
+    if (!step.replace && isRegularFile(step.path)) continue // the common case: created by an earlier launch
     const temp = path.join(path.dirname(step.path), `.${path.basename(step.path)}.tmp.${process.pid}.${Math.random().toString(16).slice(2)}`)
     try {
       fs.mkdirSync(path.dirname(step.path), { recursive: true, mode: 0o700 })
@@ -58,6 +59,14 @@ export function applyFiles(steps: readonly FileStep[]): void {
     }
     const st = fs.lstatSync(step.path)
     if (!st.isFile()) throw launchError(`${step.path} should be a regular file but is not; move it away and rerun`)
+  }
+}
+
+function isRegularFile(file: string): boolean {
+  try {
+    return fs.lstatSync(file).isFile()
+  } catch {
+    return false
   }
 }
 
