@@ -20,6 +20,8 @@ export function runSessions(settings: Settings, json: boolean): number {
   const projects = path.join(instance, 'projects')
   const conversations: Conversation[] = []
   for (const folder of safeReaddir(projects)) {
+    // A symlinked folder (the agent can plant one) is not this project's history: skip it.
+    if (!fs.lstatSync(path.join(projects, folder)).isDirectory()) continue
     for (const name of safeReaddir(path.join(projects, folder))) {
       if (!name.endsWith('.jsonl')) continue
       const file = path.join(projects, folder, name)

@@ -147,25 +147,27 @@ export function recordInstanceMeta(instance: string, facts: HostFacts): void {
  */
 export function linkResumedTranscript(instance: string, cwd: string, id: string): void {
   if (!/^[0-9a-zA-Z-]+$/.test(id)) return
+  // The agent can write in projects/: a symlink there must never lead this step out of the
+  // instance, neither to read a transcript from elsewhere nor to write a link elsewhere.
   const projects = path.join(instance, 'projects')
   const here = path.join(projects, sanitizePath(cwd))
+  if (!isRealDir(projects) || (fs.existsSync(here) && !isRealDir(here))) return
   if (fs.existsSync(path.join(here, `${id}.jsonl`))) return
-  let folders: string[]
-  try {
-    folders = fs.readdirSync(projects)
-  } catch {
-    return
-  }
-  for (const folder of folders) {
+  for (const folder of fs.readdirSync(projects)) {
     const source = path.join(projects, folder, `${id}.jsonl`)
-    try {
-      if (!fs.lstatSync(source).isFile()) continue
-    } catch {
-      continue
-    }
-    fs.mkdirSync(here, { recursive: true, mode: 0o700 })
+    if (!isRealDir(path.join(projects, folder)) || !isRegularFile(source)) continue
+    fs.mkdirSync(here, { mode: 0o700 })
     fs.linkSync(source, path.join(here, `${id}.jsonl`))
     return
+  }
+}
+
+/** A directory that is not a symlink. */
+function isRealDir(dir: string): boolean {
+  try {
+    return fs.lstatSync(dir).isDirectory()
+  } catch {
+    return false
   }
 }
 

@@ -220,4 +220,23 @@ describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
     expect((await claudebox(world, ['--adopt', old], { cwd: moved })).stderr).toMatch(/still exists/)
     expect((await claudebox(world, ['--adopt', '/nowhere'], { cwd: moved })).stderr).toMatch(/no instance records \/nowhere/)
   })
+
+  test("--resume and --sessions never follow a symlink the agent planted in the instance's projects/", async () => {
+    const world = makeWorld()
+    const a = makeRepo(world.home, 'a')
+    const b = makeRepo(world.home, 'b')
+    for (const repo of [a, b]) expect((await inSandbox(world, repo, 'true')).exitCode).toBe(0)
+    const uuid = '0f8fad5b-d9cb-469f-a165-70867728950e'
+    const bHistory = path.join(instancePath(world, `${b}/.git`), 'projects', sanitizePath(b))
+    fs.mkdirSync(bHistory, { recursive: true })
+    fs.writeFileSync(path.join(bHistory, `${uuid}.jsonl`), `${JSON.stringify({ type: 'user', message: { role: 'user', content: 'secret of b' } })}\n`)
+    const aProjects = path.join(instancePath(world, `${a}/.git`), 'projects')
+    fs.mkdirSync(aProjects, { recursive: true })
+    fs.symlinkSync(bHistory, path.join(aProjects, 'planted'))
+    const r = await claudebox(world, ['--resume', uuid], { cwd: a, env: { CLAUDEBOX_CLAUDE: '/bin/true' } })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(fs.existsSync(path.join(aProjects, sanitizePath(a), `${uuid}.jsonl`))).toBe(false)
+    const sessions = await claudebox(world, ['--sessions', '--json'], { cwd: a })
+    expect(JSON.parse(sessions.stdout)).toEqual([])
+  })
 })
