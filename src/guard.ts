@@ -86,6 +86,8 @@ function isValidJson(text: string): boolean {
 /** Newest first: names end in a sortable timestamp. */
 function listSorted(dir: string, prefix: string): string[] {
   try {
+    // Claude's backups/ sits in the instance, which the agent can write: never through a symlink.
+    if (!fs.lstatSync(dir).isDirectory()) return []
     return fs
       .readdirSync(dir)
       .filter(f => f.startsWith(prefix))
