@@ -281,7 +281,8 @@ function lstatWithTarget(p: string): { kind: PathKind; target?: string } {
   return { kind, target: fs.readlinkSync(p) }
 }
 
-function lstatKind(p: string): PathKind {
+/** What `p` itself is (a symlink is never followed); 'missing' when it cannot be looked at. */
+export function lstatKind(p: string): PathKind {
   try {
     const st = fs.lstatSync(p)
     return st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'dir' : 'file'

@@ -3,7 +3,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { launchError } from './errors.js'
-import { readNoFollow } from './facts.js'
+import { lstatKind, readNoFollow } from './facts.js'
 import { sanitizePath } from './adopt.js'
 import { META_FILE, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
 import { listCachePath, measureUsage, readListCache, readMeta, sessionsMtime, type CachedInstance, type Usage } from './scan.js'
@@ -151,23 +151,14 @@ export function linkResumedTranscript(instance: string, cwd: string, id: string)
   // instance, neither to read a transcript from elsewhere nor to write a link elsewhere.
   const projects = path.join(instance, 'projects')
   const here = path.join(projects, sanitizePath(cwd))
-  if (!isRealDir(projects) || (fs.existsSync(here) && !isRealDir(here))) return
+  if (lstatKind(projects) !== 'dir' || (fs.existsSync(here) && lstatKind(here) !== 'dir')) return
   if (fs.existsSync(path.join(here, `${id}.jsonl`))) return
   for (const folder of fs.readdirSync(projects)) {
     const source = path.join(projects, folder, `${id}.jsonl`)
-    if (!isRealDir(path.join(projects, folder)) || !isRegularFile(source)) continue
-    fs.mkdirSync(here, { mode: 0o700 })
+    if (lstatKind(path.join(projects, folder)) !== 'dir' || !isRegularFile(source)) continue
+    if (!fs.existsSync(here)) fs.mkdirSync(here, { mode: 0o700 })
     fs.linkSync(source, path.join(here, `${id}.jsonl`))
     return
-  }
-}
-
-/** A directory that is not a symlink. */
-function isRealDir(dir: string): boolean {
-  try {
-    return fs.lstatSync(dir).isDirectory()
-  } catch {
-    return false
   }
 }
 

@@ -54,6 +54,8 @@ describe.skipIf(!HAVE_BWRAP)('conversations', () => {
     git(main, 'worktree', 'add', '-q', wt)
     expect((await claude(world, main, ['-p', 'the secret is PAPAYA'])).stdout).toBe('pong')
     const { id } = await onlySession(world, wt) // --sessions lists it from the other worktree too
+    // This worktree already has a history folder of its own: the link goes into it.
+    expect((await claude(world, wt, ['-p', 'something else'])).stdout).toBe('pong')
     const r = await claude(world, wt, ['--resume', id, '-p', 'what was the secret?'])
     expect(r.exitCode, r.stderr).toBe(0)
     expect(resumedWith('PAPAYA')).toBe(true)
