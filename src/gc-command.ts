@@ -11,6 +11,7 @@ import { warn } from './log.js'
 import { liveSessions, readMeta, rootState, scanInstances } from './scan.js'
 import type { Settings } from './settings.js'
 import { readNoFollow } from './facts.js'
+import { ask, canAsk } from './prompt.js'
 
 export interface GcOptions extends GcPolicy {
   dryRun: boolean
@@ -50,16 +51,12 @@ export async function runGc(settings: Settings, home: string, options: GcOptions
 
 async function confirm(plan: GcPlan): Promise<boolean> {
   const list = plan.remove.map(r => `  ${r.id}  ${r.reason}\n`).join('')
-  if (process.stdin.isTTY !== true || process.stderr.isTTY !== true) {
+  if (!canAsk()) {
     warn(`--gc would remove ${plan.remove.length} instance(s):\n${list}claudebox: nothing removed: rerun with --yes to remove them (or run on a terminal to be asked)`)
     return false
   }
   process.stderr.write(`claudebox: --gc will remove ${plan.remove.length} instance(s) and their conversations:\n${list}`)
-  const { createInterface } = await import('node:readline/promises')
-  const rl = createInterface({ input: process.stdin, output: process.stderr })
-  const answer = await rl.question('claudebox: remove them? [y/N] ')
-  rl.close()
-  const yes = /^y(es)?$/i.test(answer.trim())
+  const yes = /^y(es)?$/i.test(await ask('remove them? [y/N]'))
   if (!yes) warn('nothing removed')
   return yes
 }

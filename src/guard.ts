@@ -21,8 +21,7 @@ export function guardJson(file: string, backups: readonly string[], goodDir: str
   const name = path.basename(file)
   // Unchanged since it was last found valid (same inode, size, mtime): skip reading it. The file
   // can be large (a 101 MB .claude.json is on record, anthropics/claude-code#2810).
-  const stamp = fileStamp(file)
-  if (stamp !== undefined && readNoFollow(path.join(goodDir, `.${name}.valid`)) === stamp) return { kind: 'ok' }
+  if (unchangedSinceValid(file, goodDir)) return { kind: 'ok' }
   let text = readNoFollow(file)
   if (text === undefined) return { kind: 'missing' }
   if (!isValidJson(text)) {
@@ -65,8 +64,7 @@ function mtime(file: string): number {
 
 /** After a session: remember the shared file as Claude left it, if it is valid. */
 export function rememberGood(file: string, goodDir: string, now: Date): void {
-  const stamp = fileStamp(file)
-  if (stamp !== undefined && readNoFollow(path.join(goodDir, `.${path.basename(file)}.valid`)) === stamp) return
+  if (unchangedSinceValid(file, goodDir)) return
   const text = readNoFollow(file)
   if (text !== undefined && isValidJson(text)) {
     keepGoodCopy(goodDir, path.basename(file), text, now)
@@ -117,8 +115,16 @@ function fileStamp(file: string): string | undefined {
   }
 }
 
+/** Where the stamp of the last valid state of `file` is kept. */
+const validMarker = (file: string, goodDir: string): string => path.join(goodDir, `.${path.basename(file)}.valid`)
+
 /** Remembers that `file` was valid as it is now, so the next guard can skip reading it. */
 function markValid(file: string, goodDir: string): void {
   const stamp = fileStamp(file)
-  if (stamp !== undefined) fs.writeFileSync(path.join(goodDir, `.${path.basename(file)}.valid`), stamp, { mode: 0o600 })
+  if (stamp !== undefined) fs.writeFileSync(validMarker(file, goodDir), stamp, { mode: 0o600 })
+}
+
+function unchangedSinceValid(file: string, goodDir: string): boolean {
+  const stamp = fileStamp(file)
+  return stamp !== undefined && readNoFollow(validMarker(file, goodDir)) === stamp
 }

@@ -15,6 +15,8 @@ import { readSettings, type Settings } from './settings.js'
 import type { CliOptions } from './cli.js'
 import path from 'node:path'
 import { guardJson, rememberGood } from './guard.js'
+import { sharedPaths } from './instance.js'
+import { ask, canAsk } from './prompt.js'
 import type { HostFacts, LaunchPlan } from './types.js'
 
 declare const __CLAUDEBOX_VERSION__: string
@@ -82,18 +84,17 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
     if (hint) warn(hint)
   }
 
-  const { applyFiles, applyMkdirs } = await import('./state.js')
+  const { applyFiles, applyMkdirs, linkResumedTranscript, recordInstanceMeta, recordUsage, registerSession } = await import('./state.js')
   applyMkdirs(plan.mkdirs, facts.claudeboxHome)
   await offerLoginImport(facts, options.yes)
   applyFiles(plan.files)
-  guardSharedState(plan)
+  guardSharedState(plan, facts.claudeboxHome)
   // Two first launches of projects whose ids collide would both pass the probe; the file decides.
   const state = readInstanceState(plan.summary.instanceDir)
   if (state.kind !== 'ok' || state.recordedRoot !== plan.summary.projectRoot) {
     throw launchError(`instance ${plan.summary.instanceDir} does not record ${plan.summary.projectRoot}; move it away and rerun`)
   }
   debug(`bwrap argv: ${JSON.stringify([plan.file, ...plan.argv])}`)
-  const { linkResumedTranscript, recordInstanceMeta, recordUsage, registerSession } = await import('./state.js')
   recordInstanceMeta(plan.summary.instanceDir, facts)
   const resume = resumeId(options.claudeArgs)
   if (resume !== undefined) linkResumedTranscript(plan.summary.instanceDir, facts.cwd ?? '/', resume)
@@ -112,7 +113,7 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
     warn(`bwrap could not create the sandbox (status ${result.status}, message above): ${diagnosis.cause}; fix: ${diagnosis.fix}. claudebox --check shows more`)
     return EXIT.cannotLaunch
   }
-  rememberSharedState(plan)
+  rememberSharedState(plan, facts.claudeboxHome)
   recordUsage(plan.summary.instanceDir)
   const changes = diffSnapshots(before, snapshot(plan.watch))
   if (changes.length > 0) warn(describeChanges(changes, facts.git?.topLevel ?? facts.cwd ?? '/'))
@@ -132,35 +133,31 @@ async function offerLoginImport(facts: HostFacts, yes: boolean): Promise<void> {
   const where = login.credentials ?? login.accountFile ?? ''
   let accepted = yes
   if (!yes) {
-    if (process.stdin.isTTY !== true || process.stderr.isTTY !== true) {
+    if (!canAsk()) {
       warn(`found a Claude Code login in ${where}; run claudebox --yes once to use it in every project (nothing copied)`)
       return
     }
-    const { createInterface } = await import('node:readline/promises')
-    const rl = createInterface({ input: process.stdin, output: process.stderr })
-    const answer = await rl.question(`claudebox: use your Claude Code login from ${where} in every project (it is copied, not moved)? [Y/n] `)
-    rl.close()
-    accepted = !/^n(o)?$/i.test(answer.trim())
+    accepted = !/^n(o)?$/i.test(await ask(`use your Claude Code login from ${where} in every project (it is copied, not moved)? [Y/n]`))
   }
   importLogin(facts.claudeboxHome, login, accepted)
   warn(accepted ? `copied your Claude Code login from ${where} (your own ~/.claude is unchanged)` : 'not using your Claude Code login; sign in inside claudebox instead')
 }
 
 /** The shared JSON files several sessions write. */
-function sharedJsonFiles(plan: LaunchPlan): { files: string[]; goodDir: string } {
-  const sharedDir = path.dirname(path.dirname(plan.summary.credentials.path))
-  const files = [path.join(sharedDir, '.claude.json'), ...(plan.summary.shared.includes('settings.json') ? [path.join(sharedDir, 'settings.json')] : [])]
-  return { files, goodDir: path.join(sharedDir, 'good') }
+function sharedJsonFiles(plan: LaunchPlan, claudeboxHome: string): { files: string[]; goodDir: string } {
+  const shared = sharedPaths(claudeboxHome)
+  const files = [shared.claudeJson, ...(plan.summary.shared.includes('settings.json') ? [path.join(shared.dir, 'settings.json')] : [])]
+  return { files, goodDir: path.join(shared.dir, 'good') }
 }
 
-function rememberSharedState(plan: LaunchPlan): void {
-  const { files, goodDir } = sharedJsonFiles(plan)
+function rememberSharedState(plan: LaunchPlan, claudeboxHome: string): void {
+  const { files, goodDir } = sharedJsonFiles(plan, claudeboxHome)
   for (const file of files) rememberGood(file, goodDir, new Date())
 }
 
 /** Validates the shared JSON files before Claude reads them (guard.ts). */
-function guardSharedState(plan: LaunchPlan): void {
-  const { files, goodDir } = sharedJsonFiles(plan)
+function guardSharedState(plan: LaunchPlan, claudeboxHome: string): void {
+  const { files, goodDir } = sharedJsonFiles(plan, claudeboxHome)
   const backups = [path.join(plan.summary.instanceDir, 'backups')]
   for (const file of files) {
     const result = guardJson(file, backups, goodDir, new Date())
@@ -177,14 +174,8 @@ async function firstLaunch(plan: LaunchPlan, sandbox: SandboxOptions, yes: boole
   const terminal = process.stderr.isTTY === true
   if (terminal) process.stderr.write(`claudebox: first launch in this project:\n${auditLines(plan).map(l => `  ${l}\n`).join('')}`)
   if (!sandbox.confirmFirstLaunch || yes) return
-  if (!terminal || process.stdin.isTTY !== true) {
-    throw launchError('not started: config.json asks to confirm the first launch in a project; rerun with --yes to accept')
-  }
-  const { createInterface } = await import('node:readline/promises')
-  const rl = createInterface({ input: process.stdin, output: process.stderr })
-  const answer = await rl.question('claudebox: start Claude in this sandbox? [y/N] ')
-  rl.close()
-  if (!/^y(es)?$/i.test(answer.trim())) throw launchError('not started: you declined the first launch')
+  if (!canAsk()) throw launchError('not started: config.json asks to confirm the first launch in a project; rerun with --yes to accept')
+  if (!/^y(es)?$/i.test(await ask('start Claude in this sandbox? [y/N]'))) throw launchError('not started: you declined the first launch')
 }
 
 function print(text: string): number {

@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { renderConversations, summarizeTranscript, type Conversation } from './conversations.js'
 import { EXIT } from './errors.js'
-import { probe, safeReaddir } from './facts.js'
+import { lstatKind, probe, safeReaddir } from './facts.js'
 import { canonicalRoot, instanceDir, instanceId } from './instance.js'
 import { liveSessionRecords } from './scan.js'
 import type { Settings } from './settings.js'
@@ -21,7 +21,7 @@ export function runSessions(settings: Settings, json: boolean): number {
   const conversations: Conversation[] = []
   for (const folder of safeReaddir(projects)) {
     // A symlinked folder (the agent can plant one) is not this project's history: skip it.
-    if (!fs.lstatSync(path.join(projects, folder)).isDirectory()) continue
+    if (lstatKind(path.join(projects, folder)) !== 'dir') continue
     for (const name of safeReaddir(path.join(projects, folder))) {
       if (!name.endsWith('.jsonl')) continue
       const file = path.join(projects, folder, name)
