@@ -11,16 +11,24 @@ export const BIN = path.join(REPO, 'bin/claudebox.js')
 export const FIXTURES = path.join(REPO, 'test/fixtures')
 export const REAL_CLAUDE = path.join(REPO, 'node_modules/.bin/claude')
 
-/** In CI a missing bwrap is a failure, never a skip. */
-export const HAVE_BWRAP = (() => {
+/** Whether `command args` runs and exits 0. */
+export function toolWorks(command: string, args: readonly string[]): boolean {
   try {
-    execFileSync('bwrap', ['--version'], { stdio: 'ignore' })
+    execFileSync(command, args, { stdio: 'ignore' })
     return true
   } catch {
-    if (process.env['CI']) throw new Error('bwrap is required in CI (apt-get install bubblewrap)')
     return false
   }
-})()
+}
+
+/** Whether a tool the tests need is here; in CI a missing one is a failure, never a skip. */
+export function requiredTool(command: string, args: readonly string[], missing: string): boolean {
+  const works = toolWorks(command, args)
+  if (!works && process.env['CI']) throw new Error(`${missing} is required in CI`)
+  return works
+}
+
+export const HAVE_BWRAP = requiredTool('bwrap', ['--version'], 'bwrap (apt-get install bubblewrap)')
 
 export const IS_ROOT = process.getuid?.() === 0
 

@@ -1,22 +1,12 @@
 // The Nix flake, evaluated by test/nix/check.sh with nix against a small local stand-in for nixpkgs
 // (test/nix/nixpkgs-stub): nixpkgs itself cannot be downloaded here, so the full `nix build` is not
 // run; evaluation checks the outputs, the wrapper, the source sets and the npm dependencies.
-import { execFileSync } from 'node:child_process'
 import path from 'node:path'
 import { execa } from 'execa'
 import { expect, test } from 'vitest'
-import { REPO } from '../helpers/cli.js'
+import { REPO, requiredTool } from '../helpers/cli.js'
 
-/** In CI a missing nix is a failure, never a skip. */
-const HAVE_NIX = (() => {
-  try {
-    execFileSync('nix', ['--version'], { stdio: 'ignore' })
-    return true
-  } catch {
-    if (process.env['CI']) throw new Error('nix is required in CI (apt-get install nix-bin)')
-    return false
-  }
-})()
+const HAVE_NIX = requiredTool('nix', ['--version'], 'nix (apt-get install nix-bin)')
 
 test.skipIf(!HAVE_NIX)('the flake evaluates for both systems with the expected outputs (test/nix/check.sh)', async () => {
   const r = await execa('bash', [path.join(REPO, 'test/nix/check.sh')], {

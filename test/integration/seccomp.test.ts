@@ -7,26 +7,14 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { hostSeccompArch, seccompFilter } from '../../src/seccomp.js'
+import { HAVE_BWRAP, IS_ROOT, REPO, requiredTool } from '../helpers/cli.js'
 
-const REPO = path.resolve(import.meta.dirname, '../..')
 const SOURCE = path.join(REPO, 'test/fixtures/tiocsti.c')
 const CI = Boolean(process.env['CI'])
-const IS_ROOT = process.getuid?.() === 0
 
-function works(file: string, args: string[]): boolean {
-  try {
-    execFileSync(file, args, { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-}
 // In CI a missing tool is a failure, never a skip.
-const HAVE_BWRAP = works('bwrap', ['--version'])
-const HAVE_CC = works('cc', ['--version'])
+const HAVE_CC = requiredTool('cc', ['--version'], 'a C compiler (cc) for the seccomp probes')
 const ARCH = hostSeccompArch(process.arch)
-if (CI && !HAVE_BWRAP) throw new Error('bwrap is required in CI (apt-get install bubblewrap)')
-if (CI && !HAVE_CC) throw new Error('a C compiler (cc) is required in CI for the seccomp probes')
 if (CI && ARCH === undefined) throw new Error(`no seccomp filter for ${process.arch}`)
 
 /** The kernel refuses TIOCSTI by itself when this is 0 (Linux 6.2+); older kernels lack it (always allowed). */
