@@ -94,10 +94,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   }
 
   // ========== NAMESPACES ==========
-  // All unshared; the network only on request. An explicit user namespace (also for root) lets
-  // --disable-userns stop the agent from creating nested ones to undo the sandbox.
-  // --cap-drop ALL: bwrap started by root keeps every capability inside its user namespace.
-  add('--unshare-all', '--unshare-user', '--disable-userns', ...(options.network ? ['--share-net'] : []), '--die-with-parent', '--cap-drop', 'ALL')
+  add(...namespaceArgs(options.network))
   add('--info-fd', String(INFO_FD))
 
   // ========== TERMINAL AND SYSCALLS ==========
@@ -301,6 +298,15 @@ export function credentialMechanism(version: string | undefined): 'store-dir' | 
   return 'store-dir'
 }
 
+/**
+ * Namespaces: all unshared, the network only on request. An explicit user namespace (also for
+ * root) lets --disable-userns stop nested ones; --cap-drop ALL because bwrap started by root keeps
+ * every capability inside its user namespace.
+ */
+function namespaceArgs(network: boolean): string[] {
+  return ['--unshare-all', '--unshare-user', '--disable-userns', ...(network ? ['--share-net'] : []), '--die-with-parent', '--cap-drop', 'ALL']
+}
+
 /** The read-only system: /usr, /etc, ..., fresh /dev, /proc and /tmp, and /etc's symlink targets. */
 function systemMounts(facts: HostFacts): { groups: string[][]; visible: string[]; extraReadOnly: string[] } {
   const groups: string[][] = []
@@ -339,8 +345,7 @@ function systemMounts(facts: HostFacts): { groups: string[][]; visible: string[]
  */
 export function planProbeSandbox(facts: HostFacts, script: string, network: boolean): { file: string; argv: string[] } | undefined {
   if (facts.bwrap === undefined) return undefined
-  const namespaces = ['--unshare-all', '--unshare-user', '--disable-userns', ...(network ? ['--share-net'] : []), '--die-with-parent', '--cap-drop', 'ALL']
-  const groups = [namespaces, ...systemMounts(facts).groups]
+  const groups = [namespaceArgs(network), ...systemMounts(facts).groups]
   return { file: facts.bwrap, argv: [...groups.flat(), '--', '/bin/sh', '-c', script] }
 }
 
