@@ -7,7 +7,8 @@ import { readFileSync, rmSync } from 'node:fs'
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true })
 await build({
-  entryPoints: ['src/main.ts'],
+  // bridge.ts runs inside the sandbox of --network=allow: its own small file, imports only node:.
+  entryPoints: ['src/main.ts', 'src/bridge.ts'],
   outdir: 'dist',
   bundle: true,
   splitting: true,

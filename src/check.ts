@@ -59,12 +59,16 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
     const credentials = `${plan.credentials.mechanism === 'store-dir' ? 'shared store directory (CLAUDE_SECURESTORAGE_CONFIG_DIR)' : 'shared file bound into the instance (older Claude Code)'} at ${plan.credentials.path}`
     if (f.credentialsExist) add('ok', 'shared sign-in', credentials)
     else add('warn', 'shared sign-in', `no credentials yet: ${credentials}; sign in inside claudebox once and every project uses it`)
-    if (plan.network === 'shared') {
-      add('warn', 'network', "shared with the host: the agent can reach the internet and the host's abstract unix sockets (--no-network to cut it)")
+    if (plan.network === 'open') {
+      add('warn', 'network', "open: shared with the host, so the agent can reach any host and the host's abstract unix sockets (--network=allow keeps it to a list, --network=none cuts it)")
       const sensitive = f.abstractSockets.filter(s => /X11|dbus|bus|wayland|ssh|agent|gpg/i.test(s))
-      if (sensitive.length > 0) add('warn', 'abstract sockets', `reachable inside while the network is shared: ${sensitive.slice(0, 5).join(', ')}${sensitive.length > 5 ? ', ...' : ''} (--no-network removes them)`)
+      if (sensitive.length > 0) add('warn', 'abstract sockets', `reachable inside while the network is open: ${sensitive.slice(0, 5).join(', ')}${sensitive.length > 5 ? ', ...' : ''} (--network=allow or none removes them)`)
       if (f.lookupProblem) add('warn', 'name lookup', `inside the sandbox: ${f.lookupProblem}`)
       else add('ok', 'name lookup', 'resolv.conf, hosts and nsswitch.conf are readable inside and localhost resolves')
+    } else if (plan.network === 'allow') {
+      add('ok', 'network', 'allow: no network inside; a proxy run by claudebox admits only the hosts below, names resolved on the host, private addresses refused unless listed')
+      add('ok', 'network allow', plan.egress?.allow.join(', ') ?? '')
+      if (plan.egress?.deny.length) add('ok', 'network deny', plan.egress.deny.join(', '))
     } else {
       add('ok', 'network', 'none: loopback only')
     }

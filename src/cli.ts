@@ -1,4 +1,6 @@
 // The command line: claudebox's own long options, picked out of argv; everything else is Claude's.
+import { hostProblem } from './config.js'
+import { PRESETS, presetProblem, type NetworkMode } from './egress-policy.js'
 import { usageError } from './errors.js'
 import { OWN_OPTIONS, splitArgs } from './options.js'
 import type { SandboxOptions } from './sandbox-options.js'
@@ -52,6 +54,7 @@ async function buildProgram() {
   for (const own of OWN_OPTIONS) {
     const option = new Option(own.value ? `${own.flag} <${own.value}>` : own.flag, own.description)
     if (own.conflicts) option.conflicts([...own.conflicts])
+    if (own.choices) option.choices([...own.choices])
     if (own.repeatable) option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value])
     program.addOption(option)
   }
@@ -83,7 +86,11 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
     gc?: true
     help?: true
     version?: true
-    network: boolean
+    /** A mode from --network, false from --no-network (commander pairs the two). */
+    network?: NetworkMode | false
+    allowHost?: string[]
+    denyHost?: string[]
+    allowPreset?: string[]
     sshAgent?: true
     roBind?: string[]
     bind?: string[]
@@ -109,7 +116,17 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
   options.force = opts.force === true
   options.broken = opts.broken === true
   const sandbox: Partial<SandboxOptions> = {}
-  if (!opts.network) sandbox.network = false
+  if (opts.network !== undefined) sandbox.network = opts.network === false ? 'none' : opts.network
+  for (const pattern of [...(opts.allowHost ?? []), ...(opts.denyHost ?? [])]) {
+    const problem = hostProblem(pattern)
+    if (problem !== undefined) throw usageError(`--allow-host/--deny-host ${problem}; see claudebox --help`)
+  }
+  for (const name of opts.allowPreset ?? []) {
+    if (!(name in PRESETS)) throw usageError(`--allow-preset: ${presetProblem(name)}`)
+  }
+  if (opts.allowHost) sandbox.allowHosts = opts.allowHost
+  if (opts.denyHost) sandbox.denyHosts = opts.denyHost
+  if (opts.allowPreset) sandbox.allowPresets = opts.allowPreset
   if (opts.sshAgent) sandbox.sshAgent = true
   if (opts.roBind) sandbox.roBinds = opts.roBind
   if (opts.bind) sandbox.binds = opts.bind

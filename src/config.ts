@@ -1,14 +1,18 @@
 // $CLAUDEBOX_HOME/config.json: defaults for claudebox's long options, the tiers, named profiles
 // and approved projects. Pure validation; main.ts reads the file. JSON because Node reads it
 // without a dependency and every user knows it; errors name the file, the key and what is allowed.
+import { NETWORK_MODES, parseHostPattern, PRESETS, presetProblem } from './egress-policy.js'
 import { ClaudeboxError, EXIT } from './errors.js'
 import type { SandboxOptions } from './sandbox-options.js'
 
-type Kind = 'boolean' | 'string' | 'string[]'
+type Kind = 'boolean' | 'string' | 'string[]' | 'network' | 'hosts' | 'presets'
 
 /** Keys that set sandbox options, in config.json, in profiles and (narrowing only) in projects. */
 const OPTION_KEYS: Readonly<Record<string, { field: keyof SandboxOptions; kind: Kind }>> = {
-  network: { field: 'network', kind: 'boolean' },
+  network: { field: 'network', kind: 'network' },
+  allowHosts: { field: 'allowHosts', kind: 'hosts' },
+  denyHosts: { field: 'denyHosts', kind: 'hosts' },
+  allowPresets: { field: 'allowPresets', kind: 'presets' },
   sshAgent: { field: 'sshAgent', kind: 'boolean' },
   roBind: { field: 'roBinds', kind: 'string[]' },
   bind: { field: 'binds', kind: 'string[]' },
@@ -46,7 +50,7 @@ export const configError = (file: string, message: string): ClaudeboxError => ne
 
 /** Parses and validates config.json text. */
 export function parseConfig(text: string, file: string): Config {
-  const data = parseObject(text, file, '{"network": false}')
+  const data = parseObject(text, file, '{"network": "allow"}')
   const config: Config = { ...EMPTY_CONFIG, file, defaults: {}, profiles: {} }
   for (const [key, value] of Object.entries(data)) {
     checkKnown(file, key, TOP_KEYS, '')
@@ -61,7 +65,7 @@ export function parseConfig(text: string, file: string): Config {
 }
 
 function parseProfiles(file: string, value: unknown): Record<string, Profile> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw configError(file, '"profiles" must be an object of named profiles, like {"offline": {"network": false}}')
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw configError(file, '"profiles" must be an object of named profiles, like {"offline": {"network": "none"}}')
   const profiles: Record<string, Profile> = {}
   for (const [name, body] of Object.entries(value as Record<string, unknown>)) {
     const where = `profiles.${name}.`
@@ -114,10 +118,37 @@ function optionEntry(file: string, key: string, value: unknown, where: string): 
 }
 
 function expect(file: string, key: string, value: unknown, kind: Kind): unknown {
+  if (kind === 'network') return networkMode(file, key, value)
+  if (kind === 'hosts' || kind === 'presets') {
+    const list = expect(file, key, value, 'string[]') as string[]
+    for (const item of list) {
+      const problem = kind === 'presets' ? (item in PRESETS ? undefined : presetProblem(item)) : hostProblem(item)
+      if (problem !== undefined) throw configError(file, `"${key}": ${problem}`)
+    }
+    return list
+  }
   const ok =
     kind === 'boolean' ? typeof value === 'boolean' : kind === 'string' ? typeof value === 'string' : Array.isArray(value) && value.every(v => typeof v === 'string')
   if (!ok) throw configError(file, `"${key}" must be ${kind === 'boolean' ? 'true or false' : kind === 'string' ? 'a string' : 'a list of strings'}`)
   return value
+}
+
+/** "open", "none" or "allow"; true and false (the first config format) mean open and none. */
+function networkMode(file: string, key: string, value: unknown): string {
+  if (value === true) return 'open'
+  if (value === false) return 'none'
+  if (typeof value === 'string' && (NETWORK_MODES as readonly string[]).includes(value)) return value
+  throw configError(file, `"${key}" must be one of ${NETWORK_MODES.map(m => `"${m}"`).join(', ')}`)
+}
+
+/** Why a HOST[:PORT] pattern is not valid, or undefined. */
+export function hostProblem(pattern: string): string | undefined {
+  try {
+    parseHostPattern(pattern)
+    return undefined
+  } catch (error) {
+    return (error as Error).message
+  }
 }
 
 function checkKnown(file: string, key: string, allowed: readonly string[], where: string): void {

@@ -1,9 +1,11 @@
 // The probe: everything the planners need to know about the host, gathered into plain data.
 // With run.ts, the only module that touches the file system or starts processes on the launch path.
 import { execFileSync } from 'node:child_process'
+import crypto from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { canonicalRoot, instanceDir, instanceId, PROJECT_ROOT_FILE, sharedPaths } from './instance.js'
 import { SANDBOX_NOTE } from './tiers.js'
 import { ETC_ENTRIES, HOME_FILES_RO, RUN_LINKS, SYSTEM_PATHS } from './plan.js'
@@ -81,8 +83,41 @@ export function withOptionFacts(facts: HostFacts, options: SandboxOptions, share
     paths: Object.fromEntries(named.map(p => [p, realAndKind(p)])),
     instanceEntries: instance === undefined ? {} : Object.fromEntries(entries.map(name => [path.join(instance, name), lstatKind(path.join(instance, name))])),
     sharedKinds: Object.fromEntries([SANDBOX_NOTE, ...sharedEntries].map(name => [name, statKind(path.join(shared, name))])),
+    ...(options.network === 'allow' ? egressFacts() : {}),
   }
 }
+
+/** --network=allow: the node running claudebox also runs the bridge inside; dist/bridge.js is the bridge. */
+function egressFacts(): Pick<HostFacts, 'egress'> {
+  const bridge = fileURLToPath(new URL('./bridge.js', import.meta.url))
+  if (!fs.existsSync(bridge)) return {}
+  const node = fs.realpathSync(process.execPath)
+  return { egress: { node, nodeRoot: interpreterRoot(node), bridge } }
+}
+
+/**
+ * Where the session's socket goes: a fresh directory (0700, random name, created exclusively)
+ * under $XDG_RUNTIME_DIR when it is usable, else the temp dir. Chosen before the plan, which
+ * binds it into the sandbox; created by startEgress.
+ */
+export function egressSocketPath(env: Readonly<Record<string, string | undefined>>): string {
+  const runtime = env['XDG_RUNTIME_DIR']
+  const base = runtime && path.isAbsolute(runtime) && isOwnDir(runtime) ? runtime : os.tmpdir()
+  const dir = path.join(base, `claudebox-net-${crypto.randomBytes(6).toString('hex')}`)
+  const socket = path.join(dir, 'proxy.sock')
+  // sockaddr_un holds 108 bytes: a long TMPDIR must not make the bind fail later.
+  return Buffer.byteLength(socket) < 100 ? socket : path.join('/tmp', path.basename(dir), 'proxy.sock')
+}
+
+function isOwnDir(dir: string): boolean {
+  try {
+    const st = fs.lstatSync(dir)
+    return st.isDirectory() && st.uid === process.getuid?.()
+  } catch {
+    return false
+  }
+}
+
 
 export function homeDir(env: Readonly<Record<string, string | undefined>>): string {
   const fromEnv = env['HOME']

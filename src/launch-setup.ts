@@ -3,7 +3,8 @@
 import path from 'node:path'
 import type { CliOptions } from './cli.js'
 import { EMPTY_CONFIG, parseConfig, parseProjectFile, type Config, type ProjectFile } from './config.js'
-import { probe, readConfigText, readNoFollow, withOptionFacts } from './facts.js'
+import { egressSocketPath, probe, readConfigText, readNoFollow, withOptionFacts } from './facts.js'
+import { usageError } from './errors.js'
 import { resolveOptions, type ResolvedOptions } from './profiles.js'
 import type { Settings } from './settings.js'
 import { DEFAULT_SHARED_ENTRIES } from './tiers.js'
@@ -38,12 +39,19 @@ export function setupLaunch(settings: Settings, options: CliOptions): LaunchSetu
     project,
     projectRoot,
   })
+  const network = resolved.sandbox.network
+  const cliHosts = [...(options.sandbox.allowHosts ?? []), ...(options.sandbox.denyHosts ?? []), ...(options.sandbox.allowPresets ?? [])]
+  if (cliHosts.length > 0 && network !== 'allow') {
+    // The user would believe the agent is kept to a list while every host is reachable (or none).
+    throw usageError(`--allow-host, --deny-host and --allow-preset need --network=allow (the network is ${network} for this launch)`)
+  }
   const facts = withOptionFacts(base, resolved.sandbox, config.sharedEntries ?? DEFAULT_SHARED_ENTRIES)
   const request: LaunchRequest = {
     claudeArgs: [...resolved.claudeArgs, ...options.claudeArgs],
     sandbox: resolved.sandbox,
     tiers: { entries: config.sharedEntries, readOnly: config.sharedReadOnly },
     applied: resolved.applied,
+    ...(network === 'allow' ? { egressSocket: egressSocketPath(base.env) } : {}),
   }
   return { config, facts, resolved, request }
 }

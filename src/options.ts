@@ -11,6 +11,8 @@ export interface OwnOption {
   conflicts?: readonly string[]
   /** May be given several times; the values are collected in order. */
   repeatable?: boolean
+  /** The only values accepted. */
+  choices?: readonly string[]
 }
 
 export const OWN_OPTIONS: readonly OwnOption[] = [
@@ -24,7 +26,11 @@ export const OWN_OPTIONS: readonly OwnOption[] = [
   { flag: '--sessions', description: "list this project's conversations (all worktrees), newest first, for --resume ID" },
   { flag: '--adopt', value: 'old-root', description: "take over the instance of a project that moved from OLD-ROOT (with --dry-run: show the plan)" },
   { flag: '--profile', value: 'name', description: 'use a named profile from config.json (options and Claude settings)' },
-  { flag: '--no-network', description: 'unshare the network: loopback only inside' },
+  { flag: '--network', value: 'mode', description: 'open (the host\'s network, default), none (loopback only) or allow (only allowed hosts, through a proxy)', choices: ['open', 'none', 'allow'] },
+  { flag: '--no-network', description: 'the same as --network=none' },
+  { flag: '--allow-host', value: 'host[:port]', description: 'with --network=allow: also allow HOST (port 80/443 unless given; *.domain; repeatable)', repeatable: true },
+  { flag: '--deny-host', value: 'host[:port]', description: 'with --network=allow: block HOST even when a list allows it (repeatable)', repeatable: true },
+  { flag: '--allow-preset', value: 'name', description: 'with --network=allow: also allow a preset: npm, pypi, crates, go, github (repeatable)', repeatable: true },
   { flag: '--ssh-agent', description: 'forward the ssh-agent socket ($SSH_AUTH_SOCK), never the keys' },
   { flag: '--ro-bind', value: 'path', description: 'also show PATH read-only at its own path (repeatable)', repeatable: true },
   { flag: '--bind', value: 'path', description: 'also make PATH writable at its own path (repeatable)', repeatable: true },

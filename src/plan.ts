@@ -1,5 +1,6 @@
 // facts -> the bwrap command of a launch. Pure: everything it knows arrives in HostFacts.
 import path from 'node:path'
+import { allowsLoopback, buildPolicy, describePolicy, type EgressPolicy, type NetworkMode } from './egress-policy.js'
 import { isPassedThrough } from './env-allowlist.js'
 import { ClaudeboxError, EXIT, launchError, usageError } from './errors.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, isWithin, PROJECT_ROOT_FILE, sharedPaths } from './instance.js'
@@ -36,6 +37,27 @@ export const INFO_FD = 3
 /** bwrap reads the seccomp program from here. */
 export const SECCOMP_FD = 4
 
+/** --network=allow: where the bridge and the proxy's socket appear inside, and the bridge's port. */
+export const BRIDGE_SCRIPT = '/run/claudebox/bridge.js'
+export const PROXY_SOCKET = '/run/claudebox/proxy.sock'
+export const BRIDGE_PORT = 3128
+const PROXY_URL = `http://127.0.0.1:${BRIDGE_PORT}`
+
+/**
+ * Starts the bridge in the background, waits for its "ok" on a fifo (EOF if it died), then
+ * becomes the program: $1 node, $2 bridge, $3 socket, $4 port, the rest the program and its args.
+ */
+export const BRIDGE_WRAPPER = [
+  'fifo=/tmp/.claudebox-bridge-ready',
+  'mkfifo -m 600 "$fifo" || exit 125',
+  '"$1" "$2" "$3" "$4" 3>"$fifo" </dev/null >/dev/null 2>&1 &',
+  'IFS= read -r ready <"$fifo"',
+  'rm -f "$fifo"',
+  'if [ "$ready" != ok ]; then echo "claudebox: the network bridge did not start inside the sandbox ($1 $2)" >&2; exit 125; fi',
+  'shift 4',
+  'exec "$@"',
+].join('\n')
+
 export interface LaunchRequest {
   claudeArgs: readonly string[]
   sandbox?: SandboxOptions
@@ -43,6 +65,8 @@ export interface LaunchRequest {
   tiers?: { entries: readonly string[] | undefined; readOnly: boolean }
   /** Which config and profile were applied, for the audit. */
   applied?: readonly string[]
+  /** --network=allow: the host path of the proxy's socket (the launcher creates it). */
+  egressSocket?: string
 }
 
 export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan {
@@ -95,6 +119,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
 
   // ========== NAMESPACES ==========
   add(...namespaceArgs(options.network))
+  const policy = options.network === 'allow' ? egressPolicy(options) : undefined
   add('--info-fd', String(INFO_FD))
 
   // ========== TERMINAL AND SYSCALLS ==========
@@ -235,19 +260,34 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     // The installation is read-only inside: a self-update could only fail.
     ['DISABLE_AUTOUPDATER', '1'],
     ['CLAUDEBOX', '1'],
+    ...(policy === undefined ? [] : proxyEnv(policy)),
   ]
   // Secrets (API keys, tokens, proxy URLs that may carry a password) reach bwrap through its
   // environment, not its argv: any local user can read a process's argv in /proc/<pid>/cmdline.
   // bwrap starts with exactly these, so the sandbox sees them plus the --setenv pairs.
+  for (const [name] of owned) env.delete(name)
   const secretEnv: Record<string, string> = {}
   for (const [name, value] of [...[...env.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)), ...owned]) {
     if (SECRET_NAME.test(name) && !owned.some(([o]) => o === name)) secretEnv[name] = value
     else add('--setenv', name, value)
   }
 
+  // ========== NETWORK ALLOWLIST (--network=allow) ==========
+  // No network inside but loopback; tools find the proxy in the usual variables, a bridge inside
+  // carries 127.0.0.1:BRIDGE_PORT to the launcher's proxy over its unix socket.
+  let command = [shell ?? claude?.resolved ?? '/bin/sh', ...request.claudeArgs]
+  if (policy !== undefined) {
+    const egress = facts.egress
+    if (egress === undefined) throw launchError('--network=allow needs node for its bridge inside the sandbox, and node was not found; reinstall claudebox')
+    if (request.egressSocket === undefined) throw new Error('planLaunch: --network=allow without a proxy socket')
+    if (!alreadyVisible(egress.node) && !readOnly.includes(egress.nodeRoot)) roBind(egress.nodeRoot)
+    add('--ro-bind', egress.bridge, BRIDGE_SCRIPT)
+    add('--bind', request.egressSocket, PROXY_SOCKET)
+    command = ['/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge', egress.node, BRIDGE_SCRIPT, PROXY_SOCKET, String(BRIDGE_PORT), ...command]
+  }
+
   add('--chdir', cwd)
-  const program = shell ?? claude?.resolved ?? '/bin/sh'
-  add('--', program, ...request.claudeArgs)
+  add('--', ...command)
 
   const watch = watchedPaths(git ? [git.topLevel] : [cwd])
   if (options.writableGitConfig) watch.push(...facts.gitProtect.existing)
@@ -275,7 +315,8 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
       writable,
       readOnly,
       system: visibleSystem,
-      network: options.network ? 'shared' : 'none',
+      network: options.network,
+      ...(policy === undefined ? {} : { egress: describePolicy(policy) }),
       protections,
       credentials: { mechanism, path: credentialFile },
       shared: tiers.entries,
@@ -303,8 +344,31 @@ export function credentialMechanism(version: string | undefined): 'store-dir' | 
  * root) lets --disable-userns stop nested ones; --cap-drop ALL because bwrap started by root keeps
  * every capability inside its user namespace.
  */
-function namespaceArgs(network: boolean): string[] {
-  return ['--unshare-all', '--unshare-user', '--disable-userns', ...(network ? ['--share-net'] : []), '--die-with-parent', '--cap-drop', 'ALL']
+export function namespaceArgs(network: NetworkMode): string[] {
+  return ['--unshare-all', '--unshare-user', '--disable-userns', ...(network === 'open' ? ['--share-net'] : []), '--die-with-parent', '--cap-drop', 'ALL']
+}
+
+/** The allowlist of a launch; a bad preset or host (from an unchecked source) is a usage error. */
+export function egressPolicy(options: SandboxOptions): EgressPolicy {
+  try {
+    return buildPolicy({ allowHosts: options.allowHosts, denyHosts: options.denyHosts, presets: options.allowPresets })
+  } catch (error) {
+    throw usageError(`network allowlist: ${(error as Error).message}`)
+  }
+}
+
+/**
+ * The proxy variables, in both spellings tools read. Loopback stays direct (the sandbox's own
+ * servers) unless the list names a loopback destination: then it means the host's, via the proxy.
+ */
+function proxyEnv(policy: EgressPolicy): [string, string][] {
+  const noProxy = allowsLoopback(policy) ? '' : 'localhost,127.0.0.1,::1'
+  const pairs: [string, string][] = []
+  for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) pairs.push([name, PROXY_URL], [name.toLowerCase(), PROXY_URL])
+  pairs.push(['NO_PROXY', noProxy], ['no_proxy', noProxy])
+  // Node 24+ applies the variables to fetch() and http only when asked to.
+  pairs.push(['NODE_USE_ENV_PROXY', '1'])
+  return pairs
 }
 
 /** The read-only system: /usr, /etc, ..., fresh /dev, /proc and /tmp, and /etc's symlink targets. */
@@ -343,7 +407,7 @@ function systemMounts(facts: HostFacts): { groups: string[][]; visible: string[]
  * A sandbox with the launch's namespaces and system view but no state, for --check's probes
  * (it must create nothing): runs `/bin/sh -c script`.
  */
-export function planProbeSandbox(facts: HostFacts, script: string, network: boolean): { file: string; argv: string[] } | undefined {
+export function planProbeSandbox(facts: HostFacts, script: string, network: NetworkMode): { file: string; argv: string[] } | undefined {
   if (facts.bwrap === undefined) return undefined
   const groups = [namespaceArgs(network), ...systemMounts(facts).groups]
   return { file: facts.bwrap, argv: [...groups.flat(), '--', '/bin/sh', '-c', script] }

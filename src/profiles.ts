@@ -5,6 +5,8 @@ import { configError, type Config, type ProjectFile } from './config.js'
 import { usageError } from './errors.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 
+const ADDITIVE = ['allowHosts', 'denyHosts', 'allowPresets'] as const
+
 export interface ResolvedOptions {
   sandbox: SandboxOptions
   /** Arguments the profile adds before the command line's claude arguments. */
@@ -64,13 +66,16 @@ export function resolveOptions(input: ResolveInput): ResolvedOptions {
     claudeArgs.push(...extraArgs)
     applied.push(`${project.file}${project.profile ? ` (profile ${project.profile})` : ''}${approved ? ', approved project' : ', narrowing only'}`)
   }
-  return { sandbox: { ...sandbox, ...input.cli }, claudeArgs, applied }
+  // The command line's hosts and presets add to the lists of the config and profile.
+  const lists = Object.fromEntries(ADDITIVE.map(key => [key, [...sandbox[key], ...(input.cli[key] ?? [])]]))
+  return { sandbox: { ...sandbox, ...input.cli, ...lists }, claudeArgs, applied }
 }
 
 /** How `candidate` opens the sandbox further than `base`, in words. */
 export function widening(base: SandboxOptions, candidate: SandboxOptions): string[] {
   const found: string[] = []
-  if (candidate.network && !base.network) found.push('turns the network on')
+  const openness = { none: 0, allow: 1, open: 2 } as const
+  if (openness[candidate.network] > openness[base.network]) found.push(`sets the network to ${candidate.network}`)
   if (candidate.sshAgent && !base.sshAgent) found.push('forwards the ssh-agent')
   if (candidate.writableGitConfig && !base.writableGitConfig) found.push('makes .git/config writable')
   if (candidate.allowDangerousRoot && !base.allowDangerousRoot) found.push('allows a dangerous root')
@@ -78,10 +83,14 @@ export function widening(base: SandboxOptions, candidate: SandboxOptions): strin
     ['roBinds', 'adds --ro-bind'],
     ['binds', 'adds --bind'],
     ['env', 'adds --env'],
+    ['allowHosts', 'adds --allow-host'],
+    ['allowPresets', 'adds --allow-preset'],
   ] as const) {
     const added = candidate[list].filter(item => !base[list].includes(item))
     if (added.length > 0) found.push(`${label} ${added.join(', ')}`)
   }
+  const lifted = base.denyHosts.filter(item => !candidate.denyHosts.includes(item))
+  if (lifted.length > 0) found.push(`drops --deny-host ${lifted.join(', ')}`)
   return found
 }
 

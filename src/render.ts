@@ -1,7 +1,7 @@
 // Renders a launch plan as a POSIX shell script: what --dry-run prints.
 import path from 'node:path'
 import { shq } from './quote.js'
-import type { LaunchPlan } from './types.js'
+import type { LaunchPlan, LaunchSummary } from './types.js'
 
 export function renderDryRun(plan: LaunchPlan, audit: readonly string[] = []): string {
   const lines: string[] = [...audit.map(line => `# ${line}`)]
@@ -33,9 +33,19 @@ export function auditLines(plan: LaunchPlan): string[] {
     `read-only inside: ${[...s.system, ...s.readOnly].join(', ')}`,
     `home inside: empty except the paths above; ~/.claude points to the instance`,
     `shared by every project: sign-in (.credentials.json, .claude.json), ${s.shared.join(', ')}`,
-    `network: ${s.network === 'shared' ? 'shared with the host' : 'none (loopback only)'}`,
+    ...networkLines(s),
     ...s.protections.map(p => `protection: ${p}`),
   ]
+}
+
+/** The network mode, and for allow the lists in force. */
+export function networkLines(s: LaunchSummary): string[] {
+  if (s.network === 'open') return ["network: open (the host's network, shared)"]
+  if (s.network === 'none') return ['network: none (loopback only)']
+  const lines = [`network: allow (no network inside; a proxy admits only the allowlist; denied connections are logged)`]
+  lines.push(`network allow: ${s.egress?.allow.join(', ') ?? ''}`)
+  if (s.egress?.deny.length) lines.push(`network deny: ${s.egress.deny.join(', ')}`)
+  return lines
 }
 
 const octal = (bytes: Uint8Array): string => Array.from(bytes, b => `\\${b.toString(8).padStart(3, '0')}`).join('')

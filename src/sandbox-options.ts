@@ -1,8 +1,13 @@
 // The sandbox's opt-ins, as one value the planner reads (from the command line and config.json).
+import type { NetworkMode } from './egress-policy.js'
 
 export interface SandboxOptions {
-  /** Share the host's network (default) or unshare it (loopback only). */
-  network: boolean
+  /** open: the host's network (default); none: loopback only; allow: only the allowlist, via the proxy. */
+  network: NetworkMode
+  /** --network=allow: extra destinations (HOST[:PORT], *.DOMAIN), named presets, and a deny list that wins. */
+  allowHosts: readonly string[]
+  allowPresets: readonly string[]
+  denyHosts: readonly string[]
   /** Forward only the ssh-agent socket ($SSH_AUTH_SOCK). */
   sshAgent: boolean
   /** Extra host paths, shown read-only / read-write at their own path. */
@@ -21,7 +26,10 @@ export interface SandboxOptions {
 }
 
 export const DEFAULT_SANDBOX: SandboxOptions = {
-  network: true,
+  network: 'open',
+  allowHosts: [],
+  allowPresets: [],
+  denyHosts: [],
   sshAgent: false,
   roBinds: [],
   binds: [],

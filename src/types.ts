@@ -1,4 +1,5 @@
 // Plain-data types shared by the probe, the pure planners and the thin I/O shell.
+import type { NetworkMode } from './egress-policy.js'
 import type { GitLayout } from './git-trust.js'
 
 /** What a path is on the host, as seen by lstat. */
@@ -69,6 +70,8 @@ export interface HostFacts {
   runLinks: Readonly<Record<string, string>>
   /** Git files that run code outside the sandbox (config, hooks), found in the trusted git dirs. */
   gitProtect: { existing: readonly string[]; missingHooks: readonly string[] }
+  /** --network=allow: the node that runs the bridge inside (and its installation), and the bridge script. */
+  egress?: { node: string; nodeRoot: string; bridge: string }
 }
 
 export type InstanceState =
@@ -124,7 +127,9 @@ export interface LaunchSummary {
   writable: readonly string[]
   readOnly: readonly string[]
   system: readonly string[]
-  network: 'shared' | 'none'
+  network: NetworkMode
+  /** --network=allow: the host patterns in force (Claude's, presets', the user's) and the deny list. */
+  egress?: { allow: readonly string[]; deny: readonly string[] }
   protections: readonly string[]
   credentials: { mechanism: 'store-dir' | 'file-bind'; path: string }
   /** Config-dir entries shared by every project. */

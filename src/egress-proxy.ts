@@ -1,0 +1,196 @@
+// The host side of --network=allow: an HTTP proxy on a unix socket that the sandbox reaches
+// through its bridge (bridge.ts). It admits CONNECT tunnels and plain-HTTP requests to the
+// destinations egress-policy.ts allows, resolves names here on the host, checks every address
+// and connects to the address it checked (no second lookup a DNS answer could change).
+//
+// The protocol is parsed by Node's own HTTP server (llhttp, the parser every Node server uses):
+// it hands over CONNECT requests and absolute-URI requests as they are. Proxy libraries (proxy,
+// http-proxy, proxy-chain) open the upstream connection themselves, by name, which is the one
+// step this proxy must own.
+import dns from 'node:dns'
+import http from 'node:http'
+import net from 'node:net'
+import { addressAllowed, decideDestination, type EgressPolicy } from './egress-policy.js'
+
+/** Resolves a host name to its addresses (injected by tests). */
+export type Resolver = (host: string) => Promise<string[]>
+
+export interface DeniedConnection {
+  time: Date
+  host: string
+  port: number
+  reason: string
+}
+
+export interface ProxyOptions {
+  socketPath: string
+  policy: EgressPolicy
+  onDenied: (denied: DeniedConnection) => void
+  resolve?: Resolver
+  connectTimeoutMs?: number
+}
+
+export interface RunningProxy {
+  close(): Promise<void>
+}
+
+const systemResolver: Resolver = async host => (await dns.promises.lookup(host, { all: true, verbatim: true })).map(a => a.address)
+
+type Admission = { ok: true; addresses: string[] } | { ok: false; status: number; message: string }
+
+export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
+  const resolve = options.resolve ?? systemResolver
+  const timeout = options.connectTimeoutMs ?? 15_000
+  const open = new Set<net.Socket>()
+  const track = (socket: net.Socket): void => {
+    open.add(socket)
+    socket.on('close', () => open.delete(socket))
+  }
+
+  const admit = async (host: string, port: number): Promise<Admission> => {
+    const deny = (reason: string): Admission => {
+      options.onDenied({ time: new Date(), host, port, reason })
+      return { ok: false, status: 403, message: `claudebox: ${host}:${port} is blocked: ${reason} (allow it with --allow-host)` }
+    }
+    const decision = decideDestination(options.policy, host, port)
+    if (!decision.allowed) return deny(decision.reason)
+    let addresses: string[]
+    try {
+      addresses = net.isIP(decision.host) ? [decision.host] : await resolve(decision.host)
+    } catch (error) {
+      return { ok: false, status: 502, message: `claudebox: cannot resolve ${host}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` }
+    }
+    const permitted = addresses.filter(a => addressAllowed(options.policy, decision, a, port))
+    if (permitted.length === 0) {
+      return deny(`resolves to ${addresses.join(', ') || 'nothing'}, a loopback, private or link-local address that is not listed`)
+    }
+    return { ok: true, addresses: permitted }
+  }
+
+  const server = http.createServer()
+  server.on('connection', track)
+
+  // CONNECT host:port -> a tunnel to the checked address (HTTPS and anything else over TCP).
+  server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
+    client.on('error', () => client.destroy())
+    const target = parseAuthority(req.url ?? '')
+    if (target === undefined) return void client.end(statusLine(400, 'claudebox: CONNECT needs host:port'))
+    void admit(target.host, target.port).then(async admission => {
+      if (!admission.ok) return void client.end(statusLine(admission.status, admission.message))
+      const upstream = await connectFirst(admission.addresses, target.port, timeout)
+      if (upstream instanceof Error) return void client.end(statusLine(502, `claudebox: cannot connect to ${req.url}: ${upstream.message}`))
+      track(upstream)
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
+      if (head.length > 0) upstream.write(head)
+      splice(client, upstream)
+    })
+  })
+
+  // GET http://host/path -> the same request to the checked address (plain HTTP).
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const url = absoluteHttpUrl(req.url ?? '')
+    if (url === undefined) return void reply(res, 400, "claudebox's proxy takes CONNECT or absolute http:// URLs")
+    const port = url.port === '' ? 80 : Number(url.port)
+    void admit(url.hostname.replace(/^\[(.*)\]$/, '$1'), port).then(async admission => {
+      if (!admission.ok) return reply(res, admission.status, admission.message)
+      const socket = await connectFirst(admission.addresses, port, timeout)
+      if (socket instanceof Error) return reply(res, 502, `claudebox: cannot connect to ${url.host}: ${socket.message}`)
+      track(socket)
+      const headers = { ...req.headers }
+      for (const name of ['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive']) delete headers[name]
+      const upstream = http.request({
+        method: req.method,
+        path: `${url.pathname}${url.search}`,
+        headers: { ...headers, connection: 'close' },
+        setHost: false,
+        createConnection: () => socket,
+      })
+      upstream.on('response', response => {
+        res.writeHead(response.statusCode ?? 502, response.headers)
+        response.pipe(res)
+      })
+      upstream.on('error', error => (res.headersSent ? res.destroy() : reply(res, 502, `claudebox: ${url.host}: ${error.message}`)))
+      req.pipe(upstream)
+    })
+  })
+
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail)
+    server.listen(options.socketPath, () => ok())
+  })
+  return {
+    close: () =>
+      new Promise<void>(done => {
+        for (const socket of open) socket.destroy()
+        server.close(() => done())
+      }),
+  }
+}
+
+/** `host:port` of a CONNECT request (IPv6 in brackets); the port is required. */
+export function parseAuthority(authority: string): { host: string; port: number } | undefined {
+  const match = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(authority)
+  if (!match) return undefined
+  const port = Number(match[2])
+  if (port < 1 || port > 65535) return undefined
+  return { host: (match[1] as string).replace(/^\[(.*)\]$/, '$1'), port }
+}
+
+function absoluteHttpUrl(text: string): URL | undefined {
+  try {
+    const url = new URL(text)
+    return url.protocol === 'http:' && text.toLowerCase().startsWith('http://') ? url : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The first of `addresses` that accepts a connection on `port`, or the last error. */
+async function connectFirst(addresses: readonly string[], port: number, timeoutMs: number): Promise<net.Socket | Error> {
+  let last = new Error('no address')
+  for (const host of addresses) {
+    const result = await new Promise<net.Socket | Error>(done => {
+      const socket = net.connect({ host, port, allowHalfOpen: true })
+      const timer = setTimeout(() => {
+        socket.destroy()
+        done(new Error(`timed out after ${timeoutMs / 1000} s`))
+      }, timeoutMs)
+      socket.once('connect', () => {
+        clearTimeout(timer)
+        socket.removeAllListeners('error')
+        done(socket)
+      })
+      socket.once('error', error => {
+        clearTimeout(timer)
+        done(error)
+      })
+    })
+    if (!(result instanceof Error)) return result
+    last = result
+  }
+  return last
+}
+
+/** Both directions, ends passed on, either side's error closes both. */
+function splice(a: net.Socket, b: net.Socket): void {
+  a.pipe(b)
+  b.pipe(a)
+  const close = (): void => {
+    a.destroy()
+    b.destroy()
+  }
+  a.on('error', close)
+  b.on('error', close)
+  a.on('close', close)
+  b.on('close', close)
+}
+
+function statusLine(status: number, message: string): string {
+  const body = `${message}\n`
+  return `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+}
+
+function reply(res: http.ServerResponse, status: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain', connection: 'close' })
+  res.end(`${message}\n`)
+}
