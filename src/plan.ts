@@ -1,6 +1,7 @@
 // facts -> the bwrap command of a launch. Pure: everything it knows arrives in HostFacts.
+import net from 'node:net'
 import path from 'node:path'
-import { allowsLoopback, buildPolicy, describePolicy, type EgressPolicy, type NetworkMode } from './egress-policy.js'
+import { addressAllowed, allowsLoopback, buildPolicy, decideDestination, describePolicy, type EgressPolicy, type NetworkMode } from './egress-policy.js'
 import { isPassedThrough } from './env-allowlist.js'
 import { ClaudeboxError, EXIT, launchError, usageError } from './errors.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, isWithin, PROJECT_ROOT_FILE, sharedPaths } from './instance.js'
@@ -240,6 +241,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     if (value === undefined) warnings.push(`--env ${name}: not set on the host, so not set inside`)
     else env.set(name, value)
   }
+  if (policy !== undefined && shell === undefined) checkApiReachable(policy, env)
   if (options.sshAgent) {
     const socket = facts.env['SSH_AUTH_SOCK']
     const info = socket === undefined ? undefined : facts.paths[socket]
@@ -354,6 +356,37 @@ export function egressPolicy(options: SandboxOptions): EgressPolicy {
     return buildPolicy({ allowHosts: options.allowHosts, denyHosts: options.denyHosts, presets: options.allowPresets })
   } catch (error) {
     throw usageError(`network allowlist: ${(error as Error).message}`)
+  }
+}
+
+/**
+ * Claude cannot work when its API is not admitted, and it does not give up quickly: a refused
+ * tunnel is retried for 3 minutes (measured: 52 attempts), a loopback API that bypasses the proxy
+ * (NO_PROXY) too. Say so before starting, with the fix. Bedrock, Vertex and Foundry choose their
+ * own hosts: not checked.
+ */
+function checkApiReachable(policy: EgressPolicy, env: ReadonlyMap<string, string>): void {
+  if (['CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CODE_USE_VERTEX', 'CLAUDE_CODE_USE_FOUNDRY'].some(name => /^(1|true|yes)$/i.test(env.get(name) ?? ''))) return
+  const baseUrl = env.get('ANTHROPIC_BASE_URL') || 'https://api.anthropic.com'
+  let url: URL
+  try {
+    url = new URL(baseUrl)
+  } catch {
+    return // Claude reports a malformed ANTHROPIC_BASE_URL itself
+  }
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
+  const port = url.port === '' ? (url.protocol === 'http:' ? 80 : 443) : Number(url.port)
+  const decision = decideDestination(policy, host, port)
+  const literal = decision.host === 'localhost' ? '127.0.0.1' : net.isIP(decision.host) ? decision.host : undefined
+  const reason = !decision.allowed
+    ? decision.reason
+    : literal !== undefined && !addressAllowed(policy, decision, literal, port)
+      ? 'a loopback or private address that is not listed'
+      : undefined
+  if (reason !== undefined) {
+    const what = env.get('ANTHROPIC_BASE_URL') ? `ANTHROPIC_BASE_URL (${baseUrl})` : `Claude's API (${baseUrl})`
+    const fix = reason.startsWith('in the deny list') ? 'remove it from the deny list' : `add --allow-host ${url.port ? url.host : url.hostname} (or allowHosts in config.json)`
+    throw usageError(`--network=allow does not admit ${what}: ${reason}, so Claude could not work; ${fix}`)
   }
 }
 
