@@ -7,8 +7,8 @@ import { afterEach, describe, expect, test } from 'vitest'
 import { sanitizePath } from '../../src/adopt.js'
 import { instanceId } from '../../src/instance.js'
 import { HAVE_BWRAP, makeRepo, makeWorld, type World } from '../helpers/cli.js'
-import { startMockApi, toolResults, type MockApi, type RecordedRequest, type Reply } from '../helpers/messages-api.js'
-import { runClaude } from '../helpers/e2e.js'
+import { startMockApi, toolResults, type MockApi } from '../helpers/messages-api.js'
+import { isAgentTurn, runClaude, scripted } from '../helpers/e2e.js'
 
 let api: MockApi | undefined
 afterEach(async () => {
@@ -17,26 +17,6 @@ afterEach(async () => {
 })
 
 const claude = (world: World, cwd: string, args: string[], env: Record<string, string | undefined> = {}) => runClaude(world, cwd, args, api?.url, env)
-
-/** True for the requests of the agent loop (they offer the Bash tool), not Claude's side requests. */
-function isAgentTurn(request: RecordedRequest): boolean {
-  const body = request.body as { tools?: { name?: string }[] } | undefined
-  return body?.tools?.some(t => t.name === 'Bash') === true
-}
-
-/**
- * Answers the agent loop with steps[n] (a tool call) when n tool results have come back so far,
- * then with text. Requests of Claude's own (titles, summaries, sub-tasks) get plain text.
- */
-function scripted(steps: readonly { name: string; input: Record<string, unknown> }[]): (request: RecordedRequest) => Reply {
-  return request => {
-    if (!isAgentTurn(request)) return { text: 'ok' }
-    const messages = (request.body as { messages?: { role: string; content: unknown }[] }).messages ?? []
-    const done = messages.flatMap(m => (Array.isArray(m.content) ? (m.content as { type?: string }[]) : [])).filter(c => c.type === 'tool_result').length
-    const step = steps[done]
-    return step ? { tool: step } : { text: 'done' }
-  }
-}
 
 const instanceOf = (world: World, repo: string): string => path.join(world.claudeboxHome, 'instances', instanceId(`${repo}/.git`))
 

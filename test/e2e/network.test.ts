@@ -1,0 +1,85 @@
+// The real Claude Code under --network=allow: its API calls go through claudebox's proxy when the
+// API is allowed, claudebox refuses to start it (quickly, with the fix) when it is not, and the
+// agent's own tools meet the same allowlist.
+import fs from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import path from 'node:path'
+import { afterEach, describe, expect, test } from 'vitest'
+import { instanceId } from '../../src/instance.js'
+import { HAVE_BWRAP, makeRepo, makeWorld, type World } from '../helpers/cli.js'
+import { startMockApi, toolResults, type MockApi } from '../helpers/messages-api.js'
+import { isAgentTurn, runClaude, scripted } from '../helpers/e2e.js'
+
+let api: MockApi | undefined
+const servers: http.Server[] = []
+afterEach(async () => {
+  await api?.close()
+  api = undefined
+  for (const server of servers.splice(0)) await new Promise(done => server.close(done))
+})
+
+/** A host service on 127.0.0.1 that records whether anybody reached it. */
+async function hostService(): Promise<{ port: number; hits: string[] }> {
+  const hits: string[] = []
+  const server = http.createServer((req, res) => {
+    hits.push(req.url ?? '')
+    res.end('secret from the host\n')
+  })
+  servers.push(server)
+  await new Promise<void>(done => server.listen(0, '127.0.0.1', done))
+  return { port: (server.address() as AddressInfo).port, hits }
+}
+
+const apiPort = (mock: MockApi): number => Number(new URL(mock.url).port)
+const deniedLogs = (world: World, repo: string): string[] => {
+  const dir = path.join(world.claudeboxHome, 'instances', instanceId(`${repo}/.git`), 'claudebox/network')
+  return fs.existsSync(dir) ? fs.readdirSync(dir).map(name => fs.readFileSync(path.join(dir, name), 'utf8')) : []
+}
+
+describe.skipIf(!HAVE_BWRAP)('the real Claude Code with --network=allow', () => {
+  test('the mock API allowed: a whole turn goes through the proxy', async () => {
+    api = await startMockApi()
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'src/app')
+    const r = await runClaude(world, repo, ['--network=allow', '--allow-host', `127.0.0.1:${apiPort(api)}`, '-p', 'hello'], api.url)
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout).toBe('pong')
+    expect(api.messages()).toHaveLength(1)
+    expect(r.stderr).not.toMatch(/blocked/)
+    expect(deniedLogs(world, repo)).toEqual([])
+  })
+
+  test('the mock API not allowed: claudebox says so at once and names the fix, Claude never starts', async () => {
+    api = await startMockApi()
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'src/app')
+    const started = Date.now()
+    const r = await runClaude(world, repo, ['--network=allow', '-p', 'hello'], api.url)
+    expect(Date.now() - started).toBeLessThan(10_000)
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toContain(`does not admit ANTHROPIC_BASE_URL (${api.url})`)
+    expect(r.stderr).toContain(`--allow-host 127.0.0.1:${apiPort(api)}`)
+    expect(api.requests).toEqual([])
+  })
+
+  test("the agent's own tools meet the allowlist: a host service not listed is refused and logged, direct connections fail", async () => {
+    const service = await hostService()
+    const probe = [
+      `curl -sS -m 5 -w ' code=%{http_code}' http://127.0.0.1:${service.port}/via-proxy`,
+      `curl -sS -m 5 --noproxy '*' http://127.0.0.1:${service.port}/direct; echo " direct=$?"`,
+    ].join('; ')
+    api = await startMockApi(scripted([{ name: 'Bash', input: { command: probe, description: 'reach the host' } }]))
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'src/app')
+    const r = await runClaude(world, repo, ['--network=allow', '--allow-host', `127.0.0.1:${apiPort(api)}`, '-p', 'go', '--dangerously-skip-permissions'], api.url)
+    expect(r.exitCode, r.stderr).toBe(0)
+    const output = api.messages().filter(isAgentTurn).flatMap(req => toolResults(req)).map(t => t.content).join('\n')
+    expect(output).toContain(`127.0.0.1:${service.port} is blocked: not in the allowlist`)
+    expect(output).toMatch(/code=403/)
+    expect(output).toMatch(/direct=7/)
+    expect(service.hits).toEqual([])
+    expect(r.stderr).toMatch(/1 connection blocked by the network allowlist; see .*claudebox\/network\/denied-.*\.log/)
+    expect(deniedLogs(world, repo).join('')).toMatch(new RegExp(`\\t127\\.0\\.0\\.1\\t${service.port}\\tnot in the allowlist\\n`))
+  })
+})
