@@ -4,7 +4,9 @@
 //   bwrap direct                   the exact bwrap argv claudebox uses, spawned without claudebox
 //   node -e 0 + bwrap direct       what a launcher with zero overhead of its own would cost
 //   claudebox                      the real launcher (probe, plan, mkdirs, spawn, wait)
-import { spawnSync } from 'node:child_process'
+//   claudebox --network=allow      the same with the egress proxy and the bridge inside
+// then the throughput of a download through that proxy against a direct one.
+import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -33,6 +35,8 @@ const variants = {
   'node -e 0': () => spawnSync(process.execPath, ['-e', '0'], { cwd: project, env }),
   'bwrap direct': () => spawnSync(bwrap, withoutInfoFd, { cwd: project, env: {}, stdio: ['ignore', 'pipe', 'pipe', 'ignore', fs.openSync(filter, 'r')] }),
   claudebox: () => spawnSync(process.execPath, [bin], { cwd: project, env }),
+  // The same launch with the proxy on the host and the bridge inside (its node starts first).
+  'claudebox --network=allow': () => spawnSync(process.execPath, [bin, '--network=allow'], { cwd: project, env }),
 }
 const samples = Object.fromEntries(Object.keys(variants).map(name => [name, []]))
 for (let i = 0; i < runs; i++) {
@@ -51,6 +55,33 @@ for (const [name, ms] of Object.entries(m)) console.log(`  ${name.padEnd(28)} ${
 console.log(`  ${'node -e 0 + bwrap direct'.padEnd(28)} ${floor.toFixed(1).padStart(7)} ms`)
 console.log(`ratio claudebox / (node -e 0 + bwrap direct): ${(m.claudebox / floor).toFixed(2)}`)
 console.log(`claudebox's own overhead: ${(m.claudebox - floor).toFixed(1)} ms`)
+console.log(`ratio --network=allow / open (the default): ${(m['claudebox --network=allow'] / m.claudebox).toFixed(2)} (+${(m['claudebox --network=allow'] - m.claudebox).toFixed(1)} ms)`)
+
+// ---------- throughput: a large download through the proxy against a direct one ----------
+// The server is a child process: spawnSync blocks this one's event loop. curl runs inside the
+// sandbox both times and reports its own transfer time, so sandbox start-up is not counted.
+const MB = Number(process.env.BENCH_DOWNLOAD_MB ?? 256)
+const server = spawn(process.execPath, ['-e', `
+  const body = Buffer.alloc(${MB} << 20, 120)
+  const s = require('http').createServer((q, r) => { r.writeHead(200, { 'content-length': body.length }); r.end(body) })
+  s.listen(0, '127.0.0.1', () => console.log(s.address().port))`], { stdio: ['ignore', 'pipe', 'inherit'] })
+const port = await new Promise(done => server.stdout.once('data', d => done(Number(String(d).trim()))))
+const download = network => {
+  const args = [bin, `--network=${network}`, ...(network === 'allow' ? ['--allow-host', `127.0.0.1:${port}`] : []), '--shell', '--', '-c',
+    `curl -sS -o /dev/null -w '%{size_download} %{time_total}' http://127.0.0.1:${port}/`]
+  const r = spawnSync(process.execPath, args, { cwd: project, env, encoding: 'utf8' })
+  const [bytes, seconds] = r.stdout.trim().split(' ').map(Number)
+  if (r.status !== 0 || bytes !== MB << 20) throw new Error(`download (${network}) failed: ${r.stdout} ${r.stderr}`)
+  return bytes / (1 << 20) / seconds
+}
+const speeds = { open: [], allow: [] }
+for (let i = 0; i < 5; i++) for (const network of ['open', 'allow']) speeds[network].push(download(network))
+server.kill()
+const [direct, proxied] = [median(speeds.open), median(speeds.allow)]
+console.log(`\ndownload of ${MB} MB from a host server, curl inside the sandbox (median of 5)`)
+console.log(`  direct (--network=open)              ${direct.toFixed(0).padStart(6)} MB/s`)
+console.log(`  through the proxy (--network=allow)  ${proxied.toFixed(0).padStart(6)} MB/s`)
+console.log(`  ratio proxy / direct: ${(proxied / direct).toFixed(2)}`)
 fs.rmSync(root, { recursive: true, force: true })
 
 // ---------- --list and --gc --dry-run over many instances: time must grow linearly ----------
