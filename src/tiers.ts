@@ -23,7 +23,10 @@ This Claude Code session runs in a bubblewrap sandbox (claudebox). What that mea
   dotfiles do not exist inside, so do not look for them or ask to use them.
 - The system (/usr, /etc) is read-only; /tmp is private and empty at each start.
 - .git/config and .git/hooks are read-only: do not try to change git hooks or git configuration.
-- The network may be shared or cut off (claudebox --no-network); if a request fails, say so
+- The network may be open, cut off (claudebox --network=none) or limited to a list of hosts
+  (--network=allow, through a proxy in HTTPS_PROXY). A request answered "blocked by the network
+  allowlist" or "is blocked" by claudebox was refused on purpose: do not work around it; tell the
+  user which host you need (they can add it with --allow-host HOST). If a request fails, say so
   rather than retrying in a loop.
 - Paths outside the project that you may know of from elsewhere are not there: ask the user to
   restart claudebox with --ro-bind PATH or --bind PATH if you really need one.
