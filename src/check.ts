@@ -29,6 +29,8 @@ export interface CheckFacts {
   applied: readonly string[]
   /** Abstract unix sockets listening in the host's network namespace (shared by default). */
   abstractSockets: readonly string[]
+  /** Whether the kernel supports the Landlock scope that refuses them inside (landlock.ts). */
+  landlockScope: 'supported' | 'unsupported' | 'no-helper'
 }
 
 export function evaluateChecks(f: CheckFacts): CheckResult[] {
@@ -60,9 +62,14 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
     if (f.credentialsExist) add('ok', 'shared sign-in', credentials)
     else add('warn', 'shared sign-in', `no credentials yet: ${credentials}; sign in inside claudebox once and every project uses it`)
     if (plan.network === 'open') {
-      add('warn', 'network', "open: shared with the host, so the agent can reach any host and the host's abstract unix sockets (--network=allow keeps it to a list, --network=none cuts it)")
+      add('warn', 'network', "open: shared with the host, so the agent can reach any host and the services on the host's loopback (--network=allow keeps it to a list, --network=none cuts it)")
       const sensitive = f.abstractSockets.filter(s => /X11|dbus|bus|wayland|ssh|agent|gpg/i.test(s))
-      if (sensitive.length > 0) add('warn', 'abstract sockets', `reachable inside while the network is open: ${sensitive.slice(0, 5).join(', ')}${sensitive.length > 5 ? ', ...' : ''} (--network=allow or none removes them)`)
+      const names = `${sensitive.slice(0, 5).join(', ')}${sensitive.length > 5 ? ', ...' : ''}`
+      if (f.landlockScope === 'supported') add('ok', 'abstract sockets', `the host's are refused inside by a Landlock scope${sensitive.length > 0 ? ` (${names})` : ''}`)
+      else if (sensitive.length > 0) {
+        const why = f.landlockScope === 'unsupported' ? 'this kernel lacks the Landlock scope (Linux 6.12+)' : 'no Landlock helper for this architecture'
+        add('warn', 'abstract sockets', `reachable inside while the network is open: ${names}; ${why} (--network=allow or none removes them)`)
+      }
       if (f.lookupProblem) add('warn', 'name lookup', `inside the sandbox: ${f.lookupProblem}`)
       else add('ok', 'name lookup', 'resolv.conf, hosts and nsswitch.conf are readable inside and localhost resolves')
     } else if (plan.network === 'allow') {

@@ -10,6 +10,7 @@ import { watchedPaths } from './persistence.js'
 import { OWN_DIR, SESSIONS_DIR } from './registry.js'
 import { bindRefusal, dangerousRootReason } from './policy.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
+import { scopeHelper } from './landlock.js'
 import { hostSeccompArch, seccompFilter } from './seccomp.js'
 import { planTiers } from './tiers.js'
 import type { FdStep, FileStep, HostFacts, LaunchPlan } from './types.js'
@@ -37,6 +38,10 @@ export const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|PRO
 export const INFO_FD = 3
 /** bwrap reads the seccomp program from here. */
 export const SECCOMP_FD = 4
+
+/** bwrap copies the Landlock scope helper from here to SCOPE_HELPER inside. */
+export const SCOPE_FD = 5
+export const SCOPE_HELPER = '/run/claudebox/scope'
 
 /** --network=allow: where the bridge and the proxy's socket appear inside, and the bridge's port. */
 export const BRIDGE_SCRIPT = '/run/claudebox/bridge.js'
@@ -141,6 +146,20 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     warnings.push(`no seccomp filter for ${facts.arch}: terminal injection (TIOCSTI) is not blocked by claudebox`)
   }
   protections.push('no nested user namespaces (--disable-userns), no capabilities (--cap-drop ALL), /proc/sys read-only')
+
+  // The host's abstract unix sockets (X11's @/tmp/.X11-unix/X0) are reachable wherever the
+  // network namespace is shared: a Landlock scope set by a small helper refuses them (landlock.ts).
+  // It reaches the sandbox as a copy on bwrap's own tmpfs, so a noexec home cannot stop it.
+  const scope = scopeHelper(facts.arch)
+  if (scope !== undefined) {
+    const scopePath = path.join(facts.claudeboxHome, 'landlock', `${facts.arch}-${contentTag(scope)}`)
+    files.push({ path: scopePath, content: scope, mode: 0o600, replace: true })
+    fds.push({ fd: SCOPE_FD, kind: 'file', path: scopePath })
+    add('--perms', '0555', '--file', String(SCOPE_FD), SCOPE_HELPER)
+    protections.push("Landlock scope: the host's abstract unix sockets (X11...) refused, on Linux 6.12+ (claudebox --check tells)")
+  } else {
+    warnings.push(`no Landlock scope helper for ${facts.arch}: with the network open, the host's abstract unix sockets (X11) are reachable`)
+  }
 
   // ========== SYSTEM (read-only) ==========
   const system = systemMounts(facts)
@@ -288,6 +307,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     command = ['/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge', egress.node, BRIDGE_SCRIPT, PROXY_SOCKET, String(BRIDGE_PORT), ...command]
   }
 
+  if (scope !== undefined) command = [SCOPE_HELPER, ...command]
   add('--chdir', cwd)
   add('--', ...command)
 

@@ -73,7 +73,8 @@ int main(int argc, char **argv) {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     size_t len = strlen(arg);
     memcpy(addr.sun_path + 1, arg, len); /* sun_path[0] = 0: the abstract namespace */
-    return report(connect(fd, (struct sockaddr *)&addr, offsetof(struct sockaddr_un, sun_path) + 1 + len));
+    /* The whole sun_path, zero-padded: Node (the test's listener) binds abstract names that way. */
+    return report(connect(fd, (struct sockaddr *)&addr, sizeof addr));
   }
   if (!strcmp(what, "path-connect")) {
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);

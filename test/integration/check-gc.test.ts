@@ -4,7 +4,9 @@ import net from 'node:net'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { instanceId } from '../../src/instance.js'
-import { claudebox, FIXTURES, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, REAL_CLAUDE } from '../helpers/cli.js'
+import { claudebox, FIXTURES, HAVE_BWRAP, inSandbox, landlockScopeSupported, makeRepo, makeWorld, REAL_CLAUDE } from '../helpers/cli.js'
+
+const LANDLOCK_SCOPE = landlockScopeSupported()
 
 describe.skipIf(!HAVE_BWRAP)('--check', () => {
   test('all required checks pass: one line each, exit 0', async () => {
@@ -20,7 +22,7 @@ describe.skipIf(!HAVE_BWRAP)('--check', () => {
     expect(r.stdout).toMatch(/^ok +git: git version/m)
     expect(r.stdout).toContain(`ok   project: ${repo}/.git -> instance ${instanceId(`${repo}/.git`)}`)
     expect(r.stdout).toMatch(/^warn shared sign-in: no credentials yet/m)
-    expect(r.stdout).toMatch(/^warn network: shared with the host/m)
+    expect(r.stdout).toMatch(/^warn network: open: shared with the host/m)
     expect(r.stdout).toMatch(/^ok +name lookup: /m)
     expect(r.stdout).toMatch(/^ok +protection: seccomp filter/m)
     expect(r.stdout).toMatch(/^ok +protection: \.git\/config and \.git\/hooks read-only/m)
@@ -29,13 +31,16 @@ describe.skipIf(!HAVE_BWRAP)('--check', () => {
     expect(fs.existsSync(world.claudeboxHome)).toBe(false)
   })
 
-  test("names the host's sensitive abstract unix sockets while the network is shared", async () => {
+  test("names the host's sensitive abstract unix sockets while the network is open, and whether the Landlock scope refuses them", async () => {
     const world = makeWorld()
     const server = net.createServer()
     await new Promise<void>(resolve => server.listen(`\0/tmp/.X11-unix/X${process.pid}`, resolve))
     try {
       const r = await claudebox(world, ['--check'], { cwd: makeRepo(world.home, 'p'), env: { CLAUDEBOX_CLAUDE: '/bin/true' } })
-      expect(r.stdout).toMatch(new RegExp(`^warn abstract sockets: reachable inside while the network is shared: .*@/tmp/.X11-unix/X${process.pid}`, 'm'))
+      const listed = LANDLOCK_SCOPE
+        ? `^ok +abstract sockets: the host's are refused inside by a Landlock scope \\(.*@/tmp/.X11-unix/X${process.pid}`
+        : `^warn abstract sockets: reachable inside while the network is open: .*@/tmp/.X11-unix/X${process.pid}.*this kernel lacks the Landlock scope`
+      expect(r.stdout).toMatch(new RegExp(listed, 'm'))
       const off = await claudebox(world, ['--check', '--no-network'], { cwd: makeRepo(world.home, 'q'), env: { CLAUDEBOX_CLAUDE: '/bin/true' } })
       expect(off.stdout).not.toMatch(/abstract sockets/)
     } finally {
