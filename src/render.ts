@@ -42,7 +42,7 @@ export function auditLines(plan: LaunchPlan): string[] {
 export function networkLines(s: LaunchSummary): string[] {
   if (s.network === 'open') return ["network: open (the host's network, shared)"]
   if (s.network === 'none') return ['network: none (loopback only)']
-  const lines = [`network: allow (no network inside; a proxy admits only the allowlist; denied connections are logged)`]
+  const lines = [`network: allow (no network inside; claudebox's proxy admits only the allowlist and logs what it refuses; it runs only while claudebox does, so this command pasted alone has no way out)`]
   lines.push(`network allow: ${s.egress?.allow.join(', ') ?? ''}`)
   if (s.egress?.deny.length) lines.push(`network deny: ${s.egress.deny.join(', ')}`)
   return lines
