@@ -30,10 +30,13 @@ const withoutInfoFd = bwrapArgs.filter((arg, i) => arg !== '--info-fd' && bwrapA
 // The seccomp program claudebox wrote on the warm-up launch, for bwrap's --seccomp 4.
 const seccompDir = path.join(home, '.claudebox/seccomp')
 const filter = path.join(seccompDir, fs.readdirSync(seccompDir)[0])
+// And the Landlock helper, which bwrap copies in from fd 5.
+const landlockDir = path.join(home, '.claudebox/landlock')
+const scope = path.join(landlockDir, fs.readdirSync(landlockDir)[0])
 
 const variants = {
   'node -e 0': () => spawnSync(process.execPath, ['-e', '0'], { cwd: project, env }),
-  'bwrap direct': () => spawnSync(bwrap, withoutInfoFd, { cwd: project, env: {}, stdio: ['ignore', 'pipe', 'pipe', 'ignore', fs.openSync(filter, 'r')] }),
+  'bwrap direct': () => spawnSync(bwrap, withoutInfoFd, { cwd: project, env: {}, stdio: ['ignore', 'pipe', 'pipe', 'ignore', fs.openSync(filter, 'r'), fs.openSync(scope, 'r')] }),
   claudebox: () => spawnSync(process.execPath, [bin], { cwd: project, env }),
   // The same launch with the proxy on the host and the bridge inside (its node starts first).
   'claudebox --network=allow': () => spawnSync(process.execPath, [bin, '--network=allow'], { cwd: project, env }),
