@@ -77,9 +77,9 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     if (target === undefined) return void client.end(statusLine(400, 'claudebox: CONNECT needs host:port'))
     void admit(target.host, target.port).then(async admission => {
       if (!admission.ok) return void client.end(statusLine(admission.status, admission.message))
-      const upstream = await connectFirst(admission.addresses, target.port, timeout)
+      const upstream = await connectFirst(admission.addresses, target.port, timeout, track, client)
       if (upstream instanceof Error) return void client.end(statusLine(502, `claudebox: cannot connect to ${req.url}: ${upstream.message}`))
-      track(upstream)
+      if (client.destroyed) return void upstream.destroy()
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
       if (head.length > 0) upstream.write(head)
       splice(client, upstream)
@@ -93,9 +93,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     const port = url.port === '' ? 80 : Number(url.port)
     void admit(url.hostname.replace(/^\[(.*)\]$/, '$1'), port).then(async admission => {
       if (!admission.ok) return reply(res, admission.status, admission.message)
-      const socket = await connectFirst(admission.addresses, port, timeout)
+      const socket = await connectFirst(admission.addresses, port, timeout, track, req.socket)
       if (socket instanceof Error) return reply(res, 502, `claudebox: cannot connect to ${url.host}: ${socket.message}`)
-      track(socket)
+      // Once the response is done or the client gone, the upstream connection has no further use.
+      if (req.socket.destroyed) return void socket.destroy()
+      res.on('close', () => socket.destroy())
       const headers = { ...req.headers }
       for (const name of ['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive']) delete headers[name]
       const upstream = http.request({
@@ -145,25 +147,35 @@ function absoluteHttpUrl(text: string): URL | undefined {
   }
 }
 
-/** The first of `addresses` that accepts a connection on `port`, or the last error. */
-async function connectFirst(addresses: readonly string[], port: number, timeoutMs: number): Promise<net.Socket | Error> {
+/**
+ * The first of `addresses` that accepts a connection on `port`, or the last error. Every socket
+ * it opens is tracked at once, so closing the proxy also ends an attempt in progress (else its
+ * socket and timer keep the launcher alive for up to `timeoutMs` after the session), and it gives
+ * up when `client` goes away meanwhile (else the attempt lingers, and a late connection stays open).
+ */
+async function connectFirst(addresses: readonly string[], port: number, timeoutMs: number, track: (socket: net.Socket) => void, client: net.Socket): Promise<net.Socket | Error> {
   let last = new Error('no address')
   for (const host of addresses) {
+    if (client.destroyed) return new Error('the client went away')
     const result = await new Promise<net.Socket | Error>(done => {
       const socket = net.connect({ host, port, allowHalfOpen: true })
-      const timer = setTimeout(() => {
-        socket.destroy()
-        done(new Error(`timed out after ${timeoutMs / 1000} s`))
-      }, timeoutMs)
-      socket.once('connect', () => {
+      track(socket)
+      const settle = (outcome: net.Socket | Error): void => {
         clearTimeout(timer)
-        socket.removeAllListeners('error')
-        done(socket)
-      })
-      socket.once('error', error => {
-        clearTimeout(timer)
-        done(error)
-      })
+        client.off('close', abandon)
+        socket.off('error', fail)
+        socket.off('close', closed)
+        if (outcome instanceof Error) socket.destroy()
+        done(outcome)
+      }
+      const fail = (error: Error): void => settle(error)
+      const closed = (): void => settle(new Error('closed before it connected'))
+      const abandon = (): void => settle(new Error('the client went away'))
+      const timer = setTimeout(() => settle(new Error(`timed out after ${timeoutMs / 1000} s`)), timeoutMs)
+      client.once('close', abandon)
+      socket.once('error', fail)
+      socket.once('close', closed)
+      socket.once('connect', () => settle(socket))
     })
     if (!(result instanceof Error)) return result
     last = result
