@@ -127,7 +127,8 @@ describe.skipIf(!HAVE_BWRAP)('/etc/resolv.conf as a symlink into /run (systemd-r
     ].join('\n')
     const r = await execa('unshare', ['-rm', 'sh', '-c', script], { env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, extendEnv: false, reject: false })
     expect(r.exitCode, r.stderr).toBe(0)
-    expect(r.stdout.split('\n')).toEqual(['nameserver 127.0.0.53', 'systemd', "ls: cannot access '/run/user': No such file or directory"])
+    // /run inside: the resolver's directory and claudebox's own helpers, nothing of the host's else.
+    expect(r.stdout.split('\n')).toEqual(['nameserver 127.0.0.53', 'claudebox', 'systemd', "ls: cannot access '/run/user': No such file or directory"])
   })
 })
 
