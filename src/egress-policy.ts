@@ -24,7 +24,7 @@ export const PRESETS: Readonly<Record<string, readonly string[]>> = {
   github: ['github.com', 'api.github.com', 'codeload.github.com', 'raw.githubusercontent.com', 'objects.githubusercontent.com'],
 }
 
-/** Ports a pattern without one admits: HTTPS and HTTP, what a host name in a list usually means. */
+/** Ports an allow pattern without one admits: HTTPS and HTTP, what a host name in a list usually means (a deny pattern without one refuses every port). */
 export const WEB_PORTS: readonly number[] = [443, 80]
 
 export interface HostRule {
@@ -78,6 +78,7 @@ export function parseHostPattern(text: string, source: HostRule['source'] = 'use
   if (bracket) {
     hostPart = bracket[1] as string
     portPart = bracket[2]
+    if (!net.isIPv6(hostPart)) throw new Error(`"${text}": only an IPv6 address goes in brackets (like [::1]:8080)`)
   } else if (!net.isIPv6(trimmed)) {
     const colon = trimmed.lastIndexOf(':')
     if (colon !== -1) {
@@ -89,6 +90,8 @@ export function parseHostPattern(text: string, source: HostRule['source'] = 'use
   const wildcard = hostPart === '*' || hostPart.startsWith('*.')
   const domain = hostPart === '*' ? '' : wildcard ? hostPart.slice(2) : hostPart
   if (domain.includes('*')) throw new Error(`"${text}": a wildcard may only be a leading "*." (like *.example.com)`)
+  // An empty host (``, `:80`) or `*.` without a domain: never a lone `*` by accident.
+  if (domain === '' && hostPart !== '*') throw new Error(`"${text}" names no host (write a domain after "*.", or a lone * for every host)`)
   const host = domain === '' ? '' : normalizeHost(domain)
   if (host === undefined) throw new Error(`"${text}" is not a host name, an IP address or a *.domain pattern`)
   return { pattern: trimmed, host, wildcard, ports, source, literal: !wildcard && net.isIP(host) !== 0 }
@@ -105,16 +108,20 @@ function parsePorts(port: string | undefined, text: string): HostRule['ports'] {
 /**
  * A host as the URL parser sees it: lower case, IDN to punycode, no trailing dot, IPv4 in
  * dotted form (so `127.1` and `2130706433` are 127.0.0.1) and IPv6 compressed, without brackets.
+ * A name with an empty label (`a..b`, `evil.com..`, `.x`) is not a host: a second trailing dot
+ * must not slip a name past the deny list.
  */
 export function normalizeHost(host: string): string | undefined {
   const bare = host.replace(/\.$/, '')
   if (bare === '' || /[\s/?#@\\]/.test(bare)) return undefined
+  let hostname: string
   try {
-    const hostname = new URL(`http://${net.isIPv6(bare) ? `[${bare}]` : bare}/`).hostname
-    return hostname.replace(/^\[(.*)\]$/, '$1')
+    hostname = new URL(`http://${net.isIPv6(bare) ? `[${bare}]` : bare}/`).hostname.replace(/^\[(.*)\]$/, '$1')
   } catch {
     return undefined
   }
+  if (net.isIPv6(hostname)) return hostname
+  return hostname === '' || hostname.startsWith('.') || hostname.endsWith('.') || hostname.includes('..') ? undefined : hostname
 }
 
 function portMatches(rule: HostRule, port: number): boolean {
@@ -128,6 +135,10 @@ function hostMatches(rule: HostRule, host: string): boolean {
 
 const matching = (rules: readonly HostRule[], host: string, port: number): HostRule[] => rules.filter(r => hostMatches(r, host) && portMatches(r, port))
 
+/** A deny pattern without a port refuses the host on every port: a list that admits `HOST:*` must not reach it on 22. */
+const denying = (policy: EgressPolicy, host: string, port: number): HostRule | undefined =>
+  policy.deny.find(r => hostMatches(r, host) && (r.ports === 'web' || portMatches(r, port)))
+
 export type Decision =
   | { allowed: true; host: string; rule: HostRule; privateOk: boolean }
   | { allowed: false; host: string; reason: string }
@@ -136,7 +147,7 @@ export type Decision =
 export function decideDestination(policy: EgressPolicy, requestedHost: string, port: number): Decision {
   const host = normalizeHost(requestedHost)
   if (host === undefined) return { allowed: false, host: requestedHost, reason: 'not a valid host name' }
-  const denied = matching(policy.deny, host, port)[0]
+  const denied = denying(policy, host, port)
   if (denied) return { allowed: false, host, reason: `in the deny list (${denied.pattern})` }
   const rules = matching(policy.allow, host, port)
   const rule = rules[0]
@@ -154,7 +165,7 @@ export function decideDestination(policy: EgressPolicy, requestedHost: string, p
  */
 export function addressAllowed(policy: EgressPolicy, decision: Extract<Decision, { allowed: true }>, address: string, port: number): boolean {
   const normal = normalizeHost(address) ?? address
-  if (matching(policy.deny, normal, port).length > 0) return false
+  if (denying(policy, normal, port) !== undefined) return false
   if (!isSpecialAddress(normal)) return true
   if (decision.privateOk) return true
   return matching(policy.allow, normal, port).some(r => r.literal && r.source === 'user')

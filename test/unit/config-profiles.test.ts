@@ -12,36 +12,40 @@ describe('config.json validation', () => {
       JSON.stringify({
         network: true,
         env: ['EDITOR'],
+        allowHosts: ['git.corp.lan', '*.example.com:8443'],
+        denyHosts: ['evil.example.com'],
+        allowPresets: ['npm'],
         sharedEntries: ['CLAUDE.md', 'agents', 'plugins'],
         sharedReadOnly: true,
         approvedProjects: ['/h/src/shop'],
-        profiles: { offline: { network: false }, opus: { model: 'claude-opus-4-8', claudeArgs: ['--verbose'] } },
+        profiles: { offline: { network: false }, filtered: { network: 'allow' }, opus: { model: 'claude-opus-4-8', claudeArgs: ['--verbose'] } },
       }),
       F,
     )
     expect(config).toMatchObject({
       file: F,
-      defaults: { network: true, env: ['EDITOR'] },
+      // booleans (the first config format) still read: true is open, false is none
+      defaults: { network: 'open', env: ['EDITOR'], allowHosts: ['git.corp.lan', '*.example.com:8443'], denyHosts: ['evil.example.com'], allowPresets: ['npm'] },
       sharedEntries: ['CLAUDE.md', 'agents', 'plugins'],
       sharedReadOnly: true,
       approvedProjects: ['/h/src/shop'],
-      profiles: { offline: { options: { network: false } }, opus: { options: {}, model: 'claude-opus-4-8', claudeArgs: ['--verbose'] } },
+      profiles: { offline: { options: { network: 'none' } }, filtered: { options: { network: 'allow' } }, opus: { options: {}, model: 'claude-opus-4-8', claudeArgs: ['--verbose'] } },
     })
   })
 
   test.each([
     ['{"netwrok": false}', `${F}: unknown key "netwrok"; did you mean "network"?`],
-    ['{"zzz": 1}', `${F}: unknown key "zzz" (allowed: network, sshAgent, roBind, bind, env, writableGitConfig, confirmFirstLaunch, sharedEntries, sharedReadOnly, profiles, approvedProjects)`],
-    ['{"network": "no"}', `${F}: "network" must be true or false`],
+    ['{"zzz": 1}', `${F}: unknown key "zzz" (allowed: network, allowHosts, denyHosts, allowPresets, sshAgent, roBind, bind, env, writableGitConfig, confirmFirstLaunch, sharedEntries, sharedReadOnly, profiles, approvedProjects)`],
+    ['{"network": "no"}', `${F}: "network" must be one of "open", "none", "allow"`],
     ['{"bind": "/x"}', `${F}: "bind" must be a list of strings`],
     ['{"sharedEntries": ["../x"]}', `${F}: "sharedEntries": "../x" must be a plain file or directory name`],
     ['{"sharedEntries": [".claude.json"]}', `${F}: "sharedEntries": ".claude.json" is managed by claudebox itself and cannot be listed`],
-    ['{"profiles": []}', `${F}: "profiles" must be an object of named profiles, like {"offline": {"network": false}}`],
+    ['{"profiles": []}', `${F}: "profiles" must be an object of named profiles, like {"offline": {"network": "none"}}`],
     ['{"profiles": {"a b": {}}}', `${F}: profile name "a b" may hold only letters, digits, '.', '_' and '-'`],
     ['{"profiles": {"x": 1}}', `${F}: "profiles.x" must be an object`],
     ['{"profiles": {"x": {"modle": "opus"}}}', `${F}: unknown key "profiles.x.modle"; did you mean "profiles.x.model"?`],
     ['{"profiles": {"x": {"model": 4}}}', `${F}: "profiles.x.model" must be a string`],
-    ['[1]', `${F}: must hold a JSON object, like {"network": false}`],
+    ['[1]', `${F}: must hold a JSON object, like {"network": "allow"}`],
   ])('%s', (text, message) => {
     expect(() => parseConfig(text, F)).toThrow(message)
   })
@@ -51,7 +55,7 @@ describe('config.json validation', () => {
   })
 
   test('a project file may hold only a profile name and option keys', () => {
-    expect(parseProjectFile('{"profile": "offline", "network": false}', '/p/.claudebox.json')).toEqual({ file: '/p/.claudebox.json', profile: 'offline', options: { network: false } })
+    expect(parseProjectFile('{"profile": "offline", "network": false}', '/p/.claudebox.json')).toEqual({ file: '/p/.claudebox.json', profile: 'offline', options: { network: 'none' } })
     expect(() => parseProjectFile('{"approvedProjects": ["/p"]}', '/p/.claudebox.json')).toThrow(/unknown key "approvedProjects"/)
   })
 })
@@ -79,7 +83,7 @@ describe('profiles and the narrowing rule', () => {
 
   test('merge order: defaults < config < profile < command line', () => {
     const r = resolve({ cliProfile: 'offline', cli: { sshAgent: true } })
-    expect(r.sandbox).toMatchObject({ network: false, sshAgent: true, roBinds: ['/data'], env: ['EDITOR'] })
+    expect(r.sandbox).toMatchObject({ network: 'none', sshAgent: true, roBinds: ['/data'], env: ['EDITOR'] })
     expect(r.applied).toEqual([`config ${F}`, 'profile offline (--profile)'])
   })
   test("a profile's model becomes --model unless the command line names one", () => {
@@ -93,7 +97,7 @@ describe('profiles and the narrowing rule', () => {
     [{ file: '/h/src/shop/.claudebox.json', profile: 'offline', options: {} }, 'network off'],
     [{ file: '/h/src/shop/.claudebox.json', profile: 'lean', options: {} }, 'fewer binds and variables'],
     [{ file: '/h/src/shop/.claudebox.json', profile: 'opus', options: {} }, 'a model'],
-    [{ file: '/h/src/shop/.claudebox.json', options: { network: false } }, 'inline network off'],
+    [{ file: '/h/src/shop/.claudebox.json', options: { network: 'none' } }, 'inline network off'],
   ])('a project file that narrows is applied: %j (%s)', project => {
     const r = resolve({ project })
     expect(r.applied[1]).toMatch(/\.claudebox\.json.*narrowing only/)
@@ -118,7 +122,7 @@ describe('profiles and the narrowing rule', () => {
   })
   test('widening() lists each way a candidate opens the sandbox', () => {
     expect(widening(DEFAULT_SANDBOX, { ...DEFAULT_SANDBOX, writableGitConfig: true, roBinds: ['/x'] })).toEqual(['makes .git/config writable', 'adds --ro-bind /x'])
-    expect(widening({ ...DEFAULT_SANDBOX, network: false }, DEFAULT_SANDBOX)).toEqual(['turns the network on'])
+    expect(widening({ ...DEFAULT_SANDBOX, network: 'none' }, DEFAULT_SANDBOX)).toEqual(['sets the network to open'])
   })
   test('EMPTY_CONFIG resolves to the defaults', () => {
     expect(resolveOptions({ config: EMPTY_CONFIG, cli: {}, cliProfile: undefined, cliClaudeArgs: [], project: undefined, projectRoot: '/p' }).sandbox).toEqual(DEFAULT_SANDBOX)

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest'
 import { instanceId } from '../../src/instance.js'
-import { planLaunch } from '../../src/plan.js'
+import { planLaunch, SCOPE_HELPER } from '../../src/plan.js'
+import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/sandbox-options.js'
 import { debianFacts, optionArgs } from '../helpers/facts.js'
 
 const request = { claudeArgs: ['-c', 'two words'] }
@@ -133,7 +134,8 @@ describe('planLaunch', () => {
   test('claude arguments come last, unchanged and in order', () => {
     const plan = planLaunch(debianFacts(), { claudeArgs: ['--resume', 'abc', '-p', 'a "quoted" text', '--'] })
     const end = plan.argv.indexOf('--')
-    expect(plan.argv.slice(end)).toEqual(['--', '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe', '--resume', 'abc', '-p', 'a "quoted" text', '--'])
+    // The Landlock scope helper (x64) executes the program itself.
+    expect(plan.argv.slice(end)).toEqual(['--', SCOPE_HELPER, '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe', '--resume', 'abc', '-p', 'a "quoted" text', '--'])
   })
 
   test('namespaces: everything unshared but the network, dies with the launcher', () => {
@@ -232,7 +234,7 @@ describe('planLaunch', () => {
     expect(ro).not.toContain('/nix/store/ghi-claude-code-2.1.330/bin/claude')
     expect(optionArgs(plan.argv, '--symlink', 2)).toContainEqual(['/nix/store/abc-nixos-system-25.05', '/run/current-system'])
     expect(plan.argv).not.toContain('/run')
-    expect(plan.argv.slice(plan.argv.indexOf('--') + 1)[0]).toBe('/nix/store/ghi-claude-code-2.1.330/bin/claude')
+    expect(plan.argv.slice(plan.argv.indexOf('--') + 1).slice(0, 2)).toEqual([SCOPE_HELPER, '/nix/store/ghi-claude-code-2.1.330/bin/claude'])
   })
 
   test('old Claude Code without CLAUDE_SECURESTORAGE_CONFIG_DIR: the shared credential file is bound instead', () => {
@@ -253,8 +255,9 @@ describe('planLaunch', () => {
         '/home/ada/scratch': { real: '/home/ada/scratch', kind: 'dir' },
       },
     })
-    const sandbox = {
-      network: false,
+    const sandbox: SandboxOptions = {
+      ...DEFAULT_SANDBOX,
+      network: 'none',
       sshAgent: true,
       roBinds: ['/data/sets'],
       binds: ['/home/ada/scratch'],
@@ -271,7 +274,7 @@ describe('planLaunch', () => {
     const setenv = Object.fromEntries(optionArgs(plan.argv, '--setenv', 2) as [string, string][])
     expect(setenv).toMatchObject({ FOO: 'bar', MODE: 'fast' })
     expect(plan.env).toMatchObject({ SSH_AUTH_SOCK: '/tmp/ssh-x/agent.1' }) // a name with AUTH: kept out of argv
-    expect(plan.argv.slice(plan.argv.indexOf('--') + 1)).toEqual(['/bin/sh'])
+    expect(plan.argv.slice(plan.argv.indexOf('--') + 1)).toEqual([SCOPE_HELPER, '/bin/sh'])
     expect(optionArgs(plan.argv, '--ro-bind', 2).map(([s]) => s)).not.toContain('/home/ada/src/shop/.git/config')
     expect(plan.watch).toContain('/home/ada/src/shop/.git/config')
   })
@@ -283,7 +286,7 @@ describe('planLaunch', () => {
     ['/nope', /does not exist/],
   ])('--bind %s is refused (status 2)', (p, message) => {
     const facts = debianFacts({ paths: { [p]: { real: p === '/nope' ? undefined : p, kind: p === '/nope' ? 'missing' : 'dir' } } })
-    const sandbox = { network: true, sshAgent: false, roBinds: [], binds: [p], env: [], shell: false, writableGitConfig: false, allowDangerousRoot: false, confirmFirstLaunch: false }
+    const sandbox: SandboxOptions = { ...DEFAULT_SANDBOX, network: 'open', binds: [p] }
     expect(() => planLaunch(facts, { claudeArgs: [], sandbox })).toThrow(message)
   })
 

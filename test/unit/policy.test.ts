@@ -49,7 +49,7 @@ describe('extra binds', () => {
 describe('config.json', () => {
   test('valid keys map to sandbox options', () => {
     expect(parseConfig('{"network": false, "roBind": ["/data"], "env": ["FOO=1"], "sshAgent": true}', 'c.json').defaults).toEqual({
-      network: false,
+      network: 'none',
       roBinds: ['/data'],
       env: ['FOO=1'],
       sshAgent: true,
@@ -58,7 +58,7 @@ describe('config.json', () => {
   test.each([
     ['{"netwrok": false}', /c.json: unknown key "netwrok"; did you mean "network"\?/],
     ['{"zzz": 1}', /c.json: unknown key "zzz" \(allowed: network, /],
-    ['{"network": "no"}', /c.json: "network" must be true or false/],
+    ['{"network": "no"}', /c.json: "network" must be one of "open", "none", "allow"/],
     ['{"bind": "/x"}', /c.json: "bind" must be a list of strings/],
     ['[1]', /c.json: must hold a JSON object/],
     ['{oops', /c.json: not valid JSON/],

@@ -1,0 +1,1045 @@
+// --network=allow: the allowlist (egress-policy.ts), the proxy (egress-proxy.ts) with an injected
+// resolver against real local servers, and how the options reach it (cli, config.json, profiles,
+// plan). No bwrap needed.
+import fs from 'node:fs'
+import http from 'node:http'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
+import { parseArgs } from '../../src/cli.js'
+import { parseConfig, parseProjectFile, type Config } from '../../src/config.js'
+import {
+  addressAllowed,
+  allowsLoopback,
+  buildPolicy,
+  CLAUDE_HOSTS,
+  decideDestination,
+  describePolicy,
+  isSpecialAddress,
+  normalizeHost,
+  parseHostPattern,
+  PRESETS,
+  type Decision,
+  type EgressPolicy,
+  type HostRule,
+} from '../../src/egress-policy.js'
+import { parseAuthority, startProxy, type DeniedConnection, type Resolver, type RunningProxy } from '../../src/egress-proxy.js'
+import { BRIDGE_PORT, BRIDGE_SCRIPT, BRIDGE_WRAPPER, planLaunch, PROXY_SOCKET, SCOPE_HELPER } from '../../src/plan.js'
+import { resolveOptions } from '../../src/profiles.js'
+import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/sandbox-options.js'
+import { debianFacts, optionArgs } from '../helpers/facts.js'
+
+const policy = (allowHosts: string[] = [], denyHosts: string[] = [], presets: string[] = []): EgressPolicy => buildPolicy({ allowHosts, denyHosts, presets })
+
+describe('parseHostPattern', () => {
+  test.each<[string, Partial<HostRule>]>([
+    ['example.com', { host: 'example.com', wildcard: false, ports: 'web', literal: false }],
+    ['example.com:8443', { host: 'example.com', ports: 8443 }],
+    ['example.com:*', { host: 'example.com', ports: 'any' }],
+    ['example.com:1', { ports: 1 }],
+    ['example.com:65535', { ports: 65535 }],
+    ['*.example.com', { host: 'example.com', wildcard: true, ports: 'web', literal: false }],
+    ['*.example.com:8080', { host: 'example.com', wildcard: true, ports: 8080 }],
+    ['*', { host: '', wildcard: true, ports: 'web' }],
+    ['*:*', { host: '', wildcard: true, ports: 'any' }],
+    ['10.0.0.5', { host: '10.0.0.5', literal: true, ports: 'web' }],
+    ['10.0.0.5:8080', { host: '10.0.0.5', literal: true, ports: 8080 }],
+    ['[::1]:8080', { host: '::1', literal: true, ports: 8080 }],
+    ['[::1]', { host: '::1', literal: true, ports: 'web' }],
+    ['[2001:DB8:0:0::1]:443', { host: '2001:db8::1', literal: true, ports: 443 }],
+    ['::1', { host: '::1', literal: true, ports: 'web' }],
+    // a bare IPv6 address takes no port: the last group is part of the address
+    ['::1:8080', { host: '::1:8080', literal: true, ports: 'web' }],
+    ['fe80::1', { host: 'fe80::1', literal: true }],
+    ['example.com.', { host: 'example.com' }],
+    ['*.example.com.:443', { host: 'example.com', wildcard: true, ports: 443 }],
+    ['EXAMPLE.Com', { host: 'example.com' }],
+    ['bücher.de', { host: 'xn--bcher-kva.de' }],
+    ['*.Bücher.de', { host: 'xn--bcher-kva.de', wildcard: true }],
+    ['  example.com  ', { host: 'example.com', pattern: 'example.com' }],
+    ['127.1', { host: '127.0.0.1', literal: true }],
+    ['2130706433:22', { host: '127.0.0.1', literal: true, ports: 22 }],
+    ['localhost:5432', { host: 'localhost', literal: false, ports: 5432 }],
+  ])('%j -> %j', (text, expected) => {
+    expect(parseHostPattern(text)).toMatchObject({ source: 'user', ...expected })
+  })
+
+  test('the source is recorded', () => {
+    expect(parseHostPattern('a.example', 'preset').source).toBe('preset')
+    expect(parseHostPattern('a.example', 'default').source).toBe('default')
+  })
+
+  test.each([
+    ['a*b', /"a\*b": a wildcard may only be a leading "\*\." \(like \*\.example\.com\)/],
+    ['*.*.x', /"\*\.\*\.x": a wildcard may only be a leading "\*\."/],
+    ['x.*', /a wildcard may only be a leading/],
+    ['*example.com', /a wildcard may only be a leading/],
+    ['example.com:0', /"example.com:0": the port must be 1-65535 or \*/],
+    ['example.com:70000', /the port must be 1-65535 or \*/],
+    ['example.com:abc', /the port must be 1-65535 or \*/],
+    ['example.com:', /the port must be 1-65535 or \*/],
+    ['example.com:-1', /the port must be 1-65535 or \*/],
+    ['example.com:123456', /the port must be 1-65535 or \*/],
+    ['[::1]:', /the port must be 1-65535 or \*/],
+    ['', /names no host/],
+    ['   ', /names no host/],
+    [':80', /names no host/],
+    ['*.', /names no host/],
+    ['*.:443', /names no host/],
+    ['a b', /"a b" is not a host name, an IP address or a \*\.domain pattern/],
+    ['exa mple.com:443', /is not a host name/],
+    ['http://x', /"http:\/\/x"/],
+    ['http://x:80', /is not a host name/],
+    ['https://example.com/path', /"https:\/\/example.com\/path"/],
+    ['user@example.com', /is not a host name/],
+    ['a..b', /is not a host name/],
+    ['example.com..', /is not a host name/],
+    ['.example.com', /is not a host name/],
+    ['[example.com]:443', /only an IPv6 address goes in brackets/],
+  ])('%j is refused: %s', (text, message) => {
+    expect(() => parseHostPattern(text)).toThrow(message)
+  })
+})
+
+describe('normalizeHost', () => {
+  test.each<[string, string | undefined]>([
+    ['Example.COM', 'example.com'],
+    ['example.com.', 'example.com'],
+    ['bücher.de', 'xn--bcher-kva.de'],
+    ['2130706433', '127.0.0.1'],
+    ['127.1', '127.0.0.1'],
+    ['0x7f.0.0.1', '127.0.0.1'],
+    ['017700000001', '127.0.0.1'],
+    ['[::1]', '::1'],
+    ['::FFFF:127.0.0.1', '::ffff:7f00:1'],
+    ['0:0:0:0:0:0:0:1', '::1'],
+    ['%65xample.com', 'example.com'],
+    ['', undefined],
+    ['.', undefined],
+    ['..', undefined],
+    ['example.com..', undefined],
+    ['a..b', undefined],
+    ['a b', undefined],
+    ['a/b', undefined],
+    ['a@b', undefined],
+    ['example.com%00', undefined],
+  ])('%j -> %j', (host, expected) => {
+    expect(normalizeHost(host)).toBe(expected)
+  })
+})
+
+describe('decideDestination', () => {
+  const p = policy(
+    ['example.com', '*.corp.example:8443', 'svc.test:*', '10.0.0.5:8080', '127.0.0.1:5432', 'x.blocked.example', 'only.test:22'],
+    ['bad.corp.example', '*.evil.corp.example', 'x.blocked.example', 'svc.test:2222'],
+    ['npm'],
+  )
+  test.each<[string, number, string | true]>([
+    // exact names, on the web ports unless a port is given
+    ['example.com', 443, true],
+    ['example.com', 80, true],
+    ['example.com', 8080, 'not in the allowlist'],
+    ['example.com', 22, 'not in the allowlist'],
+    ['EXAMPLE.COM.', 443, true],
+    ['www.example.com', 443, 'not in the allowlist'],
+    ['only.test', 22, true],
+    ['only.test', 443, 'not in the allowlist'],
+    // a wildcard: subdomains at any depth, never the apex, never a look-alike
+    ['a.corp.example', 8443, true],
+    ['a.b.c.corp.example', 8443, true],
+    ['corp.example', 8443, 'not in the allowlist'],
+    ['xcorp.example', 8443, 'not in the allowlist'],
+    ['a.corp.example', 443, 'not in the allowlist'],
+    // :* admits every port
+    ['svc.test', 22, true],
+    ['svc.test', 65535, true],
+    // the deny list wins, exact or wildcard, and a deny pattern without a port covers every port
+    ['bad.corp.example', 8443, 'in the deny list (bad.corp.example)'],
+    ['x.evil.corp.example', 8443, 'in the deny list (*.evil.corp.example)'],
+    ['a.b.evil.corp.example', 8443, 'in the deny list (*.evil.corp.example)'],
+    ['evil.corp.example', 8443, true],
+    ['x.blocked.example', 443, 'in the deny list (x.blocked.example)'],
+    // ... and one with a port only that port
+    ['svc.test', 2222, 'in the deny list (svc.test:2222)'],
+    ['svc.test', 2223, true],
+    // Claude's own hosts, on the web ports only
+    ['api.anthropic.com', 443, true],
+    ['api.anthropic.com', 80, true],
+    ['api.anthropic.com', 22, 'not in the allowlist'],
+    ['platform.claude.com', 443, true],
+    ['claude.ai', 443, true],
+    ['console.anthropic.com', 443, true],
+    ['statsig.anthropic.com', 443, 'not in the allowlist'],
+    // a preset that was asked for, and one that was not
+    ['registry.npmjs.org', 443, true],
+    ['pypi.org', 443, 'not in the allowlist'],
+    // addresses, however they are written
+    ['10.0.0.5', 8080, true],
+    ['167772165', 8080, true],
+    ['10.0.0.5', 443, 'not in the allowlist'],
+    ['127.0.0.1', 5432, true],
+    ['2130706433', 5432, true],
+    ['127.1', 5432, true],
+    ['0x7f.0.0.1', 5432, true],
+    ['127.0.0.2', 5432, 'not in the allowlist'],
+    // not a host at all
+    ['example.com..', 443, 'not a valid host name'],
+    ['', 443, 'not a valid host name'],
+    ['a b', 443, 'not a valid host name'],
+  ])('%s:%i -> %s', (host, port, expected) => {
+    const decision = decideDestination(p, host, port)
+    if (expected === true) expect(decision).toMatchObject({ allowed: true })
+    else expect(decision).toMatchObject({ allowed: false, reason: expected })
+  })
+
+  test('the decision carries the normalised host', () => {
+    expect(decideDestination(p, '2130706433', 5432).host).toBe('127.0.0.1')
+    expect(decideDestination(p, 'Example.COM.', 443).host).toBe('example.com')
+  })
+
+  test('the deny list wins over an exact allow, and * denies even the defaults', () => {
+    expect(decideDestination(policy(['x.example.com'], ['*.example.com']), 'x.example.com', 443)).toMatchObject({ allowed: false, reason: 'in the deny list (*.example.com)' })
+    expect(decideDestination(policy([], ['*']), 'api.anthropic.com', 443)).toMatchObject({ allowed: false, reason: 'in the deny list (*)' })
+  })
+
+  test('a deny pattern without a port refuses its host on every port, even under *:*', () => {
+    const open = policy(['*:*'], ['evil.example', '127.0.0.1'])
+    for (const port of [22, 80, 443, 8443]) {
+      expect(decideDestination(open, 'evil.example', port)).toMatchObject({ allowed: false, reason: 'in the deny list (evil.example)' })
+      expect(decideDestination(open, '2130706433', port)).toMatchObject({ allowed: false, reason: 'in the deny list (127.0.0.1)' })
+    }
+    expect(decideDestination(open, 'good.example', 22)).toMatchObject({ allowed: true })
+  })
+
+  test('a lone * admits every name on the web ports; *:* on every port', () => {
+    expect(decideDestination(policy(['*']), 'anything.example', 443)).toMatchObject({ allowed: true })
+    expect(decideDestination(policy(['*']), 'anything.example', 22)).toMatchObject({ allowed: false })
+    expect(decideDestination(policy(['*:*']), 'anything.example', 22)).toMatchObject({ allowed: true })
+  })
+
+  test.each(Object.entries(PRESETS))('preset %s admits its hosts on 443 only when asked for', (name, hosts) => {
+    const withPreset = policy([], [], [name])
+    for (const host of hosts) {
+      expect(decideDestination(withPreset, host, 443), host).toMatchObject({ allowed: true, privateOk: false, rule: { source: 'preset' } })
+      expect(decideDestination(policy(), host, 443), host).toMatchObject({ allowed: false })
+    }
+  })
+
+  test('defaults: Claude’s hosts come first and are tagged as defaults', () => {
+    const p0 = policy()
+    expect(p0.allow.map(r => r.pattern)).toEqual(CLAUDE_HOSTS)
+    expect(p0.allow.every(r => r.source === 'default')).toBe(true)
+    expect(p0.deny).toEqual([])
+  })
+
+  test('an unknown preset names the known ones', () => {
+    expect(() => policy([], [], ['nope'])).toThrow('unknown preset "nope" (presets: npm, pypi, crates, go, github)')
+  })
+
+  test('privateOk: only for a host the user named exactly', () => {
+    const q = policy(['git.corp.lan', '*.corp.lan', 'api.anthropic.com:8443'], [], ['github'])
+    const ok = (host: string, port = 443): boolean => (decideDestination(q, host, port) as Extract<Decision, { allowed: true }>).privateOk
+    expect(ok('git.corp.lan')).toBe(true)
+    expect(ok('ci.corp.lan')).toBe(false)
+    expect(ok('github.com')).toBe(false)
+    expect(ok('api.anthropic.com')).toBe(false)
+    expect(ok('api.anthropic.com', 8443)).toBe(true)
+  })
+
+  test('describePolicy shows the patterns as written', () => {
+    expect(describePolicy(policy(['A.example:8080'], ['*.bad.example']))).toEqual({ allow: [...CLAUDE_HOSTS, 'A.example:8080'], deny: ['*.bad.example'] })
+  })
+})
+
+describe('isSpecialAddress', () => {
+  test.each([
+    '127.0.0.1',
+    '127.255.255.254',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '100.64.0.1',
+    '100.127.255.255',
+    '169.254.169.254',
+    '0.0.0.0',
+    '0.1.2.3',
+    '224.0.0.1',
+    '239.255.255.250',
+    '240.0.0.1',
+    '255.255.255.255',
+    '::1',
+    '::',
+    'fc00::1',
+    'fd12:3456::1',
+    'fe80::1',
+    'febf::1',
+    'fe80::1%eth0',
+    'ff02::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::FFFF:7F00:1',
+    '::ffff:10.0.0.1',
+    '::ffff:a9fe:a9fe',
+    '64:ff9b::7f00:1',
+    'not-an-address',
+    '',
+  ])('%s is special', address => {
+    expect(isSpecialAddress(address)).toBe(true)
+  })
+
+  test.each([
+    '1.1.1.1',
+    '8.8.8.8',
+    '172.15.255.255',
+    '172.32.0.0',
+    '100.63.255.255',
+    '100.128.0.0',
+    '192.169.0.1',
+    '169.253.255.255',
+    '223.255.255.255',
+    // documentation and benchmark ranges are handed out for public names by some resolvers
+    '203.0.113.80',
+    '198.18.0.1',
+    '2606:4700::1111',
+    '2a00:1450:4001::200e',
+    '::ffff:1.1.1.1',
+    '::ffff:101:101',
+  ])('%s is public', address => {
+    expect(isSpecialAddress(address)).toBe(false)
+  })
+})
+
+describe('addressAllowed', () => {
+  const p = policy(['localhost:8080', 'git.corp.lan', '*.corp.lan', '10.0.0.5:8080', '*.example.test:*', '*'], ['10.9.9.9', '1.2.3.4'], ['npm'])
+  const decide = (host: string, port: number): Extract<Decision, { allowed: true }> => {
+    const decision = decideDestination(p, host, port)
+    if (!decision.allowed) throw new Error(`${host}:${port} not allowed: ${decision.reason}`)
+    return decision
+  }
+  test.each<[string, number, string, boolean, string]>([
+    // a name the user listed exactly may lead anywhere but the deny list
+    ['localhost', 8080, '127.0.0.1', true, 'exact user host'],
+    ['localhost', 8080, '::1', true, 'exact user host, IPv6'],
+    ['git.corp.lan', 443, '10.1.1.1', true, 'exact user LAN name'],
+    ['git.corp.lan', 443, '10.9.9.9', false, 'an address in the deny list, even for an exact name'],
+    // a wildcard (or *) never leads to a special address...
+    ['ci.corp.lan', 443, '10.1.1.1', false, 'wildcard to RFC 1918'],
+    ['ci.corp.lan', 443, '127.0.0.1', false, 'wildcard to loopback'],
+    ['ci.corp.lan', 443, '::ffff:127.0.0.1', false, 'wildcard to IPv4-mapped loopback'],
+    ['ci.corp.lan', 443, '::ffff:7f00:1', false, 'wildcard to IPv4-mapped loopback, hex'],
+    ['ci.corp.lan', 443, 'fd00::1', false, 'wildcard to ULA'],
+    ['ci.corp.lan', 443, 'fe80::1', false, 'wildcard to link-local'],
+    ['ci.corp.lan', 443, '100.100.100.100', false, 'wildcard to CGNAT'],
+    ['anything.example', 443, '169.254.169.254', false, '* to the metadata address'],
+    ['anything.example', 443, '0.0.0.0', false, '* to 0.0.0.0'],
+    ['anything.example', 443, '224.0.0.1', false, '* to multicast'],
+    // ... but public ones are fine
+    ['ci.corp.lan', 443, '1.1.1.1', true, 'wildcard to public'],
+    ['anything.example', 443, '2606:4700::1111', true, '* to public IPv6'],
+    ['anything.example', 443, '1.2.3.4', false, 'a public address in the deny list'],
+    ['a.example.test', 8080, '1.2.3.4', false, 'a deny entry without a port covers every port'],
+    // a preset or Claude's list never leads to a special address
+    ['registry.npmjs.org', 443, '127.0.0.1', false, 'preset to loopback'],
+    ['registry.npmjs.org', 443, '104.16.0.1', true, 'preset to public'],
+    ['api.anthropic.com', 443, '10.0.0.1', false, 'default to RFC 1918'],
+    ['api.anthropic.com', 443, '160.79.104.10', true, 'default to public'],
+    // the user listed the address itself (with its port)
+    ['a.example.test', 8080, '10.0.0.5', true, 'listed address, listed port'],
+    ['a.example.test', 9090, '10.0.0.5', false, 'listed address, other port'],
+    ['a.example.test', 8080, '10.0.0.6', false, 'an address next to the listed one'],
+  ])('%s:%i -> %s: %s (%s)', (host, port, address, expected) => {
+    expect(addressAllowed(p, decide(host, port), address, port)).toBe(expected)
+  })
+
+  test('an address listed by a wildcard rule or a preset does not count as listed', () => {
+    const q = policy(['*.example.test'])
+    const decision = decideDestination(q, 'a.example.test', 443) as Extract<Decision, { allowed: true }>
+    expect(addressAllowed(q, decision, '10.0.0.5', 443)).toBe(false)
+  })
+})
+
+describe('allowsLoopback (NO_PROXY)', () => {
+  test.each<[string[], boolean]>([
+    [[], false],
+    [['localhost:8080'], true],
+    [['127.0.0.1:5432'], true],
+    [['127.1:5432'], true],
+    [['[::1]:8080'], true],
+    [['*'], false],
+    [['*.localhost'], false],
+    [['git.corp.lan'], false],
+  ])('%j -> %s', (hosts, expected) => {
+    expect(allowsLoopback(policy(hosts))).toBe(expected)
+  })
+})
+
+describe('parseAuthority', () => {
+  test.each<[string, { host: string; port: number } | undefined]>([
+    ['example.com:443', { host: 'example.com', port: 443 }],
+    ['[::1]:8080', { host: '::1', port: 8080 }],
+    ['10.0.0.5:1', { host: '10.0.0.5', port: 1 }],
+    ['example.com', undefined],
+    ['example.com:', undefined],
+    ['example.com:0', undefined],
+    ['example.com:65536', undefined],
+    ['example.com:http', undefined],
+    ['::1:443', undefined],
+    ['/path', undefined],
+  ])('%j -> %j', (authority, expected) => {
+    expect(parseAuthority(authority)).toEqual(expected)
+  })
+})
+
+// ---------------------------------------------------------------- the proxy, for real
+
+interface Served {
+  method: string | undefined
+  url: string | undefined
+  headers: http.IncomingHttpHeaders
+}
+
+/** An HTTP server on `host`, answering with its own name and what it received. */
+async function localServer(name: string, host: string, port = 0): Promise<{ server: http.Server; port: number; served: Served[] }> {
+  const served: Served[] = []
+  const server = http.createServer((req, res) => {
+    served.push({ method: req.method, url: req.url, headers: req.headers })
+    res.writeHead(200, { 'content-type': 'text/plain' })
+    res.end(`${name}: ${req.method} ${req.url} host=${req.headers.host}`)
+  })
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail)
+    server.listen(port, host, () => ok())
+  })
+  return { server, port: (server.address() as net.AddressInfo).port, served }
+}
+
+/** A raw client of the proxy's unix socket: write text, read up to the end of a head, read to close. */
+function proxyClient(socketPath: string) {
+  const socket = net.connect({ path: socketPath })
+  socket.setEncoding('utf8')
+  let buffer = ''
+  let closed = false
+  let wake: (() => void)[] = []
+  const notify = (): void => {
+    const waiting = wake
+    wake = []
+    for (const w of waiting) w()
+  }
+  socket.on('data', (chunk: string) => {
+    buffer += chunk
+    notify()
+  })
+  socket.on('close', () => {
+    closed = true
+    notify()
+  })
+  socket.on('error', () => {})
+  const until = (ready: () => boolean): Promise<void> =>
+    new Promise(done => {
+      const check = (): void => (ready() ? done() : void wake.push(check))
+      check()
+    })
+  return {
+    write: (text: string): void => void socket.write(text),
+    /** The response head (status line and headers), taken out of the buffer. */
+    async head(): Promise<{ status: number; text: string }> {
+      await until(() => buffer.includes('\r\n\r\n') || closed)
+      const end = buffer.indexOf('\r\n\r\n')
+      const text = end === -1 ? buffer : buffer.slice(0, end + 4)
+      buffer = end === -1 ? '' : buffer.slice(end + 4)
+      return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0), text }
+    },
+    /** Everything left once the proxy closes the connection. */
+    async rest(): Promise<string> {
+      await until(() => closed)
+      return buffer
+    },
+    close: (): void => void socket.destroy(),
+  }
+}
+
+/** A raw request that the proxy answers and closes (CONNECT refusals): the status and the body. */
+async function ask(socketPath: string, request: string): Promise<{ status: number; head: string; body: string }> {
+  const client = proxyClient(socketPath)
+  client.write(request)
+  const head = await client.head()
+  return { status: head.status, head: head.text, body: await client.rest() }
+}
+
+/** A plain-HTTP proxy request (request target as given, absolute or not) with Node's own client. */
+function plain(
+  socketPath: string,
+  target: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
+  return new Promise((done, fail) => {
+    const req = http.request({ socketPath, path: target, method: options.method ?? 'GET', headers: options.headers, agent: false, setHost: false }, res => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => (body += chunk))
+      res.on('end', () => done({ status: res.statusCode ?? 0, body, headers: res.headers }))
+      res.on('error', fail)
+    })
+    req.on('error', fail)
+    req.end(options.body)
+  })
+}
+
+/** CONNECT, then (when it is admitted) one HTTP request through the tunnel. */
+async function tunnel(socketPath: string, authority: string, pathAndQuery = '/through'): Promise<{ status: number; head: string; body: string; inner?: string }> {
+  const client = proxyClient(socketPath)
+  client.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`)
+  const head = await client.head()
+  if (head.status !== 200) return { status: head.status, head: head.text, body: await client.rest() }
+  client.write(`GET ${pathAndQuery} HTTP/1.1\r\nHost: ${authority}\r\nConnection: close\r\n\r\n`)
+  const inner = await client.rest()
+  return { status: head.status, head: head.text, body: '', inner }
+}
+
+describe('startProxy (injected resolver, real local servers)', () => {
+  let dir: string
+  let local: Awaited<ReturnType<typeof localServer>>
+  let proxy: RunningProxy | undefined
+  const denied: DeniedConnection[] = []
+  const lookups: string[] = []
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-egress-'))
+    local = await localServer('local', '127.0.0.1')
+  })
+  afterAll(async () => {
+    await new Promise(done => local.server.close(done))
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+  afterEach(async () => {
+    await proxy?.close()
+    proxy = undefined
+    denied.length = 0
+    lookups.length = 0
+    local.served.length = 0
+  })
+
+  let count = 0
+  const start = async (p: EgressPolicy, answers: Record<string, string[] | Error | (() => string[])>, connectTimeoutMs?: number): Promise<string> => {
+    const socketPath = path.join(dir, `proxy-${++count}.sock`)
+    const resolve: Resolver = host => {
+      lookups.push(host)
+      const answer = answers[host]
+      if (answer === undefined) return Promise.reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }))
+      if (answer instanceof Error) return Promise.reject(answer)
+      return Promise.resolve(typeof answer === 'function' ? answer() : answer)
+    }
+    proxy = await startProxy({ socketPath, policy: p, onDenied: d => void denied.push(d), resolve, ...(connectTimeoutMs === undefined ? {} : { connectTimeoutMs }) })
+    return socketPath
+  }
+
+  test('a name admitted by a wildcard that resolves to loopback is refused (403), logged once, and never reaches the server', async () => {
+    const socket = await start(policy(['*.example.test:*']), { 'svc.example.test': ['127.0.0.1'] })
+    const target = `svc.example.test:${local.port}`
+    const expected = `claudebox: ${target} is blocked: resolves to 127.0.0.1, a loopback, private or link-local address that is not listed (allow it with --allow-host)`
+
+    const viaConnect = await tunnel(socket, target)
+    expect(viaConnect.status).toBe(403)
+    expect(viaConnect.body).toBe(`${expected}\n`)
+
+    const viaPlain = await plain(socket, `http://${target}/x`, { headers: { host: target } })
+    expect(viaPlain.status).toBe(403)
+    expect(viaPlain.body).toBe(`${expected}\n`)
+
+    expect(denied).toHaveLength(2)
+    for (const d of denied) {
+      expect(d).toMatchObject({ host: 'svc.example.test', port: local.port })
+      expect(d.reason).toMatch(/^resolves to 127\.0\.0\.1, a loopback/)
+      expect(d.time).toBeInstanceOf(Date)
+    }
+    expect(local.served).toEqual([])
+  })
+
+  test('the same name listed exactly is admitted: CONNECT tunnel and plain HTTP reach the local server', async () => {
+    const target = `svc.example.test:${local.port}`
+    const socket = await start(policy([target, '*.example.test:*']), { 'svc.example.test': ['127.0.0.1'] })
+
+    const viaConnect = await tunnel(socket, target, '/hello?x=1')
+    expect(viaConnect.head).toMatch(/^HTTP\/1\.1 200 Connection Established\r\n\r\n$/)
+    expect(viaConnect.inner).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+    expect(viaConnect.inner).toContain(`local: GET /hello?x=1 host=${target}`)
+
+    const viaPlain = await plain(socket, `http://${target}/path?q=1`, {
+      headers: { host: target, 'proxy-authorization': 'Basic c2VjcmV0', 'proxy-connection': 'keep-alive', 'x-test': 'kept' },
+    })
+    expect(viaPlain.status).toBe(200)
+    expect(viaPlain.body).toBe(`local: GET /path?q=1 host=${target}`)
+    // The upstream gets the origin form, the client's own headers, and no proxy headers.
+    const received = local.served[1] as Served
+    expect(received.url).toBe('/path?q=1')
+    expect(received.headers['x-test']).toBe('kept')
+    expect(received.headers).not.toHaveProperty('proxy-authorization')
+    expect(received.headers).not.toHaveProperty('proxy-connection')
+
+    expect(denied).toEqual([])
+    expect(lookups).toEqual(['svc.example.test', 'svc.example.test'])
+  })
+
+  test('plain HTTP carries a request body and the method', async () => {
+    const target = `svc.example.test:${local.port}`
+    const socket = await start(policy([target]), { 'svc.example.test': ['127.0.0.1'] })
+    const result = await plain(socket, `http://${target}/submit`, { method: 'POST', headers: { host: target, 'content-length': '5' }, body: 'hello' })
+    expect(result.status).toBe(200)
+    expect(result.body).toBe(`local: POST /submit host=${target}`)
+  })
+
+  test('DNS rebinding: one lookup per connection, and the proxy connects to the address it checked', async () => {
+    // svc.test is not a name the system can resolve (.test is reserved, RFC 6761), and the
+    // resolver's second answer is an unreachable TEST-NET address: a success with one lookup
+    // shows the proxy connected to the first, checked answer, not to a name it looked up again.
+    let calls = 0
+    const answer = (): string[] => (++calls === 1 ? ['127.0.0.1'] : ['192.0.2.1'])
+    const target = `svc.test:${local.port}`
+    const socket = await start(policy([target]), { 'svc.test': answer }, 500)
+
+    const first = await tunnel(socket, target)
+    expect(first.status).toBe(200)
+    expect(first.inner).toContain(`local: GET /through host=${target}`)
+    expect(calls).toBe(1)
+
+    // The next connection gets its own lookup (and here, an address that does not answer).
+    const second = await tunnel(socket, target)
+    expect(calls).toBe(2)
+    expect(second.status).toBe(502)
+    expect(second.body).toMatch(new RegExp(`^claudebox: cannot connect to ${target}: `))
+    expect(local.served).toHaveLength(1)
+    expect(denied).toEqual([])
+  })
+
+  test('only the permitted addresses of an answer are tried', async () => {
+    // The wildcard admits the name; of its two loopback addresses only the listed one may be used.
+    const other = await localServer('other', '127.0.0.2', local.port).catch(() => undefined)
+    if (other === undefined) return // no 127.0.0.2 on this machine: nothing to compare
+    try {
+      const target = `mixed.example.test:${local.port}`
+      const socket = await start(policy([`*.example.test:${local.port}`, `127.0.0.1:${local.port}`]), { 'mixed.example.test': ['127.0.0.2', '127.0.0.1'] })
+      const result = await tunnel(socket, target)
+      expect(result.status).toBe(200)
+      expect(result.inner).toContain(`local: GET /through host=${target}`)
+      expect(other.served).toEqual([])
+    } finally {
+      await new Promise(done => other.server.close(done))
+    }
+  })
+
+  test('an address literal in the deny list blocks a name that resolves to it', async () => {
+    const target = `svc.test:${local.port}`
+    const socket = await start(policy([target], ['127.0.0.1']), { 'svc.test': ['127.0.0.1'] })
+    const result = await tunnel(socket, target)
+    expect(result.status).toBe(403)
+    expect(denied).toMatchObject([{ host: 'svc.test', port: local.port }])
+    expect(denied[0]?.reason).toMatch(/^resolves to 127\.0\.0\.1/)
+    expect(local.served).toEqual([])
+  })
+
+  test('IP literals are checked without a lookup, however they are written', async () => {
+    const socket = await start(policy(['*:*']), {})
+    for (const host of ['127.0.0.1', '2130706433', '127.1', '[::ffff:127.0.0.1]']) {
+      const result = await tunnel(socket, `${host}:${local.port}`)
+      expect(result.status, host).toBe(403)
+    }
+    expect(lookups).toEqual([])
+    expect(denied.map(d => d.host)).toEqual(['127.0.0.1', '2130706433', '127.1', '::ffff:127.0.0.1'])
+    expect(local.served).toEqual([])
+  })
+
+  test('a listed IP literal is admitted', async () => {
+    const socket = await start(policy([`127.0.0.1:${local.port}`]), {})
+    const result = await tunnel(socket, `2130706433:${local.port}`)
+    expect(result.status).toBe(200)
+    expect(result.inner).toContain('local: GET /through')
+    expect(lookups).toEqual([])
+  })
+
+  test('a destination not in the allowlist is refused before any lookup', async () => {
+    const socket = await start(policy(), { 'elsewhere.test': ['127.0.0.1'] })
+    const result = await tunnel(socket, 'elsewhere.test:443')
+    expect(result.status).toBe(403)
+    expect(result.body).toBe('claudebox: elsewhere.test:443 is blocked: not in the allowlist (allow it with --allow-host)\n')
+    expect(lookups).toEqual([])
+    expect(denied).toMatchObject([{ host: 'elsewhere.test', port: 443, reason: 'not in the allowlist' }])
+  })
+
+  test('a resolver failure is 502 and not counted as denied', async () => {
+    const socket = await start(policy(['*.example.test:*']), { 'down.example.test': Object.assign(new Error('queryA ESERVFAIL down.example.test'), { code: 'ESERVFAIL' }) })
+    const viaConnect = await tunnel(socket, 'down.example.test:443')
+    expect(viaConnect.status).toBe(502)
+    expect(viaConnect.body).toBe('claudebox: cannot resolve down.example.test: ESERVFAIL\n')
+    const viaPlain = await plain(socket, 'http://nx.example.test/', { headers: { host: 'nx.example.test' } })
+    expect(viaPlain.status).toBe(502)
+    expect(viaPlain.body).toBe('claudebox: cannot resolve nx.example.test: ENOTFOUND\n')
+    expect(denied).toEqual([])
+  })
+
+  test('an upstream that refuses the connection is 502, not denied', async () => {
+    const closed = await localServer('closed', '127.0.0.1')
+    await new Promise(done => closed.server.close(done))
+    const target = `svc.test:${closed.port}`
+    const socket = await start(policy([target]), { 'svc.test': ['127.0.0.1'] })
+    const result = await tunnel(socket, target)
+    expect(result.status).toBe(502)
+    expect(result.body).toMatch(/ECONNREFUSED/)
+    expect(denied).toEqual([])
+  })
+
+  test('a CONNECT without a port is 400', async () => {
+    const socket = await start(policy(['*:*']), {})
+    const result = await ask(socket, 'CONNECT example.test HTTP/1.1\r\nHost: example.test\r\n\r\n')
+    expect(result.status).toBe(400)
+    expect(result.body).toBe('claudebox: CONNECT needs host:port\n')
+    expect(lookups).toEqual([])
+  })
+
+  test('a request that is not an absolute http:// URL is 400', async () => {
+    const socket = await start(policy(['*:*']), {})
+    const origin = await plain(socket, '/', { headers: { host: `127.0.0.1:${local.port}` } })
+    expect(origin.status).toBe(400)
+    expect(origin.body).toBe("claudebox's proxy takes CONNECT or absolute http:// URLs\n")
+    const https = await plain(socket, 'https://example.test/', { headers: { host: 'example.test' } })
+    expect(https.status).toBe(400)
+    expect(local.served).toEqual([])
+    expect(lookups).toEqual([])
+  })
+
+  test('close() ends open tunnels', async () => {
+    const target = `svc.test:${local.port}`
+    const socket = await start(policy([target]), { 'svc.test': ['127.0.0.1'] })
+    const client = proxyClient(socket)
+    client.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`)
+    expect((await client.head()).status).toBe(200)
+    await proxy?.close()
+    proxy = undefined
+    await client.rest() // resolves only once the proxy closed the connection
+  })
+})
+
+// ---------------------------------------------------------------- how the options get there
+
+describe('command line', () => {
+  test.each<[string[], SandboxOptions['network'] | undefined]>([
+    [['--network=allow'], 'allow'],
+    [['--network', 'allow'], 'allow'],
+    [['--network=open'], 'open'],
+    [['--network', 'none'], 'none'],
+    [['--no-network'], 'none'],
+    [[], undefined],
+  ])('%j -> network %s', async (argv, network) => {
+    const options = await parseArgs([...argv, '-c'])
+    expect(options.sandbox.network).toBe(network)
+    expect(options.claudeArgs).toEqual(['-c'])
+  })
+
+  test('--network with an unknown mode is a usage error', async () => {
+    await expect(parseArgs(['--network', 'bogus'])).rejects.toMatchObject({ exitCode: 2 })
+    await expect(parseArgs(['--network', 'bogus'])).rejects.toThrow(/bogus.*open, none, allow.*see claudebox --help/)
+    await expect(parseArgs(['--network'])).rejects.toMatchObject({ exitCode: 2, message: 'option --network needs a value; see claudebox --help' })
+  })
+
+  test('--allow-host, --deny-host and --allow-preset are repeatable and keep their order', async () => {
+    const options = await parseArgs([
+      '--network=allow',
+      '--allow-host',
+      'b.example',
+      '-p',
+      'hi',
+      '--allow-host=a.example:8080',
+      '--deny-host',
+      '*.bad.example',
+      '--allow-host',
+      '*.c.example',
+      '--allow-preset',
+      'npm',
+      '--allow-preset=github',
+      '--deny-host=x.example:*',
+    ])
+    expect(options.sandbox).toEqual({
+      network: 'allow',
+      allowHosts: ['b.example', 'a.example:8080', '*.c.example'],
+      denyHosts: ['*.bad.example', 'x.example:*'],
+      allowPresets: ['npm', 'github'],
+    })
+    expect(options.claudeArgs).toEqual(['-p', 'hi'])
+  })
+
+  test.each([
+    [['--allow-host', 'a*b'], /^--allow-host\/--deny-host "a\*b": a wildcard may only be a leading "\*\." \(like \*\.example\.com\); see claudebox --help$/],
+    [['--allow-host', 'ok.example', '--allow-host', 'x:0'], /^--allow-host\/--deny-host "x:0": the port must be 1-65535 or \*/],
+    [['--deny-host', 'http://x'], /^--allow-host\/--deny-host "http:\/\/x"/],
+    [['--allow-host', ''], /names no host/],
+    [['--allow-preset', 'nope'], /^--allow-preset: unknown preset "nope" \(presets: npm, pypi, crates, go, github\)$/],
+    [['--allow-host'], /^option --allow-host needs a value/],
+  ])('%j is a usage error (status 2)', async (argv, message) => {
+    await expect(parseArgs(['--network=allow', ...argv])).rejects.toMatchObject({ exitCode: 2 })
+    await expect(parseArgs(['--network=allow', ...argv])).rejects.toThrow(message)
+  })
+})
+
+describe('config.json', () => {
+  const F = '/h/.claudebox/config.json'
+  test.each<[unknown, SandboxOptions['network']]>([
+    ['allow', 'allow'],
+    ['open', 'open'],
+    ['none', 'none'],
+    [true, 'open'],
+    [false, 'none'],
+  ])('"network": %j -> %s', (value, mode) => {
+    expect(parseConfig(JSON.stringify({ network: value }), F).defaults.network).toBe(mode)
+    expect(parseConfig(JSON.stringify({ profiles: { p: { network: value } } }), F).profiles['p']?.options.network).toBe(mode)
+    expect(parseProjectFile(JSON.stringify({ network: value }), '/p/.claudebox.json').options.network).toBe(mode)
+  })
+
+  test.each<[object, string]>([
+    [{ network: 'bogus' }, `${F}: "network" must be one of "open", "none", "allow"`],
+    [{ network: 1 }, `${F}: "network" must be one of "open", "none", "allow"`],
+    [{ network: 'Allow' }, `${F}: "network" must be one of "open", "none", "allow"`],
+    [{ profiles: { p: { network: 'bogus' } } }, `${F}: "profiles.p.network" must be one of "open", "none", "allow"`],
+    [{ allowHosts: ['ok.example', 'a*b'] }, `${F}: "allowHosts": "a*b": a wildcard may only be a leading "*." (like *.example.com)`],
+    [{ denyHosts: ['x:70000'] }, `${F}: "denyHosts": "x:70000": the port must be 1-65535 or *`],
+    [{ profiles: { p: { allowHosts: ['a b'] } } }, `${F}: "profiles.p.allowHosts": "a b" is not a host name, an IP address or a *.domain pattern`],
+    [{ allowHosts: 'a.example' }, `${F}: "allowHosts" must be a list of strings`],
+    [{ allowHosts: [1] }, `${F}: "allowHosts" must be a list of strings`],
+    [{ allowPresets: ['npm', 'nope'] }, `${F}: "allowPresets": unknown preset "nope" (presets: npm, pypi, crates, go, github)`],
+    [{ allowPreset: ['npm'] }, `${F}: unknown key "allowPreset"; did you mean "allowPresets"?`],
+  ])('%j -> %s', (data, message) => {
+    expect(() => parseConfig(JSON.stringify(data), F)).toThrow(message)
+  })
+
+  test('the lists are read as written', () => {
+    const config = parseConfig(JSON.stringify({ network: 'allow', allowHosts: ['*.corp.lan', 'localhost:8080'], denyHosts: ['x.corp.lan'], allowPresets: ['npm', 'pypi'] }), F)
+    expect(config.defaults).toEqual({ network: 'allow', allowHosts: ['*.corp.lan', 'localhost:8080'], denyHosts: ['x.corp.lan'], allowPresets: ['npm', 'pypi'] })
+  })
+
+  test('a project file with a bad host names the file and the key', () => {
+    expect(() => parseProjectFile('{"denyHosts": ["*.*.x"]}', '/p/.claudebox.json')).toThrow('/p/.claudebox.json: "denyHosts": "*.*.x": a wildcard may only be a leading')
+  })
+})
+
+describe('resolveOptions: the lists and the narrowing rule', () => {
+  const F = '/h/.claudebox/config.json'
+  const config: Config = parseConfig(
+    JSON.stringify({
+      network: 'allow',
+      allowHosts: ['git.corp.lan'],
+      denyHosts: ['gist.github.com'],
+      allowPresets: ['github'],
+      profiles: { web: { allowHosts: ['*.example.com'], allowPresets: ['npm'] }, offline: { network: 'none' } },
+    }),
+    F,
+  )
+  const resolve = (over: Partial<Parameters<typeof resolveOptions>[0]>) =>
+    resolveOptions({ config, cli: {}, cliProfile: undefined, cliClaudeArgs: [], project: undefined, projectRoot: '/h/src/shop', ...over })
+  const project = (options: Partial<SandboxOptions>, profile?: string) => ({ file: '/h/src/shop/.claudebox.json', options, ...(profile ? { profile } : {}) })
+
+  test('the command line adds its hosts and presets to the config lists', () => {
+    const r = resolve({ cli: { allowHosts: ['b.example'], denyHosts: ['bad.example'], allowPresets: ['npm'] } })
+    expect(r.sandbox).toMatchObject({
+      network: 'allow',
+      allowHosts: ['git.corp.lan', 'b.example'],
+      denyHosts: ['gist.github.com', 'bad.example'],
+      allowPresets: ['github', 'npm'],
+    })
+  })
+
+  test("... and to the profile's, which replace the config's", () => {
+    const r = resolve({ cliProfile: 'web', cli: { allowHosts: ['b.example'] } })
+    expect(r.sandbox).toMatchObject({ allowHosts: ['*.example.com', 'b.example'], allowPresets: ['npm'], denyHosts: ['gist.github.com'] })
+  })
+
+  test('without command-line lists the config lists stand', () => {
+    expect(resolve({}).sandbox).toMatchObject({ network: 'allow', allowHosts: ['git.corp.lan'], denyHosts: ['gist.github.com'], allowPresets: ['github'] })
+  })
+
+  test.each<[Partial<SandboxOptions>, RegExp]>([
+    [{ network: 'open' }, /sets the network to open/],
+    [{ allowHosts: ['git.corp.lan', 'evil.example'] }, /adds --allow-host evil\.example/],
+    [{ allowPresets: ['github', 'pypi'] }, /adds --allow-preset pypi/],
+    [{ denyHosts: [] }, /drops --deny-host gist\.github\.com/],
+  ])('a project file that widens the network is refused: %j', (options, what) => {
+    expect(() => resolve({ project: project(options) })).toThrow(what)
+    expect(() => resolve({ project: project(options) })).toThrow(/a file in the repository may only narrow it/)
+    const approved = { ...config, approvedProjects: ['/h/src/shop'] }
+    expect(resolve({ config: approved, project: project(options) }).applied[1]).toMatch(/approved project/)
+  })
+
+  test.each<[Partial<SandboxOptions>]>([
+    [{ denyHosts: ['gist.github.com', '*.example.com'] }],
+    [{ network: 'none' }],
+    [{ allowHosts: [] }],
+    [{ allowPresets: [] }],
+  ])('a project file that narrows the network is applied: %j', options => {
+    const r = resolve({ project: project(options) })
+    expect(r.applied[1]).toMatch(/\.claudebox\.json, narrowing only/)
+    expect(r.sandbox).toMatchObject(options)
+  })
+
+  test('the order of the modes: none < allow < open', () => {
+    const open = { ...config, defaults: { ...config.defaults, network: 'open' as const } }
+    const none = { ...config, defaults: { ...config.defaults, network: 'none' as const } }
+    expect(resolve({ config: open, project: project({ network: 'allow' }) }).sandbox.network).toBe('allow')
+    expect(() => resolve({ config: none, project: project({ network: 'allow' }) })).toThrow(/sets the network to allow/)
+    expect(resolve({ project: project({}, 'offline') }).sandbox.network).toBe('none')
+  })
+})
+
+describe('planLaunch with --network=allow', () => {
+  const socket = '/run/user/1000/claudebox-net-0123456789ab/proxy.sock'
+  const bridge = '/home/ada/.npm-global/lib/node_modules/claudebox/dist/bridge.js'
+  const hostProxy = 'http://ada:hunter2@corp-proxy.lan:3128'
+  const facts = (over: Parameters<typeof debianFacts>[0] = {}) =>
+    debianFacts({
+      egress: { node: '/usr/bin/node', nodeRoot: '/usr', bridge },
+      env: { ...debianFacts().env, HTTP_PROXY: hostProxy, https_proxy: hostProxy, ALL_PROXY: hostProxy, NO_PROXY: 'corp.lan', no_proxy: 'corp.lan' },
+      ...over,
+    })
+  const sandbox = (over: Partial<SandboxOptions> = {}): SandboxOptions => ({ ...DEFAULT_SANDBOX, network: 'allow', ...over })
+  const plan = (over: Partial<SandboxOptions> = {}, f = facts()) => planLaunch(f, { claudeArgs: ['-c'], sandbox: sandbox(over), egressSocket: socket })
+  const setenv = (argv: readonly string[]): Record<string, string> => Object.fromEntries(optionArgs(argv, '--setenv', 2) as [string, string][])
+  const proxyUrl = `http://127.0.0.1:${BRIDGE_PORT}`
+
+  test('no --share-net: its own network namespace', () => {
+    const argv = plan().argv
+    expect(argv).not.toContain('--share-net')
+    expect(argv.slice(0, 6)).toEqual(['--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--cap-drop', 'ALL'])
+  })
+
+  test('the proxy variables in both spellings, NO_PROXY for loopback, NODE_USE_ENV_PROXY', () => {
+    const env = setenv(plan().argv)
+    for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) {
+      expect(env[name], name).toBe(proxyUrl)
+      expect(env[name.toLowerCase()], name.toLowerCase()).toBe(proxyUrl)
+    }
+    expect(env['NO_PROXY']).toBe('localhost,127.0.0.1,::1')
+    expect(env['no_proxy']).toBe('localhost,127.0.0.1,::1')
+    expect(env['NODE_USE_ENV_PROXY']).toBe('1')
+  })
+
+  test("the host's own proxy (it may carry a password) appears neither in argv nor in bwrap's environment", () => {
+    const p = plan()
+    expect(p.argv.join('\n')).not.toContain('hunter2')
+    expect(p.argv.join('\n')).not.toContain('corp-proxy')
+    expect(Object.values(p.env).join('\n')).not.toContain('hunter2')
+    expect(Object.keys(p.env).filter(name => /proxy/i.test(name))).toEqual([])
+    // Every proxy variable is set once, to the bridge.
+    const names = optionArgs(p.argv, '--setenv', 2).map(([name]) => name as string).filter(name => /proxy$/i.test(name) && name !== 'NODE_USE_ENV_PROXY')
+    expect(names.sort()).toEqual(['ALL_PROXY', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'all_proxy', 'http_proxy', 'https_proxy', 'no_proxy'].sort())
+  })
+
+  test("... even when --env asks for it", () => {
+    const p = plan({ env: ['HTTPS_PROXY', 'http_proxy=http://x:pw@elsewhere:1'] })
+    expect(p.argv.join('\n')).not.toMatch(/hunter2|elsewhere/)
+    expect(Object.values(p.env).join('\n')).not.toMatch(/hunter2|elsewhere/)
+    expect(setenv(p.argv)['HTTPS_PROXY']).toBe(proxyUrl)
+  })
+
+  test("with the network open the host's proxy passes, through bwrap's environment only", () => {
+    const p = planLaunch(facts(), { claudeArgs: [], sandbox: { ...DEFAULT_SANDBOX, network: 'open' } })
+    expect(p.env['HTTP_PROXY']).toBe(hostProxy)
+    expect(p.argv.join('\n')).not.toContain('hunter2')
+    expect(p.argv).not.toContain(BRIDGE_SCRIPT)
+  })
+
+  test.each<[string[], string]>([
+    [[], 'localhost,127.0.0.1,::1'],
+    [['git.corp.lan', '*'], 'localhost,127.0.0.1,::1'],
+    [['localhost:8080'], ''],
+    [['127.0.0.1:5432'], ''],
+    [['[::1]:8080'], ''],
+  ])('allowHosts %j -> NO_PROXY %j', (allowHosts, noProxy) => {
+    const env = setenv(plan({ allowHosts }).argv)
+    expect(env['NO_PROXY']).toBe(noProxy)
+    expect(env['no_proxy']).toBe(noProxy)
+  })
+
+  test('the bridge read-only, the socket bound, and the wrapper in front of the program', () => {
+    const p = plan()
+    expect(optionArgs(p.argv, '--ro-bind', 2)).toContainEqual([bridge, BRIDGE_SCRIPT])
+    expect(optionArgs(p.argv, '--bind', 2)).toContainEqual([socket, PROXY_SOCKET])
+    expect(BRIDGE_SCRIPT).toBe('/run/claudebox/bridge.js')
+    expect(PROXY_SOCKET).toBe('/run/claudebox/proxy.sock')
+    expect(p.argv.slice(p.argv.indexOf('--') + 1)).toEqual([
+      SCOPE_HELPER,
+      '/bin/sh',
+      '-c',
+      BRIDGE_WRAPPER,
+      'claudebox-bridge',
+      '/usr/bin/node',
+      BRIDGE_SCRIPT,
+      PROXY_SOCKET,
+      String(BRIDGE_PORT),
+      '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe',
+      '-c',
+    ])
+    // node under /usr is visible already: not bound again
+    expect(optionArgs(p.argv, '--ro-bind', 2).filter(([src]) => src === '/usr')).toHaveLength(1)
+  })
+
+  test('a node outside the system dirs gets its installation bound read-only', () => {
+    const root = '/home/ada/.nvm/versions/node/v22.1.0'
+    const p = plan({}, facts({ egress: { node: `${root}/bin/node`, nodeRoot: root, bridge } }))
+    expect(optionArgs(p.argv, '--ro-bind', 2).filter(([src]) => src === root)).toEqual([[root, root]])
+    expect(p.summary.readOnly).toContain(root)
+  })
+
+  test('--shell runs behind the same wrapper', () => {
+    const p = plan({ shell: true })
+    const command = p.argv.slice(p.argv.indexOf('--') + 1)
+    expect(command.slice(0, 5)).toEqual([SCOPE_HELPER, '/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge'])
+    expect(command.slice(9)).toEqual(['/bin/sh', '-c'])
+  })
+
+  test('the summary shows the mode and the lists', () => {
+    const p = plan({ allowHosts: ['git.corp.lan'], denyHosts: ['*.bad.example'], allowPresets: ['npm'] })
+    expect(p.summary.network).toBe('allow')
+    expect(p.summary.egress).toEqual({ allow: [...CLAUDE_HOSTS, ...(PRESETS['npm'] ?? []), 'git.corp.lan'], deny: ['*.bad.example'] })
+  })
+
+  test('open and none modes: no proxy, no bridge', () => {
+    for (const network of ['open', 'none'] as const) {
+      const p = planLaunch(facts(), { claudeArgs: [], sandbox: { ...DEFAULT_SANDBOX, network } })
+      expect(p.argv).not.toContain(BRIDGE_SCRIPT)
+      expect(setenv(p.argv)).not.toHaveProperty('NODE_USE_ENV_PROXY')
+      expect(p.summary).not.toHaveProperty('egress')
+      expect(p.argv.includes('--share-net')).toBe(network === 'open')
+    }
+  })
+
+  test('without node for the bridge (facts.egress missing) the launch stops with status 125', () => {
+    const f = facts()
+    delete f.egress
+    expect(() => plan({}, f)).toThrow(/--network=allow needs node for its bridge inside the sandbox/)
+    expect(() => plan({}, f)).toThrow(expect.objectContaining({ exitCode: 125 }))
+  })
+
+  test.each<[Partial<SandboxOptions>, Record<string, string>, RegExp | undefined]>([
+    [{ denyHosts: ['api.anthropic.com'] }, {}, /does not admit Claude's API \(https:\/\/api\.anthropic\.com\): in the deny list \(api\.anthropic\.com\), so Claude could not work; remove it from the deny list/],
+    [{}, { ANTHROPIC_BASE_URL: 'http://localhost:8080' }, /does not admit ANTHROPIC_BASE_URL \(http:\/\/localhost:8080\): not in the allowlist.*add --allow-host localhost:8080/],
+    [{ allowHosts: ['*'] }, { ANTHROPIC_BASE_URL: 'http://127.0.0.1:8080' }, /not in the allowlist/],
+    [{ allowHosts: ['*:*'] }, { ANTHROPIC_BASE_URL: 'http://127.0.0.1:8080' }, /a loopback or private address that is not listed/],
+    [{ allowHosts: ['localhost:8080'] }, { ANTHROPIC_BASE_URL: 'http://localhost:8080' }, undefined],
+    [{}, { ANTHROPIC_BASE_URL: 'https://gateway.example' }, /add --allow-host gateway\.example/],
+    [{ allowHosts: ['gateway.example'] }, { ANTHROPIC_BASE_URL: 'https://gateway.example' }, undefined],
+    [{ denyHosts: ['api.anthropic.com'] }, { CLAUDE_CODE_USE_BEDROCK: '1' }, undefined],
+  ])("Claude's API must be admitted: %j %j", (over, env, error) => {
+    const f = facts({ env: { ...facts().env, ...env } })
+    if (error === undefined) {
+      expect(() => plan(over, f)).not.toThrow()
+    } else {
+      expect(() => plan(over, f)).toThrow(error)
+      expect(() => plan(over, f)).toThrow(expect.objectContaining({ exitCode: 2 }))
+      // --shell starts no Claude: nothing to check
+      expect(() => plan({ ...over, shell: true }, f)).not.toThrow()
+    }
+  })
+
+  test('a bad pattern that reached the plan unchecked is a usage error', () => {
+    expect(() => plan({ allowPresets: ['nope'] })).toThrow(/^network allowlist: unknown preset "nope"/)
+    expect(() => plan({ allowPresets: ['nope'] })).toThrow(expect.objectContaining({ exitCode: 2 }))
+  })
+})
