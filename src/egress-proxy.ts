@@ -103,7 +103,9 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       const upstream = http.request({
         method: req.method,
         path: `${url.pathname}${url.search}`,
-        headers: { ...headers, connection: 'close' },
+        // The Host header names the host that was checked: a different one would reach another
+        // site on a shared address (a CDN). CONNECT cannot be held to this without TLS interception.
+        headers: { ...headers, host: url.host, connection: 'close' },
         setHost: false,
         createConnection: () => socket,
       })

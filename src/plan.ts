@@ -286,7 +286,10 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   // Secrets (API keys, tokens, proxy URLs that may carry a password) reach bwrap through its
   // environment, not its argv: any local user can read a process's argv in /proc/<pid>/cmdline.
   // bwrap starts with exactly these, so the sandbox sees them plus the --setenv pairs.
-  for (const [name] of owned) env.delete(name)
+  for (const [name] of owned) {
+    if (options.env.some(spec => spec.split('=', 1)[0] === name)) warnings.push(`--env ${name}: claudebox sets it itself${policy ? ' (--network=allow: the proxy inside)' : ''}; yours is not used`)
+    env.delete(name)
+  }
   const secretEnv: Record<string, string> = {}
   for (const [name, value] of [...[...env.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)), ...owned]) {
     if (SECRET_NAME.test(name) && !owned.some(([o]) => o === name)) secretEnv[name] = value

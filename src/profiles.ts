@@ -83,14 +83,23 @@ export function widening(base: SandboxOptions, candidate: SandboxOptions): strin
     ['roBinds', 'adds --ro-bind'],
     ['binds', 'adds --bind'],
     ['env', 'adds --env'],
-    ['allowHosts', 'adds --allow-host'],
-    ['allowPresets', 'adds --allow-preset'],
   ] as const) {
     const added = candidate[list].filter(item => !base[list].includes(item))
     if (added.length > 0) found.push(`${label} ${added.join(', ')}`)
   }
-  const lifted = base.denyHosts.filter(item => !candidate.denyHosts.includes(item))
-  if (lifted.length > 0) found.push(`drops --deny-host ${lifted.join(', ')}`)
+  // The lists matter only when both are allow: an allowlist of any length is narrower than open,
+  // and going from none to allow is already counted above.
+  if (base.network === 'allow' && candidate.network === 'allow') {
+    for (const [list, label] of [
+      ['allowHosts', 'adds --allow-host'],
+      ['allowPresets', 'adds --allow-preset'],
+    ] as const) {
+      const added = candidate[list].filter(item => !base[list].includes(item))
+      if (added.length > 0) found.push(`${label} ${added.join(', ')}`)
+    }
+    const lifted = base.denyHosts.filter(item => !candidate.denyHosts.includes(item))
+    if (lifted.length > 0) found.push(`drops --deny-host ${lifted.join(', ')}`)
+  }
   return found
 }
 

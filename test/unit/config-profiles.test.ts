@@ -123,6 +123,15 @@ describe('profiles and the narrowing rule', () => {
   test('widening() lists each way a candidate opens the sandbox', () => {
     expect(widening(DEFAULT_SANDBOX, { ...DEFAULT_SANDBOX, writableGitConfig: true, roBinds: ['/x'] })).toEqual(['makes .git/config writable', 'adds --ro-bind /x'])
     expect(widening({ ...DEFAULT_SANDBOX, network: 'none' }, DEFAULT_SANDBOX)).toEqual(['sets the network to open'])
+    // An allowlist of any length is narrower than the open network; within allow, more hosts widen.
+    const allow = { ...DEFAULT_SANDBOX, network: 'allow' as const, denyHosts: ['gist.github.com'] }
+    expect(widening(DEFAULT_SANDBOX, { ...allow, allowHosts: ['x.example'], allowPresets: ['npm'], denyHosts: [] })).toEqual([])
+    expect(widening(allow, { ...allow, allowHosts: ['x.example'], allowPresets: ['npm'], denyHosts: [] })).toEqual([
+      'adds --allow-host x.example',
+      'adds --allow-preset npm',
+      'drops --deny-host gist.github.com',
+    ])
+    expect(widening({ ...DEFAULT_SANDBOX, network: 'none' }, { ...allow, allowHosts: ['x.example'] })).toEqual(['sets the network to allow'])
   })
   test('EMPTY_CONFIG resolves to the defaults', () => {
     expect(resolveOptions({ config: EMPTY_CONFIG, cli: {}, cliProfile: undefined, cliClaudeArgs: [], project: undefined, projectRoot: '/p' }).sandbox).toEqual(DEFAULT_SANDBOX)

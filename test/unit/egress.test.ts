@@ -582,6 +582,14 @@ describe('startProxy (injected resolver, real local servers)', () => {
     expect(lookups).toEqual(['svc.example.test', 'svc.example.test'])
   })
 
+  test('plain HTTP: the Host header sent upstream is the checked host, not one the client made up', async () => {
+    const target = `svc.example.test:${local.port}`
+    const socket = await start(policy([target]), { 'svc.example.test': ['127.0.0.1'] })
+    const result = await plain(socket, `http://${target}/fronted`, { headers: { host: 'other-site.example' } })
+    expect(result.status).toBe(200)
+    expect(result.body).toBe(`local: GET /fronted host=${target}`)
+  })
+
   test('plain HTTP carries a request body and the method', async () => {
     const target = `svc.example.test:${local.port}`
     const socket = await start(policy([target]), { 'svc.example.test': ['127.0.0.1'] })
@@ -936,6 +944,9 @@ describe('planLaunch with --network=allow', () => {
     expect(p.argv.join('\n')).not.toMatch(/hunter2|elsewhere/)
     expect(Object.values(p.env).join('\n')).not.toMatch(/hunter2|elsewhere/)
     expect(setenv(p.argv)['HTTPS_PROXY']).toBe(proxyUrl)
+    // ... and says so, rather than dropping the user's value silently.
+    expect(p.warnings).toContain('--env HTTPS_PROXY: claudebox sets it itself (--network=allow: the proxy inside); yours is not used')
+    expect(p.warnings).toContain('--env http_proxy: claudebox sets it itself (--network=allow: the proxy inside); yours is not used')
   })
 
   test("with the network open the host's proxy passes, through bwrap's environment only", () => {
