@@ -19,7 +19,7 @@ describe('scopeHelper', () => {
     expect([...elf.subarray(-12)]).toEqual([0xb8, 0xe7, 0, 0, 0, 0xbf, 0x7f, 0, 0, 0, 0x0f, 0x05])
   })
 
-  test('other architectures get no helper (the launch warns, --check tells)', () => {
+  test('other architectures get no helper (--check warns)', () => {
     expect(scopeHelper('arm64')).toBeUndefined()
     expect(scopeHelper('ia32')).toBeUndefined()
   })
