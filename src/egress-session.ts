@@ -11,7 +11,8 @@ import { OWN_DIR } from './registry.js'
 export const NETWORK_LOG_DIR = 'network'
 
 export interface EgressSession {
-  finish(): Promise<{ denied: number; log: string | undefined }>
+  /** Closes the proxy; the line to print when it refused something, else undefined. */
+  finish(): Promise<string | undefined>
 }
 
 export async function startEgress(socketPath: string, policy: EgressPolicy, instanceDir: string): Promise<EgressSession> {
@@ -42,7 +43,7 @@ export async function startEgress(socketPath: string, policy: EgressPolicy, inst
       await proxy.close()
       fs.rmSync(dir, { recursive: true, force: true })
       if (logFd !== undefined) fs.closeSync(logFd)
-      return { denied, log: logFd === undefined ? undefined : log }
+      return denied === 0 ? undefined : deniedSummary(denied, logFd === undefined ? undefined : log)
     },
   }
 }
@@ -63,6 +64,6 @@ function openLog(dir: string, file: string): number | undefined {
 }
 
 /** The line printed after a session that had denied connections. */
-export function deniedSummary(denied: number, log: string | undefined): string {
+function deniedSummary(denied: number, log: string | undefined): string {
   return `${denied} connection${denied === 1 ? '' : 's'} blocked by the network allowlist${log ? `; see ${log}` : ''} (--allow-host HOST[:PORT] admits one)`
 }

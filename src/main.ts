@@ -9,7 +9,7 @@ import { diagnoseUserns } from './userns.js'
 import { describeChanges, diffSnapshots } from './persistence.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 import { debug, warn } from './log.js'
-import { egressPolicy, planLaunch } from './plan.js'
+import { planLaunch } from './plan.js'
 import { auditLines, renderDryRun } from './render.js'
 import { readSettings, type Settings } from './settings.js'
 import type { CliOptions } from './cli.js'
@@ -98,7 +98,8 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
   recordInstanceMeta(plan.summary.instanceDir, facts)
   const resume = resumeId(options.claudeArgs)
   if (resume !== undefined) linkResumedTranscript(plan.summary.instanceDir, facts.cwd ?? '/', resume)
-  const egress = request.egressSocket === undefined ? undefined : await startEgress(request.egressSocket, sandbox, plan.summary.instanceDir)
+  // --network=allow: the session's proxy, started before bwrap (the socket must exist to be bound).
+  const egress = plan.egress && (await (await import('./egress-session.js')).startEgress(plan.egress.socket, plan.egress.policy, plan.summary.instanceDir))
   const unregister = registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
   const before = snapshot(plan.watch)
   const { runForeground } = await import('./run.js')
@@ -108,7 +109,7 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
   } finally {
     unregister()
     const blocked = await egress?.finish()
-    if (blocked && blocked.denied > 0) warn(blocked.summary)
+    if (blocked !== undefined) warn(blocked)
   }
   if (!result.sandboxStarted && result.status !== 0) {
     // bwrap never got as far as starting the sandbox: its own message is above.
@@ -123,18 +124,6 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
   // Re-raise a death by signal, so that our caller sees it as it would have without claudebox.
   if (result.signal) process.kill(process.pid, result.signal)
   return result.status
-}
-
-/** --network=allow: the session's proxy, started before bwrap (the socket must exist to be bound). */
-async function startEgress(socket: string, sandbox: SandboxOptions, instanceDir: string): Promise<{ finish(): Promise<{ denied: number; summary: string }> }> {
-  const { startEgress: start, deniedSummary } = await import('./egress-session.js')
-  const session = await start(socket, egressPolicy(sandbox), instanceDir)
-  return {
-    async finish() {
-      const { denied, log } = await session.finish()
-      return { denied, summary: deniedSummary(denied, log) }
-    },
-  }
 }
 
 /**

@@ -332,6 +332,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     fds,
     warnings,
     watch,
+    ...(policy === undefined || request.egressSocket === undefined ? {} : { egress: { socket: request.egressSocket, policy } }),
     summary: {
       projectRoot: root,
       instanceId: id,
@@ -373,7 +374,7 @@ export function namespaceArgs(network: NetworkMode): string[] {
 }
 
 /** The allowlist of a launch; a bad preset or host (from an unchecked source) is a usage error. */
-export function egressPolicy(options: SandboxOptions): EgressPolicy {
+function egressPolicy(options: SandboxOptions): EgressPolicy {
   try {
     return buildPolicy({ allowHosts: options.allowHosts, denyHosts: options.denyHosts, presets: options.allowPresets })
   } catch (error) {

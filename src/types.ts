@@ -1,5 +1,5 @@
 // Plain-data types shared by the probe, the pure planners and the thin I/O shell.
-import type { NetworkMode } from './egress-policy.js'
+import type { EgressPolicy, NetworkMode } from './egress-policy.js'
 import type { GitLayout } from './git-trust.js'
 
 /** What a path is on the host, as seen by lstat. */
@@ -118,6 +118,8 @@ export interface LaunchPlan {
   watch: readonly string[]
   /** What the audit prints: the project, the instance and what is writable. */
   summary: LaunchSummary
+  /** --network=allow: the proxy's socket on the host and the policy it enforces. */
+  egress?: { socket: string; policy: EgressPolicy }
 }
 
 export interface LaunchSummary {
