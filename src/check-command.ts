@@ -1,14 +1,11 @@
 // --check: runs the probes that need processes (bwrap, claude, git versions, test sandboxes).
 import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import { execa } from 'execa'
 import { checksPassed, evaluateChecks, renderChecks, type CheckFacts } from './check.js'
 import { ClaudeboxError, EXIT } from './errors.js'
 import type { CliOptions } from './cli.js'
-import { probeUserns } from './facts.js'
+import { probeLandlockScope, probeUserns } from './facts.js'
 import { setupLaunch, type LaunchSetup } from './launch-setup.js'
-import { scopeHelper } from './landlock.js'
 import { planLaunch, planProbeSandbox } from './plan.js'
 import { auditLines } from './render.js'
 import { DEFAULT_SANDBOX } from './sandbox-options.js'
@@ -65,25 +62,10 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
     lookupProblem: sandboxFailed || !lookupResult ? undefined : lookupResult.stdout.trim().replaceAll('\n', '; ') || undefined,
     applied: setup.resolved.applied,
     abstractSockets: abstractSockets(),
-    landlockScope: await landlockScope(facts.arch),
+    landlockScope: probeLandlockScope(facts.arch),
   })
   process.stdout.write(renderChecks(results) + audit.map(line => `# ${line}\n`).join(''))
   return checksPassed(results) ? EXIT.ok : EXIT.checkFailed
-}
-
-/** Runs the Landlock helper without a program: it exits 0 when the kernel supports the scope. */
-async function landlockScope(arch: string): Promise<CheckFacts['landlockScope']> {
-  const helper = scopeHelper(arch)
-  if (helper === undefined) return 'no-helper'
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'claudebox-check-'))
-  try {
-    const file = path.join(dir, 'scope')
-    fs.writeFileSync(file, helper, { mode: 0o700 })
-    const result = await execa(file, [], { reject: false, timeout: 5_000, stdin: 'ignore' })
-    return result.exitCode === 0 ? 'supported' : 'unsupported'
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true })
-  }
 }
 
 /** Names of the abstract unix sockets listening in this network namespace (/proc/net/unix). */

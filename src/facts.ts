@@ -1,11 +1,12 @@
 // The probe: everything the planners need to know about the host, gathered into plain data.
 // With run.ts, the only module that touches the file system or starts processes on the launch path.
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { scopeHelper } from './landlock.js'
 import { canonicalRoot, instanceDir, instanceId, PROJECT_ROOT_FILE, sharedPaths } from './instance.js'
 import { SANDBOX_NOTE } from './tiers.js'
 import { ETC_ENTRIES, HOME_FILES_RO, RUN_LINKS, SYSTEM_PATHS } from './plan.js'
@@ -537,4 +538,21 @@ function etcSecrets(): string[] {
     .filter(name => /^ssh_host_.*_key$/.test(name))
     .map(name => `/etc/ssh/${name}`)
   return [...fixed, ...hostKeys].filter(p => lstatKind(p) === 'file')
+}
+
+/**
+ * Whether this kernel supports the Landlock scope the launch sets: runs the helper without a
+ * program, from a temporary copy (it exits 0 when the scope is supported). For --check and tests.
+ */
+export function probeLandlockScope(arch: string): 'supported' | 'unsupported' | 'no-helper' {
+  const helper = scopeHelper(arch)
+  if (helper === undefined) return 'no-helper'
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'claudebox-landlock-'))
+  try {
+    const file = path.join(dir, 'scope')
+    fs.writeFileSync(file, helper, { mode: 0o700 })
+    return spawnSync(file, [], { stdio: 'ignore', timeout: 5_000 }).status === 0 ? 'supported' : 'unsupported'
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
 }

@@ -1,11 +1,11 @@
 // Runs the built claudebox CLI with a temporary HOME and CLAUDEBOX_HOME, and makes test projects.
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { execa } from 'execa'
 import { onTestFinished } from 'vitest'
-import { scopeHelper } from '../../src/landlock.js'
+import { probeLandlockScope } from '../../src/facts.js'
 
 export const REPO = path.resolve(import.meta.dirname, '../..')
 export const BIN = path.join(REPO, 'bin/claudebox.js')
@@ -117,15 +117,5 @@ export function makeRepo(parent: string, name: string): string {
   return dir
 }
 
-/** Whether this kernel supports the Landlock scope claudebox sets (runs the helper's probe mode). */
-export function landlockScopeSupported(): boolean {
-  const helper = scopeHelper(process.arch)
-  if (helper === undefined) return false
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-landlock-'))
-  try {
-    fs.writeFileSync(path.join(dir, 'scope'), helper, { mode: 0o700 })
-    return spawnSync(path.join(dir, 'scope')).status === 0
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true })
-  }
-}
+/** Whether this kernel supports the Landlock scope claudebox sets (the helper's probe mode). */
+export const landlockScopeSupported = (): boolean => probeLandlockScope(process.arch) === 'supported'
