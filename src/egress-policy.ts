@@ -116,13 +116,16 @@ export function normalizeHost(host: string): string | undefined {
   if (bare === '' || /[\s/?#@\\]/.test(bare)) return undefined
   let hostname: string
   try {
-    hostname = new URL(`http://${net.isIPv6(bare) ? `[${bare}]` : bare}/`).hostname.replace(/^\[(.*)\]$/, '$1')
+    hostname = unbracket(new URL(`http://${net.isIPv6(bare) ? `[${bare}]` : bare}/`).hostname)
   } catch {
     return undefined
   }
   if (net.isIPv6(hostname)) return hostname
   return hostname === '' || hostname.startsWith('.') || hostname.endsWith('.') || hostname.includes('..') ? undefined : hostname
 }
+
+/** `[::1]` -> `::1`: URLs and CONNECT write IPv6 hosts in brackets. */
+export const unbracket = (host: string): string => host.replace(/^\[(.*)\]$/, '$1')
 
 function portMatches(rule: HostRule, port: number): boolean {
   return rule.ports === 'any' ? true : rule.ports === 'web' ? WEB_PORTS.includes(port) : rule.ports === port

@@ -10,7 +10,7 @@
 import dns from 'node:dns'
 import http from 'node:http'
 import net from 'node:net'
-import { addressAllowed, decideDestination, type EgressPolicy } from './egress-policy.js'
+import { addressAllowed, decideDestination, unbracket, type EgressPolicy } from './egress-policy.js'
 
 /** Resolves a host name to its addresses (injected by tests). */
 export type Resolver = (host: string) => Promise<string[]>
@@ -91,7 +91,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     const url = absoluteHttpUrl(req.url ?? '')
     if (url === undefined) return void reply(res, 400, "claudebox's proxy takes CONNECT or absolute http:// URLs")
     const port = url.port === '' ? 80 : Number(url.port)
-    void admit(url.hostname.replace(/^\[(.*)\]$/, '$1'), port).then(async admission => {
+    void admit(unbracket(url.hostname), port).then(async admission => {
       if (!admission.ok) return reply(res, admission.status, admission.message)
       const socket = await connectFirst(admission.addresses, port, timeout, track, req.socket)
       if (socket instanceof Error) return reply(res, 502, `claudebox: cannot connect to ${url.host}: ${socket.message}`)
@@ -137,7 +137,7 @@ export function parseAuthority(authority: string): { host: string; port: number 
   if (!match) return undefined
   const port = Number(match[2])
   if (port < 1 || port > 65535) return undefined
-  return { host: (match[1] as string).replace(/^\[(.*)\]$/, '$1'), port }
+  return { host: unbracket(match[1] as string), port }
 }
 
 function absoluteHttpUrl(text: string): URL | undefined {

@@ -1,7 +1,7 @@
 // facts -> the bwrap command of a launch. Pure: everything it knows arrives in HostFacts.
 import net from 'node:net'
 import path from 'node:path'
-import { addressAllowed, allowsLoopback, buildPolicy, decideDestination, describePolicy, type EgressPolicy, type NetworkMode } from './egress-policy.js'
+import { addressAllowed, allowsLoopback, buildPolicy, decideDestination, describePolicy, unbracket, type EgressPolicy, type NetworkMode } from './egress-policy.js'
 import { isPassedThrough } from './env-allowlist.js'
 import { ClaudeboxError, EXIT, launchError, usageError } from './errors.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, isWithin, PROJECT_ROOT_FILE, sharedPaths } from './instance.js'
@@ -397,7 +397,7 @@ function checkApiReachable(policy: EgressPolicy, env: ReadonlyMap<string, string
   } catch {
     return // Claude reports a malformed ANTHROPIC_BASE_URL itself
   }
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
+  const host = unbracket(url.hostname)
   const port = url.port === '' ? (url.protocol === 'http:' ? 80 : 443) : Number(url.port)
   const decision = decideDestination(policy, host, port)
   const literal = decision.host === 'localhost' ? '127.0.0.1' : net.isIP(decision.host) ? decision.host : undefined

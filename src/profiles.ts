@@ -79,26 +79,19 @@ export function widening(base: SandboxOptions, candidate: SandboxOptions): strin
   if (candidate.sshAgent && !base.sshAgent) found.push('forwards the ssh-agent')
   if (candidate.writableGitConfig && !base.writableGitConfig) found.push('makes .git/config writable')
   if (candidate.allowDangerousRoot && !base.allowDangerousRoot) found.push('allows a dangerous root')
-  for (const [list, label] of [
-    ['roBinds', 'adds --ro-bind'],
-    ['binds', 'adds --bind'],
-    ['env', 'adds --env'],
-  ] as const) {
-    const added = candidate[list].filter(item => !base[list].includes(item))
-    if (added.length > 0) found.push(`${label} ${added.join(', ')}`)
+  const added = (from: readonly string[], to: readonly string[], label: string): void => {
+    const items = to.filter(item => !from.includes(item))
+    if (items.length > 0) found.push(`${label} ${items.join(', ')}`)
   }
+  added(base.roBinds, candidate.roBinds, 'adds --ro-bind')
+  added(base.binds, candidate.binds, 'adds --bind')
+  added(base.env, candidate.env, 'adds --env')
   // The lists matter only when both are allow: an allowlist of any length is narrower than open,
   // and going from none to allow is already counted above.
   if (base.network === 'allow' && candidate.network === 'allow') {
-    for (const [list, label] of [
-      ['allowHosts', 'adds --allow-host'],
-      ['allowPresets', 'adds --allow-preset'],
-    ] as const) {
-      const added = candidate[list].filter(item => !base[list].includes(item))
-      if (added.length > 0) found.push(`${label} ${added.join(', ')}`)
-    }
-    const lifted = base.denyHosts.filter(item => !candidate.denyHosts.includes(item))
-    if (lifted.length > 0) found.push(`drops --deny-host ${lifted.join(', ')}`)
+    added(base.allowHosts, candidate.allowHosts, 'adds --allow-host')
+    added(base.allowPresets, candidate.allowPresets, 'adds --allow-preset')
+    added(candidate.denyHosts, base.denyHosts, 'drops --deny-host')
   }
   return found
 }
