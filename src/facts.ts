@@ -7,7 +7,9 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { scopeHelper } from './landlock.js'
-import { canonicalRoot, instanceDir, instanceId, PROJECT_ROOT_FILE, sharedPaths } from './instance.js'
+import { lstatKind, safeReaddir } from './fs-kinds.js'
+import { probeGitProtect } from './git-guard-probe.js'
+import { canonicalRoot, instanceDir, instanceId, isWithin, PROJECT_ROOT_FILE, sharedPaths } from './instance.js'
 import { SANDBOX_NOTE } from './tiers.js'
 import { ETC_ENTRIES, HOME_FILES_RO, RUN_LINKS, SYSTEM_PATHS } from './plan.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
@@ -15,6 +17,8 @@ import type { Settings } from './settings.js'
 import type { GitLayout } from './git-trust.js'
 import { USERNS_SYSCTLS, type UsernsFacts } from './userns.js'
 import type { ClaudeFacts, GitFacts, HostFacts, InstanceState, PathKind } from './types.js'
+
+export { lstatKind, safeReaddir }
 
 export function probe(
   settings: Settings,
@@ -46,8 +50,8 @@ export function probe(
     sharedKinds: {},
     arch: process.arch,
     paths: {},
-    gitProtect: git.facts ? gitProtectPaths(git.facts) : { existing: [], missingHooks: [] },
-    gitLayout: git.facts && cwd !== undefined ? probeGitLayout(cwd, env) : undefined,
+    gitProtect: probeGitProtect(git.facts, projectDirsOf(cwd, git.facts)),
+    gitLayout: cwd !== undefined && git.available ? probeGitLayout(cwd, env) : undefined,
     etcLinks: Object.fromEntries(
       ETC_ENTRIES.map(rel => `/etc/${rel}`)
         .filter(p => lstatKind(p) === 'symlink')
@@ -123,6 +127,12 @@ function isOwnDir(dir: string): boolean {
 export function homeDir(env: Readonly<Record<string, string | undefined>>): string {
   const fromEnv = env['HOME']
   return path.resolve(fromEnv !== undefined && fromEnv !== '' ? fromEnv : os.userInfo().homedir)
+}
+
+/** The directories a launch makes writable: the working tree, and a linked worktree's common dir. */
+function projectDirsOf(cwd: string | undefined, git: GitFacts | undefined): string[] {
+  if (git === undefined) return cwd === undefined ? [] : [cwd]
+  return isWithin(git.commonDir, git.topLevel) ? [git.topLevel] : [git.topLevel, git.commonDir]
 }
 
 function currentDir(): string | undefined {
@@ -317,15 +327,6 @@ function lstatWithTarget(p: string): { kind: PathKind; target?: string } {
   return { kind, target: fs.readlinkSync(p) }
 }
 
-/** What `p` itself is (a symlink is never followed); 'missing' when it cannot be looked at. */
-export function lstatKind(p: string): PathKind {
-  try {
-    const st = fs.lstatSync(p)
-    return st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'dir' : 'file'
-  } catch {
-    return 'missing'
-  }
-}
 
 function statKind(p: string): PathKind {
   try {
@@ -372,44 +373,6 @@ function realAndKind(p: string): { real: string | undefined; kind: PathKind | 's
   }
 }
 
-/**
- * The git files that make git run programs (config: core.hooksPath, core.fsmonitor, aliases,
- * filters; hooks/), in the common dir, this worktree's git dir and each submodule's git dir.
- */
-function gitProtectPaths(git: GitFacts): { existing: string[]; missingHooks: string[] } {
-  const existing = new Set<string>()
-  const missingHooks: string[] = []
-  const gitDirs = [git.commonDir, git.gitDir, ...submoduleGitDirs(path.join(git.commonDir, 'modules'), 0)]
-  for (const dir of new Set(gitDirs)) {
-    for (const name of ['config', 'config.worktree', 'hooks']) {
-      const p = path.join(dir, name)
-      const kind = lstatKind(p)
-      if (kind === 'file' || kind === 'dir') existing.add(p)
-      else if (name === 'hooks' && kind === 'missing' && dir === git.commonDir) missingHooks.push(p)
-    }
-  }
-  return { existing: [...existing], missingHooks }
-}
-
-/** Git dirs of submodules under <git>/modules (nested submodules have modules/ of their own). */
-function submoduleGitDirs(modules: string, depth: number): string[] {
-  if (depth > 4) return []
-  let entries: fs.Dirent[]
-  try {
-    entries = fs.readdirSync(modules, { withFileTypes: true })
-  } catch {
-    return []
-  }
-  const found: string[] = []
-  for (const entry of entries) {
-    if (!entry.isDirectory()) continue
-    const dir = path.join(modules, entry.name)
-    if (fs.existsSync(path.join(dir, 'HEAD'))) found.push(dir, ...submoduleGitDirs(path.join(dir, 'modules'), depth + 1))
-    else found.push(...submoduleGitDirs(dir, depth + 1)) // submodule names may contain slashes
-  }
-  return found
-}
-
 /** Identity (inode, size, mtime) of each watched path that exists; directories are walked one level. */
 export function snapshot(paths: readonly string[]): Record<string, string> {
   const result: Record<string, string> = {}
@@ -434,14 +397,6 @@ export function snapshot(paths: readonly string[]): Record<string, string> {
   return result
 }
 
-/** A directory's names; none when it cannot be read. */
-export function safeReaddir(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir)
-  } catch {
-    return []
-  }
-}
 
 /** Reads config.json; undefined when there is none. */
 export function readConfigText(file: string): string | undefined {

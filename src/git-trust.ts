@@ -28,10 +28,22 @@ export type GitLayout =
 
 export type Trust = { ok: true } | { ok: false; reason: string }
 
-export function trustGit(git: GitFacts, layout: GitLayout): Trust {
+export function trustGit(git: GitFacts | undefined, layout: GitLayout): Trust {
   if (layout.kind === 'env') return { ok: true }
+  // A .git that git does not accept (junk in HEAD, a broken gitdir: line) is not "no repository":
+  // git on the host would look further up, and a later session could restore it with a planted
+  // config. Refuse until the user has looked at it.
+  const dotGit = layout.kind === 'none' ? '' : path.join(layout.worktree, '.git')
+  const usedByGit = layout.kind === 'dir' ? dotGit : layout.kind === 'file' ? layout.target : undefined
+  const unparsed = layout.kind !== 'none' && (git === undefined || (git.gitDir !== usedByGit && git.topLevel !== layout.worktree && isWithin(layout.worktree, git.topLevel)))
+  if (unparsed) {
+    return {
+      ok: false,
+      reason: `refusing to start: ${dotGit} exists but git does not accept it as a repository (damaged HEAD or gitdir line?); check it on the host (git -C ${layout.worktree} status), repair or move it away, then rerun claudebox`,
+    }
+  }
+  if (git === undefined) return { ok: true }
   if (layout.kind === 'none') return { ok: false, reason: `git reports ${git.gitDir}, but no .git entry was found above the current directory` }
-  const dotGit = path.join(layout.worktree, '.git')
   if (git.topLevel !== layout.worktree) {
     return refuse(`${dotGit} makes git use ${git.topLevel} as the working tree (core.worktree)`, 'remove core.worktree from its config')
   }

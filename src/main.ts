@@ -7,6 +7,7 @@ import { homeDir, probeUserns, readInstanceState, snapshot } from './facts.js'
 import { setupLaunch } from './launch-setup.js'
 import { diagnoseUserns } from './userns.js'
 import { describeChanges, diffSnapshots } from './persistence.js'
+import { startGitWatch } from './git-watch.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 import { debug, warn } from './log.js'
 import { planLaunch } from './plan.js'
@@ -102,12 +103,14 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
   const egress = plan.egress && (await (await import('./egress-session.js')).startEgress(plan.egress.socket, plan.egress.policy, plan.summary.instanceDir))
   const unregister = registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
   const before = snapshot(plan.watch)
+  const gitWatch = startGitWatch(plan.gitWatch)
   const { runForeground } = await import('./run.js')
   let result: Awaited<ReturnType<typeof runForeground>>
   try {
     result = await runForeground(plan)
   } finally {
     unregister()
+    for (const warning of gitWatch.finish()) warn(warning)
     const blocked = await egress?.finish()
     if (blocked !== undefined) warn(blocked)
   }

@@ -6,6 +6,7 @@ import { isPassedThrough } from './env-allowlist.js'
 import { ClaudeboxError, EXIT, launchError, usageError } from './errors.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, isWithin, PROJECT_ROOT_FILE, sharedPaths } from './instance.js'
 import { trustGit } from './git-trust.js'
+import { planGitGuard } from './git-guard.js'
 import { watchedPaths } from './persistence.js'
 import { OWN_DIR, SESSIONS_DIR } from './registry.js'
 import { bindRefusal, dangerousRootReason } from './policy.js'
@@ -85,7 +86,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   const shell = options.shell ? shellProgram(facts) : undefined
   if (claude === undefined && shell === undefined) throw claudeError(facts)
 
-  if (git && facts.gitLayout) {
+  if (facts.gitLayout) {
     const trust = trustGit(git, facts.gitLayout)
     if (!trust.ok) throw launchError(trust.reason)
   }
@@ -187,15 +188,13 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     path: p,
     mode: 0o700,
   }))
-  if (options.writableGitConfig) {
-    warnings.push('--writable-git-config: the agent can change .git/config and .git/hooks, which run outside the sandbox')
-  } else {
-    // Hooks and config (core.hooksPath, core.fsmonitor, aliases, filters) run on the host at the
-    // next git command outside: the agent may read them, not change them.
-    for (const p of facts.gitProtect.missingHooks) mkdirs.push({ path: p, mode: 0o755 })
-    for (const p of [...facts.gitProtect.existing, ...facts.gitProtect.missingHooks]) roBind(p)
-    if (facts.gitProtect.existing.length > 0) protections.push('.git/config and .git/hooks read-only')
-  }
+  // Git config, hooks and the git dirs themselves, and working-tree files the host runs: git-guard.ts.
+  const guard = planGitGuard(facts.gitProtect, options.writableGitConfig)
+  if (options.writableGitConfig) warnings.push('--writable-git-config: the agent can change .git/config and .git/hooks, which run outside the sandbox')
+  groups.push(...guard.groups)
+  readOnly.push(...guard.readOnly)
+  mkdirs.push(...guard.mkdirs)
+  protections.push(...guard.protections)
 
   // ========== EXTRA BINDS (opt-in) ==========
   for (const [list, kind] of [[options.roBinds, 'ro'], [options.binds, 'rw']] as const) {
@@ -314,7 +313,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   add('--', ...command)
 
   const watch = watchedPaths(git ? [git.topLevel] : [cwd])
-  if (options.writableGitConfig) watch.push(...facts.gitProtect.existing)
+  if (options.writableGitConfig) watch.push(...facts.gitProtect.readOnly)
 
   return {
     file: facts.bwrap,
@@ -325,6 +324,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     files: [
       ...tiers.files,
       ...files,
+      ...guard.files,
       { path: path.join(instance, PROJECT_ROOT_FILE), content: `${root}\n`, mode: 0o600 },
       { path: shared.claudeJson, content: '{}\n', mode: 0o600 },
       ...stateFiles,
@@ -332,6 +332,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     fds,
     warnings,
     watch,
+    gitWatch: { forbidden: guard.forbidden, gitDirs: guard.gitDirs, workTree: git?.topLevel ?? cwd },
     ...(policy === undefined || request.egressSocket === undefined ? {} : { egress: { socket: request.egressSocket, policy } }),
     summary: {
       projectRoot: root,

@@ -69,9 +69,30 @@ export interface HostFacts {
   /** Symlinks under /run that the system's PATH goes through (NixOS /run/current-system). */
   runLinks: Readonly<Record<string, string>>
   /** Git files that run code outside the sandbox (config, hooks), found in the trusted git dirs. */
-  gitProtect: { existing: readonly string[]; missingHooks: readonly string[] }
+  gitProtect: GitProtectFacts
   /** --network=allow: the node that runs the bridge inside (and its installation), and the bridge script. */
   egress?: { node: string; nodeRoot: string; bridge: string }
+}
+
+/**
+ * What the host's git would read from the writable project (git-guard-probe.ts): git dirs to pin
+ * as mount points, files to show read-only, and what must not appear.
+ */
+export interface GitProtectFacts {
+  /** Git dirs and the directories leading to them, parents first: bound onto themselves so they cannot be renamed or replaced. */
+  pinned: readonly string[]
+  /** Existing files and directories that make git run programs or look elsewhere (config, hooks, commondir, .git files). */
+  readOnly: readonly string[]
+  /** Missing hooks directories: created, then read-only. */
+  missingHooks: readonly string[]
+  /** Missing config.worktree files that git would read (extensions.worktreeConfig): created empty, then read-only. */
+  emptyConfigs: readonly string[]
+  /** Names git would read that do not exist and cannot be pinned (commondir): watched during the session. */
+  forbidden: readonly string[]
+  /** Forbidden names that are present already (a planted commondir): the launch refuses. */
+  present: readonly string[]
+  /** Working-tree files that run on the host (HOST_RUN_FILES marked read-only, the hooksPath target), with their kinds. */
+  workTree: readonly { path: string; kind: PathKind }[]
 }
 
 export type InstanceState =
@@ -116,10 +137,21 @@ export interface LaunchPlan {
   warnings: readonly string[]
   /** Paths that run code outside the sandbox: snapshot before and after the session. */
   watch: readonly string[]
+  /** What the launcher watches in git during the session and checks after it (git-watch.ts). */
+  gitWatch: GitWatchSpec
   /** What the audit prints: the project, the instance and what is writable. */
   summary: LaunchSummary
   /** --network=allow: the proxy's socket on the host and the policy it enforces. */
   egress?: { socket: string; policy: EgressPolicy }
+}
+
+export interface GitWatchSpec {
+  /** Names that must not appear (a commondir in a git dir): moved aside at once if they do. */
+  forbidden: readonly string[]
+  /** Git dirs whose HEAD must stay valid and whose modules/ and worktrees/ must not grow unnoticed. */
+  gitDirs: readonly string[]
+  /** The working tree searched for new or changed nested `.git` entries after the session. */
+  workTree: string
 }
 
 export interface LaunchSummary {

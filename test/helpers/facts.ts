@@ -1,5 +1,5 @@
 // In-memory host facts for unit tests of the pure planners.
-import type { HostFacts } from '../../src/types.js'
+import type { GitProtectFacts, HostFacts } from '../../src/types.js'
 
 export function debianFacts(overrides: Partial<HostFacts> = {}): HostFacts {
   return {
@@ -49,7 +49,7 @@ export function debianFacts(overrides: Partial<HostFacts> = {}): HostFacts {
     sharedKinds: {},
     arch: 'x64',
     paths: {},
-    gitProtect: { existing: ['/home/ada/src/shop/.git/config', '/home/ada/src/shop/.git/hooks'], missingHooks: [] },
+    gitProtect: gitProtect({ pinned: ['/home/ada/src/shop/.git'], readOnly: ['/home/ada/src/shop/.git/config', '/home/ada/src/shop/.git/hooks'], forbidden: ['/home/ada/src/shop/.git/commondir'] }),
     gitLayout: { kind: 'dir', worktree: '/home/ada/src/shop' },
     etcLinks: {},
     etcSecrets: ['/etc/shadow'],
@@ -66,4 +66,9 @@ export function optionArgs(argv: readonly string[], option: string, arity: numbe
     if (word === option && (end === -1 || i < end)) found.push(argv.slice(i + 1, i + 1 + arity))
   })
   return found
+}
+
+/** Git protection facts with every list empty unless given. */
+export function gitProtect(overrides: Partial<GitProtectFacts> = {}): GitProtectFacts {
+  return { pinned: [], readOnly: [], missingHooks: [], emptyConfigs: [], forbidden: [], present: [], workTree: [], ...overrides }
 }

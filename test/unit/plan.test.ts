@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest'
 import { instanceId } from '../../src/instance.js'
 import { planLaunch, SCOPE_HELPER } from '../../src/plan.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/sandbox-options.js'
-import { debianFacts, optionArgs } from '../helpers/facts.js'
+import { debianFacts, gitProtect, optionArgs } from '../helpers/facts.js'
 
 const request = { claudeArgs: ['-c', 'two words'] }
 const shopId = instanceId('/home/ada/src/shop/.git')
@@ -36,7 +36,7 @@ describe('planLaunch', () => {
   })
 
   test('outside git the current directory is the project and the root', () => {
-    const plan = planLaunch(debianFacts({ cwd: '/home/ada/notes', git: undefined }), request)
+    const plan = planLaunch(debianFacts({ cwd: '/home/ada/notes', git: undefined, gitLayout: { kind: 'none' } }), request)
     expect(plan.summary.projectRoot).toBe('/home/ada/notes')
     expect(optionArgs(plan.argv, '--bind', 2)).toContainEqual(['/home/ada/notes', '/home/ada/notes'])
   })
@@ -148,7 +148,7 @@ describe('planLaunch', () => {
 
   test('shared sign-in: one credential directory and one account file for every instance', () => {
     const a = planLaunch(debianFacts(), request)
-    const b = planLaunch(debianFacts({ cwd: '/home/ada/other', git: undefined }), request)
+    const b = planLaunch(debianFacts({ cwd: '/home/ada/other', git: undefined, gitLayout: { kind: 'none' } }), request)
     const store = '/home/ada/.claudebox/shared/credentials'
     for (const plan of [a, b]) {
       expect(optionArgs(plan.argv, '--setenv', 2)).toContainEqual(['CLAUDE_SECURESTORAGE_CONFIG_DIR', store])
@@ -194,7 +194,7 @@ describe('planLaunch', () => {
   })
 
   test('no git on the machine: warns and uses the current directory', () => {
-    const plan = planLaunch(debianFacts({ git: undefined, gitAvailable: false }), request)
+    const plan = planLaunch(debianFacts({ git: undefined, gitAvailable: false, gitLayout: undefined }), request)
     expect(plan.warnings).toEqual(['git was not found; using the current directory as the project'])
     expect(plan.summary.projectRoot).toBe('/home/ada/src/shop/web')
   })
@@ -291,7 +291,7 @@ describe('planLaunch', () => {
   })
 
   test('git config and hooks are read-only by default; a missing hooks dir is created to be protected', () => {
-    const plan = planLaunch(debianFacts({ gitProtect: { existing: ['/home/ada/src/shop/.git/config'], missingHooks: ['/home/ada/src/shop/.git/hooks'] } }), request)
+    const plan = planLaunch(debianFacts({ gitProtect: gitProtect({ pinned: ['/home/ada/src/shop/.git'], readOnly: ['/home/ada/src/shop/.git/config'], missingHooks: ['/home/ada/src/shop/.git/hooks'] }) }), request)
     const ro = optionArgs(plan.argv, '--ro-bind', 2).map(([s]) => s)
     expect(ro).toEqual(expect.arrayContaining(['/home/ada/src/shop/.git/config', '/home/ada/src/shop/.git/hooks']))
     expect(plan.mkdirs.map(m => m.path)).toContain('/home/ada/src/shop/.git/hooks')

@@ -1,0 +1,140 @@
+// During and after a session: what the agent did to git that mounts cannot prevent. A commondir
+// planted in a git dir is moved aside the moment it appears (the user's shell prompt may run git
+// on the host meanwhile); after the session, a HEAD git no longer accepts, new submodule or
+// worktree git dirs, and new or changed nested `.git` entries in the working tree are reported.
+import fs from 'node:fs'
+import path from 'node:path'
+import { safeReaddir } from './fs-kinds.js'
+import type { GitWatchSpec } from './types.js'
+
+/** How many directory entries the after-session search for nested `.git` looks at, at most. */
+const SCAN_LIMIT = 300_000
+/** Files in a nested git dir that make git run programs or look elsewhere. */
+const NESTED_REDIRECTING = ['config', 'config.worktree', 'commondir', 'hooks']
+
+export interface GitWatch {
+  /** Stops watching and returns the warnings for the user (empty when nothing happened). */
+  finish(): string[]
+}
+
+export function startGitWatch(spec: GitWatchSpec): GitWatch {
+  const startedMs = Date.now()
+  const moved: string[] = []
+  const quarantine = (p: string): void => {
+    try {
+      fs.lstatSync(p)
+    } catch {
+      return
+    }
+    const aside = `${p}.claudebox-quarantine-${Date.now()}`
+    try {
+      fs.renameSync(p, aside)
+      moved.push(`${p} -> ${aside}`)
+    } catch {
+      moved.push(`${p} (could not be moved aside: remove it before running git here)`)
+    }
+  }
+  const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), new Set(safeReaddir(path.join(dir, sub)))] as const)))
+  const watchers = watchForbidden(spec.forbidden, quarantine)
+  return {
+    finish(): string[] {
+      for (const w of watchers) w.close()
+      for (const p of spec.forbidden) quarantine(p)
+      const warnings: string[] = []
+      if (moved.length > 0) warnings.push(`the session planted a file that would make the host's git use another repository's config; moved aside: ${moved.join(', ')}`)
+      warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedGit(spec.workTree, startedMs))
+      return warnings.map(w => `WARNING: ${w}`)
+    },
+  }
+}
+
+function watchForbidden(forbidden: readonly string[], quarantine: (p: string) => void): fs.FSWatcher[] {
+  const byDir = new Map<string, Set<string>>()
+  for (const p of forbidden) byDir.set(path.dirname(p), (byDir.get(path.dirname(p)) ?? new Set()).add(path.basename(p)))
+  const watchers: fs.FSWatcher[] = []
+  for (const [dir, names] of byDir) {
+    try {
+      const watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
+        if (name !== null && names.has(name)) quarantine(path.join(dir, name))
+      })
+      watcher.on('error', () => watcher.close())
+      watchers.push(watcher)
+    } catch {
+      // The dir vanished or cannot be watched: the check after the session still runs.
+    }
+  }
+  return watchers
+}
+
+/** A HEAD git does not accept makes git skip this repository and use one further up. */
+function brokenHeads(gitDirs: readonly string[]): string[] {
+  const out: string[] = []
+  for (const dir of gitDirs) {
+    let head: string
+    try {
+      head = fs.readFileSync(path.join(dir, 'HEAD'), 'utf8')
+    } catch {
+      out.push(`${dir}/HEAD is gone: git no longer sees this repository; restore it before running git here`)
+      continue
+    }
+    if (!/^(ref: refs\/\S+|[0-9a-f]{40}|[0-9a-f]{64})\n?$/.test(head)) {
+      out.push(`${dir}/HEAD was made invalid: git no longer sees this repository; inspect it and restore it (e.g. echo 'ref: refs/heads/main' > ${dir}/HEAD)`)
+    }
+  }
+  return out
+}
+
+function newGitDirs(listings: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+  const out: string[] = []
+  for (const [dir, before] of listings) {
+    const added = safeReaddir(dir).filter(name => !before.has(name))
+    if (added.length > 0) out.push(`new git dirs appeared in ${dir}: ${added.join(', ')}; their config and hooks run when git uses them: inspect them`)
+  }
+  return out
+}
+
+/**
+ * A `.git` file or directory created in a subdirectory, or a nested repository whose config or
+ * hooks changed, runs its own config for git started there (a shell prompt does) and, registered as
+ * a gitlink, for `git status` at the top. The tree is searched without following symlinks.
+ */
+function nestedGit(workTree: string, sinceMs: number): string[] {
+  const found: string[] = []
+  const stack = [workTree]
+  let seen = 0
+  while (stack.length > 0 && seen < SCAN_LIMIT) {
+    const dir = stack.pop() as string
+    let entries: fs.Dirent[]
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true })
+    } catch {
+      continue
+    }
+    seen += entries.length
+    for (const entry of entries) {
+      const p = path.join(dir, entry.name)
+      if (entry.name === '.git') {
+        if (dir !== workTree && changedSince(p, sinceMs, entry.isDirectory())) found.push(p)
+      } else if (entry.isDirectory()) {
+        stack.push(p)
+      }
+    }
+  }
+  const out: string[] = []
+  if (found.length > 0) {
+    out.push(`the session created or changed nested git repositories, whose config and hooks run when git is used there (or at the top, for a submodule): ${found.join(', ')}; inspect them (cat <dir>/config, ls <dir>/hooks) before running git in or above them`)
+  }
+  if (stack.length > 0) out.push(`the search for nested .git stopped after ${SCAN_LIMIT} entries in ${workTree}; run: find ${workTree} -name .git -newer ${workTree}/.git/HEAD`)
+  return out
+}
+
+function changedSince(dotGit: string, sinceMs: number, isDir: boolean): boolean {
+  const candidates = isDir ? [dotGit, ...NESTED_REDIRECTING.map(name => path.join(dotGit, name)), ...safeReaddir(path.join(dotGit, 'hooks')).map(h => path.join(dotGit, 'hooks', h))] : [dotGit]
+  return candidates.some(p => {
+    try {
+      return fs.lstatSync(p).ctimeMs >= sinceMs - 1
+    } catch {
+      return false
+    }
+  })
+}

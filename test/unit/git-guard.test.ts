@@ -1,0 +1,65 @@
+// The git guard's plan: pins before read-only binds, neutral files for what does not exist yet,
+// refusal of a planted commondir, nothing but host-run files under --writable-git-config.
+import { describe, expect, test } from 'vitest'
+import { planGitGuard } from '../../src/git-guard.js'
+import { trustGit } from '../../src/git-trust.js'
+import { gitProtect } from '../helpers/facts.js'
+
+const G = '/p/.git'
+
+describe('planGitGuard', () => {
+  test('git dirs are pinned (parents first) before anything below them is made read-only', () => {
+    const plan = planGitGuard(
+      gitProtect({
+        pinned: [G, `${G}/worktrees`, `${G}/worktrees/b`],
+        readOnly: [`${G}/config`, `${G}/worktrees/b/commondir`],
+        missingHooks: [`${G}/hooks`],
+        emptyConfigs: [`${G}/config.worktree`],
+        forbidden: [`${G}/commondir`],
+      }),
+      false,
+    )
+    expect(plan.groups).toEqual([
+      ['--bind', G, G],
+      ['--bind', `${G}/worktrees`, `${G}/worktrees`],
+      ['--bind', `${G}/worktrees/b`, `${G}/worktrees/b`],
+      ['--ro-bind', `${G}/config`, `${G}/config`],
+      ['--ro-bind', `${G}/worktrees/b/commondir`, `${G}/worktrees/b/commondir`],
+      ['--ro-bind', `${G}/hooks`, `${G}/hooks`],
+      ['--ro-bind', `${G}/config.worktree`, `${G}/config.worktree`],
+    ])
+    expect(plan.mkdirs).toEqual([{ path: `${G}/hooks`, mode: 0o755 }])
+    expect(plan.files).toEqual([{ path: `${G}/config.worktree`, content: '', mode: 0o644 }])
+    expect(plan.forbidden).toEqual([`${G}/commondir`])
+    expect(plan.gitDirs).toEqual([G, `${G}/worktrees/b`])
+  })
+
+  test('a commondir already planted in a git dir refuses the launch, naming it', () => {
+    expect(() => planGitGuard(gitProtect({ present: [`${G}/modules/lib/commondir`] }), false)).toThrow(/modules\/lib\/commondir would make git use another repository/)
+  })
+
+  test('working-tree files the host runs are read-only while they exist; missing ones are not bound', () => {
+    const plan = planGitGuard(gitProtect({ workTree: [{ path: '/p/.envrc', kind: 'file' }, { path: '/p/.vscode', kind: 'dir' }, { path: '/p/.npmrc', kind: 'missing' }, { path: '/p/.mcp.json', kind: 'symlink' }] }), false)
+    expect(plan.readOnly).toEqual(['/p/.envrc', '/p/.vscode'])
+  })
+
+  test('--writable-git-config leaves git alone but keeps host-run files read-only', () => {
+    const plan = planGitGuard(gitProtect({ pinned: [G], readOnly: [`${G}/config`], workTree: [{ path: '/p/.envrc', kind: 'file' }] }), true)
+    expect(plan.groups).toEqual([['--ro-bind', '/p/.envrc', '/p/.envrc']])
+    expect(plan.forbidden).toEqual([])
+  })
+})
+
+describe('a .git that git does not accept', () => {
+  test('is refused, not taken for "no repository"', () => {
+    const trust = trustGit(undefined, { kind: 'dir', worktree: '/p' })
+    expect(trust).toEqual({ ok: false, reason: expect.stringMatching(/\/p\/\.git exists but git does not accept it/) })
+  })
+  test('is refused when git found a repository further up instead', () => {
+    const trust = trustGit({ topLevel: '/home/u', gitDir: '/home/u/.git', commonDir: '/home/u/.git' }, { kind: 'dir', worktree: '/home/u/p' })
+    expect(trust.ok).toBe(false)
+  })
+  test('no .git anywhere is still fine', () => {
+    expect(trustGit(undefined, { kind: 'none' })).toEqual({ ok: true })
+  })
+})
