@@ -1,0 +1,203 @@
+// The escape suite, git: each attack plants, from inside a real sandbox, a way to make the host's git
+// run a program (core.fsmonitor of a config git should never read); then the host's git runs
+// status, diff, add -A and commit -a in the project, and the payload must not have run. What mounts
+// cannot prevent (a nested repository, a gitlink) must be reported on stderr after the session.
+import { execFileSync, spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { claudebox, git, HAVE_BWRAP, makeRepo, makeWorld, type World } from '../helpers/cli.js'
+
+interface Scene {
+  world: World
+  project: string
+  marker: string
+}
+
+/** A world with a project; the agent's payload would create `marker` (outside the sandbox). */
+function scene(): Scene {
+  const world = makeWorld()
+  fs.mkdirSync(world.claudeboxHome, { recursive: true })
+  fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), '{}\n')
+  const project = makeRepo(world.home, 'src/project')
+  return { world, project, marker: path.join(world.root, 'PWNED') }
+}
+
+/** Shell lines (run inside) that write the payload script and a git config that runs it. */
+const payload = (s: Scene, configFile: string): string =>
+  [`printf '#!/bin/sh\\ntouch ${s.marker}\\n' > .payload`, 'chmod +x .payload', `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = %s/.payload\\n' "$PWD" > ${configFile}`].join('; ')
+
+async function inside(s: Scene, script: string, cwd = s.project): Promise<{ out: string; err: string; code: number | undefined }> {
+  const r = await claudebox(s.world, ['--', '-c', script], { cwd, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+  return { out: r.stdout.trim(), err: r.stderr, code: r.exitCode }
+}
+
+/** What the user does next on the host: every command that reads the index runs fsmonitor. */
+function hostGit(cwd: string, world: World): void {
+  const env = { ...process.env, HOME: world.home, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' }
+  for (const args of [['status'], ['diff'], ['add', '-A'], ['commit', '-qam', 'after'], ['status']]) {
+    spawnSync('git', args, { cwd, env, stdio: 'ignore', timeout: 20_000 })
+  }
+}
+
+/** The payload really runs when git reads that config: the attack is live, not a typo in the test. */
+function payloadWorks(s: Scene): void {
+  const probe = path.join(s.world.root, 'probe-repo')
+  execFileSync('git', ['init', '-q', probe])
+  fs.writeFileSync(path.join(probe, '.payload'), `#!/bin/sh\ntouch ${s.marker}.probe\n`, { mode: 0o755 })
+  execFileSync('git', ['-C', probe, 'config', 'core.fsmonitor', path.join(probe, '.payload')])
+  hostGit(probe, s.world)
+  expect(fs.existsSync(`${s.marker}.probe`)).toBe(true)
+}
+
+describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agent planted', () => {
+  test('the fsmonitor payload runs when git reads such a config (control)', () => {
+    payloadWorks(scene())
+  })
+
+  test('.git/commondir pointing at a git dir the agent built: moved aside at once, reported', async () => {
+    const s = scene()
+    const r = await inside(s, `mkdir evil && cp -r .git/objects .git/refs .git/HEAD evil/ && ${payload(s, 'evil/config')} && echo "$PWD/evil" > .git/commondir; sleep 0.5; test -e .git/commondir && echo STILL-THERE || echo MOVED`)
+    expect(r.out).toBe('MOVED')
+    expect(r.err).toMatch(/WARNING: the session planted a file .*\.git\/commondir -> .*commondir\.claudebox-quarantine-/)
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('.git renamed away and rebuilt: the rename fails', async () => {
+    const s = scene()
+    const r = await inside(s, `mv .git .git-old && mkdir .git && cp -r .git-old/objects .git-old/refs .git-old/HEAD .git/ && ${payload(s, '.git/config')} && echo ESCAPED || echo BLOCKED`)
+    expect(r.out).toMatch(/BLOCKED$/)
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('junk in .git/HEAD: reported, and the next launch refuses instead of seeing "no repository"', async () => {
+    const s = scene()
+    const first = await inside(s, 'echo junk > .git/HEAD')
+    expect(first.err).toMatch(/WARNING: .*\.git\/HEAD was made invalid/)
+    const second = await inside(s, `${payload(s, '.git/config')}; echo 'ref: refs/heads/main' > .git/HEAD; echo RAN`)
+    expect(second.code).toBe(125)
+    expect(second.out).toBe('')
+    expect(second.err).toMatch(/\.git exists but git does not accept it as a repository/)
+    fs.writeFileSync(path.join(s.project, '.git/HEAD'), 'ref: refs/heads/main\n')
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('extensions.worktreeConfig: a missing config.worktree, here and in another worktree, cannot be created', async () => {
+    const s = scene()
+    git(s.project, 'config', 'core.repositoryformatversion', '1')
+    git(s.project, 'config', 'extensions.worktreeConfig', 'true')
+    const other = path.join(s.world.home, 'src/other-wt')
+    git(s.project, 'worktree', 'add', '-q', other)
+    const wtName = path.basename(other)
+    const r = await inside(s, `${payload(s, '.cfg')}; for f in .git/config.worktree .git/worktrees/${wtName}/config.worktree; do cat .cfg >> $f 2>/dev/null && echo ESCAPED || echo BLOCKED; done`)
+    expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED'])
+    // The empty file claudebox put there means what a missing one means to git.
+    expect(fs.readFileSync(path.join(s.project, '.git/config.worktree'), 'utf8')).toBe('')
+    hostGit(s.project, s.world)
+    hostGit(other, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test("another worktree's commondir, gitdir and admin dir cannot be changed or swapped", async () => {
+    const s = scene()
+    const other = path.join(s.world.home, 'src/other-wt')
+    git(s.project, 'worktree', 'add', '-q', other)
+    const admin = `.git/worktrees/${path.basename(other)}`
+    const r = await inside(
+      s,
+      [
+        `mkdir evil && cp -r .git/objects .git/refs .git/HEAD evil/ && ${payload(s, 'evil/config')}`,
+        `echo "$PWD/evil" > ${admin}/commondir 2>/dev/null && echo ESCAPED || echo BLOCKED`,
+        `mv ${admin} .git/worktrees/moved 2>/dev/null && echo ESCAPED || echo BLOCKED`,
+        'mv .git/worktrees .git/wt-moved 2>/dev/null && echo ESCAPED || echo BLOCKED',
+      ].join('; '),
+    )
+    expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED', 'BLOCKED'])
+    hostGit(other, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test("a linked worktree's .git file cannot be pointed elsewhere", async () => {
+    const s = scene()
+    const other = path.join(s.world.home, 'src/other-wt')
+    git(s.project, 'worktree', 'add', '-q', other)
+    const r = await inside(s, `mkdir evil && cp -r ${s.project}/.git/objects ${s.project}/.git/refs ${s.project}/.git/HEAD evil/ && ${payload(s, 'evil/config')} && echo "gitdir: $PWD/evil" > .git && echo ESCAPED || echo BLOCKED`, other)
+    expect(r.out).toMatch(/BLOCKED$/)
+    hostGit(other, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test("a submodule: its .git file, its config, a commondir in its git dir", async () => {
+    const s = scene()
+    const lib = makeRepo(s.world.home, 'src/lib')
+    git(s.project, '-c', 'protocol.file.allow=always', 'submodule', '--quiet', 'add', lib, 'lib')
+    git(s.project, 'commit', '-qm', 'lib')
+    const r = await inside(
+      s,
+      [
+        `mkdir evil && cp -r .git/modules/lib/objects .git/modules/lib/refs .git/modules/lib/HEAD evil/ && ${payload(s, 'evil/config')}`,
+        `echo "gitdir: $PWD/evil" > lib/.git 2>/dev/null && echo ESCAPED || echo BLOCKED`,
+        'cat evil/config >> .git/modules/lib/config 2>/dev/null && echo ESCAPED || echo BLOCKED',
+        'echo "$PWD/evil" > .git/modules/lib/commondir; sleep 0.5; test -e .git/modules/lib/commondir && echo ESCAPED || echo BLOCKED',
+      ].join('; '),
+    )
+    expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED', 'BLOCKED'])
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('a nested repository registered as a gitlink, and a new .git/modules dir: reported loudly after the session', async () => {
+    const s = scene()
+    const r = await inside(
+      s,
+      [
+        `git init -q nested && (cd nested && git commit -q --allow-empty -m n && ${payload(s, '.git/config')}) && git add nested && git ls-files -s nested | grep -q ^160000`,
+        'mkdir -p deep/dir && git init -q deep/dir',
+        'mkdir -p .git/modules/planted && cp -r .git/objects .git/refs .git/HEAD .git/modules/planted/',
+      ].join('; '),
+    )
+    expect(r.code).toBe(0) // the gitlink was staged
+    expect(r.err).toMatch(/WARNING: the session created or changed nested git repositories.*nested\/\.git/)
+    expect(r.err).toMatch(/deep\/dir\/\.git/)
+    expect(r.err).toMatch(/WARNING: new git dirs appeared in .*\.git\/modules: planted/)
+  })
+
+  test('a nested repository that existed before: a config changed during the session is reported', async () => {
+    const s = scene()
+    execFileSync('git', ['init', '-q', path.join(s.project, 'vendored')])
+    const quiet = await inside(s, 'true')
+    expect(quiet.err).not.toMatch(/nested git/)
+    const r = await inside(s, `cd vendored && ${payload(s, '.git/config')}`)
+    expect(r.err).toMatch(/nested git repositories.*vendored\/\.git/)
+  })
+
+  test('files the host runs are read-only while they exist; creating one is reported', async () => {
+    const s = scene()
+    for (const f of ['.envrc', '.npmrc', '.husky/pre-commit', '.vscode/settings.json', '.mcp.json', '.claude/settings.json']) {
+      fs.mkdirSync(path.dirname(path.join(s.project, f)), { recursive: true })
+      fs.writeFileSync(path.join(s.project, f), 'original\n')
+    }
+    const r = await inside(
+      s,
+      ['.envrc', '.npmrc', '.husky/pre-commit', '.vscode/settings.json', '.vscode/tasks.json', '.mcp.json', '.claude/settings.json']
+        .map(f => `echo evil >> ${f} 2>/dev/null && echo ESCAPED || echo BLOCKED`)
+        .concat(['echo "yarnPath: x.js" > .yarnrc.yml']).join('; '),
+    )
+    expect(r.out.split('\n')).toEqual(Array(7).fill('BLOCKED'))
+    expect(fs.readFileSync(path.join(s.project, '.envrc'), 'utf8')).toBe('original\n')
+    expect(r.err).toMatch(/changed files that run code outside the sandbox: .*\.yarnrc\.yml \(created\)/)
+  })
+
+  test("core.hooksPath inside the project: its target is read-only", async () => {
+    const s = scene()
+    fs.mkdirSync(path.join(s.project, 'tools/hooks'), { recursive: true })
+    git(s.project, 'config', 'core.hooksPath', 'tools/hooks')
+    const r = await inside(s, `printf '#!/bin/sh\\ntouch ${s.marker}\\n' > tools/hooks/pre-commit 2>/dev/null && echo ESCAPED || echo BLOCKED`)
+    expect(r.out).toMatch(/BLOCKED$/)
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+})
