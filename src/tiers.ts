@@ -22,7 +22,11 @@ This Claude Code session runs in a bubblewrap sandbox (claudebox). What that mea
   else of the user's home is there: other projects, ~/.ssh, cloud credentials, shell history and
   dotfiles do not exist inside, so do not look for them or ask to use them.
 - The system (/usr, /etc) is read-only; /tmp is private and empty at each start.
-- .git/config and .git/hooks are read-only: do not try to change git hooks or git configuration.
+- Git configuration and hooks (.git/config, hooks/, commondir, .git files) and files the user's
+  machine runs by itself (.envrc, .vscode/, .idea/, .npmrc, .yarnrc*, .mise.toml, .husky/,
+  .claude/settings.json, .mcp.json, ...) are read-only: do not try to change or replace them; if a
+  task needs a change there, describe it for the user to make. Creating a nested git repository or
+  a new .git is reported to the user after the session.
 - The network may be open, cut off (claudebox --network=none) or limited to a list of hosts
   (--network=allow, through a proxy in HTTPS_PROXY). A request answered "blocked by the network
   allowlist" or "is blocked" by claudebox was refused on purpose: do not work around it; tell the
