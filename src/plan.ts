@@ -220,6 +220,9 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   bind(instance)
   // claudebox's own records (live sessions, metadata): readable inside, never writable.
   add('--ro-bind', own, own)
+  // project-root decides what --gc removes and which project owns the instance: never writable
+  // inside (an agent that wrote another path into it made --gc delete a live project's state).
+  add('--ro-bind', path.join(instance, PROJECT_ROOT_FILE), path.join(instance, PROJECT_ROOT_FILE))
   // The shared tier: one copy of each entry for every project (tiers.ts).
   for (const [source, target, ro] of tiers.binds) {
     add(ro ? '--ro-bind' : '--bind', source, target)

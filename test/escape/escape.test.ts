@@ -96,6 +96,8 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     ['.git/hooks/pre-commit', 'printf "#!/bin/sh\\ntouch /tmp/pwned\\n" > .git/hooks/pre-commit'],
     ["the submodule's git config", 'git -C lib config core.hooksPath /tmp'],
     ["the submodule's hooks", () => 'echo x > .git/modules/lib/hooks/post-checkout'],
+    ["the instance's project-root (decides what --gc removes)", 'echo /elsewhere > "$CLAUDE_CONFIG_DIR/project-root"'],
+    ["the instance's project-root, by rename", 'echo /elsewhere > "$CLAUDE_CONFIG_DIR/x" && mv -f "$CLAUDE_CONFIG_DIR/x" "$CLAUDE_CONFIG_DIR/project-root"'],
   ])('write %s: fails', async (_name, script) => {
     const text = typeof script === 'function' ? script() : script
     const r = await inside(`${text} 2>/dev/null && echo ESCAPED || echo BLOCKED`)

@@ -25,7 +25,7 @@ describe.skipIf(!HAVE_BWRAP)('--check', () => {
     expect(r.stdout).toMatch(/^warn network: open: shared with the host/m)
     expect(r.stdout).toMatch(/^ok +name lookup: /m)
     expect(r.stdout).toMatch(/^ok +protection: seccomp filter/m)
-    expect(r.stdout).toMatch(/^ok +protection: \.git\/config and \.git\/hooks read-only/m)
+    expect(r.stdout).toMatch(/^ok +protection: git dirs pinned .*config, hooks, commondir and \.git files read-only/m)
     expect(r.stdout).toMatch(/^# project root: /m)
     // --check creates nothing.
     expect(fs.existsSync(world.claudeboxHome)).toBe(false)
