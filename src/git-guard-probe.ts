@@ -25,10 +25,13 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
     const dotGit = path.join(git.topLevel, '.git')
     if (lstatKind(dotGit) === 'file') facts.readOnly.push(dotGit) // a linked worktree's or submodule's pointer
     for (const sub of submoduleWorkTrees(git)) facts.readOnly.push(sub)
-    const hooksPath = configuredHooksPath(path.join(git.commonDir, 'config'), git.topLevel)
-    if (hooksPath !== undefined && isWithin(hooksPath, git.topLevel) && hooksPath !== git.topLevel) {
-      const kind = lstatKind(hooksPath)
-      facts.workTree.push({ path: hooksPath, kind })
+    // Files the repository config takes programs or more config from, when they lie in the project:
+    // read-only when present; watched like commondir when missing (git skips a missing include).
+    for (const target of configuredPaths(path.join(git.commonDir, 'config'), git)) {
+      if (!projectDirs.some(p => isWithin(target, p)) || projectDirs.includes(target)) continue
+      const kind = lstatKind(target)
+      if (kind === 'missing') facts.forbidden.push(target)
+      else facts.workTree.push({ path: target, kind })
     }
   }
   for (const dir of projectDirs.slice(0, 1)) {
@@ -124,17 +127,28 @@ function readsWorktreeConfig(config: string): boolean {
   return gitConfig(config, ['--type=bool', 'extensions.worktreeConfig']) === 'true'
 }
 
-/** core.hooksPath, resolved against the working tree as git does for a relative value. */
-function configuredHooksPath(config: string, topLevel: string): string | undefined {
+/**
+ * core.hooksPath (relative to the working tree, as git resolves it) and include.path /
+ * includeIf.*.path (relative to the config file), when the config names them.
+ */
+function configuredPaths(config: string, git: GitFacts): string[] {
   const text = readSmall(config)
-  if (text === undefined || !/hookspath/i.test(text)) return undefined
-  const value = gitConfig(config, ['--type=path', 'core.hooksPath'])
-  return value === undefined || value === '' ? undefined : path.resolve(topLevel, value)
+  if (text === undefined || !/hookspath|include/i.test(text)) return []
+  const out: string[] = []
+  const hooks = gitConfig(config, ['--type=path', 'core.hooksPath'])
+  if (hooks) out.push(path.resolve(git.topLevel, hooks))
+  const includes = gitConfig(config, ['--type=path', '--get-regexp', '^include(if\\..*)?\\.path$']) ?? ''
+  for (const line of includes.split('\n')) {
+    const value = line.slice(line.indexOf(' ') + 1)
+    if (line.includes(' ') && value !== '') out.push(path.resolve(path.dirname(config), value))
+  }
+  return out
 }
 
 function gitConfig(file: string, args: string[]): string | undefined {
+  const get = args.includes('--get-regexp') ? [] : ['--get']
   try {
-    return execFileSync('git', ['config', '--file', file, '--get', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 }).trim()
+    return execFileSync('git', ['config', '--file', file, ...get, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 }).trim()
   } catch {
     return undefined
   }

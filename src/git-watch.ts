@@ -2,6 +2,7 @@
 // planted in a git dir is moved aside the moment it appears (the user's shell prompt may run git
 // on the host meanwhile); after the session, a HEAD git no longer accepts, new submodule or
 // worktree git dirs, and new or changed nested `.git` entries in the working tree are reported.
+import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { safeReaddir } from './fs-kinds.js'
@@ -26,7 +27,8 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
     } catch {
       return
     }
-    const aside = `${p}.claudebox-quarantine-${Date.now()}`
+    // A random suffix: the agent cannot occupy the name in advance to make the move fail.
+    const aside = `${p}.claudebox-quarantine-${crypto.randomBytes(6).toString('hex')}`
     try {
       fs.renameSync(p, aside)
       moved.push(`${p} -> ${aside}`)
@@ -41,7 +43,7 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
       for (const w of watchers) w.close()
       for (const p of spec.forbidden) quarantine(p)
       const warnings: string[] = []
-      if (moved.length > 0) warnings.push(`the session planted a file that would make the host's git use another repository's config; moved aside: ${moved.join(', ')}`)
+      if (moved.length > 0) warnings.push(`the session created files that the host's git would take its config or hooks from; moved aside (inspect, then delete): ${moved.join(', ')}`)
       warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedGit(spec.workTree, startedMs))
       return warnings.map(w => `WARNING: ${w}`)
     },

@@ -59,7 +59,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     const s = scene()
     const r = await inside(s, `mkdir evil && cp -r .git/objects .git/refs .git/HEAD evil/ && ${payload(s, 'evil/config')} && echo "$PWD/evil" > .git/commondir; sleep 0.5; test -e .git/commondir && echo STILL-THERE || echo MOVED`)
     expect(r.out).toBe('MOVED')
-    expect(r.err).toMatch(/WARNING: the session planted a file .*\.git\/commondir -> .*commondir\.claudebox-quarantine-/)
+    expect(r.err).toMatch(/WARNING: the session created files that the host's git would take its config or hooks from; moved aside.*\.git\/commondir -> .*commondir\.claudebox-quarantine-/)
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
   })
@@ -197,6 +197,27 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     git(s.project, 'config', 'core.hooksPath', 'tools/hooks')
     const r = await inside(s, `printf '#!/bin/sh\\ntouch ${s.marker}\\n' > tools/hooks/pre-commit 2>/dev/null && echo ESCAPED || echo BLOCKED`)
     expect(r.out).toMatch(/BLOCKED$/)
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('a config include or a hooksPath in the project: read-only when present, moved aside when created', async () => {
+    const s = scene()
+    fs.writeFileSync(path.join(s.project, 'team.gitconfig'), '[user]\n\tname = team\n')
+    git(s.project, 'config', 'include.path', '../team.gitconfig')
+    git(s.project, 'config', 'includeIf.onbranch:main.path', '../later.gitconfig')
+    git(s.project, 'config', 'core.hooksPath', 'missing-hooks')
+    const r = await inside(
+      s,
+      [
+        `${payload(s, '.cfg')}`,
+        'cat .cfg >> team.gitconfig 2>/dev/null && echo ESCAPED || echo BLOCKED',
+        'cp .cfg later.gitconfig; mkdir missing-hooks',
+        `printf '#!/bin/sh\ntouch ${s.marker}\n' > missing-hooks/pre-commit; chmod +x missing-hooks/pre-commit`,
+      ].join('; '),
+    )
+    expect(r.out).toBe('BLOCKED')
+    expect(r.err).toMatch(/moved aside: .*later\.gitconfig -> .*quarantine.*missing-hooks -> /)
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
   })
