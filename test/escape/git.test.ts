@@ -217,7 +217,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
       ].join('; '),
     )
     expect(r.out).toBe('BLOCKED')
-    expect(r.err).toMatch(/moved aside: .*later\.gitconfig -> .*quarantine.*missing-hooks -> /)
+    expect(r.err).toMatch(/moved aside \(inspect, then delete\): .*later\.gitconfig -> .*quarantine.*missing-hooks -> /)
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
   })
