@@ -2,7 +2,7 @@
 import { hostProblem } from './config.js'
 import { PRESETS, presetProblem, type NetworkMode } from './egress-policy.js'
 import { usageError } from './errors.js'
-import { OWN_OPTIONS, splitArgs } from './options.js'
+import { closestOption, OWN_OPTIONS, splitArgs } from './options.js'
 import type { SandboxOptions } from './sandbox-options.js'
 
 export type Mode = 'launch' | 'dry-run' | 'check' | 'gc' | 'list' | 'sessions' | 'adopt'
@@ -151,5 +151,41 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
   options.dryRun = opts.dryRun === true
   options.help = opts.help === true
   options.version = opts.version === true
+  checkCombination(options, Object.keys(opts).filter(key => opts[key as keyof typeof opts] !== undefined))
   return options
+}
+
+/** The own options each management mode accepts besides itself; anything else is refused. */
+const MODE_ACCEPTS: Record<string, readonly string[]> = {
+  check: ['profile', 'network', 'allowHost', 'denyHost', 'allowPreset', 'sshAgent', 'roBind', 'bind', 'env', 'shell', 'writableGitConfig', 'allowDangerousRoot', 'yes'],
+  gc: ['dryRun', 'yes', 'force', 'broken'],
+  list: ['json'],
+  sessions: ['json'],
+  adopt: ['dryRun', 'yes'],
+}
+/** Options that only mean something next to a mode. */
+const MODIFIER_OF: Record<string, string> = { json: '--list or --sessions', force: '--gc', broken: '--gc' }
+
+const flagOf = (key: string): string => `--${key.replace(/[A-Z]/g, c => `-${c.toLowerCase()}`)}`
+
+/**
+ * Nothing is dropped: a management mode takes no Claude arguments and only its own modifiers, and
+ * a modifier without its mode is an error (`--gc --yes --dryrun` once removed an instance).
+ */
+function checkCombination(options: CliOptions, given: readonly string[]): void {
+  const modes = given.filter(key => key in MODE_ACCEPTS)
+  if (modes.length > 1) throw usageError(`${modes.map(flagOf).join(' and ')} cannot be combined; run them one at a time`)
+  const mode = modes[0]
+  if (mode === undefined) {
+    const stray = given.find(key => key in MODIFIER_OF)
+    if (stray !== undefined) throw usageError(`${flagOf(stray)} works only with ${MODIFIER_OF[stray] ?? ''}; see claudebox --help`)
+    return
+  }
+  const extra = options.claudeArgs[0]
+  if (extra !== undefined) {
+    const near = closestOption(extra)
+    throw usageError(`${flagOf(mode)} does not take ${JSON.stringify(extra)}${near ? ` (did you mean ${near}?)` : ''}; see claudebox --help`)
+  }
+  const foreign = given.find(key => key !== mode && !MODE_ACCEPTS[mode]?.includes(key))
+  if (foreign !== undefined) throw usageError(`${flagOf(foreign)} does not apply to ${flagOf(mode)}; see claudebox --help`)
 }

@@ -46,31 +46,50 @@ export const OWN_OPTIONS: readonly OwnOption[] = [
 
 /**
  * Splits argv into claudebox's own options and Claude's arguments. Our options are long options
- * Claude Code does not have, recognised anywhere before `--`; everything else keeps its order.
- * (Commander alone cannot do this: after the first unknown option it treats the rest as unknown.)
+ * Claude Code does not have, recognised only before the first argument that is not one of ours:
+ * that argument and everything after it (and after `--`) are Claude's, unchanged and in order, so
+ * a prompt that looks like an option (`claudebox -p "--ro-bind=/x"`) is never taken for one.
  */
 export function splitArgs(argv: readonly string[]): { own: string[]; claude: string[]; missingValue?: string } {
   const takesValue = new Map(OWN_OPTIONS.map(o => [o.flag, o.value !== undefined]))
   const own: string[] = []
-  const claude: string[] = []
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string
-    if (arg === '--') {
-      claude.push(...argv.slice(i + 1))
-      break
-    }
+    if (arg === '--') return { own, claude: argv.slice(i + 1) }
     const name = arg.startsWith('--') ? (arg.split('=', 1)[0] as string) : undefined
     const valued = name === undefined ? undefined : takesValue.get(name)
-    if (valued === undefined) {
-      claude.push(arg)
-    } else if (valued && !arg.includes('=')) {
+    if (valued === undefined) return { own, claude: argv.slice(i) }
+    if (valued && !arg.includes('=')) {
       const value = argv[i + 1]
-      if (value === undefined) return { own, claude, missingValue: name as string }
+      if (value === undefined) return { own, claude: [], missingValue: name as string }
       own.push(arg, value)
       i++
     } else {
       own.push(arg)
     }
   }
-  return { own, claude }
+  return { own, claude: [] }
+}
+
+/** The own option closest to a mistyped one (edit distance <= 2), for "did you mean". */
+export function closestOption(arg: string): string | undefined {
+  const name = arg.split('=', 1)[0] as string
+  let best: { flag: string; distance: number } | undefined
+  for (const { flag } of OWN_OPTIONS) {
+    const distance = editDistance(name, flag)
+    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { flag, distance }
+  }
+  return best?.flag
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1)))
+    }
+    previous = current
+  }
+  return previous[b.length] ?? 0
 }

@@ -9,7 +9,10 @@ describe('arguments', () => {
     [['-c'], 'launch', ['-c']],
     [['--resume', 'ID'], 'launch', ['--resume', 'ID']],
     [['-p', 'text with spaces'], 'launch', ['-p', 'text with spaces']],
-    [['-c', '--dry-run'], 'dry-run', ['-c']],
+    // Own options only before the first argument that is Claude's: the rest is Claude's, untouched.
+    [['-c', '--dry-run'], 'launch', ['-c', '--dry-run']],
+    [['-p', '--ro-bind=/x'], 'launch', ['-p', '--ro-bind=/x']],
+    [['--network=none', '-p', '--bind', '/etc'], 'launch', ['-p', '--bind', '/etc']],
     [['--dry-run', '--model', 'opus', '-p', 'x'], 'dry-run', ['--model', 'opus', '-p', 'x']],
     [['--', '--version'], 'launch', ['--version']],
     [['--', '--dry-run', '--check'], 'launch', ['--dry-run', '--check']],
@@ -34,6 +37,35 @@ describe('arguments', () => {
   test('conflicting modes are a usage error (status 2)', async () => {
     await expect(parseArgs(['--check', '--gc'])).rejects.toMatchObject({ exitCode: 2 })
   })
+
+  test('a prompt that looks like an option is never taken for one', async () => {
+    const options = await parseArgs(['-p', '--ro-bind=/x', '--writable-git-config'])
+    expect(options.sandbox).toEqual({})
+    expect(options.claudeArgs).toEqual(['-p', '--ro-bind=/x', '--writable-git-config'])
+  })
+
+  test.each([
+    [['--gc', '--yes', '--dryrun'], /--gc does not take "--dryrun" \(did you mean --dry-run\?\)/],
+    [['--list', '--jsn'], /--list does not take "--jsn" \(did you mean --json\?\)/],
+    [['--list', '--sessions'], /--list and --sessions cannot be combined/],
+    [['--json'], /--json works only with --list or --sessions/],
+    [['--broken'], /--broken works only with --gc/],
+    [['--force', '-c'], /--force works only with --gc/],
+    [['--check', '--json'], /--json does not apply to --check/],
+    [['--gc', '--dry-run', '--json'], /--json does not apply to --gc/],
+    [['--list', '--bind', '/x'], /--bind does not apply to --list/],
+    [['--sessions', 'extra'], /--sessions does not take "extra"/],
+    [['--adopt', '/old', '--force'], /--force does not apply to --adopt/],
+  ] as const)('%j is refused, naming the argument (status 2)', async (argv, message) => {
+    await expect(parseArgs(argv)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(message) as unknown })
+  })
+
+  test.each([[['--gc', '--dry-run', '--broken', '--force', '--yes']], [['--list', '--json']], [['--adopt', '/old', '--dry-run']], [['--check', '--network=none']]] as const)(
+    '%j is accepted',
+    async argv => {
+      await expect(parseArgs(argv)).resolves.toBeDefined()
+    },
+  )
 })
 
 describe('shq', () => {
