@@ -37,8 +37,16 @@ export interface Config {
   /** Shared entries are read-only inside the sandbox. */
   sharedReadOnly: boolean
   profiles: Readonly<Record<string, Profile>>
-  /** Project roots whose .claudebox.json may widen the sandbox (the user approved them once). */
-  approvedProjects: readonly string[]
+  /**
+   * Projects whose .claudebox.json may widen the sandbox: the root and the sha256 of the file's
+   * bytes the user approved. A root without a digest (older config) approves nothing any more.
+   */
+  approvedProjects: readonly Approval[]
+}
+
+export interface Approval {
+  root: string
+  sha256?: string
 }
 
 export const EMPTY_CONFIG: Config = { file: undefined, defaults: {}, sharedReadOnly: false, profiles: {}, approvedProjects: [] }
@@ -58,7 +66,7 @@ export function parseConfig(text: string, file: string): Config {
     else if (key === 'confirmFirstLaunch') config.defaults.confirmFirstLaunch = expect(file, key, value, 'boolean') as boolean
     else if (key === 'sharedEntries') config.sharedEntries = checkEntries(file, expect(file, key, value, 'string[]') as string[])
     else if (key === 'sharedReadOnly') config.sharedReadOnly = expect(file, key, value, 'boolean') as boolean
-    else if (key === 'approvedProjects') config.approvedProjects = expect(file, key, value, 'string[]') as string[]
+    else if (key === 'approvedProjects') config.approvedProjects = parseApprovals(file, value)
     else if (key === 'profiles') config.profiles = parseProfiles(file, value)
   }
   return config
@@ -85,9 +93,24 @@ function parseProfiles(file: string, value: unknown): Record<string, Profile> {
 
 /** A project's .claudebox.json: the profile it asks for, and narrowing shorthands. */
 export interface ProjectFile {
+  /** sha256 of the file's bytes: what an approval is tied to. */
+  sha256?: string
   file: string
   profile?: string
   options: Partial<SandboxOptions>
+}
+
+function parseApprovals(file: string, value: unknown): Approval[] {
+  const example = '[{"root": "/home/you/src/shop", "sha256": "<digest claudebox printed>"}]'
+  if (!Array.isArray(value)) throw configError(file, `"approvedProjects" must be a list like ${example}`)
+  return value.map(entry => {
+    if (typeof entry === 'string') return { root: entry }
+    const { root, sha256 } = (entry ?? {}) as { root?: unknown; sha256?: unknown }
+    if (typeof root !== 'string' || (sha256 !== undefined && (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256)))) {
+      throw configError(file, `each "approvedProjects" entry must look like ${example}`)
+    }
+    return sha256 === undefined ? { root } : { root, sha256 }
+  })
 }
 
 export function parseProjectFile(text: string, file: string): ProjectFile {

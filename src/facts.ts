@@ -277,7 +277,9 @@ function resolveShim(found: string, home: string, env: Readonly<Record<string, s
   if (manager === undefined) return found
   const [command, ...args] = manager.command as [string, ...string[]]
   try {
-    const real = execFileSync(command, args, { encoding: 'utf8', env: { ...env }, stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 }).trim()
+    // Never in the project: its own tool config (.mise.toml, .tool-versions) can run commands.
+    const outside = Object.fromEntries(Object.entries(env).filter(([name]) => name !== 'PWD' && name !== 'OLDPWD'))
+    const real = execFileSync(command, args, { cwd: '/', encoding: 'utf8', env: outside, stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 }).trim()
     return real !== '' && path.isAbsolute(real) ? real : found
   } catch {
     return found

@@ -1,9 +1,11 @@
 // Reads config.json and the project's .claudebox.json, resolves the options, and completes the
 // facts for them: the shared start of a launch, --dry-run and --check.
+import crypto from 'node:crypto'
+import fs from 'node:fs'
 import path from 'node:path'
 import type { CliOptions } from './cli.js'
 import { EMPTY_CONFIG, parseConfig, parseProjectFile, type Config, type ProjectFile } from './config.js'
-import { egressSocketPath, probe, readConfigText, readNoFollow, withOptionFacts } from './facts.js'
+import { egressSocketPath, probe, readConfigText, withOptionFacts } from './facts.js'
 import { usageError } from './errors.js'
 import { resolveOptions, type ResolvedOptions } from './profiles.js'
 import type { Settings } from './settings.js'
@@ -56,8 +58,29 @@ export function setupLaunch(settings: Settings, options: CliOptions): LaunchSetu
   return { config, facts, resolved, request }
 }
 
-/** The project's .claudebox.json (never through a symlink), if it has one. */
+/** The largest .claudebox.json read: a repository file, so its size is the attacker's choice. */
+const PROJECT_FILE_LIMIT = 64 * 1024
+
+/**
+ * The project's .claudebox.json, if it has one: never through a symlink, never blocking on a FIFO,
+ * bounded in size; its sha256 is what an approval is tied to.
+ */
 function readProjectFile(file: string): ProjectFile | undefined {
-  const text = readNoFollow(file)
-  return text === undefined ? undefined : parseProjectFile(text, file)
+  let fd: number
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw usageError(`${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}); make it a regular file or remove it`)
+  }
+  try {
+    const st = fs.fstatSync(fd)
+    if (!st.isFile()) throw usageError(`${file} is not a regular file; remove it or make it one`)
+    if (st.size > PROJECT_FILE_LIMIT) throw usageError(`${file} is ${st.size} bytes, more than ${PROJECT_FILE_LIMIT}; a project file holds a few options`)
+    const bytes = fs.readFileSync(fd)
+    const project = parseProjectFile(bytes.toString('utf8'), file)
+    return { ...project, sha256: crypto.createHash('sha256').update(bytes).digest('hex') }
+  } finally {
+    fs.closeSync(fd)
+  }
 }

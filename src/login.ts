@@ -1,5 +1,6 @@
 // First run: reuse the login of the user's normal Claude Code, once, by copying (never moving)
 // what Claude needs into the shared tier. The user's own ~/.claude is never changed.
+import { writeFileAtomic } from './atomic-write.js'
 import fs from 'node:fs'
 import path from 'node:path'
 import { readNoFollow } from './facts.js'
@@ -41,7 +42,7 @@ export function importLogin(claudeboxHome: string, login: HostLogin, accepted: b
   const shared = sharedPaths(claudeboxHome)
   fs.mkdirSync(shared.secureStorage, { recursive: true, mode: 0o700 })
   if (accepted) {
-    if (login.credentials) writeNew(path.join(shared.secureStorage, '.credentials.json'), fs.readFileSync(login.credentials))
+    if (login.credentials) writeFileAtomic(path.join(shared.secureStorage, '.credentials.json'), fs.readFileSync(login.credentials))
     const account = parseJson(readNoFollow(login.accountFile ?? ''))
     if (account) {
       const current = parseJson(readNoFollow(shared.claudeJson)) ?? {}
@@ -62,12 +63,7 @@ function parseJson(text: string | undefined): Record<string, unknown> | undefine
   }
 }
 
-function writeNew(file: string, content: Buffer): void {
-  const temp = `${file}.tmp.${process.pid}`
-  fs.writeFileSync(temp, content, { mode: 0o600, flag: 'wx' })
-  fs.renameSync(temp, file)
-}
 
 function replace(file: string, content: string): void {
-  writeNew(file, Buffer.from(content))
+  writeFileAtomic(file, Buffer.from(content))
 }

@@ -5,6 +5,7 @@ import { OWN_OPTIONS } from './options.js'
 import { resumeId } from './adopt.js'
 import { homeDir, probeUserns, readInstanceState, snapshot } from './facts.js'
 import { setupLaunch } from './launch-setup.js'
+import { ApprovalNeeded } from './profiles.js'
 import { diagnoseUserns } from './userns.js'
 import { describeChanges, diffSnapshots } from './persistence.js'
 import { startGitWatch } from './git-watch.js'
@@ -72,7 +73,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 async function launch(settings: Settings, options: CliOptions): Promise<number> {
-  const { facts, request } = setupLaunch(settings, options)
+  const { facts, request } = await setupWithApproval(settings, options)
   const sandbox = request.sandbox ?? DEFAULT_SANDBOX
   const plan = planLaunch(facts, request)
   for (const warning of plan.warnings) warn(warning)
@@ -127,6 +128,18 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
   // Re-raise a death by signal, so that our caller sees it as it would have without claudebox.
   if (result.signal) process.kill(process.pid, result.signal)
   return result.status
+}
+
+/** setupLaunch, asking on a terminal when the project's .claudebox.json would widen the sandbox. */
+async function setupWithApproval(settings: Settings, options: CliOptions): Promise<ReturnType<typeof setupLaunch>> {
+  try {
+    return setupLaunch(settings, options)
+  } catch (error) {
+    if (!(error instanceof ApprovalNeeded) || options.mode !== 'launch') throw error
+    const { approveProject } = await import('./approval.js')
+    if (!(await approveProject(error, settings.claudeboxHome))) throw error
+    return setupLaunch(settings, options)
+  }
 }
 
 /**

@@ -1,8 +1,8 @@
 // Which options a launch uses: built-in defaults < config.json < the profile (--profile, or the one
 // a project's .claudebox.json names) < the command line. A project file comes from the repository,
 // which may be untrusted, so it may only narrow the sandbox unless the user approved the project.
-import { configError, type Config, type ProjectFile } from './config.js'
-import { usageError } from './errors.js'
+import { type Config, type ProjectFile } from './config.js'
+import { ClaudeboxError, EXIT, usageError } from './errors.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 
 const ADDITIVE = ['allowHosts', 'denyHosts', 'allowPresets'] as const
@@ -52,23 +52,44 @@ export function resolveOptions(input: ResolveInput): ResolvedOptions {
     const profile = project.profile === undefined ? undefined : pickProfile(project.profile, project.file)
     const candidate: SandboxOptions = { ...sandbox, ...profile?.options, ...project.options }
     const extraArgs = profile ? profileClaudeArgs(profile, input.cliClaudeArgs) : []
-    const widenings = widening(base, candidate)
+    // Compared with what the user's own config and command line give, both complete: a repository's
+    // list must not ride on a --network=allow from the command line.
+    const widenings = widening(withCli(base, input.cli), withCli(candidate, input.cli))
     if (profile?.claudeArgs?.length) widenings.push(`claude arguments ${profile.claudeArgs.join(' ')}`)
-    const approved = input.projectRoot !== undefined && config.approvedProjects.includes(input.projectRoot)
-    if (widenings.length > 0 && !approved) {
-      throw configError(
-        project.file,
-        `${project.profile ? `profile "${project.profile}" ` : ''}would widen the sandbox (${widenings.join('; ')}); a file in the repository may only narrow it. ` +
-          `Approve this project in ${config.file ?? 'config.json'} ("approvedProjects": ["${input.projectRoot ?? ''}"]) or pass --profile yourself`,
-      )
-    }
+    const approved = config.approvedProjects.some(a => a.root === input.projectRoot && a.sha256 !== undefined && a.sha256 === project.sha256)
+    if (widenings.length > 0 && !approved) throw approvalNeeded(project, input.projectRoot ?? '', widenings, config)
     sandbox = candidate
     claudeArgs.push(...extraArgs)
     applied.push(`${project.file}${project.profile ? ` (profile ${project.profile})` : ''}${approved ? ', approved project' : ', narrowing only'}`)
   }
-  // The command line's hosts and presets add to the lists of the config and profile.
-  const lists = Object.fromEntries(ADDITIVE.map(key => [key, [...sandbox[key], ...(input.cli[key] ?? [])]]))
-  return { sandbox: { ...sandbox, ...input.cli, ...lists }, claudeArgs, applied }
+  return { sandbox: withCli(sandbox, input.cli), claudeArgs, applied }
+}
+
+/** The command line over `sandbox`; its hosts and presets add to the lists instead of replacing them. */
+function withCli(sandbox: SandboxOptions, cli: Partial<SandboxOptions>): SandboxOptions {
+  const lists = Object.fromEntries(ADDITIVE.map(key => [key, [...sandbox[key], ...(cli[key] ?? [])]]))
+  return { ...sandbox, ...cli, ...lists }
+}
+
+/** A repository file that widens the sandbox and is not approved with exactly these bytes. */
+export class ApprovalNeeded extends ClaudeboxError {
+  constructor(
+    message: string,
+    readonly approval: { file: string; root: string; sha256: string; widenings: readonly string[] },
+  ) {
+    super(message, EXIT.usage)
+  }
+}
+
+function approvalNeeded(project: ProjectFile, root: string, widenings: readonly string[], config: Config): ApprovalNeeded {
+  const sha256 = project.sha256 ?? ''
+  const known = config.approvedProjects.some(a => a.root === root)
+  const entry = JSON.stringify({ root, sha256 })
+  return new ApprovalNeeded(
+    `${project.file}: ${known ? 'changed since you approved it; it now' : 'a file in the repository'} would widen the sandbox (${widenings.join('; ')}), and may only narrow it unless you approve these exact contents: ` +
+      `run claudebox on a terminal to be asked, or add ${entry} to "approvedProjects" in ${config.file ?? 'config.json'}, or pass --profile yourself`,
+    { file: project.file, root, sha256, widenings },
+  )
 }
 
 /** How `candidate` opens the sandbox further than `base`, in words. */

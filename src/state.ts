@@ -1,5 +1,6 @@
 // Creates the directories and files a launch plan lists, without following symlinks out of
 // CLAUDEBOX_HOME (an agent can plant symlinks in its instance dir: flatpak CVE-2024-42472).
+import { writeFileAtomic } from './atomic-write.js'
 import fs from 'node:fs'
 import path from 'node:path'
 import { launchError } from './errors.js'
@@ -190,7 +191,5 @@ function updateListCache(instances: string, id: string, entry: CachedInstance): 
   const file = listCachePath(instances)
   const cache = readListCache(instances)
   cache[id] = entry
-  const temp = `${file}.tmp.${process.pid}`
-  fs.writeFileSync(temp, JSON.stringify(cache), { mode: 0o600 })
-  fs.renameSync(temp, file)
+  writeFileAtomic(file, JSON.stringify(cache))
 }

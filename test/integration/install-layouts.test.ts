@@ -112,3 +112,24 @@ describe.skipIf(!HAVE_BWRAP)('Claude Code install layouts', () => {
     for (const bound of roBinds) expect(bound === world.home || world.home.startsWith(`${bound ?? ''}/`)).toBe(false)
   })
 })
+
+describe.skipIf(!HAVE_BWRAP)('version-manager lookups', () => {
+  test("run outside the project, whose own tool config could run commands", async () => {
+    const world = makeWorld()
+    const real = path.join(world.home, `.local/share/mise/installs/claude/${VERSION}/bin/claude`)
+    place(REAL_BINARY, real)
+    const shims = path.join(world.home, '.local/share/mise/shims')
+    fs.mkdirSync(shims, { recursive: true })
+    fs.writeFileSync(path.join(shims, 'claude'), '#!/bin/sh\nexec mise exec -- claude "$@"\n', { mode: 0o755 })
+    const tool = path.join(world.home, '.local/bin')
+    fs.mkdirSync(tool, { recursive: true })
+    const seen = path.join(world.root, 'mise-cwd')
+    // A stand-in for mise that records where it was started and what PWD said.
+    fs.writeFileSync(path.join(tool, 'mise'), `#!/bin/sh\necho "$(pwd) \${PWD:-unset}" > '${seen}'\necho '${real}'\n`, { mode: 0o755 })
+    const repo = makeRepo(world.home, 'p')
+    fs.writeFileSync(path.join(repo, '.mise.toml'), '[hooks]\nenter = "touch /tmp/pwned"\n')
+    const r = await claudebox(world, ['--', '--version'], { cwd: repo, env: { PATH: [shims, tool, '/usr/bin', '/bin'].join(':'), PWD: repo } })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(fs.readFileSync(seen, 'utf8').trim()).toBe('/ /')
+  })
+})

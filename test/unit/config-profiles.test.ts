@@ -17,7 +17,7 @@ describe('config.json validation', () => {
         allowPresets: ['npm'],
         sharedEntries: ['CLAUDE.md', 'agents', 'plugins'],
         sharedReadOnly: true,
-        approvedProjects: ['/h/src/shop'],
+        approvedProjects: ['/h/src/old', { root: '/h/src/shop', sha256: 'b'.repeat(64) }],
         profiles: { offline: { network: false }, filtered: { network: 'allow' }, opus: { model: 'claude-opus-4-8', claudeArgs: ['--verbose'] } },
       }),
       F,
@@ -28,7 +28,7 @@ describe('config.json validation', () => {
       defaults: { network: 'open', env: ['EDITOR'], allowHosts: ['git.corp.lan', '*.example.com:8443'], denyHosts: ['evil.example.com'], allowPresets: ['npm'] },
       sharedEntries: ['CLAUDE.md', 'agents', 'plugins'],
       sharedReadOnly: true,
-      approvedProjects: ['/h/src/shop'],
+      approvedProjects: [{ root: '/h/src/old' }, { root: '/h/src/shop', sha256: 'b'.repeat(64) }],
       profiles: { offline: { options: { network: 'none' } }, filtered: { options: { network: 'allow' } }, opus: { options: {}, model: 'claude-opus-4-8', claudeArgs: ['--verbose'] } },
     })
   })
@@ -109,11 +109,25 @@ describe('profiles and the narrowing rule', () => {
     [{ options: { binds: ['/h/.ssh'] } }, /adds --bind \/h\/.ssh/],
     [{ options: { env: ['AWS_SECRET_ACCESS_KEY'] } }, /adds --env AWS_SECRET_ACCESS_KEY/],
   ])('a project file that widens is refused unless approved: %j', (project, what) => {
-    const file = { file: '/h/src/shop/.claudebox.json', options: {}, ...project }
+    const file: ProjectFile = { file: '/h/src/shop/.claudebox.json', options: {}, sha256: 'c'.repeat(64), ...project }
     expect(() => resolve({ project: file })).toThrow(what)
-    expect(() => resolve({ project: file })).toThrow(/a file in the repository may only narrow it\. Approve this project in .* \("approvedProjects": \["\/h\/src\/shop"\]\) or pass --profile yourself/)
-    const approved = { ...config, approvedProjects: ['/h/src/shop'] }
-    expect(resolveOptions({ config: approved, cli: {}, cliProfile: undefined, cliClaudeArgs: [], project: file, projectRoot: '/h/src/shop' }).applied[1]).toMatch(/approved project/)
+    expect(() => resolve({ project: file })).toThrow(
+      /a file in the repository would widen the sandbox .*unless you approve these exact contents: run claudebox on a terminal to be asked, or add \{"root":"\/h\/src\/shop","sha256":"c{64}"\} to "approvedProjects"/,
+    )
+    const approved = { ...config, approvedProjects: [{ root: '/h/src/shop', sha256: 'c'.repeat(64) }] }
+    const run = (p: ProjectFile) => resolveOptions({ config: approved, cli: {}, cliProfile: undefined, cliClaudeArgs: [], project: p, projectRoot: '/h/src/shop' })
+    expect(run(file).applied[1]).toMatch(/approved project/)
+    // The agent rewrote the approved file: other bytes, another digest, asked again.
+    expect(() => run({ ...file, sha256: 'd'.repeat(64) })).toThrow(/changed since you approved it; it now would widen the sandbox/)
+    // An approval without a digest (older config.json) approves nothing any more.
+    expect(() => run({ file: file.file, options: file.options, ...(file.profile === undefined ? {} : { profile: file.profile }) })).toThrow(/would widen/)
+    const legacy = { ...config, approvedProjects: [{ root: '/h/src/shop' }] }
+    expect(() => resolveOptions({ config: legacy, cli: {}, cliProfile: undefined, cliClaudeArgs: [], project: file, projectRoot: '/h/src/shop' })).toThrow(/changed since you approved it/)
+  })
+
+  test("a repository's allow list cannot ride on --network=allow from the command line", () => {
+    const file: ProjectFile = { file: '/h/src/shop/.claudebox.json', options: { allowHosts: ['*:*'] }, sha256: 'c'.repeat(64) }
+    expect(() => resolveOptions({ config, cli: { network: 'allow' }, cliProfile: undefined, cliClaudeArgs: [], project: file, projectRoot: '/h/src/shop' })).toThrow(/adds --allow-host \*:\*/)
   })
   test('--profile overrides the project file', () => {
     const r = resolve({ cliProfile: 'offline', project: { file: '/p/.claudebox.json', profile: 'keys', options: {} } })

@@ -32,6 +32,8 @@ import { debianFacts, optionArgs } from '../helpers/facts.js'
 
 const policy = (allowHosts: string[] = [], denyHosts: string[] = [], presets: string[] = []): EgressPolicy => buildPolicy({ allowHosts, denyHosts, presets })
 
+const DIGEST = 'a'.repeat(64)
+
 describe('parseHostPattern', () => {
   test.each<[string, Partial<HostRule>]>([
     ['example.com', { host: 'example.com', wildcard: false, ports: 'web', literal: false }],
@@ -755,8 +757,6 @@ describe('command line', () => {
       '--network=allow',
       '--allow-host',
       'b.example',
-      '-p',
-      'hi',
       '--allow-host=a.example:8080',
       '--deny-host',
       '*.bad.example',
@@ -766,7 +766,10 @@ describe('command line', () => {
       'npm',
       '--allow-preset=github',
       '--deny-host=x.example:*',
+      '-p',
+      'hi',
     ])
+    expect(options.claudeArgs).toEqual(['-p', 'hi'])
     expect(options.sandbox).toEqual({
       network: 'allow',
       allowHosts: ['b.example', 'a.example:8080', '*.c.example'],
@@ -871,9 +874,9 @@ describe('resolveOptions: the lists and the narrowing rule', () => {
     [{ denyHosts: [] }, /drops --deny-host gist\.github\.com/],
   ])('a project file that widens the network is refused: %j', (options, what) => {
     expect(() => resolve({ project: project(options) })).toThrow(what)
-    expect(() => resolve({ project: project(options) })).toThrow(/a file in the repository may only narrow it/)
-    const approved = { ...config, approvedProjects: ['/h/src/shop'] }
-    expect(resolve({ config: approved, project: project(options) }).applied[1]).toMatch(/approved project/)
+    expect(() => resolve({ project: project(options) })).toThrow(/a file in the repository would widen the sandbox .* may only narrow it/)
+    const approved = { ...config, approvedProjects: [{ root: '/h/src/shop', sha256: DIGEST }] }
+    expect(resolve({ config: approved, project: { ...project(options), sha256: DIGEST } }).applied[1]).toMatch(/approved project/)
   })
 
   test.each<[Partial<SandboxOptions>]>([

@@ -1,0 +1,64 @@
+// The escape suite, the repository's own config and the command line: an approved .claudebox.json
+// that the agent rewrites is not applied, a repository's host list cannot ride on the user's
+// --network=allow, and a prompt that looks like a claudebox option reaches Claude as text.
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { claudebox, HAVE_BWRAP, makeRepo, makeWorld } from '../helpers/cli.js'
+
+const sh = { CLAUDEBOX_CLAUDE: '/bin/sh' }
+
+function approvedProject(content: string): { world: ReturnType<typeof makeWorld>; project: string } {
+  const world = makeWorld()
+  const project = makeRepo(world.home, 'src/project')
+  fs.writeFileSync(path.join(project, '.claudebox.json'), content)
+  const sha256 = crypto.createHash('sha256').update(content).digest('hex')
+  fs.mkdirSync(world.claudeboxHome, { recursive: true })
+  fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), JSON.stringify({ approvedProjects: [{ root: project, sha256 }] }))
+  return { world, project }
+}
+
+describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot widen the sandbox', () => {
+  test('an approved .claudebox.json rewritten by the agent is refused at the next launch, naming what changed', async () => {
+    const { world, project } = approvedProject('{"env": ["EDITOR"]}\n')
+    const first = await claudebox(world, ['--', '-c', 'echo \'{"env": ["EDITOR"], "writableGitConfig": true, "roBind": ["~/.ssh"]}\' > .claudebox.json'], { cwd: project, env: sh })
+    expect(first.exitCode).toBe(0)
+    const second = await claudebox(world, ['--', '-c', 'echo RAN; echo x >> .git/config'], { cwd: project, env: sh })
+    expect(second.exitCode).toBe(2)
+    expect(second.stdout).toBe('')
+    expect(second.stderr).toMatch(/changed since you approved it; it now would widen the sandbox \(makes \.git\/config writable; adds --ro-bind ~\/\.ssh; adds --env EDITOR\)/)
+    expect(second.stderr).toMatch(/"sha256":"[0-9a-f]{64}"/)
+  })
+
+  test("a repository's allowHosts does not ride on --network=allow from the command line", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    fs.writeFileSync(path.join(project, '.claudebox.json'), '{"allowHosts": ["*:*"]}')
+    const r = await claudebox(world, ['--network=allow', '--', '-c', 'echo RAN'], { cwd: project, env: sh })
+    expect(r.exitCode).toBe(2)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toMatch(/adds --allow-host \*:\*/)
+  })
+
+  test('a prompt that looks like a claudebox option reaches Claude as text, and binds nothing', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const r = await claudebox(world, ['-c', 'test -e "$HOME/.ssh" && echo VISIBLE; echo "ARG=$0"', `--ro-bind=${world.home}/.ssh`], { cwd: project, env: sh })
+    expect(r.exitCode).toBe(0)
+    expect(r.stdout.trim()).toBe(`ARG=--ro-bind=${world.home}/.ssh`)
+  })
+
+  test('a mistyped modifier of --gc removes nothing: usage error, did you mean', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    expect((await claudebox(world, ['--', '-c', 'true'], { cwd: project, env: sh })).exitCode).toBe(0)
+    fs.rmSync(project, { recursive: true })
+    const instances = path.join(world.claudeboxHome, 'instances')
+    const before = fs.readdirSync(instances)
+    const r = await claudebox(world, ['--gc', '--yes', '--dryrun'], { cwd: world.home })
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toMatch(/--gc does not take "--dryrun" \(did you mean --dry-run\?\)/)
+    expect(fs.readdirSync(instances)).toEqual(before)
+  })
+})
