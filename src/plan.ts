@@ -32,9 +32,6 @@ export const RUN_LINKS = ['/run/current-system'] as const
 /** Host files under $HOME that are shown read-only when present, so git behaves as outside. */
 export const HOME_FILES_RO = ['.gitconfig', '.config/git/config', '.config/git/ignore', '.config/git/attributes'] as const
 
-/** Names whose values must not appear in argv; they are passed in bwrap's own environment. */
-export const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|PROXY/i
-
 /** bwrap writes {"child-pid": N} here: the launcher signals the sandboxed program through it. */
 export const INFO_FD = 3
 /** bwrap reads the seccomp program from here. */
@@ -284,18 +281,18 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     ['CLAUDEBOX', '1'],
     ...(policy === undefined ? [] : proxyEnv(policy)),
   ]
-  // Secrets (API keys, tokens, proxy URLs that may carry a password) reach bwrap through its
-  // environment, not its argv: any local user can read a process's argv in /proc/<pid>/cmdline.
-  // bwrap starts with exactly these, so the sandbox sees them plus the --setenv pairs.
+  // Every value reaches the sandbox through bwrap's own environment, never its argv: any local
+  // user can read a process's argv in /proc/<pid>/cmdline, and a value that looks harmless by its
+  // name can hold a secret (ANTHROPIC_CUSTOM_HEADERS, a password in ANTHROPIC_BASE_URL). bwrap
+  // starts with exactly this environment and passes it on unchanged.
   for (const [name] of owned) {
     if (options.env.some(spec => spec.split('=', 1)[0] === name)) warnings.push(`--env ${name}: claudebox sets it itself${policy ? ' (--network=allow: the proxy inside)' : ''}; yours is not used`)
     env.delete(name)
   }
-  const secretEnv: Record<string, string> = {}
-  for (const [name, value] of [...[...env.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)), ...owned]) {
-    if (SECRET_NAME.test(name) && !owned.some(([o]) => o === name)) secretEnv[name] = value
-    else add('--setenv', name, value)
-  }
+  const sandboxEnv: Record<string, string> = {}
+  for (const [name, value] of [...[...env.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)), ...owned]) sandboxEnv[name] = value
+  // --dry-run names the host's values ("$NAME") instead of printing them; claudebox's own are literal.
+  const hostEnv = Object.keys(sandboxEnv).filter(name => !owned.some(([o]) => o === name) && facts.env[name] === sandboxEnv[name])
 
   // ========== NETWORK ALLOWLIST (--network=allow) ==========
   // No network inside but loopback; tools find the proxy in the usual variables, a bridge inside
@@ -321,7 +318,8 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   return {
     file: facts.bwrap,
     argv: groups.flat(),
-    env: secretEnv,
+    env: sandboxEnv,
+    hostEnv,
     groups,
     mkdirs: [...mkdirs, ...tiers.mkdirs],
     files: [

@@ -16,9 +16,10 @@ export function renderDryRun(plan: LaunchPlan, audit: readonly string[] = []): s
   const groups = plan.groups.map(group => group.map(shq).join(' '))
   const last = groups.length - 1
   if (last >= 0) groups[last] = [groups[last], ...redirects].join(' ')
-  // `env -i` gives bwrap exactly the plan's environment; secrets are named, never printed.
-  const envPrefix = ['env', '-i', ...Object.keys(plan.env).map(name => `${name}="$${name}"`)].join(' ')
-  lines.push([`${envPrefix} ${shq(plan.file)}`, ...groups].join(' \\\n  '))
+  // `env -i` gives bwrap exactly the plan's environment: the host's values by name (never printed:
+  // any may be a secret), claudebox's own literally.
+  const assignments = Object.entries(plan.env).map(([name, value]) => (plan.hostEnv.includes(name) ? `${name}="$${name}"` : `${name}=${shq(value)}`))
+  lines.push(['env -i', ...assignments, shq(plan.file), ...groups].join(' \\\n  '))
   return lines.join('\n') + '\n'
 }
 

@@ -127,8 +127,10 @@ export interface FdStep {
 export interface LaunchPlan {
   file: string
   argv: readonly string[]
-  /** bwrap's whole environment: allowlisted secrets, kept out of argv. */
+  /** bwrap's whole environment, which it passes to the sandbox: no value ever goes into argv. */
   env: Readonly<Record<string, string>>
+  /** Names in `env` whose value is the host's own: --dry-run prints them as "$NAME", not the value. */
+  hostEnv: readonly string[]
   /** The same argv cut into logical groups, one per line of --dry-run output. */
   groups: readonly (readonly string[])[]
   mkdirs: readonly MkdirStep[]

@@ -61,4 +61,26 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
     expect(r.stderr).toMatch(/--gc does not take "--dryrun" \(did you mean --dry-run\?\)/)
     expect(fs.readdirSync(instances)).toEqual(before)
   })
+
+  test("no variable's value is in any process's argv on the host, and the sandbox still gets it", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const marker = `hdr-${crypto.randomBytes(6).toString('hex')}`
+    const env = { ...sh, ANTHROPIC_CUSTOM_HEADERS: `X-Key: ${marker}`, ANTHROPIC_BASE_URL: `https://u:pw-${marker}@gw.example`, LANG: `C.UTF-8` }
+    const running = claudebox(world, ['--', '-c', 'echo "$ANTHROPIC_CUSTOM_HEADERS|$ANTHROPIC_BASE_URL"; sleep 1.5'], { cwd: project, env })
+    let seenInArgv = false
+    for (let i = 0; i < 10; i++) {
+      await new Promise(resolve => setTimeout(resolve, 100))
+      for (const pid of fs.readdirSync('/proc').filter(name => /^\d+$/.test(name))) {
+        try {
+          if (fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(marker)) seenInArgv = true
+        } catch {
+          // gone meanwhile
+        }
+      }
+    }
+    const r = await running
+    expect(r.stdout.trim()).toBe(`X-Key: ${marker}|https://u:pw-${marker}@gw.example`)
+    expect(seenInArgv).toBe(false)
+  })
 })

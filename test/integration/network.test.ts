@@ -463,8 +463,8 @@ describe.skipIf(!HAVE_BWRAP)('--network: what the audit shows and what is refuse
     expect(dry.stdout).toMatch(/^# network: allow \(no network inside; .*proxy admits only the allowlist.*\)$/m)
     expect(dry.stdout).toContain('# network allow: api.anthropic.com, platform.claude.com, claude.ai, console.anthropic.com, registry.npmjs.org, registry.yarnpkg.com, x.example:8443\n')
     expect(dry.stdout).toContain('# network deny: *.bad.example\n')
-    expect(dry.stdout).toContain('--setenv HTTPS_PROXY http://127.0.0.1:3128')
-    expect(dry.stdout).toContain('--setenv NO_PROXY localhost,127.0.0.1,::1') // no loopback destination listed
+    expect(dry.stdout).toContain('HTTPS_PROXY=http://127.0.0.1:3128 \\\n')
+    expect(dry.stdout).toContain('NO_PROXY=localhost,127.0.0.1,::1 \\\n') // no loopback destination listed
     expect(dry.stdout).not.toContain('--share-net')
     expect(fs.existsSync(p.world.claudeboxHome)).toBe(false) // a dry run creates nothing
 
@@ -474,7 +474,7 @@ describe.skipIf(!HAVE_BWRAP)('--network: what the audit shows and what is refuse
     const noneDry = await claudebox(p.world, ['--dry-run', '--network=none', '--shell'], { cwd: p.repo })
     expect(noneDry.stdout).toMatch(/^# network: none \(loopback only.*\)$/m)
     expect(noneDry.stdout).not.toContain('--share-net')
-    expect(noneDry.stdout).not.toContain('--setenv HTTPS_PROXY')
+    expect(noneDry.stdout).not.toContain('HTTPS_PROXY=')
 
     const check = await claudebox(p.world, ['--check', ...args], { cwd: p.repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
     expect(check.exitCode, check.stdout + check.stderr).toBe(0)

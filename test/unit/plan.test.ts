@@ -44,7 +44,7 @@ describe('planLaunch', () => {
   test('instance dir is bound at its own path and named by CLAUDE_CONFIG_DIR; ~/.claude points to it', () => {
     const plan = planLaunch(debianFacts(), request)
     expect(optionArgs(plan.argv, '--bind', 2)).toContainEqual([shopInstance, shopInstance])
-    expect(optionArgs(plan.argv, '--setenv', 2)).toContainEqual(['CLAUDE_CONFIG_DIR', shopInstance])
+    expect(plan.env['CLAUDE_CONFIG_DIR']).toBe(shopInstance)
     expect(optionArgs(plan.argv, '--symlink', 2)).toContainEqual([shopInstance, '/home/ada/.claude'])
   })
 
@@ -101,9 +101,9 @@ describe('planLaunch', () => {
     expect(ro).toContain('/home/ada/.nvm/versions/node/v20.1.0')
   })
 
-  test('environment: allowlist only, secrets kept out of argv, claudebox variables set', () => {
-    const plan = planLaunch(debianFacts(), request)
-    const setenv = Object.fromEntries(optionArgs(plan.argv, '--setenv', 2) as [string, string][])
+  test('environment: allowlist only, no value in argv, claudebox variables set', () => {
+    const plan = planLaunch(debianFacts({ env: { ...debianFacts().env, ANTHROPIC_CUSTOM_HEADERS: 'X-Org-Key: hdr-secret', ANTHROPIC_BASE_URL: 'https://u:pw-secret@gw.example' } }), request)
+    const setenv = plan.env
     expect(setenv).toMatchObject({
       TERM: 'xterm-256color',
       LANG: 'en_US.UTF-8',
@@ -115,16 +115,20 @@ describe('planLaunch', () => {
       IS_SANDBOX: '1',
       DISABLE_AUTOUPDATER: '1',
     })
-    for (const name of ['SSH_AUTH_SOCK', 'AWS_SECRET_ACCESS_KEY', 'GITHUB_TOKEN', 'DISPLAY', 'ANTHROPIC_API_KEY']) {
+    for (const name of ['SSH_AUTH_SOCK', 'AWS_SECRET_ACCESS_KEY', 'GITHUB_TOKEN', 'DISPLAY']) {
       expect(setenv).not.toHaveProperty(name)
     }
-    expect(plan.env).toEqual({ ANTHROPIC_API_KEY: 'sk-ant-secret' })
-    expect(plan.argv.join(' ')).not.toContain('secret')
+    expect(plan.env).toMatchObject({ ANTHROPIC_API_KEY: 'sk-ant-secret', ANTHROPIC_CUSTOM_HEADERS: 'X-Org-Key: hdr-secret' })
+    expect(plan.argv).not.toContain('--setenv')
+    expect(plan.argv.join(' ')).not.toMatch(/secret|xterm|en_US/)
+    // --dry-run names the host's values; claudebox's own are literal.
+    expect(plan.hostEnv).toEqual(expect.arrayContaining(['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'TERM']))
+    expect(plan.hostEnv).not.toContain('CLAUDE_CONFIG_DIR')
   })
 
   test("host paths, commands and an outer Claude session's variables never pass, even under CLAUDE_CODE_", () => {
     const env = { ...debianFacts().env, CLAUDE_CODE_SHELL_PREFIX: '/home/ada/wrap.sh', CLAUDE_CODE_MESSAGING_SOCKET: '/tmp/cc.sock', CLAUDE_CODE_SESSION_ID: 'x', CLAUDE_CODE_EFFORT_LEVEL: 'high' }
-    const setenv = Object.fromEntries(optionArgs(planLaunch(debianFacts({ env }), request).argv, '--setenv', 2) as [string, string][])
+    const setenv = planLaunch(debianFacts({ env }), request).env
     expect(setenv).not.toHaveProperty('CLAUDE_CODE_SHELL_PREFIX')
     expect(setenv).not.toHaveProperty('CLAUDE_CODE_MESSAGING_SOCKET')
     expect(setenv).not.toHaveProperty('CLAUDE_CODE_SESSION_ID')
@@ -151,7 +155,7 @@ describe('planLaunch', () => {
     const b = planLaunch(debianFacts({ cwd: '/home/ada/other', git: undefined, gitLayout: { kind: 'none' } }), request)
     const store = '/home/ada/.claudebox/shared/credentials'
     for (const plan of [a, b]) {
-      expect(optionArgs(plan.argv, '--setenv', 2)).toContainEqual(['CLAUDE_SECURESTORAGE_CONFIG_DIR', store])
+      expect(plan.env['CLAUDE_SECURESTORAGE_CONFIG_DIR']).toBe(store)
       expect(optionArgs(plan.argv, '--bind', 2)).toContainEqual([store, store])
       expect(optionArgs(plan.argv, '--bind', 2)).toContainEqual(['/home/ada/.claudebox/shared/.claude.json', `${plan.summary.instanceDir}/.claude.json`])
     }
@@ -271,8 +275,7 @@ describe('planLaunch', () => {
     expect(plan.argv).not.toContain('--share-net')
     expect(optionArgs(plan.argv, '--bind', 2)).toEqual(expect.arrayContaining([['/tmp/ssh-x/agent.1', '/tmp/ssh-x/agent.1'], ['/home/ada/scratch', '/home/ada/scratch']]))
     expect(optionArgs(plan.argv, '--ro-bind', 2)).toContainEqual(['/data/sets', '/data/sets'])
-    const setenv = Object.fromEntries(optionArgs(plan.argv, '--setenv', 2) as [string, string][])
-    expect(setenv).toMatchObject({ FOO: 'bar', MODE: 'fast' })
+    expect(plan.env).toMatchObject({ FOO: 'bar', MODE: 'fast' })
     expect(plan.env).toMatchObject({ SSH_AUTH_SOCK: '/tmp/ssh-x/agent.1' }) // a name with AUTH: kept out of argv
     expect(plan.argv.slice(plan.argv.indexOf('--') + 1)).toEqual([SCOPE_HELPER, '/bin/sh'])
     expect(optionArgs(plan.argv, '--ro-bind', 2).map(([s]) => s)).not.toContain('/home/ada/src/shop/.git/config')
