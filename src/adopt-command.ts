@@ -1,4 +1,5 @@
 // --adopt OLD_ROOT: applies the plan of adopt.ts (or prints it with --dry-run).
+import { writeOut } from './terminal-safe.js'
 import fs from 'node:fs'
 import fse from 'fs-extra'
 import path from 'node:path'
@@ -32,7 +33,7 @@ export function runAdopt(settings: Settings, oldRootArg: string, dryRun: boolean
     projectFolders: source ? safeReaddir(path.join(dir, source.name, 'projects')) : [],
   })
   if (dryRun) {
-    process.stdout.write(renderAdopt(plan))
+    writeOut(renderAdopt(plan))
     return EXIT.ok
   }
   const from = instanceDir(facts.claudeboxHome, plan.fromId)

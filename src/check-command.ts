@@ -1,4 +1,5 @@
 // --check: runs the probes that need processes (bwrap, claude, git versions, test sandboxes).
+import { writeOut } from './terminal-safe.js'
 import fs from 'node:fs'
 import { execa } from 'execa'
 import { checksPassed, evaluateChecks, renderChecks, type CheckFacts } from './check.js'
@@ -22,7 +23,7 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
   } catch (error) {
     // A broken config.json or a refused project file is a failed check, not a crash.
     if (!(error instanceof ClaudeboxError)) throw error
-    process.stdout.write(`fail config: ${error.message}\n`)
+    writeOut(`fail config: ${error.message}\n`)
     return EXIT.checkFailed
   }
   const { facts, request } = setup
@@ -64,7 +65,7 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
     abstractSockets: abstractSockets(),
     landlockScope: probeLandlockScope(facts.arch),
   })
-  process.stdout.write(renderChecks(results) + audit.map(line => `# ${line}\n`).join(''))
+  writeOut(renderChecks(results) + audit.map(line => `# ${line}\n`).join(''))
   return checksPassed(results) ? EXIT.ok : EXIT.checkFailed
 }
 

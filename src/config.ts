@@ -176,8 +176,10 @@ export function hostProblem(pattern: string): string | undefined {
 
 function checkKnown(file: string, key: string, allowed: readonly string[], where: string): void {
   if (allowed.includes(key)) return
-  const hint = closest(key, allowed)
-  throw configError(file, `unknown key "${where}${key}"${hint ? `; did you mean "${where}${hint}"?` : ''} (allowed: ${allowed.join(', ')})`)
+  // A repository chooses the key: compare and echo only a short prefix of it.
+  const shown = key.length > 60 ? `${key.slice(0, 57)}...` : key
+  const hint = key.length > 60 ? undefined : closest(key, allowed)
+  throw configError(file, `unknown key "${where}${shown}"${hint ? `; did you mean "${where}${hint}"?` : ''} (allowed: ${allowed.join(', ')})`)
 }
 
 /** Entry names of a Claude config dir: plain names, not claudebox's own or the account files. */

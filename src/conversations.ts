@@ -1,4 +1,5 @@
 // --sessions: this project's Claude conversations across all its worktrees. Pure parsing.
+import { inlineSafe } from './terminal-safe.js'
 export interface Conversation {
   id: string
   /** The folder under projects/ (Claude's sanitized working directory). */
@@ -40,7 +41,7 @@ export function renderConversations(conversations: readonly Conversation[]): str
   const lines = rows.map(c => {
     const date = new Date(c.modified).toISOString().slice(0, 16).replace('T', ' ')
     const message = c.firstMessage.length > 60 ? `${c.firstMessage.slice(0, 57)}...` : c.firstMessage
-    return `${date}  ${c.id}  ${String(c.size).padStart(8)}  ${c.live ? 'live' : '    '}  ${c.cwd ?? c.folder}  ${message}`
+    return `${date}  ${inlineSafe(c.id)}  ${String(c.size).padStart(8)}  ${c.live ? 'live' : '    '}  ${inlineSafe(c.cwd ?? c.folder)}  ${inlineSafe(message)}`
   })
   return lines.length === 0 ? '' : `${['DATE            ', 'ID                                  ', '    SIZE', 'LIVE', 'PATH  FIRST MESSAGE'].join('  ')}\n${lines.join('\n')}\n`
 }

@@ -1,6 +1,7 @@
 // --gc: scan, plan, show, confirm, remove. Removal moves an instance aside first (one atomic
 // rename), checks again, then deletes: an interrupted GC leaves a `.trash-*` directory that no
 // launch mistakes for an instance, and a launch racing the removal keeps its files.
+import { inlineSafe, terminalSafe, writeOut } from './terminal-safe.js'
 import fs from 'node:fs'
 import fse from 'fs-extra'
 import path from 'node:path'
@@ -32,7 +33,7 @@ export async function runGc(settings: Settings, home: string, options: GcOptions
     return EXIT.checkFailed
   }
   if (options.dryRun) {
-    process.stdout.write(plan.remove.map(r => `would remove ${r.id} (${r.root ?? 'broken'})\n`).join(''))
+    writeOut(plan.remove.map(r => `would remove ${r.id} (${inlineSafe(r.root ?? 'broken')})\n`).join(''))
     if (plan.remove.length === 0) warn('nothing to remove')
     return EXIT.ok
   }
@@ -50,12 +51,12 @@ export async function runGc(settings: Settings, home: string, options: GcOptions
 }
 
 async function confirm(plan: GcPlan): Promise<boolean> {
-  const list = plan.remove.map(r => `  ${r.id}  ${r.reason}\n`).join('')
+  const list = plan.remove.map(r => `  ${r.id}  ${inlineSafe(r.reason)}\n`).join('')
   if (!canAsk()) {
     warn(`--gc would remove ${plan.remove.length} instance(s):\n${list}claudebox: nothing removed: rerun with --yes to remove them (or run on a terminal to be asked)`)
     return false
   }
-  process.stderr.write(`claudebox: --gc will remove ${plan.remove.length} instance(s) and their conversations:\n${list}`)
+  process.stderr.write(terminalSafe(`claudebox: --gc will remove ${plan.remove.length} instance(s) and their conversations:\n${list}`))
   const yes = /^y(es)?$/i.test(await ask('remove them? [y/N]'))
   if (!yes) warn('nothing removed')
   return yes

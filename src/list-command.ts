@@ -1,4 +1,5 @@
 // --list: every instance with its state, last use, size and conversations.
+import { jsonSafe, writeOut } from './terminal-safe.js'
 import { EXIT } from './errors.js'
 import { instancesDir } from './instance.js'
 import { listRows, renderTable } from './list.js'
@@ -7,6 +8,6 @@ import type { Settings } from './settings.js'
 
 export function runList(settings: Settings, json: boolean): number {
   const rows = listRows(scanWithDetails(instancesDir(settings.claudeboxHome)))
-  process.stdout.write(json ? `${JSON.stringify(rows, null, 2)}\n` : renderTable(rows))
+  writeOut(json ? `${jsonSafe(rows)}\n` : renderTable(rows))
   return EXIT.ok
 }

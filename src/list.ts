@@ -1,4 +1,5 @@
 // --list: the instances as a table for people or JSON for scripts. Pure.
+import { inlineSafe } from './terminal-safe.js'
 import { instanceStatus, type ScannedEntry } from './gc.js'
 
 export interface ListRow {
@@ -31,7 +32,7 @@ export function listRows(entries: readonly ScannedEntry[]): ListRow[] {
 
 export function renderTable(rows: readonly ListRow[]): string {
   const header = ['ID', 'STATE', 'LAST USED', 'SIZE', 'CONVERSATIONS', 'PROJECT ROOT']
-  const cells = rows.map(r => [r.id, r.state, r.lastUsed?.slice(0, 16).replace('T', ' ') ?? '-', humanSize(r.size), String(r.conversations), r.root ?? '(none)'])
+  const cells = rows.map(r => [r.id, r.state, r.lastUsed?.slice(0, 16).replace('T', ' ') ?? '-', humanSize(r.size), String(r.conversations), r.root ?? '(none)'].map(inlineSafe))
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map(c => (c[i] ?? '').length)))
   const line = (c: readonly string[]): string => c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i] ?? 0))).join('  ')
   return [line(header), ...cells.map(line)].join('\n') + '\n'

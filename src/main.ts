@@ -1,4 +1,5 @@
 // main(argv) -> exit status: dispatches the modes and is the one place errors become statuses.
+import { terminalSafe, writeOut } from './terminal-safe.js'
 import { parseArgs, helpText } from './cli.js'
 import { ClaudeboxError, EXIT, launchError, usageError } from './errors.js'
 import { OWN_OPTIONS } from './options.js'
@@ -192,13 +193,13 @@ function guardSharedState(plan: LaunchPlan, claudeboxHome: string): void {
  */
 async function firstLaunch(plan: LaunchPlan, sandbox: SandboxOptions, yes: boolean): Promise<void> {
   const terminal = process.stderr.isTTY === true
-  if (terminal) process.stderr.write(`claudebox: first launch in this project:\n${auditLines(plan).map(l => `  ${l}\n`).join('')}`)
+  if (terminal) process.stderr.write(terminalSafe(`claudebox: first launch in this project:\n${auditLines(plan).map(l => `  ${l}\n`).join('')}`))
   if (!sandbox.confirmFirstLaunch || yes) return
   if (!canAsk()) throw launchError('not started: config.json asks to confirm the first launch in a project; rerun with --yes to accept')
   if (!/^y(es)?$/i.test(await ask('start Claude in this sandbox? [y/N]'))) throw launchError('not started: you declined the first launch')
 }
 
 function print(text: string): number {
-  process.stdout.write(text)
+  writeOut(text)
   return EXIT.ok
 }

@@ -1,4 +1,5 @@
 // --sessions: lists this project's Claude conversations, newest first, across its worktrees.
+import { jsonSafe, writeOut } from './terminal-safe.js'
 import fs from 'node:fs'
 import path from 'node:path'
 import { renderConversations, summarizeTranscript, type Conversation } from './conversations.js'
@@ -37,7 +38,7 @@ export function runSessions(settings: Settings, json: boolean): number {
     }
   }
   conversations.sort((a, b) => b.modified - a.modified)
-  process.stdout.write(json ? `${JSON.stringify(conversations, null, 2)}\n` : renderConversations(conversations))
+  writeOut(json ? `${jsonSafe(conversations)}\n` : renderConversations(conversations))
   return EXIT.ok
 }
 

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { describe, expect, test } from 'vitest'
 import { parseArgs } from '../../src/cli.js'
 import { shq } from '../../src/quote.js'
+import { hasRawControl } from '../../src/terminal-safe.js'
 
 describe('arguments', () => {
   test.each([
@@ -69,11 +70,15 @@ describe('arguments', () => {
 })
 
 describe('shq', () => {
-  const words = ['', 'plain', 'with space', "it's", '$HOME', '`id`', 'line\nbreak', '*', '~/x', 'a;b', 'back\\slash', 'prøjekt 日本', '--flag=v', '"dq"']
+  const hostile = ['osc52\x1b]52;c;aGk=\x07end', 'clear\x1b[2J', "cr\rit's", 'c1\u009b31m', 'bidi\u202etxt.exe', 'del\x7f']
+  const words = ['', 'plain', 'with space', "it's", '$HOME', '`id`', 'line\nbreak', '*', '~/x', 'a;b', 'back\\slash', 'prøjekt 日本', '--flag=v', '"dq"', ...hostile]
   test('round-trips through sh', () => {
     const script = `printf '%s\\0' ${words.map(shq).join(' ')}`
     const out = execFileSync('sh', ['-c', script], { encoding: 'utf8' })
     expect(out.split('\0').slice(0, -1)).toEqual(words)
+  })
+  test('shows no raw control character (escape sequences, C1, bidi) yet pastes back exactly', () => {
+    for (const word of hostile) expect(hasRawControl(shq(word))).toBe(false)
   })
   test('leaves safe words bare', () => {
     expect(shq('/usr/bin/bwrap')).toBe('/usr/bin/bwrap')

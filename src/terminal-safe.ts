@@ -1,0 +1,39 @@
+// Text that reaches the user's terminal from places the agent or a cloned repository can write
+// (a project-root, a transcript, a file name, a .claudebox.json value) may carry escape sequences:
+// OSC 52 writes the clipboard, OSC 0 the window title, CSI clears the screen, a bare CR or a bidi
+// override makes a line read differently. Everything claudebox prints goes through here, so no
+// control character reaches the terminal raw; they are shown as \xHH or \uHHHH instead.
+
+/* eslint-disable no-control-regex -- finding control characters is what this module is for */
+
+/** C0 but tab and newline, DEL, C1, and the Unicode bidi embeddings, overrides and isolates. */
+export const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/gu
+/** The same plus tab and newline: for a value inside one line (a table cell, a path). */
+const CONTROLS_IN_LINE = /[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/gu
+
+const shown = (c: string): string => {
+  const code = c.codePointAt(0) ?? 0
+  if (c === '\n') return '\\n'
+  if (c === '\t') return '\\t'
+  if (c === '\r') return '\\r'
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`
+}
+
+/** Whole output (several lines): every control character but newline and tab escaped. */
+export const terminalSafe = (text: string): string => text.replace(CONTROLS, shown)
+
+/** One value inside a line: newlines and tabs escaped too, so it cannot fake a line of its own. */
+export const inlineSafe = (text: string): string => text.replace(CONTROLS_IN_LINE, shown)
+
+/** JSON for --json: JSON.stringify escapes C0 itself; C1 and bidi controls become \u escapes too. */
+export function jsonSafe(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(/[\x7f-\x9f\u202a-\u202e\u2066-\u2069]/gu, c => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`)
+}
+
+/** Whether `text` holds a character that must not reach the terminal raw (newline and tab may). */
+export const hasRawControl = (text: string): boolean => new RegExp(CONTROLS.source, 'u').test(text)
+
+/** Writes what the user asked for to stdout, with no raw control characters. */
+export function writeOut(text: string): void {
+  process.stdout.write(terminalSafe(text))
+}

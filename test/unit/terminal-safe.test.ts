@@ -1,0 +1,31 @@
+// Host output escapes control characters: a table of hostile text and what the terminal sees.
+import { describe, expect, test } from 'vitest'
+import { hasRawControl, inlineSafe, jsonSafe, terminalSafe } from '../../src/terminal-safe.js'
+
+describe('terminal-safe output', () => {
+  test.each([
+    ['OSC 52 (clipboard)', '\x1b]52;c;aGk=\x07', '\\x1b]52;c;aGk=\\x07'],
+    ['OSC 0 (title)', '\x1b]0;pwned\x1b\\', '\\x1b]0;pwned\\x1b\\'],
+    ['SGR and clear screen', '\x1b[31m\x1b[2J', '\\x1b[31m\\x1b[2J'],
+    ['a bare CR', 'ok\rFAKE', 'ok\\rFAKE'],
+    ['C1 CSI', 'a\u009b2Jb', 'a\\x9b2Jb'],
+    ['bidi override', 'evil\u202etxt.sh', 'evil\\u202etxt.sh'],
+    ['DEL and NUL', 'a\x7fb\x00', 'a\\x7fb\\x00'],
+    ['plain text, accents and CJK', 'prøjekt 日本', 'prøjekt 日本'],
+  ])('%s', (_name, input, shown) => {
+    expect(terminalSafe(input)).toBe(shown)
+    expect(inlineSafe(input)).toBe(shown)
+  })
+
+  test('newlines and tabs: kept in whole output, escaped inside one value', () => {
+    expect(terminalSafe('a\nb\tc')).toBe('a\nb\tc')
+    expect(inlineSafe('a\nclaudebox: all good\tc')).toBe('a\\nclaudebox: all good\\tc')
+  })
+
+  test('JSON stays valid and carries no raw C1 or bidi character', () => {
+    const value = { root: '/p/\u009b\u202e\x1b' }
+    const text = jsonSafe(value)
+    expect(hasRawControl(text)).toBe(false)
+    expect(JSON.parse(text)).toEqual(value)
+  })
+})
