@@ -163,15 +163,29 @@ export function decideDestination(policy: EgressPolicy, requestedHost: string, p
 
 /**
  * Whether the proxy may connect to `address` for an allowed decision: public addresses always;
- * special ones (loopback, private, link-local, ...) only when the user named the host exactly or
- * listed the address itself. An address in the deny list never.
+ * special ones (loopback, private, link-local, ..., and any address of this host's interfaces)
+ * only when the user named the host exactly or listed the address itself, never through a
+ * wildcard, a preset or Claude's list. An address in the deny list never.
  */
-export function addressAllowed(policy: EgressPolicy, decision: Extract<Decision, { allowed: true }>, address: string, port: number): boolean {
+export function addressAllowed(
+  policy: EgressPolicy,
+  decision: Extract<Decision, { allowed: true }>,
+  address: string,
+  port: number,
+  hostAddresses: ReadonlySet<string> = new Set(),
+): boolean {
   const normal = normalizeHost(address) ?? address
   if (denying(policy, normal, port) !== undefined) return false
-  if (!isSpecialAddress(normal)) return true
+  // The host's own interface addresses reach its services as loopback does, public or not
+  // (`*:*` once reached a service on the host's own address): treated like loopback.
+  if (!isSpecialAddress(normal) && !hostAddresses.has(normal)) return true
   if (decision.privateOk) return true
   return matching(policy.allow, normal, port).some(r => r.literal && r.source === 'user')
+}
+
+/** The host's interface addresses, normalised as the policy compares them (zone ids dropped). */
+export function normalizedAddresses(addresses: readonly string[]): Set<string> {
+  return new Set(addresses.map(a => a.replace(/%.*$/, '')).map(a => normalizeHost(a) ?? a))
 }
 
 // The ranges that lead to this machine, its LAN or its VPN (CGNAT: Tailscale), plus multicast and

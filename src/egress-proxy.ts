@@ -10,7 +10,9 @@
 import dns from 'node:dns'
 import http from 'node:http'
 import net from 'node:net'
-import { addressAllowed, decideDestination, unbracket, type EgressPolicy } from './egress-policy.js'
+import os from 'node:os'
+import { addressAllowed, decideDestination, normalizedAddresses, unbracket, type EgressPolicy } from './egress-policy.js'
+import { sniFromClientHello } from './tls-sni.js'
 
 /** Resolves a host name to its addresses (injected by tests). */
 export type Resolver = (host: string) => Promise<string[]>
@@ -28,6 +30,8 @@ export interface ProxyOptions {
   onDenied: (denied: DeniedConnection) => void
   resolve?: Resolver
   connectTimeoutMs?: number
+  /** The host's own interface addresses (injected by tests; else read at start). */
+  hostAddresses?: readonly string[]
 }
 
 export interface RunningProxy {
@@ -36,10 +40,14 @@ export interface RunningProxy {
 
 const systemResolver: Resolver = async host => (await dns.promises.lookup(host, { all: true, verbatim: true })).map(a => a.address)
 
+/** Every address of every interface of this machine, read when the proxy starts. */
+const interfaceAddresses = (): string[] => Object.values(os.networkInterfaces()).flatMap(list => (list ?? []).map(i => i.address))
+
 type Admission = { ok: true; addresses: string[] } | { ok: false; status: number; message: string }
 
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const resolve = options.resolve ?? systemResolver
+  const hostAddresses = normalizedAddresses(options.hostAddresses ?? interfaceAddresses())
   const timeout = options.connectTimeoutMs ?? 15_000
   const open = new Set<net.Socket>()
   const track = (socket: net.Socket): void => {
@@ -60,9 +68,9 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     } catch (error) {
       return { ok: false, status: 502, message: `claudebox: cannot resolve ${host}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` }
     }
-    const permitted = addresses.filter(a => addressAllowed(options.policy, decision, a, port))
+    const permitted = addresses.filter(a => addressAllowed(options.policy, decision, a, port, hostAddresses))
     if (permitted.length === 0) {
-      return deny(`resolves to ${addresses.join(', ') || 'nothing'}, a loopback, private or link-local address that is not listed`)
+      return deny(`resolves to ${addresses.join(', ') || 'nothing'}, a loopback, private, link-local or this host's own address that is not listed`)
     }
     return { ok: true, addresses: permitted }
   }
@@ -81,8 +89,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       if (upstream instanceof Error) return void client.end(statusLine(502, `claudebox: cannot connect to ${req.url}: ${upstream.message}`))
       if (client.destroyed) return void upstream.destroy()
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
-      if (head.length > 0) upstream.write(head)
-      splice(client, upstream)
+      holdToHost(client, upstream, head, target.host, reason => options.onDenied({ time: new Date(), host: target.host, port: target.port, reason }))
     })
   })
 
@@ -183,6 +190,50 @@ async function connectFirst(addresses: readonly string[], port: number, timeoutM
     last = result
   }
   return last
+}
+
+/**
+ * A tunnel held to the host it was admitted for: the server's bytes flow at once (protocols where
+ * the server speaks first), the client's first bytes wait until they are known not to be a TLS
+ * ClientHello naming another server (domain fronting on a shared CDN address). A hello without a
+ * server name, non-TLS traffic and tunnels to an address literal pass; the Host header inside TLS
+ * cannot be seen without interception (README).
+ */
+function holdToHost(client: net.Socket, upstream: net.Socket, head: Buffer, host: string, deny: (reason: string) => void): void {
+  const expected = net.isIP(host) ? undefined : host.toLowerCase().replace(/\.$/, '')
+  if (expected === undefined) {
+    if (head.length > 0) upstream.write(head)
+    return splice(client, upstream)
+  }
+  upstream.pipe(client)
+  const drop = (): void => {
+    client.destroy()
+    upstream.destroy()
+  }
+  client.on('error', drop)
+  upstream.on('error', drop)
+  client.on('close', drop)
+  upstream.on('close', drop)
+  let pending = head
+  const check = (): void => {
+    const result = sniFromClientHello(pending)
+    if (result.state === 'need-more') return
+    client.off('data', onData)
+    const sni = result.state === 'done' ? result.sni?.toLowerCase().replace(/\.$/, '') : undefined
+    const reason = result.state === 'malformed' ? `a TLS hello that does not parse (${result.why})` : sni !== undefined && sni !== expected ? `the TLS server name ${sni} is not ${host}` : undefined
+    if (reason !== undefined) {
+      deny(reason)
+      return drop()
+    }
+    upstream.write(pending)
+    client.pipe(upstream)
+  }
+  const onData = (chunk: Buffer): void => {
+    pending = Buffer.concat([pending, chunk])
+    check()
+  }
+  client.on('data', onData)
+  if (pending.length > 0) check()
 }
 
 /** Both directions, ends passed on, either side's error closes both. */

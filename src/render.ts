@@ -46,6 +46,10 @@ export function networkLines(s: LaunchSummary): string[] {
   const lines = [`network: allow (no network inside; claudebox's proxy admits only the allowlist and logs what it refuses; it runs only while claudebox does, so this command pasted alone has no way out)`]
   lines.push(`network allow: ${s.egress?.allow.join(', ') ?? ''}`)
   if (s.egress?.deny.length) lines.push(`network deny: ${s.egress.deny.join(', ')}`)
+  const wildcards = s.egress?.allow.filter(pattern => pattern.startsWith('*')) ?? []
+  if (wildcards.length > 0) {
+    lines.push(`network note: ${wildcards.join(', ')} let the sandbox choose names that this host resolves, and DNS queries can carry data out; list exact names to avoid it`)
+  }
   return lines
 }
 

@@ -366,12 +366,12 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CURL || !HAVE_PYTHON)('--network: attempts 
     expect(viaWildcard.exitCode, viaWildcard.stderr).toBe(0)
     const wild = results(viaWildcard.stdout)
     for (const label of ['name-plain', 'ip-plain', 'decimal-plain']) {
-      expect(wild[label], label).toMatch(new RegExp(`is blocked: resolves to [^ ]*127\\.0\\.0\\.1.*, a loopback, private or link-local address that is not listed .* code=403 connect=000 rc=0$`))
+      expect(wild[label], label).toMatch(new RegExp(`is blocked: resolves to [^ ]*127\\.0\\.0\\.1.*, a loopback, private, link-local or this host's own address that is not listed .* code=403 connect=000 rc=0$`))
     }
     for (const label of ['name-tunnel', 'short-tunnel', 'mapped-tunnel']) expect(wild[label], label).toMatch(/response 403 code=000 connect=403 rc=56$/)
     const wildLog = deniedLogs(wildcard).entries
     expect(wildLog).toHaveLength(6)
-    for (const entry of wildLog) expect(entry.reason).toMatch(/^resolves to .*a loopback, private or link-local address that is not listed$/)
+    for (const entry of wildLog) expect(entry.reason).toMatch(/^resolves to .*a loopback, private, link-local or this host's own address that is not listed$/)
     expect(BLOCKED_LINE.exec(viaWildcard.stderr)?.[1]).toBe('6')
 
     // The deny list wins over an exact allow.

@@ -540,7 +540,7 @@ describe('startProxy (injected resolver, real local servers)', () => {
   test('a name admitted by a wildcard that resolves to loopback is refused (403), logged once, and never reaches the server', async () => {
     const socket = await start(policy(['*.example.test:*']), { 'svc.example.test': ['127.0.0.1'] })
     const target = `svc.example.test:${local.port}`
-    const expected = `claudebox: ${target} is blocked: resolves to 127.0.0.1, a loopback, private or link-local address that is not listed (allow it with --allow-host)`
+    const expected = `claudebox: ${target} is blocked: resolves to 127.0.0.1, a loopback, private, link-local or this host's own address that is not listed (allow it with --allow-host)`
 
     const viaConnect = await tunnel(socket, target)
     expect(viaConnect.status).toBe(403)

@@ -1,0 +1,126 @@
+// The TLS server-name check of CONNECT tunnels: the ClientHello parser on real hellos from Node's
+// TLS client (whole, split byte by byte, across records, damaged), and the proxy refusing a tunnel
+// whose hello names another server than the one the CONNECT was admitted for.
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import tls from 'node:tls'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { buildPolicy } from '../../src/egress-policy.js'
+import { startProxy, type DeniedConnection } from '../../src/egress-proxy.js'
+import { MAX_HELLO, sniFromClientHello } from '../../src/tls-sni.js'
+
+/** The first bytes Node's TLS client sends for `servername` (captured by a plain TCP server). */
+async function realHello(servername: string | undefined): Promise<Buffer> {
+  const server = net.createServer()
+  await new Promise<void>(done => server.listen(0, '127.0.0.1', done))
+  const port = (server.address() as net.AddressInfo).port
+  const first = new Promise<Buffer>(done => server.once('connection', socket => socket.once('data', (d: Buffer) => { done(d); socket.destroy() })))
+  const client = tls.connect({ host: '127.0.0.1', port, ...(servername === undefined ? {} : { servername }), rejectUnauthorized: false })
+  client.on('error', () => {})
+  const bytes = await first
+  client.destroy()
+  server.close()
+  return bytes
+}
+
+describe('sniFromClientHello', () => {
+  test('a real hello: its server name; fed byte by byte, "need more" until the last byte', async () => {
+    const hello = await realHello('api.example.test')
+    expect(sniFromClientHello(hello)).toEqual({ state: 'done', sni: 'api.example.test' })
+    for (let i = 1; i < hello.length; i += 97) expect(sniFromClientHello(hello.subarray(0, i))).toEqual({ state: 'need-more' })
+  })
+
+  test('a hello without a server name (an address literal): done, no name', async () => {
+    expect(sniFromClientHello(await realHello(undefined))).toEqual({ state: 'done', sni: undefined })
+  })
+
+  test('a hello split across two TLS records (the name in the second) is joined', async () => {
+    const hello = await realHello('split.example.test')
+    const body = hello.subarray(5)
+    const cut = 40
+    const record = (part: Buffer): Buffer => Buffer.concat([Buffer.from([0x16, 0x03, 0x01, part.length >> 8, part.length & 0xff]), part])
+    const twoRecords = Buffer.concat([record(body.subarray(0, cut)), record(body.subarray(cut))])
+    expect(sniFromClientHello(twoRecords)).toEqual({ state: 'done', sni: 'split.example.test' })
+  })
+
+  test.each([
+    ['plain HTTP', Buffer.from('GET / HTTP/1.1\r\n'), 'not-tls'],
+    ['an SSH banner', Buffer.from('SSH-2.0-OpenSSH_9\r\n'), 'not-tls'],
+    ['a record length of 0', Buffer.from([0x16, 3, 1, 0, 0]), 'malformed'],
+    ['a record length over 16 KiB', Buffer.from([0x16, 3, 1, 0x48, 0]), 'malformed'],
+    ['a ServerHello instead', Buffer.from([0x16, 3, 1, 0, 4, 0x02, 0, 0, 0]), 'malformed'],
+    ['a truncated hello', Buffer.from([0x16, 3, 1, 0, 6, 0x01, 0, 0, 2, 3, 3]), 'malformed'],
+  ])('%s: %s', (_name, bytes, state) => {
+    expect(sniFromClientHello(bytes).state).toBe(state)
+  })
+
+  test('a hello that announces more than the limit is refused before it is all buffered', () => {
+    const header = Buffer.from([0x16, 3, 1, 0x40, 0x00, 0x01, 0x02, 0x00, 0x00]) // handshake length 128 KiB
+    expect(sniFromClientHello(Buffer.concat([header, Buffer.alloc(16380)]))).toMatchObject({ state: 'malformed' })
+    expect(MAX_HELLO).toBe(65536)
+  })
+})
+
+describe('CONNECT tunnels are held to their host by the TLS server name', () => {
+  let dir: string
+  let server: tls.Server
+  let port: number
+  const accepted: string[] = []
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-sni-'))
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=localhost', '-days', '1', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' })
+    server = tls.createServer({ key: fs.readFileSync(path.join(dir, 'key.pem')), cert: fs.readFileSync(path.join(dir, 'cert.pem')) }, socket => {
+      accepted.push(socket.servername || '(none)')
+      socket.end('hello over tls\n')
+    })
+    await new Promise<void>(done => server.listen(0, '127.0.0.1', done))
+    port = (server.address() as net.AddressInfo).port
+  })
+  afterAll(() => {
+    server.close()
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+
+  /** CONNECT localhost:port through the proxy, then TLS with `servername`; what came back. */
+  async function throughProxy(socketPath: string, servername: string): Promise<string> {
+    const raw = net.connect(socketPath)
+    raw.write(`CONNECT localhost:${port} HTTP/1.1\r\nHost: localhost:${port}\r\n\r\n`)
+    await new Promise<void>(done => {
+      let head = ''
+      const onData = (d: Buffer): void => {
+        head += d.toString('latin1')
+        if (head.includes('\r\n\r\n')) {
+          raw.off('data', onData)
+          done()
+        }
+      }
+      raw.on('data', onData)
+    })
+    return await new Promise<string>(done => {
+      const secure = tls.connect({ socket: raw, servername, rejectUnauthorized: false })
+      let text = ''
+      secure.on('data', (d: Buffer) => (text += d.toString()))
+      secure.on('error', (error: Error) => done(`error: ${error.message}`))
+      secure.on('close', () => done(text))
+    })
+  }
+
+  test('a matching name passes; another name is refused, logged, and never reaches the server', async () => {
+    const denied: DeniedConnection[] = []
+    const socketPath = path.join(dir, 'proxy.sock')
+    const proxy = await startProxy({ socketPath, policy: buildPolicy({ allowHosts: [`localhost:${port}`], denyHosts: [], presets: [] }), onDenied: d => void denied.push(d), resolve: () => Promise.resolve(['127.0.0.1']) })
+    try {
+      expect(await throughProxy(socketPath, 'localhost')).toBe('hello over tls\n')
+      expect(await throughProxy(socketPath, 'other-site.example')).toMatch(/^error: |^$/)
+      expect(accepted).toEqual(['localhost'])
+      expect(denied).toHaveLength(1)
+      expect(denied[0]).toMatchObject({ host: 'localhost', port, reason: 'the TLS server name other-site.example is not localhost' })
+    } finally {
+      await proxy.close()
+    }
+  })
+})
