@@ -4,8 +4,8 @@ import fs from 'node:fs'
 import fse from 'fs-extra'
 import path from 'node:path'
 import { planAdopt, renderAdopt, workingTreeOf } from './adopt.js'
-import { EXIT, usageError } from './errors.js'
-import { probe, safeReaddir } from './facts.js'
+import { EXIT, launchError, usageError } from './errors.js'
+import { lstatKind, probe, safeReaddir } from './facts.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, PROJECT_ROOT_FILE } from './instance.js'
 import { warn } from './log.js'
 import { META_FILE } from './registry.js'
@@ -30,7 +30,7 @@ export function runAdopt(settings: Settings, oldRootArg: string, dryRun: boolean
     newId,
     newTopLevel: facts.git?.topLevel ?? facts.cwd,
     target: target ? { conversations: target.conversations ?? 0 } : undefined,
-    projectFolders: source ? safeReaddir(path.join(dir, source.name, 'projects')) : [],
+    projectFolders: source ? historyFolders(path.join(dir, source.name, 'projects')) : [],
   })
   if (dryRun) {
     writeOut(renderAdopt(plan))
@@ -43,18 +43,47 @@ export function runAdopt(settings: Settings, oldRootArg: string, dryRun: boolean
     fs.renameSync(to, trash)
     fse.removeSync(trash)
   }
-  // overwrite: false: a new instance that appeared at the target meanwhile is never replaced.
-  fse.moveSync(from, to, { overwrite: false })
-  replaceFile(path.join(to, PROJECT_ROOT_FILE), `${plan.newRoot}\n`)
+  moveInstance(from, to, `${plan.newRoot}\n`)
   fs.rmSync(path.join(to, META_FILE), { force: true }) // rewritten by the next launch, for the new place
-  for (const rename of plan.renames) fs.renameSync(path.join(to, 'projects', rename.from), path.join(to, 'projects', rename.to))
+  // History folders: each one rename inside the instance, never through a symlink the agent planted.
+  for (const rename of plan.renames) {
+    const folder = path.join(to, 'projects', rename.from)
+    if (lstatKind(folder) === 'dir') fs.renameSync(folder, path.join(to, 'projects', rename.to))
+  }
   warn(`adopted ${plan.oldRoot}: its instance is now ${plan.toId}, with ${plan.renames.length} history folder(s) renamed`)
   return EXIT.ok
 }
 
-function replaceFile(file: string, content: string): void {
-  const temp = `${file}.tmp.${process.pid}`
-  fs.writeFileSync(temp, content, { mode: 0o600, flag: 'wx' })
-  fs.renameSync(temp, file)
+/**
+ * All or nothing: the new project-root is written first (a full disk fails here, with nothing
+ * changed), then the instance moves with one rename (never over an instance that appeared
+ * meanwhile), then the new root replaces the old with another; if that fails, the move is undone.
+ */
+function moveInstance(from: string, to: string, projectRoot: string): void {
+  const staged = path.join(from, `${PROJECT_ROOT_FILE}.adopt-${process.pid}`)
+  try {
+    fs.writeFileSync(staged, projectRoot, { mode: 0o600, flag: 'wx' })
+  } catch (error) {
+    fs.rmSync(staged, { force: true })
+    throw launchError(`cannot adopt: writing ${staged} failed (${(error as NodeJS.ErrnoException).code ?? 'error'}); nothing was changed`)
+  }
+  try {
+    fs.renameSync(from, to)
+  } catch (error) {
+    fs.rmSync(staged, { force: true })
+    throw launchError(`cannot adopt: moving ${from} to ${to} failed (${(error as NodeJS.ErrnoException).code ?? 'error'}); nothing was changed`)
+  }
+  const movedStage = path.join(to, path.basename(staged))
+  try {
+    fs.renameSync(movedStage, path.join(to, PROJECT_ROOT_FILE))
+  } catch (error) {
+    fs.renameSync(to, from)
+    fs.rmSync(path.join(from, path.basename(staged)), { force: true })
+    throw launchError(`cannot adopt: ${(error as NodeJS.ErrnoException).code ?? 'error'} while switching the project root; the instance is back where it was`)
+  }
 }
 
+/** The history folders of an instance, only when projects/ is a real directory in it. */
+function historyFolders(projects: string): string[] {
+  return lstatKind(projects) === 'dir' ? safeReaddir(projects).filter(name => lstatKind(path.join(projects, name)) === 'dir') : []
+}

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { scopeHelper } from './landlock.js'
 import { lstatKind, safeReaddir } from './fs-kinds.js'
 import { probeGitProtect } from './git-guard-probe.js'
-import { canonicalRoot, instanceDir, instanceId, isWithin, PROJECT_ROOT_FILE, sharedPaths } from './instance.js'
+import { canonicalRoot, instanceDir, instanceId, isWithin, PROJECT_ROOT_FILE, sharedPaths, validProjectRoot } from './instance.js'
 import { SANDBOX_NOTE } from './tiers.js'
 import { ETC_ENTRIES, HOME_FILES_RO, RUN_LINKS, SYSTEM_PATHS } from './plan.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
@@ -343,20 +343,29 @@ export function readInstanceState(dir: string): InstanceState {
   const kind = lstatKind(dir)
   if (kind === 'missing') return { kind: 'missing' }
   if (kind !== 'dir') return { kind: 'not-a-directory' }
-  const recordedRoot = readNoFollow(path.join(dir, PROJECT_ROOT_FILE))
+  // A project-root that is not one clean absolute path is a broken instance, never another root.
+  const recordedRoot = validProjectRoot(readNoFollow(path.join(dir, PROJECT_ROOT_FILE)))
   return recordedRoot === undefined ? { kind: 'no-root-file' } : { kind: 'ok', recordedRoot }
 }
 
-/** Reads a regular file's text, refusing symlinks (O_NOFOLLOW); undefined when absent or unreadable. */
-export function readNoFollow(file: string): string | undefined {
+/** The most readNoFollow reads: claudebox's own small records, written where the sandbox could reach. */
+export const SMALL_FILE_LIMIT = 1 << 20
+
+/**
+ * Reads a regular file's text, refusing symlinks (O_NOFOLLOW) and never blocking on a FIFO the
+ * agent planted (O_NONBLOCK, then the regular-file check); undefined when absent, unreadable,
+ * not a regular file or larger than `limit` bytes.
+ */
+export function readNoFollow(file: string, limit = SMALL_FILE_LIMIT): string | undefined {
   let fd: number
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK)
   } catch {
     return undefined
   }
   try {
-    if (!fs.fstatSync(fd).isFile()) return undefined
+    const st = fs.fstatSync(fd)
+    if (!st.isFile() || st.size > limit) return undefined
     return fs.readFileSync(fd, 'utf8').replace(/\n$/, '')
   } catch {
     return undefined

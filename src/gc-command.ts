@@ -7,7 +7,7 @@ import fse from 'fs-extra'
 import path from 'node:path'
 import { EXIT, launchError } from './errors.js'
 import { planGc, type GcPlan, type GcPolicy } from './gc.js'
-import { instancesDir, PROJECT_ROOT_FILE } from './instance.js'
+import { instancesDir, PROJECT_ROOT_FILE, validProjectRoot } from './instance.js'
 import { warn } from './log.js'
 import { liveSessions, readMeta, rootState, scanInstances } from './scan.js'
 import type { Settings } from './settings.js'
@@ -66,6 +66,13 @@ async function confirm(plan: GcPlan): Promise<boolean> {
 function removeInstance(dir: string, id: string, root: string | undefined): boolean {
   const original = path.join(dir, id)
   const trash = path.join(dir, `.trash-${id}-${process.pid}-${Date.now()}`)
+  // Moved aside only when it can be removed to the end: else it would strand as .trash-* (another
+  // user's instance, an unreadable directory inside).
+  const blocker = firstUnremovable(original)
+  if (blocker !== undefined) {
+    warn(`kept ${id}: ${blocker} cannot be removed by you (another user's, or not writable); nothing of it was touched`)
+    return false
+  }
   try {
     fs.renameSync(original, trash)
   } catch (error) {
@@ -74,7 +81,7 @@ function removeInstance(dir: string, id: string, root: string | undefined): bool
   }
   // A launch may have started between the scan and the rename: if its project is back or a
   // session registered itself, put the instance back.
-  const recorded = readNoFollow(path.join(trash, PROJECT_ROOT_FILE))
+  const recorded = validProjectRoot(readNoFollow(path.join(trash, PROJECT_ROOT_FILE)))
   const revived = liveSessions(trash) > 0 || (root !== undefined && rootState(root, readMeta(trash)) === 'exists') || recorded !== root
   if (revived) {
     try {
@@ -87,6 +94,21 @@ function removeInstance(dir: string, id: string, root: string | undefined): bool
   }
   fse.removeSync(trash) // unlinks symlinks inside, never follows them
   return true
+}
+
+/** The first directory in `dir`'s tree that this user cannot list and empty; undefined when none. */
+function firstUnremovable(dir: string): string | undefined {
+  try {
+    fs.accessSync(dir, fs.constants.R_OK | fs.constants.W_OK | fs.constants.X_OK)
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue
+      const below = firstUnremovable(path.join(dir, entry.name))
+      if (below !== undefined) return below
+    }
+    return undefined
+  } catch {
+    return dir
+  }
 }
 
 /** Deletes leftovers of interrupted runs (`.trash-*`); fs.rmSync never follows symlinks. */

@@ -4,14 +4,27 @@
 // Code's own backups or from claudebox's last good copies; a good file is copied, bounded.
 import fs from 'node:fs'
 import path from 'node:path'
+import { writeFileAtomic } from './atomic-write.js'
 import { readNoFollow } from './facts.js'
 
 /** How many last good copies of each file are kept. */
 export const GOOD_COPIES = 5
+/** How many corrupt copies of each file are set aside at most (the oldest, first, are kept). */
+export const CORRUPT_COPIES = 5
+/**
+ * The largest shared JSON file claudebox reads, validates or copies: the sandbox can write it, so
+ * its size is the agent's choice (a 500 MB .claude.json once cost 16 s and 1.5 GB per launch).
+ */
+export const JSON_LIMIT = 64 << 20
 /** How long to wait before judging a file that does not parse (a writer may be mid-write). */
 const SETTLE_MS = 150
 
-export type GuardResult = { kind: 'ok' } | { kind: 'missing' } | { kind: 'restored'; from: string; setAside: string } | { kind: 'set-aside'; setAside: string }
+export type GuardResult =
+  | { kind: 'ok' }
+  | { kind: 'missing' }
+  | { kind: 'too-large'; size: number }
+  | { kind: 'restored'; from: string; setAside: string | undefined }
+  | { kind: 'set-aside'; setAside: string | undefined }
 
 /**
  * @param backups directories holding Claude's backups of this file (`<name>.backup.<ms>`)
@@ -22,12 +35,15 @@ export function guardJson(file: string, backups: readonly string[], goodDir: str
   // Unchanged since it was last found valid (same inode, size, mtime): skip reading it. The file
   // can be large (a 101 MB .claude.json is on record, anthropics/claude-code#2810).
   if (unchangedSinceValid(file, goodDir)) return { kind: 'ok' }
-  let text = readNoFollow(file)
+  const size = regularFileSize(file)
+  if (size === undefined) return { kind: 'missing' }
+  if (size > JSON_LIMIT) return { kind: 'too-large', size }
+  let text = readNoFollow(file, JSON_LIMIT)
   if (text === undefined) return { kind: 'missing' }
   if (!isValidJson(text)) {
     // A running session may be in the middle of rewriting it in place: look again before judging.
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, SETTLE_MS)
-    text = readNoFollow(file) ?? ''
+    text = readNoFollow(file, JSON_LIMIT) ?? ''
   }
   if (isValidJson(text)) {
     keepGoodCopy(goodDir, name, text, now)
@@ -36,15 +52,14 @@ export function guardJson(file: string, backups: readonly string[], goodDir: str
   }
   // Copied aside and rewritten in place, never renamed: running sessions have this very file
   // (its inode) bound into their sandboxes and must keep sharing it.
-  const setAside = `${file}.corrupt-${now.toISOString().replace(/[:.]/g, '-')}`
-  fs.copyFileSync(file, setAside, fs.constants.COPYFILE_EXCL)
+  const setAside = setAsideCopy(file, now)
   // The newest valid copy wins, whoever made it: Claude's own backups or claudebox's good copies.
   const candidates = [
     ...backups.flatMap(dir => listSorted(dir, `${name}.backup.`).map(f => path.join(dir, f))),
     ...listSorted(goodDir, `${name}.`).map(f => path.join(goodDir, f)),
   ].sort((a, b) => mtime(b) - mtime(a))
   for (const candidate of candidates) {
-    const content = readNoFollow(candidate)
+    const content = readNoFollow(candidate, JSON_LIMIT)
     if (content !== undefined && isValidJson(content)) {
       fs.writeFileSync(file, content, { mode: 0o600 })
       return { kind: 'restored', from: candidate, setAside }
@@ -52,6 +67,24 @@ export function guardJson(file: string, backups: readonly string[], goodDir: str
   }
   fs.writeFileSync(file, '{}\n', { mode: 0o600 })
   return { kind: 'set-aside', setAside }
+}
+
+/** A copy of the corrupt file beside it, unless CORRUPT_COPIES are there already (bounded). */
+function setAsideCopy(file: string, now: Date): string | undefined {
+  const prefix = `${path.basename(file)}.corrupt-`
+  if (fs.readdirSync(path.dirname(file)).filter(name => name.startsWith(prefix)).length >= CORRUPT_COPIES) return undefined
+  const setAside = `${file}.corrupt-${now.toISOString().replace(/[:.]/g, '-')}`
+  fs.copyFileSync(file, setAside, fs.constants.COPYFILE_EXCL)
+  return setAside
+}
+
+function regularFileSize(file: string): number | undefined {
+  try {
+    const st = fs.lstatSync(file)
+    return st.isFile() ? st.size : undefined
+  } catch {
+    return undefined
+  }
 }
 
 function mtime(file: string): number {
@@ -65,7 +98,7 @@ function mtime(file: string): number {
 /** After a session: remember the shared file as Claude left it, if it is valid. */
 export function rememberGood(file: string, goodDir: string, now: Date): void {
   if (unchangedSinceValid(file, goodDir)) return
-  const text = readNoFollow(file)
+  const text = readNoFollow(file, JSON_LIMIT)
   if (text !== undefined && isValidJson(text)) {
     keepGoodCopy(goodDir, path.basename(file), text, now)
     markValid(file, goodDir)
@@ -99,8 +132,9 @@ function keepGoodCopy(goodDir: string, name: string, text: string, now: Date): v
   fs.mkdirSync(goodDir, { recursive: true, mode: 0o700 })
   const copies = listSorted(goodDir, `${name}.`)
   const newest = copies[0]
-  if (newest === undefined || readNoFollow(path.join(goodDir, newest)) !== text) {
-    fs.writeFileSync(path.join(goodDir, `${name}.${now.getTime()}`), text, { mode: 0o600 })
+  if (newest === undefined || readNoFollow(path.join(goodDir, newest), JSON_LIMIT) !== text) {
+    // A full disk must not leave a truncated "good" copy that a later restore would trust.
+    writeFileAtomic(path.join(goodDir, `${name}.${now.getTime()}`), text)
     for (const old of listSorted(goodDir, `${name}.`).slice(GOOD_COPIES)) fs.rmSync(path.join(goodDir, old), { force: true })
   }
 }
@@ -121,7 +155,7 @@ const validMarker = (file: string, goodDir: string): string => path.join(goodDir
 /** Remembers that `file` was valid as it is now, so the next guard can skip reading it. */
 function markValid(file: string, goodDir: string): void {
   const stamp = fileStamp(file)
-  if (stamp !== undefined) fs.writeFileSync(validMarker(file, goodDir), stamp, { mode: 0o600 })
+  if (stamp !== undefined) writeFileAtomic(validMarker(file, goodDir), stamp)
 }
 
 function unchangedSinceValid(file: string, goodDir: string): boolean {

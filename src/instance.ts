@@ -9,6 +9,20 @@ export const INSTANCE_ID = /^[0-9a-f]{16}$/
 /** File in the instance dir holding the canonical project root (a name Claude Code does not use). */
 export const PROJECT_ROOT_FILE = 'project-root'
 
+/** Longer than any path Linux accepts (PATH_MAX): such a project-root was not written by claudebox. */
+const MAX_ROOT_LENGTH = 4096
+
+/**
+ * The root a project-root file records, when it is one: absolute, normalised, one line, no NUL,
+ * valid UTF-8 (the reader turns invalid bytes into U+FFFD), at most PATH_MAX. Anything else makes
+ * the instance broken (kept, shown by --list, removed only by --gc --broken), never a vanished root.
+ */
+export function validProjectRoot(text: string | undefined): string | undefined {
+  if (text === undefined || text === '' || text.length > MAX_ROOT_LENGTH) return undefined
+  if (!path.isAbsolute(text) || path.normalize(text) !== text || /[\n\r\0\uFFFD]/u.test(text)) return undefined
+  return text
+}
+
 export function instanceId(canonicalRoot: string): string {
   return createHash('sha256').update(canonicalRoot, 'utf8').digest('hex').slice(0, 16)
 }

@@ -16,6 +16,7 @@ import { planLaunch } from './plan.js'
 import { auditLines, renderDryRun } from './render.js'
 import { readSettings, type Settings } from './settings.js'
 import type { CliOptions } from './cli.js'
+import fs from 'node:fs'
 import path from 'node:path'
 import { guardJson, rememberGood } from './guard.js'
 import { sharedPaths } from './instance.js'
@@ -87,10 +88,16 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
     if (hint) warn(hint)
   }
 
-  const { applyFiles, applyMkdirs, linkResumedTranscript, recordInstanceMeta, recordUsage, registerSession } = await import('./state.js')
-  applyMkdirs(plan.mkdirs, facts.claudeboxHome)
-  await offerLoginImport(facts, options.yes)
-  applyFiles(plan.files)
+  const { applyFiles, applyMkdirs, linkResumedTranscript, recordInstanceMeta, recordUsage, registerSession, removeEmptyInstance } = await import('./state.js')
+  try {
+    applyMkdirs(plan.mkdirs, facts.claudeboxHome)
+    await offerLoginImport(facts, options.yes)
+    applyFiles(plan.files)
+  } catch (error) {
+    // A first launch that could not write its project-root leaves no instance behind.
+    if (facts.instance.kind === 'missing') removeEmptyInstance(plan.summary.instanceDir)
+    throw error
+  }
   guardSharedState(plan, facts.claudeboxHome)
   // Two first launches of projects whose ids collide would both pass the probe; the file decides.
   const state = readInstanceState(plan.summary.instanceDir)
@@ -111,10 +118,18 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
   try {
     result = await runForeground(plan)
   } finally {
-    unregister()
-    for (const warning of gitWatch.finish()) warn(warning)
+    afterSession('removing the session record', unregister)
+    afterSession('checking git', () => {
+      for (const warning of gitWatch.finish()) warn(warning)
+    })
     const blocked = await egress?.finish()
     if (blocked !== undefined) warn(blocked)
+  }
+  if (!result.sandboxStarted && result.status !== 0 && plan.summary.writable.some(p => !fs.existsSync(p))) {
+    // The project (or the instance) was removed while the launch ran: bwrap's "Can't find source
+    // path" with status 1 would read as Claude's own status.
+    warn(`the sandbox could not start: ${plan.summary.writable.find(p => !fs.existsSync(p)) ?? ''} no longer exists (removed while claudebox started); cd into your project and rerun`)
+    return EXIT.cannotLaunch
   }
   if (!result.sandboxStarted && result.status !== 0) {
     // bwrap never got as far as starting the sandbox: its own message is above.
@@ -122,13 +137,24 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
     warn(`bwrap could not create the sandbox (status ${result.status}, message above): ${diagnosis.cause}; fix: ${diagnosis.fix}. claudebox --check shows more`)
     return EXIT.cannotLaunch
   }
-  rememberSharedState(plan, facts.claudeboxHome)
-  recordUsage(plan.summary.instanceDir)
-  const changes = diffSnapshots(before, snapshot(plan.watch))
-  if (changes.length > 0) warn(describeChanges(changes, facts.git?.topLevel ?? facts.cwd ?? '/'))
+  // Bookkeeping after the session never changes Claude's status: a failure (a full disk) is one line.
+  afterSession('remembering the shared state', () => rememberSharedState(plan, facts.claudeboxHome))
+  afterSession('recording the usage', () => recordUsage(plan.summary.instanceDir))
+  afterSession('comparing the files that run outside the sandbox', () => {
+    const changes = diffSnapshots(before, snapshot(plan.watch))
+    if (changes.length > 0) warn(describeChanges(changes, facts.git?.topLevel ?? facts.cwd ?? '/'))
+  })
   // Re-raise a death by signal, so that our caller sees it as it would have without claudebox.
   if (result.signal) process.kill(process.pid, result.signal)
   return result.status
+}
+
+function afterSession(what: string, step: () => void): void {
+  try {
+    step()
+  } catch (error) {
+    warn(`after the session, ${what} failed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); Claude's own status is kept`)
+  }
 }
 
 /** setupLaunch, asking on a terminal when the project's .claudebox.json would widen the sandbox. */
@@ -182,8 +208,10 @@ function guardSharedState(plan: LaunchPlan, claudeboxHome: string): void {
   const backups = [path.join(plan.summary.instanceDir, 'backups')]
   for (const file of files) {
     const result = guardJson(file, backups, goodDir, new Date())
-    if (result.kind === 'restored') warn(`${file} was corrupt: set aside as ${path.basename(result.setAside)}, restored from ${result.from}`)
-    if (result.kind === 'set-aside') warn(`${file} was corrupt: set aside as ${path.basename(result.setAside)}; no good copy to restore, so Claude starts from an empty one`)
+    const aside = (setAside: string | undefined): string => (setAside ? `set aside as ${path.basename(setAside)}` : 'not copied again (5 copies are set aside already)')
+    if (result.kind === 'restored') warn(`${file} was corrupt: ${aside(result.setAside)}, restored from ${result.from}`)
+    if (result.kind === 'set-aside') warn(`${file} was corrupt: ${aside(result.setAside)}; no good copy to restore, so Claude starts from an empty one`)
+    if (result.kind === 'too-large') warn(`${file} is ${Math.round(result.size / 2 ** 20)} MB: claudebox neither checks nor copies files this large; look at what grew it`)
   }
 }
 

@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { readNoFollow } from './facts.js'
 import type { ScannedEntry } from './gc.js'
-import { INSTANCE_ID, PROJECT_ROOT_FILE } from './instance.js'
+import { INSTANCE_ID, PROJECT_ROOT_FILE, validProjectRoot } from './instance.js'
 import { isLive, META_FILE, parseRecord, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
 import { processStartTime } from './state.js'
 
@@ -132,7 +132,7 @@ function scanOne(dir: string, dirent: fs.Dirent, emptySessionsMtime?: number): S
   const entry: ScannedEntry = { name: dirent.name, kind, recordedRoot: undefined, rootState: undefined, liveSessions: 0 }
   if (kind !== 'dir' || dirent.name.startsWith('.trash-')) return entry
   const instance = path.join(dir, dirent.name)
-  entry.recordedRoot = readNoFollow(path.join(instance, PROJECT_ROOT_FILE))
+  entry.recordedRoot = validProjectRoot(readNoFollow(path.join(instance, PROJECT_ROOT_FILE)))
   if (entry.recordedRoot !== undefined) entry.rootState = rootState(entry.recordedRoot, readMeta(instance))
   // An unchanged sessions dir is still empty: one lstat instead of reading it.
   if (emptySessionsMtime === undefined || sessionsMtime(instance) !== emptySessionsMtime) entry.liveSessions = liveSessions(instance)

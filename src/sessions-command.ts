@@ -20,7 +20,9 @@ export function runSessions(settings: Settings, json: boolean): number {
   const live = liveSessionRecords(instance).map(r => Date.parse(r.started))
   const projects = path.join(instance, 'projects')
   const conversations: Conversation[] = []
-  for (const folder of safeReaddir(projects)) {
+  // The agent can replace projects/ by a symlink out of the instance: then there is nothing to list.
+  const folders = lstatKind(projects) === 'dir' ? safeReaddir(projects) : []
+  for (const folder of folders) {
     // A symlinked folder (the agent can plant one) is not this project's history: skip it.
     if (lstatKind(path.join(projects, folder)) !== 'dir') continue
     for (const name of safeReaddir(path.join(projects, folder))) {
@@ -43,8 +45,9 @@ export function runSessions(settings: Settings, json: boolean): number {
 }
 
 function readHead(file: string): string {
-  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK)
   try {
+    if (!fs.fstatSync(fd).isFile()) return ''
     const buffer = Buffer.alloc(HEAD_BYTES)
     const length = fs.readSync(fd, buffer, 0, HEAD_BYTES, 0)
     return buffer.subarray(0, length).toString('utf8')

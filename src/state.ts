@@ -82,9 +82,11 @@ function sameContent(file: string, content: string | Uint8Array): boolean {
 
 function stateError(p: string, error: unknown): Error {
   const code = (error as NodeJS.ErrnoException).code
+  const dir = path.dirname(p)
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
-    return launchError(`cannot write ${p} (${code}); make CLAUDEBOX_HOME writable or set it to a directory you own`)
+    return launchError(`cannot write in ${dir} (${code}); make it writable (chmod u+w, or chown it to you) or set CLAUDEBOX_HOME to a directory you own`)
   }
+  if (code === 'ENOSPC' || code === 'EDQUOT') return launchError(`cannot write in ${dir}: the disk is full (${code}); free some space and rerun`)
   return launchError(`cannot create ${p}: ${(error as Error).message}`)
 }
 
@@ -114,12 +116,17 @@ export function registerSession(instance: string, cwd: string, version: string):
   }
   const pane = process.env['TMUX_PANE']
   if (pane) record.tmuxPane = pane
-  fs.rmSync(file, { force: true }) // a stale record of an earlier process with our pid
-  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600)
   try {
-    fs.writeSync(fd, `${JSON.stringify(record)}\n`)
-  } finally {
-    fs.closeSync(fd)
+    fs.rmSync(file, { force: true }) // a stale record of an earlier process with our pid
+    const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600)
+    try {
+      fs.writeSync(fd, `${JSON.stringify(record)}\n`)
+    } finally {
+      fs.closeSync(fd)
+    }
+  } catch (error) {
+    fs.rmSync(file, { force: true }) // never an empty record (a full disk)
+    throw stateError(file, error)
   }
   return () => fs.rmSync(file, { force: true })
 }
@@ -192,4 +199,26 @@ function updateListCache(instances: string, id: string, entry: CachedInstance): 
   const cache = readListCache(instances)
   cache[id] = entry
   writeFileAtomic(file, JSON.stringify(cache))
+}
+
+/**
+ * Undoes a first launch that failed half-way (a full disk): removes the instance's directories
+ * bottom-up, only while they are empty, so nothing anyone wrote is touched.
+ */
+export function removeEmptyInstance(instance: string): void {
+  const removeIfEmpty = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (entry.isDirectory()) removeIfEmpty(path.join(dir, entry.name))
+    }
+    try {
+      fs.rmdirSync(dir)
+    } catch {
+      // not empty: something is in it, keep it
+    }
+  }
+  try {
+    if (fs.lstatSync(instance).isDirectory()) removeIfEmpty(instance)
+  } catch {
+    // gone already
+  }
 }
