@@ -1,0 +1,242 @@
+// The fault suite: hostile instance state, FIFOs, symlinks, a full disk (a small tmpfs in a mount
+// namespace of the test's own, `unshare -rm`, so it runs as root and as an unprivileged user), kill
+// -9 during a launch, unremovable instances. Each asserts that nothing of the user's changed or
+// vanished (digests before and after), that no partial file remains, and the documented status.
+import { execFile, execFileSync, spawn } from 'node:child_process'
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import { describe, expect, test } from 'vitest'
+import { instanceId } from '../../src/instance.js'
+import { BIN, claudebox, HAVE_BWRAP, IS_ROOT, makeRepo, makeWorld, requiredTool, type World } from '../helpers/cli.js'
+
+const HAVE_UNSHARE = requiredTool('unshare', ['-rm', 'true'], 'unshare (util-linux) with user namespaces')
+const sh = { CLAUDEBOX_CLAUDE: '/bin/sh' }
+
+/** sha256 of every regular file under `dir` (symlinks by target), by relative path. */
+function digests(dir: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  const walk = (d: string): void => {
+    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, entry.name)
+      if (entry.isDirectory()) walk(p)
+      else if (entry.isSymbolicLink()) out[path.relative(dir, p)] = `-> ${fs.readlinkSync(p)}`
+      else if (entry.isFile()) out[path.relative(dir, p)] = crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex')
+    }
+  }
+  walk(dir)
+  return out
+}
+
+function instanceOf(world: World, project: string): string {
+  return path.join(world.claudeboxHome, 'instances', instanceId(`${project}/.git`))
+}
+
+async function launched(world: World, project: string): Promise<string> {
+  const r = await claudebox(world, ['--', '-c', 'true'], { cwd: project, env: sh })
+  expect(r.exitCode, r.stderr).toBe(0)
+  return instanceOf(world, project)
+}
+
+describe.skipIf(!HAVE_BWRAP)('hostile instance state', () => {
+  test.each([
+    ['empty', ''],
+    ['relative', 'src/project\n'],
+    ['multi-line', '/gone/a\n/gone/b\n'],
+    ['non-UTF-8', Buffer.from([0x2f, 0x67, 0xff, 0xfe, 0x0a])],
+    ['over-long', `/${'x'.repeat(5000)}\n`],
+    ['not normalised', '/gone/../elsewhere\n'],
+  ])('a %s project-root is a broken instance: kept by --gc --yes, listed, removed only by --gc --broken', async (_name, content) => {
+    const world = makeWorld()
+    const dir = path.join(world.claudeboxHome, 'instances', 'abcdef0123456789')
+    fs.mkdirSync(path.join(dir, 'projects/-x'), { recursive: true })
+    fs.writeFileSync(path.join(dir, 'project-root'), content)
+    fs.writeFileSync(path.join(dir, 'projects/-x/conversation.jsonl'), '{}\n')
+    const before = digests(dir)
+    const gc = await claudebox(world, ['--gc', '--yes'], { cwd: world.home })
+    expect(gc.exitCode).toBe(0)
+    expect(gc.stderr).toMatch(/keeping abcdef0123456789: broken/)
+    expect(digests(dir)).toEqual(before)
+    expect((await claudebox(world, ['--list'], { cwd: world.home })).stdout).toMatch(/abcdef0123456789\s+broken/)
+    expect((await claudebox(world, ['--gc', '--broken', '--yes'], { cwd: world.home })).exitCode).toBe(0)
+    expect(fs.existsSync(dir)).toBe(false)
+  })
+
+  test('FIFOs planted as project-root, .claudebox.json, a backup and the usage record hang nothing', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const instance = await launched(world, project)
+    fs.mkdirSync(path.join(instance, 'backups'), { recursive: true })
+    for (const p of [path.join(project, '.claudebox.json'), path.join(instance, 'backups/.claude.json.backup.1'), path.join(instance, 'claudebox/usage.json')]) {
+      fs.rmSync(p, { force: true })
+      execFileSync('mkfifo', [p])
+    }
+    const other = makeRepo(world.home, 'src/other')
+    const otherInstance = await launched(world, other)
+    fs.rmSync(path.join(otherInstance, 'project-root'))
+    execFileSync('mkfifo', [path.join(otherInstance, 'project-root')])
+    const runs: [string[], string, number[]][] = [
+      [['--', '-c', 'true'], project, [2]],
+      [['--dry-run'], project, [2]],
+      [['--check'], project, [0, 1]],
+      [['--list'], world.home, [0]],
+      [['--gc', '--dry-run'], world.home, [0]],
+      [['--', '-c', 'true'], other, [125]],
+    ]
+    for (const [args, cwd, statuses] of runs) {
+      const r = await claudebox(world, args, { cwd, env: sh, timeout: 20_000 })
+      expect(r.signal, `${args.join(' ')} hung`).toBeUndefined()
+      expect(statuses, `${args.join(' ')}: ${r.stderr}`).toContain(r.exitCode)
+    }
+  })
+
+  test('a projects/ replaced by a symlink out of the instance: --sessions lists nothing from there, --adopt renames nothing there', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const instance = await launched(world, project)
+    const outside = path.join(world.home, '.claude/projects')
+    fs.mkdirSync(path.join(outside, project.replaceAll('/', '-')), { recursive: true })
+    fs.writeFileSync(path.join(outside, project.replaceAll('/', '-'), '11111111-1111-4111-8111-111111111111.jsonl'), '{"type":"user","message":{"role":"user","content":"PRIVATE"}}\n')
+    fs.rmSync(path.join(instance, 'projects'), { recursive: true, force: true })
+    fs.symlinkSync(outside, path.join(instance, 'projects'))
+    const before = digests(outside)
+    const sessions = await claudebox(world, ['--sessions'], { cwd: project })
+    expect(sessions.stdout).not.toContain('PRIVATE')
+    const moved = path.join(world.home, 'src/moved')
+    fs.renameSync(project, moved)
+    const adopt = await claudebox(world, ['--adopt', project, '--yes'], { cwd: moved })
+    expect(adopt.exitCode, adopt.stderr).toBe(0)
+    expect(digests(outside)).toEqual(before)
+    expect(fs.readdirSync(outside)).toEqual([project.replaceAll('/', '-')])
+  })
+
+  test("an instance this user cannot remove to the end is left untouched by --gc, never stranded as .trash", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const instance = await launched(world, project)
+    fs.mkdirSync(path.join(instance, 'locked/inner'), { recursive: true })
+    fs.writeFileSync(path.join(instance, 'locked/inner/file'), 'x')
+    fs.chmodSync(path.join(instance, 'locked'), 0o500)
+    fs.rmSync(project, { recursive: true })
+    const r = await claudebox(world, ['--gc', '--yes'], { cwd: world.home })
+    const names = fs.readdirSync(path.join(world.claudeboxHome, 'instances'))
+    expect(names.filter(n => n.startsWith('.trash'))).toEqual([])
+    if (IS_ROOT) {
+      // root may remove anything: removed completely
+      expect(names).not.toContain(path.basename(instance))
+    } else {
+      expect(r.stderr).toMatch(/kept [0-9a-f]{16}: .*locked cannot be removed by you/)
+      expect(fs.readFileSync(path.join(instance, 'locked/inner/file'), 'utf8')).toBe('x')
+    }
+    if (fs.existsSync(instance)) fs.chmodSync(path.join(instance, 'locked'), 0o700)
+  })
+})
+
+describe.skipIf(!HAVE_BWRAP || !HAVE_UNSHARE)('a full disk (a 2 MiB tmpfs as CLAUDEBOX_HOME, in a mount namespace of the test)', () => {
+  /** Runs `script` with CLAUDEBOX_HOME on a fresh small tmpfs; `$CB` runs claudebox. */
+  async function onSmallDisk(world: World, cwd: string, script: string): Promise<string> {
+    const full = [
+      'set -u',
+      `mount -t tmpfs -o size=2m tmpfs '${world.claudeboxHome}'`,
+      `CB="node ${BIN}"`,
+      'fill() { head -c 4M /dev/zero > "$CLAUDEBOX_HOME/filler" 2>/dev/null; true; }',
+      script,
+    ].join('\n')
+    fs.mkdirSync(world.claudeboxHome, { recursive: true })
+    const { stdout } = await promisify(execFile)('unshare', ['-rm', 'sh', '-c', full], { cwd, env: { ...world.env, ...sh }, timeout: 60_000 })
+    return stdout
+  }
+
+  test('a first launch with no space: 125 naming the full disk, and no instance left behind', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const out = await onSmallDisk(world, project, [
+      'fill',
+      '$CB -- -c "echo RAN" 2>err; echo "status=$?"',
+      'cat err',
+      `ls "$CLAUDEBOX_HOME/instances" 2>/dev/null | wc -l | sed 's/^/instances=/'`,
+    ].join('\n'))
+    expect(out).toContain('status=125')
+    expect(out).not.toContain('RAN')
+    expect(out).toMatch(/the disk is full \(ENOSPC\)|ENOSPC/)
+    expect(out).toContain('instances=0')
+  })
+
+  test("a disk that fills during the session: Claude's status passes through, no partial JSON is left", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const out = await onSmallDisk(world, project, [
+      '$CB -- -c "true" 2>/dev/null; echo "first=$?"',
+      // The agent fills the disk from inside (its instance is on it), then exits 3.
+      `$CB -- -c 'head -c 4M /dev/zero > "$CLAUDE_CONFIG_DIR/fill" 2>/dev/null; echo "{\\"big\\": \\"$(head -c 3000 /dev/zero | tr "\\\\0" x)\\"}" > "$CLAUDE_CONFIG_DIR/.claude.json"; exit 3' 2>err; echo "status=$?"`,
+      'cat err',
+      'for f in $(find "$CLAUDEBOX_HOME/shared" -type f \\( -name "*.json" -o -name "*.json.[0-9]*" \\)); do node -e "JSON.parse(require(\\"fs\\").readFileSync(process.argv[1],\\"utf8\\"))" "$f" 2>/dev/null || echo "INVALID $f"; done',
+      'find "$CLAUDEBOX_HOME" -name "*.tmp.*" | sed "s/^/TEMP /"',
+      'find "$CLAUDEBOX_HOME" -path "*sessions/*" -size 0 | sed "s/^/EMPTY /"',
+    ].join('\n'))
+    expect(out).toContain('first=0')
+    expect(out).toContain('status=3')
+    expect(out).not.toMatch(/^INVALID /m)
+    expect(out).not.toMatch(/^TEMP /m)
+    expect(out).not.toMatch(/^EMPTY /m)
+  })
+
+  test('--adopt on a full disk changes nothing: the instance keeps its root and conversations', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const moved = path.join(world.home, 'src/moved')
+    const out = await onSmallDisk(world, project, [
+      `$CB -- -c 'mkdir -p "$CLAUDE_CONFIG_DIR/projects/x" && echo conversation > "$CLAUDE_CONFIG_DIR/projects/x/c.jsonl"' 2>/dev/null; echo "first=$?"`,
+      'before=$(cd "$CLAUDEBOX_HOME/instances" && find . -type f | sort | xargs sha256sum)',
+      `mv '${project}' '${moved}'`,
+      'fill',
+      `cd '${moved}' && $CB --adopt '${project}' --yes 2>err; echo "status=$?"`,
+      'cat err',
+      'after=$(cd "$CLAUDEBOX_HOME/instances" && find . -type f | sort | xargs sha256sum)',
+      '[ "$before" = "$after" ] && echo UNCHANGED || { echo "$before"; echo ---; echo "$after"; }',
+    ].join('\n'))
+    expect(out).toContain('first=0')
+    expect(out).toContain('status=125')
+    expect(out).toMatch(/nothing was changed/)
+    expect(out).toContain('UNCHANGED')
+  })
+
+  test('a read-only state dir: 125 naming the directory and the fix', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const out = await onSmallDisk(world, project, [
+      '$CB -- -c true 2>/dev/null; echo "first=$?"',
+      'mount --bind "$CLAUDEBOX_HOME" "$CLAUDEBOX_HOME" && mount -o remount,bind,ro "$CLAUDEBOX_HOME"',
+      '$CB -- -c "echo RAN" 2>err; echo "status=$?"',
+      'cat err',
+    ].join('\n'))
+    expect(out).toContain('first=0')
+    expect(out).toContain('status=125')
+    expect(out).not.toContain('RAN')
+    expect(out).toMatch(/cannot write in .*\(EROFS\); make it writable/)
+    expect(out).not.toMatch(/internal error/)
+  })
+})
+
+describe.skipIf(!HAVE_BWRAP)('kill -9 during a launch', () => {
+  test('at a few points: every instance left has its project-root, and the next launch works', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    for (const delay of [5, 20, 40, 80, 150]) {
+      const child = spawn(process.execPath, [BIN, '--', '-c', 'sleep 5'], { cwd: project, env: { ...world.env, ...sh }, stdio: 'ignore' })
+      await new Promise(resolve => setTimeout(resolve, delay))
+      child.kill('SIGKILL')
+      await new Promise(resolve => child.once('exit', resolve))
+      const instances = path.join(world.claudeboxHome, 'instances')
+      for (const name of fs.existsSync(instances) ? fs.readdirSync(instances).filter(n => /^[0-9a-f]{16}$/.test(n)) : []) {
+        const root = path.join(instances, name, 'project-root')
+        // The instance dir may exist without its root only while nothing else was written into it.
+        if (!fs.existsSync(root)) expect(fs.readdirSync(path.join(instances, name)).filter(n => n !== 'claudebox')).toEqual([])
+      }
+    }
+    const r = await claudebox(world, ['--', '-c', 'echo AGAIN'], { cwd: project, env: sh })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout.trim()).toBe('AGAIN')
+  })
+})
