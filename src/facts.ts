@@ -11,7 +11,7 @@ import { lstatKind, safeReaddir } from './fs-kinds.js'
 import { probeGitProtect } from './git-guard-probe.js'
 import { canonicalRoot, instanceDir, instanceId, isWithin, PROJECT_ROOT_FILE, sharedPaths } from './instance.js'
 import { SANDBOX_NOTE } from './tiers.js'
-import { ETC_ENTRIES, HOME_FILES_RO, RUN_LINKS, SYSTEM_PATHS } from './plan.js'
+import { ETC_ENTRIES, HOME_FILES_RO, newlineRefusal, RUN_LINKS, SYSTEM_PATHS } from './plan.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 import type { Settings } from './settings.js'
 import type { GitLayout } from './git-trust.js'
@@ -124,6 +124,7 @@ function isOwnDir(dir: string): boolean {
 }
 
 
+/** $HOME, or the passwd entry's home when HOME is unset or empty (homeProblem says if it is usable). */
 export function homeDir(env: Readonly<Record<string, string | undefined>>): string {
   const fromEnv = env['HOME']
   return path.resolve(fromEnv !== undefined && fromEnv !== '' ? fromEnv : os.userInfo().homedir)
@@ -133,6 +134,24 @@ export function homeDir(env: Readonly<Record<string, string | undefined>>): stri
 function projectDirsOf(cwd: string | undefined, git: GitFacts | undefined): string[] {
   if (git === undefined) return cwd === undefined ? [] : [cwd]
   return isWithin(git.commonDir, git.topLevel) ? [git.topLevel] : [git.topLevel, git.commonDir]
+}
+
+/**
+ * Why `home` cannot hold claudebox's state by default, or undefined. HOME=/ (services, some
+ * containers) would create /.claudebox; a missing home or one of another user's would put the
+ * state where the user does not expect it, or fail later inside bwrap without a word.
+ */
+export function homeProblem(home: string): string | undefined {
+  if (home === '/') return 'is /, the whole system'
+  let st: fs.Stats
+  try {
+    st = fs.statSync(home)
+  } catch {
+    return 'does not exist'
+  }
+  if (!st.isDirectory()) return 'is not a directory'
+  if (st.uid !== process.getuid?.()) return `belongs to uid ${st.uid}, not to you`
+  return undefined
 }
 
 function currentDir(): string | undefined {
@@ -165,7 +184,11 @@ function probeGit(cwd: string): { facts: GitFacts | undefined; available: boolea
     const code = (error as NodeJS.ErrnoException).code
     return { facts: undefined, available: code !== 'ENOENT' }
   }
-  const [topLevel, gitDir, commonDir] = out.replace(/\n$/, '').split('\n')
+  const lines = out.replace(/\n$/, '').split('\n')
+  // One of the three paths holds a newline: the split cannot be trusted (a crafted name could
+  // make a line look like another path).
+  if (lines.length > 3) throw newlineRefusal(cwd)
+  const [topLevel, gitDir, commonDir] = lines
   if (!topLevel || !gitDir || !commonDir) return { facts: undefined, available: true }
   return {
     facts: {

@@ -1,0 +1,87 @@
+// The launch environment claudebox refuses (a home it cannot use, a path with a newline) and the
+// limits it sets on the sandbox; the real CLI, real bwrap and real git, as root and as a user.
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { claudebox, git, HAVE_BWRAP, inSandbox, IS_ROOT, makeRepo, makeWorld, tempDir } from '../helpers/cli.js'
+
+/** Every path under `dir` (to prove a refused launch created nothing). */
+function tree(dir: string): string[] {
+  return fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort()
+}
+
+describe.skipIf(!HAVE_BWRAP)('a home claudebox cannot use', () => {
+  const cases: [string, (root: string) => string][] = [
+    ['/', () => '/'],
+    ['missing', root => path.join(root, 'gone')],
+    ['a file', root => {
+      fs.writeFileSync(path.join(root, 'file'), '')
+      return path.join(root, 'file')
+    }],
+    // Another user's: for root a directory given away, for a user a directory of root's.
+    ['not owned', root => {
+      if (!IS_ROOT) return '/usr/share'
+      fs.mkdirSync(path.join(root, 'theirs'))
+      fs.chownSync(path.join(root, 'theirs'), 65534, 65534)
+      return path.join(root, 'theirs')
+    }],
+  ]
+  test.each(cases)('HOME %s and no CLAUDEBOX_HOME: refused with 125, naming CLAUDEBOX_HOME, nothing created', async (_name, makeHome) => {
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    const home = makeHome(world.root)
+    const before = tree(world.root)
+    const existedAtRoot = fs.existsSync('/.claudebox')
+    const r = await claudebox(world, ['--', '-c', 'echo ran'], { cwd: repo, env: { HOME: home, CLAUDEBOX_HOME: undefined, CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.exitCode, r.stderr).toBe(125)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toMatch(/^claudebox: cannot keep claudebox's state in your home \(HOME=.*\): it .*; set CLAUDEBOX_HOME to a directory of your own/)
+    expect(r.stderr.trim().split('\n')).toHaveLength(1)
+    expect(tree(world.root)).toEqual(before)
+    expect(fs.existsSync('/.claudebox')).toBe(existedAtRoot)
+  })
+
+  test('HOME=/ with CLAUDEBOX_HOME set: refused, the empty home inside would hide the system', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    const r = await claudebox(world, ['--', '-c', 'echo ran'], { cwd: repo, env: { HOME: '/', CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.exitCode, r.stderr).toBe(125)
+    expect(r.stderr).toMatch(/^claudebox: HOME=\/ cannot be the sandbox's home: it is \/, .*; set HOME to your home directory$/)
+    expect(fs.existsSync(world.claudeboxHome)).toBe(false)
+  })
+})
+
+describe.skipIf(!HAVE_BWRAP)('a project path with a newline', () => {
+  test('a plain directory: refused with 125, the path escaped in the message', async () => {
+    const world = makeWorld()
+    const dir = path.join(world.home, 'a\nb')
+    fs.mkdirSync(dir, { recursive: true })
+    const r = await inSandbox(world, dir, 'echo ran')
+    expect(r.exitCode, r.stderr).toBe(125)
+    expect(r.stderr).toBe(`claudebox: the project path ${JSON.stringify(dir)} (or its git dir) contains a newline, which claudebox does not support; rename the directory and rerun`)
+    expect(fs.existsSync(world.claudeboxHome)).toBe(false)
+  })
+
+  test("a repository named to split git's output into other paths: refused, never misread", async () => {
+    const world = makeWorld()
+    const decoy = makeRepo(world.root, 'decoy')
+    // git prints "<root>/x", "<decoy>", then the real git dirs: read line by line, the project
+    // would look like <root>/x with its git dir in the decoy.
+    const repo = makeRepo(world.root, `x\n${decoy}`)
+    const r = await inSandbox(world, repo, 'echo ran')
+    expect(r.exitCode, r.stderr).toBe(125)
+    expect(r.stderr).toContain(`the project path ${JSON.stringify(repo)} (or its git dir) contains a newline`)
+    expect(fs.existsSync(world.claudeboxHome)).toBe(false)
+    expect(git(decoy, 'status', '--porcelain')).toBe('')
+  })
+
+  test('a linked worktree whose repository path has a newline: refused too', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'm\nn')
+    const wt = path.join(tempDir(), 'wt')
+    git(repo, 'worktree', 'add', '-q', '-b', 'feature', wt)
+    const r = await inSandbox(world, wt, 'echo ran')
+    expect(r.exitCode, r.stderr).toBe(125)
+    expect(r.stderr).toContain(`the project path ${JSON.stringify(wt)} (or its git dir) contains a newline`)
+  })
+})
