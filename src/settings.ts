@@ -19,6 +19,10 @@ export function readSettings(env: Readonly<Record<string, string | undefined>>, 
     const where = env['HOME'] ? `your home (HOME=${home})` : `your home from the passwd entry (HOME is unset): ${home}`
     throw launchError(`cannot keep claudebox's state in ${where}: it ${homeProblem}; set CLAUDEBOX_HOME to a directory of your own (or HOME to your home directory)`)
   }
+  if (configured !== undefined && !path.isAbsolute(configured)) {
+    // A relative or empty state dir would make every path (and every removal) depend on the cwd.
+    throw usageError(`CLAUDEBOX_HOME must be an absolute path, got ${JSON.stringify(configured)}; unset it or set an absolute path`)
+  }
   const claudeboxHome = path.resolve(configured ?? path.join(home, '.claudebox'))
   if (claudeboxHome === '/' || claudeboxHome === path.resolve(home)) {
     throw usageError(`CLAUDEBOX_HOME must be a directory of its own, not ${claudeboxHome}; use for example ${path.join(home, '.claudebox')}`)
