@@ -15,6 +15,7 @@ import { ETC_ENTRIES, HOME_FILES_RO, newlineRefusal, RUN_LINKS, SYSTEM_PATHS } f
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 import type { Settings } from './settings.js'
 import type { GitLayout } from './git-trust.js'
+import type { CgroupFacts, Controller } from './limits.js'
 import { USERNS_SYSCTLS, type UsernsFacts } from './userns.js'
 import type { ClaudeFacts, GitFacts, HostFacts, InstanceState, PathKind } from './types.js'
 
@@ -64,6 +65,10 @@ export function probe(
     ),
   }
   if (claude.problem) facts.claudeProblem = claude.problem
+  const prlimit = whichSync('prlimit', env['PATH'])
+  if (prlimit !== undefined) facts.prlimit = prlimit
+  const cgroups = probeCgroups()
+  if (cgroups !== undefined) facts.cgroups = cgroups
   if (git.facts && facts.instance.kind === 'missing') {
     const remote = gitConfigValue(path.join(git.facts.commonDir, 'config'), 'remote.origin.url')
     if (remote) facts.gitRemote = remote
@@ -486,6 +491,45 @@ function gitConfigValue(file: string, key: string): string | undefined {
     return execFileSync('git', ['config', '--file', file, '--get', key], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
   } catch {
     return undefined
+  }
+}
+
+/**
+ * The launcher's own cgroup for each controller, where claudebox can create a child that has the
+ * controller: v1, a writable own directory in the controller's hierarchy; v2 (one tree), a writable
+ * own directory that hands the controller to its children. Mostly root's; undefined when none.
+ */
+export function probeCgroups(base = '/sys/fs/cgroup'): CgroupFacts | undefined {
+  let lines: string[]
+  try {
+    lines = fs.readFileSync('/proc/self/cgroup', 'utf8').trim().split('\n')
+  } catch {
+    return undefined
+  }
+  const v1: Partial<Record<Controller, string>> = {}
+  const v2: Partial<Record<Controller, string>> = {}
+  for (const line of lines) {
+    const [, names = '', own = ''] = /^\d+:([^:]*):(.*)$/.exec(line) ?? []
+    for (const controller of ['pids', 'memory', 'cpu'] as const) {
+      if (names.split(',').includes(controller)) {
+        const dir = path.resolve(base, names, `.${own}`)
+        if (isWritableDir(dir)) v1[controller] = dir
+      } else if (names === '' && isWritableDir(path.resolve(base, `.${own}`))) {
+        const dir = path.resolve(base, `.${own}`)
+        if (readNoFollow(path.join(dir, 'cgroup.subtree_control'))?.split(' ').includes(controller)) v2[controller] = dir
+      }
+    }
+  }
+  if (Object.keys(v1).length > 0) return { version: 1, dirs: v1 }
+  return Object.keys(v2).length > 0 ? { version: 2, dirs: v2 } : undefined
+}
+
+function isWritableDir(dir: string): boolean {
+  try {
+    fs.accessSync(dir, fs.constants.W_OK)
+    return fs.statSync(dir).isDirectory()
+  } catch {
+    return false
   }
 }
 

@@ -12,6 +12,7 @@ import { OWN_DIR, SESSIONS_DIR } from './registry.js'
 import { bindRefusal, dangerousRootReason, sandboxHomeRefusal } from './policy.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 import { scopeHelper } from './landlock.js'
+import { planLimits } from './limits.js'
 import { hostSeccompArch, seccompFilter } from './seccomp.js'
 import { planTiers } from './tiers.js'
 import type { FdStep, FileStep, HostFacts, LaunchPlan } from './types.js'
@@ -311,6 +312,9 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     command = ['/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge', egress.node, BRIDGE_SCRIPT, PROXY_SOCKET, String(BRIDGE_PORT), ...command]
   }
 
+  // The process limit wraps the bridge too; the scope helper stays first (it must run before anything).
+  const limits = planLimits(options, facts.uid, facts.prlimit !== undefined && alreadyVisible(facts.prlimit) ? facts.prlimit : undefined, facts.cgroups)
+  command = [...limits.prefix, ...command]
   if (scope !== undefined) command = [SCOPE_HELPER, ...command]
   add('--chdir', cwd)
   add('--', ...command)
@@ -338,6 +342,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     watch,
     gitWatch: { forbidden: guard.forbidden, gitDirs: guard.gitDirs, workTree: git?.topLevel ?? cwd },
     ...(policy === undefined || request.egressSocket === undefined ? {} : { egress: { socket: request.egressSocket, policy } }),
+    cgroups: limits.cgroups,
     summary: {
       projectRoot: root,
       instanceId: id,
@@ -348,6 +353,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
       network: options.network,
       ...(policy === undefined ? {} : { egress: describePolicy(policy) }),
       protections,
+      limits: { inForce: limits.inForce, notInForce: limits.notInForce },
       credentials: { mechanism, path: credentialFile },
       shared: tiers.entries,
       applied: request.applied ?? [],

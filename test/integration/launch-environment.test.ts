@@ -3,6 +3,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
+import { probeCgroups } from '../../src/facts.js'
 import { claudebox, git, HAVE_BWRAP, inSandbox, IS_ROOT, makeRepo, makeWorld, tempDir } from '../helpers/cli.js'
 
 /** Every path under `dir` (to prove a refused launch created nothing). */
@@ -83,5 +84,74 @@ describe.skipIf(!HAVE_BWRAP)('a project path with a newline', () => {
     const r = await inSandbox(world, wt, 'echo ran')
     expect(r.exitCode, r.stderr).toBe(125)
     expect(r.stderr).toContain(`the project path ${JSON.stringify(wt)} (or its git dir) contains a newline`)
+  })
+})
+
+/** Starts `count` children that sleep, inside; prints how many started and how many were refused. */
+const FORK_LOOP = `
+import os, sys, time
+started = refused = 0
+kids = []
+for i in range(int(sys.argv[1])):
+    try:
+        pid = os.fork()
+    except OSError:
+        refused += 1
+        continue
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    kids.append(pid)
+    started += 1
+print(f"{started} {refused}")
+for pid in kids:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+`
+
+describe.skipIf(!HAVE_BWRAP)('resource limits', () => {
+  test('a fork loop inside stops at --pids-limit, for root too (a pids cgroup) and for a user (RLIMIT_NPROC)', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    fs.writeFileSync(path.join(repo, 'fork.py'), FORK_LOOP)
+    const r = await claudebox(world, ['--pids-limit', '40', '--', '-c', 'python3 fork.py 90'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.exitCode, r.stderr).toBe(0)
+    const [started, refused] = r.stdout.split(' ').map(Number)
+    expect(started).toBeGreaterThan(0)
+    expect(started).toBeLessThan(40)
+    expect((started ?? 0) + (refused ?? 0)).toBe(90)
+  })
+
+  test('by default every sandbox has a process limit, and --dry-run and --check say which', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    const env = { CLAUDEBOX_CLAUDE: '/bin/sh' }
+    const how = IS_ROOT ? 'pids cgroup' : "RLIMIT_NPROC in the sandbox's user namespace"
+    const dry = await claudebox(world, ['--dry-run'], { cwd: repo, env })
+    expect(dry.stdout).toContain(`# limit: processes: at most 4096 inside (${how})\n`)
+    const check = await claudebox(world, ['--check'], { cwd: repo, env })
+    expect(check.stdout).toContain(`ok   limit: processes: at most 4096 inside (${how})\n`)
+    if (!IS_ROOT) {
+      const r = await inSandbox(world, repo, 'grep "^Max processes" /proc/self/limits')
+      expect(r.stdout).toMatch(/^Max processes +4096 +4096 +processes/)
+    }
+  })
+
+  test('--memory-limit: enforced where a memory cgroup can be used, else refused with 125 and nothing started', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    // Writes 256 MiB (a bytearray of zeros would not touch its pages).
+    const grow = `python3 -c "b = b'x' * (256 << 20); print(len(b))"`
+    const r = await claudebox(world, ['--memory-limit', '64M', '--', '-c', grow], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    if (probeCgroups()?.dirs.memory !== undefined) {
+      expect(r.stdout).toBe('')
+      expect(r.exitCode).toBe(137) // the kernel's OOM killer, inside the sandbox's cgroup
+      const unlimited = await claudebox(world, ['--', '-c', grow], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+      expect(unlimited.stdout).toBe(String(256 << 20))
+    } else {
+      expect(r.exitCode).toBe(125)
+      expect(r.stderr).toMatch(/^claudebox: --memory-limit cannot be enforced here: no memory cgroup .*; remove the option to launch without it$/)
+      expect(r.stdout).toBe('')
+    }
   })
 })
