@@ -37,7 +37,7 @@ export async function runForeground(plan: LaunchPlan): Promise<RunResult> {
     moveSelf(cgroups.map(c => c.dir))
   } catch (error) {
     moveSelf(cgroups.map(c => c.parent))
-    removeCgroups(cgroups)
+    void removeCgroups(cgroups)
     throw launchError(`cannot start bwrap in the cgroups of its limits: ${(error as Error).message}; set "pidsLimit": 0 in config.json to launch without them`)
   }
   const child = spawn(plan.file, [...plan.argv], { stdio, env: { ...plan.env } })
@@ -79,8 +79,7 @@ export async function runForeground(plan: LaunchPlan): Promise<RunResult> {
     child.on('close', (code, signal) => resolve({ code, signal }))
   })
   for (const signal of FORWARDED) process.off(signal, relay)
-  // The pid namespace died with bwrap's init: the cgroups are empty.
-  removeCgroups(cgroups)
+  await removeCgroups(cgroups)
 
   if (result.error) throw launchError(`cannot start ${plan.file}: ${result.error.message}; check CLAUDEBOX_BWRAP or reinstall bubblewrap`)
   if (result.signal) {
@@ -102,20 +101,27 @@ function createCgroups(steps: LaunchPlan['cgroups']): { parent: string; dir: str
       created.push({ parent: step.parent, dir, files: step.files })
       for (const [name, value] of step.files) fs.writeFileSync(path.join(dir, name), name === 'pids.max' ? String(Number(value) + slack) : value)
     } catch (error) {
-      removeCgroups(created)
+      void removeCgroups(created)
       throw launchError(`cannot set the limits in the cgroup ${dir}: ${(error as Error).message}; set "pidsLimit": 0 in config.json (or drop --memory-limit/--cpu-limit) to launch without them`)
     }
   }
   return created
 }
 
-/** Removes the cgroups once empty; one left behind (a process still exiting) is empty and harmless. */
-function removeCgroups(cgroups: readonly { dir: string }[]): void {
+/**
+ * Removes the cgroups. When bwrap has exited, the rest of its pid namespace is being killed by the
+ * kernel and the rmdir fails (EBUSY) until the last one is reaped: retry a little (bounded).
+ */
+async function removeCgroups(cgroups: readonly { dir: string }[]): Promise<void> {
   for (const { dir } of cgroups) {
-    try {
-      fs.rmdirSync(dir)
-    } catch {
-      // still busy
+    for (let attempt = 0; attempt < 50; attempt++) {
+      try {
+        fs.rmdirSync(dir)
+        break
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EBUSY') break
+        await new Promise(resolve => setTimeout(resolve, 10))
+      }
     }
   }
 }

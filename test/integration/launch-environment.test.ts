@@ -154,4 +154,29 @@ describe.skipIf(!HAVE_BWRAP)('resource limits', () => {
       expect(r.stdout).toBe('')
     }
   })
+
+  test('--cpu-limit: the quota is written where a cpu cgroup can be used, else refused with 125', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    const script = 'touch ready; i=0; while [ ! -e done ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done'
+    const session = claudebox(world, ['--cpu-limit', '0.5', '--', '-c', script], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    const parent = probeCgroups()?.dirs.cpu
+    if (parent === undefined) {
+      const r = await session
+      expect(r.exitCode).toBe(125)
+      expect(r.stderr).toMatch(/^claudebox: --cpu-limit cannot be enforced here: no cpu cgroup /)
+      return
+    }
+    for (let i = 0; i < 600 && !fs.existsSync(path.join(repo, 'ready')); i++) await new Promise(resolve => setTimeout(resolve, 100))
+    const children = fs.readdirSync(parent).filter(name => name.startsWith('claudebox-'))
+    const quotas = children.map(name => {
+      const dir = path.join(parent, name)
+      return fs.existsSync(path.join(dir, 'cpu.max')) ? fs.readFileSync(path.join(dir, 'cpu.max'), 'utf8').trim() : fs.readFileSync(path.join(dir, 'cpu.cfs_quota_us'), 'utf8').trim()
+    })
+    fs.writeFileSync(path.join(repo, 'done'), '')
+    expect((await session).exitCode).toBe(0)
+    expect(quotas.some(q => q === '50000' || q === '50000 100000')).toBe(true)
+    // Removed after the session.
+    expect(fs.readdirSync(parent).filter(name => children.includes(name))).toEqual([])
+  })
 })
