@@ -26,6 +26,12 @@ export function renderDryRun(plan: LaunchPlan, audit: readonly string[] = []): s
   // any may be a secret), claudebox's own literally.
   const assignments = Object.entries(plan.env).map(([name, value]) => (plan.hostEnv.includes(name) ? `${name}="$${name}"` : `${name}=${shq(value)}`))
   lines.push(['env -i', ...assignments, shq(plan.file), ...groups].join(' \\\n  '))
+  if (plan.cgroups.length > 0) {
+    // The shell leaves the cgroups and removes them, as the launcher does, keeping bwrap's status.
+    lines.push('status=$?')
+    for (const step of plan.cgroups) lines.push(`echo $$ > ${shq(step.parent)}/cgroup.procs && rmdir ${shq(step.parent)}/claudebox-$$`)
+    lines.push('exit $status')
+  }
   return lines.join('\n') + '\n'
 }
 
