@@ -180,7 +180,7 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
 
 /** The own options each management mode accepts besides itself; anything else is refused. */
 const MODE_ACCEPTS: Record<string, readonly string[]> = {
-  check: ['profile', 'network', 'allowHost', 'denyHost', 'allowPreset', 'sshAgent', 'roBind', 'bind', 'env', 'shell', 'writableGitConfig', 'allowDangerousRoot', 'yes'],
+  check: ['profile', 'network', 'allowHost', 'denyHost', 'allowPreset', 'sshAgent', 'roBind', 'bind', 'env', 'shell', 'writableGitConfig', 'allowDangerousRoot', 'pidsLimit', 'memoryLimit', 'cpuLimit', 'yes'],
   gc: ['dryRun', 'yes', 'force', 'broken'],
   list: ['json'],
   sessions: ['json'],
