@@ -80,6 +80,8 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
       add('ok', 'network', 'none: loopback only')
     }
     for (const protection of plan.protections) add('ok', 'protection', protection)
+    for (const limit of plan.limits.inForce) add('ok', 'limit', limit)
+    for (const limit of plan.limits.notInForce) add(limit.startsWith('processes') ? 'warn' : 'ok', 'limit', limit)
     if (!plan.protections.some(p => p.startsWith('seccomp'))) {
       add(f.legacyTiocsti === '0' ? 'ok' : 'warn', 'terminal injection', f.legacyTiocsti === '0' ? 'the kernel refuses TIOCSTI (dev.tty.legacy_tiocsti = 0)' : 'not blocked: no seccomp filter for this architecture')
     } else if (f.legacyTiocsti === '0') {

@@ -2,6 +2,7 @@
 import { hostProblem } from './config.js'
 import { PRESETS, presetProblem, type NetworkMode } from './egress-policy.js'
 import { usageError } from './errors.js'
+import { parseSize } from './limits.js'
 import { closestOption, OWN_OPTIONS, splitArgs } from './options.js'
 import type { SandboxOptions } from './sandbox-options.js'
 
@@ -66,6 +67,24 @@ export async function helpText(): Promise<string> {
   return (await buildProgram()).helpInformation() + HELP_FOOTER
 }
 
+/** --pids-limit, --memory-limit, --cpu-limit: checked here, enforced by limits.ts. */
+function limitOptions(opts: { pidsLimit?: string; memoryLimit?: string; cpuLimit?: string }): Partial<SandboxOptions> {
+  const limits: Partial<SandboxOptions> = {}
+  if (opts.pidsLimit !== undefined) {
+    if (!/^\d+$/.test(opts.pidsLimit)) throw usageError(`--pids-limit ${opts.pidsLimit}: give a whole number of processes, like 4096 (0: no limit)`)
+    limits.pidsLimit = Number(opts.pidsLimit)
+  }
+  if (opts.memoryLimit !== undefined) {
+    parseSize(opts.memoryLimit)
+    limits.memoryLimit = opts.memoryLimit
+  }
+  if (opts.cpuLimit !== undefined) {
+    if (!/^\d+(\.\d+)?$/.test(opts.cpuLimit) || Number(opts.cpuLimit) < 0.01) throw usageError(`--cpu-limit ${opts.cpuLimit}: give a number of CPUs of at least 0.01, like 2 or 0.5`)
+    limits.cpuLimit = Number(opts.cpuLimit)
+  }
+  return limits
+}
+
 export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
   const { own, claude, missingValue } = splitArgs(argv)
   if (missingValue !== undefined) throw usageError(`option ${missingValue} needs a value; see claudebox --help`)
@@ -96,6 +115,9 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
     bind?: string[]
     env?: string[]
     shell?: true
+    pidsLimit?: string
+    memoryLimit?: string
+    cpuLimit?: string
     writableGitConfig?: true
     allowDangerousRoot?: true
     yes?: true
@@ -132,6 +154,7 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
   if (opts.bind) sandbox.binds = opts.bind
   if (opts.env) sandbox.env = opts.env
   if (opts.shell) sandbox.shell = true
+  Object.assign(sandbox, limitOptions(opts))
   if (opts.writableGitConfig) sandbox.writableGitConfig = true
   if (opts.allowDangerousRoot) sandbox.allowDangerousRoot = true
   options.sandbox = sandbox
@@ -157,7 +180,7 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
 
 /** The own options each management mode accepts besides itself; anything else is refused. */
 const MODE_ACCEPTS: Record<string, readonly string[]> = {
-  check: ['profile', 'network', 'allowHost', 'denyHost', 'allowPreset', 'sshAgent', 'roBind', 'bind', 'env', 'shell', 'writableGitConfig', 'allowDangerousRoot', 'yes'],
+  check: ['profile', 'network', 'allowHost', 'denyHost', 'allowPreset', 'sshAgent', 'roBind', 'bind', 'env', 'shell', 'writableGitConfig', 'allowDangerousRoot', 'pidsLimit', 'memoryLimit', 'cpuLimit', 'yes'],
   gc: ['dryRun', 'yes', 'force', 'broken'],
   list: ['json'],
   sessions: ['json'],

@@ -5,7 +5,7 @@ import { NETWORK_MODES, parseHostPattern, PRESETS, presetProblem } from './egres
 import { ClaudeboxError, EXIT } from './errors.js'
 import type { SandboxOptions } from './sandbox-options.js'
 
-type Kind = 'boolean' | 'string' | 'string[]' | 'network' | 'hosts' | 'presets'
+type Kind = 'boolean' | 'string' | 'string[]' | 'network' | 'hosts' | 'presets' | 'limit'
 
 /** Keys that set sandbox options, in config.json, in profiles and (narrowing only) in projects. */
 const OPTION_KEYS: Readonly<Record<string, { field: keyof SandboxOptions; kind: Kind }>> = {
@@ -18,6 +18,9 @@ const OPTION_KEYS: Readonly<Record<string, { field: keyof SandboxOptions; kind: 
   bind: { field: 'binds', kind: 'string[]' },
   env: { field: 'env', kind: 'string[]' },
   writableGitConfig: { field: 'writableGitConfig', kind: 'boolean' },
+  pidsLimit: { field: 'pidsLimit', kind: 'limit' },
+  memoryLimit: { field: 'memoryLimit', kind: 'limit' },
+  cpuLimit: { field: 'cpuLimit', kind: 'limit' },
 }
 
 /** A named set of options plus Claude settings, chosen with --profile or a project's .claudebox.json. */
@@ -142,6 +145,7 @@ function optionEntry(file: string, key: string, value: unknown, where: string): 
 
 function expect(file: string, key: string, value: unknown, kind: Kind): unknown {
   if (kind === 'network') return networkMode(file, key, value)
+  if (kind === 'limit') return limitValue(file, key, value)
   if (kind === 'hosts' || kind === 'presets') {
     const list = expect(file, key, value, 'string[]') as string[]
     for (const item of list) {
@@ -162,6 +166,20 @@ function networkMode(file: string, key: string, value: unknown): string {
   if (value === false) return 'none'
   if (typeof value === 'string' && (NETWORK_MODES as readonly string[]).includes(value)) return value
   throw configError(file, `"${key}" must be one of ${NETWORK_MODES.map(m => `"${m}"`).join(', ')}`)
+}
+
+/** pidsLimit: a whole number (0: none); memoryLimit: "4G", "512M"...; cpuLimit: CPUs, at least 0.01. */
+function limitValue(file: string, key: string, value: unknown): unknown {
+  const name = key.split('.').pop()
+  const ok =
+    name === 'pidsLimit'
+      ? Number.isInteger(value) && (value as number) >= 0
+      : name === 'cpuLimit'
+        ? typeof value === 'number' && value >= 0.01
+        : typeof value === 'string' && /^[1-9]\d*[KMG]?$/i.test(value)
+  const what = name === 'pidsLimit' ? 'a whole number of processes, like 4096 (0: no limit)' : name === 'cpuLimit' ? 'a number of CPUs, like 2 or 0.5' : 'a size like "4G" or "512M"'
+  if (!ok) throw configError(file, `"${key}" must be ${what}`)
+  return value
 }
 
 /** Why a HOST[:PORT] pattern is not valid, or undefined. */

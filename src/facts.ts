@@ -11,10 +11,11 @@ import { lstatKind, safeReaddir } from './fs-kinds.js'
 import { probeGitProtect } from './git-guard-probe.js'
 import { canonicalRoot, instanceDir, instanceId, isWithin, PROJECT_ROOT_FILE, sharedPaths, validProjectRoot } from './instance.js'
 import { SANDBOX_NOTE } from './tiers.js'
-import { ETC_ENTRIES, HOME_FILES_RO, RUN_LINKS, SYSTEM_PATHS } from './plan.js'
+import { ETC_ENTRIES, HOME_FILES_RO, newlineRefusal, RUN_LINKS, SYSTEM_PATHS } from './plan.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 import type { Settings } from './settings.js'
 import type { GitLayout } from './git-trust.js'
+import type { CgroupFacts, Controller } from './limits.js'
 import { USERNS_SYSCTLS, type UsernsFacts } from './userns.js'
 import type { ClaudeFacts, GitFacts, HostFacts, InstanceState, PathKind } from './types.js'
 
@@ -64,6 +65,10 @@ export function probe(
     ),
   }
   if (claude.problem) facts.claudeProblem = claude.problem
+  const prlimit = whichSync('prlimit', env['PATH'])
+  if (prlimit !== undefined) facts.prlimit = prlimit
+  const cgroups = probeCgroups()
+  if (cgroups !== undefined) facts.cgroups = cgroups
   if (git.facts && facts.instance.kind === 'missing') {
     const remote = gitConfigValue(path.join(git.facts.commonDir, 'config'), 'remote.origin.url')
     if (remote) facts.gitRemote = remote
@@ -124,6 +129,7 @@ function isOwnDir(dir: string): boolean {
 }
 
 
+/** $HOME, or the passwd entry's home when HOME is unset or empty (homeProblem says if it is usable). */
 export function homeDir(env: Readonly<Record<string, string | undefined>>): string {
   const fromEnv = env['HOME']
   return path.resolve(fromEnv !== undefined && fromEnv !== '' ? fromEnv : os.userInfo().homedir)
@@ -133,6 +139,24 @@ export function homeDir(env: Readonly<Record<string, string | undefined>>): stri
 function projectDirsOf(cwd: string | undefined, git: GitFacts | undefined): string[] {
   if (git === undefined) return cwd === undefined ? [] : [cwd]
   return isWithin(git.commonDir, git.topLevel) ? [git.topLevel] : [git.topLevel, git.commonDir]
+}
+
+/**
+ * Why `home` cannot hold claudebox's state by default, or undefined. HOME=/ (services, some
+ * containers) would create /.claudebox; a missing home or one of another user's would put the
+ * state where the user does not expect it, or fail later inside bwrap without a word.
+ */
+export function homeProblem(home: string): string | undefined {
+  if (home === '/') return 'is /, the whole system'
+  let st: fs.Stats
+  try {
+    st = fs.statSync(home)
+  } catch {
+    return 'does not exist'
+  }
+  if (!st.isDirectory()) return 'is not a directory'
+  if (st.uid !== process.getuid?.()) return `belongs to uid ${st.uid}, not to you`
+  return undefined
 }
 
 function currentDir(): string | undefined {
@@ -165,7 +189,11 @@ function probeGit(cwd: string): { facts: GitFacts | undefined; available: boolea
     const code = (error as NodeJS.ErrnoException).code
     return { facts: undefined, available: code !== 'ENOENT' }
   }
-  const [topLevel, gitDir, commonDir] = out.replace(/\n$/, '').split('\n')
+  const lines = out.replace(/\n$/, '').split('\n')
+  // One of the three paths holds a newline: the split cannot be trusted (a crafted name could
+  // make a line look like another path).
+  if (lines.length > 3) throw newlineRefusal(cwd)
+  const [topLevel, gitDir, commonDir] = lines
   if (!topLevel || !gitDir || !commonDir) return { facts: undefined, available: true }
   return {
     facts: {
@@ -472,6 +500,45 @@ function gitConfigValue(file: string, key: string): string | undefined {
     return execFileSync('git', ['config', '--file', file, '--get', key], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
   } catch {
     return undefined
+  }
+}
+
+/**
+ * The launcher's own cgroup for each controller, where claudebox can create a child that has the
+ * controller: v1, a writable own directory in the controller's hierarchy; v2 (one tree), a writable
+ * own directory that hands the controller to its children. Mostly root's; undefined when none.
+ */
+export function probeCgroups(base = '/sys/fs/cgroup'): CgroupFacts | undefined {
+  let lines: string[]
+  try {
+    lines = fs.readFileSync('/proc/self/cgroup', 'utf8').trim().split('\n')
+  } catch {
+    return undefined
+  }
+  const v1: Partial<Record<Controller, string>> = {}
+  const v2: Partial<Record<Controller, string>> = {}
+  for (const line of lines) {
+    const [, names = '', own = ''] = /^\d+:([^:]*):(.*)$/.exec(line) ?? []
+    for (const controller of ['pids', 'memory', 'cpu'] as const) {
+      if (names.split(',').includes(controller)) {
+        const dir = path.resolve(base, names, `.${own}`)
+        if (isWritableDir(dir)) v1[controller] = dir
+      } else if (names === '' && isWritableDir(path.resolve(base, `.${own}`))) {
+        const dir = path.resolve(base, `.${own}`)
+        if (readNoFollow(path.join(dir, 'cgroup.subtree_control'))?.split(' ').includes(controller)) v2[controller] = dir
+      }
+    }
+  }
+  if (Object.keys(v1).length > 0) return { version: 1, dirs: v1 }
+  return Object.keys(v2).length > 0 ? { version: 2, dirs: v2 } : undefined
+}
+
+function isWritableDir(dir: string): boolean {
+  try {
+    fs.accessSync(dir, fs.constants.W_OK)
+    return fs.statSync(dir).isDirectory()
+  } catch {
+    return false
   }
 }
 

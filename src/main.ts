@@ -4,7 +4,7 @@ import { parseArgs, helpText } from './cli.js'
 import { ClaudeboxError, EXIT, launchError, usageError } from './errors.js'
 import { OWN_OPTIONS } from './options.js'
 import { resumeId } from './adopt.js'
-import { homeDir, probeUserns, readInstanceState, snapshot } from './facts.js'
+import { homeDir, homeProblem, probeUserns, readInstanceState, snapshot } from './facts.js'
 import { setupLaunch } from './launch-setup.js'
 import { ApprovalNeeded } from './profiles.js'
 import { diagnoseUserns } from './userns.js'
@@ -37,7 +37,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       if (shell === undefined) throw usageError(`--completions: unknown shell "${options.completions}"; use one of ${SHELLS.join(', ')}`)
       return print(completionScript(shell, OWN_OPTIONS))
     }
-    const settings = readSettings(process.env, homeDir(process.env))
+    const settings = readSettings(process.env, homeDir(process.env), homeProblem(homeDir(process.env)))
     switch (options.mode) {
       case 'check': {
         const { runCheck } = await import('./check-command.js')

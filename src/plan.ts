@@ -9,9 +9,10 @@ import { trustGit } from './git-trust.js'
 import { planGitGuard } from './git-guard.js'
 import { watchedPaths } from './persistence.js'
 import { OWN_DIR, SESSIONS_DIR } from './registry.js'
-import { bindRefusal, dangerousRootReason } from './policy.js'
+import { bindRefusal, dangerousRootReason, sandboxHomeRefusal } from './policy.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 import { scopeHelper } from './landlock.js'
+import { planLimits } from './limits.js'
 import { hostSeccompArch, seccompFilter } from './seccomp.js'
 import { planTiers } from './tiers.js'
 import type { FdStep, FileStep, HostFacts, LaunchPlan } from './types.js'
@@ -77,6 +78,9 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   const options = request.sandbox ?? DEFAULT_SANDBOX
   const { cwd, git, claude, home } = facts
   if (cwd === undefined) throw launchError('the current directory no longer exists; cd into your project again and rerun claudebox')
+  if (cwd.includes('\n')) throw newlineRefusal(cwd)
+  const homeRefusal = sandboxHomeRefusal(home)
+  if (homeRefusal !== undefined) throw launchError(`HOME=${home} cannot be the sandbox's home: ${homeRefusal}; set HOME to your home directory`)
   if (facts.bwrap === undefined) {
     throw launchError('bwrap (bubblewrap) was not found on PATH; install it (Debian/Ubuntu: apt install bubblewrap) or set CLAUDEBOX_BWRAP')
   }
@@ -308,6 +312,9 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     command = ['/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge', egress.node, BRIDGE_SCRIPT, PROXY_SOCKET, String(BRIDGE_PORT), ...command]
   }
 
+  // The process limit wraps the bridge too; the scope helper stays first (it must run before anything).
+  const limits = planLimits(options, facts.uid, facts.prlimit !== undefined && alreadyVisible(facts.prlimit) ? facts.prlimit : undefined, facts.cgroups)
+  command = [...limits.prefix, ...command]
   if (scope !== undefined) command = [SCOPE_HELPER, ...command]
   add('--chdir', cwd)
   add('--', ...command)
@@ -335,6 +342,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     watch,
     gitWatch: { forbidden: guard.forbidden, gitDirs: guard.gitDirs, workTree: git?.topLevel ?? cwd },
     ...(policy === undefined || request.egressSocket === undefined ? {} : { egress: { socket: request.egressSocket, policy } }),
+    cgroups: limits.cgroups,
     summary: {
       projectRoot: root,
       instanceId: id,
@@ -345,6 +353,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
       network: options.network,
       ...(policy === undefined ? {} : { egress: describePolicy(policy) }),
       protections,
+      limits: { inForce: limits.inForce, notInForce: limits.notInForce },
       credentials: { mechanism, path: credentialFile },
       shared: tiers.entries,
       applied: request.applied ?? [],
@@ -483,6 +492,14 @@ function contentTag(data: Uint8Array): string {
   let hash = 2166136261
   for (const byte of data) hash = Math.imul(hash ^ byte, 16777619) >>> 0
   return hash.toString(16).padStart(8, '0')
+}
+
+/**
+ * A path with a newline is refused, never misread: git rev-parse prints its paths one a line (it
+ * has no -z), and the project-root file and --list are line-based too.
+ */
+export function newlineRefusal(dir: string): ClaudeboxError {
+  return launchError(`the project path ${JSON.stringify(dir)} (or its git dir) contains a newline, which claudebox does not support; rename the directory and rerun`)
 }
 
 function claudeError(facts: HostFacts): ClaudeboxError {

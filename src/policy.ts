@@ -34,3 +34,13 @@ export function bindRefusal(real: string | undefined, home: string, claudeboxHom
 
 /** Normalises a user-supplied path relative to the current directory. */
 export const absolute = (p: string, cwd: string): string => path.resolve(cwd, p)
+
+/**
+ * Why `home` cannot be the sandbox's empty $HOME (a tmpfs mounted over it), or undefined: over /
+ * or a system tree it would hide the system, or claudebox's helpers in /run.
+ */
+export function sandboxHomeRefusal(home: string): string | undefined {
+  if (home === '/') return 'it is /, and the empty home inside would hide the whole system'
+  const tree = SYSTEM_TREES.find(t => isWithin(home, t))
+  return tree === undefined ? undefined : `it is part of the system (${tree}), which the empty home inside would hide`
+}

@@ -3,6 +3,7 @@
 // which may be untrusted, so it may only narrow the sandbox unless the user approved the project.
 import { type Config, type ProjectFile } from './config.js'
 import { ClaudeboxError, EXIT, usageError } from './errors.js'
+import { parseSize } from './limits.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 
 const ADDITIVE = ['allowHosts', 'denyHosts', 'allowPresets'] as const
@@ -100,6 +101,13 @@ export function widening(base: SandboxOptions, candidate: SandboxOptions): strin
   if (candidate.sshAgent && !base.sshAgent) found.push('forwards the ssh-agent')
   if (candidate.writableGitConfig && !base.writableGitConfig) found.push('makes .git/config writable')
   if (candidate.allowDangerousRoot && !base.allowDangerousRoot) found.push('allows a dangerous root')
+  const raised = (from: number | string | undefined, to: number | string | undefined, label: string): void => {
+    const amount = (v: number | string | undefined): number => (v === undefined || v === 0 ? Infinity : typeof v === 'number' ? v : parseSize(v))
+    if (amount(to) > amount(from)) found.push(`raises ${label} to ${to === undefined || to === 0 ? 'none' : to}`)
+  }
+  raised(base.pidsLimit, candidate.pidsLimit, 'the process limit')
+  raised(base.memoryLimit, candidate.memoryLimit, 'the memory limit')
+  raised(base.cpuLimit, candidate.cpuLimit, 'the CPU limit')
   const added = (from: readonly string[], to: readonly string[], label: string): void => {
     const items = to.filter(item => !from.includes(item))
     if (items.length > 0) found.push(`${label} ${items.join(', ')}`)

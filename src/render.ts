@@ -12,6 +12,12 @@ export function renderDryRun(plan: LaunchPlan, audit: readonly string[] = []): s
     const dir = shq(path.dirname(file.path))
     lines.push(`[ -e ${shq(file.path)} ] || (umask 077 && mkdir -p ${dir} && ${printf} > ${shq(file.path)})`)
   }
+  // Pasted, the shell joins the cgroups of the limits and bwrap starts in them.
+  for (const step of plan.cgroups) {
+    const dir = `${shq(step.parent)}/claudebox-$$`
+    const writes = step.files.map(([name, value]) => `printf '%s' ${shq(value)} > ${dir}/${name}`)
+    lines.push([`mkdir ${dir}`, ...writes, `echo $$ > ${dir}/cgroup.procs`].join(' && '))
+  }
   const redirects = plan.fds.map(step => (step.kind === 'info' ? `${step.fd}>/dev/null` : `${step.fd}<${shq(step.path ?? '')}`))
   const groups = plan.groups.map(group => group.map(shq).join(' '))
   const last = groups.length - 1
@@ -20,6 +26,12 @@ export function renderDryRun(plan: LaunchPlan, audit: readonly string[] = []): s
   // any may be a secret), claudebox's own literally.
   const assignments = Object.entries(plan.env).map(([name, value]) => (plan.hostEnv.includes(name) ? `${name}="$${name}"` : `${name}=${shq(value)}`))
   lines.push(['env -i', ...assignments, shq(plan.file), ...groups].join(' \\\n  '))
+  if (plan.cgroups.length > 0) {
+    // The shell leaves the cgroups and removes them, as the launcher does, keeping bwrap's status.
+    lines.push('status=$?')
+    for (const step of plan.cgroups) lines.push(`echo $$ > ${shq(step.parent)}/cgroup.procs && rmdir ${shq(step.parent)}/claudebox-$$`)
+    lines.push('exit $status')
+  }
   return lines.join('\n') + '\n'
 }
 
@@ -36,6 +48,7 @@ export function auditLines(plan: LaunchPlan): string[] {
     `shared by every project: sign-in (.credentials.json, .claude.json), ${s.shared.join(', ')}`,
     ...networkLines(s),
     ...s.protections.map(p => `protection: ${p}`),
+    ...[...s.limits.inForce, ...s.limits.notInForce].map(l => `limit: ${l}`),
   ]
 }
 

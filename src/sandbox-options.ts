@@ -1,5 +1,6 @@
 // The sandbox's opt-ins, as one value the planner reads (from the command line and config.json).
 import type { NetworkMode } from './egress-policy.js'
+import { DEFAULT_PIDS_LIMIT } from './limits.js'
 
 export interface SandboxOptions {
   /** open: the host's network (default); none: loopback only; allow: only the allowlist, via the proxy. */
@@ -23,6 +24,10 @@ export interface SandboxOptions {
   confirmFirstLaunch: boolean
   /** Allow a project root that is /, $HOME, an ancestor of it, a system dir... (never the default). */
   allowDangerousRoot: boolean
+  /** Processes and threads inside (0: no limit); memory (SIZE) and CPUs only where a cgroup enforces them. */
+  pidsLimit: number
+  memoryLimit: string | undefined
+  cpuLimit: number | undefined
 }
 
 export const DEFAULT_SANDBOX: SandboxOptions = {
@@ -38,4 +43,7 @@ export const DEFAULT_SANDBOX: SandboxOptions = {
   writableGitConfig: false,
   allowDangerousRoot: false,
   confirmFirstLaunch: false,
+  pidsLimit: DEFAULT_PIDS_LIMIT,
+  memoryLimit: undefined,
+  cpuLimit: undefined,
 }

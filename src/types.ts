@@ -1,6 +1,7 @@
 // Plain-data types shared by the probe, the pure planners and the thin I/O shell.
 import type { EgressPolicy, NetworkMode } from './egress-policy.js'
 import type { GitLayout } from './git-trust.js'
+import type { CgroupFacts, CgroupStep } from './limits.js'
 
 /** What a path is on the host, as seen by lstat. */
 export type PathKind = 'file' | 'dir' | 'symlink' | 'missing'
@@ -70,6 +71,10 @@ export interface HostFacts {
   runLinks: Readonly<Record<string, string>>
   /** Git files that run code outside the sandbox (config, hooks), found in the trusted git dirs. */
   gitProtect: GitProtectFacts
+  /** util-linux's prlimit, which sets the process limit inside (limits.ts). */
+  prlimit?: string
+  /** The cgroups a launch can create a child in, for the limits (none: undefined). */
+  cgroups?: CgroupFacts
   /** --network=allow: the node that runs the bridge inside (and its installation), and the bridge script. */
   egress?: { node: string; nodeRoot: string; bridge: string }
 }
@@ -145,6 +150,8 @@ export interface LaunchPlan {
   summary: LaunchSummary
   /** --network=allow: the proxy's socket on the host and the policy it enforces. */
   egress?: { socket: string; policy: EgressPolicy }
+  /** Cgroups created for the limits, with bwrap started inside them. */
+  cgroups: readonly CgroupStep[]
 }
 
 export interface GitWatchSpec {
@@ -167,6 +174,8 @@ export interface LaunchSummary {
   /** --network=allow: the host patterns in force (Claude's, presets', the user's) and the deny list. */
   egress?: { allow: readonly string[]; deny: readonly string[] }
   protections: readonly string[]
+  /** Resource limits in force and not (limits.ts). */
+  limits: { inForce: readonly string[]; notInForce: readonly string[] }
   credentials: { mechanism: 'store-dir' | 'file-bind'; path: string }
   /** Config-dir entries shared by every project. */
   shared: readonly string[]

@@ -35,7 +35,7 @@ describe('config.json validation', () => {
 
   test.each([
     ['{"netwrok": false}', `${F}: unknown key "netwrok"; did you mean "network"?`],
-    ['{"zzz": 1}', `${F}: unknown key "zzz" (allowed: network, allowHosts, denyHosts, allowPresets, sshAgent, roBind, bind, env, writableGitConfig, confirmFirstLaunch, sharedEntries, sharedReadOnly, profiles, approvedProjects)`],
+    ['{"zzz": 1}', `${F}: unknown key "zzz" (allowed: network, allowHosts, denyHosts, allowPresets, sshAgent, roBind, bind, env, writableGitConfig, pidsLimit, memoryLimit, cpuLimit, confirmFirstLaunch, sharedEntries, sharedReadOnly, profiles, approvedProjects)`],
     ['{"network": "no"}', `${F}: "network" must be one of "open", "none", "allow"`],
     ['{"bind": "/x"}', `${F}: "bind" must be a list of strings`],
     ['{"sharedEntries": ["../x"]}', `${F}: "sharedEntries": "../x" must be a plain file or directory name`],
@@ -46,6 +46,10 @@ describe('config.json validation', () => {
     ['{"profiles": {"x": {"modle": "opus"}}}', `${F}: unknown key "profiles.x.modle"; did you mean "profiles.x.model"?`],
     ['{"profiles": {"x": {"model": 4}}}', `${F}: "profiles.x.model" must be a string`],
     ['[1]', `${F}: must hold a JSON object, like {"network": "allow"}`],
+    ['{"pidsLimit": -1}', `${F}: "pidsLimit" must be a whole number of processes, like 4096 (0: no limit)`],
+    ['{"pidsLimit": "4096"}', `${F}: "pidsLimit" must be a whole number of processes, like 4096 (0: no limit)`],
+    ['{"memoryLimit": "4GB"}', `${F}: "memoryLimit" must be a size like "4G" or "512M"`],
+    ['{"profiles": {"x": {"cpuLimit": 0}}}', `${F}: "profiles.x.cpuLimit" must be a number of CPUs, like 2 or 0.5`],
   ])('%s', (text, message) => {
     expect(() => parseConfig(text, F)).toThrow(message)
   })
@@ -135,6 +139,13 @@ describe('profiles and the narrowing rule', () => {
     expect(r.applied).toContain('/p/.claudebox.json ignored: --profile given')
   })
   test('widening() lists each way a candidate opens the sandbox', () => {
+    // A project may lower a limit, never raise or remove one.
+    expect(widening(DEFAULT_SANDBOX, { ...DEFAULT_SANDBOX, pidsLimit: 512, memoryLimit: '2G', cpuLimit: 1 })).toEqual([])
+    expect(widening({ ...DEFAULT_SANDBOX, memoryLimit: '2G', cpuLimit: 1 }, { ...DEFAULT_SANDBOX, pidsLimit: 0, memoryLimit: '3G' })).toEqual([
+      'raises the process limit to none',
+      'raises the memory limit to 3G',
+      'raises the CPU limit to none',
+    ])
     expect(widening(DEFAULT_SANDBOX, { ...DEFAULT_SANDBOX, writableGitConfig: true, roBinds: ['/x'] })).toEqual(['makes .git/config writable', 'adds --ro-bind /x'])
     expect(widening({ ...DEFAULT_SANDBOX, network: 'none' }, DEFAULT_SANDBOX)).toEqual(['sets the network to open'])
     // An allowlist of any length is narrower than the open network; within allow, more hosts widen.

@@ -1,0 +1,182 @@
+// The launch environment claudebox refuses (a home it cannot use, a path with a newline) and the
+// limits it sets on the sandbox; the real CLI, real bwrap and real git, as root and as a user.
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { probeCgroups } from '../../src/facts.js'
+import { claudebox, git, HAVE_BWRAP, inSandbox, IS_ROOT, makeRepo, makeWorld, tempDir } from '../helpers/cli.js'
+
+/** Every path under `dir` (to prove a refused launch created nothing). */
+function tree(dir: string): string[] {
+  return fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort()
+}
+
+describe.skipIf(!HAVE_BWRAP)('a home claudebox cannot use', () => {
+  const cases: [string, (root: string) => string][] = [
+    ['/', () => '/'],
+    ['missing', root => path.join(root, 'gone')],
+    ['a file', root => {
+      fs.writeFileSync(path.join(root, 'file'), '')
+      return path.join(root, 'file')
+    }],
+    // Another user's: for root a directory given away, for a user a directory of root's.
+    ['not owned', root => {
+      if (!IS_ROOT) return '/usr/share'
+      fs.mkdirSync(path.join(root, 'theirs'))
+      fs.chownSync(path.join(root, 'theirs'), 65534, 65534)
+      return path.join(root, 'theirs')
+    }],
+  ]
+  test.each(cases)('HOME %s and no CLAUDEBOX_HOME: refused with 125, naming CLAUDEBOX_HOME, nothing created', async (_name, makeHome) => {
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    const home = makeHome(world.root)
+    const before = tree(world.root)
+    const existedAtRoot = fs.existsSync('/.claudebox')
+    const r = await claudebox(world, ['--', '-c', 'echo ran'], { cwd: repo, env: { HOME: home, CLAUDEBOX_HOME: undefined, CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.exitCode, r.stderr).toBe(125)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toMatch(/^claudebox: cannot keep claudebox's state in your home \(HOME=.*\): it .*; set CLAUDEBOX_HOME to a directory of your own/)
+    expect(r.stderr.trim().split('\n')).toHaveLength(1)
+    expect(tree(world.root)).toEqual(before)
+    expect(fs.existsSync('/.claudebox')).toBe(existedAtRoot)
+  })
+
+  test('HOME=/ with CLAUDEBOX_HOME set: refused, the empty home inside would hide the system', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    const r = await claudebox(world, ['--', '-c', 'echo ran'], { cwd: repo, env: { HOME: '/', CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.exitCode, r.stderr).toBe(125)
+    expect(r.stderr).toMatch(/^claudebox: HOME=\/ cannot be the sandbox's home: it is \/, .*; set HOME to your home directory$/)
+    expect(fs.existsSync(world.claudeboxHome)).toBe(false)
+  })
+})
+
+describe.skipIf(!HAVE_BWRAP)('a project path with a newline', () => {
+  test('a plain directory: refused with 125, the path escaped in the message', async () => {
+    const world = makeWorld()
+    const dir = path.join(world.home, 'a\nb')
+    fs.mkdirSync(dir, { recursive: true })
+    const r = await inSandbox(world, dir, 'echo ran')
+    expect(r.exitCode, r.stderr).toBe(125)
+    expect(r.stderr).toBe(`claudebox: the project path ${JSON.stringify(dir)} (or its git dir) contains a newline, which claudebox does not support; rename the directory and rerun`)
+    expect(fs.existsSync(world.claudeboxHome)).toBe(false)
+  })
+
+  test("a repository named to split git's output into other paths: refused, never misread", async () => {
+    const world = makeWorld()
+    const decoy = makeRepo(world.root, 'decoy')
+    // git prints "<root>/x", "<decoy>", then the real git dirs: read line by line, the project
+    // would look like <root>/x with its git dir in the decoy.
+    const repo = makeRepo(world.root, `x\n${decoy}`)
+    const r = await inSandbox(world, repo, 'echo ran')
+    expect(r.exitCode, r.stderr).toBe(125)
+    expect(r.stderr).toContain(`the project path ${JSON.stringify(repo)} (or its git dir) contains a newline`)
+    expect(fs.existsSync(world.claudeboxHome)).toBe(false)
+    expect(git(decoy, 'status', '--porcelain')).toBe('')
+  })
+
+  test('a linked worktree whose repository path has a newline: refused too', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'm\nn')
+    const wt = path.join(tempDir(), 'wt')
+    git(repo, 'worktree', 'add', '-q', '-b', 'feature', wt)
+    const r = await inSandbox(world, wt, 'echo ran')
+    expect(r.exitCode, r.stderr).toBe(125)
+    expect(r.stderr).toContain(`the project path ${JSON.stringify(wt)} (or its git dir) contains a newline`)
+  })
+})
+
+/** Starts `count` children that sleep, inside; prints how many started and how many were refused. */
+const FORK_LOOP = `
+import os, sys, time
+started = refused = 0
+kids = []
+for i in range(int(sys.argv[1])):
+    try:
+        pid = os.fork()
+    except OSError:
+        refused += 1
+        continue
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    kids.append(pid)
+    started += 1
+print(f"{started} {refused}")
+for pid in kids:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+`
+
+describe.skipIf(!HAVE_BWRAP)('resource limits', () => {
+  test('a fork loop inside stops at --pids-limit, for root too (a pids cgroup) and for a user (RLIMIT_NPROC)', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    fs.writeFileSync(path.join(repo, 'fork.py'), FORK_LOOP)
+    const r = await claudebox(world, ['--pids-limit', '40', '--', '-c', 'python3 fork.py 90'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.exitCode, r.stderr).toBe(0)
+    const [started, refused] = r.stdout.split(' ').map(Number)
+    expect(started).toBeGreaterThan(0)
+    expect(started).toBeLessThan(40)
+    expect((started ?? 0) + (refused ?? 0)).toBe(90)
+  })
+
+  test('by default every sandbox has a process limit, and --dry-run and --check say which', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    const env = { CLAUDEBOX_CLAUDE: '/bin/sh' }
+    const how = IS_ROOT ? 'pids cgroup' : "RLIMIT_NPROC in the sandbox's user namespace"
+    const dry = await claudebox(world, ['--dry-run'], { cwd: repo, env })
+    expect(dry.stdout).toContain(`# limit: processes: at most 4096 inside (${how})\n`)
+    const check = await claudebox(world, ['--check'], { cwd: repo, env })
+    expect(check.stdout).toContain(`ok   limit: processes: at most 4096 inside (${how})\n`)
+    if (!IS_ROOT) {
+      const r = await inSandbox(world, repo, 'grep "^Max processes" /proc/self/limits')
+      expect(r.stdout).toMatch(/^Max processes +4096 +4096 +processes/)
+    }
+  })
+
+  test('--memory-limit: enforced where a memory cgroup can be used, else refused with 125 and nothing started', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    // Writes 256 MiB (a bytearray of zeros would not touch its pages).
+    const grow = `python3 -c "b = b'x' * (256 << 20); print(len(b))"`
+    const r = await claudebox(world, ['--memory-limit', '64M', '--', '-c', grow], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    if (probeCgroups()?.dirs.memory !== undefined) {
+      expect(r.stdout).toBe('')
+      expect(r.exitCode).toBe(137) // the kernel's OOM killer, inside the sandbox's cgroup
+      const unlimited = await claudebox(world, ['--', '-c', grow], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+      expect(unlimited.stdout).toBe(String(256 << 20))
+    } else {
+      expect(r.exitCode).toBe(125)
+      expect(r.stderr).toMatch(/^claudebox: --memory-limit cannot be enforced here: no memory cgroup .*; remove the option to launch without it$/)
+      expect(r.stdout).toBe('')
+    }
+  })
+
+  test('--cpu-limit: the quota is written where a cpu cgroup can be used, else refused with 125', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    const script = 'touch ready; i=0; while [ ! -e done ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done'
+    const session = claudebox(world, ['--cpu-limit', '0.5', '--', '-c', script], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    const parent = probeCgroups()?.dirs.cpu
+    if (parent === undefined) {
+      const r = await session
+      expect(r.exitCode).toBe(125)
+      expect(r.stderr).toMatch(/^claudebox: --cpu-limit cannot be enforced here: no cpu cgroup /)
+      return
+    }
+    for (let i = 0; i < 600 && !fs.existsSync(path.join(repo, 'ready')); i++) await new Promise(resolve => setTimeout(resolve, 100))
+    const children = fs.readdirSync(parent).filter(name => name.startsWith('claudebox-'))
+    const quotas = children.map(name => {
+      const dir = path.join(parent, name)
+      return fs.existsSync(path.join(dir, 'cpu.max')) ? fs.readFileSync(path.join(dir, 'cpu.max'), 'utf8').trim() : fs.readFileSync(path.join(dir, 'cpu.cfs_quota_us'), 'utf8').trim()
+    })
+    fs.writeFileSync(path.join(repo, 'done'), '')
+    expect((await session).exitCode).toBe(0)
+    expect(quotas.some(q => q === '50000' || q === '50000 100000')).toBe(true)
+    // Removed after the session.
+    expect(fs.readdirSync(parent).filter(name => children.includes(name))).toEqual([])
+  })
+})
