@@ -125,10 +125,11 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
     const blocked = await egress?.finish()
     if (blocked !== undefined) warn(blocked)
   }
-  if (!result.sandboxStarted && result.status !== 0 && plan.summary.writable.some(p => !fs.existsSync(p))) {
+  const vanished = [facts.git?.topLevel ?? facts.cwd ?? '/', facts.git?.commonDir ?? '/', plan.summary.instanceDir].find(p => !fs.existsSync(p))
+  if (!result.sandboxStarted && result.status !== 0 && vanished !== undefined) {
     // The project (or the instance) was removed while the launch ran: bwrap's "Can't find source
     // path" with status 1 would read as Claude's own status.
-    warn(`the sandbox could not start: ${plan.summary.writable.find(p => !fs.existsSync(p)) ?? ''} no longer exists (removed while claudebox started); cd into your project and rerun`)
+    warn(`the sandbox could not start: ${vanished} no longer exists (removed while claudebox started); cd into your project and rerun`)
     return EXIT.cannotLaunch
   }
   if (!result.sandboxStarted && result.status !== 0) {

@@ -87,7 +87,7 @@ function approvalNeeded(project: ProjectFile, root: string, widenings: readonly 
   const known = config.approvedProjects.some(a => a.root === root)
   const entry = JSON.stringify({ root, sha256 })
   return new ApprovalNeeded(
-    `${project.file}: ${known ? 'changed since you approved it; it now' : 'a file in the repository'} would widen the sandbox (${widenings.join('; ')}), and may only narrow it unless you approve these exact contents: ` +
+    `${project.file}: ${project.profile ? `profile "${project.profile}": ` : ''}${known ? 'changed since you approved it; it now' : 'a file in the repository'} would widen the sandbox (${widenings.join('; ')}), and may only narrow it unless you approve these exact contents: ` +
       `run claudebox on a terminal to be asked, or add ${entry} to "approvedProjects" in ${config.file ?? 'config.json'}, or pass --profile yourself`,
     { file: project.file, root, sha256, widenings },
   )

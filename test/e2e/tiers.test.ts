@@ -104,12 +104,12 @@ describe.skipIf(!HAVE_BWRAP)('tiers and shared state with the real Claude Code',
     const r = await inSandbox(world, repo, `cat ${world.home}/.ssh/id_ed25519`)
     expect(r.exitCode).toBe(2)
     expect(r.stdout).toBe('')
-    expect(r.stderr).toContain(`claudebox: ${repo}/.claudebox.json: would widen the sandbox (adds --bind ${world.home}/.ssh); a file in the repository may only narrow it`)
+    expect(r.stderr).toContain(`claudebox: ${repo}/.claudebox.json: a file in the repository would widen the sandbox (adds --bind ${world.home}/.ssh), and may only narrow it unless you approve`)
 
     fs.mkdirSync(world.claudeboxHome, { recursive: true })
     fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), JSON.stringify({ profiles: { keys: { bind: [`${world.home}/.ssh`] }, offline: { network: false } } }))
     fs.writeFileSync(path.join(repo, '.claudebox.json'), JSON.stringify({ profile: 'keys' }))
-    expect((await inSandbox(world, repo, 'true')).stderr).toMatch(/profile "keys" would widen the sandbox \(adds --bind .*\.ssh\)/)
+    expect((await inSandbox(world, repo, 'true')).stderr).toMatch(/profile "keys": a file in the repository would widen the sandbox \(adds --bind .*\.ssh\)/)
 
     fs.writeFileSync(path.join(repo, '.claudebox.json'), JSON.stringify({ profile: 'offline' }))
     const dry = await claudebox(world, ['--dry-run'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
