@@ -32,7 +32,20 @@ export interface ProxyOptions {
   connectTimeoutMs?: number
   /** The host's own interface addresses (injected by tests; else read at start). */
   hostAddresses?: readonly string[]
+  /** How long a connection may stay open without sending a request (default IDLE_MS). */
+  idleTimeoutMs?: number
+  /** How many connections may wait for their first request at once (default MAX_WAITING). */
+  maxWaiting?: number
 }
+
+/**
+ * A sandbox that opens thousands of connections and sends nothing once held the launcher at
+ * 10,011 fds and starved Claude's own API calls: a connection that has not sent a request within
+ * IDLE_MS is closed, and beyond MAX_WAITING such connections the oldest one makes room, so a new
+ * connection (Claude's next API call) is always accepted.
+ */
+export const IDLE_MS = 10_000
+export const MAX_WAITING = 256
 
 export interface RunningProxy {
   close(): Promise<void>
@@ -76,11 +89,26 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   }
 
   const server = http.createServer()
-  server.on('connection', track)
+  const waiting = new Set<net.Socket>() // in arrival order: the first is the oldest
+  const idleMs = options.idleTimeoutMs ?? IDLE_MS
+  const maxWaiting = options.maxWaiting ?? MAX_WAITING
+  server.on('connection', (socket: net.Socket) => {
+    track(socket)
+    waiting.add(socket)
+    socket.on('close', () => waiting.delete(socket))
+    socket.setTimeout(idleMs, () => waiting.has(socket) && socket.destroy())
+    if (waiting.size > maxWaiting) waiting.values().next().value?.destroy()
+  })
+  /** A connection that sent a request is no longer idle; a tunnel may then stay quiet for long. */
+  const started = (socket: net.Socket): void => {
+    waiting.delete(socket)
+    socket.setTimeout(0)
+  }
 
   // CONNECT host:port -> a tunnel to the checked address (HTTPS and anything else over TCP).
   server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     client.on('error', () => client.destroy())
+    started(client)
     const target = parseAuthority(req.url ?? '')
     if (target === undefined) return void client.end(statusLine(400, 'claudebox: CONNECT needs host:port'))
     void admit(target.host, target.port).then(async admission => {
@@ -95,6 +123,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
 
   // GET http://host/path -> the same request to the checked address (plain HTTP).
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    started(req.socket)
     const url = absoluteHttpUrl(req.url ?? '')
     if (url === undefined) return void reply(res, 400, "claudebox's proxy takes CONNECT or absolute http:// URLs")
     const port = url.port === '' ? 80 : Number(url.port)
