@@ -136,3 +136,26 @@ for (const count of [1000, 10000]) {
 for (const r of rows) console.log(`  ${String(r.count).padStart(6)} instances   --list ${r.list.toFixed(0).padStart(5)} ms   --gc --dry-run ${r.gc.toFixed(0).padStart(5)} ms`)
 const [small, large] = rows
 console.log(`  growth 1,000 -> 10,000: --list ${(large.list / small.list).toFixed(1)}x, --gc --dry-run ${(large.gc / small.gc).toFixed(1)}x (linear would be about 10x minus the fixed start-up)`)
+
+// The cold path: instances made by an older version (no usage.json) and no list cache. The first
+// --list measures every instance and remembers it; the runs after it take the fast path.
+{
+  const dir = syntheticState(10000)
+  const home = path.join(dir, 'home/.claudebox')
+  for (const id of fs.readdirSync(path.join(home, 'instances'))) fs.rmSync(path.join(home, 'instances', id, 'claudebox/usage.json'), { force: true })
+  const benchEnv = { PATH: process.env.PATH, HOME: path.join(dir, 'home'), LANG: 'C.UTF-8' }
+  const once = args => {
+    const start = process.hrtime.bigint()
+    spawnSync(process.execPath, [bin, ...args], { cwd: dir, env: benchEnv, stdio: 'ignore' })
+    return Number(process.hrtime.bigint() - start) / 1e6
+  }
+  const cold = []
+  for (let i = 0; i < 3; i++) {
+    fs.rmSync(path.join(home, 'list-cache.json'), { force: true })
+    cold.push(once(['--list', '--json']))
+  }
+  const gc = median([0, 1, 2].map(() => once(['--gc', '--dry-run'])))
+  const warm = median([0, 1, 2].map(() => once(['--list', '--json'])))
+  console.log(`  10,000 instances without usage records or cache: first --list ${median(cold).toFixed(0)} ms, the next ${warm.toFixed(0)} ms; --gc --dry-run ${gc.toFixed(0)} ms`)
+  fs.rmSync(dir, { recursive: true, force: true })
+}

@@ -4,6 +4,7 @@ import { writeFileAtomic } from './atomic-write.js'
 import fs from 'node:fs'
 import path from 'node:path'
 import { readNoFollow } from './facts.js'
+import { JSON_LIMIT } from './guard.js'
 import { sharedPaths } from './instance.js'
 
 /** Account keys of ~/.claude.json that belong to the login, not to one machine's projects. */
@@ -28,7 +29,7 @@ export function findHostLogin(claudeboxHome: string, home: string, env: Readonly
   const credentials = path.join(configDir, '.credentials.json')
   if (fs.existsSync(credentials)) login.credentials = credentials
   for (const candidate of [path.join(configDir, '.claude.json'), path.join(home, '.claude.json')]) {
-    const account = parseJson(readNoFollow(candidate))
+    const account = parseJson(readNoFollow(candidate, JSON_LIMIT))
     if (account && (account['oauthAccount'] !== undefined || account['primaryApiKey'] !== undefined)) {
       login.accountFile = candidate
       break
@@ -43,9 +44,9 @@ export function importLogin(claudeboxHome: string, login: HostLogin, accepted: b
   fs.mkdirSync(shared.secureStorage, { recursive: true, mode: 0o700 })
   if (accepted) {
     if (login.credentials) writeFileAtomic(path.join(shared.secureStorage, '.credentials.json'), fs.readFileSync(login.credentials))
-    const account = parseJson(readNoFollow(login.accountFile ?? ''))
+    const account = parseJson(readNoFollow(login.accountFile ?? '', JSON_LIMIT))
     if (account) {
-      const current = parseJson(readNoFollow(shared.claudeJson)) ?? {}
+      const current = parseJson(readNoFollow(shared.claudeJson, JSON_LIMIT)) ?? {}
       for (const key of ACCOUNT_KEYS) if (account[key] !== undefined) current[key] = account[key]
       replace(shared.claudeJson, `${JSON.stringify(current, null, 2)}\n`)
     }

@@ -1,6 +1,7 @@
 // Reads the instances directory for --list, --gc and --adopt, never following symlinks.
 import fs from 'node:fs'
 import path from 'node:path'
+import { writeFileAtomic } from './atomic-write.js'
 import { readNoFollow } from './facts.js'
 import type { ScannedEntry } from './gc.js'
 import { INSTANCE_ID, PROJECT_ROOT_FILE, validProjectRoot } from './instance.js'
@@ -31,7 +32,20 @@ export function scanInstances(dir: string): ScannedEntry[] {
  */
 export function scanWithDetails(dir: string): ScannedEntry[] {
   const cache = readListCache(dir)
-  return instanceDirents(dir).map(dirent => fromCache(dir, dirent, cache[dirent.name]) ?? scanDetailed(dir, dirent))
+  const measured: Record<string, CachedInstance> = {}
+  const entries = instanceDirents(dir).map(dirent => fromCache(dir, dirent, cache[dirent.name]) ?? scanDetailed(dir, dirent, measured))
+  // Instances made by an older version, or a lost cache: measured once (about 2 s for 10,000
+  // here), then remembered, so the next --list takes the fast path.
+  if (Object.keys(measured).length > 0) saveListCache(dir, { ...cache, ...measured })
+  return entries
+}
+
+function saveListCache(instances: string, cache: Record<string, CachedInstance>): void {
+  try {
+    writeFileAtomic(listCachePath(instances), JSON.stringify(cache))
+  } catch {
+    // a read-only or full state dir: --list still answered; the next one measures again
+  }
 }
 
 /** What --list needs of an instance, cached in one file by each session's end (state.ts). */
@@ -45,7 +59,8 @@ export const listCachePath = (instances: string): string => path.join(path.dirna
 
 export function readListCache(instances: string): Record<string, CachedInstance> {
   try {
-    const cache = JSON.parse(readNoFollow(listCachePath(instances)) ?? '{}') as unknown
+    // About 150 bytes an instance: 64 MiB holds far more instances than anyone keeps.
+    const cache = JSON.parse(readNoFollow(listCachePath(instances), 64 << 20) ?? '{}') as unknown
     return typeof cache === 'object' && cache !== null ? (cache as Record<string, CachedInstance>) : {}
   } catch {
     return {}
@@ -68,7 +83,7 @@ function fromCache(dir: string, dirent: fs.Dirent, cached: CachedInstance | unde
   return entry
 }
 
-function scanDetailed(dir: string, dirent: fs.Dirent): ScannedEntry {
+function scanDetailed(dir: string, dirent: fs.Dirent, remember: Record<string, CachedInstance>): ScannedEntry {
   const usage = dirent.isDirectory() && !dirent.name.startsWith('.trash-') ? readUsage(path.join(dir, dirent.name)) : undefined
   const entry = scanOne(dir, dirent, usage?.sessionsMtime)
   if (entry.kind !== 'dir' || entry.name.startsWith('.trash-')) return entry
@@ -78,6 +93,12 @@ function scanDetailed(dir: string, dirent: fs.Dirent): ScannedEntry {
   entry.conversations = measured.conversations
   const used = entry.liveSessions > 0 ? Date.now() : (usage?.ended ?? lastUsed(instance))
   if (used !== undefined) entry.lastUsed = used
+  // Only a quiet instance is remembered: a live session may still change it.
+  const sessions = sessionsMtime(instance)
+  if (entry.liveSessions === 0 && entry.recordedRoot !== undefined && INSTANCE_ID.test(entry.name) && sessions !== undefined) {
+    const rootDevice = readMeta(instance)?.rootDevice
+    remember[entry.name] = { root: entry.recordedRoot, size: measured.size, conversations: measured.conversations, sessionsMtime: sessions, ...(used === undefined ? {} : { ended: used }), ...(rootDevice === undefined ? {} : { rootDevice }) }
+  }
   return entry
 }
 
