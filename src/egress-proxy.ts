@@ -235,14 +235,7 @@ function holdToHost(client: net.Socket, upstream: net.Socket, head: Buffer, host
     return splice(client, upstream)
   }
   upstream.pipe(client)
-  const drop = (): void => {
-    client.destroy()
-    upstream.destroy()
-  }
-  client.on('error', drop)
-  upstream.on('error', drop)
-  client.on('close', drop)
-  upstream.on('close', drop)
+  const drop = closeTogether(client, upstream)
   let pending = head
   const check = (): void => {
     const result = sniFromClientHello(pending)
@@ -269,14 +262,17 @@ function holdToHost(client: net.Socket, upstream: net.Socket, head: Buffer, host
 function splice(a: net.Socket, b: net.Socket): void {
   a.pipe(b)
   b.pipe(a)
+  closeTogether(a, b)
+}
+
+/** Either side's error or close ends both; returns the function that does it. */
+function closeTogether(a: net.Socket, b: net.Socket): () => void {
   const close = (): void => {
     a.destroy()
     b.destroy()
   }
-  a.on('error', close)
-  b.on('error', close)
-  a.on('close', close)
-  b.on('close', close)
+  for (const socket of [a, b]) socket.on('error', close).on('close', close)
+  return close
 }
 
 function statusLine(status: number, message: string): string {
