@@ -28,7 +28,10 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
   }
   const { facts, request } = setup
   const sandbox = request.sandbox ?? DEFAULT_SANDBOX
-  const run = (file: string, args: string[]) => execa(file, args, { reject: false, timeout: 10_000, stdin: 'ignore' })
+  // Outside the project (whose own settings could run something) and with only PATH: the probe
+  // sandbox must not carry the host's variables, and --version needs none of them.
+  const run = (file: string, args: string[]) =>
+    execa(file, args, { reject: false, timeout: 10_000, stdin: 'ignore', cwd: '/', env: { PATH: facts.env['PATH'] ?? '/usr/bin:/bin', HOME: facts.home }, extendEnv: false })
   const version = async (file: string, args: string[]): Promise<string | undefined> => {
     const result = await run(file, args)
     return result.exitCode === 0 ? result.stdout.trim().split('\n')[0] : undefined
