@@ -8,8 +8,9 @@ export interface ListRow {
   state: string
   liveSessions: number
   lastUsed: string | null
-  size: number
-  conversations: number
+  /** null: not measured yet (an instance of an older version, past this --list's budget). */
+  size: number | null
+  conversations: number | null
 }
 
 export function listRows(entries: readonly ScannedEntry[]): ListRow[] {
@@ -23,8 +24,8 @@ export function listRows(entries: readonly ScannedEntry[]): ListRow[] {
         state: status === 'live' ? `live (${e.liveSessions} session${e.liveSessions === 1 ? '' : 's'})` : status,
         liveSessions: e.liveSessions,
         lastUsed: e.lastUsed === undefined ? null : new Date(e.lastUsed).toISOString(),
-        size: e.size ?? 0,
-        conversations: e.conversations ?? 0,
+        size: e.size ?? null,
+        conversations: e.conversations ?? null,
       }
     })
     .sort((a, b) => (b.lastUsed ?? '').localeCompare(a.lastUsed ?? ''))
@@ -32,7 +33,7 @@ export function listRows(entries: readonly ScannedEntry[]): ListRow[] {
 
 export function renderTable(rows: readonly ListRow[]): string {
   const header = ['ID', 'STATE', 'LAST USED', 'SIZE', 'CONVERSATIONS', 'PROJECT ROOT']
-  const cells = rows.map(r => [r.id, r.state, r.lastUsed?.slice(0, 16).replace('T', ' ') ?? '-', humanSize(r.size), String(r.conversations), r.root ?? '(none)'].map(inlineSafe))
+  const cells = rows.map(r => [r.id, r.state, r.lastUsed?.slice(0, 16).replace('T', ' ') ?? '-', r.size === null ? '?' : humanSize(r.size), r.conversations === null ? '?' : String(r.conversations), r.root ?? '(none)'].map(inlineSafe))
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map(c => (c[i] ?? '').length)))
   const line = (c: readonly string[]): string => c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i] ?? 0))).join('  ')
   return [line(header), ...cells.map(line)].join('\n') + '\n'

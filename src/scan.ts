@@ -30,15 +30,24 @@ export function scanInstances(dir: string): ScannedEntry[] {
  * about two seconds for 10,000 of them on this file system (a readdir is ~12 µs from Node, and du
  * or find are no faster), against "well under a second" for --list.
  */
-export function scanWithDetails(dir: string): ScannedEntry[] {
+export function scanWithDetails(dir: string, measureBudgetMs = MEASURE_BUDGET_MS): ScannedEntry[] {
   const cache = readListCache(dir)
   const measured: Record<string, CachedInstance> = {}
-  const entries = instanceDirents(dir).map(dirent => fromCache(dir, dirent, cache[dirent.name]) ?? scanDetailed(dir, dirent, measured))
-  // Instances made by an older version, or a lost cache: measured once (about 2 s for 10,000
-  // here), then remembered, so the next --list takes the fast path.
+  const deadline = Date.now() + measureBudgetMs
+  const entries = instanceDirents(dir).map(
+    dirent => fromCache(dir, dirent, cache[dirent.name]) ?? (Date.now() < deadline ? scanDetailed(dir, dirent, measured) : scanOne(dir, dirent)),
+  )
+  // Instances made by an older version, or a lost cache: measured within the budget and
+  // remembered, so each --list stays under a second and the next ones catch up.
   if (Object.keys(measured).length > 0) saveListCache(dir, { ...cache, ...measured })
   return entries
 }
+
+/**
+ * How long one --list spends measuring instances it has no record of (walking 10,000 takes about
+ * 2.5 s here): the rest show their size and conversations as unknown until a later --list.
+ */
+export const MEASURE_BUDGET_MS = 200
 
 function saveListCache(instances: string, cache: Record<string, CachedInstance>): void {
   try {
