@@ -51,7 +51,7 @@ export function probe(
     sharedKinds: {},
     arch: process.arch,
     paths: {},
-    gitProtect: probeGitProtect(git.facts, projectDirsOf(cwd, git.facts)),
+    gitProtect: probeGitProtect(git.facts, projectDirsOf(cwd, git.facts), home),
     gitLayout: cwd !== undefined && git.available ? probeGitLayout(cwd, env) : undefined,
     etcLinks: Object.fromEntries(
       ETC_ENTRIES.map(rel => `/etc/${rel}`)
@@ -184,6 +184,8 @@ function probeGit(cwd: string): { facts: GitFacts | undefined; available: boolea
       cwd,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
+      // A FIFO planted as .git/HEAD makes git block: then the .git is one git does not accept.
+      timeout: 5_000,
     })
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code

@@ -13,7 +13,7 @@ import type { GitFacts, GitProtectFacts } from './types.js'
 /** Files and directories of a git dir that make git run programs or use another repository. */
 const REDIRECTING = ['config', 'config.worktree', 'commondir', 'gitdir', 'hooks'] as const
 
-export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly string[]): GitProtectFacts {
+export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly string[], home: string): GitProtectFacts {
   const facts: MutableProtect = { pinned: [], readOnly: [], missingHooks: [], emptyConfigs: [], forbidden: [], present: [], workTree: [] }
   if (git !== undefined) {
     const worktreeConfig = readsWorktreeConfig(path.join(git.commonDir, 'config'))
@@ -27,7 +27,8 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
     for (const sub of submoduleWorkTrees(git)) facts.readOnly.push(sub)
     // Files the repository config takes programs or more config from, when they lie in the project:
     // read-only when present; watched like commondir when missing (git skips a missing include).
-    for (const target of configuredPaths(path.join(git.commonDir, 'config'), git)) {
+    const configs = [path.join(git.commonDir, 'config'), ...userGitConfigs(home)]
+    for (const target of configs.flatMap(config => configuredPaths(config, git))) {
       if (!projectDirs.some(p => isWithin(target, p)) || projectDirs.includes(target)) continue
       const kind = lstatKind(target)
       if (kind === 'missing') facts.forbidden.push(target)
@@ -126,6 +127,9 @@ function readsWorktreeConfig(config: string): boolean {
   if (text === undefined || !/worktreeconfig/i.test(text)) return false
   return gitConfig(config, ['--type=bool', 'extensions.worktreeConfig']) === 'true'
 }
+
+/** The user's own git configs: a core.hooksPath there (`.githooks`) names a directory in every project. */
+const userGitConfigs = (home: string): string[] => [path.join(home, '.gitconfig'), path.join(home, '.config/git/config')]
 
 /**
  * core.hooksPath (relative to the working tree, as git resolves it) and include.path /

@@ -5,9 +5,13 @@
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { readNoFollow } from './facts.js'
 import { safeReaddir } from './fs-kinds.js'
+import { inlineSafe } from './terminal-safe.js'
 import type { GitWatchSpec } from './types.js'
 
+/** How often the forbidden names are looked at besides inotify's events. */
+const POLL_MS = 200
 /** How many directory entries the after-session search for nested `.git` looks at, at most. */
 const SCAN_LIMIT = 300_000
 /** Files in a nested git dir that make git run programs or look elsewhere. */
@@ -31,16 +35,20 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
     const aside = `${p}.claudebox-quarantine-${crypto.randomBytes(6).toString('hex')}`
     try {
       fs.renameSync(p, aside)
-      moved.push(`${p} -> ${aside}`)
+      moved.push(`${inlineSafe(p)} -> ${inlineSafe(aside)}`)
     } catch {
-      moved.push(`${p} (could not be moved aside: remove it before running git here)`)
+      moved.push(`${inlineSafe(p)} (could not be moved aside: remove it before running git here)`)
     }
   }
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), new Set(safeReaddir(path.join(dir, sub)))] as const)))
   const watchers = watchForbidden(spec.forbidden, quarantine)
+  // A flood of other events can overflow the inotify queue and drop the one that matters: look
+  // every POLL_MS as well.
+  const poll = spec.forbidden.length === 0 ? undefined : setInterval(() => spec.forbidden.forEach(quarantine), POLL_MS).unref()
   return {
     finish(): string[] {
       for (const w of watchers) w.close()
+      clearInterval(poll)
       for (const p of spec.forbidden) quarantine(p)
       const warnings: string[] = []
       if (moved.length > 0) warnings.push(`the session created files that the host's git would take its config or hooks from; moved aside (inspect, then delete): ${moved.join(', ')}`)
@@ -72,14 +80,13 @@ function watchForbidden(forbidden: readonly string[], quarantine: (p: string) =>
 function brokenHeads(gitDirs: readonly string[]): string[] {
   const out: string[] = []
   for (const dir of gitDirs) {
-    let head: string
-    try {
-      head = fs.readFileSync(path.join(dir, 'HEAD'), 'utf8')
-    } catch {
-      out.push(`${dir}/HEAD is gone: git no longer sees this repository; restore it before running git here`)
+    // Never opened blocking: a FIFO planted as HEAD would hang the launcher (and does hang git).
+    const head = readNoFollow(path.join(dir, 'HEAD'), 4096)
+    if (head === undefined) {
+      out.push(`${dir}/HEAD is gone or not a regular file: git no longer sees this repository (or hangs on it); restore it before running git here`)
       continue
     }
-    if (!/^(ref: refs\/\S+|[0-9a-f]{40}|[0-9a-f]{64})\n?$/.test(head)) {
+    if (!/^(ref: refs\/\S+|[0-9a-f]{40}|[0-9a-f]{64})$/.test(head)) {
       out.push(`${dir}/HEAD was made invalid: git no longer sees this repository; inspect it and restore it (e.g. echo 'ref: refs/heads/main' > ${dir}/HEAD)`)
     }
   }
@@ -90,7 +97,7 @@ function newGitDirs(listings: ReadonlyMap<string, ReadonlySet<string>>): string[
   const out: string[] = []
   for (const [dir, before] of listings) {
     const added = safeReaddir(dir).filter(name => !before.has(name))
-    if (added.length > 0) out.push(`new git dirs appeared in ${dir}: ${added.join(', ')}; their config and hooks run when git uses them: inspect them`)
+    if (added.length > 0) out.push(`new git dirs appeared in ${dir}: ${added.map(inlineSafe).join(', ')}; their config and hooks run when git uses them: inspect them`)
   }
   return out
 }
@@ -124,7 +131,7 @@ function nestedGit(workTree: string, sinceMs: number): string[] {
   }
   const out: string[] = []
   if (found.length > 0) {
-    out.push(`the session created or changed nested git repositories, whose config and hooks run when git is used there (or at the top, for a submodule): ${found.join(', ')}; inspect them (cat <dir>/config, ls <dir>/hooks) before running git in or above them`)
+    out.push(`the session created or changed nested git repositories, whose config and hooks run when git is used there (or at the top, for a submodule): ${found.map(inlineSafe).join(', ')}; inspect them (cat <dir>/config, ls <dir>/hooks) before running git in or above them`)
   }
   if (stack.length > 0) out.push(`the search for nested .git stopped after ${SCAN_LIMIT} entries in ${workTree}; run: find ${workTree} -name .git -newer ${workTree}/.git/HEAD`)
   return out

@@ -1,6 +1,7 @@
 // Files in a project that run code outside the sandbox later: which ones claudebox watches, and
 // the pure comparison of their state before and after a session.
 import path from 'node:path'
+import { inlineSafe } from './terminal-safe.js'
 
 /**
  * Working-tree files and directories that something on the host runs or obeys without the user
@@ -72,6 +73,6 @@ export function watchedPaths(projectDirs: readonly string[]): string[] {
 }
 
 export function describeChanges(changes: readonly Change[], projectDir: string): string {
-  const list = changes.map(c => `${path.relative(projectDir, c.path) || c.path} (${c.kind})`).join(', ')
+  const list = changes.map(c => `${inlineSafe(path.relative(projectDir, c.path) || c.path)} (${c.kind})`).join(', ')
   return `the session changed files that run code outside the sandbox: ${list}; review them before you open the project in an editor, shell or Claude outside claudebox`
 }

@@ -221,4 +221,24 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
   })
+
+  test('a FIFO planted as .git/HEAD hangs neither the end of the session nor the next launch', async () => {
+    const s = scene()
+    const first = await claudebox(s.world, ['--', '-c', 'rm .git/HEAD && mkfifo .git/HEAD'], { cwd: s.project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' }, timeout: 30_000 })
+    expect(first.signal).toBeUndefined()
+    expect(first.stderr).toMatch(/WARNING: .*\.git\/HEAD is gone or not a regular file/)
+    const second = await claudebox(s.world, ['--', '-c', 'echo RAN'], { cwd: s.project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' }, timeout: 30_000 })
+    expect(second.signal).toBeUndefined()
+    expect(second.exitCode).toBe(125)
+    expect(second.stdout).toBe('')
+  })
+
+  test("core.hooksPath in the user's own git config (a relative .githooks): created inside, moved aside", async () => {
+    const s = scene()
+    fs.appendFileSync(path.join(s.world.home, '.gitconfig'), '[core]\n\thooksPath = .githooks\n')
+    const r = await inside(s, `mkdir .githooks && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > .githooks/pre-commit && chmod +x .githooks/pre-commit`)
+    expect(r.err).toMatch(/moved aside \(inspect, then delete\): .*\.githooks -> /)
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
 })
