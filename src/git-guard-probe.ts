@@ -14,7 +14,7 @@ import type { GitFacts, GitProtectFacts } from './types.js'
 const REDIRECTING = ['config', 'config.worktree', 'commondir', 'gitdir', 'hooks'] as const
 
 export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly string[], home: string): GitProtectFacts {
-  const facts: MutableProtect = { pinned: [], readOnly: [], missingHooks: [], emptyConfigs: [], forbidden: [], present: [], workTree: [] }
+  const facts: MutableProtect = { pinned: [], readOnly: [], missingHooks: [], emptyConfigs: [], forbidden: [], present: [], workTree: [], workTreePins: [] }
   if (git !== undefined) {
     const worktreeConfig = readsWorktreeConfig(path.join(git.commonDir, 'config'))
     for (const { dir, parents, linked } of gitDirsOf(git)) {
@@ -39,6 +39,15 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
     for (const entry of HOST_RUN_FILES) {
       const p = path.join(dir, entry.path)
       if (entry.decision === 'read-only') facts.workTree.push({ path: p, kind: lstatKind(p) })
+    }
+    // A read-only entry below a plain directory (.claude/settings.json) would leave with its
+    // parent when that is renamed, and a new one take its place: the parents are pinned too.
+    const submoduleDotGits = facts.readOnly.filter(p => path.basename(p) === '.git').map(p => ({ path: p, kind: 'file' as const }))
+    for (const { path: p, kind } of [...facts.workTree, ...submoduleDotGits]) {
+      if (kind !== 'file' && kind !== 'dir') continue
+      for (let parent = path.dirname(p); parent !== dir && isWithin(parent, dir); parent = path.dirname(parent)) {
+        if (lstatKind(parent) === 'dir' && !facts.workTreePins.includes(parent)) facts.workTreePins.unshift(parent)
+      }
     }
   }
   return facts

@@ -35,9 +35,11 @@ export function planGitGuard(protect: GitProtectFacts, writableGitConfig: boolea
   const plan: GitGuardPlan = { groups: [], readOnly: [], mkdirs: [], files: [], protections: [], forbidden: [], gitDirs: [] }
   const hostRun = protect.workTree.filter(entry => entry.kind === 'file' || entry.kind === 'dir').map(entry => entry.path)
   if (hostRun.length > 0) plan.protections.push('working-tree files the host runs (.envrc, .vscode, .npmrc, .husky, ...) read-only while they exist')
-  if (writableGitConfig) return withReadOnly(plan, hostRun)
   // Pins first, parents before children: a read-only bind below a pin must not be covered by it.
-  for (const dir of protect.pinned) plan.groups.push(['--bind', dir, dir])
+  const pin = (dir: string): void => void plan.groups.push(['--bind', dir, dir])
+  protect.workTreePins.forEach(pin)
+  if (writableGitConfig) return withReadOnly(plan, hostRun)
+  protect.pinned.forEach(pin)
   plan.gitDirs = protect.pinned.filter(dir => !['worktrees', 'modules'].includes(path.basename(dir)))
   for (const p of protect.missingHooks) plan.mkdirs.push({ path: p, mode: 0o755 })
   for (const p of protect.emptyConfigs) plan.files.push({ path: p, content: '', mode: 0o644 })

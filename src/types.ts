@@ -98,6 +98,8 @@ export interface GitProtectFacts {
   present: readonly string[]
   /** Working-tree files that run on the host (HOST_RUN_FILES marked read-only, the hooksPath target), with their kinds. */
   workTree: readonly { path: string; kind: PathKind }[]
+  /** Directories between the working tree and a read-only entry (.claude of .claude/settings.json), parents first: pinned. */
+  workTreePins: readonly string[]
 }
 
 export type InstanceState =

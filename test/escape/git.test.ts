@@ -140,11 +140,12 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
       [
         `mkdir evil && cp -r .git/modules/lib/objects .git/modules/lib/refs .git/modules/lib/HEAD evil/ && ${payload(s, 'evil/config')}`,
         `echo "gitdir: $PWD/evil" > lib/.git 2>/dev/null && echo ESCAPED || echo BLOCKED`,
+        `mv lib lib-old 2>/dev/null && mkdir lib && echo "gitdir: $PWD/evil" > lib/.git && echo ESCAPED || echo BLOCKED`,
         'cat evil/config >> .git/modules/lib/config 2>/dev/null && echo ESCAPED || echo BLOCKED',
         'echo "$PWD/evil" > .git/modules/lib/commondir; sleep 0.5; test -e .git/modules/lib/commondir && echo ESCAPED || echo BLOCKED',
       ].join('; '),
     )
-    expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED', 'BLOCKED'])
+    expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED', 'BLOCKED', 'BLOCKED'])
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
   })
@@ -184,9 +185,11 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
       s,
       ['.envrc', '.npmrc', '.husky/pre-commit', '.vscode/settings.json', '.vscode/tasks.json', '.mcp.json', '.claude/settings.json']
         .map(f => `echo evil >> ${f} 2>/dev/null && echo ESCAPED || echo BLOCKED`)
+        .concat(['mv .claude .claude-old 2>/dev/null && echo ESCAPED || echo BLOCKED', 'mv .vscode .vscode-old 2>/dev/null && echo ESCAPED || echo BLOCKED'])
         .concat(['echo "yarnPath: x.js" > .yarnrc.yml']).join('; '),
     )
-    expect(r.out.split('\n')).toEqual(Array(7).fill('BLOCKED'))
+    // Renaming the parent away and planting a new one is refused too (the parent is pinned).
+    expect(r.out.split('\n')).toEqual(Array(9).fill('BLOCKED'))
     expect(fs.readFileSync(path.join(s.project, '.envrc'), 'utf8')).toBe('original\n')
     expect(r.err).toMatch(/changed files that run code outside the sandbox: .*\.yarnrc\.yml \(created\)/)
   })
