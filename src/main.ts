@@ -126,9 +126,11 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
     if (blocked !== undefined) warn(blocked)
   }
   const vanished = [facts.git?.topLevel ?? facts.cwd ?? '/', facts.git?.commonDir ?? '/', plan.summary.instanceDir].find(p => !fs.existsSync(p))
-  if (!result.sandboxStarted && result.status !== 0 && vanished !== undefined) {
+  if (result.status === 1 && !result.signal && vanished !== undefined) {
     // The project (or the instance) was removed while the launch ran: bwrap's "Can't find source
-    // path" with status 1 would read as Claude's own status.
+    // path" with status 1 would read as Claude's own status. (bwrap reports the sandbox's pid before
+    // it mounts, so this cannot wait for a "not started"; a project deleted during a session that
+    // then ends with 1 reads the same, which is the rarer case.)
     warn(`the sandbox could not start: ${vanished} no longer exists (removed while claudebox started); cd into your project and rerun`)
     return EXIT.cannotLaunch
   }

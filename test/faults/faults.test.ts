@@ -163,6 +163,22 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_UNSHARE)('a full disk (a 2 MiB tmpfs as CLA
     expect(out).toContain('instances=0')
   })
 
+  test('a later launch with no space: 125, and no empty session record left', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const out = await onSmallDisk(world, project, [
+      '$CB -- -c true 2>/dev/null; echo "first=$?"',
+      'fill',
+      'for i in 1 2 3; do $CB -- -c "echo RAN" 2>err; echo "status=$?"; done',
+      'cat err',
+      'find "$CLAUDEBOX_HOME" -path "*sessions/*" | sed "s/^/RECORD /"',
+    ].join('\n'))
+    expect(out).toContain('first=0')
+    expect(out.match(/status=125/g)).toHaveLength(3)
+    expect(out).not.toContain('RAN')
+    expect(out).not.toMatch(/^RECORD /m)
+  })
+
   test("a disk that fills during the session: Claude's status passes through, no partial JSON is left", async () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'src/project')
@@ -238,5 +254,19 @@ describe.skipIf(!HAVE_BWRAP)('kill -9 during a launch', () => {
     const r = await claudebox(world, ['--', '-c', 'echo AGAIN'], { cwd: project, env: sh })
     expect(r.exitCode, r.stderr).toBe(0)
     expect(r.stdout.trim()).toBe('AGAIN')
+  })
+})
+
+describe.skipIf(!HAVE_BWRAP)('a project removed while the launch starts', () => {
+  test("is claudebox's 125 with the reason, not bwrap's status 1", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const bwrap = path.join(world.root, 'bwrap-after-rm')
+    // Stands in for the moment between the probe and bwrap: the project goes away, then bwrap runs.
+    fs.writeFileSync(bwrap, `#!/bin/sh\nrm -rf '${project}'\nexec bwrap "$@"\n`, { mode: 0o755 })
+    const r = await claudebox(world, ['--', '-c', 'echo RAN'], { cwd: project, env: { ...sh, CLAUDEBOX_BWRAP: bwrap } })
+    expect(r.exitCode).toBe(125)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toMatch(/no longer exists \(removed while claudebox started\)/)
   })
 })

@@ -157,3 +157,23 @@ describe('transcripts', () => {
     expect(summarizeTranscript(text)).toEqual({ firstMessage: 'fix the tests', cwd: '/p/web' })
   })
 })
+
+describe('the shared JSON guard and a huge file', () => {
+  test('a file over the limit is neither read nor copied', async () => {
+    const { guardJson, JSON_LIMIT } = await import('../../src/guard.js')
+    const { default: fs } = await import('node:fs')
+    const { default: os } = await import('node:os')
+    const { default: path } = await import('node:path')
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-guard-'))
+    try {
+      const file = path.join(dir, '.claude.json')
+      fs.writeFileSync(file, '{')
+      fs.truncateSync(file, JSON_LIMIT + 1) // sparse: no disk used
+      const result = guardJson(file, [], path.join(dir, 'good'), new Date())
+      expect(result).toEqual({ kind: 'too-large', size: JSON_LIMIT + 1 })
+      expect(fs.readdirSync(dir)).toEqual(['.claude.json'])
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
