@@ -96,7 +96,7 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
     program.parse(own, { from: 'user' })
   } catch (error) {
     const { CommanderError } = await import('commander')
-    if (error instanceof CommanderError) throw usageError(`${error.message.replace(/^error: /, '')}; see claudebox --help`)
+    if (error instanceof CommanderError) throw usageError(`${error.message.replace(/^error: /, '').replace(/\.$/, '')}; see claudebox --help`)
     throw error
   }
   const opts = program.opts<{

@@ -82,7 +82,12 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   const homeRefusal = sandboxHomeRefusal(home)
   if (homeRefusal !== undefined) throw launchError(`HOME=${home} cannot be the sandbox's home: ${homeRefusal}; set HOME to your home directory`)
   if (facts.bwrap === undefined) {
-    throw launchError('bwrap (bubblewrap) was not found on PATH; install it (Debian/Ubuntu: apt install bubblewrap) or set CLAUDEBOX_BWRAP')
+    const named = facts.env['CLAUDEBOX_BWRAP']
+    throw launchError(
+      named
+        ? `CLAUDEBOX_BWRAP names ${named}, which does not exist; point it at a bwrap program or unset it to use the one on PATH`
+        : 'bwrap (bubblewrap) was not found on PATH; install it (Debian/Ubuntu: apt install bubblewrap) or set CLAUDEBOX_BWRAP',
+    )
   }
   const shell = options.shell ? shellProgram(facts) : undefined
   if (claude === undefined && shell === undefined) throw claudeError(facts)
@@ -508,7 +513,9 @@ function claudeError(facts: HostFacts): ClaudeboxError {
     return new ClaudeboxError(`${name} was found but cannot be executed; check its permissions (chmod +x) or set CLAUDEBOX_CLAUDE`, EXIT.cannotRun)
   }
   return new ClaudeboxError(
-    `${name} was not found on PATH; install Claude Code (npm install -g @anthropic-ai/claude-code) or set CLAUDEBOX_CLAUDE`,
+    name.includes('/')
+      ? `CLAUDEBOX_CLAUDE names ${name}, which does not exist; point it at the claude program or unset it to use the one on PATH`
+      : `${name} was not found on PATH; install Claude Code (npm install -g @anthropic-ai/claude-code) or set CLAUDEBOX_CLAUDE`,
     EXIT.notFound,
   )
 }

@@ -47,7 +47,7 @@ describe.skipIf(!HAVE_BWRAP)('exit status', () => {
 describe('launch failures', () => {
   test('no bwrap: 125 and one clear line', async () => {
     const world = makeWorld()
-    const r = await claudebox(world, [], { cwd: world.root, env: { CLAUDEBOX_CLAUDE: '/bin/true', CLAUDEBOX_BWRAP: '/nonexistent/bwrap' } })
+    const r = await claudebox(world, [], { cwd: world.root, env: { CLAUDEBOX_CLAUDE: '/bin/true', PATH: '/nonexistent' } })
     expect(r.exitCode).toBe(125)
     expect(r.stderr).toMatch(/^claudebox: bwrap \(bubblewrap\) was not found.*install it/)
     expect(r.stderr.split('\n')).toHaveLength(1)
@@ -69,6 +69,16 @@ describe('launch failures', () => {
     const r = await claudebox(world, [], { cwd: world.root, env: { PATH: '/nonexistent', CLAUDEBOX_BWRAP: '/usr/bin/bwrap' } })
     expect(r.exitCode).toBe(127)
     expect(r.stderr).toMatch(/^claudebox: claude was not found on PATH; install Claude Code/)
+  })
+
+  test('CLAUDEBOX_CLAUDE or CLAUDEBOX_BWRAP naming a missing program: the message names the variable', async () => {
+    const world = makeWorld()
+    const claude = await claudebox(world, [], { cwd: world.root, env: { CLAUDEBOX_CLAUDE: '/nonexistent/claude' } })
+    expect(claude.exitCode).toBe(127)
+    expect(claude.stderr).toMatch(/^claudebox: CLAUDEBOX_CLAUDE names \/nonexistent\/claude, which does not exist/)
+    const bwrap = await claudebox(world, [], { cwd: world.root, env: { CLAUDEBOX_CLAUDE: '/bin/true', CLAUDEBOX_BWRAP: '/nonexistent/bwrap' } })
+    expect(bwrap.exitCode).toBe(125)
+    expect(bwrap.stderr).toMatch(/^claudebox: CLAUDEBOX_BWRAP names \/nonexistent\/bwrap, which does not exist/)
   })
 
   test('claude not executable: 126', async () => {
