@@ -25,7 +25,15 @@ export interface GitWatch {
 export function startGitWatch(spec: GitWatchSpec): GitWatch {
   const startedMs = Date.now()
   const moved: string[] = []
-  const quarantine = (p: string): void => {
+  const reported = new Set<string>()
+  const quarantine = (planned: string): void => {
+    // The agent may have replaced a parent by a symlink: never move anything outside the project.
+    const p = insideProject(planned, spec)
+    if (p === undefined) {
+      if (!reported.has(planned)) moved.push(`${inlineSafe(planned)} (not moved: a parent directory now leads out of the project; remove that symlink before running git here)`)
+      reported.add(planned)
+      return
+    }
     try {
       fs.lstatSync(p)
     } catch {
@@ -56,6 +64,18 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
       return warnings.map(w => `WARNING: ${w}`)
     },
   }
+}
+
+/** `p` with its parent resolved, when that lies in the working tree or a git dir; else undefined. */
+function insideProject(p: string, spec: GitWatchSpec): string | undefined {
+  let parent: string
+  try {
+    parent = fs.realpathSync(path.dirname(p))
+  } catch {
+    return p // no parent: nothing there to move
+  }
+  const roots = [spec.workTree, ...spec.gitDirs]
+  return roots.some(root => parent === root || parent.startsWith(`${root}/`)) ? path.join(parent, path.basename(p)) : undefined
 }
 
 function watchForbidden(forbidden: readonly string[], quarantine: (p: string) => void): fs.FSWatcher[] {

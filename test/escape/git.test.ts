@@ -244,4 +244,17 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
   })
+
+  test('a watched path whose parent the agent turned into a symlink out of the project: nothing outside is moved', async () => {
+    const s = scene()
+    const outside = path.join(s.world.root, 'outside')
+    fs.mkdirSync(path.join(outside, 'hooks'), { recursive: true })
+    fs.writeFileSync(path.join(outside, 'hooks/keep'), 'user data\n')
+    git(s.project, 'config', 'core.hooksPath', 'tools/hooks')
+    const r = await inside(s, `rm -rf tools; ln -s '${outside}' tools`)
+    expect(r.code).toBe(0)
+    expect(fs.readFileSync(path.join(outside, 'hooks/keep'), 'utf8')).toBe('user data\n')
+    expect(fs.readdirSync(outside)).toEqual(['hooks'])
+    expect(r.err).toMatch(/tools\/hooks \(not moved: a parent directory now leads out of the project/)
+  })
 })
