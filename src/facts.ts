@@ -396,11 +396,29 @@ export function readNoFollow(file: string, limit = SMALL_FILE_LIMIT): string | u
   try {
     const st = fs.fstatSync(fd)
     if (!st.isFile() || st.size > limit) return undefined
-    return fs.readFileSync(fd, 'utf8').replace(/\n$/, '')
+    return readToEnd(fd, st.size, limit)?.toString('utf8').replace(/\n$/, '')
   } catch {
     return undefined
   } finally {
     fs.closeSync(fd)
+  }
+}
+
+/**
+ * The bytes of an open regular file: one read when it is the size fstat said (a short read of a
+ * regular file is its end; --list reads 10,000 of these), more while it keeps growing, up to `limit`.
+ */
+function readToEnd(fd: number, size: number, limit: number): Buffer | undefined {
+  let buffer = Buffer.alloc(Math.min(size, limit) + 1)
+  let length = 0
+  for (;;) {
+    const got = fs.readSync(fd, buffer, length, buffer.length - length, null)
+    length += got
+    if (got === 0 || length < buffer.length) return buffer.subarray(0, length)
+    if (buffer.length > limit) return undefined // grew past the limit meanwhile: unreadable
+    const bigger = Buffer.alloc(Math.min(buffer.length * 2, limit + 1))
+    buffer.copy(bigger)
+    buffer = bigger
   }
 }
 
