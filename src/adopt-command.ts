@@ -1,5 +1,6 @@
 // --adopt OLD_ROOT: applies the plan of adopt.ts (or prints it with --dry-run).
 import { writeOut } from './terminal-safe.js'
+import { writeFileAtomic } from './atomic-write.js'
 import fs from 'node:fs'
 import fse from 'fs-extra'
 import path from 'node:path'
@@ -55,14 +56,19 @@ export function runAdopt(settings: Settings, oldRootArg: string, dryRun: boolean
 }
 
 /**
- * All or nothing: the new project-root is written first (a full disk fails here, with nothing
- * changed), then the instance moves with one rename (never over an instance that appeared
- * meanwhile), then the new root replaces the old with another; if that fails, the move is undone.
+ * Nothing lost at any point: the new project-root is written first (a full disk fails here, with
+ * nothing changed) and switched in with one rename while the instance is still at its old id, and
+ * only then is the instance moved with another rename (never over an instance that appeared
+ * meanwhile). Killed between the two, the instance names a root that exists, so --gc keeps it.
+ * If the move fails, the old root is put back.
  */
 function moveInstance(from: string, to: string, projectRoot: string): void {
-  const staged = path.join(from, `${PROJECT_ROOT_FILE}.adopt-${process.pid}`)
+  const rootFile = path.join(from, PROJECT_ROOT_FILE)
+  const oldRoot = fs.readFileSync(rootFile)
+  const staged = `${rootFile}.adopt-${process.pid}`
   try {
     fs.writeFileSync(staged, projectRoot, { mode: 0o600, flag: 'wx' })
+    fs.renameSync(staged, rootFile)
   } catch (error) {
     fs.rmSync(staged, { force: true })
     throw launchError(`cannot adopt: writing ${staged} failed (${(error as NodeJS.ErrnoException).code ?? 'error'}); nothing was changed`)
@@ -70,16 +76,8 @@ function moveInstance(from: string, to: string, projectRoot: string): void {
   try {
     fs.renameSync(from, to)
   } catch (error) {
-    fs.rmSync(staged, { force: true })
+    writeFileAtomic(rootFile, oldRoot)
     throw launchError(`cannot adopt: moving ${from} to ${to} failed (${(error as NodeJS.ErrnoException).code ?? 'error'}); nothing was changed`)
-  }
-  const movedStage = path.join(to, path.basename(staged))
-  try {
-    fs.renameSync(movedStage, path.join(to, PROJECT_ROOT_FILE))
-  } catch (error) {
-    fs.renameSync(to, from)
-    fs.rmSync(path.join(from, path.basename(staged)), { force: true })
-    throw launchError(`cannot adopt: ${(error as NodeJS.ErrnoException).code ?? 'error'} while switching the project root; the instance is back where it was`)
   }
 }
 

@@ -270,3 +270,31 @@ describe.skipIf(!HAVE_BWRAP)('a project removed while the launch starts', () => 
     expect(r.stderr).toMatch(/no longer exists \(removed while claudebox started\)/)
   })
 })
+
+describe.skipIf(!HAVE_BWRAP)('kill -9 during --adopt', () => {
+  test('at a few points: the conversations are in exactly one instance, whose project-root matches it', async () => {
+    for (const delay of [1, 10, 30, 60, 120]) {
+      const world = makeWorld()
+      const project = makeRepo(world.home, 'src/project')
+      const old = instanceOf(world, project)
+      expect((await claudebox(world, ['--', '-c', 'mkdir -p "$CLAUDE_CONFIG_DIR/projects/x" && echo talk > "$CLAUDE_CONFIG_DIR/projects/x/c.jsonl"'], { cwd: project, env: sh })).exitCode).toBe(0)
+      const moved = path.join(world.home, 'src/moved')
+      fs.renameSync(project, moved)
+      const child = spawn(process.execPath, [BIN, '--adopt', project, '--yes'], { cwd: moved, env: { ...world.env, ...sh }, stdio: 'ignore' })
+      await new Promise(resolve => setTimeout(resolve, delay))
+      child.kill('SIGKILL')
+      await new Promise(resolve => child.once('exit', resolve))
+      const fresh = instanceOf(world, moved)
+      const holders = [old, fresh].filter(dir => fs.existsSync(path.join(dir, 'projects/x/c.jsonl')))
+      expect(holders, `delay ${delay} ms`).toHaveLength(1)
+      const holder = holders[0] as string
+      // Never a root that is gone (which --gc would remove): at the new id the new root; at the old
+      // id the old root, or the new one when killed between the two renames.
+      const root = fs.readFileSync(path.join(holder, 'project-root'), 'utf8').trim()
+      expect(holder === fresh ? [`${moved}/.git`] : [`${project}/.git`, `${moved}/.git`], `delay ${delay} ms`).toContain(root)
+      const gc = await claudebox(world, ['--gc', '--yes', '--force'], { cwd: world.home })
+      expect(gc.exitCode).toBe(0)
+      if (root === `${moved}/.git`) expect(fs.existsSync(path.join(holder, 'projects/x/c.jsonl')), `delay ${delay} ms`).toBe(true)
+    }
+  })
+})
