@@ -1,11 +1,12 @@
 // The escape suite, the repository's own config and the command line: an approved .claudebox.json
 // that the agent rewrites is not applied, a repository's host list cannot ride on the user's
 // --network=allow, and a prompt that looks like a claudebox option reaches Claude as text.
+import { spawnSync } from 'node:child_process'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { claudebox, HAVE_BWRAP, makeRepo, makeWorld } from '../helpers/cli.js'
+import { BIN, claudebox, FIXTURES, HAVE_BWRAP, makeRepo, makeWorld } from '../helpers/cli.js'
 
 const sh = { CLAUDEBOX_CLAUDE: '/bin/sh' }
 
@@ -82,5 +83,30 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
     const r = await running
     expect(r.stdout.trim()).toBe(`X-Key: ${marker}|https://u:pw-${marker}@gw.example`)
     expect(seenInArgv).toBe(false)
+  })
+
+  test('on a terminal a widening file is shown and asked: no keeps it refused, yes records its digest, a change asks again', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    fs.writeFileSync(path.join(project, '.claudebox.json'), '{"env": ["EDITOR"]}')
+    const env = { ...world.env, ...sh, EDITOR: 'vi' }
+    const run = (answer: string) =>
+      spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), '[y/N]', answer, process.execPath, BIN, '--', '-c', 'echo "EDITOR=$EDITOR"'], { cwd: project, env, encoding: 'utf8', timeout: 40_000 })
+    const no = run('n')
+    expect(no.stdout).toMatch(/asks to widen the sandbox of [^\n]*\n[^\n]*adds --env EDITOR/)
+    expect(no.stdout).not.toContain('EDITOR=vi')
+    expect(no.status).toBe(2)
+    expect(fs.existsSync(path.join(world.claudeboxHome, 'config.json'))).toBe(false)
+    const yes = run('y')
+    expect(yes.stdout).toContain('EDITOR=vi')
+    const config = JSON.parse(fs.readFileSync(path.join(world.claudeboxHome, 'config.json'), 'utf8')) as { approvedProjects: { root: string; sha256: string }[] }
+    expect(config.approvedProjects).toEqual([{ root: project, sha256: crypto.createHash('sha256').update('{"env": ["EDITOR"]}').digest('hex') }])
+    // --yes does not answer it, and a changed file is asked again.
+    fs.writeFileSync(path.join(project, '.claudebox.json'), '{"env": ["EDITOR", "AWS_SECRET_ACCESS_KEY"]}')
+    const withYes = await claudebox(world, ['--yes', '--', '-c', 'echo RAN'], { cwd: project, env: sh })
+    expect(withYes.exitCode).toBe(2)
+    expect(withYes.stdout).toBe('')
+    const again = run('n')
+    expect(again.stdout).toMatch(/adds --env EDITOR, AWS_SECRET_ACCESS_KEY/)
   })
 })
