@@ -6,7 +6,7 @@ import { parseSize } from './limits.js'
 import { closestOption, OWN_OPTIONS, splitArgs } from './options.js'
 import type { SandboxOptions } from './sandbox-options.js'
 
-export type Mode = 'launch' | 'dry-run' | 'check' | 'gc' | 'list' | 'sessions' | 'adopt'
+export type Mode = 'launch' | 'dry-run' | 'check' | 'gc' | 'list' | 'sessions' | 'adopt' | 'proposals'
 
 export interface CliOptions {
   mode: Mode
@@ -22,6 +22,9 @@ export interface CliOptions {
   json: boolean
   /** --adopt OLD_ROOT */
   adopt?: string
+  /** --promote ID / --dismiss ID (with the 'proposals' mode) */
+  promote?: string
+  dismiss?: string
   /** --profile NAME */
   profile?: string
   /** --completions SHELL */
@@ -111,6 +114,10 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
     denyHost?: string[]
     allowPreset?: string[]
     sshAgent?: true
+    connectors?: true
+    proposals?: true
+    promote?: string
+    dismiss?: string
     roBind?: string[]
     bind?: string[]
     env?: string[]
@@ -132,6 +139,8 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
   }>()
   if (opts.completions !== undefined) options.completions = opts.completions
   if (opts.adopt !== undefined) options.adopt = opts.adopt
+  if (opts.promote !== undefined) options.promote = opts.promote
+  if (opts.dismiss !== undefined) options.dismiss = opts.dismiss
   if (opts.profile !== undefined) options.profile = opts.profile
   options.yes = opts.yes === true
   options.json = opts.json === true
@@ -150,6 +159,7 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
   if (opts.denyHost) sandbox.denyHosts = opts.denyHost
   if (opts.allowPreset) sandbox.allowPresets = opts.allowPreset
   if (opts.sshAgent) sandbox.sshAgent = true
+  if (opts.connectors) sandbox.connectors = true
   if (opts.roBind) sandbox.roBinds = opts.roBind
   if (opts.bind) sandbox.binds = opts.bind
   if (opts.env) sandbox.env = opts.env
@@ -168,7 +178,9 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
           ? 'sessions'
           : opts.adopt !== undefined
             ? 'adopt'
-            : opts.dryRun
+            : opts.proposals || opts.promote !== undefined || opts.dismiss !== undefined
+              ? 'proposals'
+              : opts.dryRun
               ? 'dry-run'
               : 'launch'
   options.dryRun = opts.dryRun === true
@@ -180,14 +192,17 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
 
 /** The own options each management mode accepts besides itself; anything else is refused. */
 const MODE_ACCEPTS: Record<string, readonly string[]> = {
-  check: ['profile', 'network', 'allowHost', 'denyHost', 'allowPreset', 'sshAgent', 'roBind', 'bind', 'env', 'shell', 'writableGitConfig', 'allowDangerousRoot', 'pidsLimit', 'memoryLimit', 'cpuLimit', 'yes'],
+  check: ['profile', 'network', 'allowHost', 'denyHost', 'allowPreset', 'sshAgent', 'connectors', 'roBind', 'bind', 'env', 'shell', 'writableGitConfig', 'allowDangerousRoot', 'pidsLimit', 'memoryLimit', 'cpuLimit', 'yes'],
   gc: ['dryRun', 'yes', 'force', 'broken'],
   list: ['json'],
   sessions: ['json'],
   adopt: ['dryRun', 'yes'],
+  proposals: ['json'],
+  promote: ['dryRun', 'yes'],
+  dismiss: [],
 }
 /** Options that only mean something next to a mode. */
-const MODIFIER_OF: Record<string, string> = { json: '--list or --sessions', force: '--gc', broken: '--gc' }
+const MODIFIER_OF: Record<string, string> = { json: '--list, --sessions or --proposals', force: '--gc', broken: '--gc' }
 
 const flagOf = (key: string): string => `--${key.replace(/[A-Z]/g, c => `-${c.toLowerCase()}`)}`
 

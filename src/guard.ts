@@ -61,12 +61,25 @@ export function guardJson(file: string, backups: readonly string[], goodDir: str
   for (const candidate of candidates) {
     const content = readNoFollow(candidate, JSON_LIMIT)
     if (content !== undefined && isValidJson(content)) {
-      fs.writeFileSync(file, content, { mode: 0o600 })
+      overwriteInPlace(file, content)
       return { kind: 'restored', from: candidate, setAside }
     }
   }
-  fs.writeFileSync(file, '{}\n', { mode: 0o600 })
+  overwriteInPlace(file, '{}\n')
   return { kind: 'set-aside', setAside }
+}
+
+/**
+ * Rewrites the file's own inode (sessions may have it open), never through a symlink: a project's
+ * .claude.json sits where its sandbox can write.
+ */
+function overwriteInPlace(file: string, content: string): void {
+  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_TRUNC | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o600)
+  try {
+    fs.writeFileSync(fd, content)
+  } finally {
+    fs.closeSync(fd)
+  }
 }
 
 /** A copy of the corrupt file beside it, unless CORRUPT_COPIES are there already (bounded). */

@@ -1,5 +1,6 @@
 // First run: reuse the login of the user's normal Claude Code, once, by copying (never moving)
 // what Claude needs into the shared tier. The user's own ~/.claude is never changed.
+import { ACCOUNT_KEYS } from './account-state.js'
 import { writeFileAtomic } from './atomic-write.js'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -7,8 +8,6 @@ import { readNoFollow } from './facts.js'
 import { JSON_LIMIT } from './guard.js'
 import { sharedPaths } from './instance.js'
 
-/** Account keys of ~/.claude.json that belong to the login, not to one machine's projects. */
-const ACCOUNT_KEYS = ['oauthAccount', 'userID', 'hasCompletedOnboarding', 'lastOnboardingVersion', 'primaryApiKey', 'customApiKeyResponses', 'theme'] as const
 
 export interface HostLogin {
   /** Where the credential file was found, if one was. */

@@ -4,7 +4,7 @@ import { parseArgs, helpText } from './cli.js'
 import { ClaudeboxError, EXIT, launchError, usageError } from './errors.js'
 import { OWN_OPTIONS } from './options.js'
 import { resumeId } from './adopt.js'
-import { homeDir, homeProblem, probeUserns, readInstanceState, snapshot } from './facts.js'
+import { homeDir, homeProblem, lstatKind, probeUserns, readInstanceState, snapshot } from './facts.js'
 import { setupLaunch } from './launch-setup.js'
 import { ApprovalNeeded } from './profiles.js'
 import { diagnoseUserns } from './userns.js'
@@ -20,6 +20,10 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { guardJson, rememberGood } from './guard.js'
 import { sharedPaths } from './instance.js'
+import { carryAccountIn, carryAccountOut } from './account-state.js'
+import { OWN_DIR } from './registry.js'
+import { liveSessions } from './scan.js'
+import { announceProposals, composeShared } from './tier-sync.js'
 import { ask, canAsk } from './prompt.js'
 import type { HostFacts, LaunchPlan } from './types.js'
 
@@ -60,6 +64,11 @@ export async function main(argv: readonly string[]): Promise<number> {
         const { runList } = await import('./list-command.js')
         return runList(settings, options.json)
       }
+      case 'proposals': {
+        const { runProposals } = await import('./proposals-command.js')
+        const { json, dryRun, yes, promote, dismiss } = options
+        return await runProposals(settings, { json, dryRun, yes, ...(promote === undefined ? {} : { promote }), ...(dismiss === undefined ? {} : { dismiss }) })
+      }
       case 'dry-run':
       case 'launch':
         return await launch(settings, options)
@@ -99,6 +108,7 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
     throw error
   }
   guardSharedState(plan, facts.claudeboxHome)
+  prepareProjectState(plan, facts.claudeboxHome)
   // Two first launches of projects whose ids collide would both pass the probe; the file decides.
   const state = readInstanceState(plan.summary.instanceDir)
   if (state.kind !== 'ok' || state.recordedRoot !== plan.summary.projectRoot) {
@@ -142,6 +152,11 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
   }
   // Bookkeeping after the session never changes Claude's status: a failure (a full disk) is one line.
   afterSession('remembering the shared state', () => rememberSharedState(plan, facts.claudeboxHome))
+  afterSession('carrying the account keys back', () => carryAccountOut(sharedPaths(facts.claudeboxHome).claudeJson, plan.summary.instanceDir))
+  afterSession('looking for proposals', () => {
+    const line = announceProposals(plan.summary.instanceDir, sharedPaths(facts.claudeboxHome).dir, plan.summary.shared)
+    if (line !== undefined) warn(line)
+  })
   afterSession('recording the usage', () => recordUsage(plan.summary.instanceDir))
   afterSession('comparing the files that run outside the sandbox', () => {
     const changes = diffSnapshots(before, snapshot(plan.watch))
@@ -193,29 +208,51 @@ async function offerLoginImport(facts: HostFacts, yes: boolean): Promise<void> {
   warn(accepted ? `copied your Claude Code login from ${where} (your own ~/.claude is unchanged)` : 'not using your Claude Code login; sign in inside claudebox instead')
 }
 
-/** The shared JSON files several sessions write. */
-function sharedJsonFiles(plan: LaunchPlan, claudeboxHome: string): { files: string[]; goodDir: string } {
+/** The JSON files Claude rewrites: the shared ones, and this project's .claude.json (its own good copies). */
+function sharedJsonFiles(plan: LaunchPlan, claudeboxHome: string): { files: string[]; goodDir: string; perProject?: true }[] {
   const shared = sharedPaths(claudeboxHome)
   const files = [shared.claudeJson, ...(plan.summary.shared.includes('settings.json') ? [path.join(shared.dir, 'settings.json')] : [])]
-  return { files, goodDir: path.join(shared.dir, 'good') }
+  const instance = plan.summary.instanceDir
+  return [
+    { files, goodDir: path.join(shared.dir, 'good') },
+    { files: [path.join(instance, '.claude.json')], goodDir: path.join(instance, OWN_DIR, 'good'), perProject: true },
+  ]
+}
+
+/**
+ * Before the sandbox starts: this project's copies of the shared entries brought up to date, and
+ * the account keys carried into its .claude.json. Both wait while another session of this project
+ * runs (it is writing those very files); that session's next launch catches up.
+ */
+function prepareProjectState(plan: LaunchPlan, claudeboxHome: string): void {
+  const instance = plan.summary.instanceDir
+  const others = liveSessions(instance)
+  for (const warning of composeShared(instance, sharedPaths(claudeboxHome).dir, plan.summary.shared, others)) warn(warning)
+  if (others === 0) carryAccountIn(sharedPaths(claudeboxHome).claudeJson, instance)
 }
 
 function rememberSharedState(plan: LaunchPlan, claudeboxHome: string): void {
-  const { files, goodDir } = sharedJsonFiles(plan, claudeboxHome)
-  for (const file of files) rememberGood(file, goodDir, new Date())
+  for (const { files, goodDir } of sharedJsonFiles(plan, claudeboxHome)) for (const file of files) rememberGood(file, goodDir, new Date())
 }
 
-/** Validates the shared JSON files before Claude reads them (guard.ts). */
+/** Validates the JSON files Claude reads before it starts (guard.ts). */
 function guardSharedState(plan: LaunchPlan, claudeboxHome: string): void {
-  const { files, goodDir } = sharedJsonFiles(plan, claudeboxHome)
   const backups = [path.join(plan.summary.instanceDir, 'backups')]
-  for (const file of files) {
-    const result = guardJson(file, backups, goodDir, new Date())
-    const aside = (setAside: string | undefined): string => (setAside ? `set aside as ${path.basename(setAside)}` : 'not copied again (5 copies are set aside already)')
-    if (result.kind === 'restored') warn(`${file} was corrupt: ${aside(result.setAside)}, restored from ${result.from}`)
-    if (result.kind === 'set-aside') warn(`${file} was corrupt: ${aside(result.setAside)}; no good copy to restore, so Claude starts from an empty one`)
-    if (result.kind === 'too-large') warn(`${file} is ${Math.round(result.size / 2 ** 20)} MB: claudebox neither checks nor copies files this large; look at what grew it`)
+  for (const { files, goodDir, perProject } of sharedJsonFiles(plan, claudeboxHome)) {
+    for (const file of files) {
+      // An empty instance .claude.json is the mount point an older claudebox bound the shared one onto.
+      if (perProject && lstatKind(file) === 'file' && fs.lstatSync(file).size === 0) continue
+      guardOne(file, backups, goodDir)
+    }
   }
+}
+
+function guardOne(file: string, backups: readonly string[], goodDir: string): void {
+  const result = guardJson(file, backups, goodDir, new Date())
+  const aside = (setAside: string | undefined): string => (setAside ? `set aside as ${path.basename(setAside)}` : 'not copied again (5 copies are set aside already)')
+  if (result.kind === 'restored') warn(`${file} was corrupt: ${aside(result.setAside)}, restored from ${result.from}`)
+  if (result.kind === 'set-aside') warn(`${file} was corrupt: ${aside(result.setAside)}; no good copy to restore, so Claude starts from an empty one`)
+  if (result.kind === 'too-large') warn(`${file} is ${Math.round(result.size / 2 ** 20)} MB: claudebox neither checks nor copies files this large; look at what grew it`)
 }
 
 /**

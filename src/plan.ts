@@ -201,6 +201,12 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   readOnly.push(...guard.readOnly)
   mkdirs.push(...guard.mkdirs)
   protections.push(...guard.protections)
+  protections.push(
+    options.connectors
+      ? "claude.ai connectors: ON for this launch (--connectors): the agent can use your account's connected services"
+      : 'claude.ai connectors of your account (mail, drive...): off (--connectors turns them on for one launch)',
+  )
+  protections.push('shared settings, CLAUDE.md, agents, commands, skills: a per-project copy; changes stay in this project until you promote them (claudebox --proposals)')
 
   // ========== EXTRA BINDS (opt-in) ==========
   for (const [list, kind] of [[options.roBinds, 'ro'], [options.binds, 'rw']] as const) {
@@ -229,10 +235,11 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   // project-root decides what --gc removes and which project owns the instance: never writable
   // inside (an agent that wrote another path into it made --gc delete a live project's state).
   add('--ro-bind', path.join(instance, PROJECT_ROOT_FILE), path.join(instance, PROJECT_ROOT_FILE))
-  // The shared tier: one copy of each entry for every project (tiers.ts).
-  for (const [source, target, ro] of tiers.binds) {
-    add(ro ? '--ro-bind' : '--bind', source, target)
-    ;(ro ? readOnly : writable).push(target)
+  // The shared tier reaches the instance as its own copy (tiers.ts, tier-sync.ts): only SANDBOX.md
+  // is bound, read-only; with sharedReadOnly the instance's copies are too (-try: composed just before).
+  for (const [source, target] of tiers.binds) {
+    add(source === target ? '--ro-bind-try' : '--ro-bind', source, target)
+    readOnly.push(target)
   }
   // Credentials: one directory for every instance (CLAUDE_SECURESTORAGE_CONFIG_DIR). Claude writes
   // them with temp file + rename, which works in a bound directory but not on a bound file.
@@ -246,11 +253,8 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     stateFiles.push({ path: credentialFile, content: '{}\n', mode: 0o600 })
     add('--bind', credentialFile, path.join(instance, '.credentials.json'))
   }
-  // Account state: Claude reads CLAUDE_CONFIG_DIR/.claude.json. A single-file bind survives its
-  // writes because its rename fails with EBUSY and it falls back to writing in place (measured,
-  // shared/research/claude-code-facts.md). The source is created first: a missing source must
-  // never make bwrap create something in its place.
-  add('--bind', shared.claudeJson, path.join(instance, '.claude.json'))
+  // Account state: the instance's own .claude.json, with the account keys carried in and out by
+  // the launcher (account-state.ts); the shared account file is never bound.
   add('--symlink', instance, path.join(home, '.claude'))
 
   // ========== ENVIRONMENT: an allowlist, nothing else ==========
@@ -287,6 +291,10 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     ['IS_SANDBOX', '1'],
     // The installation is read-only inside: a self-update could only fail.
     ['DISABLE_AUTOUPDATER', '1'],
+    // The account's claude.ai connectors (mail, drive...) are not loaded unless asked for: a
+    // prompt-injected agent in any repository could read them. Claude Code honours this variable
+    // before any settings file (measured with 2.1.330: "[claudeai-mcp] Disabled via env var").
+    ...(options.connectors ? [] : ([['ENABLE_CLAUDEAI_MCP_SERVERS', 'false']] as [string, string][])),
     ['CLAUDEBOX', '1'],
     ...(policy === undefined ? [] : proxyEnv(policy)),
   ]

@@ -99,6 +99,7 @@ export function widening(base: SandboxOptions, candidate: SandboxOptions): strin
   const openness = { none: 0, allow: 1, open: 2 } as const
   if (openness[candidate.network] > openness[base.network]) found.push(`sets the network to ${candidate.network}`)
   if (candidate.sshAgent && !base.sshAgent) found.push('forwards the ssh-agent')
+  if (candidate.connectors && !base.connectors) found.push("turns on the account's claude.ai connectors")
   if (candidate.writableGitConfig && !base.writableGitConfig) found.push('makes .git/config writable')
   if (candidate.allowDangerousRoot && !base.allowDangerousRoot) found.push('allows a dangerous root')
   const raised = (from: number | string | undefined, to: number | string | undefined, label: string): void => {

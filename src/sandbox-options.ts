@@ -11,6 +11,8 @@ export interface SandboxOptions {
   denyHosts: readonly string[]
   /** Forward only the ssh-agent socket ($SSH_AUTH_SOCK). */
   sshAgent: boolean
+  /** Let Claude load the account's claude.ai connectors (off: ENABLE_CLAUDEAI_MCP_SERVERS=false inside). */
+  connectors: boolean
   /** Extra host paths, shown read-only / read-write at their own path. */
   roBinds: readonly string[]
   binds: readonly string[]
@@ -36,6 +38,7 @@ export const DEFAULT_SANDBOX: SandboxOptions = {
   allowPresets: [],
   denyHosts: [],
   sshAgent: false,
+  connectors: false,
   roBinds: [],
   binds: [],
   env: [],

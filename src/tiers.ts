@@ -1,8 +1,9 @@
 // The shared and the per-project tier of a Claude config dir. Shared entries live once under
-// $CLAUDEBOX_HOME/shared/ and are bound into every instance at the same name, so a new agent saved
-// in one project is there at the next launch of any project; everything else (conversations in
-// projects/, todos, shell snapshots, history, statsig and telemetry caches...) stays per project.
-// Credentials and .claude.json are shared by their own mechanism (plan.ts). Pure.
+// $CLAUDEBOX_HOME/shared/ and reach every instance as a per-project copy (tier-sync.ts composes it
+// on the host), so what the user keeps there reaches every project while what a session writes
+// stays in its project until the user promotes it; everything else (conversations in projects/,
+// todos, shell snapshots, history...) is per project. Credentials have their own mechanism
+// (plan.ts), account keys of .claude.json theirs (account-state.ts). Pure.
 import path from 'node:path'
 import type { FileStep, MkdirStep, PathKind } from './types.js'
 
@@ -39,15 +40,19 @@ This Claude Code session runs in a bubblewrap sandbox (claudebox). What that mea
 `
 
 export interface TierPlan {
-  /** [source in shared/, target in the instance, read-only] */
+  /** [source, target, read-only]: SANDBOX.md from the shared tier, and (sharedReadOnly) the instance's copies. */
   binds: [string, string, boolean][]
   mkdirs: MkdirStep[]
   files: FileStep[]
+  /** The entries composed into each instance (tier-sync.ts); SANDBOX.md is bound instead. */
   entries: string[]
 }
 
 /**
- * @param existing lstat kinds of the shared entries now (missing ones are created: directories
+ * The shared tier is never bound into a sandbox as the shared copy: each instance gets its own
+ * copy (tier-sync.ts), so one project's session cannot plant hooks, MCP servers or instructions in
+ * another's. Only SANDBOX.md, read-only, is bound.
+ * @param existing stat kinds of the shared entries now (missing ones are created: directories
  *   for known directory names and names without a dot, files otherwise).
  */
 export function planTiers(
@@ -57,17 +62,16 @@ export function planTiers(
   readOnly: boolean,
   existing: Readonly<Record<string, PathKind>>,
 ): TierPlan {
-  const names = [...new Set([...(entries ?? DEFAULT_SHARED_ENTRIES), SANDBOX_NOTE])]
+  const names = [...new Set(entries ?? DEFAULT_SHARED_ENTRIES)].filter(name => name !== SANDBOX_NOTE)
   const plan: TierPlan = { binds: [], mkdirs: [], files: [], entries: names }
-  for (const name of names) {
+  for (const name of [...names, SANDBOX_NOTE]) {
     const source = path.join(sharedDir, name)
-    const kind = existing[name] ?? 'missing'
-    if (kind === 'missing') {
-      if (KNOWN_DIRS.has(name) || !name.includes('.')) plan.mkdirs.push({ path: source, mode: 0o700 })
-      else plan.files.push({ path: source, content: initialContent(name), mode: 0o600 })
-    }
-    plan.binds.push([source, path.join(instance, name), readOnly && name !== SANDBOX_NOTE ? true : name === SANDBOX_NOTE])
+    if ((existing[name] ?? 'missing') !== 'missing') continue
+    if (KNOWN_DIRS.has(name) || !name.includes('.')) plan.mkdirs.push({ path: source, mode: 0o700 })
+    else plan.files.push({ path: source, content: initialContent(name), mode: 0o600 })
   }
+  plan.binds.push([path.join(sharedDir, SANDBOX_NOTE), path.join(instance, SANDBOX_NOTE), true])
+  if (readOnly) for (const name of names) plan.binds.push([path.join(instance, name), path.join(instance, name), true])
   return plan
 }
 

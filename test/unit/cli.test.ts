@@ -49,7 +49,7 @@ describe('arguments', () => {
     [['--gc', '--yes', '--dryrun'], /--gc does not take "--dryrun" \(did you mean --dry-run\?\)/],
     [['--list', '--jsn'], /--list does not take "--jsn" \(did you mean --json\?\)/],
     [['--list', '--sessions'], /--list and --sessions cannot be combined/],
-    [['--json'], /--json works only with --list or --sessions/],
+    [['--json'], /--json works only with --list, --sessions or --proposals/],
     [['--broken'], /--broken works only with --gc/],
     [['--force', '-c'], /--force works only with --gc/],
     [['--check', '--json'], /--json does not apply to --check/],
@@ -57,11 +57,14 @@ describe('arguments', () => {
     [['--list', '--bind', '/x'], /--bind does not apply to --list/],
     [['--sessions', 'extra'], /--sessions does not take "extra"/],
     [['--adopt', '/old', '--force'], /--force does not apply to --adopt/],
+    [['--proposals', '--promote', 'x'], /--proposals and --promote cannot be combined/],
+    [['--dismiss', 'x', '--yes'], /--yes does not apply to --dismiss/],
+    [['--promote', 'x', '--connectors'], /--connectors does not apply to --promote/],
   ] as const)('%j is refused, naming the argument (status 2)', async (argv, message) => {
     await expect(parseArgs(argv)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(message) as unknown })
   })
 
-  test.each([[['--gc', '--dry-run', '--broken', '--force', '--yes']], [['--list', '--json']], [['--adopt', '/old', '--dry-run']], [['--check', '--network=none']]] as const)(
+  test.each([[['--gc', '--dry-run', '--broken', '--force', '--yes']], [['--list', '--json']], [['--adopt', '/old', '--dry-run']], [['--check', '--network=none']], [['--proposals', '--json']], [['--promote', 'a:b', '--dry-run', '--yes']], [['--connectors', '-p', 'hi']]] as const)(
     '%j is accepted',
     async argv => {
       await expect(parseArgs(argv)).resolves.toBeDefined()

@@ -35,7 +35,7 @@ describe('config.json validation', () => {
 
   test.each([
     ['{"netwrok": false}', `${F}: unknown key "netwrok"; did you mean "network"?`],
-    ['{"zzz": 1}', `${F}: unknown key "zzz" (allowed: network, allowHosts, denyHosts, allowPresets, sshAgent, roBind, bind, env, writableGitConfig, pidsLimit, memoryLimit, cpuLimit, confirmFirstLaunch, sharedEntries, sharedReadOnly, profiles, approvedProjects)`],
+    ['{"zzz": 1}', `${F}: unknown key "zzz" (allowed: network, allowHosts, denyHosts, allowPresets, sshAgent, connectors, roBind, bind, env, writableGitConfig, pidsLimit, memoryLimit, cpuLimit, confirmFirstLaunch, sharedEntries, sharedReadOnly, profiles, approvedProjects)`],
     ['{"network": "no"}', `${F}: "network" must be one of "open", "none", "allow"`],
     ['{"bind": "/x"}', `${F}: "bind" must be a list of strings`],
     ['{"sharedEntries": ["../x"]}', `${F}: "sharedEntries": "../x" must be a plain file or directory name`],
@@ -164,11 +164,10 @@ describe('profiles and the narrowing rule', () => {
 })
 
 describe('tiers', () => {
-  test('defaults: CLAUDE.md, agents, commands, skills, settings.json and SANDBOX.md shared; missing ones created', () => {
+  test('defaults: CLAUDE.md, agents, commands, skills, settings.json composed per project; SANDBOX.md bound read-only; missing ones created', () => {
     const t = planTiers('/s', '/i', undefined, false, { agents: 'dir' })
-    expect(t.entries).toEqual(['CLAUDE.md', 'agents', 'commands', 'skills', 'settings.json', 'SANDBOX.md'])
-    expect(t.binds).toContainEqual(['/s/agents', '/i/agents', false])
-    expect(t.binds).toContainEqual(['/s/SANDBOX.md', '/i/SANDBOX.md', true])
+    expect(t.entries).toEqual(['CLAUDE.md', 'agents', 'commands', 'skills', 'settings.json'])
+    expect(t.binds).toEqual([['/s/SANDBOX.md', '/i/SANDBOX.md', true]])
     expect(t.mkdirs.map(m => m.path)).toEqual(['/s/commands', '/s/skills'])
     expect(t.files.map(f => [f.path, f.content])).toEqual([
       ['/s/CLAUDE.md', '@SANDBOX.md\n'],
@@ -176,9 +175,13 @@ describe('tiers', () => {
       ['/s/SANDBOX.md', expect.stringContaining('You are running inside claudebox')],
     ])
   })
-  test('the user moves entries between tiers; sharedReadOnly binds them read-only', () => {
+  test('the user moves entries between tiers; sharedReadOnly binds the instance copies read-only', () => {
     const t = planTiers('/s', '/i', ['agents', 'plugins'], true, {})
-    expect(t.entries).toEqual(['agents', 'plugins', 'SANDBOX.md'])
-    expect(t.binds.every(([, , ro]) => ro)).toBe(true)
+    expect(t.entries).toEqual(['agents', 'plugins'])
+    expect(t.binds).toEqual([
+      ['/s/SANDBOX.md', '/i/SANDBOX.md', true],
+      ['/i/agents', '/i/agents', true],
+      ['/i/plugins', '/i/plugins', true],
+    ])
   })
 })

@@ -150,15 +150,20 @@ describe('planLaunch', () => {
     expect(optionArgs(argv, '--tmpfs', 1)).toContainEqual(['/tmp'])
   })
 
-  test('shared sign-in: one credential directory and one account file for every instance', () => {
+  test('shared sign-in: one credential directory; the account file and the shared entries are never bound', () => {
     const a = planLaunch(debianFacts(), request)
     const b = planLaunch(debianFacts({ cwd: '/home/ada/other', git: undefined, gitLayout: { kind: 'none' } }), request)
     const store = '/home/ada/.claudebox/shared/credentials'
     for (const plan of [a, b]) {
       expect(plan.env['CLAUDE_SECURESTORAGE_CONFIG_DIR']).toBe(store)
       expect(optionArgs(plan.argv, '--bind', 2)).toContainEqual([store, store])
-      expect(optionArgs(plan.argv, '--bind', 2)).toContainEqual(['/home/ada/.claudebox/shared/.claude.json', `${plan.summary.instanceDir}/.claude.json`])
+      // Only the credential store and SANDBOX.md (read-only) come from the shared tier.
+      const fromShared = plan.argv.filter((arg, i) => arg.startsWith('/home/ada/.claudebox/shared') && plan.argv[i - 1]?.startsWith('--'))
+      expect(fromShared.sort()).toEqual(['/home/ada/.claudebox/shared/SANDBOX.md', store])
+      expect(optionArgs(plan.argv, '--ro-bind', 2)).toContainEqual(['/home/ada/.claudebox/shared/SANDBOX.md', `${plan.summary.instanceDir}/SANDBOX.md`])
+      expect(plan.env['ENABLE_CLAUDEAI_MCP_SERVERS']).toBe('false')
     }
+    expect(planLaunch(debianFacts(), { ...request, sandbox: { ...DEFAULT_SANDBOX, connectors: true } }).env['ENABLE_CLAUDEAI_MCP_SERVERS']).toBeUndefined()
     // Every bind source is created first, so bwrap never invents one.
     const created = [...a.mkdirs.map(m => m.path), ...a.files.map(f => f.path)]
     for (const [src] of optionArgs(a.argv, '--bind', 2)) {

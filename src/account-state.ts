@@ -1,0 +1,69 @@
+// .claude.json is per project: each instance has its own (its `projects` map, MCP servers, tips and
+// counters stay there). Only the account keys below travel, by allowlist, between the account file
+// in the shared tier and each instance: into the instance before a launch, and back after it.
+import path from 'node:path'
+import { writeFileAtomic } from './atomic-write.js'
+import { readNoFollow } from './facts.js'
+import { JSON_LIMIT } from './guard.js'
+import { OWN_DIR } from './registry.js'
+import { parseJson } from './tier-files.js'
+
+/** Carried from the shared account file into every instance: the sign-in identity and first-run state. */
+export const ACCOUNT_KEYS = ['oauthAccount', 'userID', 'hasCompletedOnboarding', 'lastOnboardingVersion', 'theme', 'primaryApiKey', 'customApiKeyResponses'] as const
+
+/**
+ * Carried back from a session into the shared file when the session changed them (a sign-in or a
+ * theme chosen inside). Never the API key or the approvals of API keys: an agent that wrote its own
+ * key there would otherwise route every other project's conversations to its account.
+ */
+export const ACCOUNT_KEYS_BACK = ['oauthAccount', 'userID', 'hasCompletedOnboarding', 'lastOnboardingVersion', 'theme'] as const
+
+/** What was carried in at the last launch: the comparison point for carrying back. */
+const CARRIED_FILE = `${OWN_DIR}/account-in.json`
+
+type Json = Record<string, unknown>
+
+function readObject(file: string): Json | undefined | 'empty' {
+  const text = readNoFollow(file, JSON_LIMIT)
+  if (text === undefined || text.trim() === '') return 'empty'
+  const value = parseJson(text)
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined
+}
+
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
+
+/** Before a launch: the account keys of the shared file into the instance's .claude.json. */
+export function carryAccountIn(sharedFile: string, instance: string): void {
+  const shared = readObject(sharedFile)
+  const file = path.join(instance, '.claude.json')
+  const current = readObject(file)
+  // A corrupt instance file was already dealt with by the guard; never rewrite one it left.
+  if (current === undefined) return
+  const next: Json = current === 'empty' ? {} : { ...current }
+  const carried: Json = {}
+  for (const key of ACCOUNT_KEYS) {
+    if (typeof shared !== 'object' || !Object.hasOwn(shared, key)) continue
+    carried[key] = shared[key]
+    if (!same(next[key], shared[key])) Object.defineProperty(next, key, { value: shared[key], enumerable: true, writable: true, configurable: true })
+  }
+  if (current === 'empty' || Object.keys(carried).some(key => !same(current[key], carried[key]))) {
+    writeFileAtomic(file, `${JSON.stringify(next, null, 2)}\n`)
+  }
+  writeFileAtomic(path.join(instance, CARRIED_FILE), `${JSON.stringify(carried)}\n`)
+}
+
+/** After a session: the account keys the session changed, back into the shared file. */
+export function carryAccountOut(sharedFile: string, instance: string): string[] {
+  const current = readObject(path.join(instance, '.claude.json'))
+  const carried = readObject(path.join(instance, CARRIED_FILE))
+  if (typeof current !== 'object') return []
+  const before: Json = typeof carried === 'object' ? carried : {}
+  const changed = ACCOUNT_KEYS_BACK.filter(key => Object.hasOwn(current, key) && !same(current[key], before[key]))
+  if (changed.length === 0) return []
+  const shared = readObject(sharedFile)
+  if (shared === undefined) return []
+  const next: Json = shared === 'empty' ? {} : { ...shared }
+  for (const key of changed) next[key] = current[key]
+  writeFileAtomic(sharedFile, `${JSON.stringify(next, null, 2)}\n`)
+  return changed
+}

@@ -1,0 +1,151 @@
+// --proposals: the changes sessions made to their copies of shared entries, shown as diffs per
+// project; --promote ID writes one into the shared tier (after asking), --dismiss ID stops
+// proposing it. Nothing is ever promoted without the user naming it here, on the host.
+import fs from 'node:fs'
+import path from 'node:path'
+import { writeFileAtomic } from './atomic-write.js'
+import { ClaudeboxError, EXIT, usageError } from './errors.js'
+import { instancesDir, sharedPaths } from './instance.js'
+import { loadConfig } from './launch-setup.js'
+import { warn } from './log.js'
+import { ask, canAsk } from './prompt.js'
+import { scanInstances } from './scan.js'
+import type { Settings } from './settings.js'
+import { jsonSafe, writeOut } from './terminal-safe.js'
+import { lineDiff } from './text-diff.js'
+import { readTree, safeParent, type DiskNode } from './tier-files.js'
+import { applyJsonOps, jsonNode, type Proposal } from './tier-merge.js'
+import { markProposals, pendingProposals } from './tier-sync.js'
+import { DEFAULT_SHARED_ENTRIES, SANDBOX_NOTE } from './tiers.js'
+
+export interface ProposalsRequest {
+  json: boolean
+  dryRun: boolean
+  yes: boolean
+  promote?: string
+  dismiss?: string
+}
+
+interface Found {
+  id: string
+  project: string
+  instance: string
+  proposal: Proposal
+}
+
+export async function runProposals(settings: Settings, request: ProposalsRequest): Promise<number> {
+  const config = loadConfig(settings)
+  const entries = (config.sharedEntries ?? DEFAULT_SHARED_ENTRIES).filter(name => name !== SANDBOX_NOTE)
+  const sharedDir = sharedPaths(settings.claudeboxHome).dir
+  const found = collect(settings.claudeboxHome, sharedDir, entries)
+  const named = request.promote ?? request.dismiss
+  if (named === undefined) return show(found, request.json)
+  const target = found.find(f => f.id === named)
+  if (target === undefined) throw usageError(`no pending proposal ${JSON.stringify(named)}; claudebox --proposals lists them`)
+  if (request.dismiss !== undefined) {
+    markProposals(target.instance, [target.proposal], 'dismissed')
+    warn(`dismissed ${target.id}: the change stays in ${target.project} only`)
+    return EXIT.ok
+  }
+  writeOut(render(target))
+  if (request.dryRun) return EXIT.ok
+  if (!request.yes) {
+    if (!canAsk()) throw new ClaudeboxError(`not promoted: run claudebox --promote ${target.id} on a terminal to be asked, or add --yes`, EXIT.checkFailed)
+    if (!/^y(es)?$/i.test(await ask(`write this into the shared tier, for every project? [y/N]`))) throw new ClaudeboxError('not promoted: you declined', EXIT.checkFailed)
+  }
+  promote(settings.claudeboxHome, sharedDir, target.proposal)
+  warn(`promoted ${target.id}: every project gets it at its next launch (the previous shared copy is in ${path.join(settings.claudeboxHome, HISTORY_DIR)})`)
+  return EXIT.ok
+}
+
+function collect(claudeboxHome: string, sharedDir: string, entries: readonly string[]): Found[] {
+  const warnings: string[] = []
+  const shared = readTree(sharedDir, entries, true, warnings)
+  const found: Found[] = []
+  for (const entry of scanInstances(instancesDir(claudeboxHome))) {
+    if (entry.kind !== 'dir' || entry.recordedRoot === undefined) continue
+    const instance = path.join(instancesDir(claudeboxHome), entry.name)
+    for (const proposal of pendingProposals(instance, shared, entries, warnings).list) {
+      found.push({ id: `${entry.name}:${proposal.rel}`, project: entry.recordedRoot, instance, proposal })
+    }
+  }
+  for (const warning of new Set(warnings)) warn(warning)
+  return found
+}
+
+function show(found: readonly Found[], json: boolean): number {
+  if (json) {
+    writeOut(`${jsonSafe(found.map(f => ({ id: f.id, project: f.project, file: f.proposal.rel, change: changeKind(f.proposal), diff: diffLines(f.proposal) })))}\n`)
+    return EXIT.ok
+  }
+  if (found.length === 0) {
+    writeOut('no pending proposals: no session changed a shared entry (or every change was promoted or dismissed)\n')
+    return EXIT.ok
+  }
+  writeOut(found.map(render).join('\n'))
+  writeOut(`\npromote one for every project: claudebox --promote ID (asks first; --dry-run shows it)\nkeep one in its project only: claudebox --dismiss ID\n`)
+  return EXIT.ok
+}
+
+function changeKind(p: Proposal): 'added' | 'changed' | 'removed' {
+  return p.to === undefined ? 'removed' : p.from === undefined ? 'added' : 'changed'
+}
+
+function render(f: Found): string {
+  const head = `proposal ${f.id}\n  project: ${f.project}\n  file:    ${f.proposal.rel} (${changeKind(f.proposal)}; - shared now, + after promotion)\n`
+  return `${head}${diffLines(f.proposal).map(line => `    ${line}\n`).join('')}`
+}
+
+function diffLines(p: Proposal): string[] {
+  const after = promotedContent(p)
+  // Key changes are shown against the shared file in the layout promotion writes.
+  const before = p.from?.kind === 'file' ? (p.ops !== undefined ? jsonNode(p.from.json).data : p.from.data) : undefined
+  if ((before && isBinary(before)) || (after && isBinary(after))) return [`binary file: ${before?.length ?? 0} bytes -> ${after?.length ?? 0} bytes`]
+  const lines = lineDiff(before?.toString('utf8') ?? '', after?.toString('utf8') ?? '')
+  return lines.length > 0 ? lines : ['(only the file mode or kind differs)']
+}
+
+const isBinary = (data: Buffer): boolean => data.subarray(0, 8000).includes(0)
+
+/** What the shared file holds after promotion: the project's keys merged in, or the project's file. */
+function promotedContent(p: Proposal): Buffer | undefined {
+  if (p.ops !== undefined && p.from?.kind === 'file') return jsonNode(applyJsonOps(p.from.json, p.ops)).data
+  return p.to?.kind === 'file' ? p.to.data : undefined
+}
+
+const HISTORY_DIR = 'shared-history'
+
+function promote(claudeboxHome: string, sharedDir: string, p: Proposal): void {
+  if (p.rel.endsWith('.json') && p.to?.kind === 'file' && p.to.json === undefined) {
+    throw usageError(`${p.rel} of that project is not valid JSON; fix it in the project (or --dismiss it) before promoting`)
+  }
+  const file = sharedTarget(sharedDir, p.rel)
+  keepHistory(claudeboxHome, p.rel, file)
+  const content = promotedContent(p)
+  if (content === undefined) fs.rmSync(file, { force: true })
+  else writeFileAtomic(file, content, (p.to as DiskNode).mode ?? 0o600)
+}
+
+/** Where to write: a top-level shared entry that is the user's own symlink is written through. */
+function sharedTarget(sharedDir: string, rel: string): string {
+  const top = path.join(sharedDir, rel)
+  if (!rel.includes(path.sep)) {
+    try {
+      if (fs.lstatSync(top).isSymbolicLink()) return fs.realpathSync(top)
+    } catch {
+      return top
+    }
+    return top
+  }
+  const dir = safeParent(sharedDir, rel)
+  if (dir === undefined) throw usageError(`cannot promote ${rel}: a directory on the way in ${sharedDir} is not a plain directory`)
+  return path.join(dir, path.basename(rel))
+}
+
+/** The shared copy before promotion, kept under shared-history/<time>/ (never deleted by claudebox). */
+function keepHistory(claudeboxHome: string, rel: string, file: string): void {
+  if (!fs.existsSync(file)) return
+  const copy = path.join(claudeboxHome, HISTORY_DIR, new Date().toISOString().replace(/[:.]/g, '-'), rel)
+  fs.mkdirSync(path.dirname(copy), { recursive: true, mode: 0o700 })
+  fs.copyFileSync(file, copy, fs.constants.COPYFILE_EXCL)
+}

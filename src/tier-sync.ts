@@ -1,0 +1,137 @@
+// Per-project copies of the shared tier. The shared entries (CLAUDE.md, agents/, settings.json...)
+// are never bound into a sandbox: each instance holds its own copy, composed on the host before a
+// launch from $CLAUDEBOX_HOME/shared/ (tier-merge.ts decides), so what a session writes there stays
+// in that project. What it changed is a proposal the user can promote on the host (--proposals).
+// The state (what was composed last) lives in the instance's claudebox/ dir, read-only inside.
+import fs from 'node:fs'
+import path from 'node:path'
+import { writeFileAtomic } from './atomic-write.js'
+import { readNoFollow } from './facts.js'
+import { OWN_DIR } from './registry.js'
+import { parseJson, readTree, removeNode, treePrint, writeNode } from './tier-files.js'
+import { composeTree, proposals, type Proposal, type TierNode, type Tree } from './tier-merge.js'
+
+export const TIERS_STATE = `${OWN_DIR}/tiers.json`
+/** Where an instance's own copies of shared entries went when it first got composed copies. */
+export const PREVIOUS_DIR = `${OWN_DIR}/tiers-previous`
+
+interface TierState {
+  /** treePrint of the shared entries when they were last composed into this instance. */
+  sharedPrint: string
+  /** The shared tier as composed then: hashes, plus the parsed value of JSON files (for key merges). */
+  base: Record<string, TierNode>
+  /** Proposals the user dismissed (rel -> digest) and the ones already announced after a session. */
+  dismissed: Record<string, string>
+  announced: Record<string, string>
+}
+
+function readState(instance: string): TierState | undefined {
+  const data = parseJson(readNoFollow(path.join(instance, TIERS_STATE), 64 << 20) ?? '') as Partial<TierState> | undefined
+  if (typeof data?.sharedPrint !== 'string' || typeof data.base !== 'object' || data.base === null) return undefined
+  return { sharedPrint: data.sharedPrint, base: data.base, dismissed: data.dismissed ?? {}, announced: data.announced ?? {} }
+}
+
+function writeState(instance: string, state: TierState): void {
+  writeFileAtomic(path.join(instance, TIERS_STATE), `${JSON.stringify(state)}\n`)
+}
+
+/** What is kept of a node in the state: no file contents except parsed JSON. */
+function stored(tree: Tree): Record<string, TierNode> {
+  const out: Record<string, TierNode> = {}
+  for (const [rel, node] of tree) out[rel] = node.kind === 'symlink' ? node : { kind: 'file', sha256: node.sha256, ...(node.json === undefined ? {} : { json: node.json }) }
+  return out
+}
+
+const asTree = (base: Record<string, TierNode>): Tree => new Map(Object.entries(base))
+
+/**
+ * Brings the instance's copies up to date with the shared tier, when the shared tier changed since
+ * the last launch. Skipped while another session of this project runs (it is writing these files);
+ * the next launch catches up. Returns warnings.
+ */
+export function composeShared(instance: string, sharedDir: string, entries: readonly string[], otherSessions: number): string[] {
+  const warnings: string[] = []
+  const state = readState(instance)
+  const print = treePrint(sharedDir, entries)
+  if (state?.sharedPrint === print || otherSessions > 0) return warnings
+  if (state === undefined) setAsidePrevious(instance, entries, warnings)
+  const shared = readTree(sharedDir, entries, true, warnings)
+  const work = readTree(instance, entries, false, warnings)
+  const plan = composeTree(shared, state ? asTree(state.base) : new Map(), work)
+  for (const rel of plan.remove) removeNode(instance, rel)
+  for (const [rel, node] of plan.write) {
+    if (!writeNode(instance, rel, node)) warnings.push(`could not update ${path.join(instance, rel)} from the shared tier (something else is in the way); left as it is`)
+  }
+  for (const entry of entries) ensureDir(sharedDir, instance, entry)
+  writeState(instance, { sharedPrint: print, base: stored(shared), dismissed: state?.dismissed ?? {}, announced: state?.announced ?? {} })
+  return warnings
+}
+
+/** A shared directory with nothing in it yet still exists in the instance (Claude saves agents there). */
+function ensureDir(sharedDir: string, instance: string, entry: string): void {
+  try {
+    if (fs.statSync(path.join(sharedDir, entry)).isDirectory()) fs.mkdirSync(path.join(instance, entry), { mode: 0o700 })
+  } catch {
+    // exists already, or not a directory on either side
+  }
+}
+
+/**
+ * Before its first composition an instance holds bwrap's empty mount points of the old shared binds,
+ * or its own copies from when an entry was not shared: empty ones go, the others are kept aside.
+ */
+function setAsidePrevious(instance: string, entries: readonly string[], warnings: string[]): void {
+  for (const entry of entries) {
+    const file = path.join(instance, entry)
+    let st: fs.Stats
+    try {
+      st = fs.lstatSync(file)
+    } catch {
+      continue
+    }
+    try {
+      if (st.isFile() && st.size === 0) fs.unlinkSync(file)
+      else if (st.isDirectory() && fs.readdirSync(file).length === 0) fs.rmdirSync(file)
+      else {
+        fs.mkdirSync(path.join(instance, PREVIOUS_DIR), { recursive: true, mode: 0o700 })
+        fs.renameSync(file, path.join(instance, PREVIOUS_DIR, `${entry}.${Date.now()}`))
+        warnings.push(`this project's own ${entry} was kept aside in ${path.join(instance, PREVIOUS_DIR)}; the shared one is used now`)
+      }
+    } catch {
+      warnings.push(`could not move ${file} aside; the shared tier is composed around it`)
+    }
+  }
+}
+
+export interface ProjectProposals {
+  instance: string
+  list: Proposal[]
+  /** The proposals not yet announced after a session. */
+  fresh: Proposal[]
+}
+
+/** The changes the project made to shared entries that are still open (not in the shared tier, not dismissed). */
+export function pendingProposals(instance: string, shared: Tree, entries: readonly string[], warnings: string[]): ProjectProposals {
+  const state = readState(instance)
+  if (state === undefined) return { instance, list: [], fresh: [] }
+  const work = readTree(instance, entries, false, warnings)
+  const list = proposals(shared, asTree(state.base), work).filter(p => state.dismissed[p.rel] !== p.digest)
+  return { instance, list, fresh: list.filter(p => state.announced[p.rel] !== p.digest) }
+}
+
+/** Records which proposals were announced (after a session) or dismissed (by the user). */
+export function markProposals(instance: string, list: readonly Proposal[], field: 'announced' | 'dismissed'): void {
+  const state = readState(instance)
+  if (state === undefined) return
+  for (const p of list) state[field][p.rel] = p.digest
+  writeState(instance, state)
+}
+
+/** After a session: one line when the session left proposals not announced before. */
+export function announceProposals(instance: string, sharedDir: string, entries: readonly string[]): string | undefined {
+  const pending = pendingProposals(instance, readTree(sharedDir, entries, true, []), entries, [])
+  if (pending.fresh.length === 0) return undefined
+  markProposals(instance, pending.fresh, 'announced')
+  const names = pending.fresh.map(p => p.rel).join(', ')
+  return `this session changed shared Claude settings for this project only (${names}); review or promote them with claudebox --proposals`
+}
