@@ -14,7 +14,7 @@ import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 import { scopeHelper } from './landlock.js'
 import { planLimits } from './limits.js'
 import { hostSeccompArch, seccompFilter } from './seccomp.js'
-import { planTiers } from './tiers.js'
+import { planTiers, SANDBOX_NOTE } from './tiers.js'
 import type { FdStep, FileStep, HostFacts, LaunchPlan } from './types.js'
 
 /** System directories shown read-only when present; symlinks (merged /usr) are recreated as symlinks. */
@@ -222,9 +222,11 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
 
   // ========== STATE: this instance and the shared tier ==========
   const tiers = planTiers(shared.dir, instance, request.tiers?.entries, request.tiers?.readOnly ?? false, facts.sharedKinds)
-  for (const entry of ['.claude.json', '.credentials.json', ...tiers.entries]) {
+  const boundEntries = ['.claude.json', '.credentials.json', SANDBOX_NOTE, ...(request.tiers?.readOnly ? tiers.entries : [])]
+  for (const entry of boundEntries) {
     // An agent can replace what is in its instance; never bind through a symlink it planted
     // (flatpak CVE-2024-42472). A plain file or directory there is bwrap's own mount point.
+    // (The composed copies are not bound; tier-sync.ts never follows a symlink among them.)
     if (facts.instanceEntries[path.join(instance, entry)] === 'symlink') {
       throw launchError(`${path.join(instance, entry)} was replaced by a symlink; remove it and rerun claudebox`)
     }
