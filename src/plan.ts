@@ -316,7 +316,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   // ========== NETWORK ALLOWLIST (--network=allow) ==========
   // No network inside but loopback; tools find the proxy in the usual variables, a bridge inside
   // carries 127.0.0.1:BRIDGE_PORT to the launcher's proxy over its unix socket.
-  let command = [shell ?? claude?.resolved ?? '/bin/sh', ...request.claudeArgs]
+  let command = [shell ?? claude?.resolved ?? '/bin/sh', ...(shell === undefined ? connectorArgs(options.connectors, claude, request.claudeArgs, warnings) : []), ...request.claudeArgs]
   if (policy !== undefined) {
     const egress = facts.egress
     if (egress === undefined) throw launchError('--network=allow needs node for its bridge inside the sandbox, and node was not found; reinstall claudebox')
@@ -374,6 +374,25 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
       applied: request.applied ?? [],
     },
   }
+}
+
+/** Turns the account's claude.ai connectors off in a settings source the agent cannot write. */
+export const CONNECTORS_OFF = '{"disableClaudeAiConnectors":true}'
+
+/**
+ * The environment variable alone is not enough: a settings file's "env" (the agent can write its
+ * user settings) overrides it (measured, 2.1.330). `disableClaudeAiConnectors` set true in any
+ * settings source wins, and --settings is a source only the launcher writes. Only for Claude Code
+ * itself (by its name or a known version): another program named by CLAUDEBOX_CLAUDE gets its
+ * arguments untouched. Claude keeps the last --settings, so one of the user's own replaces this.
+ */
+function connectorArgs(on: boolean, claude: HostFacts['claude'], args: readonly string[], warnings: string[]): string[] {
+  if (on || claude === undefined) return []
+  if (claude.version === undefined && !/^claude(\.exe)?$/.test(path.basename(claude.resolved)) && !/^claude$/.test(path.basename(claude.found))) return []
+  if (args.some(arg => arg === '--settings' || arg.startsWith('--settings='))) {
+    warnings.push('your --settings replaces the one claudebox passes to keep claude.ai connectors off; add "disableClaudeAiConnectors": true to yours')
+  }
+  return ['--settings', CONNECTORS_OFF]
 }
 
 /** Claude Code honours CLAUDE_SECURESTORAGE_CONFIG_DIR since about 2.1.220 (claude-code-facts.md). */

@@ -64,10 +64,14 @@ describe.skipIf(!HAVE_BWRAP)('the real Claude Code inside claudebox', () => {
     const transcripts = tree(path.join(instA, 'projects')).filter(p => p.endsWith('.jsonl'))
     expect(transcripts).toHaveLength(1)
     expect(transcripts[0]).toMatch(new RegExp(`^${sanitizePath(a)}/[0-9a-f-]{36}\\.jsonl$`))
-    // The account file Claude wrote is the shared one; the instance holds only the mount point.
+    // Claude wrote its own .claude.json in the instance; only the account keys reached the shared file.
     const shared = readShared(world)
     expect(shared.userID).toMatch(/^[0-9a-f]{64}$/)
-    expect(fs.statSync(path.join(instA, '.claude.json')).size).toBe(0)
+    const ownA = JSON.parse(fs.readFileSync(path.join(instA, '.claude.json'), 'utf8')) as AccountState
+    expect(ownA.userID).toBe(shared.userID)
+    expect(ownA.projects).toBeDefined()
+    expect(shared.projects).toBeUndefined()
+    expect(Object.keys(shared).every(key => ['oauthAccount', 'userID', 'hasCompletedOnboarding', 'lastOnboardingVersion', 'theme'].includes(key))).toBe(true)
     // Nowhere else: not the real home, not the project, not another project.
     expect(tree(world.home).filter(p => !p.startsWith('.claudebox') && !p.startsWith('src/'))).toEqual(homeBefore)
     expect(tree(a).filter(p => !p.startsWith('.git/'))).toEqual(['README'])
@@ -80,11 +84,12 @@ describe.skipIf(!HAVE_BWRAP)('the real Claude Code inside claudebox', () => {
     expect(transcriptsB).toHaveLength(1)
     expect(transcriptsB[0]).toMatch(new RegExp(`^${sanitizePath(b)}/`))
     expect(tree(path.join(instA, 'projects')).filter(p => p.endsWith('.jsonl'))).toEqual(transcripts)
-    // B's Claude read what A's wrote (read-modify-write of the one shared file): had it started
-    // from an empty file, it would have made a new identity.
-    const after = readShared(world)
-    expect(after.userID).toBe(shared.userID)
-    expect(after.firstStartTime).toBe(shared.firstStartTime)
+    // B's Claude got the account identity A's made (carried by key): had it started from an
+    // empty file, it would have made a new one. A's per-path project map did not travel.
+    const ownB = JSON.parse(fs.readFileSync(path.join(instanceOf(world, b), '.claude.json'), 'utf8')) as AccountState
+    expect(ownB.userID).toBe(shared.userID)
+    expect(Object.keys(ownB.projects ?? {})).not.toContain(a)
+    expect(readShared(world).userID).toBe(shared.userID)
   })
 
   test('one credential store: the token in it is what every project sends, and a change made in one project reaches the next', async () => {
