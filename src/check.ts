@@ -79,7 +79,7 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
     } else {
       add('ok', 'network', 'none: loopback only')
     }
-    for (const protection of plan.protections) add('ok', 'protection', protection)
+    for (const protection of plan.protections) add(protection.startsWith('claude.ai connectors: ON') ? 'warn' : 'ok', 'protection', protection)
     for (const limit of plan.limits.inForce) add('ok', 'limit', limit)
     for (const limit of plan.limits.notInForce) add(limit.startsWith('processes') ? 'warn' : 'ok', 'limit', limit)
     if (!plan.protections.some(p => p.startsWith('seccomp'))) {

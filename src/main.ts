@@ -227,8 +227,18 @@ function sharedJsonFiles(plan: LaunchPlan, claudeboxHome: string): { files: stri
 function prepareProjectState(plan: LaunchPlan, claudeboxHome: string): void {
   const instance = plan.summary.instanceDir
   const others = liveSessions(instance)
-  for (const warning of composeShared(instance, sharedPaths(claudeboxHome).dir, plan.summary.shared, others)) warn(warning)
-  if (others === 0) carryAccountIn(sharedPaths(claudeboxHome).claudeJson, instance)
+  // A failure (a full disk) leaves the copies as they were, which the next launch catches up on.
+  const attempt = (what: string, step: () => void): void => {
+    try {
+      step()
+    } catch (error) {
+      warn(`could not ${what} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); the session uses them as they were`)
+    }
+  }
+  attempt("update this project's copies of the shared tier", () => {
+    for (const warning of composeShared(instance, sharedPaths(claudeboxHome).dir, plan.summary.shared, others)) warn(warning)
+  })
+  if (others === 0) attempt("carry the account keys into this project's .claude.json", () => carryAccountIn(sharedPaths(claudeboxHome).claudeJson, instance))
 }
 
 function rememberSharedState(plan: LaunchPlan, claudeboxHome: string): void {

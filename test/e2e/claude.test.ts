@@ -69,7 +69,8 @@ describe.skipIf(!HAVE_BWRAP)('the real Claude Code inside claudebox', () => {
     expect(shared.userID).toMatch(/^[0-9a-f]{64}$/)
     const ownA = JSON.parse(fs.readFileSync(path.join(instA, '.claude.json'), 'utf8')) as AccountState
     expect(ownA.userID).toBe(shared.userID)
-    expect(ownA.projects).toBeDefined()
+    expect(ownA.firstStartTime).toBeDefined()
+    expect(shared.firstStartTime).toBeUndefined()
     expect(shared.projects).toBeUndefined()
     expect(Object.keys(shared).every(key => ['oauthAccount', 'userID', 'hasCompletedOnboarding', 'lastOnboardingVersion', 'theme'].includes(key))).toBe(true)
     // Nowhere else: not the real home, not the project, not another project.

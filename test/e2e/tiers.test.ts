@@ -18,22 +18,19 @@ const claude = (world: World, cwd: string, args: string[], env: Record<string, s
 const lastBody = (): string => JSON.stringify(api?.messages().at(-1)?.body ?? '')
 
 describe.skipIf(!HAVE_BWRAP)('tiers and shared state with the real Claude Code', () => {
-  test('an agent saved inside one project is seen by the next launch of another; SANDBOX.md reaches Claude', async () => {
+  test('an agent the user puts in the shared tier on the host reaches every project; SANDBOX.md reaches Claude', async () => {
     api = await startMockApi()
     const world = makeWorld()
     const a = makeRepo(world.home, 'src/a')
     const b = makeRepo(world.home, 'src/b')
-    const save = await inSandbox(
-      world,
-      a,
-      'mkdir -p "$CLAUDE_CONFIG_DIR/agents" && printf -- "---\\nname: owl-reviewer\\ndescription: Reviews code like an owl\\n---\\nReview.\\n" > "$CLAUDE_CONFIG_DIR/agents/owl-reviewer.md"',
-    )
-    expect(save.exitCode, save.stderr).toBe(0)
-    expect(fs.existsSync(path.join(world.claudeboxHome, 'shared/agents/owl-reviewer.md'))).toBe(true)
-    const r = await claude(world, b, ['-p', 'hello'])
-    expect(r.stdout).toBe('pong')
-    expect(lastBody()).toContain('owl-reviewer')
-    expect(lastBody()).toContain('You are running inside claudebox')
+    expect((await claude(world, a, ['-p', 'hello'])).stdout).toBe('pong')
+    fs.writeFileSync(path.join(world.claudeboxHome, 'shared/agents/owl-reviewer.md'), '---\nname: owl-reviewer\ndescription: Reviews code like an owl\n---\nReview.\n')
+    for (const repo of [a, b]) {
+      const r = await claude(world, repo, ['-p', 'hello'])
+      expect(r.stdout).toBe('pong')
+      expect(lastBody()).toContain('owl-reviewer')
+      expect(lastBody()).toContain('You are running inside claudebox')
+    }
   })
 
   test('sharedReadOnly: shared entries cannot be changed inside', async () => {

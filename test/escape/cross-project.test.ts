@@ -136,8 +136,8 @@ describe.skipIf(!HAVE_BWRAP)('nothing planted in one project reaches another', (
     const list = await claudebox(world, ['--proposals'], { cwd: a })
     expect(list.exitCode).toBe(0)
     expect(list.stdout).toContain('agents/')
-    expect(list.stdout).not.toMatch(/\x1b/)
-    expect(list.stdout).not.toMatch(/\x07/)
+    expect(list.stdout.includes('\x1b')).toBe(false)
+    expect(list.stdout.includes('\x07')).toBe(false)
   })
 })
 

@@ -122,7 +122,7 @@ describe.skipIf(!HAVE_BWRAP)('the sandbox', () => {
     expect(names).toEqual(
       [
         'ANTHROPIC_API_KEY', 'CLAUDEBOX', 'CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CONFIG_DIR', 'CLAUDE_SECURESTORAGE_CONFIG_DIR',
-        'DISABLE_AUTOUPDATER', 'HOME', 'IS_SANDBOX', 'LANG', 'LC_ALL', 'PATH', 'PWD', 'TERM',
+        'DISABLE_AUTOUPDATER', 'ENABLE_CLAUDEAI_MCP_SERVERS', 'HOME', 'IS_SANDBOX', 'LANG', 'LC_ALL', 'PATH', 'PWD', 'TERM',
       ].sort(),
     )
     expect(r.stdout).toContain(`CLAUDE_CONFIG_DIR=${world.claudeboxHome}/instances/`)

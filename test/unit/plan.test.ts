@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
 import { instanceId } from '../../src/instance.js'
-import { planLaunch, SCOPE_HELPER } from '../../src/plan.js'
+import { planLaunch, SCOPE_HELPER, CONNECTORS_OFF } from '../../src/plan.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/sandbox-options.js'
 import { debianFacts, gitProtect, optionArgs } from '../helpers/facts.js'
 
@@ -139,7 +139,15 @@ describe('planLaunch', () => {
     const plan = planLaunch(debianFacts(), { claudeArgs: ['--resume', 'abc', '-p', 'a "quoted" text', '--'] })
     const end = plan.argv.indexOf('--')
     // The Landlock scope helper (x64) executes the program itself.
-    expect(plan.argv.slice(end)).toEqual(['--', SCOPE_HELPER, '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe', '--resume', 'abc', '-p', 'a "quoted" text', '--'])
+    // Claude Code first gets the settings source that keeps claude.ai connectors off.
+    expect(plan.argv.slice(end)).toEqual(['--', SCOPE_HELPER, '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe', '--settings', CONNECTORS_OFF, '--resume', 'abc', '-p', 'a "quoted" text', '--'])
+    // Another program named by CLAUDEBOX_CLAUDE gets its arguments untouched; --connectors drops the source.
+    const other = planLaunch(debianFacts({ claude: { found: '/opt/wrap/run-agent', resolved: '/opt/wrap/run-agent', installRoot: '/opt/wrap/run-agent' } }), { claudeArgs: ['-x'] })
+    expect(other.argv.slice(other.argv.indexOf('--'))).toEqual(['--', SCOPE_HELPER, '/opt/wrap/run-agent', '-x'])
+    const on = planLaunch(debianFacts(), { claudeArgs: ['-p', 'x'], sandbox: { ...DEFAULT_SANDBOX, connectors: true } })
+    expect(on.argv.slice(on.argv.indexOf('--'))).toEqual(['--', SCOPE_HELPER, '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe', '-p', 'x'])
+    const theirs = planLaunch(debianFacts(), { claudeArgs: ['--settings', '{}'] })
+    expect(theirs.warnings.join('\n')).toContain('your --settings replaces the one claudebox passes')
   })
 
   test('namespaces: everything unshared but the network, dies with the launcher', () => {
