@@ -25,7 +25,8 @@ export function readTree(root: string, entries: readonly string[], followTop: bo
     } catch {
       return
     }
-    if (st.isDirectory()) for (const name of readdirSorted(file)) walk(path.join(rel, name), false)
+    if (st.isDirectory() && rel === path.basename(rel) && /\.(json|md)$/.test(rel)) warnings.push(`${file} is a directory where a file belongs; left out of the shared tier`)
+    else if (st.isDirectory()) for (const name of readdirSorted(file)) walk(path.join(rel, name), false)
     else if (st.isSymbolicLink()) tree.set(rel, { kind: 'symlink', target: fs.readlinkSync(file) })
     else if (!st.isFile()) warnings.push(`${file} is neither a file nor a directory; left out of the shared tier`)
     else if (st.size > TIER_FILE_LIMIT) warnings.push(`${file} is larger than ${TIER_FILE_LIMIT >> 20} MB; left out of the shared tier`)

@@ -141,6 +141,46 @@ describe.skipIf(!HAVE_BWRAP)('nothing planted in one project reaches another', (
   })
 })
 
+describe.skipIf(!HAVE_BWRAP)('bad input around the shared tier: a clear line, nothing lost', () => {
+  test('a shared settings.json that is a directory: the launch goes on with a warning', async () => {
+    const { world, a } = setup()
+    expect((await inSandbox(world, a, 'true')).exitCode).toBe(0)
+    const file = path.join(world.claudeboxHome, 'shared/settings.json')
+    fs.rmSync(file)
+    fs.mkdirSync(file)
+    fs.writeFileSync(path.join(file, 'keep'), 'mine')
+    const r = await inSandbox(world, a, 'echo RAN')
+    expect(r.stdout).toBe('RAN')
+    expect(r.stderr).toContain('settings.json is a directory where a file belongs; left out of the shared tier')
+    expect(fs.readFileSync(path.join(file, 'keep'), 'utf8')).toBe('mine')
+  })
+
+  test("a project's settings.json that is not JSON is shown but cannot be promoted; the shared file is untouched", async () => {
+    const { world, a } = setup()
+    await inSandbox(world, a, 'printf "{not json" > "$CLAUDE_CONFIG_DIR/settings.json"')
+    const shared = path.join(world.claudeboxHome, 'shared/settings.json')
+    const before = fs.readFileSync(shared, 'utf8')
+    const list = await claudebox(world, ['--proposals', '--json'], { cwd: a })
+    const id = (JSON.parse(list.stdout) as { id: string }[]).map(p => p.id).find(i => i.endsWith(':settings.json'))
+    const r = await claudebox(world, ['--promote', id as string, '--yes'], { cwd: a })
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toContain('settings.json of that project is not valid JSON; fix it in the project (or --dismiss it) before promoting')
+    expect(fs.readFileSync(shared, 'utf8')).toBe(before)
+  })
+
+  test("a lost or corrupt composition record: the project's own copies are kept aside, never dropped", async () => {
+    const { world, a } = setup()
+    await inSandbox(world, a, 'mkdir -p "$CLAUDE_CONFIG_DIR/agents" && echo mine > "$CLAUDE_CONFIG_DIR/agents/mine.md"')
+    const instance = path.join(world.claudeboxHome, 'instances', fs.readdirSync(path.join(world.claudeboxHome, 'instances'))[0] as string)
+    fs.writeFileSync(path.join(instance, 'claudebox/tiers.json'), '{garbage')
+    const r = await inSandbox(world, a, 'echo RAN')
+    expect(r.stdout).toBe('RAN')
+    expect(r.stderr).toContain("this project's own agents was kept aside")
+    const aside = fs.readdirSync(path.join(instance, 'claudebox/tiers-previous')).find(n => n.startsWith('agents.'))
+    expect(fs.readFileSync(path.join(instance, 'claudebox/tiers-previous', aside as string, 'mine.md'), 'utf8')).toBe('mine\n')
+  })
+})
+
 function snapshotTree(root: string, skip: readonly string[] = []): Record<string, string> {
   const out: Record<string, string> = {}
   const walk = (dir: string): void => {
