@@ -141,6 +141,25 @@ describe.skipIf(!HAVE_BWRAP)('nothing planted in one project reaches another', (
   })
 })
 
+describe.skipIf(!HAVE_BWRAP)('account keys between projects', () => {
+  test('two sessions of different projects at once: the account keys each changed both arrive; the API key never travels back', async () => {
+    const { world, a, b } = setup()
+    const account = path.join(world.claudeboxHome, 'shared/.claude.json')
+    expect((await inSandbox(world, a, 'true')).exitCode).toBe(0)
+    fs.writeFileSync(account, JSON.stringify({ theme: 'light', userID: 'u1', primaryApiKey: 'sk-ant-user' }))
+    const set = (key: string, value: string): string =>
+      `sleep 1; node -e 'const f=process.env.CLAUDE_CONFIG_DIR+"/.claude.json";const j=JSON.parse(require("fs").readFileSync(f,"utf8"));j[process.argv[1]]=process.argv[2];j.primaryApiKey="sk-ant-evil";j.mcpServers={x:{}};require("fs").writeFileSync(f,JSON.stringify(j))' ${key} ${value}`
+    const [ra, rb] = await Promise.all([inSandbox(world, a, set('theme', 'dark')), inSandbox(world, b, set('userID', 'u2'))])
+    expect(ra.exitCode, ra.stderr).toBe(0)
+    expect(rb.exitCode, rb.stderr).toBe(0)
+    const shared = JSON.parse(fs.readFileSync(account, 'utf8')) as Record<string, unknown>
+    expect(shared).toEqual({ theme: 'dark', userID: 'u2', primaryApiKey: 'sk-ant-user' })
+    // And each project sees the account keys at its next launch, with the user's API key.
+    const inA = JSON.parse((await inSandbox(world, a, 'cat "$CLAUDE_CONFIG_DIR/.claude.json"')).stdout) as Record<string, unknown>
+    expect(inA).toMatchObject({ theme: 'dark', userID: 'u2', primaryApiKey: 'sk-ant-user' })
+  })
+})
+
 describe.skipIf(!HAVE_BWRAP)('bad input around the shared tier: a clear line, nothing lost', () => {
   test('a shared settings.json that is a directory: the launch goes on with a warning', async () => {
     const { world, a } = setup()
