@@ -22,7 +22,11 @@ export interface MockApi {
 }
 
 /** `respond` picks the reply to the n-th messages request (0-based); default: the text "pong". */
-export async function startMockApi(respond: (request: RecordedRequest, index: number) => Reply = () => ({ text: 'pong' })): Promise<MockApi> {
+export async function startMockApi(
+  respond: (request: RecordedRequest, index: number) => Reply = () => ({ text: 'pong' }),
+  /** Answers 401 to a messages request this returns true for (an expired or wrong credential). */
+  unauthorized: (request: RecordedRequest) => boolean = () => false,
+): Promise<MockApi> {
   const requests: RecordedRequest[] = []
   let count = 0
   const server = http.createServer((req, res) => {
@@ -38,6 +42,11 @@ export async function startMockApi(respond: (request: RecordedRequest, index: nu
       }
       const recorded = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body }
       requests.push(recorded)
+      if (recorded.path.startsWith('/v1/messages') && unauthorized(recorded)) {
+        res.writeHead(401, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }))
+        return
+      }
       if (req.method === 'POST' && recorded.path.startsWith('/v1/messages/count_tokens')) return json(res, { input_tokens: 1 })
       if (req.method === 'POST' && recorded.path.startsWith('/v1/messages')) return stream(res, respond(recorded, count++), count)
       return json(res, {})

@@ -1,0 +1,143 @@
+// The host end of the sandbox's API traffic. Inside, Claude Code holds only this session's random
+// placeholder and talks to ANTHROPIC_BASE_URL = this gateway; here, a request that carries the
+// placeholder, to an API path Claude Code uses, is sent on to the real endpoint with the real
+// credential (refreshed here when it expires). Anything else is refused and never carries it.
+import http from 'node:http'
+import https from 'node:https'
+import type { AddressInfo } from 'node:net'
+
+/** The paths Claude Code calls on its API endpoint in a session (measured with 2.1.330). */
+const API_PATHS = [/^\/v1\/messages(\/count_tokens)?$/, /^\/v1\/models(\/[A-Za-z0-9._-]+)?$/, /^\/api\/hello$/, /^\/$/]
+/** The largest request body kept for one retry after a refresh (a long conversation is a few MB). */
+const BODY_LIMIT = 64 << 20
+
+export interface Credential {
+  /** The header and value to send upstream; `force` after a 401. Throws with a message for the user. */
+  header(force: boolean): Promise<[string, string]>
+  /** Whether a 401 may be cured by refreshing (an OAuth login). */
+  refreshable: boolean
+}
+
+export interface GatewayOptions {
+  upstream: URL
+  placeholder: string
+  credential: Credential
+  extraHeaders: readonly [string, string][]
+  listen: { path: string } | { host: string; port: number }
+}
+
+export interface Usage {
+  requests: number
+  refused: number
+  inputTokens: number
+  outputTokens: number
+  problems: string[]
+}
+
+export interface Gateway {
+  /** Where the sandbox reaches it (a TCP port on 127.0.0.1 or the unix socket). */
+  address: string | number
+  usage: Usage
+  close(): Promise<void>
+}
+
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const usage: Usage = { requests: 0, refused: 0, inputTokens: 0, outputTokens: 0, problems: [] }
+  const server = http.createServer((req, res) => {
+    handle(options, usage, req, res).catch((error: unknown) => refuse(res, usage, 502, `claudebox: the API request failed on the host: ${(error as Error).message}`))
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.listen, () => resolve())
+  })
+  const address = server.address() as AddressInfo | string
+  return {
+    address: typeof address === 'string' ? address : address.port,
+    usage,
+    close: () =>
+      new Promise<void>(resolve => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      }),
+  }
+}
+
+async function handle(options: GatewayOptions, usage: Usage, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://gateway')
+  if (!API_PATHS.some(re => re.test(url.pathname))) return refuse(res, usage, 403, `claudebox: ${url.pathname} is not an API path claudebox forwards`)
+  if (!carriesPlaceholder(req, options.placeholder)) return refuse(res, usage, 401, 'claudebox: this request does not carry the credential of this session')
+  const body = await readBody(req)
+  if (body === undefined) return refuse(res, usage, 413, 'claudebox: request body too large')
+  usage.requests++
+  let upstream = await send(options, req, url, body, false)
+  if (upstream.statusCode === 401 && options.credential.refreshable) {
+    upstream.resume()
+    upstream = await send(options, req, url, body, true)
+  }
+  res.writeHead(upstream.statusCode ?? 502, upstream.headers)
+  const counted = { input: 0, output: 0 }
+  upstream.on('data', (chunk: Buffer) => countTokens(counted, chunk))
+  upstream.on('end', () => {
+    usage.inputTokens += counted.input
+    usage.outputTokens += counted.output
+  })
+  upstream.pipe(res)
+}
+
+function carriesPlaceholder(req: http.IncomingMessage, placeholder: string): boolean {
+  return req.headers['x-api-key'] === placeholder || req.headers['authorization'] === `Bearer ${placeholder}`
+}
+
+function send(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Buffer, force: boolean): Promise<http.IncomingMessage> {
+  return options.credential.header(force).then(
+    ([name, value]) =>
+      new Promise((resolve, reject) => {
+        const target = new URL(options.upstream.pathname.replace(/\/$/, '') + url.pathname + url.search, options.upstream)
+        const headers: http.OutgoingHttpHeaders = {}
+        for (const [key, v] of Object.entries(req.headers)) if (!DROPPED.has(key)) headers[key] = v
+        for (const [key, v] of options.extraHeaders) headers[key.toLowerCase()] = v
+        headers[name] = value
+        headers['host'] = target.host
+        headers['content-length'] = String(body.length)
+        const client = target.protocol === 'https:' ? https : http
+        const out = client.request(target, { method: req.method ?? 'GET', headers }, resolve)
+        out.on('error', reject)
+        out.end(body)
+      }),
+  )
+}
+
+/** Hop-by-hop headers, and the placeholder's own headers (replaced by the real credential). */
+const DROPPED = new Set(['host', 'connection', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'authorization', 'x-api-key', 'content-length'])
+
+async function readBody(req: http.IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size > BODY_LIMIT) return undefined
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks)
+}
+
+function refuse(res: http.ServerResponse, usage: Usage, status: number, message: string): void {
+  usage.refused++
+  if (res.headersSent) {
+    res.destroy()
+    return
+  }
+  res.writeHead(status, { 'content-type': 'application/json' })
+  res.end(JSON.stringify({ type: 'error', error: { type: status === 401 ? 'authentication_error' : 'permission_error', message } }))
+}
+
+/**
+ * Token counts as the API reports them: input in message_start (or a JSON body), output in the
+ * last message_delta, which is cumulative; so the largest of each per response.
+ */
+function countTokens(counted: { input: number; output: number }, chunk: Buffer): void {
+  for (const match of chunk.toString('utf8').matchAll(/"(input|output)_tokens":\s*(\d+)/g)) {
+    const key = match[1] === 'input' ? 'input' : 'output'
+    counted[key] = Math.max(counted[key], Number(match[2]))
+  }
+}

@@ -1,0 +1,150 @@
+// The host end of the API path with real loopback servers: the placeholder is swapped for the real
+// credential only on API paths, anything else is refused before it reaches the API, and an OAuth
+// login is refreshed once on the host, for every session at once.
+import fs from 'node:fs'
+import http from 'node:http'
+import path from 'node:path'
+import type { AddressInfo } from 'node:net'
+import { afterEach, describe, expect, test } from 'vitest'
+import { startGateway, type Credential, type Gateway } from '../../src/api-gateway.js'
+import { currentLogin, placeholderFor, readLogin } from '../../src/credentials.js'
+import { tempDir } from '../helpers/cli.js'
+import { startMockApi, type MockApi } from '../helpers/messages-api.js'
+
+const closers: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close()
+})
+
+async function api(unauthorized?: (token: string | undefined) => boolean): Promise<MockApi> {
+  const mock = await startMockApi(undefined, unauthorized && (r => unauthorized(String(r.headers['authorization'] ?? r.headers['x-api-key']))))
+  closers.push(mock.close)
+  return mock
+}
+
+async function gateway(upstream: string, placeholder: string, credential: Credential): Promise<Gateway> {
+  const g = await startGateway({ upstream: new URL(upstream), placeholder, credential, extraHeaders: [['X-Corp', 'corp-secret']], listen: { host: '127.0.0.1', port: 0 } })
+  closers.push(g.close)
+  return g
+}
+
+const fixed = (header: [string, string]): Credential => ({ header: () => Promise.resolve(header), refreshable: false })
+
+function call(port: number | string, pathname: string, headers: Record<string, string>, method = 'POST'): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path: pathname, method, headers: { 'content-type': 'application/json', ...headers } }, res => {
+      let body = ''
+      res.on('data', (c: Buffer) => (body += c.toString()))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+    })
+    req.on('error', reject)
+    req.end(method === 'POST' ? JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true }) : undefined)
+  })
+}
+
+describe('the API gateway', () => {
+  test('swaps the placeholder for the real key on /v1/messages; streams the answer; counts tokens; adds the host-only headers', async () => {
+    const upstream = await api()
+    const placeholder = placeholderFor('api-key')
+    const g = await gateway(upstream.url, placeholder, fixed(['x-api-key', 'sk-ant-real']))
+    const r = await call(g.address, '/v1/messages?beta=true', { 'x-api-key': placeholder })
+    expect(r.status).toBe(200)
+    expect(r.body).toContain('pong')
+    const seen = upstream.messages()[0]?.headers
+    expect(seen?.['x-api-key']).toBe('sk-ant-real')
+    expect(seen?.['x-corp']).toBe('corp-secret')
+    expect(JSON.stringify(upstream.requests)).not.toContain(placeholder)
+    expect(g.usage.requests).toBe(1)
+    expect(g.usage.outputTokens).toBeGreaterThan(0)
+  })
+
+  test('a request without this session\'s placeholder, or to another path, is refused and never reaches the API', async () => {
+    const upstream = await api()
+    const placeholder = placeholderFor('oauth-store')
+    const g = await gateway(upstream.url, placeholder, fixed(['authorization', 'Bearer sk-ant-oat01-real']))
+    expect((await call(g.address, '/v1/messages', { authorization: 'Bearer sk-ant-oat01-someone-else' })).status).toBe(401)
+    expect((await call(g.address, '/v1/messages', {})).status).toBe(401)
+    expect((await call(g.address, '/api/oauth/claude_cli/create_api_key', { authorization: `Bearer ${placeholder}` })).status).toBe(403)
+    expect((await call(g.address, '/v1/files', { authorization: `Bearer ${placeholder}` }, 'GET')).status).toBe(403)
+    expect((await call(g.address, '/v1/messages/../../etc', { authorization: `Bearer ${placeholder}` })).status).not.toBe(200)
+    expect(upstream.requests).toHaveLength(0)
+    expect(g.usage.refused).toBe(5)
+  })
+})
+
+/** A local stand-in for the OAuth token endpoint: each refresh token works once. */
+async function tokenEndpoint(): Promise<{ url: string; calls: () => number }> {
+  let calls = 0
+  let n = 0
+  const used = new Set<string>()
+  const server = http.createServer((req, res) => {
+    let body = ''
+    req.on('data', (c: Buffer) => (body += c.toString()))
+    req.on('end', () => {
+      calls++
+      const { refresh_token: token, grant_type: grant } = JSON.parse(body) as { refresh_token: string; grant_type: string }
+      if (grant !== 'refresh_token' || used.has(token)) {
+        res.writeHead(400).end('{"error":"invalid_grant"}')
+        return
+      }
+      used.add(token)
+      n++
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: `sk-ant-oat01-new-${n}`, refresh_token: `sk-ant-ort01-new-${n}`, expires_in: 28800 })), 100)
+    })
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  closers.push(() => new Promise(resolve => server.close(() => resolve())))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/oauth/token`, calls: () => calls }
+}
+
+function store(accessToken: string, expiresAt: number): string {
+  const dir = tempDir()
+  const file = path.join(dir, '.credentials.json')
+  fs.writeFileSync(file, JSON.stringify({ claudeAiOauth: { accessToken, refreshToken: 'sk-ant-ort01-old', expiresAt, scopes: ['user:inference'], subscriptionType: 'max' } }), { mode: 0o600 })
+  return file
+}
+
+describe('refreshing an OAuth login on the host', () => {
+  test('an expiring token is refreshed once for two sessions at once; the new tokens are stored once', async () => {
+    const endpoint = await tokenEndpoint()
+    const file = store('sk-ant-oat01-old', Date.now() + 60_000)
+    const [a, b] = await Promise.all([currentLogin(file, false, endpoint.url), currentLogin(file, false, endpoint.url)])
+    expect(a.login?.accessToken).toBe('sk-ant-oat01-new-1')
+    expect(b.login?.accessToken).toBe('sk-ant-oat01-new-1')
+    expect(endpoint.calls()).toBe(1)
+    expect(readLogin(file)).toMatchObject({ accessToken: 'sk-ant-oat01-new-1', refreshToken: 'sk-ant-ort01-new-1', subscriptionType: 'max' })
+    expect(fs.readdirSync(path.dirname(file))).toEqual(['.credentials.json'])
+  })
+
+  test('a 401 from the API refreshes and retries the request once; the API sees only real tokens', async () => {
+    const endpoint = await tokenEndpoint()
+    const file = store('sk-ant-oat01-expired', Date.now() + 3_600_000)
+    const upstream = await api(token => token === 'Bearer sk-ant-oat01-expired')
+    const placeholder = placeholderFor('oauth-store')
+    const credential: Credential = {
+      refreshable: true,
+      header: async force => {
+        const { login, problem } = await currentLogin(file, force, endpoint.url)
+        if (login === undefined) throw new Error(problem)
+        return ['authorization', `Bearer ${login.accessToken}`]
+      },
+    }
+    const g = await gateway(upstream.url, placeholder, credential)
+    const r = await call(g.address, '/v1/messages', { authorization: `Bearer ${placeholder}` })
+    expect(r.status).toBe(200)
+    expect(upstream.requests.map(q => q.headers['authorization'])).toEqual(['Bearer sk-ant-oat01-expired', 'Bearer sk-ant-oat01-new-1'])
+    expect(endpoint.calls()).toBe(1)
+  })
+
+  test('a refresh the endpoint refuses: one clear problem naming the fix, the stored login untouched', async () => {
+    const endpoint = await tokenEndpoint()
+    const file = store('sk-ant-oat01-old', Date.now() - 1000)
+    const before = fs.readFileSync(file, 'utf8')
+    await currentLogin(file, false, endpoint.url)
+    fs.writeFileSync(file, before) // the old refresh token again: now refused (single use)
+    const again = await currentLogin(file, false, endpoint.url)
+    expect(again.login).toBeUndefined()
+    expect(again.problem).toMatch(/could not be refreshed .* answered 400\); run claudebox --login/)
+    expect(fs.readFileSync(file, 'utf8')).toBe(before)
+  })
+})
