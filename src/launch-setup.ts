@@ -18,6 +18,8 @@ export interface LaunchSetup {
   facts: HostFacts
   resolved: ResolvedOptions
   request: LaunchRequest
+  /** No command line, config, profile or project file chose the network: the built-in default. */
+  networkDefaulted: boolean
 }
 
 export const PROJECT_FILE = '.claudebox.json'
@@ -55,7 +57,9 @@ export function setupLaunch(settings: Settings, options: CliOptions): LaunchSetu
     applied: resolved.applied,
     ...(network === 'allow' ? { egressSocket: egressSocketPath(base.env) } : {}),
   }
-  return { config, facts, resolved, request }
+  const profileName = options.profile ?? project?.profile
+  const networkDefaulted = [options.sandbox.network, config.defaults.network, profileName === undefined ? undefined : config.profiles[profileName]?.options.network, project?.options.network].every(v => v === undefined)
+  return { config, facts, resolved, request, networkDefaulted }
 }
 
 /** The largest .claudebox.json read: a repository file, so its size is the attacker's choice. */

@@ -84,7 +84,14 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 async function launch(settings: Settings, options: CliOptions): Promise<number> {
-  const { facts, request } = await setupWithApproval(settings, options)
+  const setup = await setupWithApproval(settings, options)
+  let { facts, request } = setup
+  if (setup.networkDefaulted && options.mode === 'launch') {
+    const { offerNetworkDefault } = await import('./network-offer.js')
+    const upgrading = fs.existsSync(path.join(settings.claudeboxHome, 'instances'))
+    // Presets saved now apply to this launch already.
+    if ((await offerNetworkDefault(settings.claudeboxHome, upgrading)).length > 0) ({ facts, request } = setupLaunch(settings, options))
+  }
   const sandbox = request.sandbox ?? DEFAULT_SANDBOX
   const plan = planLaunch(facts, request)
   for (const warning of plan.warnings) warn(warning)

@@ -132,7 +132,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
 
   // ========== NAMESPACES ==========
   add(...namespaceArgs(options.network))
-  const policy = options.network === 'allow' ? egressPolicy(options) : undefined
+  const policy = options.network === 'allow' ? egressPolicy(options, facts.env) : undefined
   add('--info-fd', String(INFO_FD))
 
   // ========== TERMINAL AND SYSCALLS ==========
@@ -419,11 +419,29 @@ export function namespaceArgs(network: NetworkMode): string[] {
 }
 
 /** The allowlist of a launch; a bad preset or host (from an unchecked source) is a usage error. */
-function egressPolicy(options: SandboxOptions): EgressPolicy {
+function egressPolicy(options: SandboxOptions, env: Readonly<Record<string, string | undefined>>): EgressPolicy {
   try {
-    return buildPolicy({ allowHosts: options.allowHosts, denyHosts: options.denyHosts, presets: options.allowPresets })
+    const api = namedApiEndpoint(env)
+    return buildPolicy({ allowHosts: [...options.allowHosts, ...(api === undefined ? [] : [api])], denyHosts: options.denyHosts, presets: options.allowPresets })
   } catch (error) {
     throw usageError(`network allowlist: ${(error as Error).message}`)
+  }
+}
+
+/**
+ * The API endpoint the user named on the host (ANTHROPIC_BASE_URL: a company gateway, a local test
+ * server) is admitted exactly, host and port, even on the host's loopback: the one loopback
+ * exception, because the user named it. The deny list still wins.
+ */
+export function namedApiEndpoint(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const value = env['ANTHROPIC_BASE_URL']
+  if (!value) return undefined
+  try {
+    const url = new URL(value)
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined
+    return `${url.hostname}:${url.port === '' ? (url.protocol === 'http:' ? 80 : 443) : url.port}`
+  } catch {
+    return undefined
   }
 }
 

@@ -54,7 +54,7 @@ export function auditLines(plan: LaunchPlan): string[] {
 
 /** The network mode, and for allow the lists in force. */
 export function networkLines(s: LaunchSummary): string[] {
-  if (s.network === 'open') return ["network: open (the host's network, shared)"]
+  if (s.network === 'open') return ["network: open (the host's network, shared) -- warning: the agent can reach any host and the services on the host's loopback"]
   if (s.network === 'none') return ['network: none (loopback only)']
   const lines = [`network: allow (no network inside; claudebox's proxy admits only the allowlist and logs what it refuses; it runs only while claudebox does, so this command pasted alone has no way out)`]
   lines.push(`network allow: ${s.egress?.allow.join(', ') ?? ''}`)

@@ -3,7 +3,7 @@ import type { NetworkMode } from './egress-policy.js'
 import { DEFAULT_PIDS_LIMIT } from './limits.js'
 
 export interface SandboxOptions {
-  /** open: the host's network (default); none: loopback only; allow: only the allowlist, via the proxy. */
+  /** allow (default): only the allowlist, via the proxy; open: the host's network; none: loopback only. */
   network: NetworkMode
   /** --network=allow: extra destinations (HOST[:PORT], *.DOMAIN), named presets, and a deny list that wins. */
   allowHosts: readonly string[]
@@ -33,7 +33,7 @@ export interface SandboxOptions {
 }
 
 export const DEFAULT_SANDBOX: SandboxOptions = {
-  network: 'open',
+  network: 'allow',
   allowHosts: [],
   allowPresets: [],
   denyHosts: [],

@@ -18,13 +18,13 @@ afterEach(async () => {
 
 async function api(unauthorized?: (token: string | undefined) => boolean): Promise<MockApi> {
   const mock = await startMockApi(undefined, unauthorized && (r => unauthorized(String(r.headers['authorization'] ?? r.headers['x-api-key']))))
-  closers.push(mock.close)
+  closers.push(() => mock.close())
   return mock
 }
 
 async function gateway(upstream: string, placeholder: string, credential: Credential): Promise<Gateway> {
   const g = await startGateway({ upstream: new URL(upstream), placeholder, credential, extraHeaders: [['X-Corp', 'corp-secret']], listen: { host: '127.0.0.1', port: 0 } })
-  closers.push(g.close)
+  closers.push(() => g.close())
   return g
 }
 
