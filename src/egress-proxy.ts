@@ -13,6 +13,7 @@ import net from 'node:net'
 import os from 'node:os'
 import { addressAllowed, decideDestination, normalizedAddresses, unbracket, type EgressPolicy } from './egress-policy.js'
 import { sniFromClientHello } from './tls-sni.js'
+import { connectThrough, proxyFor, type UpstreamProxy } from './upstream-proxy.js'
 
 /** Resolves a host name to its addresses (injected by tests). */
 export type Resolver = (host: string) => Promise<string[]>
@@ -36,6 +37,8 @@ export interface ProxyOptions {
   idleTimeoutMs?: number
   /** How many connections may wait for their first request at once (default MAX_WAITING). */
   maxWaiting?: number
+  /** The host's own proxy (a company's), reached after the rules are applied here. */
+  upstream?: UpstreamProxy
 }
 
 /**
@@ -79,6 +82,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     try {
       addresses = net.isIP(decision.host) ? [decision.host] : await resolve(decision.host)
     } catch (error) {
+      // Behind a company proxy the host often has no DNS for outside names: the proxy resolves them.
+      if (proxyFor(options.upstream, decision.host, port, false) !== undefined) return { ok: true, addresses: [] }
       return { ok: false, status: 502, message: `claudebox: cannot resolve ${host}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` }
     }
     const permitted = addresses.filter(a => addressAllowed(options.policy, decision, a, port, hostAddresses))
@@ -86,6 +91,12 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       return deny(`resolves to ${addresses.join(', ') || 'nothing'}, a loopback, private, link-local or this host's own address that is not listed`)
     }
     return { ok: true, addresses: permitted }
+  }
+
+  /** An admitted destination: through the company proxy by name, else the checked address itself. */
+  const reach = (host: string, port: number, addresses: readonly string[], plainHttp: boolean, client: net.Socket): Promise<net.Socket | Error> => {
+    const via = proxyFor(options.upstream, host, port, plainHttp)
+    return via === undefined ? connectFirst(addresses, port, timeout, track, client) : connectThrough(via, host, port, timeout, track)
   }
 
   const server = http.createServer()
@@ -113,7 +124,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     if (target === undefined) return void client.end(statusLine(400, 'claudebox: CONNECT needs host:port'))
     void admit(target.host, target.port).then(async admission => {
       if (!admission.ok) return void client.end(statusLine(admission.status, admission.message))
-      const upstream = await connectFirst(admission.addresses, target.port, timeout, track, client)
+      const upstream = await reach(target.host, target.port, admission.addresses, false, client)
       if (upstream instanceof Error) return void client.end(statusLine(502, `claudebox: cannot connect to ${req.url}: ${upstream.message}`))
       if (client.destroyed) return void upstream.destroy()
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
@@ -129,7 +140,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     const port = url.port === '' ? 80 : Number(url.port)
     void admit(unbracket(url.hostname), port).then(async admission => {
       if (!admission.ok) return reply(res, admission.status, admission.message)
-      const socket = await connectFirst(admission.addresses, port, timeout, track, req.socket)
+      const socket = await reach(unbracket(url.hostname), port, admission.addresses, true, req.socket)
       if (socket instanceof Error) return reply(res, 502, `claudebox: cannot connect to ${url.host}: ${socket.message}`)
       // Once the response is done or the client gone, the upstream connection has no further use.
       if (req.socket.destroyed) return void socket.destroy()
@@ -151,6 +162,25 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       })
       upstream.on('error', error => (res.headersSent ? res.destroy() : reply(res, 502, `claudebox: ${url.host}: ${error.message}`)))
       req.pipe(upstream)
+    })
+  })
+
+  // GET http://host/path with Upgrade (WebSocket over plain HTTP) -> the same handshake to the
+  // checked address, then the two connections spliced.
+  server.on('upgrade', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
+    client.on('error', () => client.destroy())
+    started(client)
+    const url = absoluteHttpUrl(req.url ?? '')
+    if (url === undefined) return void client.end(statusLine(400, "claudebox's proxy takes absolute http:// URLs"))
+    const port = url.port === '' ? 80 : Number(url.port)
+    void admit(unbracket(url.hostname), port).then(async admission => {
+      if (!admission.ok) return void client.end(statusLine(admission.status, admission.message))
+      const upstream = await reach(unbracket(url.hostname), port, admission.addresses, true, client)
+      if (upstream instanceof Error) return void client.end(statusLine(502, `claudebox: cannot connect to ${url.host}: ${upstream.message}`))
+      if (client.destroyed) return void upstream.destroy()
+      upstream.write(upgradeRequest(req, url))
+      if (head.length > 0) upstream.write(head)
+      splice(client, upstream)
     })
   })
 
@@ -273,6 +303,16 @@ function closeTogether(a: net.Socket, b: net.Socket): () => void {
   }
   for (const socket of [a, b]) socket.on('error', close).on('close', close)
   return close
+}
+
+/** The handshake as the client sent it, to the origin: origin-form path, Host the checked host, no proxy headers. */
+function upgradeRequest(req: http.IncomingMessage, url: URL): string {
+  const lines = [`${req.method ?? 'GET'} ${url.pathname}${url.search} HTTP/1.1`, `Host: ${url.host}`]
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i] as string
+    if (!/^(host|proxy-connection|proxy-authorization|keep-alive)$/i.test(name)) lines.push(`${name}: ${req.rawHeaders[i + 1] ?? ''}`)
+  }
+  return `${lines.join('\r\n')}\r\n\r\n`
 }
 
 function statusLine(status: number, message: string): string {

@@ -7,6 +7,7 @@ import type { EgressPolicy } from './egress-policy.js'
 import { startProxy, type DeniedConnection } from './egress-proxy.js'
 import { launchError } from './errors.js'
 import { OWN_DIR } from './registry.js'
+import type { UpstreamProxy } from './upstream-proxy.js'
 
 export const NETWORK_LOG_DIR = 'network'
 
@@ -15,7 +16,7 @@ export interface EgressSession {
   finish(): Promise<string | undefined>
 }
 
-export async function startEgress(socketPath: string, policy: EgressPolicy, instanceDir: string): Promise<EgressSession> {
+export async function startEgress(socketPath: string, policy: EgressPolicy, instanceDir: string, upstream?: UpstreamProxy): Promise<EgressSession> {
   const dir = path.dirname(socketPath)
   try {
     fs.mkdirSync(dir, { mode: 0o700 }) // exclusive: EEXIST if anyone made it first
@@ -33,7 +34,7 @@ export async function startEgress(socketPath: string, policy: EgressPolicy, inst
   }
   let proxy
   try {
-    proxy = await startProxy({ socketPath, policy, onDenied })
+    proxy = await startProxy({ socketPath, policy, onDenied, ...(upstream === undefined ? {} : { upstream }) })
   } catch (error) {
     fs.rmSync(dir, { recursive: true, force: true })
     throw launchError(`cannot start the network proxy on ${socketPath}: ${(error as Error).message}`)

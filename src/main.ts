@@ -126,7 +126,7 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
   const resume = resumeId(options.claudeArgs)
   if (resume !== undefined) linkResumedTranscript(plan.summary.instanceDir, facts.cwd ?? '/', resume)
   // --network=allow: the session's proxy, started before bwrap (the socket must exist to be bound).
-  const egress = plan.egress && (await (await import('./egress-session.js')).startEgress(plan.egress.socket, plan.egress.policy, plan.summary.instanceDir))
+  const egress = plan.egress && (await (await import('./egress-session.js')).startEgress(plan.egress.socket, plan.egress.policy, plan.summary.instanceDir, plan.egress.upstream))
   const unregister = registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
   const before = snapshot(plan.watch)
   const gitWatch = startGitWatch(plan.gitWatch)

@@ -15,6 +15,7 @@ import { scopeHelper } from './landlock.js'
 import { planLimits } from './limits.js'
 import { hostSeccompArch, seccompFilter } from './seccomp.js'
 import { planTiers, SANDBOX_NOTE } from './tiers.js'
+import { upstreamFromEnv } from './upstream-proxy.js'
 import type { FdStep, FileStep, HostFacts, LaunchPlan } from './types.js'
 
 /** System directories shown read-only when present; symlinks (merged /usr) are recreated as symlinks. */
@@ -356,7 +357,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     warnings,
     watch,
     gitWatch: { forbidden: guard.forbidden, gitDirs: guard.gitDirs, workTree: git?.topLevel ?? cwd },
-    ...(policy === undefined || request.egressSocket === undefined ? {} : { egress: { socket: request.egressSocket, policy } }),
+    ...(policy === undefined || request.egressSocket === undefined ? {} : { egress: egressPlan(request.egressSocket, policy, facts.env) }),
     cgroups: limits.cgroups,
     summary: {
       projectRoot: root,
@@ -416,6 +417,12 @@ export function credentialMechanism(version: string | undefined): 'store-dir' | 
  */
 export function namespaceArgs(network: NetworkMode): string[] {
   return ['--unshare-all', '--unshare-user', '--disable-userns', ...(network === 'open' ? ['--share-net'] : []), '--die-with-parent', '--cap-drop', 'ALL']
+}
+
+/** The session's proxy: its socket, its rules, and the host's own (company) proxy to go through. */
+function egressPlan(socket: string, policy: EgressPolicy, env: Readonly<Record<string, string | undefined>>): NonNullable<LaunchPlan['egress']> {
+  const upstream = upstreamFromEnv(env)
+  return upstream === undefined ? { socket, policy } : { socket, policy, upstream }
 }
 
 /** The allowlist of a launch; a bad preset or host (from an unchecked source) is a usage error. */

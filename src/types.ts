@@ -1,4 +1,5 @@
 // Plain-data types shared by the probe, the pure planners and the thin I/O shell.
+import type { UpstreamProxy } from './upstream-proxy.js'
 import type { EgressPolicy, NetworkMode } from './egress-policy.js'
 import type { GitLayout } from './git-trust.js'
 import type { CgroupFacts, CgroupStep } from './limits.js'
@@ -151,7 +152,7 @@ export interface LaunchPlan {
   /** What the audit prints: the project, the instance and what is writable. */
   summary: LaunchSummary
   /** --network=allow: the proxy's socket on the host and the policy it enforces. */
-  egress?: { socket: string; policy: EgressPolicy }
+  egress?: { socket: string; policy: EgressPolicy; upstream?: UpstreamProxy }
   /** Cgroups created for the limits, with bwrap started inside them. */
   cgroups: readonly CgroupStep[]
 }

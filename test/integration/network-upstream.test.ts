@@ -1,0 +1,120 @@
+// The allow-mode proxy behind a company proxy (a second local proxy stands in for it), and HTTP
+// upgrades (WebSocket) through it, from inside the real sandbox. Loopback only.
+import http from 'node:http'
+import net from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { afterEach, describe, expect, test } from 'vitest'
+import { claudebox, HAVE_BWRAP, makeRepo, makeWorld } from '../helpers/cli.js'
+
+const closers: (() => void)[] = []
+afterEach(() => {
+  for (const close of closers.splice(0)) close()
+})
+
+async function listen(server: net.Server): Promise<number> {
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  closers.push(() => {
+    server.close()
+    if (server instanceof http.Server) server.closeAllConnections()
+  })
+  return (server.address() as AddressInfo).port
+}
+
+/** The site: answers plain requests, and echoes after an upgrade handshake. */
+async function site(): Promise<{ port: number; hosts: string[] }> {
+  const hosts: string[] = []
+  const server = http.createServer((req, res) => {
+    hosts.push(req.headers.host ?? '')
+    res.end(`site says hi to ${req.url}`)
+  })
+  server.on('upgrade', (req: http.IncomingMessage, socket: net.Socket) => {
+    hosts.push(req.headers.host ?? '')
+    socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n')
+    socket.on('data', data => socket.write(`echo:${data.toString()}`))
+  })
+  return { port: await listen(server), hosts }
+}
+
+/** The company proxy: CONNECT only, records what it was asked for. */
+async function companyProxy(): Promise<{ port: number; asked: string[] }> {
+  const asked: string[] = []
+  const server = http.createServer((_req, res) => res.writeHead(405).end())
+  server.on('connect', (req: http.IncomingMessage, client: net.Socket) => {
+    asked.push(`${req.url} auth=${req.headers['proxy-authorization'] ?? '-'}`)
+    const [host, port] = (req.url ?? '').split(':')
+    const upstream = net.connect(Number(port), host, () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
+      upstream.pipe(client)
+      client.pipe(upstream)
+    })
+    upstream.on('error', () => client.destroy())
+    client.on('error', () => upstream.destroy())
+  })
+  return { port: await listen(server), asked }
+}
+
+const wsClient = (target: string): string => `
+const http = require('http')
+const r = http.request({ host: '127.0.0.1', port: 3128, path: 'http://${target}/ws', headers: { Host: '${target}', Connection: 'Upgrade', Upgrade: 'websocket' } })
+r.on('upgrade', (res, s) => { s.write('ping'); s.on('data', d => { console.log('WS ' + d); process.exit(0) }) })
+r.on('response', res => { console.log('STATUS ' + res.statusCode); process.exit(0) })
+r.on('error', e => { console.log('ERROR ' + e.message); process.exit(0) })
+r.end()
+setTimeout(() => { console.log('TIMEOUT'); process.exit(0) }, 10000)
+`
+
+describe.skipIf(!HAVE_BWRAP)('behind a company proxy, and WebSocket upgrades', () => {
+  test('admitted destinations go through the host\'s HTTPS_PROXY (CONNECT, with its credentials); refused ones never reach it', async () => {
+    const target = await site()
+    const company = await companyProxy()
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const env = { HTTPS_PROXY: `http://corp%20user:s3cret@127.0.0.1:${company.port}`, HTTP_PROXY: `http://corp%20user:s3cret@127.0.0.1:${company.port}` }
+    const script = [
+      `curl -s http://127.0.0.1:${target.port}/plain; echo`,
+      `curl -s -p http://127.0.0.1:${target.port}/tunnel; echo`,
+      `curl -s -o /dev/null -w '%{http_code}' http://127.0.0.2:${target.port}/denied; echo`,
+      // The company proxy's credentials never reach the sandbox.
+      'env | grep -c s3cret || true',
+    ].join('\n')
+    const run = await claudebox(world, ['--network=allow', '--allow-host', `127.0.0.1:${target.port}`, '--', '-c', script], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh', ...env } })
+    expect(run.exitCode, run.stderr).toBe(0)
+    const lines = run.stdout.split('\n')
+    expect(lines[0]).toBe('site says hi to /plain')
+    expect(lines[1]).toBe('site says hi to /tunnel')
+    expect(lines[2]).toBe('403')
+    expect(lines[3]).toBe('0')
+    const basic = `Basic ${Buffer.from('corp user:s3cret').toString('base64')}`
+    expect(company.asked).toEqual([`127.0.0.1:${target.port} auth=${basic}`, `127.0.0.1:${target.port} auth=${basic}`])
+  })
+
+  test('NO_PROXY on the host: that destination is reached directly', async () => {
+    const target = await site()
+    const company = await companyProxy()
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const run = await claudebox(world, ['--network=allow', '--allow-host', `127.0.0.1:${target.port}`, '--', '-c', `curl -s http://127.0.0.1:${target.port}/direct`], {
+      cwd: repo,
+      env: { CLAUDEBOX_CLAUDE: '/bin/sh', HTTPS_PROXY: `http://127.0.0.1:${company.port}`, HTTP_PROXY: `http://127.0.0.1:${company.port}`, NO_PROXY: 'localhost,127.0.0.1' },
+    })
+    expect(run.stdout).toBe('site says hi to /direct')
+    expect(company.asked).toEqual([])
+  })
+
+  test('a WebSocket upgrade to an allowed host works through the proxy; to another host it is refused', async () => {
+    const target = await site()
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const run = (host: string) =>
+      claudebox(world, ['--network=allow', '--allow-host', `127.0.0.1:${target.port}`, '--env', 'NODE', '--env', 'SCRIPT', '--', '-c', `"$NODE" -e "$SCRIPT"`], {
+        cwd: repo,
+        env: { CLAUDEBOX_CLAUDE: '/bin/sh', NODE: process.execPath, SCRIPT: wsClient(`${host}:${target.port}`) },
+      })
+    const allowed = await run('127.0.0.1')
+    expect(allowed.stdout.trim(), allowed.stderr).toBe('WS echo:ping')
+    expect(target.hosts).toEqual([`127.0.0.1:${target.port}`])
+    const refused = await run('127.0.0.2')
+    expect(refused.stdout.trim()).toBe('STATUS 403')
+    expect(target.hosts).toHaveLength(1)
+  })
+})
