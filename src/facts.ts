@@ -112,11 +112,20 @@ function egressFacts(): Pick<HostFacts, 'egress'> {
  */
 export function egressSocketPath(env: Readonly<Record<string, string | undefined>>): string {
   const runtime = env['XDG_RUNTIME_DIR']
-  const base = runtime && path.isAbsolute(runtime) && isOwnDir(runtime) ? runtime : os.tmpdir()
+  // A TMPDIR that does not exist (or is not a directory) must not stop the launch: /tmp then.
+  const base = runtime && path.isAbsolute(runtime) && isOwnDir(runtime) ? runtime : isDir(os.tmpdir()) ? os.tmpdir() : '/tmp'
   const dir = path.join(base, `claudebox-net-${crypto.randomBytes(6).toString('hex')}`)
   const socket = path.join(dir, 'proxy.sock')
   // sockaddr_un holds 108 bytes: a long TMPDIR must not make the bind fail later.
   return Buffer.byteLength(socket) < 100 ? socket : path.join('/tmp', path.basename(dir), 'proxy.sock')
+}
+
+function isDir(dir: string): boolean {
+  try {
+    return fs.statSync(dir).isDirectory()
+  } catch {
+    return false
+  }
 }
 
 function isOwnDir(dir: string): boolean {

@@ -85,15 +85,9 @@ export async function main(argv: readonly string[]): Promise<number> {
 
 async function launch(settings: Settings, options: CliOptions): Promise<number> {
   const setup = await setupWithApproval(settings, options)
-  let { facts, request } = setup
-  if (setup.networkDefaulted && options.mode === 'launch') {
-    const { offerNetworkDefault } = await import('./network-offer.js')
-    const upgrading = fs.existsSync(path.join(settings.claudeboxHome, 'instances'))
-    // Presets saved now apply to this launch already.
-    if ((await offerNetworkDefault(settings.claudeboxHome, upgrading)).length > 0) ({ facts, request } = setupLaunch(settings, options))
-  }
+  const { facts, request } = setup
   const sandbox = request.sandbox ?? DEFAULT_SANDBOX
-  const plan = planLaunch(facts, request)
+  let plan = planLaunch(facts, request)
   for (const warning of plan.warnings) warn(warning)
   if (options.mode === 'dry-run') return print(renderDryRun(plan, auditLines(plan)))
 
@@ -125,9 +119,18 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
   recordInstanceMeta(plan.summary.instanceDir, facts)
   const resume = resumeId(options.claudeArgs)
   if (resume !== undefined) linkResumedTranscript(plan.summary.instanceDir, facts.cwd ?? '/', resume)
+  // Everything checked: the one-time word on the closed network default (presets chosen apply now).
+  if (setup.networkDefaulted) plan = await networkNotice(settings, options, plan, facts.instance.kind !== 'missing')
   // --network=allow: the session's proxy, started before bwrap (the socket must exist to be bound).
   const egress = plan.egress && (await (await import('./egress-session.js')).startEgress(plan.egress.socket, plan.egress.policy, plan.summary.instanceDir, plan.egress.upstream))
-  const unregister = registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
+  let unregister: () => void
+  try {
+    unregister = registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
+  } catch (error) {
+    // A full disk: the proxy must not keep the launcher alive after the error.
+    await egress?.finish()
+    throw error
+  }
   const before = snapshot(plan.watch)
   const gitWatch = startGitWatch(plan.gitWatch)
   const { runForeground } = await import('./run.js')
@@ -172,6 +175,20 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
   // Re-raise a death by signal, so that our caller sees it as it would have without claudebox.
   if (result.signal) process.kill(process.pid, result.signal)
   return result.status
+}
+
+/** Upgrading: this project's instance, or another one, existed before this launch. */
+async function networkNotice(settings: Settings, options: CliOptions, plan: LaunchPlan, instanceExisted: boolean): Promise<LaunchPlan> {
+  const { offerNetworkDefault } = await import('./network-offer.js')
+  const upgrading = instanceExisted || (await import('./scan.js')).scanInstances(path.join(settings.claudeboxHome, 'instances')).length > 1
+  try {
+    if ((await offerNetworkDefault(settings.claudeboxHome, upgrading)).length === 0) return plan
+  } catch (error) {
+    warn(`could not record the network notice (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+    return plan
+  }
+  const again = setupLaunch(settings, options)
+  return planLaunch(again.facts, again.request)
 }
 
 function afterSession(what: string, step: () => void): void {

@@ -55,7 +55,8 @@ const PROXY_URL = `http://127.0.0.1:${BRIDGE_PORT}`
  */
 export const BRIDGE_WRAPPER = [
   'fifo=/tmp/.claudebox-bridge-ready',
-  'mkfifo -m 600 "$fifo" || exit 125',
+  // The host's PATH may lack coreutils (a trimmed PATH): the system's mkfifo is read-only inside.
+  'PATH="$PATH:/usr/bin:/bin" mkfifo -m 600 "$fifo" || exit 125',
   '"$1" "$2" "$3" "$4" 3>"$fifo" </dev/null >/dev/null 2>&1 &',
   'IFS= read -r ready <"$fifo"',
   'rm -f "$fifo"',
