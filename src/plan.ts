@@ -55,13 +55,17 @@ const PROXY_URL = `http://127.0.0.1:${BRIDGE_PORT}`
  */
 export const BRIDGE_WRAPPER = [
   'fifo=/tmp/.claudebox-bridge-ready',
-  // The host's PATH may lack coreutils (a trimmed PATH): the system's mkfifo is read-only inside.
-  'PATH="$PATH:/usr/bin:/bin" mkfifo -m 600 "$fifo" || exit 125',
+  // The host's PATH may lack coreutils (a trimmed PATH): the system's are read-only inside. The
+  // program then gets the PATH it was given.
+  'path="$PATH"',
+  'PATH="$PATH:/usr/bin:/bin"',
+  'mkfifo -m 600 "$fifo" || exit 125',
   '"$1" "$2" "$3" "$4" 3>"$fifo" </dev/null >/dev/null 2>&1 &',
   'IFS= read -r ready <"$fifo"',
   'rm -f "$fifo"',
   'if [ "$ready" != ok ]; then echo "claudebox: the network bridge did not start inside the sandbox ($1 $2)" >&2; exit 125; fi',
   'shift 4',
+  'PATH="$path"',
   'exec "$@"',
 ].join('\n')
 

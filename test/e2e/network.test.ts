@@ -50,17 +50,19 @@ describe.skipIf(!HAVE_BWRAP)('the real Claude Code with --network=allow', () => 
     expect(deniedLogs(world, repo)).toEqual([])
   })
 
-  test('the mock API not allowed: claudebox says so at once and names the fix, Claude never starts', async () => {
+  test('the API endpoint named on the host is reached through the proxy with no option, even on loopback; denied, claudebox says so at once', async () => {
     api = await startMockApi()
     const world = makeWorld()
     const repo = makeRepo(world.home, 'src/app')
+    const ok = await runClaude(world, repo, ['-p', 'hello'], api.url)
+    expect(ok.exitCode, ok.stderr).toBe(0)
+    expect(ok.stdout).toBe('pong')
     const started = Date.now()
-    const r = await runClaude(world, repo, ['--network=allow', '-p', 'hello'], api.url)
+    const r = await runClaude(world, repo, ['--deny-host', `127.0.0.1:${apiPort(api)}`, '-p', 'hello'], api.url)
     expect(Date.now() - started).toBeLessThan(10_000)
     expect(r.exitCode).toBe(2)
-    expect(r.stderr).toContain(`does not admit ANTHROPIC_BASE_URL (${api.url})`)
-    expect(r.stderr).toContain(`--allow-host 127.0.0.1:${apiPort(api)}`)
-    expect(api.requests).toEqual([])
+    expect(r.stderr).toContain(`does not admit ANTHROPIC_BASE_URL (${api.url}): in the deny list`)
+    expect(api.messages()).toHaveLength(1)
   })
 
   test("the agent's own tools meet the allowlist: a host service not listed is refused and logged, direct connections fail", async () => {

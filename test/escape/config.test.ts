@@ -6,7 +6,7 @@ import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { BIN, claudebox, FIXTURES, HAVE_BWRAP, makeRepo, makeWorld } from '../helpers/cli.js'
+import { BIN, claudebox, FIXTURES, HAVE_BWRAP, makeRepo, makeWorld, noticeGiven } from '../helpers/cli.js'
 
 const sh = { CLAUDEBOX_CLAUDE: '/bin/sh' }
 
@@ -89,6 +89,8 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
     const world = makeWorld()
     const project = makeRepo(world.home, 'src/project')
     fs.writeFileSync(path.join(project, '.claudebox.json'), '{"env": ["EDITOR"]}')
+    noticeGiven(world)
+    fs.rmSync(path.join(world.claudeboxHome, 'config.json'), { force: true })
     const env = { ...world.env, ...sh, EDITOR: 'vi' }
     const run = (answer: string) =>
       spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), '[y/N]', answer, process.execPath, BIN, '--', '-c', 'echo "EDITOR=$EDITOR"'], { cwd: project, env, encoding: 'utf8', timeout: 40_000 })

@@ -35,7 +35,7 @@ describe.skipIf(!HAVE_BWRAP)('no raw control character reaches the terminal', ()
   test('a project directory whose name holds escape sequences: --dry-run (still pastes), --check, a launch error', async () => {
     const world = makeWorld()
     const project = makeRepo(world.home, `src/p${CLEAR}${OSC52}`)
-    const dry = await claudebox(world, ['--dry-run', '--', '-c', 'pwd'], { cwd: project, env: sh })
+    const dry = await claudebox(world, ['--dry-run', '--network=open', '--', '-c', 'pwd'], { cwd: project, env: sh })
     expect(dry.exitCode).toBe(0)
     expectClean(dry, '--dry-run')
     // Pasted into sh, the escaped path is the real one again.

@@ -80,6 +80,16 @@ export interface CliResult {
   stderr: string
 }
 
+/**
+ * Marks the one-time word on the closed network default as given, for tests that compare a first
+ * launch's stderr exactly or answer questions on a terminal (test/integration/network-default.test.ts
+ * tests the notice itself).
+ */
+export function noticeGiven(world: World): void {
+  fs.mkdirSync(world.claudeboxHome, { recursive: true, mode: 0o700 })
+  fs.writeFileSync(path.join(world.claudeboxHome, 'network-default-notice'), 'test\n')
+}
+
 /** Runs `node bin/claudebox.js ARGS` with only the given environment. */
 export async function claudebox(world: World, args: readonly string[], options: RunOptions): Promise<CliResult> {
   const result = await execa(process.execPath, [BIN, ...args], {

@@ -22,8 +22,13 @@ describe.skipIf(!HAVE_BWRAP)('--check', () => {
     expect(r.stdout).toMatch(/^ok +git: git version/m)
     expect(r.stdout).toContain(`ok   project: ${repo}/.git -> instance ${instanceId(`${repo}/.git`)}`)
     expect(r.stdout).toMatch(/^warn shared sign-in: no credentials yet/m)
-    expect(r.stdout).toMatch(/^warn network: open: shared with the host/m)
-    expect(r.stdout).toMatch(/^ok +name lookup: /m)
+    // The default network is allow (Claude's own hosts); open is a warning, with the name lookup checked.
+    expect(r.stdout).toMatch(/^ok +network: allow: no network inside/m)
+    expect(r.stdout).toMatch(/^ok +protection: claude\.ai connectors of your account .*: off/m)
+    const open = await claudebox(world, ['--check', '--network=open', '--connectors'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: REAL_CLAUDE } })
+    expect(open.stdout).toMatch(/^warn network: open: shared with the host/m)
+    expect(open.stdout).toMatch(/^ok +name lookup: /m)
+    expect(open.stdout).toMatch(/^warn protection: claude\.ai connectors: ON/m)
     expect(r.stdout).toMatch(/^ok +protection: seccomp filter/m)
     expect(r.stdout).toMatch(/^ok +protection: git dirs pinned .*config, hooks, commondir and \.git files read-only/m)
     expect(r.stdout).toMatch(/^# project root: /m)
@@ -36,7 +41,7 @@ describe.skipIf(!HAVE_BWRAP)('--check', () => {
     const server = net.createServer()
     await new Promise<void>(resolve => server.listen(`\0/tmp/.X11-unix/X${process.pid}`, resolve))
     try {
-      const r = await claudebox(world, ['--check'], { cwd: makeRepo(world.home, 'p'), env: { CLAUDEBOX_CLAUDE: '/bin/true' } })
+      const r = await claudebox(world, ['--check', '--network=open'], { cwd: makeRepo(world.home, 'p'), env: { CLAUDEBOX_CLAUDE: '/bin/true' } })
       const listed = LANDLOCK_SCOPE
         ? `^ok +abstract sockets: the host's are refused inside by a Landlock scope \\(.*@/tmp/.X11-unix/X${process.pid}`
         : `^warn abstract sockets: reachable inside while the network is open: .*@/tmp/.X11-unix/X${process.pid}.*this kernel lacks the Landlock scope`

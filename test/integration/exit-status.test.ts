@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
-import { BIN, claudebox, FIXTURES, HAVE_BWRAP, inSandbox, IS_ROOT, makeRepo, makeWorld, tempDir } from '../helpers/cli.js'
+import { BIN, claudebox, FIXTURES, HAVE_BWRAP, inSandbox, IS_ROOT, makeRepo, makeWorld, noticeGiven, tempDir } from '../helpers/cli.js'
 
 describe.skipIf(!HAVE_BWRAP)('exit status', () => {
   test.each([0, 1, 3, 77, 255])("claude's status %i passes through", async status => {
@@ -101,6 +101,7 @@ describe('launch failures', () => {
     }
     const repo = makeRepo(world.home, 'p')
     fs.mkdirSync(path.join(repo, 'sub'))
+    noticeGiven(world)
     const r = await claudebox(world, ['--', '-c', 'printf %s "$PWD"'], { cwd: path.join(repo, 'sub'), env: { PATH: bin, CLAUDEBOX_CLAUDE: '/bin/sh' } })
     expect(r.exitCode, r.stderr).toBe(0)
     expect(r.stderr).toBe('claudebox: git was not found; using the current directory as the project')

@@ -123,6 +123,8 @@ describe.skipIf(!HAVE_BWRAP)('the sandbox', () => {
       [
         'ANTHROPIC_API_KEY', 'CLAUDEBOX', 'CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CONFIG_DIR', 'CLAUDE_SECURESTORAGE_CONFIG_DIR',
         'DISABLE_AUTOUPDATER', 'ENABLE_CLAUDEAI_MCP_SERVERS', 'HOME', 'IS_SANDBOX', 'LANG', 'LC_ALL', 'PATH', 'PWD', 'TERM',
+        // The default network (allow): the proxy inside, in both spellings.
+        'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'all_proxy', 'no_proxy', 'NODE_USE_ENV_PROXY',
       ].sort(),
     )
     expect(r.stdout).toContain(`CLAUDE_CONFIG_DIR=${world.claudeboxHome}/instances/`)
@@ -144,12 +146,13 @@ describe.skipIf(!HAVE_BWRAP)('the sandbox', () => {
     const repo = makeRepo(world.home, 'p q')
     const env = { CLAUDEBOX_CLAUDE: '/bin/sh' }
     const script = 'printf "%s|%s|" "$PWD" "$CLAUDE_CONFIG_DIR"; test -e ~/.ssh || printf no-ssh'
-    const dry = await claudebox(world, ['--dry-run', '--', '-c', script], { cwd: repo, env })
+    // Pasted alone, only the open network works (allow's proxy lives in claudebox).
+    const dry = await claudebox(world, ['--dry-run', '--network=open', '--', '-c', script], { cwd: repo, env })
     expect(dry.exitCode, dry.stderr).toBe(0)
     expect(fs.existsSync(world.claudeboxHome)).toBe(false)
     expect(dry.stdout).toMatch(/^mkdir -p -m 700 /m)
     expect(dry.stdout).toMatch(/bwrap \\\n {2}--unshare-all --unshare-user --disable-userns --share-net --die-with-parent --cap-drop ALL \\\n/)
-    const direct = await inSandbox(world, repo, script)
+    const direct = await claudebox(world, ['--network=open', '--', '-c', script], { cwd: repo, env })
     const pasted = await (await import('execa')).execa('sh', ['-c', dry.stdout], { env: world.env, extendEnv: false, cwd: '/', reject: false })
     expect(pasted.exitCode, pasted.stderr).toBe(0)
     expect(pasted.stdout).toBe(direct.stdout)

@@ -468,8 +468,13 @@ describe.skipIf(!HAVE_BWRAP)('--network: what the audit shows and what is refuse
     expect(dry.stdout).not.toContain('--share-net')
     expect(fs.existsSync(p.world.claudeboxHome)).toBe(false) // a dry run creates nothing
 
-    const openDry = await claudebox(p.world, ['--dry-run', '--shell'], { cwd: p.repo })
-    expect(openDry.stdout).toMatch(/^# network: open \(the host's network, shared.*\)$/m)
+    // No option: the default is allow with Claude's own hosts.
+    const defaultDry = await claudebox(p.world, ['--dry-run', '--shell'], { cwd: p.repo })
+    expect(defaultDry.stdout).toMatch(/^# network: allow \(/m)
+    expect(defaultDry.stdout).toContain('# network allow: api.anthropic.com, platform.claude.com, claude.ai, console.anthropic.com\n')
+    expect(defaultDry.stdout).not.toContain('--share-net')
+    const openDry = await claudebox(p.world, ['--dry-run', '--network=open', '--shell'], { cwd: p.repo })
+    expect(openDry.stdout).toMatch(/^# network: open \(the host's network, shared\) -- warning: /m)
     expect(openDry.stdout).toContain('--share-net')
     const noneDry = await claudebox(p.world, ['--dry-run', '--network=none', '--shell'], { cwd: p.repo })
     expect(noneDry.stdout).toMatch(/^# network: none \(loopback only.*\)$/m)
@@ -486,9 +491,9 @@ describe.skipIf(!HAVE_BWRAP)('--network: what the audit shows and what is refuse
   test('list options without --network=allow, a bad pattern, port or preset: exit 2 with the reason, nothing runs', async () => {
     const p = makeProject()
     const cases: [string[], RegExp][] = [
-      [['--allow-host', 'foo'], /^claudebox: --allow-host, --deny-host and --allow-preset need --network=allow \(the network is open for this launch\)$/m],
+      [['--network=open', '--allow-host', 'foo'], /^claudebox: --allow-host, --deny-host and --allow-preset need --network=allow \(the network is open for this launch\)$/m],
       [['--network=none', '--deny-host', 'foo'], /need --network=allow \(the network is none for this launch\)|need --network=allow/],
-      [['--allow-preset', 'npm'], /need --network=allow/],
+      [['--network=open', '--allow-preset', 'npm'], /need --network=allow/],
       [['--network=allow', '--allow-host', 'a*b'], /^claudebox: --allow-host\/--deny-host "a\*b": a wildcard may only be a leading "\*\." \(like \*\.example\.com\)/m],
       [['--network=allow', '--allow-host', 'x.example:99999'], /"x\.example:99999": the port must be 1-65535 or \*/],
       [['--network=allow', '--allow-preset', 'nosuch'], /--allow-preset: unknown preset "nosuch" \(presets: npm, pypi, crates, go, github\)/],

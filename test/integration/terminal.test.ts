@@ -3,12 +3,13 @@
 import path from 'node:path'
 import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
-import { BIN, FIXTURES, HAVE_BWRAP, makeRepo, makeWorld } from '../helpers/cli.js'
+import { BIN, FIXTURES, HAVE_BWRAP, makeRepo, makeWorld, noticeGiven } from '../helpers/cli.js'
 
 describe.skipIf(!HAVE_BWRAP)('terminal', () => {
   test('a window-size change reaches the program inside the sandbox', async () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')
+    noticeGiven(world)
     const script = 'trap \'echo "WINCH $(stty size)"; echo done; exit 0\' WINCH; echo ready; while :; do sleep 0.05; done'
     const r = await execa('python3', [path.join(FIXTURES, 'pty-resize.py'), '33', '121', process.execPath, BIN, '--', '-c', script], {
       cwd: repo,
@@ -24,6 +25,7 @@ describe.skipIf(!HAVE_BWRAP)('terminal', () => {
   test('the first launch in a project prints the audit on a terminal, once; later launches print nothing of their own', async () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')
+    noticeGiven(world)
     const run = () =>
       execa('python3', [path.join(FIXTURES, 'pty-resize.py'), '24', '80', process.execPath, BIN, '--', '-c', 'echo ready; sleep 0.2; echo WINCH; echo done'], {
         cwd: repo,

@@ -147,10 +147,11 @@ describe('profiles and the narrowing rule', () => {
       'raises the CPU limit to none',
     ])
     expect(widening(DEFAULT_SANDBOX, { ...DEFAULT_SANDBOX, writableGitConfig: true, roBinds: ['/x'] })).toEqual(['makes .git/config writable', 'adds --ro-bind /x'])
-    expect(widening({ ...DEFAULT_SANDBOX, network: 'none' }, DEFAULT_SANDBOX)).toEqual(['sets the network to open'])
+    expect(widening({ ...DEFAULT_SANDBOX, network: 'none' }, { ...DEFAULT_SANDBOX, network: 'open' })).toEqual(['sets the network to open'])
     // An allowlist of any length is narrower than the open network; within allow, more hosts widen.
     const allow = { ...DEFAULT_SANDBOX, network: 'allow' as const, denyHosts: ['gist.github.com'] }
-    expect(widening(DEFAULT_SANDBOX, { ...allow, allowHosts: ['x.example'], allowPresets: ['npm'], denyHosts: [] })).toEqual([])
+    expect(widening({ ...DEFAULT_SANDBOX, network: 'open' }, { ...allow, allowHosts: ['x.example'], allowPresets: ['npm'], denyHosts: [] })).toEqual([])
+    expect(DEFAULT_SANDBOX.network).toBe('allow')
     expect(widening(allow, { ...allow, allowHosts: ['x.example'], allowPresets: ['npm'], denyHosts: [] })).toEqual([
       'adds --allow-host x.example',
       'adds --allow-preset npm',

@@ -1033,11 +1033,12 @@ describe('planLaunch with --network=allow', () => {
 
   test.each<[Partial<SandboxOptions>, Record<string, string>, RegExp | undefined]>([
     [{ denyHosts: ['api.anthropic.com'] }, {}, /does not admit Claude's API \(https:\/\/api\.anthropic\.com\): in the deny list \(api\.anthropic\.com\), so Claude could not work; remove it from the deny list/],
-    [{}, { ANTHROPIC_BASE_URL: 'http://localhost:8080' }, /does not admit ANTHROPIC_BASE_URL \(http:\/\/localhost:8080\): not in the allowlist.*add --allow-host localhost:8080/],
-    [{ allowHosts: ['*'] }, { ANTHROPIC_BASE_URL: 'http://127.0.0.1:8080' }, /not in the allowlist/],
-    [{ allowHosts: ['*:*'] }, { ANTHROPIC_BASE_URL: 'http://127.0.0.1:8080' }, /a loopback or private address that is not listed/],
+    // The endpoint the user named on the host is admitted exactly, loopback included; the deny list still wins.
+    [{}, { ANTHROPIC_BASE_URL: 'http://localhost:8080' }, undefined],
+    [{ allowHosts: ['*'] }, { ANTHROPIC_BASE_URL: 'http://127.0.0.1:8080' }, undefined],
+    [{ denyHosts: ['localhost:8080'] }, { ANTHROPIC_BASE_URL: 'http://localhost:8080' }, /does not admit ANTHROPIC_BASE_URL \(http:\/\/localhost:8080\): in the deny list/],
     [{ allowHosts: ['localhost:8080'] }, { ANTHROPIC_BASE_URL: 'http://localhost:8080' }, undefined],
-    [{}, { ANTHROPIC_BASE_URL: 'https://gateway.example' }, /add --allow-host gateway\.example/],
+    [{}, { ANTHROPIC_BASE_URL: 'https://gateway.example' }, undefined],
     [{ allowHosts: ['gateway.example'] }, { ANTHROPIC_BASE_URL: 'https://gateway.example' }, undefined],
     [{ denyHosts: ['api.anthropic.com'] }, { CLAUDE_CODE_USE_BEDROCK: '1' }, undefined],
   ])("Claude's API must be admitted: %j %j", (over, env, error) => {

@@ -4,7 +4,9 @@ import { planLaunch, SCOPE_HELPER, CONNECTORS_OFF } from '../../src/plan.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/sandbox-options.js'
 import { debianFacts, gitProtect, optionArgs } from '../helpers/facts.js'
 
-const request = { claudeArgs: ['-c', 'two words'] }
+/** Most tests look at the rest of the plan: the network is open there (the default, allow, has its own tests). */
+const OPEN: SandboxOptions = { ...DEFAULT_SANDBOX, network: 'open' }
+const request = { claudeArgs: ['-c', 'two words'], sandbox: OPEN }
 const shopId = instanceId('/home/ada/src/shop/.git')
 const shopInstance = `/home/ada/.claudebox/instances/${shopId}`
 
@@ -136,17 +138,17 @@ describe('planLaunch', () => {
   })
 
   test('claude arguments come last, unchanged and in order', () => {
-    const plan = planLaunch(debianFacts(), { claudeArgs: ['--resume', 'abc', '-p', 'a "quoted" text', '--'] })
+    const plan = planLaunch(debianFacts(), { claudeArgs: ['--resume', 'abc', '-p', 'a "quoted" text', '--'], sandbox: OPEN })
     const end = plan.argv.indexOf('--')
     // The Landlock scope helper (x64) executes the program itself.
     // Claude Code first gets the settings source that keeps claude.ai connectors off.
     expect(plan.argv.slice(end)).toEqual(['--', SCOPE_HELPER, '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe', '--settings', CONNECTORS_OFF, '--resume', 'abc', '-p', 'a "quoted" text', '--'])
     // Another program named by CLAUDEBOX_CLAUDE gets its arguments untouched; --connectors drops the source.
-    const other = planLaunch(debianFacts({ claude: { found: '/opt/wrap/run-agent', resolved: '/opt/wrap/run-agent', installRoot: '/opt/wrap/run-agent' } }), { claudeArgs: ['-x'] })
+    const other = planLaunch(debianFacts({ claude: { found: '/opt/wrap/run-agent', resolved: '/opt/wrap/run-agent', installRoot: '/opt/wrap/run-agent' } }), { claudeArgs: ['-x'], sandbox: OPEN })
     expect(other.argv.slice(other.argv.indexOf('--'))).toEqual(['--', SCOPE_HELPER, '/opt/wrap/run-agent', '-x'])
-    const on = planLaunch(debianFacts(), { claudeArgs: ['-p', 'x'], sandbox: { ...DEFAULT_SANDBOX, connectors: true } })
+    const on = planLaunch(debianFacts(), { claudeArgs: ['-p', 'x'], sandbox: { ...OPEN, connectors: true } })
     expect(on.argv.slice(on.argv.indexOf('--'))).toEqual(['--', SCOPE_HELPER, '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe', '-p', 'x'])
-    const theirs = planLaunch(debianFacts(), { claudeArgs: ['--settings', '{}'] })
+    const theirs = planLaunch(debianFacts(), { claudeArgs: ['--settings', '{}'], sandbox: OPEN })
     expect(theirs.warnings.join('\n')).toContain('your --settings replaces the one claudebox passes')
   })
 
@@ -171,7 +173,7 @@ describe('planLaunch', () => {
       expect(optionArgs(plan.argv, '--ro-bind', 2)).toContainEqual(['/home/ada/.claudebox/shared/SANDBOX.md', `${plan.summary.instanceDir}/SANDBOX.md`])
       expect(plan.env['ENABLE_CLAUDEAI_MCP_SERVERS']).toBe('false')
     }
-    expect(planLaunch(debianFacts(), { ...request, sandbox: { ...DEFAULT_SANDBOX, connectors: true } }).env['ENABLE_CLAUDEAI_MCP_SERVERS']).toBeUndefined()
+    expect(planLaunch(debianFacts(), { ...request, sandbox: { ...OPEN, connectors: true } }).env['ENABLE_CLAUDEAI_MCP_SERVERS']).toBeUndefined()
     // Every bind source is created first, so bwrap never invents one.
     const created = [...a.mkdirs.map(m => m.path), ...a.files.map(f => f.path)]
     for (const [src] of optionArgs(a.argv, '--bind', 2)) {

@@ -1,0 +1,64 @@
+// The closed network is the default: the one-time notice without a terminal, the preset offer on a
+// real terminal (saved in config.json), and the upgrade wording for an existing state dir.
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { BIN, claudebox, FIXTURES, HAVE_BWRAP, inSandbox, makeRepo, makeWorld } from '../helpers/cli.js'
+
+const NOTICE = /^claudebox: network: the sandbox reaches only Claude's API \(through claudebox's proxy\); widen it with --allow-preset NAME/m
+
+describe.skipIf(!HAVE_BWRAP)('the closed network by default', () => {
+  test('without a terminal: one line, once, saying how to widen it; the launch goes on with the default list', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const first = await inSandbox(world, repo, 'echo RAN; curl -s -o /dev/null -w "%{http_code}" http://example.invalid/')
+    expect(first.stdout).toBe('RAN\n403')
+    expect(first.stderr).toMatch(NOTICE)
+    const second = await inSandbox(world, repo, 'echo RAN')
+    expect(second.stderr).not.toContain('network:')
+    const dry = await claudebox(world, ['--dry-run'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(dry.stdout).toContain('# network allow: api.anthropic.com, platform.claude.com, claude.ai, console.anthropic.com\n')
+  })
+
+  test('an explicit network (flag, config) gets no notice', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    expect((await claudebox(world, ['--network=open', '--', '-c', 'true'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })).stderr).toBe('')
+    fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), '{"network": "allow"}')
+    expect((await inSandbox(world, repo, 'true')).stderr).toBe('')
+  })
+
+  test('upgrading (instances from before): the notice says what changed', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    expect((await claudebox(world, ['--network=open', '--', '-c', 'true'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })).exitCode).toBe(0)
+    const r = await inSandbox(world, repo, 'true')
+    expect(r.stderr).toMatch(/^claudebox: network: changed: the sandbox no longer shares the host's network; by default it reaches only Claude's API/m)
+  })
+
+  test('on a terminal: the presets are offered; the answer is saved in config.json and unknown names are said', () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const r = spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), '(names separated', 'npm github bogus', process.execPath, BIN, '--', '-c', 'echo RAN'], {
+      cwd: repo,
+      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+      encoding: 'utf8',
+      timeout: 40_000,
+    })
+    expect(r.stdout).toContain('npm     registry.npmjs.org')
+    expect(r.stdout).toContain('not presets, ignored: bogus')
+    expect(r.stdout).toContain('RAN')
+    const config = JSON.parse(fs.readFileSync(path.join(world.claudeboxHome, 'config.json'), 'utf8')) as { allowPresets: string[] }
+    expect(config.allowPresets).toEqual(['npm', 'github'])
+    // Asked once.
+    const again = spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), '(names separated', '', process.execPath, BIN, '--', '-c', 'echo AGAIN'], {
+      cwd: repo,
+      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+      encoding: 'utf8',
+      timeout: 40_000,
+    })
+    expect(again.stdout).toContain('AGAIN')
+    expect(again.stdout).not.toContain('names separated')
+  })
+})
