@@ -22,6 +22,8 @@ export interface CliOptions {
   json: boolean
   /** --adopt OLD_ROOT */
   adopt?: string
+  /** --profiles: print the profile names (for completions) */
+  profiles?: boolean
   /** --promote ID / --dismiss ID (with the 'proposals' mode) */
   promote?: string
   dismiss?: string
@@ -116,6 +118,7 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
     sshAgent?: true
     connectors?: true
     proposals?: true
+    profiles?: true
     promote?: string
     dismiss?: string
     roBind?: string[]
@@ -185,6 +188,7 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
               : 'launch'
   options.dryRun = opts.dryRun === true
   options.help = opts.help === true
+  options.profiles = opts.profiles === true
   options.version = opts.version === true
   checkCombination(options, Object.keys(opts).filter(key => opts[key as keyof typeof opts] !== undefined))
   return options
@@ -200,6 +204,7 @@ const MODE_ACCEPTS: Record<string, readonly string[]> = {
   proposals: ['json'],
   promote: ['dryRun', 'yes'],
   dismiss: [],
+  profiles: [],
 }
 /** Options that only mean something next to a mode. */
 const MODIFIER_OF: Record<string, string> = { json: '--list, --sessions or --proposals', force: '--gc', broken: '--gc' }

@@ -16,15 +16,21 @@ export interface CompletionOption {
   value?: string
   /** May be given several times. */
   repeatable?: boolean
+  /** The values to offer after it (--network's modes, the preset names). */
+  choices?: readonly string[]
 }
 
-/** What to offer after an option that takes a value (others: nothing, the value is free text). */
-const VALUE_KIND: Readonly<Record<string, 'dir' | 'shell'>> = {
+/** What to offer after an option that takes a value (others: its choices, or nothing: free text). */
+const VALUE_KIND: Readonly<Record<string, 'dir' | 'shell' | 'profile'>> = {
   '--ro-bind': 'dir',
   '--bind': 'dir',
   '--adopt': 'dir',
   '--completions': 'shell',
+  '--profile': 'profile',
 }
+
+/** Profile names come from the user's config.json when completing, by asking claudebox itself. */
+const PROFILES_COMMAND = 'claudebox --profiles 2>/dev/null'
 
 const takesValue = (o: CompletionOption): boolean => o.takesValue ?? o.value !== undefined
 const posixQuote = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`
@@ -43,11 +49,14 @@ export function completionScript(shell: Shell, options: readonly CompletionOptio
 
 function bash(options: readonly CompletionOption[]): string {
   const flags = options.map(o => o.flag).join(' ')
-  const withKind = (kind: 'dir' | 'shell'): string[] => options.filter(o => takesValue(o) && VALUE_KIND[o.flag] === kind).map(o => o.flag)
-  const freeText = options.filter(o => takesValue(o) && VALUE_KIND[o.flag] === undefined).map(o => o.flag)
+  const withKind = (kind: 'dir' | 'shell' | 'profile'): string[] => options.filter(o => takesValue(o) && VALUE_KIND[o.flag] === kind).map(o => o.flag)
+  const withChoices = options.filter(o => takesValue(o) && VALUE_KIND[o.flag] === undefined && o.choices?.length)
+  const freeText = options.filter(o => takesValue(o) && VALUE_KIND[o.flag] === undefined && !o.choices?.length).map(o => o.flag)
   const cases = [
     withKind('dir').length > 0 ? `    ${withKind('dir').join('|')}) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur")); return ;;` : '',
     withKind('shell').length > 0 ? `    ${withKind('shell').join('|')}) COMPREPLY=($(compgen -W ${posixQuote(SHELLS.join(' '))} -- "$cur")); return ;;` : '',
+    withKind('profile').length > 0 ? `    ${withKind('profile').join('|')}) COMPREPLY=($(compgen -W "$(${PROFILES_COMMAND})" -- "$cur")); return ;;` : '',
+    ...withChoices.map(o => `    ${o.flag}) COMPREPLY=($(compgen -W ${posixQuote((o.choices ?? []).join(' '))} -- "$cur")); return ;;`),
     freeText.length > 0 ? `    ${freeText.join('|')}) COMPREPLY=(); return ;;` : '',
   ].filter(line => line !== '')
   return `# bash completion for claudebox
@@ -98,7 +107,17 @@ function zsh(options: readonly CompletionOption[]): string {
     // Inside _arguments' [description]: no brackets; the spec itself is single-quoted.
     const description = o.description.replaceAll('[', '(').replaceAll(']', ')').replaceAll("'", '')
     const kind = VALUE_KIND[o.flag]
-    const action = !takesValue(o) ? '' : kind === 'dir' ? ':path:_files -/' : kind === 'shell' ? `:shell:(${SHELLS.join(' ')})` : `:${o.value ?? 'value'}: `
+    const action = !takesValue(o)
+      ? ''
+      : kind === 'dir'
+        ? ':path:_files -/'
+        : kind === 'shell'
+          ? `:shell:(${SHELLS.join(' ')})`
+          : kind === 'profile'
+            ? `:profile:{compadd -- $(${PROFILES_COMMAND})}`
+            : o.choices?.length
+              ? `:${o.value ?? 'value'}:(${o.choices.join(' ')})`
+              : `:${o.value ?? 'value'}: `
     return `    '${o.repeatable ? '*' : ''}${o.flag}[${description}]${action}' \\`
   })
   return `#compdef claudebox
@@ -130,7 +149,17 @@ fi
 function fish(options: readonly CompletionOption[]): string {
   const lines = options.map(o => {
     const kind = VALUE_KIND[o.flag]
-    const value = !takesValue(o) ? '' : kind === 'dir' ? ' -r -F' : kind === 'shell' ? ` -x -a ${fishQuote(SHELLS.join(' '))}` : ' -x'
+    const value = !takesValue(o)
+      ? ''
+      : kind === 'dir'
+        ? ' -r -F'
+        : kind === 'shell'
+          ? ` -x -a ${fishQuote(SHELLS.join(' '))}`
+          : kind === 'profile'
+            ? ` -x -a ${fishQuote(`(${PROFILES_COMMAND})`)}`
+            : o.choices?.length
+              ? ` -x -a ${fishQuote(o.choices.join(' '))}`
+              : ' -x'
     return `complete -c claudebox -l ${o.flag.replace(/^--/, '')}${value} -d ${fishQuote(o.description)}`
   })
   return `# fish completion for claudebox

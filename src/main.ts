@@ -39,7 +39,13 @@ export async function main(argv: readonly string[]): Promise<number> {
       const { completionScript, SHELLS } = await import('./completions.js')
       const shell = SHELLS.find(s => s === options.completions)
       if (shell === undefined) throw usageError(`--completions: unknown shell "${options.completions}"; use one of ${SHELLS.join(', ')}`)
-      return print(completionScript(shell, OWN_OPTIONS))
+      const { PRESETS } = await import('./egress-policy.js')
+      return print(completionScript(shell, OWN_OPTIONS.map(o => (o.flag === '--allow-preset' ? { ...o, choices: Object.keys(PRESETS) } : o))))
+    }
+    if (options.profiles) {
+      const { loadConfig } = await import('./launch-setup.js')
+      const names = Object.keys(loadConfig(readSettings(process.env, homeDir(process.env), homeProblem(homeDir(process.env)))).profiles)
+      return print(names.map(name => `${name}\n`).join(''))
     }
     const settings = readSettings(process.env, homeDir(process.env), homeProblem(homeDir(process.env)))
     switch (options.mode) {

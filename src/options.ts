@@ -28,6 +28,7 @@ export const OWN_OPTIONS: readonly OwnOption[] = [
   { flag: '--proposals', description: 'show the changes sessions made to shared Claude settings, per project, as diffs' },
   { flag: '--promote', value: 'id', description: 'apply proposal ID to the shared tier, for every project (asks first; --dry-run shows it)' },
   { flag: '--dismiss', value: 'id', description: 'stop proposing ID (the change stays in its project)' },
+  { flag: '--profiles', description: 'list the profile names of config.json, one per line' },
   { flag: '--profile', value: 'name', description: 'use a named profile from config.json (options and Claude settings)' },
   { flag: '--network', value: 'mode', description: 'open (the host\'s network, default), none (loopback only) or allow (only allowed hosts, through a proxy)', choices: ['open', 'none', 'allow'] },
   { flag: '--no-network', description: 'the same as --network=none' },

@@ -6,6 +6,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { completionScript, SHELLS } from '../../src/completions.js'
+import { PRESETS } from '../../src/egress-policy.js'
 import { OWN_OPTIONS } from '../../src/options.js'
 
 const has = (program: string): boolean => {
@@ -49,7 +50,8 @@ describe('options given as { flag, description, takesValue }', () => {
 
 describe('bash completion, run in bash', () => {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cb-comp-')), 'claudebox.bash')
-  fs.writeFileSync(file, completionScript('bash', OWN_OPTIONS))
+  const withPresets = OWN_OPTIONS.map(o => (o.flag === '--allow-preset' ? { ...o, choices: Object.keys(PRESETS) } : o))
+  fs.writeFileSync(file, completionScript('bash', withPresets))
   const complete = (words: string[], setup = ''): string[] =>
     execFileSync(
       'bash',
@@ -70,6 +72,11 @@ describe('bash completion, run in bash', () => {
     expect(complete(['claudebox', '--completions', 'f'])).toEqual(['fish'])
     fs.mkdirSync(path.join(path.dirname(file), 'somedir'), { recursive: true })
     expect(complete(['claudebox', '--bind', 'some'])).toEqual(['somedir'])
+  })
+  test('offers the network modes, the preset names and the profiles of config.json (asked of claudebox --profiles)', () => {
+    expect(complete(['claudebox', '--network', 'a'])).toEqual(['allow'])
+    expect(complete(['claudebox', '--allow-preset', 'c'])).toEqual(['crates'])
+    expect(complete(['claudebox', '--profile', 'o'], 'claudebox() { [ "$1" = --profiles ] && printf "offline\\nopus\\nweb\\n"; }')).toEqual(['offline', 'opus'])
   })
   test("delegates the rest to claude's completion, as if the command were claude", () => {
     const fake = `_fake_claude() { COMPREPLY=(--from-claude "line=$COMP_LINE" "point=$COMP_POINT"); }; complete -F _fake_claude claude`
@@ -95,10 +102,22 @@ describe('bash completion, run in bash', () => {
     const home = path.dirname(file) // fish may write its history and variables under HOME
     const out = execFileSync(
       'fish',
-      ['--no-config', '-c', `source '${fishFile}'; complete -c claude -l model -d model; complete -C 'claudebox --dr'; complete -C 'claudebox --completions '; complete -C 'claudebox -c --mod'`],
+      ['--no-config', '-c', `source '${fishFile}'; complete -c claude -l model -d model; complete -C 'claudebox --dr'; complete -C 'claudebox --completions '; complete -C 'claudebox -c --mod'; complete -C 'claudebox --network '`],
       { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', HOME: home, XDG_CONFIG_HOME: home, XDG_DATA_HOME: home } },
     )
     const words = out.split('\n').map(line => line.split('\t')[0])
-    expect(words).toEqual(expect.arrayContaining(['--dry-run', 'bash', 'zsh', 'fish', '--model']))
+    expect(words).toEqual(expect.arrayContaining(['--dry-run', 'bash', 'zsh', 'fish', '--model', 'open', 'none', 'allow']))
+  })
+})
+
+describe('claudebox --profiles', () => {
+  test("prints config.json's profile names, one per line (what the completions offer)", () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-prof-'))
+    const state = path.join(home, '.claudebox')
+    fs.mkdirSync(state)
+    fs.writeFileSync(path.join(state, 'config.json'), JSON.stringify({ profiles: { offline: { network: 'none' }, web: { network: 'open' } } }))
+    const out = execFileSync(process.execPath, [path.join(import.meta.dirname, '../../bin/claudebox.js'), '--profiles'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', HOME: home, CLAUDEBOX_HOME: state } })
+    expect(out).toBe('offline\nweb\n')
+    fs.rmSync(home, { recursive: true, force: true })
   })
 })
