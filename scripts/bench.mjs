@@ -3,8 +3,8 @@
 //   node -e 0                      the floor of any Node launcher
 //   bwrap direct                   the exact bwrap argv claudebox uses, spawned without claudebox
 //   node -e 0 + bwrap direct       what a launcher with zero overhead of its own would cost
-//   claudebox                      the real launcher (probe, plan, mkdirs, spawn, wait)
-//   claudebox --network=allow      the same with the egress proxy and the bridge inside
+//   claudebox --network=open       the real launcher (probe, plan, mkdirs, spawn, wait), the host's network
+//   claudebox (default: allow)     the default launch: the egress proxy and the bridge inside
 // then the throughput of a download through that proxy against a direct one.
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -22,7 +22,8 @@ spawnSync('git', ['init', '-q', project])
 const env = { PATH: process.env.PATH, HOME: home, CLAUDEBOX_HOME: path.join(home, '.claudebox'), CLAUDEBOX_CLAUDE: '/bin/true', LANG: 'C.UTF-8' }
 
 // The bwrap argv of the same launch, taken from claudebox's debug line (one warm-up launch).
-const warm = spawnSync(process.execPath, [bin], { cwd: project, env: { ...env, CLAUDEBOX_DEBUG: '1' }, encoding: 'utf8' })
+// (--network=open: the allow mode's proxy lives in claudebox, so its bwrap argv cannot run alone.)
+const warm = spawnSync(process.execPath, [bin, '--network=open'], { cwd: project, env: { ...env, CLAUDEBOX_DEBUG: '1' }, encoding: 'utf8' })
 const line = warm.stderr.split('\n').find(l => l.includes('bwrap argv: '))
 if (warm.status !== 0 || !line) throw new Error(`warm-up launch failed: ${warm.stderr}`)
 const [bwrap, ...bwrapArgs] = JSON.parse(line.slice(line.indexOf('bwrap argv: ') + 12))
@@ -37,9 +38,9 @@ const scope = path.join(landlockDir, fs.readdirSync(landlockDir)[0])
 const variants = {
   'node -e 0': () => spawnSync(process.execPath, ['-e', '0'], { cwd: project, env }),
   'bwrap direct': () => spawnSync(bwrap, withoutInfoFd, { cwd: project, env: {}, stdio: ['ignore', 'pipe', 'pipe', 'ignore', fs.openSync(filter, 'r'), fs.openSync(scope, 'r')] }),
-  claudebox: () => spawnSync(process.execPath, [bin], { cwd: project, env }),
-  // The same launch with the proxy on the host and the bridge inside (its node starts first).
-  'claudebox --network=allow': () => spawnSync(process.execPath, [bin, '--network=allow'], { cwd: project, env }),
+  'claudebox --network=open': () => spawnSync(process.execPath, [bin, '--network=open'], { cwd: project, env }),
+  // The default launch: the proxy on the host and the bridge inside (its node starts first).
+  'claudebox (default: allow)': () => spawnSync(process.execPath, [bin], { cwd: project, env }),
 }
 const samples = Object.fromEntries(Object.keys(variants).map(name => [name, []]))
 for (let i = 0; i < runs; i++) {
@@ -56,9 +57,12 @@ const floor = m['node -e 0'] + m['bwrap direct']
 console.log(`claudebox launch benchmark: ${runs} interleaved runs each, medians (node ${process.version}, ${os.cpus().length} cores)`)
 for (const [name, ms] of Object.entries(m)) console.log(`  ${name.padEnd(28)} ${ms.toFixed(1).padStart(7)} ms`)
 console.log(`  ${'node -e 0 + bwrap direct'.padEnd(28)} ${floor.toFixed(1).padStart(7)} ms`)
-console.log(`ratio claudebox / (node -e 0 + bwrap direct): ${(m.claudebox / floor).toFixed(2)}`)
-console.log(`claudebox's own overhead: ${(m.claudebox - floor).toFixed(1)} ms`)
-console.log(`ratio --network=allow / open (the default): ${(m['claudebox --network=allow'] / m.claudebox).toFixed(2)} (+${(m['claudebox --network=allow'] - m.claudebox).toFixed(1)} ms)`)
+const open = m['claudebox --network=open']
+const allow = m['claudebox (default: allow)']
+console.log(`ratio claudebox --network=open / (node -e 0 + bwrap direct): ${(open / floor).toFixed(2)}`)
+console.log(`claudebox's own overhead (open): ${(open - floor).toFixed(1)} ms`)
+console.log(`ratio default (allow) / --network=open: ${(allow / open).toFixed(2)} (+${(allow - open).toFixed(1)} ms)`)
+console.log(`ratio default (allow) / (node -e 0 + bwrap direct): ${(allow / floor).toFixed(2)}`)
 
 // ---------- throughput: a large download through the proxy against a direct one ----------
 // The server is a child process: spawnSync blocks this one's event loop. curl runs inside the
