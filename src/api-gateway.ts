@@ -44,7 +44,13 @@ export interface Gateway {
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const usage: Usage = { requests: 0, refused: 0, inputTokens: 0, outputTokens: 0, problems: [] }
   const server = http.createServer((req, res) => {
-    handle(options, usage, req, res).catch((error: unknown) => refuse(res, usage, 502, `claudebox: the API request failed on the host: ${(error as Error).message}`))
+    handle(options, usage, req, res).catch((error: unknown) => {
+      // A credential the host cannot provide is final (403: Claude does not retry it); a failed
+      // connection is the API's usual 502, which Claude retries.
+      const final = error instanceof CredentialError
+      if (final) usage.problems.push(error.message)
+      refuse(res, usage, final ? 403 : 502, `claudebox: ${final ? '' : 'the API request failed on the host: '}${(error as Error).message}`)
+    })
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -88,8 +94,14 @@ function carriesPlaceholder(req: http.IncomingMessage, placeholder: string): boo
   return req.headers['x-api-key'] === placeholder || req.headers['authorization'] === `Bearer ${placeholder}`
 }
 
+/** The host could not provide the credential (no login, a refresh refused): said once, not retried. */
+class CredentialError extends Error {}
+
 function send(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Buffer, force: boolean): Promise<http.IncomingMessage> {
-  return options.credential.header(force).then(
+  const header = options.credential.header(force).catch((error: unknown) => {
+    throw new CredentialError((error as Error).message)
+  })
+  return header.then(
     ([name, value]) =>
       new Promise((resolve, reject) => {
         const target = new URL(options.upstream.pathname.replace(/\/$/, '') + url.pathname + url.search, options.upstream)

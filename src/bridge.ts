@@ -1,31 +1,40 @@
-// Runs inside the sandbox of --network=allow (node bridge.js SOCKET PORT): the sandbox has no
-// network but loopback, and tools speak HTTP proxy over TCP, so this forwards 127.0.0.1:PORT
-// to the unix socket of the launcher's proxy, byte for byte. It writes "ok" to fd 3 once it
-// listens, so the sandboxed program starts only when its proxy works.
+// Runs inside the sandbox when it has no network but loopback (node bridge.js SOCKET=PORT,...):
+// tools speak TCP, so this forwards each 127.0.0.1:PORT to its unix socket, byte for byte: the
+// launcher's egress proxy (--network=allow) and its API gateway (the credential stays on the host).
+// It writes "ok" to fd 3 once every port listens, so the sandboxed program starts only when they work.
 // Kept free of imports from the rest of claudebox: it is its own small bundle.
 import fs from 'node:fs'
 import net from 'node:net'
 
-const [socketPath, port] = process.argv.slice(2)
+const pairs = (process.argv[2] ?? '').split(',').map(pair => {
+  const at = pair.lastIndexOf('=')
+  return { socketPath: pair.slice(0, at), port: Number(pair.slice(at + 1)) }
+})
 
 // Ctrl-C and a closed terminal are for the program in front; the bridge ends with the sandbox.
 for (const signal of ['SIGINT', 'SIGQUIT', 'SIGHUP'] as const) process.on(signal, () => {})
 
-const server = net.createServer({ allowHalfOpen: true }, client => {
-  const upstream = net.connect({ path: socketPath as string, allowHalfOpen: true })
-  client.pipe(upstream)
-  upstream.pipe(client)
-  const close = (): void => {
-    client.destroy()
-    upstream.destroy()
-  }
-  for (const socket of [client, upstream]) {
-    socket.on('error', close)
-    socket.on('close', close)
-  }
-})
+function forward(socketPath: string): net.Server {
+  return net.createServer({ allowHalfOpen: true }, client => {
+    const upstream = net.connect({ path: socketPath, allowHalfOpen: true })
+    client.pipe(upstream)
+    upstream.pipe(client)
+    const close = (): void => {
+      client.destroy()
+      upstream.destroy()
+    }
+    for (const socket of [client, upstream]) {
+      socket.on('error', close)
+      socket.on('close', close)
+    }
+  })
+}
 
-server.listen({ host: '127.0.0.1', port: Number(port) }, () => {
-  fs.writeSync(3, 'ok\n')
-  fs.closeSync(3)
-})
+let listening = 0
+for (const { socketPath, port } of pairs) {
+  forward(socketPath).listen({ host: '127.0.0.1', port }, () => {
+    if (++listening < pairs.length) return
+    fs.writeSync(3, 'ok\n')
+    fs.closeSync(3)
+  })
+}

@@ -15,6 +15,7 @@ const OPTION_KEYS: Readonly<Record<string, { field: keyof SandboxOptions; kind: 
   allowPresets: { field: 'allowPresets', kind: 'presets' },
   sshAgent: { field: 'sshAgent', kind: 'boolean' },
   connectors: { field: 'connectors', kind: 'boolean' },
+  secretless: { field: 'secretless', kind: 'boolean' },
   roBind: { field: 'roBinds', kind: 'string[]' },
   bind: { field: 'binds', kind: 'string[]' },
   env: { field: 'env', kind: 'string[]' },

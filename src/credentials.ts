@@ -10,8 +10,6 @@ import { readNoFollow } from './facts.js'
 
 export type SignInKind = 'api-key' | 'auth-token' | 'oauth-token' | 'oauth-store'
 
-/** The variables that hold a secret on the host and never reach the sandbox as they are. */
-export const SECRET_VARIABLES = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN', 'ANTHROPIC_CUSTOM_HEADERS'] as const
 
 /** Where Claude Code refreshes an OAuth login, and as which client (strings of the 2.1.330 binary). */
 export const TOKEN_URL = 'https://platform.claude.com/v1/oauth/token'
@@ -33,7 +31,7 @@ export interface OAuthLogin {
 export interface SignIn {
   kind: SignInKind
   /** The variable the sandbox gets the placeholder in (none for the store: a placeholder file instead). */
-  variable?: (typeof SECRET_VARIABLES)[number]
+  variable?: 'ANTHROPIC_API_KEY' | 'ANTHROPIC_AUTH_TOKEN' | 'CLAUDE_CODE_OAUTH_TOKEN'
   /** How the credential travels: the x-api-key header or a bearer token. */
   header: 'x-api-key' | 'authorization'
 }

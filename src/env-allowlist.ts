@@ -42,3 +42,6 @@ export function isPassedThrough(name: string): boolean {
   if (OWNED.has(name) || DENIED.has(name)) return false
   return PASS_EXACT.has(name) || PASS_PREFIXES.some(prefix => name.startsWith(prefix))
 }
+
+/** The variables that hold a secret on the host: with the gateway they never reach the sandbox as they are. */
+export const SECRET_VARIABLES = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN', 'ANTHROPIC_CUSTOM_HEADERS'] as const

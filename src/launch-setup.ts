@@ -12,6 +12,8 @@ import type { Settings } from './settings.js'
 import { DEFAULT_SHARED_ENTRIES } from './tiers.js'
 import type { HostFacts } from './types.js'
 import type { LaunchRequest } from './plan.js'
+import { chooseApi, type ApiChoice } from './api-session.js'
+import { canonicalRoot, instanceDir, instanceId } from './instance.js'
 
 export interface LaunchSetup {
   config: Config
@@ -20,6 +22,8 @@ export interface LaunchSetup {
   request: LaunchRequest
   /** No command line, config, profile or project file chose the network: the built-in default. */
   networkDefaulted: boolean
+  /** The sign-in of this launch, held on the host (secretless). */
+  api: ApiChoice
 }
 
 export const PROJECT_FILE = '.claudebox.json'
@@ -57,9 +61,18 @@ export function setupLaunch(settings: Settings, options: CliOptions): LaunchSetu
     applied: resolved.applied,
     ...(network === 'allow' ? { egressSocket: egressSocketPath(base.env) } : {}),
   }
+  // Secretless (the default): the login stays on the host; without one yet, the sandbox gets an
+  // empty store of its own, so a /login inside lands there and is taken out after the session.
+  let api: ApiChoice = {}
+  if (resolved.sandbox.secretless) {
+    const instance = instanceDir(settings.claudeboxHome, instanceId(canonicalRoot(base.cwd ?? '/', base.git)))
+    api = chooseApi(base.env, settings.claudeboxHome, instance, network === 'open')
+    if (api.api !== undefined) request.api = api.api
+    else request.ownCredentialStore = true
+  }
   const profileName = options.profile ?? project?.profile
   const networkDefaulted = [options.sandbox.network, config.defaults.network, profileName === undefined ? undefined : config.profiles[profileName]?.options.network, project?.options.network].every(v => v === undefined)
-  return { config, facts, resolved, request, networkDefaulted }
+  return { config, facts, resolved, request, networkDefaulted, api }
 }
 
 /** The largest .claudebox.json read: a repository file, so its size is the attacker's choice. */

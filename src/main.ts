@@ -5,14 +5,15 @@ import { ClaudeboxError, EXIT, launchError, usageError } from './errors.js'
 import { OWN_OPTIONS } from './options.js'
 import { resumeId } from './adopt.js'
 import { homeDir, homeProblem, lstatKind, probeUserns, readInstanceState, snapshot } from './facts.js'
-import { setupLaunch } from './launch-setup.js'
+import { setupLaunch, type LaunchSetup } from './launch-setup.js'
+import { takeInsideLogin } from './api-session.js'
 import { ApprovalNeeded } from './profiles.js'
 import { diagnoseUserns } from './userns.js'
 import { describeChanges, diffSnapshots } from './persistence.js'
 import { startGitWatch } from './git-watch.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 import { debug, warn } from './log.js'
-import { planLaunch } from './plan.js'
+import { planLaunch, type LaunchRequest } from './plan.js'
 import { auditLines, renderDryRun } from './render.js'
 import { readSettings, type Settings } from './settings.js'
 import type { CliOptions } from './cli.js'
@@ -91,6 +92,18 @@ export async function main(argv: readonly string[]): Promise<number> {
 
 async function launch(settings: Settings, options: CliOptions): Promise<number> {
   const setup = await setupWithApproval(settings, options)
+  // The API gateway starts first: with the open network the sandbox is told its port.
+  const { api, signIn } = setup.api
+  const session = options.mode === 'launch' && api !== undefined && signIn !== undefined ? await (await import('./api-session.js')).startApiSession({ ...setup.api, api, signIn }, setup.facts.env) : undefined
+  try {
+    return await launchWith(settings, options, setup)
+  } finally {
+    const line = await session?.finish()
+    if (line !== undefined) warn(line)
+  }
+}
+
+async function launchWith(settings: Settings, options: CliOptions, setup: LaunchSetup): Promise<number> {
   const { facts, request } = setup
   const sandbox = request.sandbox ?? DEFAULT_SANDBOX
   let plan = planLaunch(facts, request)
@@ -126,7 +139,7 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
   const resume = resumeId(options.claudeArgs)
   if (resume !== undefined) linkResumedTranscript(plan.summary.instanceDir, facts.cwd ?? '/', resume)
   // Everything checked: the one-time word on the closed network default (presets chosen apply now).
-  if (setup.networkDefaulted) plan = await networkNotice(settings, options, plan, facts.instance.kind !== 'missing')
+  if (setup.networkDefaulted) plan = await networkNotice(settings, options, request, plan, facts.instance.kind !== 'missing')
   // --network=allow: the session's proxy, started before bwrap (the socket must exist to be bound).
   const egress = plan.egress && (await (await import('./egress-session.js')).startEgress(plan.egress.socket, plan.egress.policy, plan.summary.instanceDir, plan.egress.upstream))
   let unregister: () => void
@@ -169,6 +182,10 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
   // Bookkeeping after the session never changes Claude's status: a failure (a full disk) is one line.
   afterSession('remembering the shared state', () => rememberSharedState(plan, facts.claudeboxHome))
   afterSession('carrying the account keys back', () => carryAccountOut(sharedPaths(facts.claudeboxHome).claudeJson, plan.summary.instanceDir))
+  afterSession('looking for a sign-in made inside', () => {
+    const line = takeInsideLogin(plan.summary.instanceDir, request.api?.placeholder)
+    if (line !== undefined) warn(line)
+  })
   afterSession('looking for proposals', () => {
     const line = announceProposals(plan.summary.instanceDir, sharedPaths(facts.claudeboxHome).dir, plan.summary.shared)
     if (line !== undefined) warn(line)
@@ -184,7 +201,7 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
 }
 
 /** Upgrading: this project's instance, or another one, existed before this launch. */
-async function networkNotice(settings: Settings, options: CliOptions, plan: LaunchPlan, instanceExisted: boolean): Promise<LaunchPlan> {
+async function networkNotice(settings: Settings, options: CliOptions, request: LaunchRequest, plan: LaunchPlan, instanceExisted: boolean): Promise<LaunchPlan> {
   const { offerNetworkDefault } = await import('./network-offer.js')
   const upgrading = instanceExisted || (await import('./scan.js')).scanInstances(path.join(settings.claudeboxHome, 'instances')).length > 1
   try {
@@ -194,7 +211,9 @@ async function networkNotice(settings: Settings, options: CliOptions, plan: Laun
     return plan
   }
   const again = setupLaunch(settings, options)
-  return planLaunch(again.facts, again.request)
+  // The same API path as the running gateway (its placeholder and where it listens).
+  const { api, ownCredentialStore } = request
+  return planLaunch(again.facts, { ...again.request, ...(api === undefined ? {} : { api }), ...(ownCredentialStore === undefined ? {} : { ownCredentialStore }) })
 }
 
 function afterSession(what: string, step: () => void): void {

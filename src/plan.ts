@@ -2,7 +2,7 @@
 import net from 'node:net'
 import path from 'node:path'
 import { addressAllowed, allowsLoopback, buildPolicy, decideDestination, describePolicy, unbracket, type EgressPolicy, type NetworkMode } from './egress-policy.js'
-import { isPassedThrough } from './env-allowlist.js'
+import { isPassedThrough, SECRET_VARIABLES } from './env-allowlist.js'
 import { ClaudeboxError, EXIT, launchError, usageError } from './errors.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, isWithin, PROJECT_ROOT_FILE, sharedPaths } from './instance.js'
 import { trustGit } from './git-trust.js'
@@ -15,6 +15,7 @@ import { scopeHelper } from './landlock.js'
 import { planLimits } from './limits.js'
 import { hostSeccompArch, seccompFilter } from './seccomp.js'
 import { planTiers, SANDBOX_NOTE } from './tiers.js'
+import type { SignInKind } from './credentials.js'
 import { upstreamFromEnv } from './upstream-proxy.js'
 import type { FdStep, FileStep, HostFacts, LaunchPlan } from './types.js'
 
@@ -49,9 +50,13 @@ export const PROXY_SOCKET = '/run/claudebox/proxy.sock'
 export const BRIDGE_PORT = 3128
 const PROXY_URL = `http://127.0.0.1:${BRIDGE_PORT}`
 
+/** The API gateway's socket inside, and the port the bridge gives it (credentials stay on the host). */
+export const API_SOCKET = '/run/claudebox/api.sock'
+export const API_PORT = 3129
+
 /**
  * Starts the bridge in the background, waits for its "ok" on a fifo (EOF if it died), then
- * becomes the program: $1 node, $2 bridge, $3 socket, $4 port, the rest the program and its args.
+ * becomes the program: $1 node, $2 bridge, $3 SOCKET=PORT pairs, the rest the program and its args.
  */
 export const BRIDGE_WRAPPER = [
   'fifo=/tmp/.claudebox-bridge-ready',
@@ -60,11 +65,11 @@ export const BRIDGE_WRAPPER = [
   'path="$PATH"',
   'PATH="$PATH:/usr/bin:/bin"',
   'mkfifo -m 600 "$fifo" || exit 125',
-  '"$1" "$2" "$3" "$4" 3>"$fifo" </dev/null >/dev/null 2>&1 &',
+  '"$1" "$2" "$3" 3>"$fifo" </dev/null >/dev/null 2>&1 &',
   'IFS= read -r ready <"$fifo"',
   'rm -f "$fifo"',
   'if [ "$ready" != ok ]; then echo "claudebox: the network bridge did not start inside the sandbox ($1 $2)" >&2; exit 125; fi',
-  'shift 4',
+  'shift 3',
   'PATH="$path"',
   'exec "$@"',
 ].join('\n')
@@ -78,7 +83,19 @@ export interface LaunchRequest {
   applied?: readonly string[]
   /** --network=allow: the host path of the proxy's socket (the launcher creates it). */
   egressSocket?: string
+  /**
+   * Secretless (the default): how Claude reaches the launcher's API gateway, which holds the real
+   * credential. Its unix socket (bridged to 127.0.0.1:API_PORT inside), or with the open network a
+   * port on the host's loopback; the session's placeholder and the kind of sign-in it stands for;
+   * for a stored OAuth login, the placeholder credential file's content.
+   */
+  api?: { kind: SignInKind; placeholder: string; socket?: string; port?: number; credentialsFile?: string }
+  /** Secretless without a login yet: the sandbox gets an empty credential store of its own (a /login lands there). */
+  ownCredentialStore?: boolean
 }
+
+/** Where, in an instance, the sandbox's own credential store is (placeholders, or a login made inside). */
+export const SANDBOX_STORE_DIR = '.claudebox-credentials'
 
 export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan {
   const options = request.sandbox ?? DEFAULT_SANDBOX
@@ -138,7 +155,8 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
 
   // ========== NAMESPACES ==========
   add(...namespaceArgs(options.network))
-  const policy = options.network === 'allow' ? egressPolicy(options, facts.env) : undefined
+  // The API endpoint named on the host is the gateway's business when there is one (secretless).
+  const policy = options.network === 'allow' ? egressPolicy(options, request.api === undefined ? facts.env : {}) : undefined
   add('--info-fd', String(INFO_FD))
 
   // ========== TERMINAL AND SYSCALLS ==========
@@ -249,13 +267,21 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     add(source === target ? '--ro-bind-try' : '--ro-bind', source, target)
     readOnly.push(target)
   }
-  // Credentials: one directory for every instance (CLAUDE_SECURESTORAGE_CONFIG_DIR). Claude writes
-  // them with temp file + rename, which works in a bound directory but not on a bound file.
-  bind(shared.secureStorage)
-  const credentialFile = path.join(shared.secureStorage, '.credentials.json')
+  // Credentials. Secretless (request.api): the sandbox's own store in the instance, holding at most
+  // a placeholder; the real login never enters. Otherwise (the opt-out) one directory for every
+  // instance (CLAUDE_SECURESTORAGE_CONFIG_DIR): Claude writes it with temp file + rename, which works
+  // in a bound directory but not on a bound file.
+  const api = request.api
+  const ownStore = api !== undefined || request.ownCredentialStore === true
+  const storeDir = ownStore ? path.join(instance, SANDBOX_STORE_DIR) : shared.secureStorage
+  if (!ownStore) bind(shared.secureStorage)
+  const credentialFile = path.join(storeDir, '.credentials.json')
   const mechanism = credentialMechanism(claude?.version)
   const stateFiles: FileStep[] = []
-  if (mechanism === 'file-bind') {
+  if (ownStore) mkdirs.push({ path: storeDir, mode: 0o700 })
+  if (api?.credentialsFile !== undefined) stateFiles.push({ path: credentialFile, content: api.credentialsFile, mode: 0o600, replace: true })
+  if (api !== undefined) protections.push("your login stays on the host: the sandbox holds this session's placeholder; claudebox's gateway adds the real credential to Claude's API calls only")
+  if (!ownStore && mechanism === 'file-bind') {
     // Older Claude Code reads CLAUDE_CONFIG_DIR/.credentials.json only: bind the one shared file
     // there (its write falls back to in place on EBUSY, as for .claude.json).
     stateFiles.push({ path: credentialFile, content: '{}\n', mode: 0o600 })
@@ -279,7 +305,10 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     if (value === undefined) warnings.push(`--env ${name}: not set on the host, so not set inside`)
     else env.set(name, value)
   }
-  if (policy !== undefined && shell === undefined) checkApiReachable(policy, env)
+  if (api !== undefined) {
+    // The real values stay on the host; Claude inside talks to the gateway with the placeholder.
+    for (const name of [...SECRET_VARIABLES, 'ANTHROPIC_BASE_URL']) env.delete(name)
+  } else if (policy !== undefined && shell === undefined) checkApiReachable(policy, env)
   if (options.sshAgent) {
     const socket = facts.env['SSH_AUTH_SOCK']
     const info = socket === undefined ? undefined : facts.paths[socket]
@@ -294,7 +323,8 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   const owned: [string, string][] = [
     ['HOME', home],
     ['CLAUDE_CONFIG_DIR', instance],
-    ['CLAUDE_SECURESTORAGE_CONFIG_DIR', shared.secureStorage],
+    ['CLAUDE_SECURESTORAGE_CONFIG_DIR', storeDir],
+    ...apiEnv(api),
     // Claude Code allows --dangerously-skip-permissions as root only when it knows it is sandboxed.
     ['IS_SANDBOX', '1'],
     // The installation is read-only inside: a self-update could only fail.
@@ -323,14 +353,21 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   // No network inside but loopback; tools find the proxy in the usual variables, a bridge inside
   // carries 127.0.0.1:BRIDGE_PORT to the launcher's proxy over its unix socket.
   let command = [shell ?? claude?.resolved ?? '/bin/sh', ...(shell === undefined ? connectorArgs(options.connectors, claude, request.claudeArgs, warnings) : []), ...request.claudeArgs]
+  // The bridge: each unix socket of the launcher (proxy, API gateway) as a port on loopback inside.
+  const bridged: [string, string, number][] = []
   if (policy !== undefined) {
-    const egress = facts.egress
-    if (egress === undefined) throw launchError('--network=allow needs node for its bridge inside the sandbox, and node was not found; reinstall claudebox')
     if (request.egressSocket === undefined) throw new Error('planLaunch: --network=allow without a proxy socket')
+    bridged.push([request.egressSocket, PROXY_SOCKET, BRIDGE_PORT])
+  }
+  if (api?.socket !== undefined) bridged.push([api.socket, API_SOCKET, API_PORT])
+  if (bridged.length > 0) {
+    const egress = facts.egress
+    if (egress === undefined) throw launchError("the sandbox's network bridge needs node inside the sandbox, and node was not found; reinstall claudebox")
     if (!alreadyVisible(egress.node) && !readOnly.includes(egress.nodeRoot)) roBind(egress.nodeRoot)
     add('--ro-bind', egress.bridge, BRIDGE_SCRIPT)
-    add('--bind', request.egressSocket, PROXY_SOCKET)
-    command = ['/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge', egress.node, BRIDGE_SCRIPT, PROXY_SOCKET, String(BRIDGE_PORT), ...command]
+    for (const [host, inside] of bridged) add('--bind', host, inside)
+    const pairs = bridged.map(([, inside, port]) => `${inside}=${port}`).join(',')
+    command = ['/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge', egress.node, BRIDGE_SCRIPT, pairs, ...command]
   }
 
   // The process limit wraps the bridge too; the scope helper stays first (it must run before anything).
@@ -424,6 +461,13 @@ export function namespaceArgs(network: NetworkMode): string[] {
   return ['--unshare-all', '--unshare-user', '--disable-userns', ...(network === 'open' ? ['--share-net'] : []), '--die-with-parent', '--cap-drop', 'ALL']
 }
 
+/** What Claude inside needs to reach the gateway: its URL and the placeholder in the kind's own variable. */
+function apiEnv(api: LaunchRequest['api']): [string, string][] {
+  if (api === undefined) return []
+  const variable = { 'api-key': 'ANTHROPIC_API_KEY', 'auth-token': 'ANTHROPIC_AUTH_TOKEN', 'oauth-token': 'CLAUDE_CODE_OAUTH_TOKEN', 'oauth-store': undefined }[api.kind]
+  return [['ANTHROPIC_BASE_URL', `http://127.0.0.1:${api.port ?? API_PORT}`], ...(variable === undefined ? [] : ([[variable, api.placeholder]] as [string, string][]))]
+}
+
 /** The session's proxy: its socket, its rules, and the host's own (company) proxy to go through. */
 function egressPlan(socket: string, policy: EgressPolicy, env: Readonly<Record<string, string | undefined>>): NonNullable<LaunchPlan['egress']> {
   const upstream = upstreamFromEnv(env)
@@ -493,7 +537,8 @@ function checkApiReachable(policy: EgressPolicy, env: ReadonlyMap<string, string
  * servers) unless the list names a loopback destination: then it means the host's, via the proxy.
  */
 function proxyEnv(policy: EgressPolicy): [string, string][] {
-  const noProxy = allowsLoopback(policy) ? '' : 'localhost,127.0.0.1,::1'
+  // The API gateway's port inside is always direct.
+  const noProxy = allowsLoopback(policy) ? `127.0.0.1:${API_PORT}` : 'localhost,127.0.0.1,::1'
   const pairs: [string, string][] = []
   for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) pairs.push([name, PROXY_URL], [name.toLowerCase(), PROXY_URL])
   pairs.push(['NO_PROXY', noProxy], ['no_proxy', noProxy])

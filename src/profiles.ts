@@ -100,6 +100,7 @@ export function widening(base: SandboxOptions, candidate: SandboxOptions): strin
   if (openness[candidate.network] > openness[base.network]) found.push(`sets the network to ${candidate.network}`)
   if (candidate.sshAgent && !base.sshAgent) found.push('forwards the ssh-agent')
   if (candidate.connectors && !base.connectors) found.push("turns on the account's claude.ai connectors")
+  if (!candidate.secretless && base.secretless) found.push('puts your login inside the sandbox (secretless: false)')
   if (candidate.writableGitConfig && !base.writableGitConfig) found.push('makes .git/config writable')
   if (candidate.allowDangerousRoot && !base.allowDangerousRoot) found.push('allows a dangerous root')
   const raised = (from: number | string | undefined, to: number | string | undefined, label: string): void => {

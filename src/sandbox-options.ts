@@ -13,6 +13,8 @@ export interface SandboxOptions {
   sshAgent: boolean
   /** Let Claude load the account's claude.ai connectors (off: ENABLE_CLAUDEAI_MCP_SERVERS=false inside). */
   connectors: boolean
+  /** Keep the login on the host (a placeholder inside, the gateway adds the credential); false: the opt-out. */
+  secretless: boolean
   /** Extra host paths, shown read-only / read-write at their own path. */
   roBinds: readonly string[]
   binds: readonly string[]
@@ -39,6 +41,7 @@ export const DEFAULT_SANDBOX: SandboxOptions = {
   denyHosts: [],
   sshAgent: false,
   connectors: false,
+  secretless: true,
   roBinds: [],
   binds: [],
   env: [],

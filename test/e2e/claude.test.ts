@@ -93,7 +93,7 @@ describe.skipIf(!HAVE_BWRAP)('the real Claude Code inside claudebox', () => {
     expect(readShared(world).userID).toBe(shared.userID)
   })
 
-  test('one credential store: the token in it is what every project sends, and a change made in one project reaches the next', async () => {
+  test('one credential store on the host: its token is what every project sends; a token planted inside one project never reaches another or the store', async () => {
     api = await startMockApi()
     const world = makeWorld()
     const a = makeRepo(world.home, 'src/a')
@@ -106,22 +106,28 @@ describe.skipIf(!HAVE_BWRAP)('the real Claude Code inside claudebox', () => {
     expect(ra.exitCode, ra.stderr).toBe(0)
     expect(api.messages().at(-1)?.headers['authorization']).toBe('Bearer sk-ant-oat01-first')
 
-    // Inside project A's sandbox, the store is writable (as for Claude's own token refresh).
+    // The agent in project A writes another account's token where Claude keeps its login.
     api.close().catch(() => undefined)
     api = await startMockApi(
       scripted([
         {
           name: 'Bash',
-          input: { command: `printf '%s' '${oauth('sk-ant-oat01-second')}' > "$CLAUDE_SECURESTORAGE_CONFIG_DIR/.credentials.json" && echo written`, description: 'rotate' },
+          input: { command: `printf '%s' '${oauth('sk-ant-oat01-planted')}' > "$CLAUDE_SECURESTORAGE_CONFIG_DIR/.credentials.json" && echo written`, description: 'plant' },
         },
       ]),
     )
-    const rotate = await claude(world, a, ['-p', 'rotate', '--dangerously-skip-permissions'], { ANTHROPIC_API_KEY: undefined })
-    expect(rotate.exitCode, rotate.stderr).toBe(0)
+    const plant = await claude(world, a, ['-p', 'plant', '--dangerously-skip-permissions'], { ANTHROPIC_API_KEY: undefined })
+    expect(plant.exitCode, plant.stderr).toBe(0)
     expect(api.messages().flatMap(req => toolResults(req)).map(r => r.content)).toContain('written')
+    expect(plant.stderr).toContain('a sign-in made inside this session was moved out of the sandbox and is used for this project only')
 
+    // B still sends the host's token; the host's store is unchanged; the host changes reach B.
     const rb = await claude(world, b, ['-p', 'hello'], { ANTHROPIC_API_KEY: undefined })
     expect(rb.exitCode, rb.stderr).toBe(0)
+    expect(api.messages().at(-1)?.headers['authorization']).toBe('Bearer sk-ant-oat01-first')
+    expect(fs.readFileSync(path.join(store, '.credentials.json'), 'utf8')).toBe(oauth('sk-ant-oat01-first'))
+    fs.writeFileSync(path.join(store, '.credentials.json'), oauth('sk-ant-oat01-second'), { mode: 0o600 })
+    await claude(world, b, ['-p', 'hello'], { ANTHROPIC_API_KEY: undefined })
     expect(api.messages().at(-1)?.headers['authorization']).toBe('Bearer sk-ant-oat01-second')
     expect(fs.existsSync(path.join(instanceOf(world, b), '.credentials.json'))).toBe(false)
   })

@@ -748,7 +748,7 @@ describe('command line', () => {
 
   test('--network with an unknown mode is a usage error', async () => {
     await expect(parseArgs(['--network', 'bogus'])).rejects.toMatchObject({ exitCode: 2 })
-    await expect(parseArgs(['--network', 'bogus'])).rejects.toThrow(/bogus.*open, none, allow.*see claudebox --help/)
+    await expect(parseArgs(['--network', 'bogus'])).rejects.toThrow(/bogus.*allow, none, open.*see claudebox --help/)
     await expect(parseArgs(['--network'])).rejects.toMatchObject({ exitCode: 2, message: 'option --network needs a value; see claudebox --help' })
   })
 
@@ -960,9 +960,10 @@ describe('planLaunch with --network=allow', () => {
   test.each<[string[], string]>([
     [[], 'localhost,127.0.0.1,::1'],
     [['git.corp.lan', '*'], 'localhost,127.0.0.1,::1'],
-    [['localhost:8080'], ''],
-    [['127.0.0.1:5432'], ''],
-    [['[::1]:8080'], ''],
+    // A listed loopback destination means the host's, through the proxy; the API gateway's port stays direct.
+    [['localhost:8080'], '127.0.0.1:3129'],
+    [['127.0.0.1:5432'], '127.0.0.1:3129'],
+    [['[::1]:8080'], '127.0.0.1:3129'],
   ])('allowHosts %j -> NO_PROXY %j', (allowHosts, noProxy) => {
     const env = plan({ allowHosts }).env
     expect(env['NO_PROXY']).toBe(noProxy)
@@ -983,8 +984,7 @@ describe('planLaunch with --network=allow', () => {
       'claudebox-bridge',
       '/usr/bin/node',
       BRIDGE_SCRIPT,
-      PROXY_SOCKET,
-      String(BRIDGE_PORT),
+      `${PROXY_SOCKET}=${BRIDGE_PORT}`,
       '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe',
       '--settings',
       CONNECTORS_OFF,
@@ -1005,7 +1005,7 @@ describe('planLaunch with --network=allow', () => {
     const p = plan({ shell: true })
     const command = p.argv.slice(p.argv.indexOf('--') + 1)
     expect(command.slice(0, 5)).toEqual([SCOPE_HELPER, '/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge'])
-    expect(command.slice(9)).toEqual(['/bin/sh', '-c'])
+    expect(command.slice(8)).toEqual(['/bin/sh', '-c'])
   })
 
   test('the summary shows the mode and the lists', () => {
@@ -1027,7 +1027,7 @@ describe('planLaunch with --network=allow', () => {
   test('without node for the bridge (facts.egress missing) the launch stops with status 125', () => {
     const f = facts()
     delete f.egress
-    expect(() => plan({}, f)).toThrow(/--network=allow needs node for its bridge inside the sandbox/)
+    expect(() => plan({}, f)).toThrow(/the sandbox's network bridge needs node inside the sandbox/)
     expect(() => plan({}, f)).toThrow(expect.objectContaining({ exitCode: 125 }))
   })
 

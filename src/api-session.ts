@@ -1,0 +1,108 @@
+// One session's API path, on the host: which sign-in it uses, the placeholder the sandbox gets
+// instead, the gateway that swaps it for the real credential, and after the session the login
+// Claude may have made inside (taken out, kept for this project only, never left inside).
+import fs from 'node:fs'
+import path from 'node:path'
+import { startGateway, type Credential, type Gateway } from './api-gateway.js'
+import { writeFileAtomic } from './atomic-write.js'
+import { currentLogin, customHeaders, placeholderFor, placeholderLogin, readLogin, signInKind, storeFileOf, TOKEN_URL, type SignIn } from './credentials.js'
+import { launchError } from './errors.js'
+import { egressSocketPath } from './facts.js'
+import { sharedPaths } from './instance.js'
+import type { LaunchRequest } from './plan.js'
+import { SANDBOX_STORE_DIR } from './plan.js'
+import { OWN_DIR } from './registry.js'
+
+/** A login made inside a project's sandbox, kept on the host for that project alone (read-only inside). */
+export const PROJECT_LOGIN = `${OWN_DIR}/login.json`
+
+type Env = Readonly<Record<string, string | undefined>>
+
+export interface ApiChoice {
+  api?: NonNullable<LaunchRequest['api']>
+  signIn?: SignIn
+  /** The credential file the gateway reads (an OAuth login). */
+  storeFile?: string
+}
+
+/** The sign-in of this launch and what the sandbox gets instead; nothing when there is no login yet. */
+export function chooseApi(env: Env, claudeboxHome: string, instance: string, openNetwork: boolean): ApiChoice {
+  const projectLogin = path.join(instance, PROJECT_LOGIN)
+  const storeFile = readLogin(projectLogin) !== undefined ? projectLogin : storeFileOf(sharedPaths(claudeboxHome).secureStorage)
+  const signIn = signInKind(env, storeFile)
+  if (signIn === undefined) return {}
+  const placeholder = placeholderFor(signIn.kind)
+  const api: NonNullable<LaunchRequest['api']> = { kind: signIn.kind, placeholder, ...(openNetwork ? { port: 0 } : { socket: path.join(path.dirname(egressSocketPath(env)), 'api.sock') }) }
+  if (signIn.kind === 'oauth-store') api.credentialsFile = placeholderLogin(readLogin(storeFile) ?? { accessToken: '' }, placeholder)
+  return { api, signIn, storeFile }
+}
+
+export interface ApiSession {
+  gateway: Gateway
+  /** Closes the gateway; the line to print about the session's API use, if any. */
+  finish(): Promise<string | undefined>
+}
+
+/** Starts the gateway where the sandbox will reach it; with the open network the port is filled in. */
+export async function startApiSession(choice: Required<Pick<ApiChoice, 'api' | 'signIn'>> & ApiChoice, env: Env): Promise<ApiSession> {
+  const { api, signIn } = choice
+  const upstream = new URL(env['ANTHROPIC_BASE_URL'] || 'https://api.anthropic.com')
+  if (api.socket !== undefined) fs.mkdirSync(path.dirname(api.socket), { recursive: true, mode: 0o700 })
+  let gateway: Gateway
+  try {
+    gateway = await startGateway({
+      upstream,
+      placeholder: api.placeholder,
+      credential: credentialFor(signIn, env, choice.storeFile),
+      extraHeaders: customHeaders(env['ANTHROPIC_CUSTOM_HEADERS']),
+      listen: api.socket !== undefined ? { path: api.socket } : { host: '127.0.0.1', port: 0 },
+    })
+  } catch (error) {
+    throw launchError(`cannot start the API gateway: ${(error as Error).message}`)
+  }
+  if (api.socket === undefined) api.port = gateway.address as number
+  return {
+    gateway,
+    async finish() {
+      await gateway.close()
+      if (api.socket !== undefined) fs.rmSync(path.dirname(api.socket), { recursive: true, force: true })
+      const u = gateway.usage
+      const problems = [...new Set(u.problems)].join('; ')
+      if (problems) return problems
+      if (u.requests === 0) return undefined
+      return `API: ${u.requests} request${u.requests === 1 ? '' : 's'}, ${u.inputTokens.toLocaleString('en')} input and ${u.outputTokens.toLocaleString('en')} output tokens (the credential stayed on the host)`
+    },
+  }
+}
+
+/** The real credential, by kind: the host's variable, or the stored OAuth login (refreshed here). */
+function credentialFor(signIn: SignIn, env: Env, storeFile: string | undefined): Credential {
+  if (signIn.kind !== 'oauth-store') {
+    const value = env[signIn.variable ?? ''] ?? ''
+    return { refreshable: false, header: () => Promise.resolve(signIn.header === 'x-api-key' ? ['x-api-key', value] : ['authorization', `Bearer ${value}`]) }
+  }
+  // Only tests point this elsewhere (a local token endpoint); the real one is Claude Code's own.
+  const tokenUrl = env['CLAUDEBOX_TEST_OAUTH_TOKEN_URL'] || TOKEN_URL
+  return {
+    refreshable: true,
+    header: async force => {
+      const { login, problem } = await currentLogin(storeFile ?? '', force, tokenUrl)
+      if (login === undefined) throw new Error(problem)
+      return ['authorization', `Bearer ${login.accessToken}`]
+    },
+  }
+}
+
+/**
+ * After a session: a login Claude made inside (its /login wrote a token that is not this session's
+ * placeholder) is taken out of the sandbox to this project's host-side login, and the sandbox's
+ * store is emptied. It is never left inside and never used by another project.
+ */
+export function takeInsideLogin(instance: string, placeholder: string | undefined): string | undefined {
+  const inside = path.join(instance, SANDBOX_STORE_DIR, '.credentials.json')
+  const login = readLogin(inside)
+  if (login === undefined || login.accessToken === placeholder) return undefined
+  writeFileAtomic(path.join(instance, PROJECT_LOGIN), `${JSON.stringify({ claudeAiOauth: login })}\n`)
+  fs.rmSync(inside, { force: true })
+  return `a sign-in made inside this session was moved out of the sandbox and is used for this project only (${path.join(instance, PROJECT_LOGIN)}); to sign in for every project, copy it to ${'$CLAUDEBOX_HOME'}/shared/credentials/.credentials.json`
+}

@@ -1,0 +1,117 @@
+// The login never enters the sandbox, with the real Claude Code: a whole turn works while the API
+// receives the real credential, and a scan from inside (files under every bound path, the
+// environment, every /proc/*/environ and cmdline) finds no token; an expired OAuth login is
+// refreshed once on the host for two sessions at once.
+import fs from 'node:fs'
+import http from 'node:http'
+import path from 'node:path'
+import type { AddressInfo } from 'node:net'
+import { afterEach, describe, expect, test } from 'vitest'
+import { HAVE_BWRAP, makeRepo, makeWorld, type World } from '../helpers/cli.js'
+import { startMockApi, toolResults, type MockApi } from '../helpers/messages-api.js'
+import { isAgentTurn, runClaude, scripted } from '../helpers/e2e.js'
+
+let api: MockApi | undefined
+const closers: (() => void)[] = []
+afterEach(async () => {
+  await api?.close()
+  api = undefined
+  for (const close of closers.splice(0)) close()
+})
+
+const oauth = (access: string, refresh: string, expiresAt = 4102444800000): string =>
+  JSON.stringify({ claudeAiOauth: { accessToken: access, refreshToken: refresh, expiresAt, scopes: ['user:inference', 'user:profile'], subscriptionType: 'max' } })
+
+function storeLogin(world: World, content: string): string {
+  const store = path.join(world.claudeboxHome, 'shared/credentials')
+  fs.mkdirSync(store, { recursive: true, mode: 0o700 })
+  fs.writeFileSync(path.join(store, '.credentials.json'), content, { mode: 0o600 })
+  return path.join(store, '.credentials.json')
+}
+
+/** Searches everything the sandbox can see that could hold a secret, for the words given in pieces. */
+const scan = (pieces: string[][]): string => {
+  const words = pieces.map(([a, b]) => `"${a}""${b}"`).join(' ')
+  return [
+    `for w in ${words}; do`,
+    '  grep -rlF -- "$w" "$HOME" "$CLAUDE_CONFIG_DIR" "$PWD" /tmp /run 2>/dev/null | sed "s/^/FILE /"',
+    '  for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do grep -qF -- "$w" "$f" 2>/dev/null && echo "PROC $f"; done',
+    '  env | grep -F -- "$w" | sed "s/^/ENV /"',
+    'done',
+    'echo SCAN-DONE',
+  ].join('\n')
+}
+
+async function scanInside(world: World, repo: string, pieces: string[][], env: Record<string, string | undefined>): Promise<string> {
+  api = await startMockApi(scripted([{ name: 'Bash', input: { command: scan(pieces), description: 'scan' } }]))
+  const r = await runClaude(world, repo, ['-p', 'scan', '--dangerously-skip-permissions'], api.url, env)
+  expect(r.exitCode, r.stderr).toBe(0)
+  return api.messages().filter(isAgentTurn).flatMap(req => toolResults(req)).map(t => t.content).join('\n')
+}
+
+describe.skipIf(!HAVE_BWRAP)('secretless: the login stays on the host', () => {
+  test('an OAuth login: the API receives the real token, nothing inside holds the access or refresh token', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'src/app')
+    storeLogin(world, oauth('sk-ant-oat01-REALACCESS', 'sk-ant-ort01-REALREFRESH'))
+    const found = await scanInside(world, repo, [['REAL', 'ACCESS'], ['REAL', 'REFRESH']], { ANTHROPIC_API_KEY: undefined })
+    expect(found.trim()).toBe('SCAN-DONE')
+    for (const request of api?.messages() ?? []) expect(request.headers['authorization']).toBe('Bearer sk-ant-oat01-REALACCESS')
+    // The same scan with the opt-out finds the login inside: it can see a token where there is one.
+    await api?.close()
+    fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), '{"secretless": false}')
+    const exposed = await scanInside(world, repo, [['REAL', 'ACCESS']], { ANTHROPIC_API_KEY: undefined })
+    expect(exposed).toMatch(/^FILE .*\/shared\/credentials\/\.credentials\.json$/m)
+  })
+
+  test('an API key (and custom headers): the API receives them, nothing inside holds them', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'src/app')
+    const found = await scanInside(world, repo, [['sk-ant-api03-REAL', 'KEY'], ['corp-', 'SECRET']], { ANTHROPIC_API_KEY: 'sk-ant-api03-REALKEY', ANTHROPIC_CUSTOM_HEADERS: 'X-Corp-Auth: corp-SECRET' })
+    expect(found.trim()).toBe('SCAN-DONE')
+    for (const request of api?.messages() ?? []) {
+      expect(request.headers['x-api-key']).toBe('sk-ant-api03-REALKEY')
+      expect(request.headers['x-corp-auth']).toBe('corp-SECRET')
+    }
+  })
+
+  test('an expired token: the host refreshes once for two sessions at once, the turns complete, the new tokens are stored once', async () => {
+    const world = makeWorld()
+    const a = makeRepo(world.home, 'src/a')
+    const b = makeRepo(world.home, 'src/b')
+    const file = storeLogin(world, oauth('sk-ant-oat01-EXPIRED', 'sk-ant-ort01-ONCE'))
+    let refreshes = 0
+    const endpoint = http.createServer((req, res) => {
+      let body = ''
+      req.on('data', (c: Buffer) => (body += c.toString()))
+      req.on('end', () => {
+        refreshes++
+        const ok = (JSON.parse(body) as { refresh_token?: string }).refresh_token === 'sk-ant-ort01-ONCE' && refreshes === 1
+        setTimeout(() => res.writeHead(ok ? 200 : 400, { 'content-type': 'application/json' }).end(ok ? JSON.stringify({ access_token: 'sk-ant-oat01-FRESH', refresh_token: 'sk-ant-ort01-NEXT', expires_in: 28800 }) : '{}'), 300)
+      })
+    })
+    await new Promise<void>(resolve => endpoint.listen(0, '127.0.0.1', resolve))
+    closers.push(() => endpoint.close())
+    api = await startMockApi(undefined, request => request.headers['authorization'] === 'Bearer sk-ant-oat01-EXPIRED')
+    const env = { ANTHROPIC_API_KEY: undefined, CLAUDEBOX_TEST_OAUTH_TOKEN_URL: `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/v1/oauth/token` }
+    const [ra, rb] = await Promise.all([runClaude(world, a, ['-p', 'hello'], api.url, env), runClaude(world, b, ['-p', 'hello'], api.url, env)])
+    expect(ra.stdout, ra.stderr).toBe('pong')
+    expect(rb.stdout, rb.stderr).toBe('pong')
+    expect(refreshes).toBe(1)
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ claudeAiOauth: { accessToken: 'sk-ant-oat01-FRESH', refreshToken: 'sk-ant-ort01-NEXT' } })
+    const sent = api.messages().map(r => r.headers['authorization'])
+    expect(sent.filter(h => h === 'Bearer sk-ant-oat01-FRESH')).toHaveLength(2)
+  })
+
+  test('a refresh the host cannot do: Claude gets the reason at once and claudebox prints one line naming the fix', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'src/app')
+    storeLogin(world, oauth('sk-ant-oat01-EXPIRED', 'sk-ant-ort01-DEAD', Date.now() - 1000))
+    api = await startMockApi()
+    const started = Date.now()
+    const r = await runClaude(world, repo, ['-p', 'hello'], api.url, { ANTHROPIC_API_KEY: undefined, CLAUDEBOX_TEST_OAUTH_TOKEN_URL: 'http://127.0.0.1:9/v1/oauth/token' })
+    expect(Date.now() - started).toBeLessThan(60_000)
+    expect(r.stderr).toMatch(/^claudebox: could not refresh the login at .*; check the network, or run claudebox --login$/m)
+    expect(api.messages()).toHaveLength(0)
+  })
+})
