@@ -93,6 +93,18 @@ function credentialFor(signIn: SignIn, env: Env, storeFile: string | undefined):
   }
 }
 
+/** After `claudebox --login`: the new login, out of the sandbox into the host's store for every project. */
+export function storeNewLogin(instance: string, claudeboxHome: string): string {
+  const inside = path.join(instance, SANDBOX_STORE_DIR, '.credentials.json')
+  const login = readLogin(inside)
+  if (login === undefined) return 'no login was made (claude auth login did not finish); nothing changed'
+  const store = storeFileOf(sharedPaths(claudeboxHome).secureStorage)
+  fs.mkdirSync(path.dirname(store), { recursive: true, mode: 0o700 })
+  writeFileAtomic(store, `${JSON.stringify({ claudeAiOauth: login })}\n`)
+  fs.rmSync(inside, { force: true })
+  return `signed in: the login is kept on the host (${store}) and every project uses it through claudebox's gateway`
+}
+
 /**
  * After a session: a login Claude made inside (its /login wrote a token that is not this session's
  * placeholder) is taken out of the sandbox to this project's host-side login, and the sandbox's

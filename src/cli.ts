@@ -24,6 +24,8 @@ export interface CliOptions {
   adopt?: string
   /** --profiles: print the profile names (for completions) */
   profiles?: boolean
+  /** --login: a launch of `claude auth login` whose result goes to the host's store */
+  login?: boolean
   /** --promote ID / --dismiss ID (with the 'proposals' mode) */
   promote?: string
   dismiss?: string
@@ -119,6 +121,7 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
     connectors?: true
     proposals?: true
     profiles?: true
+    login?: true
     promote?: string
     dismiss?: string
     roBind?: string[]
@@ -189,6 +192,7 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
   options.dryRun = opts.dryRun === true
   options.help = opts.help === true
   options.profiles = opts.profiles === true
+  options.login = opts.login === true
   options.version = opts.version === true
   checkCombination(options, Object.keys(opts).filter(key => opts[key as keyof typeof opts] !== undefined))
   return options

@@ -64,7 +64,12 @@ export function setupLaunch(settings: Settings, options: CliOptions): LaunchSetu
   // Secretless (the default): the login stays on the host; without one yet, the sandbox gets an
   // empty store of its own, so a /login inside lands there and is taken out after the session.
   let api: ApiChoice = {}
-  if (resolved.sandbox.secretless) {
+  if (options.login === true) {
+    // Signing in: Claude writes the new login into the sandbox's own store; the launcher then
+    // moves it to the host's store (main.ts). No gateway: there is no login to add yet.
+    request.claudeArgs = ['auth', 'login', ...options.claudeArgs]
+    request.ownCredentialStore = true
+  } else if (resolved.sandbox.secretless) {
     const instance = instanceDir(settings.claudeboxHome, instanceId(canonicalRoot(base.cwd ?? '/', base.git)))
     api = chooseApi(base.env, settings.claudeboxHome, instance, network === 'open')
     if (api.api !== undefined) request.api = api.api

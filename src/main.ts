@@ -6,7 +6,7 @@ import { OWN_OPTIONS } from './options.js'
 import { resumeId } from './adopt.js'
 import { homeDir, homeProblem, lstatKind, probeUserns, readInstanceState, snapshot } from './facts.js'
 import { setupLaunch, type LaunchSetup } from './launch-setup.js'
-import { takeInsideLogin } from './api-session.js'
+import { storeNewLogin, takeInsideLogin } from './api-session.js'
 import { ApprovalNeeded } from './profiles.js'
 import { diagnoseUserns } from './userns.js'
 import { describeChanges, diffSnapshots } from './persistence.js'
@@ -183,7 +183,7 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   afterSession('remembering the shared state', () => rememberSharedState(plan, facts.claudeboxHome))
   afterSession('carrying the account keys back', () => carryAccountOut(sharedPaths(facts.claudeboxHome).claudeJson, plan.summary.instanceDir))
   afterSession('looking for a sign-in made inside', () => {
-    const line = takeInsideLogin(plan.summary.instanceDir, request.api?.placeholder)
+    const line = options.login ? storeNewLogin(plan.summary.instanceDir, facts.claudeboxHome) : takeInsideLogin(plan.summary.instanceDir, request.api?.placeholder)
     if (line !== undefined) warn(line)
   })
   afterSession('looking for proposals', () => {

@@ -28,6 +28,7 @@ export const OWN_OPTIONS: readonly OwnOption[] = [
   { flag: '--proposals', description: 'show the changes sessions made to shared Claude settings, per project, as diffs' },
   { flag: '--promote', value: 'id', description: 'apply proposal ID to the shared tier, for every project (asks first; --dry-run shows it)' },
   { flag: '--dismiss', value: 'id', description: 'stop proposing ID (the change stays in its project)' },
+  { flag: '--login', description: "sign in once for every project: runs claude auth login in the sandbox and keeps the login on the host" },
   { flag: '--profiles', description: 'list the profile names of config.json, one per line' },
   { flag: '--profile', value: 'name', description: 'use a named profile from config.json (options and Claude settings)' },
   { flag: '--network', value: 'mode', description: 'allow (default: Claude\'s API and the hosts you allow, through a proxy), none (loopback only) or open (the host\'s network)', choices: ['allow', 'none', 'open'] },
