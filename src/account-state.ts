@@ -67,3 +67,38 @@ export function carryAccountOut(sharedFile: string, instance: string): string[] 
   writeFileAtomic(sharedFile, `${JSON.stringify(next, null, 2)}\n`)
   return changed
 }
+
+/** Claude remembers which API key the user allowed by its last 20 characters. */
+const keyTail = (key: string): string => key.slice(-20)
+/** Records that the user allowed this project's placeholders (the previous one's tail, to replace it). */
+const APPROVED_FILE = `${OWN_DIR}/api-key-approved`
+
+/**
+ * An API key from the environment is asked about once ("use this API key?") and remembered by its
+ * tail. The sandbox sees a new placeholder each session: it is pre-approved when the user approved
+ * the real key (on the host, before claudebox) or a placeholder in an earlier session of this project.
+ */
+export function approvePlaceholderKey(sharedFile: string, instance: string, realKey: string, placeholder: string): void {
+  const file = path.join(instance, '.claude.json')
+  const current = readObject(file)
+  if (typeof current !== 'object') return
+  const approvedIn = (data: Json | undefined | 'empty'): string[] => {
+    const responses = typeof data === 'object' ? (data['customApiKeyResponses'] as { approved?: unknown } | undefined) : undefined
+    return Array.isArray(responses?.approved) ? responses.approved.filter((k): k is string => typeof k === 'string') : []
+  }
+  const previous = readNoFollow(path.join(instance, APPROVED_FILE))
+  const approved = approvedIn(current)
+  const allowed = [...approvedIn(readObject(sharedFile)), ...approved].includes(keyTail(realKey)) || previous !== undefined
+  if (!allowed) return
+  const responses = (current['customApiKeyResponses'] as Json | undefined) ?? {}
+  const next = { ...current, customApiKeyResponses: { ...responses, approved: [...approved.filter(k => k !== previous), keyTail(placeholder)] } }
+  writeFileAtomic(file, `${JSON.stringify(next, null, 2)}\n`)
+  writeFileAtomic(path.join(instance, APPROVED_FILE), `${keyTail(placeholder)}\n`)
+}
+
+/** After a session: the user approved this session's placeholder inside, so later ones are too. */
+export function rememberPlaceholderApproval(instance: string, placeholder: string): void {
+  const current = readObject(path.join(instance, '.claude.json'))
+  const responses = typeof current === 'object' ? (current['customApiKeyResponses'] as { approved?: unknown } | undefined) : undefined
+  if (Array.isArray(responses?.approved) && responses.approved.includes(keyTail(placeholder))) writeFileAtomic(path.join(instance, APPROVED_FILE), `${keyTail(placeholder)}\n`)
+}

@@ -21,7 +21,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { guardJson, rememberGood } from './guard.js'
 import { sharedPaths } from './instance.js'
-import { carryAccountIn, carryAccountOut } from './account-state.js'
+import { approvePlaceholderKey, carryAccountIn, carryAccountOut, rememberPlaceholderApproval } from './account-state.js'
 import { OWN_DIR } from './registry.js'
 import { liveSessions } from './scan.js'
 import { announceProposals, composeShared } from './tier-sync.js'
@@ -128,7 +128,7 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
     throw error
   }
   guardSharedState(plan, facts.claudeboxHome)
-  prepareProjectState(plan, facts.claudeboxHome)
+  prepareProjectState(plan, facts.claudeboxHome, request.api, facts.env)
   // Two first launches of projects whose ids collide would both pass the probe; the file decides.
   const state = readInstanceState(plan.summary.instanceDir)
   if (state.kind !== 'ok' || state.recordedRoot !== plan.summary.projectRoot) {
@@ -182,6 +182,7 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   // Bookkeeping after the session never changes Claude's status: a failure (a full disk) is one line.
   afterSession('remembering the shared state', () => rememberSharedState(plan, facts.claudeboxHome))
   afterSession('carrying the account keys back', () => carryAccountOut(sharedPaths(facts.claudeboxHome).claudeJson, plan.summary.instanceDir))
+  if (request.api?.kind === 'api-key') afterSession('remembering the key approval', () => rememberPlaceholderApproval(plan.summary.instanceDir, request.api?.placeholder ?? ''))
   afterSession('looking for a sign-in made inside', () => {
     const line = options.login ? storeNewLogin(plan.summary.instanceDir, facts.claudeboxHome) : takeInsideLogin(plan.summary.instanceDir, request.api?.placeholder)
     if (line !== undefined) warn(line)
@@ -273,7 +274,7 @@ function sharedJsonFiles(plan: LaunchPlan, claudeboxHome: string): { files: stri
  * the account keys carried into its .claude.json. Both wait while another session of this project
  * runs (it is writing those very files); that session's next launch catches up.
  */
-function prepareProjectState(plan: LaunchPlan, claudeboxHome: string): void {
+function prepareProjectState(plan: LaunchPlan, claudeboxHome: string, api: LaunchRequest['api'], env: Readonly<Record<string, string | undefined>>): void {
   const instance = plan.summary.instanceDir
   const others = liveSessions(instance)
   // A failure (a full disk) leaves the copies as they were, which the next launch catches up on.
@@ -288,6 +289,7 @@ function prepareProjectState(plan: LaunchPlan, claudeboxHome: string): void {
     for (const warning of composeShared(instance, sharedPaths(claudeboxHome).dir, plan.summary.shared, others)) warn(warning)
   })
   if (others === 0) attempt("carry the account keys into this project's .claude.json", () => carryAccountIn(sharedPaths(claudeboxHome).claudeJson, instance))
+  if (others === 0 && api?.kind === 'api-key') attempt('pre-approve the placeholder key', () => approvePlaceholderKey(sharedPaths(claudeboxHome).claudeJson, instance, env['ANTHROPIC_API_KEY'] ?? '', api.placeholder))
 }
 
 function rememberSharedState(plan: LaunchPlan, claudeboxHome: string): void {

@@ -1,0 +1,60 @@
+// The account keys between the shared account file and a project's .claude.json, and the
+// pre-approval of the per-session API-key placeholder (real files in a temp dir).
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { approvePlaceholderKey, carryAccountIn, carryAccountOut, rememberPlaceholderApproval } from '../../src/account-state.js'
+import { tempDir } from '../helpers/cli.js'
+
+function setup(shared: object, own?: object): { sharedFile: string; instance: string; own: () => Record<string, unknown> } {
+  const dir = tempDir()
+  const instance = path.join(dir, 'inst')
+  fs.mkdirSync(path.join(instance, 'claudebox'), { recursive: true })
+  const sharedFile = path.join(dir, 'shared.json')
+  fs.writeFileSync(sharedFile, JSON.stringify(shared))
+  if (own) fs.writeFileSync(path.join(instance, '.claude.json'), JSON.stringify(own))
+  return { sharedFile, instance, own: () => JSON.parse(fs.readFileSync(path.join(instance, '.claude.json'), 'utf8')) as Record<string, unknown> }
+}
+
+describe('account keys', () => {
+  test('in: the allowlisted keys only, over the project file; an empty mount-point file becomes a real one', () => {
+    const s = setup({ userID: 'u', theme: 'dark', mcpServers: { x: {} }, projects: { '/p': {} } }, { numStartups: 3, theme: 'light' })
+    carryAccountIn(s.sharedFile, s.instance)
+    expect(s.own()).toEqual({ numStartups: 3, theme: 'dark', userID: 'u' })
+    fs.writeFileSync(path.join(s.instance, '.claude.json'), '')
+    carryAccountIn(s.sharedFile, s.instance)
+    expect(s.own()).toEqual({ userID: 'u', theme: 'dark' })
+  })
+
+  test('out: only keys the session changed, never the API key; a corrupt project file carries nothing', () => {
+    const s = setup({ theme: 'dark', primaryApiKey: 'sk-user' }, {})
+    carryAccountIn(s.sharedFile, s.instance)
+    fs.writeFileSync(path.join(s.instance, '.claude.json'), JSON.stringify({ ...s.own(), theme: 'light', primaryApiKey: 'sk-evil', mcpServers: { x: {} } }))
+    expect(carryAccountOut(s.sharedFile, s.instance)).toEqual(['theme'])
+    expect(JSON.parse(fs.readFileSync(s.sharedFile, 'utf8'))).toEqual({ theme: 'light', primaryApiKey: 'sk-user' })
+    fs.writeFileSync(path.join(s.instance, '.claude.json'), '{"theme": ')
+    expect(carryAccountOut(s.sharedFile, s.instance)).toEqual([])
+  })
+})
+
+describe('the API-key placeholder', () => {
+  const real = 'sk-ant-api03-the-real-key-0123456789abcdef'
+  test('pre-approved when the user approved the real key; then every later placeholder, replacing the last', () => {
+    const s = setup({ customApiKeyResponses: { approved: [real.slice(-20)] } }, {})
+    approvePlaceholderKey(s.sharedFile, s.instance, real, 'sk-ant-api03-claudebox-first-aaaaaaaaaaaaaaaaaaaa')
+    expect((s.own()['customApiKeyResponses'] as { approved: string[] }).approved).toEqual(['aaaaaaaaaaaaaaaaaaaa'])
+    fs.writeFileSync(s.sharedFile, '{}')
+    approvePlaceholderKey(s.sharedFile, s.instance, real, 'sk-ant-api03-claudebox-second-bbbbbbbbbbbbbbbbbbbb')
+    expect((s.own()['customApiKeyResponses'] as { approved: string[] }).approved).toEqual(['bbbbbbbbbbbbbbbbbbbb'])
+  })
+
+  test('not pre-approved when the user never approved a key; approving the placeholder inside counts for later sessions', () => {
+    const s = setup({}, {})
+    approvePlaceholderKey(s.sharedFile, s.instance, real, 'sk-ant-api03-claudebox-first-aaaaaaaaaaaaaaaaaaaa')
+    expect(s.own()['customApiKeyResponses']).toBeUndefined()
+    fs.writeFileSync(path.join(s.instance, '.claude.json'), JSON.stringify({ customApiKeyResponses: { approved: ['aaaaaaaaaaaaaaaaaaaa'] } }))
+    rememberPlaceholderApproval(s.instance, 'sk-ant-api03-claudebox-first-aaaaaaaaaaaaaaaaaaaa')
+    approvePlaceholderKey(s.sharedFile, s.instance, real, 'sk-ant-api03-claudebox-second-bbbbbbbbbbbbbbbbbbbb')
+    expect((s.own()['customApiKeyResponses'] as { approved: string[] }).approved).toEqual(['bbbbbbbbbbbbbbbbbbbb'])
+  })
+})
