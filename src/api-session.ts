@@ -1,13 +1,16 @@
 // One session's API path, on the host: which sign-in it uses, the placeholder the sandbox gets
 // instead, the gateway that swaps it for the real credential, and after the session the login
 // Claude may have made inside (taken out, kept for this project only, never left inside).
+import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { startGateway, type Credential, type Gateway } from './api-gateway.js'
 import { writeFileAtomic } from './atomic-write.js'
 import { currentLogin, customHeaders, placeholderFor, placeholderLogin, readLogin, signInKind, storeFileOf, TOKEN_URL, type SignIn } from './credentials.js'
 import { launchError } from './errors.js'
-import { egressSocketPath } from './facts.js'
+import { egressSocketPath, readNoFollow } from './facts.js'
+import { parseJson } from './tier-files.js'
+import { promisify } from 'node:util'
 import { sharedPaths } from './instance.js'
 import type { LaunchRequest } from './plan.js'
 import { SANDBOX_STORE_DIR } from './plan.js'
@@ -29,7 +32,7 @@ export interface ApiChoice {
 export function chooseApi(env: Env, claudeboxHome: string, instance: string, openNetwork: boolean): ApiChoice {
   const projectLogin = path.join(instance, PROJECT_LOGIN)
   const storeFile = readLogin(projectLogin) !== undefined ? projectLogin : storeFileOf(sharedPaths(claudeboxHome).secureStorage)
-  const signIn = signInKind(env, storeFile)
+  const signIn = signInKind(env, storeFile, hostKeyHelper(claudeboxHome))
   if (signIn === undefined) return {}
   const placeholder = placeholderFor(signIn.kind)
   const api: NonNullable<LaunchRequest['api']> = { kind: signIn.kind, placeholder, ...(openNetwork ? { port: 0 } : { socket: path.join(path.dirname(egressSocketPath(env)), 'api.sock') }) }
@@ -75,8 +78,35 @@ export async function startApiSession(choice: Required<Pick<ApiChoice, 'api' | '
   }
 }
 
-/** The real credential, by kind: the host's variable, or the stored OAuth login (refreshed here). */
+/** The apiKeyHelper of the shared settings (the instances' copies have it removed: it runs here). */
+function hostKeyHelper(claudeboxHome: string): string | undefined {
+  const settings = parseJson(readNoFollow(path.join(sharedPaths(claudeboxHome).dir, 'settings.json'), 1 << 20) ?? '') as { apiKeyHelper?: unknown } | undefined
+  return typeof settings?.apiKeyHelper === 'string' && settings.apiKeyHelper.trim() !== '' ? settings.apiKeyHelper : undefined
+}
+
+/** How long a key from apiKeyHelper is used before the helper runs again (Claude Code's own default). */
+const HELPER_TTL_MS = 5 * 60_000
+
+/** An apiKeyHelper run on the host (sh -c, 30 s at most), its key reused for HELPER_TTL_MS, again after a 401. */
+function helperCredential(command: string): Credential {
+  let cached: { key: string; at: number } | undefined
+  return {
+    refreshable: true,
+    header: async force => {
+      if (force || cached === undefined || Date.now() - cached.at > HELPER_TTL_MS) {
+        const { stdout } = await promisify(execFile)('/bin/sh', ['-c', command], { timeout: 30_000, encoding: 'utf8' }).catch((error: Error) => {
+          throw new Error(`apiKeyHelper failed on the host (${error.message.split('\n')[0] ?? ''}); fix "apiKeyHelper" in ${'$CLAUDEBOX_HOME'}/shared/settings.json`)
+        })
+        cached = { key: stdout.trim(), at: Date.now() }
+      }
+      return ['x-api-key', cached.key]
+    },
+  }
+}
+
+/** The real credential, by kind: the host's variable, the apiKeyHelper, or the stored OAuth login (refreshed here). */
 function credentialFor(signIn: SignIn, env: Env, storeFile: string | undefined): Credential {
+  if (signIn.helper !== undefined) return helperCredential(signIn.helper)
   if (signIn.kind !== 'oauth-store') {
     const value = env[signIn.variable ?? ''] ?? ''
     return { refreshable: false, header: () => Promise.resolve(signIn.header === 'x-api-key' ? ['x-api-key', value] : ['authorization', `Bearer ${value}`]) }

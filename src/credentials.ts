@@ -30,16 +30,22 @@ export interface OAuthLogin {
 
 export interface SignIn {
   kind: SignInKind
+  /** An apiKeyHelper command from the shared settings: run on the host for the key. */
+  helper?: string
   /** The variable the sandbox gets the placeholder in (none for the store: a placeholder file instead). */
   variable?: 'ANTHROPIC_API_KEY' | 'ANTHROPIC_AUTH_TOKEN' | 'CLAUDE_CODE_OAUTH_TOKEN'
   /** How the credential travels: the x-api-key header or a bearer token. */
   header: 'x-api-key' | 'authorization'
 }
 
-/** Claude Code's own precedence: a token in the environment before a key, both before the stored login. */
-export function signInKind(env: Readonly<Record<string, string | undefined>>, storeFile: string): SignIn | undefined {
+/**
+ * Claude Code's own precedence: a token in the environment before a key, then the apiKeyHelper of
+ * the user's settings, then a long-lived OAuth token, then the stored login.
+ */
+export function signInKind(env: Readonly<Record<string, string | undefined>>, storeFile: string, helper?: string): SignIn | undefined {
   if (env['ANTHROPIC_AUTH_TOKEN']) return { kind: 'auth-token', variable: 'ANTHROPIC_AUTH_TOKEN', header: 'authorization' }
   if (env['ANTHROPIC_API_KEY']) return { kind: 'api-key', variable: 'ANTHROPIC_API_KEY', header: 'x-api-key' }
+  if (helper) return { kind: 'api-key', variable: 'ANTHROPIC_API_KEY', header: 'x-api-key', helper }
   if (env['CLAUDE_CODE_OAUTH_TOKEN']) return { kind: 'oauth-token', variable: 'CLAUDE_CODE_OAUTH_TOKEN', header: 'authorization' }
   return readLogin(storeFile) === undefined ? undefined : { kind: 'oauth-store', header: 'authorization' }
 }

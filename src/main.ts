@@ -24,7 +24,7 @@ import { sharedPaths } from './instance.js'
 import { approvePlaceholderKey, carryAccountIn, carryAccountOut, rememberPlaceholderApproval } from './account-state.js'
 import { OWN_DIR } from './registry.js'
 import { liveSessions } from './scan.js'
-import { announceProposals, composeShared } from './tier-sync.js'
+import { announceProposals, composeShared, HOST_ONLY_SETTINGS } from './tier-sync.js'
 import { ask, canAsk } from './prompt.js'
 import type { HostFacts, LaunchPlan } from './types.js'
 
@@ -128,7 +128,7 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
     throw error
   }
   guardSharedState(plan, facts.claudeboxHome)
-  prepareProjectState(plan, facts.claudeboxHome, request.api, facts.env)
+  prepareProjectState(plan, facts.claudeboxHome, request, facts.env)
   // Two first launches of projects whose ids collide would both pass the probe; the file decides.
   const state = readInstanceState(plan.summary.instanceDir)
   if (state.kind !== 'ok' || state.recordedRoot !== plan.summary.projectRoot) {
@@ -188,7 +188,7 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
     if (line !== undefined) warn(line)
   })
   afterSession('looking for proposals', () => {
-    const line = announceProposals(plan.summary.instanceDir, sharedPaths(facts.claudeboxHome).dir, plan.summary.shared)
+    const line = announceProposals(plan.summary.instanceDir, sharedPaths(facts.claudeboxHome).dir, plan.summary.shared, hostOnlySettings(request.sandbox?.secretless))
     if (line !== undefined) warn(line)
   })
   afterSession('recording the usage', () => recordUsage(plan.summary.instanceDir))
@@ -200,6 +200,9 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   if (result.signal) process.kill(process.pid, result.signal)
   return result.status
 }
+
+/** Secretless launches keep the settings the host acts on (apiKeyHelper) out of the instance copies. */
+const hostOnlySettings = (secretless: boolean | undefined): readonly string[] => (secretless === false ? [] : HOST_ONLY_SETTINGS)
 
 /** Upgrading: this project's instance, or another one, existed before this launch. */
 async function networkNotice(settings: Settings, options: CliOptions, request: LaunchRequest, plan: LaunchPlan, instanceExisted: boolean): Promise<LaunchPlan> {
@@ -274,7 +277,9 @@ function sharedJsonFiles(plan: LaunchPlan, claudeboxHome: string): { files: stri
  * the account keys carried into its .claude.json. Both wait while another session of this project
  * runs (it is writing those very files); that session's next launch catches up.
  */
-function prepareProjectState(plan: LaunchPlan, claudeboxHome: string, api: LaunchRequest['api'], env: Readonly<Record<string, string | undefined>>): void {
+function prepareProjectState(plan: LaunchPlan, claudeboxHome: string, request: LaunchRequest, env: Readonly<Record<string, string | undefined>>): void {
+  const { api } = request
+  const secretless = request.sandbox?.secretless
   const instance = plan.summary.instanceDir
   const others = liveSessions(instance)
   // A failure (a full disk) leaves the copies as they were, which the next launch catches up on.
@@ -286,7 +291,7 @@ function prepareProjectState(plan: LaunchPlan, claudeboxHome: string, api: Launc
     }
   }
   attempt("update this project's copies of the shared tier", () => {
-    for (const warning of composeShared(instance, sharedPaths(claudeboxHome).dir, plan.summary.shared, others)) warn(warning)
+    for (const warning of composeShared(instance, sharedPaths(claudeboxHome).dir, plan.summary.shared, others, hostOnlySettings(secretless))) warn(warning)
   })
   if (others === 0) attempt("carry the account keys into this project's .claude.json", () => carryAccountIn(sharedPaths(claudeboxHome).claudeJson, instance))
   if (others === 0 && api?.kind === 'api-key') attempt('pre-approve the placeholder key', () => approvePlaceholderKey(sharedPaths(claudeboxHome).claudeJson, instance, env['ANTHROPIC_API_KEY'] ?? '', api.placeholder))

@@ -13,9 +13,9 @@ import { scanInstances } from './scan.js'
 import type { Settings } from './settings.js'
 import { jsonSafe, writeOut } from './terminal-safe.js'
 import { lineDiff } from './text-diff.js'
-import { readTree, safeParent, type DiskNode } from './tier-files.js'
+import { safeParent, type DiskNode } from './tier-files.js'
 import { applyJsonOps, jsonNode, type Proposal } from './tier-merge.js'
-import { markProposals, pendingProposals } from './tier-sync.js'
+import { HOST_ONLY_SETTINGS, markProposals, pendingProposals, readSharedTree } from './tier-sync.js'
 import { DEFAULT_SHARED_ENTRIES, SANDBOX_NOTE } from './tiers.js'
 
 export interface ProposalsRequest {
@@ -37,7 +37,7 @@ export async function runProposals(settings: Settings, request: ProposalsRequest
   const config = loadConfig(settings)
   const entries = (config.sharedEntries ?? DEFAULT_SHARED_ENTRIES).filter(name => name !== SANDBOX_NOTE)
   const sharedDir = sharedPaths(settings.claudeboxHome).dir
-  const found = collect(settings.claudeboxHome, sharedDir, entries)
+  const found = collect(settings.claudeboxHome, sharedDir, entries, config.defaults.secretless === false ? [] : HOST_ONLY_SETTINGS)
   const named = request.promote ?? request.dismiss
   if (named === undefined) return show(found, request.json)
   const target = found.find(f => f.id === named)
@@ -58,9 +58,9 @@ export async function runProposals(settings: Settings, request: ProposalsRequest
   return EXIT.ok
 }
 
-function collect(claudeboxHome: string, sharedDir: string, entries: readonly string[]): Found[] {
+function collect(claudeboxHome: string, sharedDir: string, entries: readonly string[], hostOnly: readonly string[]): Found[] {
   const warnings: string[] = []
-  const shared = readTree(sharedDir, entries, true, warnings)
+  const shared = readSharedTree(sharedDir, entries, hostOnly, warnings)
   const found: Found[] = []
   for (const entry of scanInstances(instancesDir(claudeboxHome))) {
     if (entry.kind !== 'dir' || entry.recordedRoot === undefined) continue

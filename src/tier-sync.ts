@@ -9,7 +9,7 @@ import { writeFileAtomic } from './atomic-write.js'
 import { readNoFollow } from './facts.js'
 import { OWN_DIR } from './registry.js'
 import { parseJson, readTree, removeNode, treePrint, writeNode } from './tier-files.js'
-import { composeTree, proposals, type Proposal, type TierNode, type Tree } from './tier-merge.js'
+import { composeTree, jsonNode, proposals, sha256, type Proposal, type TierNode, type Tree } from './tier-merge.js'
 
 export const TIERS_STATE = `${OWN_DIR}/tiers.json`
 /** Where an instance's own copies of shared entries went when it first got composed copies. */
@@ -45,17 +45,32 @@ function stored(tree: Tree): Record<string, TierNode> {
 const asTree = (base: Record<string, TierNode>): Tree => new Map(Object.entries(base))
 
 /**
+ * Settings the host acts on itself and the sandbox must not see: with the login on the host,
+ * apiKeyHelper runs there (api-session.ts), so the instances' settings.json copies go without it.
+ */
+export const HOST_ONLY_SETTINGS = ['apiKeyHelper'] as const
+
+/** The shared tier as the instances get it: settings.json without the host-only keys. */
+export function readSharedTree(sharedDir: string, entries: readonly string[], hostOnly: readonly string[], warnings: string[]): Tree {
+  const tree = readTree(sharedDir, entries, true, warnings)
+  const settings = tree.get('settings.json')
+  if (settings?.kind !== 'file' || typeof settings.json !== 'object' || settings.json === null || !hostOnly.some(key => Object.hasOwn(settings.json as object, key))) return tree
+  const kept = Object.fromEntries(Object.entries(settings.json).filter(([key]) => !hostOnly.includes(key)))
+  return new Map([...tree, ['settings.json', { ...jsonNode(kept), mode: 0o600 }]])
+}
+
+/**
  * Brings the instance's copies up to date with the shared tier, when the shared tier changed since
  * the last launch. Skipped while another session of this project runs (it is writing these files);
  * the next launch catches up. Returns warnings.
  */
-export function composeShared(instance: string, sharedDir: string, entries: readonly string[], otherSessions: number): string[] {
+export function composeShared(instance: string, sharedDir: string, entries: readonly string[], otherSessions: number, hostOnly: readonly string[]): string[] {
   const warnings: string[] = []
   const state = readState(instance)
-  const print = treePrint(sharedDir, entries)
+  const print = sha256(`${treePrint(sharedDir, entries)}\0${hostOnly.join(',')}`)
   if (state?.sharedPrint === print || otherSessions > 0) return warnings
   if (state === undefined) setAsidePrevious(instance, entries, warnings)
-  const shared = readTree(sharedDir, entries, true, warnings)
+  const shared = readSharedTree(sharedDir, entries, hostOnly, warnings)
   const work = readTree(instance, entries, false, warnings)
   const plan = composeTree(shared, state ? asTree(state.base) : new Map(), work)
   for (const rel of plan.remove) removeNode(instance, rel)
@@ -128,8 +143,8 @@ export function markProposals(instance: string, list: readonly Proposal[], field
 }
 
 /** After a session: one line when the session left proposals not announced before. */
-export function announceProposals(instance: string, sharedDir: string, entries: readonly string[]): string | undefined {
-  const pending = pendingProposals(instance, readTree(sharedDir, entries, true, []), entries, [])
+export function announceProposals(instance: string, sharedDir: string, entries: readonly string[], hostOnly: readonly string[]): string | undefined {
+  const pending = pendingProposals(instance, readSharedTree(sharedDir, entries, hostOnly, []), entries, [])
   if (pending.fresh.length === 0) return undefined
   markProposals(instance, pending.fresh, 'announced')
   const names = pending.fresh.map(p => p.rel).join(', ')

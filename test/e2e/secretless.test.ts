@@ -75,6 +75,20 @@ describe.skipIf(!HAVE_BWRAP)('secretless: the login stays on the host', () => {
     }
   })
 
+  test("apiKeyHelper runs on the host: the API receives its key, the sandbox's settings hold no helper and nothing inside holds the key", async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'src/app')
+    fs.mkdirSync(path.join(world.claudeboxHome, 'shared'), { recursive: true })
+    fs.writeFileSync(path.join(world.claudeboxHome, 'shared/settings.json'), JSON.stringify({ apiKeyHelper: 'echo sk-ant-api03-HELPER""KEY', model: 'claude-test-model' }))
+    const found = await scanInside(world, repo, [['HELPER', 'KEY'], ['apiKey', 'Helper']], { ANTHROPIC_API_KEY: undefined })
+    expect(found.trim()).toBe('SCAN-DONE')
+    const requests = api?.messages() ?? []
+    expect(requests.length).toBeGreaterThan(0)
+    for (const request of requests) expect(request.headers['x-api-key']).toBe('sk-ant-api03-HELPERKEY')
+    // The rest of the shared settings still reach the project.
+    expect(JSON.stringify(requests[0]?.body)).toContain('claude-test-model')
+  })
+
   test('an expired token: the host refreshes once for two sessions at once, the turns complete, the new tokens are stored once', async () => {
     const world = makeWorld()
     const a = makeRepo(world.home, 'src/a')
