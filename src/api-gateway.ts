@@ -24,6 +24,18 @@ export interface GatewayOptions {
   credential: Credential
   extraHeaders: readonly [string, string][]
   listen: { path: string } | { host: string; port: number }
+  /** Called once per forwarded request when its answer is complete. */
+  onCall?: (call: ApiCall) => void
+}
+
+/** One API call, for the optional log: never a body or a header. */
+export interface ApiCall {
+  time: string
+  method: string
+  path: string
+  status: number
+  inputTokens: number
+  outputTokens: number
 }
 
 export interface Usage {
@@ -86,6 +98,7 @@ async function handle(options: GatewayOptions, usage: Usage, req: http.IncomingM
   upstream.on('end', () => {
     usage.inputTokens += counted.input
     usage.outputTokens += counted.output
+    options.onCall?.({ time: new Date().toISOString(), method: req.method ?? '', path: url.pathname, status: upstream.statusCode ?? 0, inputTokens: counted.input, outputTokens: counted.output })
   })
   upstream.pipe(res)
 }

@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { startGateway, type Credential, type Gateway } from './api-gateway.js'
+import { startGateway, type ApiCall, type Credential, type Gateway } from './api-gateway.js'
 import { writeFileAtomic } from './atomic-write.js'
 import { currentLogin, customHeaders, placeholderFor, placeholderLogin, readLogin, signInKind, storeFileOf, TOKEN_URL, type SignIn } from './credentials.js'
 import { launchError } from './errors.js'
@@ -47,7 +47,7 @@ export interface ApiSession {
 }
 
 /** Starts the gateway where the sandbox will reach it; with the open network the port is filled in. */
-export async function startApiSession(choice: Required<Pick<ApiChoice, 'api' | 'signIn'>> & ApiChoice, env: Env): Promise<ApiSession> {
+export async function startApiSession(choice: Required<Pick<ApiChoice, 'api' | 'signIn'>> & ApiChoice, env: Env, logDir?: string): Promise<ApiSession> {
   const { api, signIn } = choice
   const upstream = new URL(env['ANTHROPIC_BASE_URL'] || 'https://api.anthropic.com')
   if (api.socket !== undefined) fs.mkdirSync(path.dirname(api.socket), { recursive: true, mode: 0o700 })
@@ -59,6 +59,7 @@ export async function startApiSession(choice: Required<Pick<ApiChoice, 'api' | '
       credential: credentialFor(signIn, env, choice.storeFile),
       extraHeaders: customHeaders(env['ANTHROPIC_CUSTOM_HEADERS']),
       listen: api.socket !== undefined ? { path: api.socket } : { host: '127.0.0.1', port: 0 },
+      ...(logDir === undefined ? {} : { onCall: callLogger(logDir) }),
     })
   } catch (error) {
     throw launchError(`cannot start the API gateway: ${(error as Error).message}`)
@@ -75,6 +76,27 @@ export async function startApiSession(choice: Required<Pick<ApiChoice, 'api' | '
       if (u.requests === 0) return undefined
       return `API: ${u.requests} request${u.requests === 1 ? '' : 's'}, ${u.inputTokens.toLocaleString('en')} input and ${u.outputTokens.toLocaleString('en')} output tokens (the credential stayed on the host)`
     },
+  }
+}
+
+/**
+ * The optional JSONL log of API calls, in the instance's claudebox/ directory (read-only inside);
+ * never through a symlink there.
+ */
+function callLogger(dir: string): (call: ApiCall) => void {
+  let fd: number | undefined
+  const file = path.join(dir, `api-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}.jsonl`)
+  return call => {
+    try {
+      if (fd === undefined) {
+        fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+        if (!fs.lstatSync(dir).isDirectory()) return
+        fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_APPEND | fs.constants.O_NOFOLLOW, 0o600)
+      }
+      fs.writeSync(fd, `${JSON.stringify(call)}\n`)
+    } catch {
+      // a full disk loses log lines, never the session
+    }
   }
 }
 

@@ -16,6 +16,7 @@ const OPTION_KEYS: Readonly<Record<string, { field: keyof SandboxOptions; kind: 
   sshAgent: { field: 'sshAgent', kind: 'boolean' },
   connectors: { field: 'connectors', kind: 'boolean' },
   secretless: { field: 'secretless', kind: 'boolean' },
+  apiLog: { field: 'apiLog', kind: 'boolean' },
   roBind: { field: 'roBinds', kind: 'string[]' },
   bind: { field: 'binds', kind: 'string[]' },
   env: { field: 'env', kind: 'string[]' },

@@ -20,7 +20,7 @@ import type { CliOptions } from './cli.js'
 import fs from 'node:fs'
 import path from 'node:path'
 import { guardJson, rememberGood } from './guard.js'
-import { sharedPaths } from './instance.js'
+import { canonicalRoot, instanceDir, instanceId, sharedPaths } from './instance.js'
 import { approvePlaceholderKey, carryAccountIn, carryAccountOut, rememberPlaceholderApproval } from './account-state.js'
 import { OWN_DIR } from './registry.js'
 import { liveSessions } from './scan.js'
@@ -94,7 +94,8 @@ async function launch(settings: Settings, options: CliOptions): Promise<number> 
   const setup = await setupWithApproval(settings, options)
   // The API gateway starts first: with the open network the sandbox is told its port.
   const { api, signIn } = setup.api
-  const session = options.mode === 'launch' && api !== undefined && signIn !== undefined ? await (await import('./api-session.js')).startApiSession({ ...setup.api, api, signIn }, setup.facts.env) : undefined
+  const logDir = setup.request.sandbox?.apiLog ? path.join(instanceDir(settings.claudeboxHome, instanceId(canonicalRoot(setup.facts.cwd ?? '/', setup.facts.git))), OWN_DIR, 'api') : undefined
+  const session = options.mode === 'launch' && api !== undefined && signIn !== undefined ? await (await import('./api-session.js')).startApiSession({ ...setup.api, api, signIn }, setup.facts.env, logDir) : undefined
   try {
     return await launchWith(settings, options, setup)
   } finally {

@@ -15,6 +15,8 @@ export interface SandboxOptions {
   connectors: boolean
   /** Keep the login on the host (a placeholder inside, the gateway adds the credential); false: the opt-out. */
   secretless: boolean
+  /** Keep a JSONL log of the session's API calls (time, path, status, tokens; never bodies or headers). */
+  apiLog: boolean
   /** Extra host paths, shown read-only / read-write at their own path. */
   roBinds: readonly string[]
   binds: readonly string[]
@@ -42,6 +44,7 @@ export const DEFAULT_SANDBOX: SandboxOptions = {
   sshAgent: false,
   connectors: false,
   secretless: true,
+  apiLog: false,
   roBinds: [],
   binds: [],
   env: [],

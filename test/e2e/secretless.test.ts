@@ -67,12 +67,21 @@ describe.skipIf(!HAVE_BWRAP)('secretless: the login stays on the host', () => {
   test('an API key (and custom headers): the API receives them, nothing inside holds them', async () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'src/app')
+    fs.mkdirSync(world.claudeboxHome, { recursive: true })
+    fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), '{"apiLog": true}')
     const found = await scanInside(world, repo, [['sk-ant-api03-REAL', 'KEY'], ['corp-', 'SECRET']], { ANTHROPIC_API_KEY: 'sk-ant-api03-REALKEY', ANTHROPIC_CUSTOM_HEADERS: 'X-Corp-Auth: corp-SECRET' })
     expect(found.trim()).toBe('SCAN-DONE')
     for (const request of api?.messages() ?? []) {
       expect(request.headers['x-api-key']).toBe('sk-ant-api03-REALKEY')
       expect(request.headers['x-corp-auth']).toBe('corp-SECRET')
     }
+    // The optional log: one line per call, path, status and tokens, never a header or a body.
+    const instances = path.join(world.claudeboxHome, 'instances')
+    const logDir = path.join(instances, fs.readdirSync(instances)[0] as string, 'claudebox/api')
+    const lines = fs.readdirSync(logDir).flatMap(f => fs.readFileSync(path.join(logDir, f), 'utf8').trim().split('\n'))
+    expect(lines.length).toBe(api?.messages().length)
+    for (const line of lines) expect(Object.keys(JSON.parse(line) as object).sort()).toEqual(['inputTokens', 'method', 'outputTokens', 'path', 'status', 'time'])
+    expect(lines.join('\n')).not.toContain('REAL')
   })
 
   test("apiKeyHelper runs on the host: the API receives its key, the sandbox's settings hold no helper and nothing inside holds the key", async () => {
