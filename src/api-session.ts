@@ -6,14 +6,14 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { startGateway, type ApiCall, type Credential, type Gateway } from './api-gateway.js'
 import { writeFileAtomic } from './atomic-write.js'
-import { currentLogin, customHeaders, placeholderFor, placeholderLogin, readLogin, signInKind, storeFileOf, TOKEN_URL, type SignIn } from './credentials.js'
+import { currentLogin, customHeaders, placeholderFor, placeholderLogin, readLogin, signInKind, storeFileOf, TOKEN_URL, type OAuthLogin, type SignIn } from './credentials.js'
 import { launchError } from './errors.js'
-import { egressSocketPath, readNoFollow } from './facts.js'
+import { egressSocketPath, lstatKind, readNoFollow } from './facts.js'
 import { parseJson } from './tier-files.js'
 import { promisify } from 'node:util'
 import { sharedPaths } from './instance.js'
 import type { LaunchRequest } from './plan.js'
-import { SANDBOX_STORE_DIR } from './plan.js'
+import { sandboxStore } from './plan.js'
 import { OWN_DIR } from './registry.js'
 
 /** A login made inside a project's sandbox, kept on the host for that project alone (read-only inside). */
@@ -145,15 +145,30 @@ function credentialFor(signIn: SignIn, env: Env, storeFile: string | undefined):
   }
 }
 
+/**
+ * The login in a session's own store, and the removal of that store. Its directories sit where the
+ * sandbox could write: they are looked at without following a symlink (one planted there could
+ * otherwise lead to the host's own store, to be read, moved or removed).
+ */
+function sessionStore(instance: string, session: string): { login: OAuthLogin | undefined; remove: () => void } {
+  const dir = sandboxStore(instance, session)
+  const real = [path.dirname(dir), dir].every(d => lstatKind(d) === 'dir')
+  return {
+    login: real ? readLogin(path.join(dir, '.credentials.json')) : undefined,
+    remove: () => {
+      if (real) fs.rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
 /** After `claudebox --login`: the new login, out of the sandbox into the host's store for every project. */
-export function storeNewLogin(instance: string, claudeboxHome: string): string {
-  const inside = path.join(instance, SANDBOX_STORE_DIR, '.credentials.json')
-  const login = readLogin(inside)
+export function storeNewLogin(instance: string, session: string, claudeboxHome: string): string {
+  const { login, remove } = sessionStore(instance, session)
+  remove()
   if (login === undefined) return 'no login was made (claude auth login did not finish); nothing changed'
   const store = storeFileOf(sharedPaths(claudeboxHome).secureStorage)
   fs.mkdirSync(path.dirname(store), { recursive: true, mode: 0o700 })
   writeFileAtomic(store, `${JSON.stringify({ claudeAiOauth: login })}\n`)
-  fs.rmSync(inside, { force: true })
   return `signed in: the login is kept on the host (${store}) and every project uses it through claudebox's gateway`
 }
 
@@ -162,11 +177,10 @@ export function storeNewLogin(instance: string, claudeboxHome: string): string {
  * placeholder) is taken out of the sandbox to this project's host-side login, and the sandbox's
  * store is emptied. It is never left inside and never used by another project.
  */
-export function takeInsideLogin(instance: string, placeholder: string | undefined): string | undefined {
-  const inside = path.join(instance, SANDBOX_STORE_DIR, '.credentials.json')
-  const login = readLogin(inside)
+export function takeInsideLogin(instance: string, session: string, placeholder: string | undefined): string | undefined {
+  const { login, remove } = sessionStore(instance, session)
+  remove()
   if (login === undefined || login.accessToken === placeholder) return undefined
   writeFileAtomic(path.join(instance, PROJECT_LOGIN), `${JSON.stringify({ claudeAiOauth: login })}\n`)
-  fs.rmSync(inside, { force: true })
   return `a sign-in made inside this session was moved out of the sandbox and is used for this project only (${path.join(instance, PROJECT_LOGIN)}); to sign in for every project, copy it to ${'$CLAUDEBOX_HOME'}/shared/credentials/.credentials.json`
 }

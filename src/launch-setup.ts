@@ -55,6 +55,7 @@ export function setupLaunch(settings: Settings, options: CliOptions): LaunchSetu
   }
   const facts = withOptionFacts(base, resolved.sandbox, config.sharedEntries ?? DEFAULT_SHARED_ENTRIES)
   const request: LaunchRequest = {
+    storeSession: `session-${process.pid}`,
     claudeArgs: [...resolved.claudeArgs, ...options.claudeArgs],
     sandbox: resolved.sandbox,
     tiers: { entries: config.sharedEntries, readOnly: config.sharedReadOnly },

@@ -91,7 +91,9 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 async function launch(settings: Settings, options: CliOptions): Promise<number> {
-  const setup = await setupWithApproval(settings, options)
+  let setup = await setupWithApproval(settings, options)
+  // First run: the normal Claude Code's login, copied with consent, is this launch's sign-in already.
+  if (options.mode === 'launch' && (await offerLoginImport(setup.facts, options.yes))) setup = setupLaunch(settings, options)
   // The API gateway starts first: with the open network the sandbox is told its port.
   const { api, signIn } = setup.api
   const logDir = setup.request.sandbox?.apiLog ? path.join(instanceDir(settings.claudeboxHome, instanceId(canonicalRoot(setup.facts.cwd ?? '/', setup.facts.git))), OWN_DIR, 'api') : undefined
@@ -121,7 +123,6 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   const { applyFiles, applyMkdirs, linkResumedTranscript, recordInstanceMeta, recordUsage, registerSession, removeEmptyInstance } = await import('./state.js')
   try {
     applyMkdirs(plan.mkdirs, facts.claudeboxHome)
-    await offerLoginImport(facts, options.yes)
     applyFiles(plan.files)
   } catch (error) {
     // A first launch that could not write its project-root leaves no instance behind.
@@ -185,7 +186,8 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   afterSession('carrying the account keys back', () => carryAccountOut(sharedPaths(facts.claudeboxHome).claudeJson, plan.summary.instanceDir))
   if (request.api?.kind === 'api-key') afterSession('remembering the key approval', () => rememberPlaceholderApproval(plan.summary.instanceDir, request.api?.placeholder ?? ''))
   afterSession('looking for a sign-in made inside', () => {
-    const line = options.login ? storeNewLogin(plan.summary.instanceDir, facts.claudeboxHome) : takeInsideLogin(plan.summary.instanceDir, request.api?.placeholder)
+    const session = request.storeSession ?? 'session'
+    const line = options.login ? storeNewLogin(plan.summary.instanceDir, session, facts.claudeboxHome) : takeInsideLogin(plan.summary.instanceDir, session, request.api?.placeholder)
     if (line !== undefined) warn(line)
   })
   afterSession('looking for proposals', () => {
@@ -245,21 +247,22 @@ async function setupWithApproval(settings: Settings, options: CliOptions): Promi
  * First run: when claudebox has no credentials yet but the user's normal Claude Code has a login,
  * offer once to copy it: asked on a terminal, accepted by --yes, only mentioned otherwise.
  */
-async function offerLoginImport(facts: HostFacts, yes: boolean): Promise<void> {
+async function offerLoginImport(facts: HostFacts, yes: boolean): Promise<boolean> {
   const { findHostLogin, importLogin } = await import('./login.js')
   const login = findHostLogin(facts.claudeboxHome, facts.home, facts.env)
-  if (login === undefined) return
+  if (login === undefined) return false
   const where = login.credentials ?? login.accountFile ?? ''
   let accepted = yes
   if (!yes) {
     if (!canAsk()) {
       warn(`found a Claude Code login in ${where}; run claudebox --yes once to use it in every project (nothing copied)`)
-      return
+      return false
     }
     accepted = !/^n(o)?$/i.test(await ask(`use your Claude Code login from ${where} in every project (it is copied, not moved)? [Y/n]`))
   }
   importLogin(facts.claudeboxHome, login, accepted)
-  warn(accepted ? `copied your Claude Code login from ${where} (your own ~/.claude is unchanged)` : 'not using your Claude Code login; sign in inside claudebox instead')
+  warn(accepted ? `copied your Claude Code login from ${where} (your own ~/.claude is unchanged)` : 'not using your Claude Code login; sign in with claudebox --login instead')
+  return accepted
 }
 
 /** The JSON files Claude rewrites: the shared ones, and this project's .claude.json (its own good copies). */

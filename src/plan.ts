@@ -92,10 +92,15 @@ export interface LaunchRequest {
   api?: { kind: SignInKind; placeholder: string; socket?: string; port?: number; credentialsFile?: string }
   /** Secretless without a login yet: the sandbox gets an empty credential store of its own (a /login lands there). */
   ownCredentialStore?: boolean
+  /** The session's name for its own store (sessions of one project at once each have theirs). */
+  storeSession?: string
 }
 
 /** Where, in an instance, the sandbox's own credential store is (placeholders, or a login made inside). */
 export const SANDBOX_STORE_DIR = '.claudebox-credentials'
+
+/** One session's own store: two sessions of a project at once must not overwrite each other's placeholder. */
+export const sandboxStore = (instance: string, session = 'session'): string => path.join(instance, SANDBOX_STORE_DIR, session)
 
 export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan {
   const options = request.sandbox ?? DEFAULT_SANDBOX
@@ -273,12 +278,12 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   // in a bound directory but not on a bound file.
   const api = request.api
   const ownStore = api !== undefined || request.ownCredentialStore === true
-  const storeDir = ownStore ? path.join(instance, SANDBOX_STORE_DIR) : shared.secureStorage
+  const storeDir = ownStore ? sandboxStore(instance, request.storeSession) : shared.secureStorage
   if (!ownStore) bind(shared.secureStorage)
   const credentialFile = path.join(storeDir, '.credentials.json')
   const mechanism = credentialMechanism(claude?.version)
   const stateFiles: FileStep[] = []
-  if (ownStore) mkdirs.push({ path: storeDir, mode: 0o700 })
+  if (ownStore) mkdirs.push({ path: path.dirname(storeDir), mode: 0o700 }, { path: storeDir, mode: 0o700 })
   if (api?.credentialsFile !== undefined) stateFiles.push({ path: credentialFile, content: api.credentialsFile, mode: 0o600, replace: true })
   if (api !== undefined) protections.push("your login stays on the host: the sandbox holds this session's placeholder; claudebox's gateway adds the real credential to Claude's API calls only")
   if (!ownStore && mechanism === 'file-bind') {

@@ -117,8 +117,8 @@ describe.skipIf(!HAVE_BWRAP)('the real Claude Code inside claudebox', () => {
       ]),
     )
     const plant = await claude(world, a, ['-p', 'plant', '--dangerously-skip-permissions'], { ANTHROPIC_API_KEY: undefined })
-    expect(plant.exitCode, plant.stderr).toBe(0)
-    expect(api.messages().flatMap(req => toolResults(req)).map(r => r.content)).toContain('written')
+    // Claude rereads its credential file and tries the planted token: the gateway refuses it, so it never reaches the API.
+    expect(api.requests.map(r => String(r.headers['authorization'] ?? ''))).not.toContainEqual(expect.stringContaining('planted'))
     expect(plant.stderr).toContain('a sign-in made inside this session was moved out of the sandbox and is used for this project only')
 
     // B still sends the host's token; the host's store is unchanged; the host changes reach B.

@@ -38,9 +38,16 @@ const deniedLogs = (world: World, repo: string): string[] => {
 }
 
 describe.skipIf(!HAVE_BWRAP)('the real Claude Code with --network=allow', () => {
-  test('the mock API allowed: a whole turn goes through the proxy', async () => {
+  /** Without the gateway (secretless: false), Claude's API traffic goes through the egress proxy. */
+  const optOut = (world: World): void => {
+    fs.mkdirSync(world.claudeboxHome, { recursive: true })
+    fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), '{"secretless": false}')
+  }
+
+  test('secretless off: the mock API allowed, a whole turn goes through the proxy', async () => {
     api = await startMockApi()
     const world = makeWorld()
+    optOut(world)
     const repo = makeRepo(world.home, 'src/app')
     const r = await runClaude(world, repo, ['--network=allow', '--allow-host', `127.0.0.1:${apiPort(api)}`, '-p', 'hello'], api.url)
     expect(r.exitCode, r.stderr).toBe(0)
@@ -50,9 +57,10 @@ describe.skipIf(!HAVE_BWRAP)('the real Claude Code with --network=allow', () => 
     expect(deniedLogs(world, repo)).toEqual([])
   })
 
-  test('the API endpoint named on the host is reached through the proxy with no option, even on loopback; denied, claudebox says so at once', async () => {
+  test('secretless off: the API endpoint named on the host is reached through the proxy with no option, even on loopback; denied, claudebox says so at once', async () => {
     api = await startMockApi()
     const world = makeWorld()
+    optOut(world)
     const repo = makeRepo(world.home, 'src/app')
     const ok = await runClaude(world, repo, ['-p', 'hello'], api.url)
     expect(ok.exitCode, ok.stderr).toBe(0)

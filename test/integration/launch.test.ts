@@ -41,7 +41,7 @@ describe.skipIf(!HAVE_BWRAP)('instances', () => {
     for (const r of results) expect(r.exitCode, r.stderr).toBe(0)
     const instances = fs.readdirSync(path.join(world.claudeboxHome, 'instances'))
     expect(instances).toEqual([instanceId(`${repo}/.git`)])
-    expect(fs.readdirSync(path.join(world.claudeboxHome, 'instances', instances[0] as string)).sort()).toEqual(['.claude.json', 'CLAUDE.md', 'SANDBOX.md', 'agents', 'claudebox', 'commands', 'project-root', 'settings.json', 'skills'])
+    expect(fs.readdirSync(path.join(world.claudeboxHome, 'instances', instances[0] as string)).sort()).toEqual(['.claude.json', '.claudebox-credentials', 'CLAUDE.md', 'SANDBOX.md', 'agents', 'claudebox', 'commands', 'project-root', 'settings.json', 'skills'])
   })
 
   test('an instance recording another root is an error, never reused', async () => {
@@ -121,7 +121,8 @@ describe.skipIf(!HAVE_BWRAP)('the sandbox', () => {
     const names = r.stdout.split('\0').filter(Boolean).map(line => line.split('=', 1)[0]).sort()
     expect(names).toEqual(
       [
-        'ANTHROPIC_API_KEY', 'CLAUDEBOX', 'CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CONFIG_DIR', 'CLAUDE_SECURESTORAGE_CONFIG_DIR',
+        // ANTHROPIC_API_KEY holds this session's placeholder; ANTHROPIC_BASE_URL is the gateway.
+        'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'CLAUDEBOX', 'CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CONFIG_DIR', 'CLAUDE_SECURESTORAGE_CONFIG_DIR',
         'DISABLE_AUTOUPDATER', 'ENABLE_CLAUDEAI_MCP_SERVERS', 'HOME', 'IS_SANDBOX', 'LANG', 'LC_ALL', 'PATH', 'PWD', 'TERM',
         // The default network (allow): the proxy inside, in both spellings.
         'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'all_proxy', 'no_proxy', 'NODE_USE_ENV_PROXY',

@@ -185,7 +185,7 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CURL || !HAVE_PYTHON)('--network: attempts 
     expect(r.exitCode, r.stderr).toBe(0)
     const out = results(r.stdout)
     // The list names a loopback destination, so loopback requests are sent to the proxy.
-    expect(out['noproxy']).toBe('[|] proxy=http://127.0.0.1:3128 http://127.0.0.1:3128 http://127.0.0.1:3128')
+    expect(out['noproxy']).toBe('[127.0.0.1:3129|127.0.0.1:3129] proxy=http://127.0.0.1:3128 http://127.0.0.1:3128 http://127.0.0.1:3128')
     expect(out['a-plain']).toBe('server-A:/plain code=200 connect=000 rc=0')
     expect(out['a-tunnel']).toBe('server-A:/tunnel code=200 connect=200 rc=0')
     expect(out['b-plain']).toBe(`claudebox: localhost:${b.port} is blocked: not in the allowlist (allow it with --allow-host) code=403 connect=000 rc=0`)
