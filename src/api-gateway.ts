@@ -10,6 +10,11 @@ import type { AddressInfo } from 'node:net'
 const API_PATHS = [/^\/v1\/messages(\/count_tokens)?$/, /^\/v1\/models(\/[A-Za-z0-9._-]+)?$/, /^\/api\/hello$/, /^\/$/]
 /** The largest request body kept for one retry after a refresh (a long conversation is a few MB). */
 const BODY_LIMIT = 64 << 20
+/** All bodies held at once: the sandbox must not be able to make the launcher hold gigabytes. */
+const BODIES_LIMIT = 256 << 20
+/** Connections at once, and how long one may take to send its headers. */
+const MAX_CONNECTIONS = 512
+const HEADERS_TIMEOUT_MS = 10_000
 
 export interface Credential {
   /** The header and value to send upstream; `force` after a 401. Throws with a message for the user. */
@@ -55,8 +60,9 @@ export interface Gateway {
 
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const usage: Usage = { requests: 0, refused: 0, inputTokens: 0, outputTokens: 0, problems: [] }
-  const server = http.createServer((req, res) => {
-    handle(options, usage, req, res).catch((error: unknown) => {
+  const held = { bytes: 0 }
+  const server = http.createServer({ headersTimeout: HEADERS_TIMEOUT_MS }, (req, res) => {
+    handle(options, usage, held, req, res).catch((error: unknown) => {
       // A credential the host cannot provide is final (403: Claude does not retry it); a failed
       // connection is the API's usual 502, which Claude retries.
       const final = error instanceof CredentialError
@@ -64,6 +70,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       refuse(res, usage, final ? 403 : 502, `claudebox: ${final ? '' : 'the API request failed on the host: '}${(error as Error).message}`)
     })
   })
+  server.maxConnections = MAX_CONNECTIONS
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.listen, () => resolve())
@@ -80,12 +87,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   }
 }
 
-async function handle(options: GatewayOptions, usage: Usage, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+async function handle(options: GatewayOptions, usage: Usage, held: { bytes: number }, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://gateway')
   if (!API_PATHS.some(re => re.test(url.pathname))) return refuse(res, usage, 403, `claudebox: ${url.pathname} is not an API path claudebox forwards`)
   if (!carriesPlaceholder(req, options.placeholder)) return refuse(res, usage, 401, 'claudebox: this request does not carry the credential of this session')
-  const body = await readBody(req)
-  if (body === undefined) return refuse(res, usage, 413, 'claudebox: request body too large')
+  const body = await readBody(req, held)
+  if (body === undefined) return refuse(res, usage, 413, 'claudebox: request body too large (or too many large requests at once)')
+  held.bytes += body.length
+  res.on('close', () => (held.bytes -= body.length))
   usage.requests++
   let upstream = await send(options, req, url, body, false)
   if (upstream.statusCode === 401 && options.credential.refreshable) {
@@ -135,12 +144,12 @@ function send(options: GatewayOptions, req: http.IncomingMessage, url: URL, body
 /** Hop-by-hop headers, and the placeholder's own headers (replaced by the real credential). */
 const DROPPED = new Set(['host', 'connection', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'authorization', 'x-api-key', 'content-length'])
 
-async function readBody(req: http.IncomingMessage): Promise<Buffer | undefined> {
+async function readBody(req: http.IncomingMessage, held: { bytes: number }): Promise<Buffer | undefined> {
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length
-    if (size > BODY_LIMIT) return undefined
+    if (size > BODY_LIMIT || held.bytes + size > BODIES_LIMIT) return undefined
     chunks.push(chunk)
   }
   return Buffer.concat(chunks)

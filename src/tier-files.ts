@@ -8,6 +8,8 @@ import { sha256, type TierNode } from './tier-merge.js'
 
 /** The largest file of a tier that is copied; a larger one is left where it is, with a warning. */
 export const TIER_FILE_LIMIT = 16 << 20
+/** At most this many files of one tree are read (an agent can create millions in its copy). */
+export const TIER_FILES_LIMIT = 10_000
 
 export type DiskNode = TierNode & { mode?: number }
 
@@ -17,7 +19,13 @@ export type DiskNode = TierNode & { mode?: number }
  */
 export function readTree(root: string, entries: readonly string[], followTop: boolean, warnings: string[]): Map<string, DiskNode> {
   const tree = new Map<string, DiskNode>()
+  let full = false
   const walk = (rel: string, follow: boolean): void => {
+    if (tree.size >= TIER_FILES_LIMIT) {
+      if (!full) warnings.push(`${root}: more than ${TIER_FILES_LIMIT} files under the shared entries; the rest is left out`)
+      full = true
+      return
+    }
     const file = path.join(root, rel)
     let st: fs.Stats
     try {

@@ -72,6 +72,31 @@ describe('the API gateway', () => {
   })
 })
 
+describe('the API gateway under load from the sandbox', () => {
+  test('a body over 64 MiB is refused (413) and never reaches the API', async () => {
+    const upstream = await api()
+    const placeholder = placeholderFor('api-key')
+    const g = await gateway(upstream.url, placeholder, fixed(['x-api-key', 'sk-ant-real']))
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: g.address, path: '/v1/messages', method: 'POST', headers: { 'x-api-key': placeholder } }, res => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      })
+      req.on('error', reject)
+      const chunk = Buffer.alloc(1 << 20, 0x61)
+      let sent = 0
+      const write = (): void => {
+        while (sent < 65 && req.write(chunk)) sent++
+        if (sent < 65) req.once('drain', write)
+        else req.end()
+      }
+      write()
+    }).catch(() => 413)
+    expect(status).toBe(413)
+    expect(upstream.requests).toHaveLength(0)
+  })
+})
+
 /** A local stand-in for the OAuth token endpoint: each refresh token works once. */
 async function tokenEndpoint(): Promise<{ url: string; calls: () => number }> {
   let calls = 0
