@@ -28,8 +28,8 @@ This Claude Code session runs in a bubblewrap sandbox (claudebox). What that mea
   .claude/settings.json, .mcp.json, ...) are read-only: do not try to change or replace them; if a
   task needs a change there, describe it for the user to make. Creating a nested git repository or
   a new .git is reported to the user after the session.
-- The network may be open, cut off (claudebox --network=none) or limited to a list of hosts
-  (--network=allow, through a proxy in HTTPS_PROXY). A request answered "blocked by the network
+- The network is limited to a list of hosts by default (through a proxy in HTTPS_PROXY); the
+  user may have opened it (--network=open) or cut it off (--network=none). A request answered "blocked by the network
   allowlist" or "is blocked" by claudebox was refused on purpose: do not work around it; tell the
   user which host you need (they can add it with --allow-host HOST). If a request fails, say so
   rather than retrying in a loop.
