@@ -3,7 +3,7 @@
 // in the shared tier and each instance: into the instance before a launch, and back after it.
 import path from 'node:path'
 import { writeFileAtomic } from './atomic-write.js'
-import { readNoFollow } from './facts.js'
+import { lstatKind, readNoFollow } from './facts.js'
 import { JSON_LIMIT } from './guard.js'
 import { OWN_DIR } from './registry.js'
 import { parseJson } from './tier-files.js'
@@ -23,9 +23,14 @@ const CARRIED_FILE = `${OWN_DIR}/account-in.json`
 
 type Json = Record<string, unknown>
 
+/**
+ * The file's object; 'empty' when it is missing or blank (a mount point of older versions);
+ * undefined when it cannot be used (not JSON, too large, not a regular file): then it is left alone.
+ */
 function readObject(file: string): Json | undefined | 'empty' {
   const text = readNoFollow(file, JSON_LIMIT)
-  if (text === undefined || text.trim() === '') return 'empty'
+  if (text === undefined) return lstatKind(file) === 'missing' ? 'empty' : undefined
+  if (text.trim() === '') return 'empty'
   const value = parseJson(text)
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined
 }

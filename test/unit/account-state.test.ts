@@ -26,6 +26,14 @@ describe('account keys', () => {
     expect(s.own()).toEqual({ userID: 'u', theme: 'dark' })
   })
 
+  test('in: a project file too large to read (or not a file) is left alone, never replaced', () => {
+    const s = setup({ userID: 'u' }, {})
+    const file = path.join(s.instance, '.claude.json')
+    fs.writeFileSync(file, `{"big": "${'x'.repeat(65 << 20)}"}`)
+    carryAccountIn(s.sharedFile, s.instance)
+    expect(fs.statSync(file).size).toBeGreaterThan(64 << 20)
+  })
+
   test('out: only keys the session changed, never the API key; a corrupt project file carries nothing', () => {
     const s = setup({ theme: 'dark', primaryApiKey: 'sk-user' }, {})
     carryAccountIn(s.sharedFile, s.instance)
