@@ -4,6 +4,8 @@
 // credential (refreshed here when it expires). Anything else is refused and never carries it.
 import http from 'node:http'
 import https from 'node:https'
+import tls from 'node:tls'
+import { connectThrough, proxyFor, type UpstreamProxy } from './upstream-proxy.js'
 import type { AddressInfo } from 'node:net'
 
 /** The paths Claude Code calls on its API endpoint in a session (measured with 2.1.330). */
@@ -31,6 +33,8 @@ export interface GatewayOptions {
   listen: { path: string } | { host: string; port: number }
   /** Called once per forwarded request when its answer is complete. */
   onCall?: (call: ApiCall) => void
+  /** The host's company proxy (HTTPS_PROXY, NO_PROXY): the API is reached through it. */
+  companyProxy?: UpstreamProxy
 }
 
 /** One API call, for the optional log: never a body or a header. */
@@ -133,10 +137,26 @@ function send(options: GatewayOptions, req: http.IncomingMessage, url: URL, body
         headers[name] = value
         headers['host'] = target.host
         headers['content-length'] = String(body.length)
-        const client = target.protocol === 'https:' ? https : http
-        const out = client.request(target, { method: req.method ?? 'GET', headers }, resolve)
-        out.on('error', reject)
-        out.end(body)
+        const port = Number(target.port || (target.protocol === 'https:' ? 443 : 80))
+        const via = proxyFor(options.companyProxy, target.hostname, port, target.protocol === 'http:')
+        const request = (extra: http.RequestOptions): http.ClientRequest =>
+          via === undefined
+            ? (target.protocol === 'https:' ? https : http).request(target, { method: req.method ?? 'GET', headers, ...extra }, resolve)
+            : http.request({ host: target.hostname, port, path: target.pathname + target.search, method: req.method ?? 'GET', headers, ...extra }, resolve)
+        if (via === undefined) {
+          const out = request({})
+          out.on('error', reject)
+          out.end(body)
+          return
+        }
+        // Through the company proxy: a CONNECT tunnel, then TLS to the API inside it.
+        void connectThrough(via, target.hostname, port, 30_000, () => undefined).then(socket => {
+          if (socket instanceof Error) return reject(socket)
+          const stream = target.protocol === 'https:' ? tls.connect({ socket, servername: target.hostname }) : socket
+          const out = request({ createConnection: () => stream })
+          out.on('error', reject)
+          out.end(body)
+        })
       }),
   )
 }

@@ -14,6 +14,7 @@ import { promisify } from 'node:util'
 import { sharedPaths } from './instance.js'
 import type { LaunchRequest } from './plan.js'
 import { sandboxStore } from './plan.js'
+import { upstreamFromEnv } from './upstream-proxy.js'
 import { OWN_DIR } from './registry.js'
 
 /** A login made inside a project's sandbox, kept on the host for that project alone (read-only inside). */
@@ -51,6 +52,7 @@ export async function startApiSession(choice: Required<Pick<ApiChoice, 'api' | '
   const { api, signIn } = choice
   const upstream = new URL(env['ANTHROPIC_BASE_URL'] || 'https://api.anthropic.com')
   if (api.socket !== undefined) fs.mkdirSync(path.dirname(api.socket), { recursive: true, mode: 0o700 })
+  const companyProxy = upstreamFromEnv(env)
   let gateway: Gateway
   try {
     gateway = await startGateway({
@@ -60,6 +62,7 @@ export async function startApiSession(choice: Required<Pick<ApiChoice, 'api' | '
       extraHeaders: customHeaders(env['ANTHROPIC_CUSTOM_HEADERS']),
       listen: api.socket !== undefined ? { path: api.socket } : { host: '127.0.0.1', port: 0 },
       ...(logDir === undefined ? {} : { onCall: callLogger(logDir) }),
+      ...(companyProxy === undefined ? {} : { companyProxy }),
     })
   } catch (error) {
     throw launchError(`cannot start the API gateway: ${(error as Error).message}`)

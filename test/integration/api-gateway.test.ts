@@ -3,6 +3,7 @@
 // login is refreshed once on the host, for every session at once.
 import fs from 'node:fs'
 import http from 'node:http'
+import net from 'node:net'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, test } from 'vitest'
@@ -69,6 +70,34 @@ describe('the API gateway', () => {
     expect((await call(g.address, '/v1/messages/../../etc', { authorization: `Bearer ${placeholder}` })).status).not.toBe(200)
     expect(upstream.requests).toHaveLength(0)
     expect(g.usage.refused).toBe(5)
+  })
+})
+
+describe('the API gateway behind a company proxy', () => {
+  test('reaches the API through the host\'s proxy (CONNECT), with the real key; NO_PROXY goes direct', async () => {
+    const upstream = await api()
+    const asked: string[] = []
+    const proxy = http.createServer((_req, res) => res.writeHead(405).end())
+    proxy.on('connect', (req: http.IncomingMessage, client: net.Socket) => {
+      asked.push(req.url ?? '')
+      const [host, port] = (req.url ?? '').split(':')
+      const out = net.connect(Number(port), host, () => {
+        client.write('HTTP/1.1 200 OK\r\n\r\n')
+        out.pipe(client)
+        client.pipe(out)
+      })
+    })
+    await new Promise<void>(resolve => proxy.listen(0, '127.0.0.1', resolve))
+    closers.push(() => new Promise(resolve => proxy.close(() => resolve())))
+    const proxyUrl = new URL(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`)
+    const placeholder = placeholderFor('api-key')
+    for (const noProxy of [[], ['127.0.0.1']]) {
+      const g = await startGateway({ upstream: new URL(upstream.url), placeholder, credential: fixed(['x-api-key', 'sk-ant-real']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 }, companyProxy: { http: proxyUrl, https: proxyUrl, noProxy } })
+      closers.push(() => g.close())
+      expect((await call(g.address, '/v1/messages', { 'x-api-key': placeholder })).status).toBe(200)
+    }
+    expect(asked).toEqual([`127.0.0.1:${new URL(upstream.url).port}`])
+    expect(upstream.messages().map(r => r.headers['x-api-key'])).toEqual(['sk-ant-real', 'sk-ant-real'])
   })
 })
 
