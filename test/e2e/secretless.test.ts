@@ -84,6 +84,18 @@ describe.skipIf(!HAVE_BWRAP)('secretless: the login stays on the host', () => {
     expect(lines.join('\n')).not.toContain('REAL')
   })
 
+  test('every network mode: Claude reaches the API only through the gateway, which adds the key', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'src/app')
+    api = await startMockApi()
+    for (const network of ['open', 'none', 'allow']) {
+      const r = await runClaude(world, repo, [`--network=${network}`, '-p', 'hello'], api.url, { ANTHROPIC_API_KEY: 'sk-ant-api03-REALKEY' })
+      expect(r.stdout, `${network}: ${r.stderr}`).toBe('pong')
+      expect(r.stderr).toMatch(/^claudebox: API: 1 request, \d+ input and \d+ output tokens \(the credential stayed on the host\)$/m)
+    }
+    expect(api.messages().map(m => m.headers['x-api-key'])).toEqual(['sk-ant-api03-REALKEY', 'sk-ant-api03-REALKEY', 'sk-ant-api03-REALKEY'])
+  })
+
   test("apiKeyHelper runs on the host: the API receives its key, the sandbox's settings hold no helper and nothing inside holds the key", async () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'src/app')
