@@ -18,6 +18,9 @@ export const ACCOUNT_KEYS = ['oauthAccount', 'userID', 'hasCompletedOnboarding',
  */
 export const ACCOUNT_KEYS_BACK = ['oauthAccount', 'userID', 'hasCompletedOnboarding', 'lastOnboardingVersion', 'theme'] as const
 
+/** The largest value carried back, as JSON text. */
+const VALUE_LIMIT = 64 * 1024
+
 /** What was carried in at the last launch: the comparison point for carrying back. */
 const CARRIED_FILE = `${OWN_DIR}/account-in.json`
 
@@ -63,7 +66,8 @@ export function carryAccountOut(sharedFile: string, instance: string): string[] 
   const carried = readObject(path.join(instance, CARRIED_FILE))
   if (typeof current !== 'object') return []
   const before: Json = typeof carried === 'object' ? carried : {}
-  const changed = ACCOUNT_KEYS_BACK.filter(key => Object.hasOwn(current, key) && !same(current[key], before[key]))
+  // A value is small (an account, a theme): a session cannot grow every project's file through one.
+  const changed = ACCOUNT_KEYS_BACK.filter(key => Object.hasOwn(current, key) && !same(current[key], before[key]) && (JSON.stringify(current[key]) ?? '').length <= VALUE_LIMIT)
   if (changed.length === 0) return []
   const shared = readObject(sharedFile)
   if (shared === undefined) return []

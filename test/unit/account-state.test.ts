@@ -39,6 +39,9 @@ describe('account keys', () => {
     carryAccountIn(s.sharedFile, s.instance)
     fs.writeFileSync(path.join(s.instance, '.claude.json'), JSON.stringify({ ...s.own(), theme: 'light', primaryApiKey: 'sk-evil', mcpServers: { x: {} } }))
     expect(carryAccountOut(s.sharedFile, s.instance)).toEqual(['theme'])
+    // A huge value does not travel: one session must not grow every project's file.
+    fs.writeFileSync(path.join(s.instance, '.claude.json'), JSON.stringify({ theme: 'dark', oauthAccount: { x: 'y'.repeat(100_000) } }))
+    expect(carryAccountOut(s.sharedFile, s.instance)).toEqual([])
     expect(JSON.parse(fs.readFileSync(s.sharedFile, 'utf8'))).toEqual({ theme: 'light', primaryApiKey: 'sk-user' })
     fs.writeFileSync(path.join(s.instance, '.claude.json'), '{"theme": ')
     expect(carryAccountOut(s.sharedFile, s.instance)).toEqual([])
