@@ -19,8 +19,11 @@ const MAX_CONNECTIONS = 512
 const HEADERS_TIMEOUT_MS = 10_000
 
 export interface Credential {
-  /** The header and value to send upstream; `force` after a 401. Throws with a message for the user. */
-  header(force: boolean): Promise<[string, string]>
+  /**
+   * The header and value to send upstream; after a 401, `rejected` is the value that was refused.
+   * Throws with a message for the user.
+   */
+  header(rejected?: string): Promise<[string, string]>
   /** Whether a 401 may be cured by refreshing (an OAuth login). */
   refreshable: boolean
 }
@@ -100,10 +103,11 @@ async function handle(options: GatewayOptions, usage: Usage, held: { bytes: numb
   held.bytes += body.length
   res.on('close', () => (held.bytes -= body.length))
   usage.requests++
-  let upstream = await send(options, req, url, body, false)
+  const first = await send(options, req, url, body, undefined)
+  let upstream = first.response
   if (upstream.statusCode === 401 && options.credential.refreshable) {
     upstream.resume()
-    upstream = await send(options, req, url, body, true)
+    upstream = (await send(options, req, url, body, first.sent)).response
   }
   res.writeHead(upstream.statusCode ?? 502, upstream.headers)
   const counted = { input: 0, output: 0 }
@@ -123,42 +127,38 @@ function carriesPlaceholder(req: http.IncomingMessage, placeholder: string): boo
 /** The host could not provide the credential (no login, a refresh refused): said once, not retried. */
 class CredentialError extends Error {}
 
-function send(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Buffer, force: boolean): Promise<http.IncomingMessage> {
-  const header = options.credential.header(force).catch((error: unknown) => {
+/** Sends the request with the current credential; also says which credential value it carried. */
+async function send(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Buffer, rejected: string | undefined): Promise<{ response: http.IncomingMessage; sent: string }> {
+  const [name, value] = await options.credential.header(rejected).catch((error: unknown) => {
     throw new CredentialError((error as Error).message)
   })
-  return header.then(
-    ([name, value]) =>
-      new Promise((resolve, reject) => {
-        const target = new URL(options.upstream.pathname.replace(/\/$/, '') + url.pathname + url.search, options.upstream)
-        const headers: http.OutgoingHttpHeaders = {}
-        for (const [key, v] of Object.entries(req.headers)) if (!DROPPED.has(key)) headers[key] = v
-        for (const [key, v] of options.extraHeaders) headers[key.toLowerCase()] = v
-        headers[name] = value
-        headers['host'] = target.host
-        headers['content-length'] = String(body.length)
-        const port = Number(target.port || (target.protocol === 'https:' ? 443 : 80))
-        const via = proxyFor(options.companyProxy, target.hostname, port, target.protocol === 'http:')
-        const request = (extra: http.RequestOptions): http.ClientRequest =>
-          via === undefined
-            ? (target.protocol === 'https:' ? https : http).request(target, { method: req.method ?? 'GET', headers, ...extra }, resolve)
-            : http.request({ host: target.hostname, port, path: target.pathname + target.search, method: req.method ?? 'GET', headers, ...extra }, resolve)
-        if (via === undefined) {
-          const out = request({})
-          out.on('error', reject)
-          out.end(body)
-          return
-        }
-        // Through the company proxy: a CONNECT tunnel, then TLS to the API inside it.
-        void connectThrough(via, target.hostname, port, 30_000, () => undefined).then(socket => {
-          if (socket instanceof Error) return reject(socket)
-          const stream = target.protocol === 'https:' ? tls.connect({ socket, servername: target.hostname }) : socket
-          const out = request({ createConnection: () => stream })
-          out.on('error', reject)
-          out.end(body)
-        })
-      }),
-  )
+  const response = await forward(options, req, url, body, name, value)
+  return { response, sent: value.replace(/^Bearer /, '') }
+}
+
+function forward(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Buffer, name: string, value: string): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(options.upstream.pathname.replace(/\/$/, '') + url.pathname + url.search, options.upstream)
+    const headers: http.OutgoingHttpHeaders = {}
+    for (const [key, v] of Object.entries(req.headers)) if (!DROPPED.has(key)) headers[key] = v
+    for (const [key, v] of options.extraHeaders) headers[key.toLowerCase()] = v
+    headers[name] = value
+    headers['host'] = target.host
+    headers['content-length'] = String(body.length)
+    const port = Number(target.port || (target.protocol === 'https:' ? 443 : 80))
+    const via = proxyFor(options.companyProxy, target.hostname, port, target.protocol === 'http:')
+    const send = (request: http.ClientRequest): void => {
+      request.on('error', reject)
+      request.end(body)
+    }
+    if (via === undefined) return send((target.protocol === 'https:' ? https : http).request(target, { method: req.method ?? 'GET', headers }, resolve))
+    // Through the company proxy: a CONNECT tunnel, then TLS to the API inside it.
+    void connectThrough(via, target.hostname, port, 30_000, () => undefined).then(socket => {
+      if (socket instanceof Error) return reject(socket)
+      const stream = target.protocol === 'https:' ? tls.connect({ socket, servername: target.hostname }) : socket
+      send(http.request({ host: target.hostname, port, path: target.pathname + target.search, method: req.method ?? 'GET', headers, createConnection: () => stream }, resolve))
+    })
+  })
 }
 
 /** Hop-by-hop headers, and the placeholder's own headers (replaced by the real credential). */

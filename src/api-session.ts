@@ -117,8 +117,8 @@ function helperCredential(command: string): Credential {
   let cached: { key: string; at: number } | undefined
   return {
     refreshable: true,
-    header: async force => {
-      if (force || cached === undefined || Date.now() - cached.at > HELPER_TTL_MS) {
+    header: async rejected => {
+      if (rejected !== undefined || cached === undefined || Date.now() - cached.at > HELPER_TTL_MS) {
         const { stdout } = await promisify(execFile)('/bin/sh', ['-c', command], { timeout: 30_000, encoding: 'utf8' }).catch((error: Error) => {
           throw new Error(`apiKeyHelper failed on the host (${error.message.split('\n')[0] ?? ''}); fix "apiKeyHelper" in ${'$CLAUDEBOX_HOME'}/shared/settings.json`)
         })
@@ -140,8 +140,8 @@ function credentialFor(signIn: SignIn, env: Env, storeFile: string | undefined):
   const tokenUrl = env['CLAUDEBOX_TEST_OAUTH_TOKEN_URL'] || TOKEN_URL
   return {
     refreshable: true,
-    header: async force => {
-      const { login, problem } = await currentLogin(storeFile ?? '', force, tokenUrl)
+    header: async rejected => {
+      const { login, problem } = await currentLogin(storeFile ?? '', rejected, tokenUrl)
       if (login === undefined) throw new Error(problem)
       return ['authorization', `Bearer ${login.accessToken}`]
     },

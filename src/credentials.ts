@@ -82,14 +82,17 @@ export interface RefreshResult {
 }
 
 /**
- * The current login, refreshed first when it expires within REFRESH_MARGIN_MS (or `force`, after a
- * 401). One launcher refreshes at a time (a lock file next to the store); the others wait and then
- * use what it stored. The store is only ever rewritten whole, by rename.
+ * The current login, refreshed first when it expires within REFRESH_MARGIN_MS, or when the API
+ * refused `rejected` (the access token a request carried) and the store still holds it. One
+ * launcher refreshes at a time (a lock file next to the store); the others wait and then use what
+ * it stored. The store is only ever rewritten whole, by rename.
  */
-export async function currentLogin(storeFile: string, force: boolean, tokenUrl: string): Promise<RefreshResult> {
+export async function currentLogin(storeFile: string, rejected: string | undefined, tokenUrl: string): Promise<RefreshResult> {
   const seen = readLogin(storeFile)
   if (seen === undefined) return { problem: `no login in ${storeFile}; run claudebox --login` }
-  if (!force && (seen.expiresAt === undefined || seen.expiresAt - Date.now() > REFRESH_MARGIN_MS)) return { login: seen }
+  // Refused, but the store already holds another token (another session refreshed): use that.
+  if (rejected !== undefined && seen.accessToken !== rejected) return { login: seen }
+  if (rejected === undefined && (seen.expiresAt === undefined || seen.expiresAt - Date.now() > REFRESH_MARGIN_MS)) return { login: seen }
   const lock = await takeLock(`${storeFile}.refresh-lock`)
   try {
     const now = readLogin(storeFile)

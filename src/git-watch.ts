@@ -27,25 +27,36 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
   const moved: string[] = []
   const reported = new Set<string>()
   const quarantine = (planned: string): void => {
-    // The agent may have replaced a parent by a symlink: never move anything outside the project.
-    const p = insideProject(planned, spec)
-    if (p === undefined) {
-      if (!reported.has(planned)) moved.push(`${inlineSafe(planned)} (not moved: a parent directory now leads out of the project; remove that symlink before running git here)`)
-      reported.add(planned)
+    // The agent may replace a parent by a symlink, even while this runs: the parent is reached
+    // through directory fds opened one component at a time without following a symlink, and the
+    // rename names the file through that fd, so nothing outside the project can be moved.
+    const parent = openParentNoFollow(planned, spec)
+    if (parent === undefined) {
+      if (!reported.has(planned) && existsThroughLinks(planned)) {
+        moved.push(`${inlineSafe(planned)} (not moved: a parent directory now leads out of the project; remove that symlink before running git here)`)
+        reported.add(planned)
+      }
       return
     }
     try {
-      fs.lstatSync(p)
-    } catch {
-      return
-    }
-    // A random suffix: the agent cannot occupy the name in advance to make the move fail.
-    const aside = `${p}.claudebox-quarantine-${crypto.randomBytes(6).toString('hex')}`
-    try {
-      fs.renameSync(p, aside)
-      moved.push(`${inlineSafe(p)} -> ${inlineSafe(aside)}`)
-    } catch {
-      moved.push(`${inlineSafe(p)} (could not be moved aside: remove it before running git here)`)
+      const name = path.basename(planned)
+      const here = `/proc/self/fd/${parent}`
+      try {
+        fs.lstatSync(`${here}/${name}`)
+      } catch {
+        return
+      }
+      // A random suffix: the agent cannot occupy the name in advance to make the move fail.
+      const asideName = `${name}.claudebox-quarantine-${crypto.randomBytes(6).toString('hex')}`
+      const aside = path.join(path.dirname(planned), asideName)
+      try {
+        fs.renameSync(`${here}/${name}`, `${here}/${asideName}`)
+        moved.push(`${inlineSafe(planned)} -> ${inlineSafe(aside)}`)
+      } catch {
+        moved.push(`${inlineSafe(planned)} (could not be moved aside: remove it before running git here)`)
+      }
+    } finally {
+      fs.closeSync(parent)
     }
   }
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), new Set(safeReaddir(path.join(dir, sub)))] as const)))
@@ -66,16 +77,42 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
   }
 }
 
-/** `p` with its parent resolved, when that lies in the working tree or a git dir; else undefined. */
-function insideProject(p: string, spec: GitWatchSpec): string | undefined {
-  let parent: string
+/**
+ * A directory fd of `p`'s parent, reached from the working tree or the git dir that holds it, one
+ * component at a time, never through a symlink (a component that is one ends the walk: undefined).
+ */
+function openParentNoFollow(p: string, spec: GitWatchSpec): number | undefined {
+  const root = [spec.workTree, ...spec.gitDirs].filter(r => path.dirname(p) === r || p.startsWith(`${r}/`)).sort((a, b) => b.length - a.length)[0]
+  if (root === undefined) return undefined
+  const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fs.constants
+  let fd: number
   try {
-    parent = fs.realpathSync(path.dirname(p))
+    fd = fs.openSync(root, O_RDONLY | O_DIRECTORY)
   } catch {
-    return p // no parent: nothing there to move
+    return undefined
   }
-  const roots = [spec.workTree, ...spec.gitDirs]
-  return roots.some(root => parent === root || parent.startsWith(`${root}/`)) ? path.join(parent, path.basename(p)) : undefined
+  for (const part of path.relative(root, path.dirname(p)).split(path.sep).filter(Boolean)) {
+    let next: number
+    try {
+      next = fs.openSync(`/proc/self/fd/${fd}/${part}`, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+    } catch {
+      fs.closeSync(fd)
+      return undefined
+    }
+    fs.closeSync(fd)
+    fd = next
+  }
+  return fd
+}
+
+/** Whether `p` exists when its parents are followed (a symlinked parent leading elsewhere). */
+function existsThroughLinks(p: string): boolean {
+  try {
+    fs.statSync(p)
+    return true
+  } catch {
+    return false
+  }
 }
 
 function watchForbidden(forbidden: readonly string[], quarantine: (p: string) => void): fs.FSWatcher[] {

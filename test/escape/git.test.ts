@@ -257,4 +257,17 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.readdirSync(outside)).toEqual(['hooks'])
     expect(r.err).toMatch(/tools\/hooks \(not moved: a parent directory now leads out of the project/)
   })
+
+  test('a parent swapped between a directory and a symlink out, in a loop (racing the watch): nothing outside is ever moved', async () => {
+    const s = scene()
+    const outside = path.join(s.world.root, 'outside')
+    fs.mkdirSync(path.join(outside, 'hooks'), { recursive: true })
+    fs.writeFileSync(path.join(outside, 'hooks/keep'), 'user data\n')
+    git(s.project, 'config', 'core.hooksPath', 'tools/hooks')
+    const swap = `i=0; while [ $i -lt 600 ]; do rm -rf tools; mkdir -p tools/hooks; rm -rf tools; ln -s '${outside}' tools; i=$((i+1)); done; rm -f tools`
+    const r = await inside(s, swap)
+    expect(r.code).toBe(0)
+    expect(fs.readdirSync(outside)).toEqual(['hooks'])
+    expect(fs.readFileSync(path.join(outside, 'hooks/keep'), 'utf8')).toBe('user data\n')
+  })
 })

@@ -162,7 +162,7 @@ describe('refreshing an OAuth login on the host', () => {
   test('an expiring token is refreshed once for two sessions at once; the new tokens are stored once', async () => {
     const endpoint = await tokenEndpoint()
     const file = store('sk-ant-oat01-old', Date.now() + 60_000)
-    const [a, b] = await Promise.all([currentLogin(file, false, endpoint.url), currentLogin(file, false, endpoint.url)])
+    const [a, b] = await Promise.all([currentLogin(file, undefined, endpoint.url), currentLogin(file, undefined, endpoint.url)])
     expect(a.login?.accessToken).toBe('sk-ant-oat01-new-1')
     expect(b.login?.accessToken).toBe('sk-ant-oat01-new-1')
     expect(endpoint.calls()).toBe(1)
@@ -177,8 +177,8 @@ describe('refreshing an OAuth login on the host', () => {
     const placeholder = placeholderFor('oauth-store')
     const credential: Credential = {
       refreshable: true,
-      header: async force => {
-        const { login, problem } = await currentLogin(file, force, endpoint.url)
+      header: async rejected => {
+        const { login, problem } = await currentLogin(file, rejected, endpoint.url)
         if (login === undefined) throw new Error(problem)
         return ['authorization', `Bearer ${login.accessToken}`]
       },
@@ -190,13 +190,21 @@ describe('refreshing an OAuth login on the host', () => {
     expect(endpoint.calls()).toBe(1)
   })
 
+  test('a 401 for a token another session has already replaced: the new one is used, no second refresh', async () => {
+    const endpoint = await tokenEndpoint()
+    const file = store('sk-ant-oat01-new-0', Date.now() + 3_600_000)
+    const result = await currentLogin(file, 'sk-ant-oat01-expired', endpoint.url)
+    expect(result.login?.accessToken).toBe('sk-ant-oat01-new-0')
+    expect(endpoint.calls()).toBe(0)
+  })
+
   test('a refresh the endpoint refuses: one clear problem naming the fix, the stored login untouched', async () => {
     const endpoint = await tokenEndpoint()
     const file = store('sk-ant-oat01-old', Date.now() - 1000)
     const before = fs.readFileSync(file, 'utf8')
-    await currentLogin(file, false, endpoint.url)
+    await currentLogin(file, undefined, endpoint.url)
     fs.writeFileSync(file, before) // the old refresh token again: now refused (single use)
-    const again = await currentLogin(file, false, endpoint.url)
+    const again = await currentLogin(file, undefined, endpoint.url)
     expect(again.login).toBeUndefined()
     expect(again.problem).toMatch(/could not be refreshed .* answered 400\); run claudebox --login/)
     expect(fs.readFileSync(file, 'utf8')).toBe(before)
