@@ -59,8 +59,11 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
     add('ok', 'project', `${plan.projectRoot} -> instance ${plan.instanceId} (${plan.instanceDir})`)
     add('ok', 'writable inside', plan.writable.join(', '))
     const credentials = `${plan.credentials.mechanism === 'store-dir' ? 'shared store directory (CLAUDE_SECURESTORAGE_CONFIG_DIR)' : 'shared file bound into the instance (older Claude Code)'} at ${plan.credentials.path}`
-    if (f.credentialsExist) add('ok', 'shared sign-in', credentials)
-    else add('warn', 'shared sign-in', `no credentials yet: ${credentials}; sign in inside claudebox once and every project uses it`)
+    const held = plan.credentials.held
+    if (held === 'host') add('ok', 'sign-in', `kept on the host (${plan.credentials.kind ?? ''}); the sandbox gets a per-session placeholder and claudebox adds the credential to Claude's API calls`)
+    else if (held === 'none-yet') add('warn', 'sign-in', 'no login yet: run claudebox --login once (or set ANTHROPIC_API_KEY); it stays on the host for every project')
+    else if (f.credentialsExist) add('warn', 'sign-in', `inside the sandbox ("secretless": false): ${credentials}; any process inside can read and replace it`)
+    else add('warn', 'sign-in', `no credentials yet: ${credentials}; sign in inside claudebox once and every project uses it`)
     if (plan.network === 'open') {
       add('warn', 'network', "open: shared with the host, so the agent can reach any host and the services on the host's loopback (--network=allow keeps it to a list, --network=none cuts it)")
       const sensitive = f.abstractSockets.filter(s => /X11|dbus|bus|wayland|ssh|agent|gpg/i.test(s))

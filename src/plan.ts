@@ -417,7 +417,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
       ...(policy === undefined ? {} : { egress: describePolicy(policy) }),
       protections,
       limits: { inForce: limits.inForce, notInForce: limits.notInForce },
-      credentials: { mechanism, path: credentialFile },
+      credentials: { mechanism, path: credentialFile, held: api !== undefined ? 'host' : ownStore ? 'none-yet' : 'inside', ...(api === undefined ? {} : { kind: api.kind }) },
       shared: tiers.entries,
       applied: request.applied ?? [],
     },

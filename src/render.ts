@@ -45,7 +45,7 @@ export function auditLines(plan: LaunchPlan): string[] {
     `writable inside: ${s.writable.join(', ')}`,
     `read-only inside: ${[...s.system, ...s.readOnly].join(', ')}`,
     `home inside: empty except the paths above; ~/.claude points to the instance`,
-    `shared by every project: sign-in (.credentials.json, .claude.json), ${s.shared.join(', ')}`,
+    `shared by every project: the sign-in (${s.credentials.held === 'inside' ? 'inside the sandbox: secretless is off' : 'kept on the host'}), the account keys of .claude.json; copied per project: ${s.shared.join(', ')}`,
     ...networkLines(s),
     ...s.protections.map(p => `protection: ${p}`),
     ...[...s.limits.inForce, ...s.limits.notInForce].map(l => `limit: ${l}`),

@@ -179,7 +179,8 @@ export interface LaunchSummary {
   protections: readonly string[]
   /** Resource limits in force and not (limits.ts). */
   limits: { inForce: readonly string[]; notInForce: readonly string[] }
-  credentials: { mechanism: 'store-dir' | 'file-bind'; path: string }
+  /** held: on the host with a placeholder inside (kind), none yet, or inside (the opt-out). */
+  credentials: { mechanism: 'store-dir' | 'file-bind'; path: string; held: 'host' | 'none-yet' | 'inside'; kind?: string }
   /** Config-dir entries shared by every project. */
   shared: readonly string[]
   /** Config file and profile applied. */

@@ -21,7 +21,9 @@ describe.skipIf(!HAVE_BWRAP)('--check', () => {
     expect(r.stdout).toMatch(/^ok +claude: .* \(2\.1\.\d+ \(Claude Code\)\)$/m)
     expect(r.stdout).toMatch(/^ok +git: git version/m)
     expect(r.stdout).toContain(`ok   project: ${repo}/.git -> instance ${instanceId(`${repo}/.git`)}`)
-    expect(r.stdout).toMatch(/^warn shared sign-in: no credentials yet/m)
+    expect(r.stdout).toMatch(/^warn sign-in: no login yet: run claudebox --login once/m)
+    const keyed = await claudebox(world, ['--check'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: REAL_CLAUDE, ANTHROPIC_API_KEY: 'sk-ant-api03-x' } })
+    expect(keyed.stdout).toMatch(/^ok +sign-in: kept on the host \(api-key\); the sandbox gets a per-session placeholder/m)
     // The default network is allow (Claude's own hosts); open is a warning, with the name lookup checked.
     expect(r.stdout).toMatch(/^ok +network: allow: no network inside/m)
     expect(r.stdout).toMatch(/^ok +protection: claude\.ai connectors of your account .*: off/m)
