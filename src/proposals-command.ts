@@ -14,7 +14,7 @@ import type { Settings } from './settings.js'
 import { jsonSafe, writeOut } from './terminal-safe.js'
 import { lineDiff } from './text-diff.js'
 import { safeParent, type DiskNode } from './tier-files.js'
-import { applyJsonOps, jsonNode, type Proposal } from './tier-merge.js'
+import { applyJsonOps, jsonNode, type Proposal, type Tree } from './tier-merge.js'
 import { HOST_ONLY_SETTINGS, markProposals, pendingProposals, readSharedTree } from './tier-sync.js'
 import { DEFAULT_SHARED_ENTRIES, SANDBOX_NOTE } from './tiers.js'
 
@@ -61,17 +61,35 @@ export async function runProposals(settings: Settings, request: ProposalsRequest
 function collect(claudeboxHome: string, sharedDir: string, entries: readonly string[], hostOnly: readonly string[]): Found[] {
   const warnings: string[] = []
   const shared = readSharedTree(sharedDir, entries, hostOnly, warnings)
+  // Key changes are shown against, and applied onto, the shared file as it is (host-only keys included).
+  const sharedAsIs = hostOnly.length === 0 ? shared : readSharedTree(sharedDir, entries, [], [])
   const found: Found[] = []
   for (const entry of scanInstances(instancesDir(claudeboxHome))) {
     if (entry.kind !== 'dir' || entry.recordedRoot === undefined) continue
     const instance = path.join(instancesDir(claudeboxHome), entry.name)
-    for (const proposal of pendingProposals(instance, shared, entries, warnings).list) {
-      found.push({ id: `${entry.name}:${proposal.rel}`, project: entry.recordedRoot, instance, proposal })
+    for (const proposal of pendingProposals(instance, shared, entries, hostOnly, warnings).list) {
+      found.push({ id: `${entry.name}:${proposal.rel}`, project: entry.recordedRoot, instance, proposal: againstSharedAsIs(proposal, sharedAsIs, hostOnly) })
     }
   }
   for (const warning of new Set(warnings)) warn(warning)
   return found
 }
+
+/**
+ * The sandbox never saw the host-only settings (apiKeyHelper), so a proposal cannot have meant to
+ * remove them: they are kept, whether the project's keys are merged in or its whole file replaces.
+ */
+function againstSharedAsIs(p: Proposal, sharedAsIs: Tree, hostOnly: readonly string[]): Proposal {
+  if (p.rel !== 'settings.json' || hostOnly.length === 0) return p
+  const from = sharedAsIs.get(p.rel)
+  const kept = from?.kind === 'file' && isObject(from.json) ? Object.entries(from.json).filter(([key]) => hostOnly.includes(key)) : []
+  if (p.ops !== undefined || kept.length === 0) return { ...p, from }
+  if (p.to === undefined) return { ...p, from, to: { ...jsonNode(Object.fromEntries(kept)), mode: 0o600 } as DiskNode }
+  if (p.to.kind !== 'file' || !isObject(p.to.json)) return { ...p, from }
+  return { ...p, from, to: { ...jsonNode({ ...p.to.json, ...Object.fromEntries(kept) }), mode: (p.to as DiskNode).mode } as DiskNode }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 function show(found: readonly Found[], json: boolean): number {
   if (json) {

@@ -125,13 +125,31 @@ export interface ProjectProposals {
   fresh: Proposal[]
 }
 
-/** The changes the project made to shared entries that are still open (not in the shared tier, not dismissed). */
-export function pendingProposals(instance: string, shared: Tree, entries: readonly string[], warnings: string[]): ProjectProposals {
+/**
+ * The changes the project made to shared entries that are still open (not in the shared tier, not
+ * dismissed). Host-only settings are never proposed: the host runs apiKeyHelper itself, so one
+ * written inside and promoted would be the agent's command run on the host.
+ */
+export function pendingProposals(instance: string, shared: Tree, entries: readonly string[], hostOnly: readonly string[], warnings: string[]): ProjectProposals {
   const state = readState(instance)
   if (state === undefined) return { instance, list: [], fresh: [] }
   const work = readTree(instance, entries, false, warnings)
-  const list = proposals(shared, asTree(state.base), work).filter(p => state.dismissed[p.rel] !== p.digest)
+  const list = proposals(shared, asTree(state.base), work)
+    .flatMap(p => withoutHostOnly(p, hostOnly))
+    .filter(p => state.dismissed[p.rel] !== p.digest)
   return { instance, list, fresh: list.filter(p => state.announced[p.rel] !== p.digest) }
+}
+
+function withoutHostOnly(p: Proposal, hostOnly: readonly string[]): Proposal[] {
+  if (p.rel !== 'settings.json' || hostOnly.length === 0) return [p]
+  if (p.ops !== undefined) {
+    const ops = p.ops.filter(op => !hostOnly.includes(op.path[0] ?? ''))
+    return ops.length === 0 ? [] : [{ ...p, ops }]
+  }
+  const json = p.to?.kind === 'file' ? p.to.json : undefined
+  if (typeof json !== 'object' || json === null || Array.isArray(json) || !hostOnly.some(key => Object.hasOwn(json, key))) return [p]
+  const to = { ...jsonNode(Object.fromEntries(Object.entries(json).filter(([key]) => !hostOnly.includes(key)))), mode: (p.to as { mode?: number }).mode }
+  return p.from?.kind === 'file' && p.from.sha256 === to.sha256 ? [] : [{ ...p, to }]
 }
 
 /** Records which proposals were announced (after a session) or dismissed (by the user). */
@@ -144,7 +162,7 @@ export function markProposals(instance: string, list: readonly Proposal[], field
 
 /** After a session: one line when the session left proposals not announced before. */
 export function announceProposals(instance: string, sharedDir: string, entries: readonly string[], hostOnly: readonly string[]): string | undefined {
-  const pending = pendingProposals(instance, readSharedTree(sharedDir, entries, hostOnly, []), entries, [])
+  const pending = pendingProposals(instance, readSharedTree(sharedDir, entries, hostOnly, []), entries, hostOnly, [])
   if (pending.fresh.length === 0) return undefined
   markProposals(instance, pending.fresh, 'announced')
   const names = pending.fresh.map(p => p.rel).join(', ')
