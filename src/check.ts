@@ -82,6 +82,7 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
     } else {
       add('ok', 'network', 'none: loopback only')
     }
+    if (plan.claudeCode) add('ok', "Claude Code's sandbox", CLAUDE_SANDBOX_COMPARED)
     for (const protection of plan.protections) add(protection.startsWith('claude.ai connectors: ON') ? 'warn' : 'ok', 'protection', protection)
     for (const limit of plan.limits.inForce) add('ok', 'limit', limit)
     for (const limit of plan.limits.notInForce) add(limit.startsWith('processes') ? 'warn' : 'ok', 'limit', limit)
@@ -93,6 +94,9 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
   }
   return results
 }
+
+const CLAUDE_SANDBOX_COMPARED =
+  "its own per-command sandbox (sandbox.enabled) is off inside claudebox: it needs nested user namespaces, which claudebox denies. claudebox's covers more: Claude itself, its file edits, hooks and MCP servers, not only Bash; your home is hidden, not only read-only (README: Claude Code's own sandbox)"
 
 export function renderChecks(results: readonly CheckResult[]): string {
   return results.map(r => `${r.status.padEnd(4)} ${r.name}: ${r.detail}\n`).join('')

@@ -24,6 +24,7 @@ import { canonicalRoot, instanceDir, instanceId, sharedPaths } from './instance.
 import { approvePlaceholderKey, carryAccountIn, carryAccountOut, rememberPlaceholderApproval } from './account-state.js'
 import { OWN_DIR } from './registry.js'
 import { liveSessions } from './scan.js'
+import { claudeSandboxOn, SANDBOX_IN_FORCE, sandboxSettingsFiles } from './claude-sandbox.js'
 import { announceProposals, composeShared, HOST_ONLY_SETTINGS } from './tier-sync.js'
 import { ask, canAsk } from './prompt.js'
 import type { HostFacts, LaunchPlan } from './types.js'
@@ -131,6 +132,7 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   }
   guardSharedState(plan, facts.claudeboxHome)
   prepareProjectState(plan, facts.claudeboxHome, request, facts.env)
+  if (plan.summary.claudeCode && claudeSandboxOn(sandboxSettingsFiles(plan.summary.instanceDir, [facts.git?.topLevel, facts.cwd])) !== undefined) warn(SANDBOX_IN_FORCE)
   // Two first launches of projects whose ids collide would both pass the probe; the file decides.
   const state = readInstanceState(plan.summary.instanceDir)
   if (state.kind !== 'ok' || state.recordedRoot !== plan.summary.projectRoot) {

@@ -357,7 +357,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   // ========== NETWORK ALLOWLIST (--network=allow) ==========
   // No network inside but loopback; tools find the proxy in the usual variables, a bridge inside
   // carries 127.0.0.1:BRIDGE_PORT to the launcher's proxy over its unix socket.
-  let command = [shell ?? claude?.resolved ?? '/bin/sh', ...(shell === undefined ? connectorArgs(options.connectors, claude, request.claudeArgs, warnings) : []), ...request.claudeArgs]
+  let command = [shell ?? claude?.resolved ?? '/bin/sh', ...(shell === undefined ? sessionSettingsArgs(options.connectors, claude, request.claudeArgs, warnings) : []), ...request.claudeArgs]
   // The bridge: each unix socket of the launcher (proxy, API gateway) as a port on loopback inside.
   const bridged: [string, string, number][] = []
   if (policy !== undefined) {
@@ -420,12 +420,20 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
       credentials: { mechanism, path: credentialFile, held: api !== undefined ? 'host' : ownStore ? 'none-yet' : 'inside', ...(api === undefined ? {} : { kind: api.kind }) },
       shared: tiers.entries,
       applied: request.applied ?? [],
+      claudeCode: shell === undefined && isClaudeCode(claude),
     },
   }
 }
 
-/** Turns the account's claude.ai connectors off in a settings source the agent cannot write. */
-export const CONNECTORS_OFF = '{"disableClaudeAiConnectors":true}'
+/**
+ * The settings claudebox gives Claude Code for the session, in a source the agent cannot write:
+ * the account's claude.ai connectors off, and Claude's own per-command sandbox off, because it
+ * cannot start inside (it needs user namespaces, which claudebox denies) and would otherwise refuse
+ * to start (failIfUnavailable), warn that nothing is enforced, or fail every Bash command.
+ */
+export function sessionSettings(connectorsOn: boolean): string {
+  return JSON.stringify({ ...(connectorsOn ? {} : { disableClaudeAiConnectors: true }), sandbox: { enabled: false } })
+}
 
 /**
  * The environment variable alone is not enough: a settings file's "env" (the agent can write its
@@ -434,13 +442,17 @@ export const CONNECTORS_OFF = '{"disableClaudeAiConnectors":true}'
  * itself (by its name or a known version): another program named by CLAUDEBOX_CLAUDE gets its
  * arguments untouched. Claude keeps the last --settings, so one of the user's own replaces this.
  */
-function connectorArgs(on: boolean, claude: HostFacts['claude'], args: readonly string[], warnings: string[]): string[] {
-  if (on || claude === undefined) return []
-  if (claude.version === undefined && !/^claude(\.exe)?$/.test(path.basename(claude.resolved)) && !/^claude$/.test(path.basename(claude.found))) return []
+function sessionSettingsArgs(connectorsOn: boolean, claude: HostFacts['claude'], args: readonly string[], warnings: string[]): string[] {
+  if (!isClaudeCode(claude)) return []
   if (args.some(arg => arg === '--settings' || arg.startsWith('--settings='))) {
-    warnings.push('your --settings replaces the one claudebox passes to keep claude.ai connectors off; add "disableClaudeAiConnectors": true to yours')
+    warnings.push(`your --settings replaces the one claudebox passes (${sessionSettings(connectorsOn)}); add those keys to yours`)
   }
-  return ['--settings', CONNECTORS_OFF]
+  return ['--settings', sessionSettings(connectorsOn)]
+}
+
+export function isClaudeCode(claude: HostFacts['claude']): claude is NonNullable<HostFacts['claude']> {
+  if (claude === undefined) return false
+  return claude.version !== undefined || /^claude(\.exe)?$/.test(path.basename(claude.resolved)) || /^claude$/.test(path.basename(claude.found))
 }
 
 /** Claude Code honours CLAUDE_SECURESTORAGE_CONFIG_DIR since about 2.1.220 (claude-code-facts.md). */

@@ -167,6 +167,8 @@ export interface GitWatchSpec {
 }
 
 export interface LaunchSummary {
+  /** The command is Claude Code, given claudebox's session settings (plan.ts sessionSettings). */
+  claudeCode: boolean
   projectRoot: string
   instanceId: string
   instanceDir: string

@@ -25,7 +25,7 @@ import {
   type HostRule,
 } from '../../src/egress-policy.js'
 import { parseAuthority, startProxy, type DeniedConnection, type Resolver, type RunningProxy } from '../../src/egress-proxy.js'
-import { BRIDGE_PORT, BRIDGE_SCRIPT, BRIDGE_WRAPPER, planLaunch, PROXY_SOCKET, SCOPE_HELPER, CONNECTORS_OFF } from '../../src/plan.js'
+import { BRIDGE_PORT, BRIDGE_SCRIPT, BRIDGE_WRAPPER, planLaunch, PROXY_SOCKET, SCOPE_HELPER, sessionSettings } from '../../src/plan.js'
 import { resolveOptions } from '../../src/profiles.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/sandbox-options.js'
 import { debianFacts, optionArgs } from '../helpers/facts.js'
@@ -987,7 +987,7 @@ describe('planLaunch with --network=allow', () => {
       `${PROXY_SOCKET}=${BRIDGE_PORT}`,
       '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe',
       '--settings',
-      CONNECTORS_OFF,
+      sessionSettings(false),
       '-c',
     ])
     // node under /usr is visible already: not bound again

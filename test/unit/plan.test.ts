@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
 import { instanceId } from '../../src/instance.js'
-import { planLaunch, SCOPE_HELPER, CONNECTORS_OFF } from '../../src/plan.js'
+import { planLaunch, SCOPE_HELPER, sessionSettings } from '../../src/plan.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/sandbox-options.js'
 import { debianFacts, gitProtect, optionArgs } from '../helpers/facts.js'
 
@@ -141,13 +141,14 @@ describe('planLaunch', () => {
     const plan = planLaunch(debianFacts(), { claudeArgs: ['--resume', 'abc', '-p', 'a "quoted" text', '--'], sandbox: OPEN })
     const end = plan.argv.indexOf('--')
     // The Landlock scope helper (x64) executes the program itself.
-    // Claude Code first gets the settings source that keeps claude.ai connectors off.
-    expect(plan.argv.slice(end)).toEqual(['--', SCOPE_HELPER, '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe', '--settings', CONNECTORS_OFF, '--resume', 'abc', '-p', 'a "quoted" text', '--'])
-    // Another program named by CLAUDEBOX_CLAUDE gets its arguments untouched; --connectors drops the source.
+    // Claude Code first gets the settings source that keeps claude.ai connectors and its own sandbox off.
+    expect(plan.argv.slice(end)).toEqual(['--', SCOPE_HELPER, '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe', '--settings', sessionSettings(false), '--resume', 'abc', '-p', 'a "quoted" text', '--'])
+    // Another program named by CLAUDEBOX_CLAUDE gets its arguments untouched; --connectors keeps only Claude's own sandbox off.
     const other = planLaunch(debianFacts({ claude: { found: '/opt/wrap/run-agent', resolved: '/opt/wrap/run-agent', installRoot: '/opt/wrap/run-agent' } }), { claudeArgs: ['-x'], sandbox: OPEN })
     expect(other.argv.slice(other.argv.indexOf('--'))).toEqual(['--', SCOPE_HELPER, '/opt/wrap/run-agent', '-x'])
     const on = planLaunch(debianFacts(), { claudeArgs: ['-p', 'x'], sandbox: { ...OPEN, connectors: true } })
-    expect(on.argv.slice(on.argv.indexOf('--'))).toEqual(['--', SCOPE_HELPER, '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe', '-p', 'x'])
+    expect(on.argv.slice(on.argv.indexOf('--'))).toEqual(['--', SCOPE_HELPER, '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe', '--settings', '{"sandbox":{"enabled":false}}', '-p', 'x'])
+    expect(JSON.parse(sessionSettings(false))).toEqual({ disableClaudeAiConnectors: true, sandbox: { enabled: false } })
     const theirs = planLaunch(debianFacts(), { claudeArgs: ['--settings', '{}'], sandbox: OPEN })
     expect(theirs.warnings.join('\n')).toContain('your --settings replaces the one claudebox passes')
   })
