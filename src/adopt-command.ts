@@ -4,7 +4,7 @@ import { writeFileAtomic } from './atomic-write.js'
 import fs from 'node:fs'
 import fse from 'fs-extra'
 import path from 'node:path'
-import { planAdopt, renderAdopt, workingTreeOf } from './adopt.js'
+import { planAdopt, renderAdopt, workingTreeOf, type AdoptPlan } from './adopt.js'
 import { EXIT, launchError, usageError } from './errors.js'
 import { lstatKind, probe, safeReaddir } from './facts.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, PROJECT_ROOT_FILE } from './instance.js'
@@ -12,9 +12,21 @@ import { warn } from './log.js'
 import { META_FILE } from './registry.js'
 import { scanWithDetails } from './scan.js'
 import type { Settings } from './settings.js'
+import type { HostFacts } from './types.js'
 
 export function runAdopt(settings: Settings, oldRootArg: string, dryRun: boolean): number {
-  const facts = probe(settings)
+  const plan = adoptPlanFor(probe(settings), oldRootArg)
+  if (dryRun) {
+    writeOut(renderAdopt(plan))
+    return EXIT.ok
+  }
+  applyAdopt(settings.claudeboxHome, plan)
+  warn(`adopted ${plan.oldRoot}: its instance is now ${plan.toId}, with ${plan.renames.length} history folder(s) renamed`)
+  return EXIT.ok
+}
+
+/** What adopting OLD_ROOT into the current project would do (throws the reason it cannot). */
+export function adoptPlanFor(facts: HostFacts, oldRootArg: string): AdoptPlan {
   if (facts.cwd === undefined) throw usageError('the current directory no longer exists; cd into the moved project and rerun')
   const oldRoot = path.resolve(facts.cwd, oldRootArg)
   const newRoot = canonicalRoot(facts.cwd, facts.git)
@@ -23,22 +35,23 @@ export function runAdopt(settings: Settings, oldRootArg: string, dryRun: boolean
   const entries = scanWithDetails(dir)
   const target = entries.find(e => e.name === newId)
   const source = entries.find(e => e.recordedRoot !== undefined && (e.recordedRoot === oldRoot || workingTreeOf(e.recordedRoot) === oldRoot))
-  const plan = planAdopt({
+  return planAdopt({
     oldRoot,
     oldRootExists: fs.existsSync(oldRoot),
     entries,
     newRoot,
     newId,
     newTopLevel: facts.git?.topLevel ?? facts.cwd,
-    target: target ? { conversations: target.conversations ?? 0 } : undefined,
+    target: target ? { conversations: target.conversations ?? 0, dir: path.join(dir, target.name), asideDir: path.join(facts.claudeboxHome, 'aside') } : undefined,
     projectFolders: source ? historyFolders(path.join(dir, source.name, 'projects')) : [],
   })
-  if (dryRun) {
-    writeOut(renderAdopt(plan))
-    return EXIT.ok
-  }
-  const from = instanceDir(facts.claudeboxHome, plan.fromId)
-  const to = instanceDir(facts.claudeboxHome, plan.toId)
+}
+
+/** Moves the instance to its new id and renames its history folders (adopt.ts planned them). */
+export function applyAdopt(claudeboxHome: string, plan: AdoptPlan): void {
+  const dir = instancesDir(claudeboxHome)
+  const from = instanceDir(claudeboxHome, plan.fromId)
+  const to = instanceDir(claudeboxHome, plan.toId)
   if (plan.replaceEmptyTarget) {
     const trash = path.join(dir, `.trash-${plan.toId}-${process.pid}-${Date.now()}`)
     fs.renameSync(to, trash)
@@ -51,8 +64,6 @@ export function runAdopt(settings: Settings, oldRootArg: string, dryRun: boolean
     const folder = path.join(to, 'projects', rename.from)
     if (lstatKind(folder) === 'dir') fs.renameSync(folder, path.join(to, 'projects', rename.to))
   }
-  warn(`adopted ${plan.oldRoot}: its instance is now ${plan.toId}, with ${plan.renames.length} history folder(s) renamed`)
-  return EXIT.ok
 }
 
 /**
@@ -82,6 +93,6 @@ function moveInstance(from: string, to: string, projectRoot: string): void {
 }
 
 /** The history folders of an instance, only when projects/ is a real directory in it. */
-function historyFolders(projects: string): string[] {
+export function historyFolders(projects: string): string[] {
   return lstatKind(projects) === 'dir' ? safeReaddir(projects).filter(name => lstatKind(path.join(projects, name)) === 'dir') : []
 }

@@ -3,6 +3,7 @@
 import path from 'node:path'
 import { usageError } from './errors.js'
 import type { ScannedEntry } from './gc.js'
+import { shq } from './quote.js'
 
 /** Claude Code names a project's history folder after its directory: every non-alphanumeric -> '-'. */
 export const sanitizePath = (p: string): string => p.replace(/[^a-zA-Z0-9]/g, '-')
@@ -18,8 +19,8 @@ export interface AdoptInput {
   newRoot: string
   newId: string
   newTopLevel: string
-  /** The instance already at the new id: undefined when there is none. */
-  target: { conversations: number } | undefined
+  /** The instance already at the new id (and where to move it aside): undefined when there is none. */
+  target: { conversations: number; dir: string; asideDir: string } | undefined
   /** Names under projects/ in the old instance. */
   projectFolders: readonly string[]
 }
@@ -49,7 +50,7 @@ export function planAdopt(input: AdoptInput): AdoptPlan {
   if (match.name === input.newId) throw usageError(`${oldRoot} already maps to this project's instance; nothing to adopt`)
   if (input.target && input.target.conversations > 0) {
     throw usageError(
-      `this project already has an instance with ${input.target.conversations} conversation(s) (${input.newId}); --adopt will not merge two histories. Move one aside first`,
+      `this project already has an instance with ${input.target.conversations} conversation(s) (${input.newId}); --adopt will not merge two histories. To keep the old one instead, move the new one aside and rerun: mkdir -p ${shq(input.target.asideDir)} && mv ${shq(input.target.dir)} ${shq(input.target.asideDir)}/`,
     )
   }
   const oldPrefix = sanitizePath(workingTreeOf(match.recordedRoot as string))

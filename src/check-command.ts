@@ -2,6 +2,8 @@
 import { writeOut } from './terminal-safe.js'
 import fs from 'node:fs'
 import { execa } from 'execa'
+import { mayTakeOver } from './migration.js'
+import { pendingTakeovers } from './takeover.js'
 import { checksPassed, evaluateChecks, renderChecks, type CheckFacts } from './check.js'
 import { ClaudeboxError, EXIT } from './errors.js'
 import type { CliOptions } from './cli.js'
@@ -67,6 +69,7 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
     applied: setup.resolved.applied,
     abstractSockets: abstractSockets(),
     landlockScope: probeLandlockScope(facts.arch),
+    takeovers: mayTakeOver(facts) ? pendingTakeovers(facts) : [],
   })
   writeOut(renderChecks(results) + audit.map(line => `# ${line}\n`).join(''))
   return checksPassed(results) ? EXIT.ok : EXIT.checkFailed

@@ -31,6 +31,8 @@ export interface CheckFacts {
   abstractSockets: readonly string[]
   /** Whether the kernel supports the Landlock scope that refuses them inside (landlock.ts). */
   landlockScope: 'supported' | 'unsupported' | 'no-helper'
+  /** What the next launch offers to take over (bash-era files and instance, a moved project). */
+  takeovers: readonly string[]
 }
 
 export function evaluateChecks(f: CheckFacts): CheckResult[] {
@@ -51,6 +53,7 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
   else add('warn', 'git', 'not found: projects map to the current directory, not the repository')
 
   add('ok', 'config', f.applied.join('; '))
+  for (const takeover of f.takeovers) add('warn', 'take over', `${takeover} (the next launch asks; --yes accepts)`)
 
   if ('error' in f.plan) {
     add('fail', 'project', f.plan.error)

@@ -24,6 +24,7 @@ import { canonicalRoot, instanceDir, instanceId, sharedPaths } from './instance.
 import { approvePlaceholderKey, carryAccountIn, carryAccountOut, rememberPlaceholderApproval } from './account-state.js'
 import { OWN_DIR } from './registry.js'
 import { liveSessions } from './scan.js'
+import { mayTakeOver } from './migration.js'
 import { claudeSandboxOn, SANDBOX_IN_FORCE, sandboxSettingsFiles } from './claude-sandbox.js'
 import { announceProposals, composeShared, HOST_ONLY_SETTINGS } from './tier-sync.js'
 import { ask, canAsk } from './prompt.js'
@@ -94,6 +95,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 async function launch(settings: Settings, options: CliOptions): Promise<number> {
   let setup = await setupWithApproval(settings, options)
   // First run: the normal Claude Code's login, copied with consent, is this launch's sign-in already.
+  if (options.mode === 'launch' && mayTakeOver(setup.facts) && (await (await import('./takeover.js')).offerTakeovers(setup.facts, options.yes))) setup = setupLaunch(settings, options)
   if (options.mode === 'launch' && (await offerLoginImport(setup.facts, options.yes))) setup = setupLaunch(settings, options)
   // The API gateway starts first: with the open network the sandbox is told its port.
   const { api, signIn } = setup.api
@@ -112,14 +114,12 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   const sandbox = request.sandbox ?? DEFAULT_SANDBOX
   let plan = planLaunch(facts, request)
   for (const warning of plan.warnings) warn(warning)
-  if (options.mode === 'dry-run') return print(renderDryRun(plan, auditLines(plan)))
-
-  if (facts.instance.kind === 'missing') {
-    await firstLaunch(plan, sandbox, options.yes)
-    const { adoptHint } = await import('./adopt-hint.js')
-    const hint = adoptHint(facts)
-    if (hint) warn(hint)
+  if (options.mode === 'dry-run') {
+    const takeovers = mayTakeOver(facts) ? (await import('./takeover.js')).pendingTakeovers(facts) : []
+    return print(renderDryRun(plan, [...auditLines(plan), ...takeovers.map(line => `before this launch claudebox would ask to: ${line}`)]))
   }
+
+  if (facts.instance.kind === 'missing') await firstLaunch(plan, sandbox, options.yes)
 
   const { applyFiles, applyMkdirs, linkResumedTranscript, recordInstanceMeta, recordUsage, registerSession, removeEmptyInstance } = await import('./state.js')
   try {

@@ -197,8 +197,11 @@ describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
     const moved = path.join(world.home, 'work/shop')
     fs.mkdirSync(path.dirname(moved), { recursive: true })
     fs.renameSync(old, moved)
+    // Without a terminal the first launch stops rather than split the history, and says how.
     const first = await inSandbox(world, moved, 'true')
-    expect(first.stderr).toContain(`this project looks like ${old}, which moved; its conversations come along with: claudebox --adopt ${old}`)
+    expect(first.exitCode).toBe(125)
+    expect(first.stderr).toContain(`this project looks like ${old}, which moved: claudebox --adopt ${old} brings its conversations (or rerun on a terminal to be asked; to start empty instead: mkdir -p ${world.claudeboxHome}/aside && mv ${oldInstance} ${world.claudeboxHome}/aside/)`)
+    expect(fs.existsSync(instancePath(world, `${moved}/.git`))).toBe(false)
 
     const dry = await claudebox(world, ['--adopt', old, '--dry-run'], { cwd: moved })
     expect(dry.exitCode, dry.stderr).toBe(0)
@@ -219,6 +222,25 @@ describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
     fs.mkdirSync(old, { recursive: true })
     expect((await claudebox(world, ['--adopt', old], { cwd: moved })).stderr).toMatch(/still exists/)
     expect((await claudebox(world, ['--adopt', '/nowhere'], { cwd: moved })).stderr).toMatch(/no instance records \/nowhere/)
+  })
+
+  test('a moved project launched with --yes takes its instance over before starting', async () => {
+    const world = makeWorld()
+    const old = makeRepo(world.home, 'src/shop')
+    git(old, 'remote', 'add', 'origin', 'https://example.com/shop.git')
+    expect((await inSandbox(world, old, 'true')).exitCode).toBe(0)
+    const oldInstance = instancePath(world, `${old}/.git`)
+    fs.mkdirSync(path.join(oldInstance, 'projects', sanitizePath(old)), { recursive: true })
+    fs.writeFileSync(path.join(oldInstance, 'projects', sanitizePath(old), 'c.jsonl'), '{}\n')
+    const moved = path.join(world.home, 'work/shop')
+    fs.mkdirSync(path.dirname(moved), { recursive: true })
+    fs.renameSync(old, moved)
+    const r = await claudebox(world, ['--yes', '--', '-c', 'echo STARTED'], { cwd: moved, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout).toBe('STARTED')
+    expect(r.stderr).toContain('took over instance')
+    expect(fs.existsSync(oldInstance)).toBe(false)
+    expect(fs.existsSync(path.join(instancePath(world, `${moved}/.git`), 'projects', sanitizePath(moved), 'c.jsonl'))).toBe(true)
   })
 
   test("--resume and --sessions never follow a symlink the agent planted in the instance's projects/", async () => {

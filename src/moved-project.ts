@@ -1,12 +1,12 @@
 // On a project's first launch: is there exactly one orphaned instance that looks like this
-// project before a move (same directory name and git remote)? Then say how to adopt it.
+// project before a move (same directory name and git remote)? Then that is where it came from.
 import path from 'node:path'
 import { instancesDir } from './instance.js'
 import { readMeta, scanInstances } from './scan.js'
-import { shq } from './quote.js'
 import type { HostFacts } from './types.js'
 
-export function adoptHint(facts: HostFacts): string | undefined {
+/** The old location of this project, when it looks moved (the working tree, not its .git). */
+export function movedFrom(facts: HostFacts): string | undefined {
   if (facts.git === undefined || facts.gitRemote === undefined) return undefined
   const name = path.basename(facts.git.topLevel)
   const dir = instancesDir(facts.claudeboxHome)
@@ -16,6 +16,5 @@ export function adoptHint(facts: HostFacts): string | undefined {
     return meta?.name === name && meta.remote === facts.gitRemote
   })
   if (orphans.length !== 1) return undefined
-  const old = (orphans[0]?.recordedRoot ?? '').replace(/\/\.git$/, '')
-  return `this project looks like ${old}, which moved; its conversations come along with: claudebox --adopt ${shq(old)}`
+  return (orphans[0]?.recordedRoot ?? '').replace(/\/\.git$/, '')
 }
