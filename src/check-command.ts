@@ -1,16 +1,17 @@
 // --check: runs the probes that need processes (bwrap, claude, git versions, test sandboxes).
-import { writeOut } from './terminal-safe.js'
 import fs from 'node:fs'
 import { execa } from 'execa'
 import { mayTakeOver } from './migration.js'
 import { pendingTakeovers } from './takeover.js'
-import { checksPassed, evaluateChecks, renderChecks, type CheckFacts } from './check.js'
+import { checksPassed, evaluateChecks, renderChecks, type CheckResult } from './check.js'
+import { findHostLogin } from './login.js'
+import { jsonSafe, writeOut } from './terminal-safe.js'
+import type { LaunchSummary } from './types.js'
 import { ClaudeboxError, EXIT } from './errors.js'
 import type { CliOptions } from './cli.js'
 import { probeLandlockScope, probeUserns } from './facts.js'
 import { setupLaunch, type LaunchSetup } from './launch-setup.js'
-import { planLaunch, planProbeSandbox } from './plan.js'
-import { auditLines } from './render.js'
+import { bwrapMissing, claudeError, planLaunch, planProbeSandbox } from './plan.js'
 import { DEFAULT_SANDBOX } from './sandbox-options.js'
 import type { Settings } from './settings.js'
 import { diagnoseUserns } from './userns.js'
@@ -25,8 +26,7 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
   } catch (error) {
     // A broken config.json or a refused project file is a failed check, not a crash.
     if (!(error instanceof ClaudeboxError)) throw error
-    writeOut(`fail config: ${error.message}\n`)
-    return EXIT.checkFailed
+    return report([{ status: 'fail', name: 'config', detail: error.message }], options.json)
   }
   const { facts, request } = setup
   const sandbox = request.sandbox ?? DEFAULT_SANDBOX
@@ -47,23 +47,19 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
   ])
   const sandboxFailed = lookupResult !== undefined && lookupResult.exitCode !== 0
   const userns = probeUserns(facts.bwrap, facts.env)
-  let plan: CheckFacts['plan']
-  let audit: string[] = []
-  try {
-    const launch = planLaunch(facts, request)
-    plan = launch.summary
-    audit = auditLines(launch)
-  } catch (error) {
-    plan = { error: error instanceof ClaudeboxError ? error.message : String(error) }
-  }
+  const { plan, projectProblem } = planForCheck(facts, request)
   const results = evaluateChecks({
     bwrap: facts.bwrap ? { path: facts.bwrap, version: bwrapVersion } : undefined,
     sandboxError: sandboxFailed ? diagnoseUserns(userns, lookupResult.stderr.trim().split('\n')[0] ?? '') : undefined,
     claude: facts.claude ? { path: facts.claude.found, version: claudeVersion ?? facts.claude.version } : undefined,
-    claudeProblem: facts.claudeProblem === 'not-executable' ? 'found but not executable' : 'not found on PATH (or CLAUDEBOX_CLAUDE)',
+    claudeProblem: claudeError(facts).message,
+    bwrapProblem: bwrapMissing(facts.env),
     git: gitVersion ? { version: gitVersion } : undefined,
     plan,
-    credentialsExist: 'error' in plan ? false : fs.existsSync(plan.credentials.path),
+    projectProblem,
+    workTree: facts.git?.topLevel ?? facts.cwd ?? '/',
+    importableLogin: findHostLogin(facts.claudeboxHome, facts.home, facts.env)?.credentials,
+    credentialsExist: plan === undefined ? false : fs.existsSync(plan.credentials.path),
     legacyTiocsti: userns.sysctl['dev/tty/legacy_tiocsti'],
     lookupProblem: sandboxFailed || !lookupResult ? undefined : lookupResult.stdout.trim().replaceAll('\n', '; ') || undefined,
     applied: setup.resolved.applied,
@@ -71,8 +67,40 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
     landlockScope: probeLandlockScope(facts.arch),
     takeovers: mayTakeOver(facts) ? pendingTakeovers(facts) : [],
   })
-  writeOut(renderChecks(results) + audit.map(line => `# ${line}\n`).join(''))
-  return checksPassed(results) ? EXIT.ok : EXIT.checkFailed
+  return report(results, options.json)
+}
+
+function report(results: readonly CheckResult[], json: boolean): number {
+  const passed = checksPassed(results)
+  if (json) writeOut(`${jsonSafe({ passed, checks: results })}\n`)
+  else process.stdout.write(renderChecks(results, colours())) // made terminal-safe by renderChecks
+  return passed ? EXIT.ok : EXIT.checkFailed
+}
+
+/** fail and warn in colour on a terminal, unless NO_COLOR (no-color.org). */
+const colours = (): boolean => process.stdout.isTTY === true && !process.env['NO_COLOR'] && process.env['TERM'] !== 'dumb'
+
+/** Claude and bwrap stand in when missing (their own lines fail), so the rest still shows. */
+const STAND_IN_CLAUDE = { found: 'claude', resolved: '/usr/bin/claude', installRoot: '/usr/bin/claude' }
+
+/**
+ * The launch plan as --check shows it: one failure is reported once, on its own line, and a
+ * refused project root (/, /tmp, your home) still shows what would protect a project.
+ */
+function planForCheck(facts: LaunchSetup['facts'], request: LaunchSetup['request']): { plan: LaunchSummary | undefined; projectProblem: string | undefined } {
+  const stood = { ...facts, claude: facts.claude ?? STAND_IN_CLAUDE, bwrap: facts.bwrap ?? '/usr/bin/bwrap' }
+  const attempt = (req: LaunchSetup['request']): LaunchSummary | string => {
+    try {
+      return planLaunch(stood, req).summary
+    } catch (error) {
+      if (!(error instanceof ClaudeboxError)) throw error
+      return error.message
+    }
+  }
+  const first = attempt(request)
+  if (typeof first !== 'string') return { plan: first, projectProblem: undefined }
+  const widened = attempt({ ...request, sandbox: { ...(request.sandbox ?? DEFAULT_SANDBOX), allowDangerousRoot: true } })
+  return { plan: typeof widened === 'string' ? undefined : widened, projectProblem: first }
 }
 
 /** Names of the abstract unix sockets listening in this network namespace (/proc/net/unix). */

@@ -1,4 +1,5 @@
 // --check: pure evaluation of what the probe found, one result per line.
+import { terminalSafe } from './terminal-safe.js'
 import type { Diagnosis } from './userns.js'
 import type { LaunchSummary } from './types.js'
 
@@ -17,9 +18,17 @@ export interface CheckFacts {
   sandboxError: Diagnosis | undefined
   claude: { path: string; version: string | undefined } | undefined
   claudeProblem: string | undefined
+  /** Why bwrap is missing: not on PATH, or CLAUDEBOX_BWRAP names nothing. */
+  bwrapProblem: string
   git: { version: string } | undefined
-  /** The launch plan's summary, or why there is none. */
-  plan: LaunchSummary | { error: string }
+  /** The launch plan's summary (for a refused root: as if allowed, to show the protections). */
+  plan: LaunchSummary | undefined
+  /** Why this project cannot launch as it is (claude and bwrap problems are their own lines). */
+  projectProblem: string | undefined
+  /** The project's working tree, as the user knows it. */
+  workTree: string
+  /** The normal Claude Code's login that the first launch offers to use, if any. */
+  importableLogin: string | undefined
   credentialsExist: boolean
   /** dev.tty.legacy_tiocsti: '0' means the kernel itself refuses TIOCSTI. */
   legacyTiocsti: string | undefined
@@ -40,7 +49,7 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
   const add = (status: CheckStatus, name: string, detail: string): void => void results.push({ status, name, detail })
 
   if (f.bwrap) add('ok', 'bwrap', `${f.bwrap.path} (${f.bwrap.version ?? 'unknown version'})`)
-  else add('fail', 'bwrap', 'not found; install bubblewrap (Debian/Ubuntu: apt install bubblewrap) or set CLAUDEBOX_BWRAP')
+  else add('fail', 'bwrap', f.bwrapProblem)
 
   if (!f.bwrap) add('fail', 'user namespaces', 'not tested: no bwrap')
   else if (f.sandboxError === undefined) add('ok', 'user namespaces', 'a test sandbox started')
@@ -55,15 +64,20 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
   add('ok', 'config', f.applied.join('; '))
   for (const takeover of f.takeovers) add('warn', 'take over', `${takeover} (the next launch asks; --yes accepts)`)
 
-  if ('error' in f.plan) {
-    add('fail', 'project', f.plan.error)
-  } else {
-    const plan = f.plan
-    add('ok', 'project', `${plan.projectRoot} -> instance ${plan.instanceId} (${plan.instanceDir})`)
+  const plan = f.plan
+  const project = plan === undefined ? '' : `${f.workTree}${plan.projectRoot !== f.workTree ? ` (git dir ${plan.projectRoot})` : ''} -> instance ${plan.instanceId} (${plan.instanceDir})`
+  if (f.projectProblem !== undefined) add('fail', 'project', f.projectProblem)
+  else add('ok', 'project', project)
+  if (plan !== undefined) {
+    if (f.projectProblem !== undefined) add('ok', 'protections', 'below: what a launch in a project directory gets')
     add('ok', 'writable inside', plan.writable.join(', '))
+    add('ok', 'read-only inside', [...plan.system, ...plan.readOnly].join(', '))
+    add('ok', 'home inside', 'empty except the paths above; ~/.claude is the instance')
+    add('ok', 'shared', `by every project: the sign-in (${plan.credentials.held === 'inside' ? 'inside the sandbox' : 'kept on the host'}) and the account keys of .claude.json; copied per project: ${plan.shared.join(', ')}`)
     const credentials = `${plan.credentials.mechanism === 'store-dir' ? 'shared store directory (CLAUDE_SECURESTORAGE_CONFIG_DIR)' : 'shared file bound into the instance (older Claude Code)'} at ${plan.credentials.path}`
     const held = plan.credentials.held
     if (held === 'host') add('ok', 'sign-in', `kept on the host (${plan.credentials.kind ?? ''}); the sandbox gets a per-session placeholder and claudebox adds the credential to Claude's API calls`)
+    else if (held === 'none-yet' && f.importableLogin !== undefined) add('ok', 'sign-in', `not yet: the first launch offers your Claude Code login from ${f.importableLogin} (claudebox --yes takes it); it stays on the host`)
     else if (held === 'none-yet') add('warn', 'sign-in', 'no login yet: run claudebox --login once (or set ANTHROPIC_API_KEY); it stays on the host for every project')
     else if (f.credentialsExist) add('warn', 'sign-in', `inside the sandbox ("secretless": false): ${credentials}; any process inside can read and replace it`)
     else add('warn', 'sign-in', `no credentials yet: ${credentials}; sign in inside claudebox once and every project uses it`)
@@ -101,8 +115,11 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
 const CLAUDE_SANDBOX_COMPARED =
   "its own per-command sandbox (sandbox.enabled) is off inside claudebox: it needs nested user namespaces, which claudebox denies. claudebox's covers more: Claude itself, its file edits, hooks and MCP servers, not only Bash; your home is hidden, not only read-only (README: Claude Code's own sandbox)"
 
-export function renderChecks(results: readonly CheckResult[]): string {
-  return results.map(r => `${r.status.padEnd(4)} ${r.name}: ${r.detail}\n`).join('')
+const COLOUR: Record<CheckStatus, string> = { ok: '', warn: '\x1b[33m', fail: '\x1b[31m' }
+
+/** One line per result; every value made safe here, so the caller writes the text as it is. */
+export function renderChecks(results: readonly CheckResult[], colour = false): string {
+  return results.map(r => `${colour && COLOUR[r.status] ? `${COLOUR[r.status]}${r.status.padEnd(4)}\x1b[0m` : r.status.padEnd(4)} ${terminalSafe(`${r.name}: ${r.detail}`)}\n`).join('')
 }
 
 export const checksPassed = (results: readonly CheckResult[]): boolean => results.every(r => r.status !== 'fail')

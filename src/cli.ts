@@ -44,6 +44,7 @@ Every other argument, and everything after \`--\`, goes to claude unchanged:
   claudebox -c                 continue the last conversation, sandboxed
   claudebox -p "fix the tests" one prompt, non-interactive
   claudebox -- --version       Claude Code's own --version
+  claudebox -- --help          Claude Code's own help
 
 Environment: CLAUDEBOX_HOME (state, default ~/.claudebox), CLAUDEBOX_CLAUDE (program to run),
 CLAUDEBOX_BWRAP (bwrap to use), CLAUDEBOX_DEBUG=1 (debug lines on stderr).
@@ -200,7 +201,7 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
 
 /** The own options each management mode accepts besides itself; anything else is refused. */
 const MODE_ACCEPTS: Record<string, readonly string[]> = {
-  check: ['profile', 'network', 'allowHost', 'denyHost', 'allowPreset', 'sshAgent', 'connectors', 'roBind', 'bind', 'env', 'shell', 'writableGitConfig', 'allowDangerousRoot', 'pidsLimit', 'memoryLimit', 'cpuLimit', 'yes'],
+  check: ['json', 'profile', 'network', 'allowHost', 'denyHost', 'allowPreset', 'sshAgent', 'connectors', 'roBind', 'bind', 'env', 'shell', 'writableGitConfig', 'allowDangerousRoot', 'pidsLimit', 'memoryLimit', 'cpuLimit', 'yes'],
   gc: ['dryRun', 'yes', 'force', 'broken'],
   list: ['json'],
   sessions: ['json'],
@@ -211,7 +212,7 @@ const MODE_ACCEPTS: Record<string, readonly string[]> = {
   profiles: [],
 }
 /** Options that only mean something next to a mode. */
-const MODIFIER_OF: Record<string, string> = { json: '--list, --sessions or --proposals', force: '--gc', broken: '--gc' }
+const MODIFIER_OF: Record<string, string> = { json: '--check, --list, --sessions or --proposals', force: '--gc', broken: '--gc' }
 
 const flagOf = (key: string): string => `--${key.replace(/[A-Z]/g, c => `-${c.toLowerCase()}`)}`
 

@@ -14,7 +14,7 @@ import { startGitWatch } from './git-watch.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 import { debug, warn } from './log.js'
 import { planLaunch, type LaunchRequest } from './plan.js'
-import { auditLines, renderDryRun } from './render.js'
+import { auditLines, renderDryRun, shortAudit } from './render.js'
 import { readSettings, type Settings } from './settings.js'
 import type { CliOptions } from './cli.js'
 import fs from 'node:fs'
@@ -333,7 +333,7 @@ function guardOne(file: string, backups: readonly string[], goodDir: string): vo
  */
 async function firstLaunch(plan: LaunchPlan, sandbox: SandboxOptions, yes: boolean): Promise<void> {
   const terminal = process.stderr.isTTY === true
-  if (terminal) process.stderr.write(terminalSafe(`claudebox: first launch in this project:\n${auditLines(plan).map(l => `  ${l}\n`).join('')}`))
+  if (terminal) process.stderr.write(terminalSafe(`claudebox: first launch in this project:\n${shortAudit(plan).map(l => `  ${l}\n`).join('')}`))
   if (!sandbox.confirmFirstLaunch || yes) return
   if (!canAsk()) throw launchError('not started: config.json asks to confirm the first launch in a project; rerun with --yes to accept')
   if (!/^y(es)?$/i.test(await ask('start Claude in this sandbox? [y/N]'))) throw launchError('not started: you declined the first launch')

@@ -49,7 +49,7 @@ export const OWN_OPTIONS: readonly OwnOption[] = [
   { flag: '--allow-dangerous-root', description: 'allow a project root that is /, your home, a system dir... (never the default)' },
   { flag: '--yes', description: "answer yes to claudebox's own questions (login import, first-launch confirmation, --gc)" },
   { flag: '--completions', value: 'shell', description: 'print the completion script for bash, zsh or fish' },
-  { flag: '--help', description: 'show this help' },
+  { flag: '--help', description: "show this help (also -h; Claude's own: claudebox -- --help)" },
   { flag: '--version', description: "show claudebox's version (claude's: claudebox -- --version)" },
 ]
 
@@ -65,6 +65,11 @@ export function splitArgs(argv: readonly string[]): { own: string[]; claude: str
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string
     if (arg === '--') return { own, claude: argv.slice(i + 1) }
+    // -h is ours, as in gh, docker and npm: Claude's own help is claudebox -- --help.
+    if (arg === '-h') {
+      own.push('--help')
+      continue
+    }
     const name = arg.startsWith('--') ? (arg.split('=', 1)[0] as string) : undefined
     const valued = name === undefined ? undefined : takesValue.get(name)
     if (valued === undefined) return { own, claude: argv.slice(i) }

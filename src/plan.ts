@@ -109,14 +109,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   if (cwd.includes('\n')) throw newlineRefusal(cwd)
   const homeRefusal = sandboxHomeRefusal(home)
   if (homeRefusal !== undefined) throw launchError(`HOME=${home} cannot be the sandbox's home: ${homeRefusal}; set HOME to your home directory`)
-  if (facts.bwrap === undefined) {
-    const named = facts.env['CLAUDEBOX_BWRAP']
-    throw launchError(
-      named
-        ? `CLAUDEBOX_BWRAP names ${named}, which does not exist; point it at a bwrap program or unset it to use the one on PATH`
-        : 'bwrap (bubblewrap) was not found on PATH; install it (Debian/Ubuntu: apt install bubblewrap) or set CLAUDEBOX_BWRAP',
-    )
-  }
+  if (facts.bwrap === undefined) throw launchError(bwrapMissing(facts.env))
   const shell = options.shell ? shellProgram(facts) : undefined
   if (claude === undefined && shell === undefined) throw claudeError(facts)
 
@@ -136,8 +129,12 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   const warnings: string[] = []
   for (const { dir, reason } of dangerous) {
     if (!options.allowDangerousRoot) {
+      // A home kept in git: the user is in a project directory, but git's top level is above it.
+      const above = git !== undefined && dir === git.topLevel && cwd !== dir
       throw launchError(
-        `refusing to make ${dir} writable: ${reason ?? ''}. Start claudebox in a project directory (or pass --allow-dangerous-root if you truly mean it)`,
+        above
+          ? `refusing to make ${dir} writable: you are in ${cwd}, but git's top level here is ${dir} and ${reason ?? ''}. Give the project a repository of its own (git init in it), or pass --allow-dangerous-root if you truly mean it`
+          : `refusing to make ${dir} writable: ${reason ?? ''}. Start claudebox in a project directory (or pass --allow-dangerous-root if you truly mean it)`,
       )
     }
     warnings.push(`--allow-dangerous-root: ${dir} is writable inside although ${reason ?? ''}`)
@@ -628,7 +625,14 @@ export function newlineRefusal(dir: string): ClaudeboxError {
   return launchError(`the project path ${JSON.stringify(dir)} (or its git dir) contains a newline, which claudebox does not support; rename the directory and rerun`)
 }
 
-function claudeError(facts: HostFacts): ClaudeboxError {
+export function bwrapMissing(env: HostFacts['env']): string {
+  const named = env['CLAUDEBOX_BWRAP']
+  return named
+    ? `CLAUDEBOX_BWRAP names ${named}, which does not exist; point it at a bwrap program or unset it to use the one on PATH`
+    : 'bwrap (bubblewrap) was not found on PATH; install it (Debian/Ubuntu: apt install bubblewrap) or set CLAUDEBOX_BWRAP'
+}
+
+export function claudeError(facts: Pick<HostFacts, 'env' | 'claudeProblem'>): ClaudeboxError {
   const name = facts.env['CLAUDEBOX_CLAUDE'] || 'claude'
   if (facts.claudeProblem === 'not-executable') {
     return new ClaudeboxError(`${name} was found but cannot be executed; check its permissions (chmod +x) or set CLAUDEBOX_CLAUDE`, EXIT.cannotRun)

@@ -52,6 +52,25 @@ export function auditLines(plan: LaunchPlan): string[] {
   ]
 }
 
+/** What the first launch in a project says: three lines, the details being --check's. */
+export function shortAudit(plan: LaunchPlan): string[] {
+  const s = plan.summary
+  const [project, ...rest] = s.writable
+  const network =
+    s.network === 'open'
+      ? "open: the host's network (the agent can reach any host and the host's loopback)"
+      : s.network === 'none'
+        ? 'none: loopback only'
+        : `allow: only ${briefList(s.egress?.allow ?? [])}, through claudebox's proxy`
+  return [
+    `writable: ${project ?? ''}${rest.length > 0 ? ` and this project's Claude state${rest.length > 1 ? ` (+${rest.length - 1} more)` : ''}` : ''}; the rest of your home is hidden`,
+    `network: ${network}`,
+    'details: claudebox --check',
+  ]
+}
+
+const briefList = (items: readonly string[]): string => (items.length <= 3 ? items.join(', ') : `${items.slice(0, 3).join(', ')} and ${items.length - 3} more`)
+
 /** The network mode, and for allow the lists in force. */
 export function networkLines(s: LaunchSummary): string[] {
   if (s.network === 'open') return ["network: open (the host's network, shared) -- warning: the agent can reach any host and the services on the host's loopback"]

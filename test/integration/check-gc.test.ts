@@ -15,12 +15,14 @@ describe.skipIf(!HAVE_BWRAP)('--check', () => {
     const r = await claudebox(world, ['--check'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: REAL_CLAUDE } })
     expect(r.exitCode, r.stdout + r.stderr).toBe(0)
     const lines = r.stdout.split('\n')
-    expect(lines.every(line => /^((ok|warn|fail) +[^:]+: |# )/.test(line)), r.stdout).toBe(true)
+    expect(lines.every(line => /^(ok|warn|fail) +[^:]+: /.test(line)), r.stdout).toBe(true)
+    // Each line once: no audit repeated under the checks.
+    expect(new Set(lines).size).toBe(lines.length)
     expect(r.stdout).toMatch(/^ok +bwrap: .*bubblewrap \d/m)
     expect(r.stdout).toMatch(/^ok +user namespaces: a test sandbox started$/m)
     expect(r.stdout).toMatch(/^ok +claude: .* \(2\.1\.\d+ \(Claude Code\)\)$/m)
     expect(r.stdout).toMatch(/^ok +git: git version/m)
-    expect(r.stdout).toContain(`ok   project: ${repo}/.git -> instance ${instanceId(`${repo}/.git`)}`)
+    expect(r.stdout).toContain(`ok   project: ${repo} (git dir ${repo}/.git) -> instance ${instanceId(`${repo}/.git`)}`)
     expect(r.stdout).toMatch(/^warn sign-in: no login yet: run claudebox --login once/m)
     const keyed = await claudebox(world, ['--check'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: REAL_CLAUDE, ANTHROPIC_API_KEY: 'sk-ant-api03-x' } })
     expect(keyed.stdout).toMatch(/^ok +sign-in: kept on the host \(api-key\); the sandbox gets a per-session placeholder/m)
@@ -33,7 +35,12 @@ describe.skipIf(!HAVE_BWRAP)('--check', () => {
     expect(open.stdout).toMatch(/^warn protection: claude\.ai connectors: ON/m)
     expect(r.stdout).toMatch(/^ok +protection: seccomp filter/m)
     expect(r.stdout).toMatch(/^ok +protection: git dirs pinned .*config, hooks, commondir and \.git files read-only/m)
-    expect(r.stdout).toMatch(/^# project root: /m)
+    expect(r.stdout).toMatch(/^ok +read-only inside: \/usr, /m)
+    // --json: the same results, for scripts.
+    const json = await claudebox(world, ['--check', '--json'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: REAL_CLAUDE } })
+    const parsed = JSON.parse(json.stdout) as { passed: boolean; checks: { status: string; name: string; detail: string }[] }
+    expect(parsed.passed).toBe(true)
+    expect(parsed.checks.length).toBe(lines.length)
     // --check creates nothing.
     expect(fs.existsSync(world.claudeboxHome)).toBe(false)
   })
@@ -63,7 +70,24 @@ describe.skipIf(!HAVE_BWRAP)('--check', () => {
     })
     expect(r.exitCode).toBe(1)
     expect(r.stdout).toMatch(/^fail user namespaces: a test sandbox failed: .*; fix: /m)
-    expect(r.stdout).toMatch(/^fail claude: not found/m)
+    expect(r.stdout).toMatch(/^fail claude: CLAUDEBOX_CLAUDE names \/nonexistent\/claude, which does not exist/m)
+    // Reported once: the project line does not repeat it, and the protections still show.
+    expect(r.stdout.match(/nonexistent/g)?.length).toBe(1)
+    expect(r.stdout).toMatch(/^ok +project: /m)
+    expect(r.stdout).toMatch(/^ok +protection: seccomp filter/m)
+  })
+
+  test('in a refused root (your home) the project line fails once and the protections still show; an importable login is named', async () => {
+    const world = makeWorld()
+    fs.mkdirSync(path.join(world.home, '.claude'), { recursive: true })
+    fs.writeFileSync(path.join(world.home, '.claude/.credentials.json'), '{"claudeAiOauth":{"accessToken":"x"}}')
+    const r = await claudebox(world, ['--check'], { cwd: world.home, env: { CLAUDEBOX_CLAUDE: '/bin/true', CLAUDEBOX_BWRAP: '/nonexistent/bwrap' } })
+    expect(r.exitCode).toBe(1)
+    expect(r.stdout).toMatch(/^fail bwrap: CLAUDEBOX_BWRAP names \/nonexistent\/bwrap, which does not exist/m)
+    expect(r.stdout).toMatch(/^fail project: refusing to make .* writable: it is your home directory/m)
+    expect(r.stdout.match(/^fail /gm)?.length).toBe(3) // bwrap, user namespaces (not tested), project
+    expect(r.stdout).toMatch(/^ok +protection: seccomp filter/m)
+    expect(r.stdout).toContain(`ok   sign-in: not yet: the first launch offers your Claude Code login from ${world.home}/.claude/.credentials.json`)
   })
 })
 

@@ -36,8 +36,11 @@ describe.skipIf(!HAVE_BWRAP)('terminal', () => {
       })
     const first = await run()
     expect(first.stdout).toContain('claudebox: first launch in this project:')
-    expect(first.stdout).toMatch(/project root: .*\/p\/\.git/)
-    expect(first.stdout).toMatch(/writable inside: /)
+    // Three lines: what is writable, the network, where the details are.
+    const audit = first.stdout.slice(first.stdout.indexOf('claudebox: first launch')).split(/\r?\n/).slice(1, 4)
+    expect(audit[0]).toMatch(/^ {2}writable: .*\/p and this project's Claude state; the rest of your home is hidden$/)
+    expect(audit[1]).toMatch(/^ {2}network: allow: only api\.anthropic\.com, platform\.claude\.com, claude\.ai and 1 more, through claudebox's proxy$/)
+    expect(audit[2]).toBe('  details: claudebox --check')
     const second = await run()
     expect(second.stdout).not.toContain('claudebox:')
     expect(second.stdout).toMatch(/^ready/)

@@ -25,6 +25,12 @@ describe('arguments', () => {
     expect(options.claudeArgs).toEqual(claudeArgs)
   })
 
+  test("-h is claudebox's help, as in gh, docker and npm; after Claude's arguments or --, it is Claude's", async () => {
+    expect(await parseArgs(['-h'])).toMatchObject({ help: true, claudeArgs: [] })
+    expect(await parseArgs(['-p', '-h'])).toMatchObject({ help: false, claudeArgs: ['-p', '-h'] })
+    expect(await parseArgs(['--', '-h'])).toMatchObject({ help: false, claudeArgs: ['-h'] })
+  })
+
   test('--gc --dry-run plans only', async () => {
     expect(await parseArgs(['--gc', '--dry-run'])).toMatchObject({ mode: 'gc', dryRun: true })
   })
@@ -49,10 +55,9 @@ describe('arguments', () => {
     [['--gc', '--yes', '--dryrun'], /--gc does not take "--dryrun" \(did you mean --dry-run\?\)/],
     [['--list', '--jsn'], /--list does not take "--jsn" \(did you mean --json\?\)/],
     [['--list', '--sessions'], /--list and --sessions cannot be combined/],
-    [['--json'], /--json works only with --list, --sessions or --proposals/],
+    [['--json'], /--json works only with --check, --list, --sessions or --proposals/],
     [['--broken'], /--broken works only with --gc/],
     [['--force', '-c'], /--force works only with --gc/],
-    [['--check', '--json'], /--json does not apply to --check/],
     [['--gc', '--dry-run', '--json'], /--json does not apply to --gc/],
     [['--list', '--bind', '/x'], /--bind does not apply to --list/],
     [['--sessions', 'extra'], /--sessions does not take "extra"/],
