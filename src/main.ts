@@ -115,6 +115,9 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   let plan = planLaunch(facts, request)
   for (const warning of plan.warnings) warn(warning)
   if (options.mode === 'dry-run') {
+    // The programs the script names by digest (content-addressed, outside any project).
+    const { applyFiles } = await import('./state.js')
+    applyFiles(plan.files.filter(file => typeof file.content !== 'string'))
     const takeovers = mayTakeOver(facts) ? (await import('./takeover.js')).pendingTakeovers(facts) : []
     return print(renderDryRun(plan, [...auditLines(plan), ...takeovers.map(line => `before this launch claudebox would ask to: ${line}`)]))
   }

@@ -1,4 +1,5 @@
 // Renders a launch plan as a POSIX shell script: what --dry-run prints.
+import { createHash } from 'node:crypto'
 import path from 'node:path'
 import { shq } from './quote.js'
 import type { LaunchPlan, LaunchSummary } from './types.js'
@@ -7,10 +8,16 @@ export function renderDryRun(plan: LaunchPlan, audit: readonly string[] = []): s
   const lines: string[] = [...audit.map(line => `# ${line}`)]
   for (const dir of plan.mkdirs) lines.push(`mkdir -p -m ${dir.mode.toString(8)} ${shq(dir.path)}`)
   for (const file of plan.files) {
-    // Binary content (the seccomp filter) is written with printf's octal escapes: POSIX, exact.
-    const printf = typeof file.content === 'string' ? `printf '%s' ${shq(file.content)}` : `printf '${octal(file.content)}'`
+    if (typeof file.content !== 'string') {
+      // Programs (the seccomp filter, the Landlock helper) are files --dry-run wrote, named by
+      // their digest: the script checks them instead of carrying kilobytes of escapes.
+      const digest = createHash('sha256').update(file.content).digest('hex')
+      lines.push(`# ${file.path}: ${file.content.length} bytes, sha256 ${digest} (written by claudebox --dry-run)`)
+      lines.push(`[ "$(sha256sum < ${shq(file.path)})" = '${digest}  -' ] || { echo ${shq(`${file.path} is missing or changed; run claudebox --dry-run again`)} >&2; exit 1; }`)
+      continue
+    }
     const dir = shq(path.dirname(file.path))
-    lines.push(`[ -e ${shq(file.path)} ] || (umask 077 && mkdir -p ${dir} && ${printf} > ${shq(file.path)})`)
+    lines.push(`[ -e ${shq(file.path)} ] || (umask 077 && mkdir -p ${dir} && printf '%s' ${shq(file.content)} > ${shq(file.path)})`)
   }
   // Pasted, the shell joins the cgroups of the limits and bwrap starts in them.
   for (const step of plan.cgroups) {
@@ -85,4 +92,3 @@ export function networkLines(s: LaunchSummary): string[] {
   return lines
 }
 
-const octal = (bytes: Uint8Array): string => Array.from(bytes, b => `\\${b.toString(8).padStart(3, '0')}`).join('')

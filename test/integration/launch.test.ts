@@ -142,7 +142,7 @@ describe.skipIf(!HAVE_BWRAP)('the sandbox', () => {
     expect(git(repo, 'log', '--format=%s', '-1', 'feature')).toBe('inside')
   })
 
-  test('--dry-run creates nothing, and pasted into sh runs the same sandbox', async () => {
+  test('--dry-run writes only the programs it names by digest, is readable, and pasted into sh runs the same sandbox', async () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p q')
     const env = { CLAUDEBOX_CLAUDE: '/bin/sh' }
@@ -150,7 +150,11 @@ describe.skipIf(!HAVE_BWRAP)('the sandbox', () => {
     // Pasted alone, only the open network works (allow's proxy lives in claudebox).
     const dry = await claudebox(world, ['--dry-run', '--network=open', '--', '-c', script], { cwd: repo, env })
     expect(dry.exitCode, dry.stderr).toBe(0)
-    expect(fs.existsSync(world.claudeboxHome)).toBe(false)
+    // Nothing but the programs the script names by digest: no instance, no state.
+    expect(fs.readdirSync(world.claudeboxHome).sort()).toEqual(['landlock', 'seccomp'])
+    expect(dry.stdout).toMatch(/^# .*\/seccomp\/x86_64-[0-9a-f]+\.bpf: \d+ bytes, sha256 [0-9a-f]{64} \(written by claudebox --dry-run\)$/m)
+    // Readable on a screen: no line of kilobytes.
+    expect(Math.max(...dry.stdout.split('\n').map(line => line.length))).toBeLessThan(600)
     expect(dry.stdout).toMatch(/^mkdir -p -m 700 /m)
     expect(dry.stdout).toMatch(/bwrap \\\n {2}--unshare-all --unshare-user --disable-userns --share-net --die-with-parent --cap-drop ALL \\\n/)
     const direct = await claudebox(world, ['--network=open', '--', '-c', script], { cwd: repo, env })
