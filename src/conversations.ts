@@ -1,4 +1,5 @@
 // --sessions: this project's Claude conversations across all its worktrees. Pure parsing.
+import { humanSize } from './list.js'
 import { inlineSafe } from './terminal-safe.js'
 export interface Conversation {
   id: string
@@ -41,7 +42,24 @@ export function renderConversations(conversations: readonly Conversation[]): str
   const lines = rows.map(c => {
     const date = new Date(c.modified).toISOString().slice(0, 16).replace('T', ' ')
     const message = c.firstMessage.length > 60 ? `${c.firstMessage.slice(0, 57)}...` : c.firstMessage
-    return `${date}  ${inlineSafe(c.id)}  ${String(c.size).padStart(8)}  ${c.live ? 'live' : '    '}  ${inlineSafe(c.cwd ?? c.folder)}  ${inlineSafe(message)}`
+    return `${date}  ${inlineSafe(c.id)}  ${humanSize(c.size).padStart(8)}  ${c.live ? 'live' : '    '}  ${inlineSafe(c.cwd ?? c.folder)}  ${inlineSafe(message)}`
   })
-  return lines.length === 0 ? '' : `${['DATE            ', 'ID                                  ', '    SIZE', 'LIVE', 'PATH  FIRST MESSAGE'].join('  ')}\n${lines.join('\n')}\n`
+  if (lines.length === 0) return 'no conversations in this project yet\n'
+  return `${['DATE            ', 'ID                                  ', '    SIZE', 'LIVE', 'PATH  FIRST MESSAGE'].join('  ')}\n${lines.join('\n')}\n`
 }
+
+/**
+ * One row per conversation: `--resume` in a second worktree hard-links the transcript into that
+ * worktree's folder, so the same id appears twice; the newest copy stands for it.
+ */
+export function uniqueConversations(conversations: readonly Conversation[]): Conversation[] {
+  const byId = new Map<string, Conversation>()
+  for (const c of conversations) {
+    const seen = byId.get(c.id)
+    if (seen === undefined || c.modified > seen.modified) byId.set(c.id, c)
+  }
+  return [...byId.values()].sort((a, b) => b.modified - a.modified)
+}
+
+/** For --sessions --json: times as ISO strings, as --list gives them. */
+export const conversationJson = (c: Conversation): Omit<Conversation, 'modified'> & { modified: string } => ({ ...c, modified: new Date(c.modified).toISOString() })

@@ -158,6 +158,7 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
     throw error
   }
   const before = snapshot(plan.watch)
+  const [startedAt, interactive] = [Date.now() - 1000, process.stdin.isTTY === true && process.stdout.isTTY === true]
   const gitWatch = startGitWatch(plan.gitWatch)
   const { runForeground } = await import('./run.js')
   let result: Awaited<ReturnType<typeof runForeground>>
@@ -200,6 +201,9 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
     if (line !== undefined) warn(line)
   })
   afterSession('recording the usage', () => recordUsage(plan.summary.instanceDir))
+  if (plan.summary.claudeCode && interactive && !options.claudeArgs.some(arg => arg === '-p' || arg === '--print')) {
+    await resumeHint(plan.summary.instanceDir, facts.cwd ?? '/', startedAt)
+  }
   afterSession('comparing the files that run outside the sandbox', () => {
     const changes = diffSnapshots(before, snapshot(plan.watch))
     if (changes.length > 0) warn(describeChanges(changes, facts.git?.topLevel ?? facts.cwd ?? '/'))
@@ -207,6 +211,13 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   // Re-raise a death by signal, so that our caller sees it as it would have without claudebox.
   if (result.signal) process.kill(process.pid, result.signal)
   return result.status
+}
+
+/** Claude's own hint names `claude --resume ID`, which fails outside the sandbox: this one works. */
+async function resumeHint(instance: string, cwd: string, since: number): Promise<void> {
+  const { conversationSince } = await import('./sessions-command.js')
+  const id = conversationSince(instance, cwd, since)
+  if (id !== undefined) warn(`resume this conversation with: claudebox --resume ${id}`)
 }
 
 /** Secretless launches keep the settings the host acts on (apiKeyHelper) out of the instance copies. */

@@ -2,13 +2,14 @@
 import { jsonSafe, writeOut } from './terminal-safe.js'
 import fs from 'node:fs'
 import path from 'node:path'
-import { renderConversations, summarizeTranscript, type Conversation } from './conversations.js'
+import { conversationJson, renderConversations, summarizeTranscript, uniqueConversations, type Conversation } from './conversations.js'
 import { EXIT } from './errors.js'
 import { lstatKind, probe, safeReaddir } from './facts.js'
 import { canonicalRoot, instanceDir, instanceId } from './instance.js'
 import { liveSessionRecords } from './scan.js'
 import type { Settings } from './settings.js'
 import { usageError } from './errors.js'
+import { sanitizePath } from './adopt.js'
 
 /** How much of a transcript is read to find its first user message. */
 const HEAD_BYTES = 256 * 1024
@@ -39,8 +40,8 @@ export function runSessions(settings: Settings, json: boolean): number {
       conversations.push({ id: name.slice(0, -'.jsonl'.length), folder, modified: st.mtimeMs, size: st.size, firstMessage, cwd, live: live.some(start => start <= st.mtimeMs) })
     }
   }
-  conversations.sort((a, b) => b.modified - a.modified)
-  writeOut(json ? `${jsonSafe(conversations)}\n` : renderConversations(conversations))
+  const unique = uniqueConversations(conversations)
+  writeOut(json ? `${jsonSafe(unique.map(conversationJson))}\n` : renderConversations(unique))
   return EXIT.ok
 }
 
@@ -56,3 +57,23 @@ function readHead(file: string): string {
   }
 }
 
+
+/**
+ * The conversation a session just wrote in this directory, for the resume hint after it: Claude
+ * itself prints `claude --resume ID`, which fails outside the sandbox.
+ */
+export function conversationSince(instance: string, cwd: string, since: number): string | undefined {
+  const folder = path.join(instance, 'projects', sanitizePath(cwd))
+  if (lstatKind(path.join(instance, 'projects')) !== 'dir' || lstatKind(folder) !== 'dir') return undefined
+  let newest: { id: string; modified: number } | undefined
+  for (const name of safeReaddir(folder)) {
+    if (!name.endsWith('.jsonl')) continue
+    try {
+      const st = fs.lstatSync(path.join(folder, name))
+      if (st.isFile() && st.mtimeMs >= since && (newest === undefined || st.mtimeMs > newest.modified)) newest = { id: name.slice(0, -'.jsonl'.length), modified: st.mtimeMs }
+    } catch {
+      // removed meanwhile
+    }
+  }
+  return newest?.id
+}

@@ -59,5 +59,13 @@ describe.skipIf(!HAVE_BWRAP)('conversations', () => {
     const r = await claude(world, wt, ['--resume', id, '-p', 'what was the secret?'])
     expect(r.exitCode, r.stderr).toBe(0)
     expect(resumedWith('PAPAYA')).toBe(true)
+    // The transcript is now linked into both worktrees' folders: listed once, times as ISO strings.
+    const listed = JSON.parse((await claudebox(world, ['--sessions', '--json'], { cwd: wt })).stdout) as { id: string; modified: string }[]
+    expect(listed.filter(c => c.id === id)).toHaveLength(1)
+    expect(new Set(listed.map(c => c.id)).size).toBe(listed.length)
+    expect(listed[0]?.modified).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    const table = (await claudebox(world, ['--sessions'], { cwd: wt })).stdout
+    expect(table.split('\n').filter(line => line.includes(id))).toHaveLength(1)
+    expect(table).toMatch(/ \d+(\.\d)?[KM]? +(live)? /)
   })
 })

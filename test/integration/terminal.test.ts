@@ -1,5 +1,6 @@
 // The terminal stays Claude's: a resize reaches the program in the sandbox (no --new-session),
 // while TIOCSTI is refused by the seccomp filter (see test/escape). A real pseudo-terminal.
+import fs from 'node:fs'
 import path from 'node:path'
 import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
@@ -44,5 +45,21 @@ describe.skipIf(!HAVE_BWRAP)('terminal', () => {
     const second = await run()
     expect(second.stdout).not.toContain('claudebox:')
     expect(second.stdout).toMatch(/^ready/)
+  })
+
+  test('after an interactive session, the resume command that works outside the sandbox', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    noticeGiven(world)
+    // A stand-in for Claude Code that writes a transcript where Claude would, as Claude does.
+    const claude = path.join(world.root, 'bin/claude')
+    fs.mkdirSync(path.dirname(claude), { recursive: true })
+    fs.writeFileSync(claude, `#!/bin/sh\nd="$CLAUDE_CONFIG_DIR/projects/$(pwd | sed 's/[^a-zA-Z0-9]/-/g')"\nmkdir -p "$d" && echo '{}' > "$d/0f8fad5b-d9cb-469f-a165-70867728950e.jsonl"\necho ready\n`, { mode: 0o755 })
+    const run = (args: string[]) =>
+      execa('python3', [path.join(FIXTURES, 'pty-resize.py'), '24', '80', process.execPath, BIN, ...args], { cwd: repo, env: { ...world.env, CLAUDEBOX_CLAUDE: claude }, extendEnv: false, reject: false, timeout: 40_000 })
+    const r = await run([])
+    expect(r.stdout).toContain('claudebox: resume this conversation with: claudebox --resume 0f8fad5b-d9cb-469f-a165-70867728950e')
+    // Not for a one-shot prompt.
+    expect((await run(['-p', 'x'])).stdout).not.toContain('resume this conversation')
   })
 })

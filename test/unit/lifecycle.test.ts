@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
 import { planAdopt, resumeId, sanitizePath } from '../../src/adopt.js'
-import { summarizeTranscript } from '../../src/conversations.js'
+import { renderConversations, summarizeTranscript, uniqueConversations, type Conversation } from '../../src/conversations.js'
 import { instanceStatus, planGc, type ScannedEntry } from '../../src/gc.js'
 import { listRows, renderTable } from '../../src/list.js'
 import { isLive, type SessionRecord } from '../../src/registry.js'
@@ -99,6 +99,20 @@ describe('--list', () => {
     const table = renderTable(rows)
     expect(table.split('\n')[0]).toMatch(/^ID +STATE +LAST USED +SIZE +CONVERSATIONS +PROJECT ROOT$/)
     expect(table).toContain('2.0K')
+  })
+})
+
+describe('--sessions', () => {
+  const c = (id: string, folder: string, modified: number): Conversation => ({ id, folder, modified, size: 176_000, firstMessage: 'hi', cwd: `/p/${folder}`, live: false })
+  test('a transcript linked into two worktree folders is one conversation, the newest copy', () => {
+    expect(uniqueConversations([c('a', 'main', 1), c('a', 'wt', 2), c('b', 'main', 3)]).map(x => [x.id, x.folder])).toEqual([
+      ['b', 'main'],
+      ['a', 'wt'],
+    ])
+  })
+  test('sizes as --list shows them; none says so', () => {
+    expect(renderConversations([c('a', 'main', 0)])).toMatch(/ 171\.9K /)
+    expect(renderConversations([])).toBe('no conversations in this project yet\n')
   })
 })
 
