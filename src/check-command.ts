@@ -54,6 +54,8 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
     claude: facts.claude ? { path: facts.claude.found, version: claudeVersion ?? facts.claude.version } : undefined,
     claudeProblem: claudeError(facts).message,
     bwrapProblem: bwrapMissing(facts.env),
+    node: process.version,
+    claudeInterpreter: facts.claude?.interpreter?.resolved,
     git: gitVersion ? { version: gitVersion } : undefined,
     plan,
     projectProblem,

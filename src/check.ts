@@ -1,4 +1,5 @@
 // --check: pure evaluation of what the probe found, one result per line.
+import { isNewerRelease, TESTED_CLAUDE } from './tested-claude.js'
 import { terminalSafe } from './terminal-safe.js'
 import type { Diagnosis } from './userns.js'
 import type { LaunchSummary } from './types.js'
@@ -18,6 +19,10 @@ export interface CheckFacts {
   sandboxError: Diagnosis | undefined
   claude: { path: string; version: string | undefined } | undefined
   claudeProblem: string | undefined
+  /** The Node running claudebox (process.version). */
+  node: string
+  /** The interpreter of the claude program when it is a script (older Claude Code), else undefined: a native program. */
+  claudeInterpreter: string | undefined
   /** Why bwrap is missing: not on PATH, or CLAUDEBOX_BWRAP names nothing. */
   bwrapProblem: string
   git: { version: string } | undefined
@@ -55,8 +60,14 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
   else if (f.sandboxError === undefined) add('ok', 'user namespaces', 'a test sandbox started')
   else add('fail', 'user namespaces', `a test sandbox failed: ${f.sandboxError.cause}; fix: ${f.sandboxError.fix}`)
 
-  if (f.claude) add('ok', 'claude', `${f.claude.path} (${f.claude.version ?? 'unknown version'})`)
-  else add('fail', 'claude', f.claudeProblem ?? 'not found')
+  if (f.claude) {
+    add('ok', 'claude', `${f.claude.path} (${f.claude.version ?? 'unknown version'})`)
+    const release = /^\d+\.\d+\.\d+/.exec(f.claude.version ?? '')?.[0]
+    if (release !== undefined && isNewerRelease(release, TESTED_CLAUDE.newest)) {
+      add('warn', 'claude release', `${release} is newer than the newest release claudebox was tested with (${TESTED_CLAUDE.newest}); if something breaks, run npm run compat -- ${release} in a clone of claudebox, or install ${TESTED_CLAUDE.newest}`)
+    }
+  } else add('fail', 'claude', f.claudeProblem ?? 'not found')
+  add(...nodeCheck(f.node, f.claudeInterpreter))
 
   if (f.git) add('ok', 'git', f.git.version)
   else add('warn', 'git', 'not found: projects map to the current directory, not the repository')
@@ -110,6 +121,15 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
     }
   }
   return results
+}
+
+/** claudebox needs Node 20; Claude Code's package declares 22, which matters only if Claude runs on Node. */
+function nodeCheck(node: string, interpreter: string | undefined): [CheckStatus, string, string] {
+  const major = Number(/^v?(\d+)/.exec(node)?.[1] ?? 0)
+  const own = `claudebox runs on Node ${node} (it needs 20 or newer)`
+  if (interpreter === undefined) return ['ok', 'node', `${own}; Claude Code here is a native program and does not run on Node (its npm package declares node >= 22, which only npm checks, with a warning)`]
+  if (major < 22 && interpreter.endsWith('/node')) return ['warn', 'node', `${own}; Claude Code runs on ${interpreter}, and its releases declare node >= 22: if it fails to start, install Node 22 or Claude Code's native build`]
+  return ['ok', 'node', `${own}; Claude Code runs on ${interpreter}`]
 }
 
 const CLAUDE_SANDBOX_COMPARED =

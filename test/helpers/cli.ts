@@ -6,11 +6,13 @@ import path from 'node:path'
 import { execa } from 'execa'
 import { onTestFinished } from 'vitest'
 import { probeLandlockScope } from '../../src/facts.js'
+import { TESTED_CLAUDE } from '../../src/tested-claude.js'
 
 export const REPO = path.resolve(import.meta.dirname, '../..')
 export const BIN = path.join(REPO, 'bin/claudebox.js')
 export const FIXTURES = path.join(REPO, 'test/fixtures')
-export const REAL_CLAUDE = path.join(REPO, 'node_modules/.bin/claude')
+/** The real Claude Code of the end-to-end tests: the tested release `npm test` installed, or another (npm run compat). */
+export const REAL_CLAUDE = process.env['CLAUDEBOX_TEST_CLAUDE'] ?? path.join(REPO, '.cache/claude-code', TESTED_CLAUDE.newest, 'node_modules/.bin/claude')
 
 /** Whether `command args` runs and exits 0. */
 export function toolWorks(command: string, args: readonly string[]): boolean {

@@ -77,6 +77,19 @@ describe.skipIf(!HAVE_BWRAP)('--check', () => {
     expect(r.stdout).toMatch(/^ok +protection: seccomp filter/m)
   })
 
+  test('a Claude Code newer than the newest tested release is a warning; the node line says what node >= 22 means here', async () => {
+    const world = makeWorld()
+    const claude = path.join(world.root, 'bin/claude')
+    fs.mkdirSync(path.dirname(claude), { recursive: true })
+    fs.writeFileSync(claude, '#!/bin/sh\necho "9.1.0 (Claude Code)"\n', { mode: 0o755 })
+    const r = await claudebox(world, ['--check'], { cwd: makeRepo(world.home, 'p'), env: { CLAUDEBOX_CLAUDE: claude } })
+    expect(r.stdout).toMatch(/^warn claude release: 9\.1\.0 is newer than the newest release claudebox was tested with \(\d+\.\d+\.\d+\); if something breaks, run npm run compat -- 9\.1\.0/m)
+    expect(r.stdout).toMatch(/^ok +node: claudebox runs on Node v\d+/m)
+    const real = await claudebox(world, ['--check'], { cwd: makeRepo(world.home, 'q'), env: { CLAUDEBOX_CLAUDE: REAL_CLAUDE } })
+    expect(real.stdout).not.toContain('claude release')
+    expect(real.stdout).toMatch(/^ok +node: .*Claude Code here is a native program and does not run on Node/m)
+  })
+
   test('in a refused root (your home) the project line fails once and the protections still show; an importable login is named', async () => {
     const world = makeWorld()
     fs.mkdirSync(path.join(world.home, '.claude'), { recursive: true })
