@@ -590,7 +590,7 @@ export function probeUserns(bwrap: string | undefined, env: Readonly<Record<stri
     // unreadable: not setuid as far as we can tell
   }
   const container = ['/.dockerenv', '/run/.containerenv'].some(p => fs.existsSync(p)) || env['container'] !== undefined
-  return { sysctl, bwrapSetuid, container, uid: process.getuid?.() ?? -1 }
+  return { sysctl, bwrapSetuid, container, insideClaudebox: env['CLAUDEBOX'] === '1', uid: process.getuid?.() ?? -1 }
 }
 
 /** Files under /etc that hold secrets a process running as root inside could otherwise read. */

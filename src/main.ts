@@ -93,6 +93,10 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 async function launch(settings: Settings, options: CliOptions): Promise<number> {
+  // Inside a sandbox (claudebox sets CLAUDEBOX=1 there) no new one can start: say so plainly.
+  if (options.mode === 'launch' && process.env['CLAUDEBOX'] === '1') {
+    throw launchError('this is already inside a claudebox sandbox, which forbids nested ones (no user namespaces inside); run claudebox on the host')
+  }
   let setup = await setupWithApproval(settings, options)
   // First run: the normal Claude Code's login, copied with consent, is this launch's sign-in already.
   if (options.mode === 'launch' && mayTakeOver(setup.facts) && (await (await import('./takeover.js')).offerTakeovers(setup.facts, options.yes))) setup = setupLaunch(settings, options)
@@ -124,7 +128,7 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
 
   if (facts.instance.kind === 'missing') await firstLaunch(plan, sandbox, options.yes)
 
-  const { applyFiles, applyMkdirs, linkResumedTranscript, recordInstanceMeta, recordUsage, registerSession, removeEmptyInstance } = await import('./state.js')
+  const { applyFiles, applyMkdirs, linkResumedTranscript, recordInstanceMeta, recordUsage, registerSession, removeEmptyInstance, stateError } = await import('./state.js')
   try {
     applyMkdirs(plan.mkdirs, facts.claudeboxHome)
     applyFiles(plan.files)
@@ -133,7 +137,12 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
     if (facts.instance.kind === 'missing') removeEmptyInstance(plan.summary.instanceDir)
     throw error
   }
-  guardSharedState(plan, facts.claudeboxHome)
+  try {
+    guardSharedState(plan, facts.claudeboxHome)
+  } catch (error) {
+    if (error instanceof ClaudeboxError || (error as NodeJS.ErrnoException).code === undefined) throw error
+    throw stateError(plan.summary.instanceDir, error)
+  }
   prepareProjectState(plan, facts.claudeboxHome, request, facts.env)
   if (plan.summary.claudeCode && claudeSandboxOn(sandboxSettingsFiles(plan.summary.instanceDir, [facts.git?.topLevel, facts.cwd])) !== undefined) warn(SANDBOX_IN_FORCE)
   // Two first launches of projects whose ids collide would both pass the probe; the file decides.

@@ -80,7 +80,8 @@ function sameContent(file: string, content: string | Uint8Array): boolean {
   }
 }
 
-function stateError(p: string, error: unknown): Error {
+/** A file-system failure on claudebox's state as a one-line launch error naming the place and the fix. */
+export function stateError(p: string, error: unknown): Error {
   const code = (error as NodeJS.ErrnoException).code
   const dir = path.dirname(p)
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {

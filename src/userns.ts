@@ -8,6 +8,8 @@ export interface UsernsFacts {
   bwrapSetuid: boolean
   /** Running inside a container (docker, podman, LXC...). */
   container: boolean
+  /** Running inside a claudebox sandbox (CLAUDEBOX=1), which forbids nested user namespaces. */
+  insideClaudebox: boolean
   uid: number
 }
 
@@ -25,6 +27,16 @@ export interface Diagnosis {
 
 export function diagnoseUserns(facts: UsernsFacts, bwrapMessage: string): Diagnosis {
   const s = facts.sysctl
+  // bwrap --disable-userns (claudebox's own) makes a nested namespace fail with ENOSPC.
+  if (facts.insideClaudebox) {
+    return { cause: 'this is already inside a claudebox sandbox, which forbids nested user namespaces (--disable-userns)', fix: 'run claudebox on the host, outside the sandbox' }
+  }
+  if (/No space left on device|max.*namespaces/i.test(bwrapMessage)) {
+    return {
+      cause: `the limit on user namespaces is reached (bwrap: ${bwrapMessage}): an enclosing sandbox forbids nested ones, or too many are in use`,
+      fix: 'run claudebox outside the enclosing sandbox, or raise user.max_user_namespaces (sudo sysctl -w user.max_user_namespaces=15000)',
+    }
+  }
   if (s['user/max_user_namespaces'] === '0') {
     return { cause: 'user namespaces are disabled (user.max_user_namespaces = 0)', fix: 'sudo sysctl -w user.max_user_namespaces=15000 (and set it in /etc/sysctl.d/ to keep it)' }
   }

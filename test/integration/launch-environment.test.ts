@@ -4,7 +4,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { probeCgroups } from '../../src/facts.js'
-import { claudebox, git, HAVE_BWRAP, inSandbox, IS_ROOT, makeRepo, makeWorld, tempDir } from '../helpers/cli.js'
+import { BIN, claudebox, git, HAVE_BWRAP, inSandbox, IS_ROOT, makeRepo, makeWorld, REPO, tempDir } from '../helpers/cli.js'
 
 /** Every path under `dir` (to prove a refused launch created nothing). */
 function tree(dir: string): string[] {
@@ -49,6 +49,20 @@ describe.skipIf(!HAVE_BWRAP)('a home claudebox cannot use', () => {
     expect(r.exitCode, r.stderr).toBe(125)
     expect(r.stderr).toMatch(/^claudebox: HOME=\/ cannot be the sandbox's home: it is \/, .*; set HOME to your home directory$/)
     expect(fs.existsSync(world.claudeboxHome)).toBe(false)
+  })
+})
+
+describe.skipIf(!HAVE_BWRAP)('claudebox inside claudebox', () => {
+  test('refused with 125 and one line saying why, never an internal error; with CLAUDEBOX unset the launch still fails cleanly', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const inner = `CLAUDEBOX_CLAUDE=/bin/sh ${process.execPath} ${BIN} -- -c 'echo NESTED'`
+    const r = await claudebox(world, ['--ro-bind', REPO, '--', '-c', `${inner}; echo "status=$?"; env -u CLAUDEBOX ${inner}; echo "status=$?"`], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout).not.toContain('NESTED')
+    expect(r.stdout.match(/status=125/g)?.length).toBe(2)
+    expect(r.stderr).toContain('claudebox: this is already inside a claudebox sandbox, which forbids nested ones (no user namespaces inside); run claudebox on the host')
+    expect(r.stderr).not.toContain('internal error')
   })
 })
 
