@@ -60,6 +60,7 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
     plan,
     projectProblem,
     workTree: facts.git?.topLevel ?? facts.cwd ?? '/',
+    apiKeyVariable: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'].find(name => facts.env[name]),
     importableLogin: findHostLogin(facts.claudeboxHome, facts.home, facts.env)?.credentials,
     credentialsExist: plan === undefined ? false : fs.existsSync(plan.credentials.path),
     legacyTiocsti: userns.sysctl['dev/tty/legacy_tiocsti'],

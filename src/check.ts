@@ -32,6 +32,8 @@ export interface CheckFacts {
   projectProblem: string | undefined
   /** The project's working tree, as the user knows it. */
   workTree: string
+  /** The variable that carries an API key or token into Claude, when the host sets one. */
+  apiKeyVariable: string | undefined
   /** The normal Claude Code's login that the first launch offers to use, if any. */
   importableLogin: string | undefined
   credentialsExist: boolean
@@ -90,6 +92,7 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
     if (held === 'host') add('ok', 'sign-in', `kept on the host (${plan.credentials.kind ?? ''}); the sandbox gets a per-session placeholder and claudebox adds the credential to Claude's API calls`)
     else if (held === 'none-yet' && f.importableLogin !== undefined) add('ok', 'sign-in', `not yet: the first launch offers your Claude Code login from ${f.importableLogin} (claudebox --yes takes it); it stays on the host`)
     else if (held === 'none-yet') add('warn', 'sign-in', 'no login yet: run claudebox --login once (or set ANTHROPIC_API_KEY); it stays on the host for every project')
+    else if (f.apiKeyVariable !== undefined) add('warn', 'sign-in', `inside the sandbox ("secretless": false): ${f.apiKeyVariable} from your environment; any process inside can read it`)
     else if (f.credentialsExist) add('warn', 'sign-in', `inside the sandbox ("secretless": false): ${credentials}; any process inside can read and replace it`)
     else add('warn', 'sign-in', `no credentials yet: ${credentials}; sign in inside claudebox once and every project uses it`)
     if (plan.network === 'open') {

@@ -90,6 +90,15 @@ describe.skipIf(!HAVE_BWRAP)('--check', () => {
     expect(real.stdout).toMatch(/^ok +node: .*Claude Code here is a native program and does not run on Node/m)
   })
 
+  test('with the opt-out, an API key in the environment is named as being inside, not "no credentials yet"', async () => {
+    const world = makeWorld()
+    fs.mkdirSync(world.claudeboxHome, { recursive: true })
+    fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), '{"secretless": false}')
+    const r = await claudebox(world, ['--check'], { cwd: makeRepo(world.home, 'p'), env: { CLAUDEBOX_CLAUDE: '/bin/true', ANTHROPIC_API_KEY: 'sk-ant-api03-x' } })
+    expect(r.stdout).toMatch(/^warn sign-in: inside the sandbox \("secretless": false\): ANTHROPIC_API_KEY from your environment/m)
+    expect(r.stdout).not.toContain('no credentials yet')
+  })
+
   test('in a refused root (your home) the project line fails once and the protections still show; an importable login is named', async () => {
     const world = makeWorld()
     fs.mkdirSync(path.join(world.home, '.claude'), { recursive: true })
