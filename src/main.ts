@@ -226,7 +226,8 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
 async function resumeHint(instance: string, cwd: string, since: number): Promise<void> {
   const { conversationSince } = await import('./sessions-command.js')
   const id = conversationSince(instance, cwd, since)
-  if (id !== undefined) warn(`resume this conversation with: claudebox --resume ${id}`)
+  // The name comes from a directory the sandbox writes: only a conversation id is repeated.
+  if (id !== undefined && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)) warn(`resume this conversation with: claudebox --resume ${id}`)
 }
 
 /** Secretless launches keep the settings the host acts on (apiKeyHelper) out of the instance copies. */

@@ -69,9 +69,9 @@ function instanceTakeover(facts: HostFacts): Takeover | undefined {
     const [from, to] = [sanitizePath(workingTreeOf(legacy.recordedRoot)), sanitizePath(topLevel)]
     const renames = from === to ? [] : historyFolders(path.join(legacy.dir, 'projects')).filter(n => n === from || n.startsWith(`${from}-`)).map(n => ({ from: n, to: to + n.slice(from.length) }))
     return {
-      what: `the bash claudebox kept this project's conversations in ${legacy.dir}`,
+      what: `an older instance of this project (the bash claudebox's, or from before it was a git repository) is in ${legacy.dir}`,
       plan: { fromId: legacy.id, toId: id, oldRoot: legacy.recordedRoot, newRoot: root, replaceEmptyTarget: false, renames },
-      refusal: `this project has conversations from the bash claudebox in ${legacy.dir}; rerun on a terminal to be asked, or with --yes to take them over (to start empty instead: mkdir -p ${shq(aside)} && mv ${shq(legacy.dir)} ${shq(aside)}/)`,
+      refusal: `this project has an older instance (the bash claudebox's, or from before it was a git repository) in ${legacy.dir}; rerun on a terminal to be asked, or with --yes to take it over (to start empty instead: mkdir -p ${shq(aside)} && mv ${shq(legacy.dir)} ${shq(aside)}/)`,
     }
   }
   const old = movedFrom(facts)

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { sanitizePath } from '../../src/adopt.js'
 import { instanceId } from '../../src/instance.js'
-import { claudebox, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, type World } from '../helpers/cli.js'
+import { claudebox, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, type World } from '../helpers/cli.js'
 
 const LOGIN = JSON.stringify({ claudeAiOauth: { accessToken: 'sk-ant-oat01-OLD', refreshToken: 'sk-ant-ort01-OLD', expiresAt: Date.now() + 3_600_000, scopes: ['user:inference'] } })
 
@@ -32,18 +32,18 @@ const newInstance = (repo: string): string => instanceId(`${repo}/.git`)
 describe.skipIf(!HAVE_BWRAP)('coming from the bash claudebox', () => {
   test.each([true, false])('echo newline in the hashed root: %s; without a terminal nothing moves, the launch stops and says how; --check and --dry-run tell', async newline => {
     const { world, repo, oldInstance, conversation } = bashEra(newline)
-    const dry = await claudebox(world, ['--dry-run'], { cwd: repo })
+    const dry = await claudebox(world, ['--dry-run'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
     expect(dry.exitCode, dry.stderr).toBe(0)
     expect(dry.stdout).toContain(`# before this launch claudebox would ask to: move the bash claudebox's sign-in ${world.claudeboxHome}/.credentials.json -> ${store(world)}`)
-    expect(dry.stdout).toContain(`the bash claudebox kept this project's conversations in ${oldInstance}: take it over`)
-    const check = await claudebox(world, ['--check'], { cwd: repo })
+    expect(dry.stdout).toContain(`an older instance of this project (the bash claudebox's, or from before it was a git repository) is in ${oldInstance}: take it over`)
+    const check = await claudebox(world, ['--check'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
     expect(check.stdout).toContain(`warn take over: move the bash claudebox's ${world.claudeboxHome}/CLAUDE.md -> ${world.claudeboxHome}/shared/CLAUDE.md`)
 
     const r = await inSandbox(world, repo, 'echo STARTED')
     expect(r.exitCode).toBe(125)
     expect(r.stdout).toBe('')
     expect(r.stderr).toContain("run claudebox --yes once to move them (nothing moved)")
-    expect(r.stderr).toContain(`this project has conversations from the bash claudebox in ${oldInstance}; rerun on a terminal to be asked, or with --yes to take them over`)
+    expect(r.stderr).toContain(`this project has an older instance (the bash claudebox's, or from before it was a git repository) in ${oldInstance}; rerun on a terminal to be asked, or with --yes to take it over`)
     expect(fs.readFileSync(path.join(world.claudeboxHome, '.credentials.json'), 'utf8')).toBe(LOGIN)
     expect(fs.existsSync(store(world))).toBe(false)
     expect(fs.existsSync(conversation)).toBe(true)
@@ -81,5 +81,19 @@ describe.skipIf(!HAVE_BWRAP)('coming from the bash claudebox', () => {
     expect(fs.readFileSync(path.join(world.claudeboxHome, '.credentials.json'), 'utf8')).toBe(LOGIN)
     expect(fs.readFileSync(path.join(world.claudeboxHome, 'shared/CLAUDE.md'), 'utf8')).toBe('newer instructions\n')
     expect((await inSandbox(world, repo, 'true')).stderr).not.toContain('bash claudebox')
+  })
+
+  test('a directory used before it was a git repository: its instance is offered the same way', async () => {
+    const world = makeWorld()
+    const dir = path.join(world.home, 'src/plain')
+    fs.mkdirSync(dir, { recursive: true })
+    expect((await inSandbox(world, dir, 'echo hi > "$CLAUDE_CONFIG_DIR/marker"')).exitCode).toBe(0)
+    const before = path.join(world.claudeboxHome, 'instances', instanceId(dir))
+    git(dir, 'init', '-q')
+    const r = await claudebox(world, ['--yes', '--', '-c', 'cat "$CLAUDE_CONFIG_DIR/marker"'], { cwd: dir, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout).toBe('hi')
+    expect(fs.existsSync(before)).toBe(false)
+    expect(fs.readFileSync(path.join(world.claudeboxHome, 'instances', instanceId(`${dir}/.git`), 'project-root'), 'utf8')).toBe(`${dir}/.git\n`)
   })
 })
