@@ -31,12 +31,6 @@ export function diagnoseUserns(facts: UsernsFacts, bwrapMessage: string): Diagno
   if (facts.insideClaudebox) {
     return { cause: 'this is already inside a claudebox sandbox, which forbids nested user namespaces (--disable-userns)', fix: 'run claudebox on the host, outside the sandbox' }
   }
-  if (/No space left on device|max.*namespaces/i.test(bwrapMessage)) {
-    return {
-      cause: `the limit on user namespaces is reached (bwrap: ${bwrapMessage}): an enclosing sandbox forbids nested ones, or too many are in use`,
-      fix: 'run claudebox outside the enclosing sandbox, or raise user.max_user_namespaces (sudo sysctl -w user.max_user_namespaces=15000)',
-    }
-  }
   if (s['user/max_user_namespaces'] === '0') {
     return { cause: 'user namespaces are disabled (user.max_user_namespaces = 0)', fix: 'sudo sysctl -w user.max_user_namespaces=15000 (and set it in /etc/sysctl.d/ to keep it)' }
   }
@@ -51,6 +45,12 @@ export function diagnoseUserns(facts: UsernsFacts, bwrapMessage: string): Diagno
   }
   if (facts.bwrapSetuid) {
     return { cause: 'bwrap is setuid root, which cannot create the user namespace claudebox needs', fix: 'use a non-setuid bwrap (sudo chmod u-s $(command -v bwrap)) on a kernel with user namespaces' }
+  }
+  if (/No space left on device|max.*namespaces/i.test(bwrapMessage)) {
+    return {
+      cause: `the limit on user namespaces is reached (bwrap: ${bwrapMessage}): an enclosing sandbox forbids nested ones, or too many are in use`,
+      fix: 'run claudebox outside the enclosing sandbox, or raise user.max_user_namespaces (sudo sysctl -w user.max_user_namespaces=15000)',
+    }
   }
   if (facts.container) {
     return { cause: 'this is a container without the privileges to create namespaces', fix: 'run claudebox on the host, or give the container user namespaces (docker: --security-opt seccomp=unconfined --security-opt apparmor=unconfined)' }
