@@ -8,8 +8,15 @@ import { JSON_LIMIT } from './guard.js'
 import { OWN_DIR } from './registry.js'
 import { parseJson } from './tier-files.js'
 
-/** Carried from the shared account file into every instance: the sign-in identity and first-run state. */
+/** The account keys of a Claude Code login: imported from the user's own file into the shared one. */
 export const ACCOUNT_KEYS = ['oauthAccount', 'userID', 'hasCompletedOnboarding', 'lastOnboardingVersion', 'theme', 'primaryApiKey', 'customApiKeyResponses'] as const
+
+/**
+ * Never into a sandbox while the login stays on the host: a Console login's API key itself, and the
+ * approvals of API keys, which name the user's real keys by their last 20 characters. (The gateway
+ * serves the key; approvePlaceholderKey approves the session's placeholder.)
+ */
+export const SECRET_ACCOUNT_KEYS = ['primaryApiKey', 'customApiKeyResponses'] as const
 
 /**
  * Carried back from a session into the shared file when the session changed them (a sign-in or a
@@ -40,8 +47,12 @@ function readObject(file: string): Json | undefined | 'empty' {
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
 
-/** Before a launch: the account keys of the shared file into the instance's .claude.json. */
-export function carryAccountIn(sharedFile: string, instance: string): void {
+/**
+ * Before a launch: the account keys of the shared file into the instance's .claude.json. With the
+ * login on the host (`secretless`), the secret ones are not carried, and removed where an earlier
+ * version or the opt-out left them.
+ */
+export function carryAccountIn(sharedFile: string, instance: string, secretless = true): void {
   const shared = readObject(sharedFile)
   const file = path.join(instance, '.claude.json')
   const current = readObject(file)
@@ -49,12 +60,16 @@ export function carryAccountIn(sharedFile: string, instance: string): void {
   if (current === undefined) return
   const next: Json = current === 'empty' ? {} : { ...current }
   const carried: Json = {}
+  const secret = (key: string): boolean => secretless && (SECRET_ACCOUNT_KEYS as readonly string[]).includes(key)
+  const removed = secretless && current !== 'empty' && SECRET_ACCOUNT_KEYS.some(key => Object.hasOwn(current, key))
+  for (const key of SECRET_ACCOUNT_KEYS) if (secretless) delete next[key]
   for (const key of ACCOUNT_KEYS) {
+    if (secret(key)) continue
     if (typeof shared !== 'object' || !Object.hasOwn(shared, key)) continue
     carried[key] = shared[key]
     if (!same(next[key], shared[key])) Object.defineProperty(next, key, { value: shared[key], enumerable: true, writable: true, configurable: true })
   }
-  if (current === 'empty' || Object.keys(carried).some(key => !same(current[key], carried[key]))) {
+  if (current === 'empty' || removed || Object.keys(carried).some(key => !same(current[key], carried[key]))) {
     writeFileAtomic(file, `${JSON.stringify(next, null, 2)}\n`)
   }
   writeFileAtomic(path.join(instance, CARRIED_FILE), `${JSON.stringify(carried)}\n`)
@@ -87,7 +102,7 @@ const APPROVED_FILE = `${OWN_DIR}/api-key-approved`
  * tail. The sandbox sees a new placeholder each session: it is pre-approved when the user approved
  * the real key (on the host, before claudebox) or a placeholder in an earlier session of this project.
  */
-export function approvePlaceholderKey(sharedFile: string, instance: string, realKey: string, placeholder: string): void {
+export function approvePlaceholderKey(sharedFile: string, instance: string, realKey: string, placeholder: string, chosen = false): void {
   const file = path.join(instance, '.claude.json')
   const current = readObject(file)
   if (typeof current !== 'object') return
@@ -97,7 +112,8 @@ export function approvePlaceholderKey(sharedFile: string, instance: string, real
   }
   const previous = readNoFollow(path.join(instance, APPROVED_FILE))
   const approved = approvedIn(current)
-  const allowed = [...approvedIn(readObject(sharedFile)), ...approved].includes(keyTail(realKey)) || previous !== undefined
+  // A Console login's own key (`chosen`) needs no approval: signing in was the choice.
+  const allowed = chosen || [...approvedIn(readObject(sharedFile)), ...approved].includes(keyTail(realKey)) || previous !== undefined
   if (!allowed) return
   const responses = (current['customApiKeyResponses'] as Json | undefined) ?? {}
   const next = { ...current, customApiKeyResponses: { ...responses, approved: [...approved.filter(k => k !== previous), keyTail(placeholder)] } }

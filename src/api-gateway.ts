@@ -74,7 +74,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       // connection is the API's usual 502, which Claude retries.
       const final = error instanceof CredentialError
       if (final) usage.problems.push(error.message)
-      refuse(res, usage, final ? 403 : 502, `claudebox: ${final ? '' : 'the API request failed on the host: '}${(error as Error).message}`)
+      // The reason stays on the host (it may quote the apiKeyHelper command and whatever it holds).
+      refuse(res, usage, final ? 403 : 502, final ? 'claudebox: the credential could not be had on the host; claudebox says why on its terminal after the session' : `claudebox: the API request failed on the host: ${(error as Error).message}`)
     })
   })
   server.maxConnections = MAX_CONNECTIONS

@@ -33,10 +33,11 @@ export interface ApiChoice {
 export function chooseApi(env: Env, claudeboxHome: string, instance: string, openNetwork: boolean): ApiChoice {
   const projectLogin = path.join(instance, PROJECT_LOGIN)
   const storeFile = readLogin(projectLogin) !== undefined ? projectLogin : storeFileOf(sharedPaths(claudeboxHome).secureStorage)
-  const signIn = signInKind(env, storeFile, hostKeyHelper(claudeboxHome))
+  const signIn = signInKind(env, storeFile, hostKeyHelper(claudeboxHome), consoleKey(claudeboxHome))
   if (signIn === undefined) return {}
   const placeholder = placeholderFor(signIn.kind)
   const api: NonNullable<LaunchRequest['api']> = { kind: signIn.kind, placeholder, ...(openNetwork ? { port: 0 } : { socket: path.join(path.dirname(egressSocketPath(env)), 'api.sock') }) }
+  if (signIn.storedKey !== undefined) api.storedKey = true
   if (signIn.kind === 'oauth-store') api.credentialsFile = placeholderLogin(readLogin(storeFile) ?? { accessToken: '' }, placeholder)
   return { api, signIn, storeFile }
 }
@@ -104,6 +105,12 @@ function callLogger(dir: string): (call: ApiCall) => void {
 }
 
 /** The apiKeyHelper of the shared settings (the instances' copies have it removed: it runs here). */
+/** A Console login keeps its API key as primaryApiKey in the account file: read on the host only. */
+function consoleKey(claudeboxHome: string): string | undefined {
+  const account = parseJson(readNoFollow(sharedPaths(claudeboxHome).claudeJson, 64 * 1024 * 1024) ?? '') as { primaryApiKey?: unknown } | undefined
+  return typeof account?.primaryApiKey === 'string' && account.primaryApiKey !== '' ? account.primaryApiKey : undefined
+}
+
 function hostKeyHelper(claudeboxHome: string): string | undefined {
   const settings = parseJson(readNoFollow(path.join(sharedPaths(claudeboxHome).dir, 'settings.json'), 1 << 20) ?? '') as { apiKeyHelper?: unknown } | undefined
   return typeof settings?.apiKeyHelper === 'string' && settings.apiKeyHelper.trim() !== '' ? settings.apiKeyHelper : undefined
@@ -133,7 +140,7 @@ function helperCredential(command: string): Credential {
 function credentialFor(signIn: SignIn, env: Env, storeFile: string | undefined): Credential {
   if (signIn.helper !== undefined) return helperCredential(signIn.helper)
   if (signIn.kind !== 'oauth-store') {
-    const value = env[signIn.variable ?? ''] ?? ''
+    const value = signIn.storedKey ?? env[signIn.variable ?? ''] ?? ''
     return { refreshable: false, header: () => Promise.resolve(signIn.header === 'x-api-key' ? ['x-api-key', value] : ['authorization', `Bearer ${value}`]) }
   }
   // Only tests point this elsewhere (a local token endpoint); the real one is Claude Code's own.

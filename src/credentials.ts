@@ -34,20 +34,24 @@ export interface SignIn {
   helper?: string
   /** The variable the sandbox gets the placeholder in (none for the store: a placeholder file instead). */
   variable?: 'ANTHROPIC_API_KEY' | 'ANTHROPIC_AUTH_TOKEN' | 'CLAUDE_CODE_OAUTH_TOKEN'
+  /** A Console login's API key (primaryApiKey of the shared account file), kept on the host. */
+  storedKey?: string
   /** How the credential travels: the x-api-key header or a bearer token. */
   header: 'x-api-key' | 'authorization'
 }
 
 /**
  * Claude Code's own precedence: a token in the environment before a key, then the apiKeyHelper of
- * the user's settings, then a long-lived OAuth token, then the stored login.
+ * the user's settings, then a long-lived OAuth token, then the stored login (OAuth, or a Console
+ * login's API key).
  */
-export function signInKind(env: Readonly<Record<string, string | undefined>>, storeFile: string, helper?: string): SignIn | undefined {
+export function signInKind(env: Readonly<Record<string, string | undefined>>, storeFile: string, helper?: string, storedKey?: string): SignIn | undefined {
   if (env['ANTHROPIC_AUTH_TOKEN']) return { kind: 'auth-token', variable: 'ANTHROPIC_AUTH_TOKEN', header: 'authorization' }
   if (env['ANTHROPIC_API_KEY']) return { kind: 'api-key', variable: 'ANTHROPIC_API_KEY', header: 'x-api-key' }
   if (helper) return { kind: 'api-key', variable: 'ANTHROPIC_API_KEY', header: 'x-api-key', helper }
   if (env['CLAUDE_CODE_OAUTH_TOKEN']) return { kind: 'oauth-token', variable: 'CLAUDE_CODE_OAUTH_TOKEN', header: 'authorization' }
-  return readLogin(storeFile) === undefined ? undefined : { kind: 'oauth-store', header: 'authorization' }
+  if (readLogin(storeFile) !== undefined) return { kind: 'oauth-store', header: 'authorization' }
+  return storedKey ? { kind: 'api-key', variable: 'ANTHROPIC_API_KEY', header: 'x-api-key', storedKey } : undefined
 }
 
 /** A fresh random placeholder shaped like the real thing (Claude checks prefixes for some kinds). */

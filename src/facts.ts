@@ -7,7 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { scopeHelper } from './landlock.js'
-import { lstatKind, safeReaddir } from './fs-kinds.js'
+import { lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT } from './fs-kinds.js'
 import { probeGitProtect } from './git-guard-probe.js'
 import { canonicalRoot, instanceDir, instanceId, isWithin, PROJECT_ROOT_FILE, sharedPaths, validProjectRoot } from './instance.js'
 import { SANDBOX_NOTE } from './tiers.js'
@@ -19,7 +19,7 @@ import type { CgroupFacts, Controller } from './limits.js'
 import { USERNS_SYSCTLS, type UsernsFacts } from './userns.js'
 import type { ClaudeFacts, GitFacts, HostFacts, InstanceState, PathKind } from './types.js'
 
-export { lstatKind, safeReaddir }
+export { lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT }
 
 export function probe(
   settings: Settings,
@@ -387,50 +387,6 @@ export function readInstanceState(dir: string): InstanceState {
   return recordedRoot === undefined ? { kind: 'no-root-file' } : { kind: 'ok', recordedRoot }
 }
 
-/** The most readNoFollow reads: claudebox's own small records, written where the sandbox could reach. */
-export const SMALL_FILE_LIMIT = 1 << 20
-
-/**
- * Reads a regular file's text, refusing symlinks (O_NOFOLLOW) and never blocking on a FIFO the
- * agent planted (O_NONBLOCK, then the regular-file check); undefined when absent, unreadable,
- * not a regular file or larger than `limit` bytes.
- */
-export function readNoFollow(file: string, limit = SMALL_FILE_LIMIT): string | undefined {
-  let fd: number
-  try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK)
-  } catch {
-    return undefined
-  }
-  try {
-    const st = fs.fstatSync(fd)
-    if (!st.isFile() || st.size > limit) return undefined
-    return readToEnd(fd, st.size, limit)?.toString('utf8').replace(/\n$/, '')
-  } catch {
-    return undefined
-  } finally {
-    fs.closeSync(fd)
-  }
-}
-
-/**
- * The bytes of an open regular file: one read when it is the size fstat said (a short read of a
- * regular file is its end; --list reads 10,000 of these), more while it keeps growing, up to `limit`.
- */
-function readToEnd(fd: number, size: number, limit: number): Buffer | undefined {
-  let buffer = Buffer.alloc(Math.min(size, limit) + 1)
-  let length = 0
-  for (;;) {
-    const got = fs.readSync(fd, buffer, length, buffer.length - length, null)
-    length += got
-    if (got === 0 || length < buffer.length) return buffer.subarray(0, length)
-    if (buffer.length > limit) return undefined // grew past the limit meanwhile: unreadable
-    const bigger = Buffer.alloc(Math.min(buffer.length * 2, limit + 1))
-    buffer.copy(bigger)
-    buffer = bigger
-  }
-}
-
 function realAndKind(p: string): { real: string | undefined; kind: PathKind | 'socket' } {
   try {
     const real = fs.realpathSync(p)
@@ -465,17 +421,6 @@ export function snapshot(paths: readonly string[]): Record<string, string> {
   return result
 }
 
-
-/** Reads config.json; undefined when there is none. */
-export function readConfigText(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, 'utf8')
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
-    throw error
-  }
-}
 
 /** What the file system says about the `.git` entry git discovered from `cwd` (see git-trust.ts). */
 export function probeGitLayout(cwd: string, env: Readonly<Record<string, string | undefined>>): GitLayout {

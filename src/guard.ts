@@ -43,7 +43,10 @@ export function guardJson(file: string, backups: readonly string[], goodDir: str
   if (!isValidJson(text)) {
     // A running session may be in the middle of rewriting it in place: look again before judging.
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, SETTLE_MS)
-    text = readNoFollow(file, JSON_LIMIT) ?? ''
+    text = readNoFollow(file, JSON_LIMIT)
+    // Replaced meanwhile by something that is not a regular file (a symlink the agent swapped in):
+    // left alone, and nothing of it is copied or read.
+    if (text === undefined) return { kind: 'missing' }
   }
   if (isValidJson(text)) {
     keepGoodCopy(goodDir, name, text, now)
@@ -52,7 +55,7 @@ export function guardJson(file: string, backups: readonly string[], goodDir: str
   }
   // Copied aside and rewritten in place, never renamed: running sessions have this very file
   // (its inode) bound into their sandboxes and must keep sharing it.
-  const setAside = setAsideCopy(file, now)
+  const setAside = setAsideCopy(file, text, now)
   // The newest valid copy wins, whoever made it: Claude's own backups or claudebox's good copies.
   const candidates = [
     ...backups.flatMap(dir => listSorted(dir, `${name}.backup.`).map(f => path.join(dir, f))),
@@ -74,20 +77,27 @@ export function guardJson(file: string, backups: readonly string[], goodDir: str
  * .claude.json sits where its sandbox can write.
  */
 function overwriteInPlace(file: string, content: string): void {
-  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_TRUNC | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o600)
+  // O_NONBLOCK: a FIFO swapped in cannot hold the launcher (no reader: ENXIO).
+  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK, 0o600)
   try {
+    if (!fs.fstatSync(fd).isFile()) return
+    fs.ftruncateSync(fd)
     fs.writeFileSync(fd, content)
   } finally {
     fs.closeSync(fd)
   }
 }
 
-/** A copy of the corrupt file beside it, unless CORRUPT_COPIES are there already (bounded). */
-function setAsideCopy(file: string, now: Date): string | undefined {
+/**
+ * A copy of the corrupt file beside it, unless CORRUPT_COPIES are there already (bounded). It is
+ * the text read through O_NOFOLLOW, written anew: opening the file again by name could follow a
+ * symlink swapped in meanwhile and copy whatever it points at where the sandbox can read it.
+ */
+function setAsideCopy(file: string, text: string, now: Date): string | undefined {
   const prefix = `${path.basename(file)}.corrupt-`
   if (fs.readdirSync(path.dirname(file)).filter(name => name.startsWith(prefix)).length >= CORRUPT_COPIES) return undefined
   const setAside = `${file}.corrupt-${now.toISOString().replace(/[:.]/g, '-')}`
-  fs.copyFileSync(file, setAside, fs.constants.COPYFILE_EXCL)
+  fs.writeFileSync(setAside, text, { flag: 'wx', mode: 0o600 })
   return setAside
 }
 

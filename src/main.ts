@@ -13,7 +13,7 @@ import { describeChanges, diffSnapshots } from './persistence.js'
 import { startGitWatch } from './git-watch.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 import { debug, warn } from './log.js'
-import { planLaunch, type LaunchRequest } from './plan.js'
+import { OLD_SANDBOX_STORE_DIR, planLaunch, type LaunchRequest } from './plan.js'
 import { auditLines, renderDryRun, shortAudit } from './render.js'
 import { readSettings, type Settings } from './settings.js'
 import type { CliOptions } from './cli.js'
@@ -323,8 +323,14 @@ function prepareProjectState(plan: LaunchPlan, claudeboxHome: string, request: L
   attempt("update this project's copies of the shared tier", () => {
     for (const warning of composeShared(instance, sharedPaths(claudeboxHome).dir, plan.summary.shared, others, hostOnlySettings(secretless))) warn(warning)
   })
-  if (others === 0) attempt("carry the account keys into this project's .claude.json", () => carryAccountIn(sharedPaths(claudeboxHome).claudeJson, instance))
-  if (others === 0 && api?.kind === 'api-key') attempt('pre-approve the placeholder key', () => approvePlaceholderKey(sharedPaths(claudeboxHome).claudeJson, instance, env['ANTHROPIC_API_KEY'] ?? '', api.placeholder))
+  // An older claudebox kept the sessions' stores in the instance, where every session of the
+  // project could read them: gone, now that each session has its own outside (plan.ts sandboxStore).
+  const oldStores = path.join(instance, OLD_SANDBOX_STORE_DIR)
+  if (others === 0 && lstatKind(oldStores) === 'dir') attempt('remove the old credential stores in the instance', () => fs.rmSync(oldStores, { recursive: true, force: true }))
+  if (others === 0) attempt("carry the account keys into this project's .claude.json", () => carryAccountIn(sharedPaths(claudeboxHome).claudeJson, instance, secretless !== false))
+  if (others === 0 && api?.kind === 'api-key') {
+    attempt('pre-approve the placeholder key', () => approvePlaceholderKey(sharedPaths(claudeboxHome).claudeJson, instance, env['ANTHROPIC_API_KEY'] ?? '', api.placeholder, api.storedKey === true))
+  }
 }
 
 function rememberSharedState(plan: LaunchPlan, claudeboxHome: string): void {
@@ -333,8 +339,10 @@ function rememberSharedState(plan: LaunchPlan, claudeboxHome: string): void {
 
 /** Validates the JSON files Claude reads before it starts (guard.ts). */
 function guardSharedState(plan: LaunchPlan, claudeboxHome: string): void {
-  const backups = [path.join(plan.summary.instanceDir, 'backups')]
   for (const { files, goodDir, perProject } of sharedJsonFiles(plan, claudeboxHome)) {
+    // Claude's backups/ is in the instance, which the agent writes: only this project's own file
+    // is restored from there. A shared file comes back only from claudebox's copies on the host.
+    const backups = perProject ? [path.join(plan.summary.instanceDir, 'backups')] : []
     for (const file of files) {
       // An empty instance .claude.json is the mount point an older claudebox bound the shared one onto.
       if (perProject && lstatKind(file) === 'file' && fs.lstatSync(file).size === 0) continue

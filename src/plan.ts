@@ -89,18 +89,26 @@ export interface LaunchRequest {
    * port on the host's loopback; the session's placeholder and the kind of sign-in it stands for;
    * for a stored OAuth login, the placeholder credential file's content.
    */
-  api?: { kind: SignInKind; placeholder: string; socket?: string; port?: number; credentialsFile?: string }
+  api?: { kind: SignInKind; placeholder: string; socket?: string; port?: number; credentialsFile?: string; storedKey?: true }
   /** Secretless without a login yet: the sandbox gets an empty credential store of its own (a /login lands there). */
   ownCredentialStore?: boolean
   /** The session's name for its own store (sessions of one project at once each have theirs). */
   storeSession?: string
 }
 
-/** Where, in an instance, the sandbox's own credential store is (placeholders, or a login made inside). */
-export const SANDBOX_STORE_DIR = '.claudebox-credentials'
+/** Where an older claudebox kept the sandboxes' stores, inside the instance (removed at launch). */
+export const OLD_SANDBOX_STORE_DIR = '.claudebox-credentials'
 
-/** One session's own store: two sessions of a project at once must not overwrite each other's placeholder. */
-export const sandboxStore = (instance: string, session = 'session'): string => path.join(instance, SANDBOX_STORE_DIR, session)
+/** The sandboxes' own credential stores (placeholders, or a login made inside), one per session. */
+export const SESSION_STORES_DIR = 'session-stores'
+
+/**
+ * One session's own store, outside the instance and bound into that session's sandbox alone: two
+ * sessions of a project at once must neither overwrite each other's placeholder nor read the login
+ * `claudebox --login` makes in the other. Derived from the instance path: $CLAUDEBOX_HOME/instances/<id>.
+ */
+export const sandboxStore = (instance: string, session = 'session'): string =>
+  path.join(path.dirname(path.dirname(instance)), SESSION_STORES_DIR, `${path.basename(instance)}-${session}`)
 
 export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan {
   const options = request.sandbox ?? DEFAULT_SANDBOX
@@ -280,7 +288,10 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   const credentialFile = path.join(storeDir, '.credentials.json')
   const mechanism = credentialMechanism(claude?.version)
   const stateFiles: FileStep[] = []
-  if (ownStore) mkdirs.push({ path: path.dirname(storeDir), mode: 0o700 }, { path: storeDir, mode: 0o700 })
+  if (ownStore) {
+    mkdirs.push({ path: path.dirname(storeDir), mode: 0o700 }, { path: storeDir, mode: 0o700 })
+    bind(storeDir)
+  }
   if (api?.credentialsFile !== undefined) stateFiles.push({ path: credentialFile, content: api.credentialsFile, mode: 0o600, replace: true })
   if (api !== undefined) protections.push("your login stays on the host: the sandbox holds this session's placeholder; claudebox's gateway adds the real credential to Claude's API calls only")
   if (!ownStore && mechanism === 'file-bind') {

@@ -110,6 +110,19 @@ describe.skipIf(!HAVE_BWRAP)('secretless: the login stays on the host', () => {
     expect(JSON.stringify(requests[0]?.body)).toContain('claude-test-model')
   })
 
+  test("a Console login (primaryApiKey in the account file) is served by the gateway: the key and the approvals naming real keys never reach the sandbox", async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'src/app')
+    fs.mkdirSync(path.join(world.claudeboxHome, 'shared'), { recursive: true })
+    const account = { oauthAccount: { emailAddress: 'u@example.com' }, primaryApiKey: 'sk-ant-api03-CONSOLEKEY', customApiKeyResponses: { approved: ['TAILOFAREALKEY000000'] } }
+    fs.writeFileSync(path.join(world.claudeboxHome, 'shared/.claude.json'), JSON.stringify(account))
+    const found = await scanInside(world, repo, [['CONSOLE', 'KEY'], ['TAILOFA', 'REALKEY']], { ANTHROPIC_API_KEY: undefined })
+    expect(found.trim()).toBe('SCAN-DONE')
+    const requests = api?.messages() ?? []
+    expect(requests.length).toBeGreaterThan(0)
+    for (const request of requests) expect(request.headers['x-api-key']).toBe('sk-ant-api03-CONSOLEKEY')
+  })
+
   test('an expired token: the host refreshes once for two sessions at once, the turns complete, the new tokens are stored once', async () => {
     const world = makeWorld()
     const a = makeRepo(world.home, 'src/a')

@@ -44,6 +44,18 @@ function call(port: number | string, pathname: string, headers: Record<string, s
 }
 
 describe('the API gateway', () => {
+  test("a credential the host cannot get: 403 to the sandbox without the reason (it may quote the helper's command), the reason kept for the host", async () => {
+    const upstream = await api()
+    const placeholder = placeholderFor('api-key')
+    const failing: Credential = { refreshable: true, header: () => Promise.reject(new Error('apiKeyHelper failed on the host (Command failed: /bin/sh -c echo $(vault read TOKEN=s3cr3t-in-command))')) }
+    const g = await gateway(upstream.url, placeholder, failing)
+    const r = await call(g.address, '/v1/messages', { 'x-api-key': placeholder })
+    expect(r.status).toBe(403)
+    expect(r.body).not.toContain('s3cr3t')
+    expect(r.body).toContain('the credential could not be had on the host')
+    expect(g.usage.problems.join('\n')).toContain('s3cr3t-in-command')
+  })
+
   test('swaps the placeholder for the real key on /v1/messages; streams the answer; counts tokens; adds the host-only headers', async () => {
     const upstream = await api()
     const placeholder = placeholderFor('api-key')

@@ -41,7 +41,7 @@ describe.skipIf(!HAVE_BWRAP)('instances', () => {
     for (const r of results) expect(r.exitCode, r.stderr).toBe(0)
     const instances = fs.readdirSync(path.join(world.claudeboxHome, 'instances'))
     expect(instances).toEqual([instanceId(`${repo}/.git`)])
-    expect(fs.readdirSync(path.join(world.claudeboxHome, 'instances', instances[0] as string)).sort()).toEqual(['.claude.json', '.claudebox-credentials', 'CLAUDE.md', 'SANDBOX.md', 'agents', 'claudebox', 'commands', 'project-root', 'settings.json', 'skills'])
+    expect(fs.readdirSync(path.join(world.claudeboxHome, 'instances', instances[0] as string)).sort()).toEqual(['.claude.json', 'CLAUDE.md', 'SANDBOX.md', 'agents', 'claudebox', 'commands', 'project-root', 'settings.json', 'skills'])
   })
 
   test('an instance recording another root is an error, never reused', async () => {

@@ -26,6 +26,16 @@ describe('account keys', () => {
     expect(s.own()).toEqual({ userID: 'u', theme: 'dark' })
   })
 
+  test("in, with the login on the host: never a Console login's key nor the approvals naming real keys; ones an earlier version left are removed", () => {
+    const s = setup({ userID: 'u', primaryApiKey: 'sk-ant-api03-REAL', customApiKeyResponses: { approved: ['REALKEYTAIL000000000'] } }, { primaryApiKey: 'sk-ant-api03-REAL', customApiKeyResponses: { approved: ['REALKEYTAIL000000000'] }, numStartups: 1 })
+    carryAccountIn(s.sharedFile, s.instance)
+    expect(s.own()).toEqual({ numStartups: 1, userID: 'u' })
+    expect(JSON.stringify(s.own())).not.toContain('REAL')
+    // The opt-out ("secretless": false) carries them, as the login is inside then.
+    carryAccountIn(s.sharedFile, s.instance, false)
+    expect(s.own()['primaryApiKey']).toBe('sk-ant-api03-REAL')
+  })
+
   test('in: a project file too large to read (or not a file) is left alone, never replaced', () => {
     const s = setup({ userID: 'u' }, {})
     const file = path.join(s.instance, '.claude.json')

@@ -190,4 +190,32 @@ describe('the shared JSON guard and a huge file', () => {
       fs.rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  test('a corrupt file swapped for a symlink while the guard waits: nothing behind the link is copied or read, nothing rewritten', async () => {
+    const { guardJson } = await import('../../src/guard.js')
+    const { default: fs } = await import('node:fs')
+    const { default: os } = await import('node:os')
+    const { default: path } = await import('node:path')
+    const { spawn } = await import('node:child_process')
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-guard-'))
+    try {
+      const secret = path.join(dir, 'host-secret.json')
+      fs.writeFileSync(secret, '{"claudeAiOauth":{"accessToken":"HOST-SECRET"}}')
+      const file = path.join(dir, '.claude.json')
+      fs.writeFileSync(file, '{corrupt')
+      // As the agent would: the moment the host looked, a symlink to a secret replaces the file.
+      const swap = spawn('sh', ['-c', `sleep 0.05; ln -s '${secret}' '${file}.new' && mv -T '${file}.new' '${file}'`])
+      const exited = new Promise(resolve => swap.on('exit', resolve))
+      const result = guardJson(file, [], path.join(dir, 'good'), new Date())
+      await exited
+      expect(result).toEqual({ kind: 'missing' })
+      for (const name of fs.readdirSync(dir).filter(n => n !== 'host-secret.json' && n !== '.claude.json')) {
+        const p = path.join(dir, name)
+        if (fs.lstatSync(p).isFile()) expect(fs.readFileSync(p, 'utf8')).not.toContain('HOST-SECRET')
+      }
+      expect(fs.readFileSync(secret, 'utf8')).toContain('HOST-SECRET') // not rewritten through the link
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })
