@@ -25,6 +25,13 @@ export const SECRET_ACCOUNT_KEYS = ['primaryApiKey', 'customApiKeyResponses'] as
  */
 export const ACCOUNT_KEYS_BACK = ['oauthAccount', 'userID', 'hasCompletedOnboarding', 'lastOnboardingVersion', 'theme'] as const
 
+/**
+ * The account's identity, carried back only when the session's sign-in is the one every project
+ * uses (`claudebox --login`, or the opt-out): otherwise the agent of one project could show every
+ * other project another account's name and organisation.
+ */
+const IDENTITY_KEYS = ['oauthAccount', 'userID']
+
 /** The largest value carried back, as JSON text. */
 const VALUE_LIMIT = 64 * 1024
 
@@ -76,13 +83,14 @@ export function carryAccountIn(sharedFile: string, instance: string, secretless 
 }
 
 /** After a session: the account keys the session changed, back into the shared file. */
-export function carryAccountOut(sharedFile: string, instance: string): string[] {
+export function carryAccountOut(sharedFile: string, instance: string, identity = true): string[] {
   const current = readObject(path.join(instance, '.claude.json'))
   const carried = readObject(path.join(instance, CARRIED_FILE))
   if (typeof current !== 'object') return []
   const before: Json = typeof carried === 'object' ? carried : {}
   // A value is small (an account, a theme): a session cannot grow every project's file through one.
-  const changed = ACCOUNT_KEYS_BACK.filter(key => Object.hasOwn(current, key) && !same(current[key], before[key]) && (JSON.stringify(current[key]) ?? '').length <= VALUE_LIMIT)
+  const keys = ACCOUNT_KEYS_BACK.filter(key => identity || !IDENTITY_KEYS.includes(key))
+  const changed = keys.filter(key => Object.hasOwn(current, key) && !same(current[key], before[key]) && (JSON.stringify(current[key]) ?? '').length <= VALUE_LIMIT)
   if (changed.length === 0) return []
   const shared = readObject(sharedFile)
   if (shared === undefined) return []

@@ -198,7 +198,8 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   }
   // Bookkeeping after the session never changes Claude's status: a failure (a full disk) is one line.
   afterSession('remembering the shared state', () => rememberSharedState(plan, facts.claudeboxHome))
-  afterSession('carrying the account keys back', () => carryAccountOut(sharedPaths(facts.claudeboxHome).claudeJson, plan.summary.instanceDir))
+  const identity = options.login || request.sandbox?.secretless === false
+  afterSession('carrying the account keys back', () => carryAccountOut(sharedPaths(facts.claudeboxHome).claudeJson, plan.summary.instanceDir, identity))
   if (request.api?.kind === 'api-key') afterSession('remembering the key approval', () => rememberPlaceholderApproval(plan.summary.instanceDir, request.api?.placeholder ?? ''))
   afterSession('looking for a sign-in made inside', () => {
     const session = request.storeSession ?? 'session'

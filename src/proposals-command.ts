@@ -11,7 +11,7 @@ import { warn } from './log.js'
 import { ask, canAsk } from './prompt.js'
 import { scanInstances } from './scan.js'
 import type { Settings } from './settings.js'
-import { jsonSafe, writeOut } from './terminal-safe.js'
+import { inlineSafe, jsonSafe, writeOut } from './terminal-safe.js'
 import { lineDiff } from './text-diff.js'
 import { safeParent, type DiskNode } from './tier-files.js'
 import { applyJsonOps, jsonNode, type Proposal, type Tree } from './tier-merge.js'
@@ -64,6 +64,10 @@ function collect(claudeboxHome: string, sharedDir: string, entries: readonly str
   // Key changes are shown against, and applied onto, the shared file as it is (host-only keys included).
   const sharedAsIs = hostOnly.length === 0 ? shared : readSharedTree(sharedDir, entries, [], [])
   const found: Found[] = []
+  if (shared === undefined || sharedAsIs === undefined) {
+    for (const warning of new Set(warnings)) warn(warning)
+    return found
+  }
   for (const entry of scanInstances(instancesDir(claudeboxHome))) {
     if (entry.kind !== 'dir' || entry.recordedRoot === undefined) continue
     const instance = path.join(instancesDir(claudeboxHome), entry.name)
@@ -110,7 +114,8 @@ function changeKind(p: Proposal): 'added' | 'changed' | 'removed' {
 }
 
 function render(f: Found): string {
-  const head = `proposal ${f.id}\n  project: ${f.project}\n  file:    ${f.proposal.rel} (${changeKind(f.proposal)}; - shared now, + after promotion)\n`
+  // Names come from the sandbox's copies: a newline in one must not forge a line of the diff.
+  const head = `proposal ${inlineSafe(f.id)}\n  project: ${inlineSafe(f.project)}\n  file:    ${inlineSafe(f.proposal.rel)} (${changeKind(f.proposal)}; - shared now, + after promotion)\n`
   return `${head}${diffLines(f.proposal).map(line => `    ${line}\n`).join('')}`
 }
 

@@ -10,19 +10,28 @@ import { sha256, type TierNode } from './tier-merge.js'
 export const TIER_FILE_LIMIT = 16 << 20
 /** At most this many files of one tree are read (an agent can create millions in its copy). */
 export const TIER_FILES_LIMIT = 10_000
+/**
+ * At most this many bytes of one tree are held in memory: 10,000 sparse files of 16 MB cost the
+ * agent no disk and would cost the launcher 160 GB.
+ */
+export const TIER_BYTES_LIMIT = 64 << 20
 
 export type DiskNode = TierNode & { mode?: number }
 
 /**
- * Every file and symlink under the named entries of `root`, keyed by path relative to `root`.
+ * Every file and symlink under the named entries of `root`, keyed by path relative to `root`;
+ * undefined when they are more than TIER_FILES_LIMIT files or TIER_BYTES_LIMIT bytes (a tree read
+ * in part would make every file left out look removed).
  * @param followTop follow a symlink that is itself a top-level entry (the host's shared tier only)
  */
-export function readTree(root: string, entries: readonly string[], followTop: boolean, warnings: string[]): Map<string, DiskNode> {
+export function readTree(root: string, entries: readonly string[], followTop: boolean, warnings: string[]): Map<string, DiskNode> | undefined {
   const tree = new Map<string, DiskNode>()
+  let bytes = 0
   let full = false
   const walk = (rel: string, follow: boolean): void => {
-    if (tree.size >= TIER_FILES_LIMIT) {
-      if (!full) warnings.push(`${root}: more than ${TIER_FILES_LIMIT} files under the shared entries; the rest is left out`)
+    if (full) return
+    if (tree.size >= TIER_FILES_LIMIT || bytes > TIER_BYTES_LIMIT) {
+      warnings.push(`${root}: the shared entries hold more than ${TIER_FILES_LIMIT} files or ${TIER_BYTES_LIMIT >> 20} MB; claudebox leaves them as they are (no copies updated, no proposals) until they are smaller`)
       full = true
       return
     }
@@ -41,10 +50,11 @@ export function readTree(root: string, entries: readonly string[], followTop: bo
     else {
       const node = readFileNode(file, rel, follow)
       if (node !== undefined) tree.set(rel, node)
+      bytes += node?.kind === 'file' ? (node.data?.length ?? 0) : 0
     }
   }
   for (const entry of entries) walk(entry, followTop)
-  return tree
+  return full ? undefined : tree
 }
 
 function readdirSorted(dir: string): string[] {

@@ -6,6 +6,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomic } from './atomic-write.js'
+import { inlineSafe } from './terminal-safe.js'
 import { readNoFollow } from './facts.js'
 import { OWN_DIR } from './registry.js'
 import { parseJson, readTree, removeNode, treePrint, writeNode } from './tier-files.js'
@@ -51,8 +52,9 @@ const asTree = (base: Record<string, TierNode>): Tree => new Map(Object.entries(
 export const HOST_ONLY_SETTINGS = ['apiKeyHelper'] as const
 
 /** The shared tier as the instances get it: settings.json without the host-only keys. */
-export function readSharedTree(sharedDir: string, entries: readonly string[], hostOnly: readonly string[], warnings: string[]): Tree {
+export function readSharedTree(sharedDir: string, entries: readonly string[], hostOnly: readonly string[], warnings: string[]): Tree | undefined {
   const tree = readTree(sharedDir, entries, true, warnings)
+  if (tree === undefined) return undefined
   const settings = tree.get('settings.json')
   if (settings?.kind !== 'file' || typeof settings.json !== 'object' || settings.json === null || !hostOnly.some(key => Object.hasOwn(settings.json as object, key))) return tree
   const kept = Object.fromEntries(Object.entries(settings.json).filter(([key]) => !hostOnly.includes(key)))
@@ -72,6 +74,7 @@ export function composeShared(instance: string, sharedDir: string, entries: read
   if (state === undefined) setAsidePrevious(instance, entries, warnings)
   const shared = readSharedTree(sharedDir, entries, hostOnly, warnings)
   const work = readTree(instance, entries, false, warnings)
+  if (shared === undefined || work === undefined) return warnings // too large to compare: left as they are
   const plan = composeTree(shared, state ? asTree(state.base) : new Map(), work)
   for (const rel of plan.remove) removeNode(instance, rel)
   for (const [rel, node] of plan.write) {
@@ -130,10 +133,10 @@ export interface ProjectProposals {
  * dismissed). Host-only settings are never proposed: the host runs apiKeyHelper itself, so one
  * written inside and promoted would be the agent's command run on the host.
  */
-export function pendingProposals(instance: string, shared: Tree, entries: readonly string[], hostOnly: readonly string[], warnings: string[]): ProjectProposals {
+export function pendingProposals(instance: string, shared: Tree | undefined, entries: readonly string[], hostOnly: readonly string[], warnings: string[]): ProjectProposals {
   const state = readState(instance)
-  if (state === undefined) return { instance, list: [], fresh: [] }
-  const work = readTree(instance, entries, false, warnings)
+  const work = state === undefined || shared === undefined ? undefined : readTree(instance, entries, false, warnings)
+  if (state === undefined || shared === undefined || work === undefined) return { instance, list: [], fresh: [] }
   const list = proposals(shared, asTree(state.base), work)
     .flatMap(p => withoutHostOnly(p, hostOnly))
     .filter(p => state.dismissed[p.rel] !== p.digest)
@@ -165,6 +168,6 @@ export function announceProposals(instance: string, sharedDir: string, entries: 
   const pending = pendingProposals(instance, readSharedTree(sharedDir, entries, hostOnly, []), entries, hostOnly, [])
   if (pending.fresh.length === 0) return undefined
   markProposals(instance, pending.fresh, 'announced')
-  const names = pending.fresh.map(p => p.rel).join(', ')
+  const names = pending.fresh.map(p => inlineSafe(p.rel)).join(', ')
   return `this session changed shared Claude settings for this project only (${names}); review or promote them with claudebox --proposals`
 }

@@ -155,6 +155,17 @@ describe.skipIf(!HAVE_BWRAP)('nothing planted in one project reaches another', (
     expect(fs.existsSync(marker)).toBe(true)
   })
 
+  test('sparse files in the copies cost the host no more than the tree limit: left as they are, no proposals, a warning', async () => {
+    const { world, a } = setup()
+    const plant = await inSandbox(world, a, 'mkdir -p "$CLAUDE_CONFIG_DIR/agents" && for i in $(seq 1 12); do truncate -s 16M "$CLAUDE_CONFIG_DIR/agents/big$i.md"; done; echo PLANTED')
+    expect(plant.stdout).toContain('PLANTED')
+    expect(plant.stderr).not.toContain('this session changed shared Claude settings')
+    const list = await claudebox(world, ['--proposals', '--json'], { cwd: a })
+    expect(list.exitCode).toBe(0)
+    expect(JSON.parse(list.stdout)).toEqual([])
+    expect(list.stderr).toContain('claudebox leaves them as they are (no copies updated, no proposals) until they are smaller')
+  })
+
   test('a project setting or profile cannot promote: .claudebox.json has no such key, and a session never writes the shared tier', async () => {
     const { world, a } = setup()
     fs.writeFileSync(path.join(a, '.claudebox.json'), '{"autoPromote": true}')
@@ -193,24 +204,37 @@ describe.skipIf(!HAVE_BWRAP)('nothing planted in one project reaches another', (
     expect(list.stdout.includes('\x1b')).toBe(false)
     expect(list.stdout.includes('\x07')).toBe(false)
   })
+
+  test('a newline in a planted file name cannot forge a line of --proposals or of the line after the session', async () => {
+    const { world, a } = setup()
+    const r = await inSandbox(world, a, `mkdir -p "$CLAUDE_CONFIG_DIR/agents" && echo x > "$CLAUDE_CONFIG_DIR/agents/$(printf 'a\nclaudebox: all clear')"`)
+    expect(r.stderr).not.toMatch(/^claudebox: all clear/m)
+    const list = await claudebox(world, ['--proposals'], { cwd: a })
+    expect(list.stdout).not.toMatch(/^\s*claudebox: all clear/m)
+    expect(list.stdout).toContain('agents/a\\nclaudebox: all clear')
+  })
 })
 
 describe.skipIf(!HAVE_BWRAP)('account keys between projects', () => {
-  test('two sessions of different projects at once: the account keys each changed both arrive; the API key never travels back', async () => {
+  test('two sessions of different projects at once: the account keys each changed both arrive, never the identity (no --login) nor the API key', async () => {
     const { world, a, b } = setup()
     const account = path.join(world.claudeboxHome, 'shared/.claude.json')
     expect((await inSandbox(world, a, 'true')).exitCode).toBe(0)
     fs.writeFileSync(account, JSON.stringify({ theme: 'light', userID: 'u1', primaryApiKey: 'sk-ant-user' }))
     const set = (key: string, value: string): string =>
       `sleep 1; node -e 'const f=process.env.CLAUDE_CONFIG_DIR+"/.claude.json";const j=JSON.parse(require("fs").readFileSync(f,"utf8"));j[process.argv[1]]=process.argv[2];j.primaryApiKey="sk-ant-evil";j.mcpServers={x:{}};require("fs").writeFileSync(f,JSON.stringify(j))' ${key} ${value}`
-    const [ra, rb] = await Promise.all([inSandbox(world, a, set('theme', 'dark')), inSandbox(world, b, set('userID', 'u2'))])
+    const [ra, rb] = await Promise.all([inSandbox(world, a, set('theme', 'dark')), inSandbox(world, b, set('hasCompletedOnboarding', 'yes'))])
     expect(ra.exitCode, ra.stderr).toBe(0)
     expect(rb.exitCode, rb.stderr).toBe(0)
     const shared = JSON.parse(fs.readFileSync(account, 'utf8')) as Record<string, unknown>
-    expect(shared).toEqual({ theme: 'dark', userID: 'u2', primaryApiKey: 'sk-ant-user' })
-    // And each project sees the account keys at its next launch, with the user's API key.
-    const inA = JSON.parse((await inSandbox(world, a, 'cat "$CLAUDE_CONFIG_DIR/.claude.json"')).stdout) as Record<string, unknown>
-    expect(inA).toMatchObject({ theme: 'dark', userID: 'u2', primaryApiKey: 'sk-ant-user' })
+    expect(shared).toEqual({ theme: 'dark', userID: 'u1', hasCompletedOnboarding: 'yes', primaryApiKey: 'sk-ant-user' })
+    // An identity written inside stays in its project: another project never sees it.
+    expect((await inSandbox(world, a, set('userID', 'evil'))).exitCode).toBe(0)
+    expect((JSON.parse(fs.readFileSync(account, 'utf8')) as Record<string, unknown>)['userID']).toBe('u1')
+    // Each project sees the account keys at its next launch; the user's API key stays on the host.
+    const inB = JSON.parse((await inSandbox(world, b, 'cat "$CLAUDE_CONFIG_DIR/.claude.json"')).stdout) as Record<string, unknown>
+    expect(inB).toMatchObject({ theme: 'dark', userID: 'u1' })
+    expect(inB['primaryApiKey']).toBeUndefined()
   })
 })
 
