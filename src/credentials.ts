@@ -6,9 +6,10 @@ import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomic } from './atomic-write.js'
-import { readNoFollow } from './facts.js'
+import { readNoFollow } from './fs-kinds.js'
 
-export type SignInKind = 'api-key' | 'auth-token' | 'oauth-token' | 'oauth-store'
+export type { SignInKind } from './types.js'
+import type { SignInKind } from './types.js'
 
 
 /** Where Claude Code refreshes an OAuth login, and as which client (strings of the 2.1.330 binary). */

@@ -14,10 +14,9 @@ import { SANDBOX_NOTE } from './tiers.js'
 import { ETC_ENTRIES, HOME_FILES_RO, newlineRefusal, RUN_LINKS, SYSTEM_PATHS } from './plan.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 import type { Settings } from './settings.js'
-import type { GitLayout } from './git-trust.js'
 import type { CgroupFacts, Controller } from './limits.js'
 import { USERNS_SYSCTLS, type UsernsFacts } from './userns.js'
-import type { ClaudeFacts, GitFacts, HostFacts, InstanceState, PathKind } from './types.js'
+import type { ClaudeFacts, GitFacts, GitLayout, HostFacts, InstanceState, PathKind } from './types.js'
 
 export { lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT }
 

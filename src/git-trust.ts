@@ -4,27 +4,7 @@
 // layout, this module judges it.
 import path from 'node:path'
 import { isWithin } from './instance.js'
-import type { GitFacts } from './types.js'
-
-/** What the file system says about the `.git` entry that git discovered. */
-export type GitLayout =
-  | { kind: 'env' } // GIT_DIR / GIT_WORK_TREE set by the user: their explicit choice
-  | { kind: 'none' } // no `.git` entry above the current directory
-  | {
-      kind: 'dir' | 'file'
-      /** The directory holding the `.git` entry. */
-      worktree: string
-      /** For a `.git` file: the resolved `gitdir:` target. */
-      target?: string
-      /** <target>/gitdir of a linked worktree: the resolved `.git` file it names. */
-      backPointer?: string
-      /** core.worktree of the target's config, resolved (submodules, separate git dirs). */
-      coreWorktree?: string
-      /** For a submodule: the layout of the superproject that holds it. */
-      superproject?: GitLayout
-      /** The superproject's git dir, when `superproject` is set. */
-      superGitDir?: string
-    }
+import type { GitFacts, GitLayout } from './types.js'
 
 export type Trust = { ok: true } | { ok: false; reason: string }
 

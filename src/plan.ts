@@ -15,7 +15,7 @@ import { scopeHelper } from './landlock.js'
 import { planLimits } from './limits.js'
 import { hostSeccompArch, seccompFilter } from './seccomp.js'
 import { planTiers, SANDBOX_NOTE } from './tiers.js'
-import type { SignInKind } from './credentials.js'
+import type { SignInKind } from './types.js'
 import { upstreamFromEnv } from './upstream-proxy.js'
 import type { FdStep, FileStep, HostFacts, LaunchPlan } from './types.js'
 

@@ -6,7 +6,6 @@ import { readNoFollow } from './facts.js'
 import type { ScannedEntry } from './gc.js'
 import { INSTANCE_ID, PROJECT_ROOT_FILE, validProjectRoot } from './instance.js'
 import { isLive, META_FILE, parseRecord, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
-import { processStartTime } from './state.js'
 
 /** The entries of the instances directory; none when it does not exist yet. */
 function instanceDirents(dir: string): fs.Dirent[] {
@@ -247,4 +246,14 @@ function lastUsed(instance: string): number | undefined {
     }
   }
   return newest
+}
+
+/** This process's start time in clock ticks (/proc/self/stat field 22), to tell a reused pid. */
+export function processStartTime(pid: number | 'self'): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+  } catch {
+    return undefined
+  }
 }

@@ -7,7 +7,7 @@ import { launchError } from './errors.js'
 import { lstatKind, readNoFollow } from './facts.js'
 import { sanitizePath } from './adopt.js'
 import { META_FILE, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
-import { listCachePath, measureUsage, readListCache, readMeta, sessionsMtime, type CachedInstance, type Usage } from './scan.js'
+import { listCachePath, measureUsage, processStartTime, readListCache, readMeta, sessionsMtime, type CachedInstance, type Usage } from './scan.js'
 import type { FileStep, HostFacts, MkdirStep } from './types.js'
 
 export function applyMkdirs(steps: readonly MkdirStep[], claudeboxHome: string): void {
@@ -91,15 +91,6 @@ export function stateError(p: string, error: unknown): Error {
   return launchError(`cannot create ${p}: ${(error as Error).message}`)
 }
 
-/** This process's start time in clock ticks (/proc/self/stat field 22), to tell a reused pid. */
-export function processStartTime(pid: number | 'self'): string | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
-  } catch {
-    return undefined
-  }
-}
 
 /**
  * Records this launch in its instance; returns the function that removes the record. Written

@@ -1,7 +1,6 @@
 // Plain-data types shared by the probe, the pure planners and the thin I/O shell.
 import type { UpstreamProxy } from './upstream-proxy.js'
 import type { EgressPolicy, NetworkMode } from './egress-policy.js'
-import type { GitLayout } from './git-trust.js'
 import type { CgroupFacts, CgroupStep } from './limits.js'
 
 /** What a path is on the host, as seen by lstat. */
@@ -188,3 +187,26 @@ export interface LaunchSummary {
   /** Config file and profile applied. */
   applied: readonly string[]
 }
+
+/** What the file system says about the `.git` entry that git discovered. */
+export type GitLayout =
+  | { kind: 'env' } // GIT_DIR / GIT_WORK_TREE set by the user: their explicit choice
+  | { kind: 'none' } // no `.git` entry above the current directory
+  | {
+      kind: 'dir' | 'file'
+      /** The directory holding the `.git` entry. */
+      worktree: string
+      /** For a `.git` file: the resolved `gitdir:` target. */
+      target?: string
+      /** <target>/gitdir of a linked worktree: the resolved `.git` file it names. */
+      backPointer?: string
+      /** core.worktree of the target's config, resolved (submodules, separate git dirs). */
+      coreWorktree?: string
+      /** For a submodule: the layout of the superproject that holds it. */
+      superproject?: GitLayout
+      /** The superproject's git dir, when `superproject` is set. */
+      superGitDir?: string
+    }
+
+/** How the sign-in reaches the API (credentials.ts). */
+export type SignInKind = 'api-key' | 'auth-token' | 'oauth-token' | 'oauth-store'

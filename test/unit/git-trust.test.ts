@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest'
-import { trustGit, type GitLayout } from '../../src/git-trust.js'
+import { trustGit } from '../../src/git-trust.js'
+import type { GitLayout } from '../../src/types.js'
 import type { GitFacts } from '../../src/types.js'
 
 const main: GitFacts = { topLevel: '/h/shop', gitDir: '/h/shop/.git', commonDir: '/h/shop/.git' }
