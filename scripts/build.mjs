@@ -8,7 +8,7 @@ const { version } = JSON.parse(readFileSync(new URL('../package.json', import.me
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true })
 await build({
   // bridge.ts runs inside the sandbox of --network=allow: its own small file, imports only node:.
-  entryPoints: ['src/main.ts', 'src/bridge.ts'],
+  entryPoints: { main: 'src/main.ts', bridge: 'src/network/bridge.ts' },
   outdir: 'dist',
   bundle: true,
   splitting: true,

@@ -9,11 +9,11 @@ import { $ } from 'zx'
 
 const repo = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
 
-/** The releases src/tested-claude.ts names (one source of truth for the tests and --check). */
+/** The releases src/config/tested-claude.ts names (one source of truth for the tests and --check). */
 export function testedReleases() {
-  const source = fs.readFileSync(path.join(repo, 'src/tested-claude.ts'), 'utf8')
+  const source = fs.readFileSync(path.join(repo, 'src/config/tested-claude.ts'), 'utf8')
   const found = /newest: '([^']+)', older: '([^']+)'/.exec(source)
-  if (!found) throw new Error('src/tested-claude.ts: TESTED_CLAUDE not found')
+  if (!found) throw new Error('src/config/tested-claude.ts: TESTED_CLAUDE not found')
   return { newest: found[1], older: found[2] }
 }
 

@@ -1,7 +1,7 @@
 // Plain-data types shared by the probe, the pure planners and the thin I/O shell.
-import type { UpstreamProxy } from './upstream-proxy.js'
-import type { EgressPolicy, NetworkMode } from './egress-policy.js'
-import type { CgroupFacts, CgroupStep } from './limits.js'
+import type { UpstreamProxy } from './network/upstream-proxy.js'
+import type { EgressPolicy, NetworkMode } from './network/policy.js'
+import type { CgroupFacts, CgroupStep } from './sandbox/limits.js'
 
 /** What a path is on the host, as seen by lstat. */
 export type PathKind = 'file' | 'dir' | 'symlink' | 'missing'

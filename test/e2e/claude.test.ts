@@ -4,8 +4,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
-import { sanitizePath } from '../../src/adopt.js'
-import { instanceId } from '../../src/instance.js'
+import { sanitizePath } from '../../src/state/adopt.js'
+import { instanceId } from '../../src/state/instance.js'
 import { HAVE_BWRAP, makeRepo, makeWorld, type World } from '../helpers/cli.js'
 import { startMockApi, toolResults, type MockApi } from '../helpers/messages-api.js'
 import { isAgentTurn, runClaude, scripted } from '../helpers/e2e.js'
@@ -64,11 +64,12 @@ describe.skipIf(!HAVE_BWRAP)('the real Claude Code inside claudebox', () => {
     const transcripts = tree(path.join(instA, 'projects')).filter(p => p.endsWith('.jsonl'))
     expect(transcripts).toHaveLength(1)
     expect(transcripts[0]).toMatch(new RegExp(`^${sanitizePath(a)}/[0-9a-f-]{36}\\.jsonl$`))
-    // Claude wrote its own .claude.json in the instance; only the account keys reached the shared file.
+    // Claude wrote its own .claude.json in the instance; only the account keys may reach the shared
+    // file, never the identity Claude made inside (its userID stays in the project).
     const shared = readShared(world)
-    expect(shared.userID).toMatch(/^[0-9a-f]{64}$/)
     const ownA = JSON.parse(fs.readFileSync(path.join(instA, '.claude.json'), 'utf8')) as AccountState
-    expect(ownA.userID).toBe(shared.userID)
+    expect(ownA.userID).toMatch(/^[0-9a-f]{64}$/)
+    expect(shared.userID).toBeUndefined()
     expect(ownA.firstStartTime).toBeDefined()
     expect(shared.firstStartTime).toBeUndefined()
     expect(shared.projects).toBeUndefined()
@@ -85,12 +86,13 @@ describe.skipIf(!HAVE_BWRAP)('the real Claude Code inside claudebox', () => {
     expect(transcriptsB).toHaveLength(1)
     expect(transcriptsB[0]).toMatch(new RegExp(`^${sanitizePath(b)}/`))
     expect(tree(path.join(instA, 'projects')).filter(p => p.endsWith('.jsonl'))).toEqual(transcripts)
-    // B's Claude got the account identity A's made (carried by key): had it started from an
-    // empty file, it would have made a new one. A's per-path project map did not travel.
+    // B's Claude made an identity of its own: what A's made inside did not travel (only
+    // claudebox --login carries an identity to every project), nor did A's per-path project map.
     const ownB = JSON.parse(fs.readFileSync(path.join(instanceOf(world, b), '.claude.json'), 'utf8')) as AccountState
-    expect(ownB.userID).toBe(shared.userID)
+    expect(ownB.userID).toMatch(/^[0-9a-f]{64}$/)
+    expect(ownB.userID).not.toBe(ownA.userID)
     expect(Object.keys(ownB.projects ?? {})).not.toContain(a)
-    expect(readShared(world).userID).toBe(shared.userID)
+    expect(readShared(world).userID).toBeUndefined()
   })
 
   test('one credential store on the host: its token is what every project sends; a token planted inside one project never reaches another or the store', async () => {

@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { instanceId } from '../../src/instance.js'
+import { instanceId } from '../../src/state/instance.js'
 import { claudebox, git, HAVE_BWRAP, landlockScopeSupported, makeRepo, makeWorld, REAL_CLAUDE, type World } from '../helpers/cli.js'
 
 const LANDLOCK_SCOPE = landlockScopeSupported()

@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, test } from 'vitest'
-import { instanceId } from '../../src/instance.js'
+import { instanceId } from '../../src/state/instance.js'
 import { BIN, claudebox, HAVE_BWRAP, IS_ROOT, makeRepo, makeWorld, requiredTool, type World } from '../helpers/cli.js'
 
 const HAVE_UNSHARE = requiredTool('unshare', ['-rm', 'true'], 'unshare (util-linux) with user namespaces')

@@ -5,8 +5,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { execa } from 'execa'
 import { onTestFinished } from 'vitest'
-import { probeLandlockScope } from '../../src/facts.js'
-import { TESTED_CLAUDE } from '../../src/tested-claude.js'
+import { probeLandlockScope } from '../../src/host/probe.js'
+import { TESTED_CLAUDE } from '../../src/config/tested-claude.js'
 
 export const REPO = path.resolve(import.meta.dirname, '../..')
 export const BIN = path.join(REPO, 'bin/claudebox.js')

@@ -6,8 +6,8 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { sanitizePath } from '../../src/adopt.js'
-import { instanceId } from '../../src/instance.js'
+import { sanitizePath } from '../../src/state/adopt.js'
+import { instanceId } from '../../src/state/instance.js'
 import { claudebox, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, type World } from '../helpers/cli.js'
 
 const LOGIN = JSON.stringify({ claudeAiOauth: { accessToken: 'sk-ant-oat01-OLD', refreshToken: 'sk-ant-ort01-OLD', expiresAt: Date.now() + 3_600_000, scopes: ['user:inference'] } })

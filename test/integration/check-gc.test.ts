@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { instanceId } from '../../src/instance.js'
+import { instanceId } from '../../src/state/instance.js'
 import { claudebox, FIXTURES, HAVE_BWRAP, inSandbox, landlockScopeSupported, makeRepo, makeWorld, REAL_CLAUDE } from '../helpers/cli.js'
 
 const LANDLOCK_SCOPE = landlockScopeSupported()

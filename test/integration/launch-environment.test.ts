@@ -3,7 +3,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { probeCgroups } from '../../src/facts.js'
+import { probeCgroups } from '../../src/host/probe.js'
 import { BIN, claudebox, git, HAVE_BWRAP, inSandbox, IS_ROOT, makeRepo, makeWorld, REPO, tempDir } from '../helpers/cli.js'
 
 /** Every path under `dir` (to prove a refused launch created nothing). */

@@ -2,7 +2,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { instanceId } from '../../src/instance.js'
+import { instanceId } from '../../src/state/instance.js'
 import { git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, claudebox } from '../helpers/cli.js'
 
 describe.skipIf(!HAVE_BWRAP)('instances', () => {

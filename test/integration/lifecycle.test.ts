@@ -4,8 +4,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
-import { sanitizePath } from '../../src/adopt.js'
-import { instanceId } from '../../src/instance.js'
+import { sanitizePath } from '../../src/state/adopt.js'
+import { instanceId } from '../../src/state/instance.js'
 import { BIN, claudebox, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, type World } from '../helpers/cli.js'
 
 const instancePath = (world: World, root: string): string => path.join(world.claudeboxHome, 'instances', instanceId(root))

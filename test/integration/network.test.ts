@@ -12,7 +12,7 @@ import http from 'node:http'
 import net from 'node:net'
 import path from 'node:path'
 import { describe, expect, onTestFinished, test } from 'vitest'
-import { instanceId } from '../../src/instance.js'
+import { instanceId } from '../../src/state/instance.js'
 import { claudebox, HAVE_BWRAP, landlockScopeSupported, makeRepo, makeWorld, requiredTool, type CliResult, type World } from '../helpers/cli.js'
 
 const PYTHON = '/usr/bin/python3'

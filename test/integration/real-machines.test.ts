@@ -4,7 +4,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
-import { instanceId } from '../../src/instance.js'
+import { instanceId } from '../../src/state/instance.js'
 import { BIN, claudebox, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld } from '../helpers/cli.js'
 
 describe.skipIf(!HAVE_BWRAP)('dangerous roots are refused', () => {

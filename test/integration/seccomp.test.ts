@@ -1,4 +1,4 @@
-// The seccomp filter of src/seccomp.ts in a real bwrap: the kernel accepts it, it refuses what it
+// The seccomp filter of src/sandbox/seccomp.ts in a real bwrap: the kernel accepts it, it refuses what it
 // should (compared with the same sandbox without it), and ordinary work still runs. Probes are
 // test/fixtures/tiocsti.c, compiled here. Works as root and as an unprivileged user.
 import { execFileSync, spawn } from 'node:child_process'
@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { hostSeccompArch, seccompFilter } from '../../src/seccomp.js'
+import { hostSeccompArch, seccompFilter } from '../../src/sandbox/seccomp.js'
 import { HAVE_BWRAP, IS_ROOT, REPO, requiredTool } from '../helpers/cli.js'
 
 const SOURCE = path.join(REPO, 'test/fixtures/tiocsti.c')
@@ -28,7 +28,7 @@ const LEGACY_TIOCSTI = (() => {
 
 /** A sandbox in which the probe holds every capability of its own user namespace. */
 const PROBE_SANDBOX = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/mnt', '--unshare-all', '--unshare-user', '--cap-add', 'ALL', '--die-with-parent']
-/** The namespace options of a claudebox launch (src/plan.ts). */
+/** The namespace options of a claudebox launch (src/sandbox/plan.ts). */
 const LAUNCH_SANDBOX = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/mnt', '--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--cap-drop', 'ALL']
 
 interface Result {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
-import { renderChecks } from '../../src/check.js'
-import { isNewerRelease, TESTED_CLAUDE } from '../../src/tested-claude.js'
+import { renderChecks } from '../../src/sandbox/checks.js'
+import { isNewerRelease, TESTED_CLAUDE } from '../../src/config/tested-claude.js'
 
 describe('renderChecks', () => {
   const results = [

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process'
 import { describe, expect, test } from 'vitest'
-import { parseArgs } from '../../src/cli.js'
-import { shq } from '../../src/quote.js'
-import { hasRawControl } from '../../src/terminal-safe.js'
+import { parseArgs } from '../../src/cli/args.js'
+import { shq } from '../../src/sandbox/quote.js'
+import { hasRawControl } from '../../src/cli/terminal-safe.js'
 
 describe('arguments', () => {
   test.each([

@@ -5,9 +5,9 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { completionScript, SHELLS } from '../../src/completions.js'
-import { PRESETS } from '../../src/egress-policy.js'
-import { OWN_OPTIONS } from '../../src/options.js'
+import { completionScript, SHELLS } from '../../src/cli/completions.js'
+import { PRESETS } from '../../src/network/policy.js'
+import { OWN_OPTIONS } from '../../src/cli/options.js'
 
 const has = (program: string): boolean => {
   try {

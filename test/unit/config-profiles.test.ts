@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest'
-import { EMPTY_CONFIG, parseConfig, parseProjectFile, type Config, type ProjectFile } from '../../src/config.js'
-import { resolveOptions, widening } from '../../src/profiles.js'
-import { DEFAULT_SANDBOX } from '../../src/sandbox-options.js'
-import { planTiers } from '../../src/tiers.js'
+import { EMPTY_CONFIG, parseConfig, parseProjectFile, type Config, type ProjectFile } from '../../src/config/file.js'
+import { resolveOptions, widening } from '../../src/config/profiles.js'
+import { DEFAULT_SANDBOX } from '../../src/config/sandbox-options.js'
+import { planTiers } from '../../src/sandbox/tiers.js'
 
 const F = '/h/.claudebox/config.json'
 

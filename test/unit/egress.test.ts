@@ -7,8 +7,8 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
-import { parseArgs } from '../../src/cli.js'
-import { parseConfig, parseProjectFile, type Config } from '../../src/config.js'
+import { parseArgs } from '../../src/cli/args.js'
+import { parseConfig, parseProjectFile, type Config } from '../../src/config/file.js'
 import {
   addressAllowed,
   allowsLoopback,
@@ -23,11 +23,11 @@ import {
   type Decision,
   type EgressPolicy,
   type HostRule,
-} from '../../src/egress-policy.js'
-import { parseAuthority, startProxy, type DeniedConnection, type Resolver, type RunningProxy } from '../../src/egress-proxy.js'
-import { BRIDGE_PORT, BRIDGE_SCRIPT, BRIDGE_WRAPPER, planLaunch, PROXY_SOCKET, SCOPE_HELPER, sessionSettings } from '../../src/plan.js'
-import { resolveOptions } from '../../src/profiles.js'
-import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/sandbox-options.js'
+} from '../../src/network/policy.js'
+import { parseAuthority, startProxy, type DeniedConnection, type Resolver, type RunningProxy } from '../../src/network/proxy.js'
+import { BRIDGE_PORT, BRIDGE_SCRIPT, BRIDGE_WRAPPER, planLaunch, PROXY_SOCKET, SCOPE_HELPER, sessionSettings } from '../../src/sandbox/plan.js'
+import { resolveOptions } from '../../src/config/profiles.js'
+import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/config/sandbox-options.js'
 import { debianFacts, optionArgs } from '../helpers/facts.js'
 
 const policy = (allowHosts: string[] = [], denyHosts: string[] = [], presets: string[] = []): EgressPolicy => buildPolicy({ allowHosts, denyHosts, presets })

@@ -1,8 +1,8 @@
 // The git guard's plan: pins before read-only binds, neutral files for what does not exist yet,
 // refusal of a planted commondir, nothing but host-run files under --writable-git-config.
 import { describe, expect, test } from 'vitest'
-import { planGitGuard } from '../../src/git-guard.js'
-import { trustGit } from '../../src/git-trust.js'
+import { planGitGuard } from '../../src/sandbox/git-guard.js'
+import { trustGit } from '../../src/sandbox/git-trust.js'
 import { gitProtect } from '../helpers/facts.js'
 
 const G = '/p/.git'

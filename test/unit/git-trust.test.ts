@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { trustGit } from '../../src/git-trust.js'
+import { trustGit } from '../../src/sandbox/git-trust.js'
 import type { GitLayout } from '../../src/types.js'
 import type { GitFacts } from '../../src/types.js'
 

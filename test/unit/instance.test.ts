@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, test } from 'vitest'
-import { canonicalRoot, instanceDir, instanceId, isWithin } from '../../src/instance.js'
-import { readSettings } from '../../src/settings.js'
+import { canonicalRoot, instanceDir, instanceId, isWithin } from '../../src/state/instance.js'
+import { readSettings } from '../../src/config/settings.js'
 
 describe('instance id', () => {
   test.each([

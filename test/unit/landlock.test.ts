@@ -1,7 +1,7 @@
 // The Landlock helper's ELF wrapper (pure); what the helper does is proven inside real sandboxes
 // (test/escape: the host's abstract socket refused with EPERM).
 import { describe, expect, test } from 'vitest'
-import { scopeHelper } from '../../src/landlock.js'
+import { scopeHelper } from '../../src/sandbox/landlock.js'
 
 describe('scopeHelper', () => {
   test('x86_64: a static ELF64 executable whose one segment loads the whole file, entered right after the headers', () => {

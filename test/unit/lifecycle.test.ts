@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'vitest'
-import { planAdopt, resumeId, sanitizePath } from '../../src/adopt.js'
-import { renderConversations, summarizeTranscript, uniqueConversations, type Conversation } from '../../src/conversations.js'
-import { instanceStatus, planGc, type ScannedEntry } from '../../src/gc.js'
-import { listRows, renderTable } from '../../src/list.js'
-import { isLive, type SessionRecord } from '../../src/registry.js'
+import { planAdopt, resumeId, sanitizePath } from '../../src/state/adopt.js'
+import { renderConversations, summarizeTranscript, uniqueConversations, type Conversation } from '../../src/state/conversations.js'
+import { instanceStatus, planGc, type ScannedEntry } from '../../src/state/gc.js'
+import { listRows, renderTable } from '../../src/state/list.js'
+import { isLive, type SessionRecord } from '../../src/state/registry.js'
 
 const id = (n: number): string => n.toString(16).padStart(16, '0')
 const entry = (n: number, over: Partial<ScannedEntry> = {}): ScannedEntry => ({
@@ -174,7 +174,7 @@ describe('transcripts', () => {
 
 describe('the shared JSON guard and a huge file', () => {
   test('a file over the limit is neither read nor copied', async () => {
-    const { guardJson, JSON_LIMIT } = await import('../../src/guard.js')
+    const { guardJson, JSON_LIMIT } = await import('../../src/state/guard.js')
     const { default: fs } = await import('node:fs')
     const { default: os } = await import('node:os')
     const { default: path } = await import('node:path')
@@ -192,7 +192,7 @@ describe('the shared JSON guard and a huge file', () => {
   })
 
   test('a corrupt file swapped for a symlink while the guard waits: nothing behind the link is copied or read, nothing rewritten', async () => {
-    const { guardJson } = await import('../../src/guard.js')
+    const { guardJson } = await import('../../src/state/guard.js')
     const { default: fs } = await import('node:fs')
     const { default: os } = await import('node:os')
     const { default: path } = await import('node:path')

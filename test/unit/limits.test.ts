@@ -1,6 +1,6 @@
 // planLimits: which mechanism enforces each limit, for root and for a user, and what is refused.
 import { describe, expect, test } from 'vitest'
-import { planLimits, parseSize, type CgroupFacts } from '../../src/limits.js'
+import { planLimits, parseSize, type CgroupFacts } from '../../src/sandbox/limits.js'
 
 const v1: CgroupFacts = { version: 1, dirs: { pids: '/sys/fs/cgroup/pids/u', memory: '/sys/fs/cgroup/memory/u', cpu: '/sys/fs/cgroup/cpu,cpuacct/u' } }
 const v2: CgroupFacts = { version: 2, dirs: { pids: '/sys/fs/cgroup/u', memory: '/sys/fs/cgroup/u', cpu: '/sys/fs/cgroup/u' } }
@@ -45,7 +45,7 @@ describe('planLimits', () => {
 
 describe('the limit options', () => {
   test('parsed into the sandbox options; a bad value is a usage error (2)', async () => {
-    const { parseArgs } = await import('../../src/cli.js')
+    const { parseArgs } = await import('../../src/cli/args.js')
     expect((await parseArgs(['--pids-limit', '512', '--memory-limit=4G', '--cpu-limit', '0.5'])).sandbox).toMatchObject({ pidsLimit: 512, memoryLimit: '4G', cpuLimit: 0.5 })
     for (const args of [['--pids-limit', 'many'], ['--memory-limit', '4 GB'], ['--cpu-limit', '0']]) {
       await expect(parseArgs(args)).rejects.toMatchObject({ exitCode: 2 })

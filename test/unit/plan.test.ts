@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest'
-import { instanceId } from '../../src/instance.js'
-import { planLaunch, SCOPE_HELPER, sessionSettings } from '../../src/plan.js'
-import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/sandbox-options.js'
+import { instanceId } from '../../src/state/instance.js'
+import { planLaunch, SCOPE_HELPER, sessionSettings } from '../../src/sandbox/plan.js'
+import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/config/sandbox-options.js'
 import { debianFacts, gitProtect, optionArgs } from '../helpers/facts.js'
 
 /** Most tests look at the rest of the plan: the network is open there (the default, allow, has its own tests). */

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest'
-import { parseConfig } from '../../src/config.js'
-import { diffSnapshots } from '../../src/persistence.js'
-import { bindRefusal, dangerousRootReason } from '../../src/policy.js'
-import { diagnoseUserns } from '../../src/userns.js'
+import { parseConfig } from '../../src/config/file.js'
+import { diffSnapshots } from '../../src/sandbox/persistence.js'
+import { bindRefusal, dangerousRootReason } from '../../src/sandbox/policy.js'
+import { diagnoseUserns } from '../../src/sandbox/userns.js'
 
 const home = '/home/ada'
 const state = '/home/ada/.claudebox'

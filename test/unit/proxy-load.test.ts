@@ -5,8 +5,8 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { expect, test } from 'vitest'
-import { buildPolicy } from '../../src/egress-policy.js'
-import { startProxy } from '../../src/egress-proxy.js'
+import { buildPolicy } from '../../src/network/policy.js'
+import { startProxy } from '../../src/network/proxy.js'
 
 const until = async (condition: () => boolean, ms: number): Promise<boolean> => {
   for (const end = Date.now() + ms; Date.now() < end; ) {

@@ -12,7 +12,7 @@ import {
   type SeccompAbi,
   type SeccompArch,
   type SyscallName,
-} from '../../src/seccomp.js'
+} from '../../src/sandbox/seccomp.js'
 
 interface Insn {
   code: number
@@ -66,7 +66,7 @@ const ENOSYS = 0x50026
 const EAFNOSUPPORT = 0x50061
 const ERRNO_RESULT = { EPERM, ENOSYS, EAFNOSUPPORT } as const
 
-// Written out independently of src/seccomp.ts (from the kernel's tables) for the cases named below.
+// Written out independently of src/sandbox/seccomp.ts (from the kernel's tables) for the cases named below.
 const ARCH = { x86_64: 0xc000003e, i386: 0x40000003, aarch64: 0xc00000b7, arm: 0x40000028 } as const
 const NR = {
   x86_64: { read: 0, ioctl: 16, clone: 56, clone3: 435, unshare: 272, setns: 308, mount: 165, umount2: 166, chroot: 161, pivot_root: 155, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 250, add_key: 248, request_key: 249, ptrace: 101, personality: 135, socket: 41, bpf: 321, perf_event_open: 298, process_vm_readv: 310, io_uring_setup: 425 },
@@ -170,7 +170,7 @@ describe.each(ARCHES)('the filter generated for %s', arch => {
     expect(run(filter, { nr: 16, arch: 0 })).toBe(ENOSYS)
   })
 
-  test('every rule, for every table, with the numbers of src/seccomp.ts', () => {
+  test('every rule, for every table, with the numbers of src/sandbox/seccomp.ts', () => {
     for (const abi of ABIS) {
       for (const rule of SECCOMP_RULES) {
         const failed = ERRNO_RESULT[rule.errno]
@@ -229,7 +229,7 @@ test('ptrace is not in any rule', () => {
   expect(SECCOMP_RULES.flatMap(rule => rule.syscalls)).not.toContain('ptrace')
 })
 
-// The numbers in src/seccomp.ts against this machine's kernel headers, where present.
+// The numbers in src/sandbox/seccomp.ts against this machine's kernel headers, where present.
 const HEADERS: [SeccompAbi, string][] = [
   ['x86_64', '/usr/include/x86_64-linux-gnu/asm/unistd_64.h'],
   ['i386', '/usr/include/x86_64-linux-gnu/asm/unistd_32.h'],

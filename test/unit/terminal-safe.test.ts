@@ -1,6 +1,6 @@
 // Host output escapes control characters: a table of hostile text and what the terminal sees.
 import { describe, expect, test } from 'vitest'
-import { hasRawControl, inlineSafe, jsonSafe, terminalSafe } from '../../src/terminal-safe.js'
+import { hasRawControl, inlineSafe, jsonSafe, terminalSafe } from '../../src/cli/terminal-safe.js'
 
 describe('terminal-safe output', () => {
   test.each([

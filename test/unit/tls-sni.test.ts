@@ -8,9 +8,9 @@ import os from 'node:os'
 import path from 'node:path'
 import tls from 'node:tls'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { buildPolicy } from '../../src/egress-policy.js'
-import { startProxy, type DeniedConnection } from '../../src/egress-proxy.js'
-import { MAX_HELLO, sniFromClientHello } from '../../src/tls-sni.js'
+import { buildPolicy } from '../../src/network/policy.js'
+import { startProxy, type DeniedConnection } from '../../src/network/proxy.js'
+import { MAX_HELLO, sniFromClientHello } from '../../src/network/tls-sni.js'
 
 /** The first bytes Node's TLS client sends for `servername` (captured by a plain TCP server). */
 async function realHello(servername: string | undefined): Promise<Buffer> {

@@ -1,0 +1,17 @@
+// Messages for the user go to stderr, prefixed `claudebox:`; stdout is only for what was asked for.
+import { EXIT } from '../errors.js'
+import { terminalSafe, writeOut } from './terminal-safe.js'
+
+export function warn(message: string): void {
+  process.stderr.write(`claudebox: ${terminalSafe(message)}\n`)
+}
+
+export function debug(message: string): void {
+  if (process.env['CLAUDEBOX_DEBUG'] === '1') process.stderr.write(`claudebox[debug]: ${terminalSafe(message)}\n`)
+}
+
+/** What was asked for, on stdout; the status of having printed it. */
+export function print(text: string): number {
+  writeOut(text)
+  return EXIT.ok
+}

@@ -1,0 +1,98 @@
+// --adopt OLD_ROOT: applies the plan of adopt.ts (or prints it with --dry-run).
+import { writeOut } from '../cli/terminal-safe.js'
+import { writeFileAtomic } from '../host/atomic-write.js'
+import fs from 'node:fs'
+import fse from 'fs-extra'
+import path from 'node:path'
+import { planAdopt, renderAdopt, workingTreeOf, type AdoptPlan } from '../state/adopt.js'
+import { EXIT, launchError, usageError } from '../errors.js'
+import { lstatKind, probe, safeReaddir } from '../host/probe.js'
+import { canonicalRoot, instanceDir, instanceId, instancesDir, PROJECT_ROOT_FILE } from '../state/instance.js'
+import { warn } from '../cli/log.js'
+import { META_FILE } from '../state/registry.js'
+import { scanWithDetails } from '../state/scan.js'
+import type { Settings } from '../config/settings.js'
+import type { HostFacts } from '../types.js'
+
+export function runAdopt(settings: Settings, oldRootArg: string, dryRun: boolean): number {
+  const plan = adoptPlanFor(probe(settings), oldRootArg)
+  if (dryRun) {
+    writeOut(renderAdopt(plan))
+    return EXIT.ok
+  }
+  applyAdopt(settings.claudeboxHome, plan)
+  warn(`adopted ${plan.oldRoot}: its instance is now ${plan.toId}, with ${plan.renames.length} history folder(s) renamed`)
+  return EXIT.ok
+}
+
+/** What adopting OLD_ROOT into the current project would do (throws the reason it cannot). */
+export function adoptPlanFor(facts: HostFacts, oldRootArg: string): AdoptPlan {
+  if (facts.cwd === undefined) throw usageError('the current directory no longer exists; cd into the moved project and rerun')
+  const oldRoot = path.resolve(facts.cwd, oldRootArg)
+  const newRoot = canonicalRoot(facts.cwd, facts.git)
+  const newId = instanceId(newRoot)
+  const dir = instancesDir(facts.claudeboxHome)
+  const entries = scanWithDetails(dir)
+  const target = entries.find(e => e.name === newId)
+  const source = entries.find(e => e.recordedRoot !== undefined && (e.recordedRoot === oldRoot || workingTreeOf(e.recordedRoot) === oldRoot))
+  return planAdopt({
+    oldRoot,
+    oldRootExists: fs.existsSync(oldRoot),
+    entries,
+    newRoot,
+    newId,
+    newTopLevel: facts.git?.topLevel ?? facts.cwd,
+    target: target ? { conversations: target.conversations ?? 0, dir: path.join(dir, target.name), asideDir: path.join(facts.claudeboxHome, 'aside') } : undefined,
+    projectFolders: source ? historyFolders(path.join(dir, source.name, 'projects')) : [],
+  })
+}
+
+/** Moves the instance to its new id and renames its history folders (adopt.ts planned them). */
+export function applyAdopt(claudeboxHome: string, plan: AdoptPlan): void {
+  const dir = instancesDir(claudeboxHome)
+  const from = instanceDir(claudeboxHome, plan.fromId)
+  const to = instanceDir(claudeboxHome, plan.toId)
+  if (plan.replaceEmptyTarget) {
+    const trash = path.join(dir, `.trash-${plan.toId}-${process.pid}-${Date.now()}`)
+    fs.renameSync(to, trash)
+    fse.removeSync(trash)
+  }
+  moveInstance(from, to, `${plan.newRoot}\n`)
+  fs.rmSync(path.join(to, META_FILE), { force: true }) // rewritten by the next launch, for the new place
+  // History folders: each one rename inside the instance, never through a symlink the agent planted.
+  for (const rename of plan.renames) {
+    const folder = path.join(to, 'projects', rename.from)
+    if (lstatKind(folder) === 'dir') fs.renameSync(folder, path.join(to, 'projects', rename.to))
+  }
+}
+
+/**
+ * Nothing lost at any point: the new project-root is written first (a full disk fails here, with
+ * nothing changed) and switched in with one rename while the instance is still at its old id, and
+ * only then is the instance moved with another rename (never over an instance that appeared
+ * meanwhile). Killed between the two, the instance names a root that exists, so --gc keeps it.
+ * If the move fails, the old root is put back.
+ */
+function moveInstance(from: string, to: string, projectRoot: string): void {
+  const rootFile = path.join(from, PROJECT_ROOT_FILE)
+  const oldRoot = fs.readFileSync(rootFile)
+  const staged = `${rootFile}.adopt-${process.pid}`
+  try {
+    fs.writeFileSync(staged, projectRoot, { mode: 0o600, flag: 'wx' })
+    fs.renameSync(staged, rootFile)
+  } catch (error) {
+    fs.rmSync(staged, { force: true })
+    throw launchError(`cannot adopt: writing ${staged} failed (${(error as NodeJS.ErrnoException).code ?? 'error'}); nothing was changed`)
+  }
+  try {
+    fs.renameSync(from, to)
+  } catch (error) {
+    writeFileAtomic(rootFile, oldRoot)
+    throw launchError(`cannot adopt: moving ${from} to ${to} failed (${(error as NodeJS.ErrnoException).code ?? 'error'}); nothing was changed`)
+  }
+}
+
+/** The history folders of an instance, only when projects/ is a real directory in it. */
+export function historyFolders(projects: string): string[] {
+  return lstatKind(projects) === 'dir' ? safeReaddir(projects).filter(name => lstatKind(path.join(projects, name)) === 'dir') : []
+}

@@ -1,0 +1,122 @@
+// --gc: scan, plan, show, confirm, remove. Removal moves an instance aside first (one atomic
+// rename), checks again, then deletes: an interrupted GC leaves a `.trash-*` directory that no
+// launch mistakes for an instance, and a launch racing the removal keeps its files.
+import { inlineSafe, terminalSafe, writeOut } from '../cli/terminal-safe.js'
+import fs from 'node:fs'
+import fse from 'fs-extra'
+import path from 'node:path'
+import { EXIT, launchError } from '../errors.js'
+import { planGc, type GcPlan, type GcPolicy } from '../state/gc.js'
+import { instancesDir, PROJECT_ROOT_FILE, validProjectRoot } from '../state/instance.js'
+import { warn } from '../cli/log.js'
+import { liveSessions, readMeta, rootState, scanInstances } from '../state/scan.js'
+import type { Settings } from '../config/settings.js'
+import { readNoFollow } from '../host/probe.js'
+import { ask, canAsk } from '../cli/prompt.js'
+
+export interface GcOptions extends GcPolicy {
+  dryRun: boolean
+  yes: boolean
+}
+
+export async function runGc(settings: Settings, home: string, options: GcOptions): Promise<number> {
+  const dir = instancesDir(settings.claudeboxHome)
+  // Settings already refuse these; a removal path is never built from them, whatever changes.
+  if (!path.isAbsolute(dir) || settings.claudeboxHome === '/' || settings.claudeboxHome === home) {
+    throw launchError(`refusing to garbage-collect under ${settings.claudeboxHome}`)
+  }
+  const entries = scanInstances(dir)
+  const plan = planGc(entries, options)
+  for (const kept of plan.keep) warn(`keeping ${kept.name}: ${kept.reason}`)
+  if (plan.refused) {
+    warn(plan.refused)
+    return EXIT.checkFailed
+  }
+  if (options.dryRun) {
+    writeOut(plan.remove.map(r => `would remove ${r.id} (${inlineSafe(r.root ?? 'broken')})\n`).join(''))
+    if (plan.remove.length === 0) warn('nothing to remove')
+    return EXIT.ok
+  }
+  if (plan.remove.length === 0) {
+    removeTrash(dir, entries.map(e => e.name))
+    warn('nothing to remove')
+    return EXIT.ok
+  }
+  if (!options.yes && !(await confirm(plan))) return EXIT.checkFailed
+  for (const item of plan.remove) {
+    if (removeInstance(dir, item.id, item.root)) warn(`removed ${item.id} (${item.reason})`)
+  }
+  removeTrash(dir, entries.map(e => e.name))
+  return EXIT.ok
+}
+
+async function confirm(plan: GcPlan): Promise<boolean> {
+  const list = plan.remove.map(r => `  ${r.id}  ${inlineSafe(r.reason)}\n`).join('')
+  if (!canAsk()) {
+    warn(`--gc would remove ${plan.remove.length} instance(s):\n${list}claudebox: nothing removed: rerun with --yes to remove them (or run on a terminal to be asked)`)
+    return false
+  }
+  process.stderr.write(terminalSafe(`claudebox: --gc will remove ${plan.remove.length} instance(s) and their conversations:\n${list}`))
+  const yes = /^y(es)?$/i.test(await ask('remove them? [y/N]'))
+  if (!yes) warn('nothing removed')
+  return yes
+}
+
+/** Moves the instance aside, checks nothing came back to life, then deletes it. */
+function removeInstance(dir: string, id: string, root: string | undefined): boolean {
+  const original = path.join(dir, id)
+  const trash = path.join(dir, `.trash-${id}-${process.pid}-${Date.now()}`)
+  // Moved aside only when it can be removed to the end: else it would strand as .trash-* (another
+  // user's instance, an unreadable directory inside).
+  const blocker = firstUnremovable(original)
+  if (blocker !== undefined) {
+    warn(`kept ${id}: ${blocker} cannot be removed by you (another user's, or not writable); nothing of it was touched`)
+    return false
+  }
+  try {
+    fs.renameSync(original, trash)
+  } catch (error) {
+    warn(`could not remove ${id}: ${(error as Error).message}`)
+    return false
+  }
+  // A launch may have started between the scan and the rename: if its project is back or a
+  // session registered itself, put the instance back.
+  const recorded = validProjectRoot(readNoFollow(path.join(trash, PROJECT_ROOT_FILE)))
+  const revived = liveSessions(trash) > 0 || (root !== undefined && rootState(root, readMeta(trash)) === 'exists') || recorded !== root
+  if (revived) {
+    try {
+      fs.renameSync(trash, original)
+      warn(`kept ${id}: it came back into use while --gc ran`)
+    } catch {
+      warn(`kept ${id} as ${path.basename(trash)}: it came back into use while --gc ran and a new instance took its place`)
+    }
+    return false
+  }
+  fse.removeSync(trash) // unlinks symlinks inside, never follows them
+  return true
+}
+
+/** The first directory in `dir`'s tree that this user cannot list and empty; undefined when none. */
+function firstUnremovable(dir: string): string | undefined {
+  try {
+    fs.accessSync(dir, fs.constants.R_OK | fs.constants.W_OK | fs.constants.X_OK)
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue
+      const below = firstUnremovable(path.join(dir, entry.name))
+      if (below !== undefined) return below
+    }
+    return undefined
+  } catch {
+    return dir
+  }
+}
+
+/** Deletes leftovers of interrupted runs (`.trash-*`); fs.rmSync never follows symlinks. */
+function removeTrash(dir: string, names: readonly string[]): void {
+  for (const name of names) {
+    if (!name.startsWith('.trash-')) continue
+    const target = path.join(dir, name)
+    if (liveSessions(target) > 0) continue
+    fse.removeSync(target)
+  }
+}

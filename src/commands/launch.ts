@@ -1,0 +1,314 @@
+// A launch, from the probe to the sandbox's end: the questions of a first launch, the state the
+// sandbox gets, the session's proxy and gateway, and the bookkeeping after it.
+import { terminalSafe } from '../cli/terminal-safe.js'
+import { ClaudeboxError, EXIT, launchError } from '../errors.js'
+import { resumeId } from '../state/adopt.js'
+import { lstatKind, probeUserns, readInstanceState, snapshot } from '../host/probe.js'
+import { setupLaunch, type LaunchSetup } from './setup.js'
+import { storeNewLogin, takeInsideLogin } from '../network/api-session.js'
+import { ApprovalNeeded } from '../config/profiles.js'
+import { diagnoseUserns } from '../sandbox/userns.js'
+import { describeChanges, diffSnapshots } from '../sandbox/persistence.js'
+import { startGitWatch } from '../host/git-watch.js'
+import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
+import { debug, warn } from '../cli/log.js'
+import { OLD_SANDBOX_STORE_DIR, planLaunch, type LaunchRequest } from '../sandbox/plan.js'
+import { auditLines, renderDryRun, shortAudit } from '../sandbox/render.js'
+import type { Settings } from '../config/settings.js'
+import type { CliOptions } from '../cli/args.js'
+import fs from 'node:fs'
+import path from 'node:path'
+import { guardJson, rememberGood } from '../state/guard.js'
+import { canonicalRoot, instanceDir, instanceId, sharedPaths } from '../state/instance.js'
+import { approvePlaceholderKey, carryAccountIn, carryAccountOut, rememberPlaceholderApproval } from '../state/account-state.js'
+import { OWN_DIR } from '../state/registry.js'
+import { liveSessions } from '../state/scan.js'
+import { mayTakeOver } from '../state/migration.js'
+import { claudeSandboxOn, SANDBOX_IN_FORCE, sandboxSettingsFiles } from '../host/claude-sandbox.js'
+import { announceProposals, composeShared, HOST_ONLY_SETTINGS } from '../state/tier-sync.js'
+import { ask, canAsk } from '../cli/prompt.js'
+import type { HostFacts, LaunchPlan } from '../types.js'
+
+import { VERSION } from '../version.js'
+import { print } from '../cli/log.js'
+
+export async function launch(settings: Settings, options: CliOptions): Promise<number> {
+  // Inside a sandbox (claudebox sets CLAUDEBOX=1 there) no new one can start: say so plainly.
+  if (options.mode === 'launch' && process.env['CLAUDEBOX'] === '1') {
+    throw launchError('this is already inside a claudebox sandbox, which forbids nested ones (no user namespaces inside); run claudebox on the host')
+  }
+  let setup = await setupWithApproval(settings, options)
+  // First run: the normal Claude Code's login, copied with consent, is this launch's sign-in already.
+  if (options.mode === 'launch' && mayTakeOver(setup.facts) && (await (await import('./takeover.js')).offerTakeovers(setup.facts, options.yes))) setup = setupLaunch(settings, options)
+  if (options.mode === 'launch' && (await offerLoginImport(setup.facts, options.yes))) setup = setupLaunch(settings, options)
+  // The API gateway starts first: with the open network the sandbox is told its port.
+  const { api, signIn } = setup.api
+  const logDir = setup.request.sandbox?.apiLog ? path.join(instanceDir(settings.claudeboxHome, instanceId(canonicalRoot(setup.facts.cwd ?? '/', setup.facts.git))), OWN_DIR, 'api') : undefined
+  const session = options.mode === 'launch' && api !== undefined && signIn !== undefined ? await (await import('../network/api-session.js')).startApiSession({ ...setup.api, api, signIn }, setup.facts.env, logDir) : undefined
+  try {
+    return await launchWith(settings, options, setup)
+  } finally {
+    const line = await session?.finish()
+    if (line !== undefined) warn(line)
+  }
+}
+
+async function launchWith(settings: Settings, options: CliOptions, setup: LaunchSetup): Promise<number> {
+  const { facts, request } = setup
+  const sandbox = request.sandbox ?? DEFAULT_SANDBOX
+  let plan = planLaunch(facts, request)
+  for (const warning of plan.warnings) warn(warning)
+  if (options.mode === 'dry-run') {
+    // The programs the script names by digest (content-addressed, outside any project).
+    const { applyFiles } = await import('../state/apply.js')
+    applyFiles(plan.files.filter(file => typeof file.content !== 'string'))
+    const takeovers = mayTakeOver(facts) ? (await import('./takeover.js')).pendingTakeovers(facts) : []
+    return print(renderDryRun(plan, [...auditLines(plan), ...takeovers.map(line => `before this launch claudebox would ask to: ${line}`)]))
+  }
+
+  if (facts.instance.kind === 'missing') await firstLaunch(plan, sandbox, options.yes)
+
+  const { applyFiles, applyMkdirs, linkResumedTranscript, recordInstanceMeta, recordUsage, registerSession, removeEmptyInstance, stateError } = await import('../state/apply.js')
+  try {
+    applyMkdirs(plan.mkdirs, facts.claudeboxHome)
+    applyFiles(plan.files)
+  } catch (error) {
+    // A first launch that could not write its project-root leaves no instance behind.
+    if (facts.instance.kind === 'missing') removeEmptyInstance(plan.summary.instanceDir)
+    throw error
+  }
+  try {
+    guardSharedState(plan, facts.claudeboxHome)
+  } catch (error) {
+    if (error instanceof ClaudeboxError || (error as NodeJS.ErrnoException).code === undefined) throw error
+    throw stateError(plan.summary.instanceDir, error)
+  }
+  prepareProjectState(plan, facts.claudeboxHome, request, facts.env)
+  if (plan.summary.claudeCode && claudeSandboxOn(sandboxSettingsFiles(plan.summary.instanceDir, [facts.git?.topLevel, facts.cwd])) !== undefined) warn(SANDBOX_IN_FORCE)
+  // Two first launches of projects whose ids collide would both pass the probe; the file decides.
+  const state = readInstanceState(plan.summary.instanceDir)
+  if (state.kind !== 'ok' || state.recordedRoot !== plan.summary.projectRoot) {
+    throw launchError(`instance ${plan.summary.instanceDir} does not record ${plan.summary.projectRoot}; move it away and rerun`)
+  }
+  debug(`bwrap argv: ${JSON.stringify([plan.file, ...plan.argv])}`)
+  recordInstanceMeta(plan.summary.instanceDir, facts)
+  const resume = resumeId(options.claudeArgs)
+  if (resume !== undefined) linkResumedTranscript(plan.summary.instanceDir, facts.cwd ?? '/', resume)
+  // Everything checked: the one-time word on the closed network default (presets chosen apply now).
+  if (setup.networkDefaulted) plan = await networkNotice(settings, options, request, plan, facts.instance.kind !== 'missing')
+  // --network=allow: the session's proxy, started before bwrap (the socket must exist to be bound).
+  const egress = plan.egress && (await (await import('../network/session.js')).startEgress(plan.egress.socket, plan.egress.policy, plan.summary.instanceDir, plan.egress.upstream))
+  let unregister: () => void
+  try {
+    unregister = registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
+  } catch (error) {
+    // A full disk: the proxy must not keep the launcher alive after the error.
+    await egress?.finish()
+    throw error
+  }
+  const before = snapshot(plan.watch)
+  const [startedAt, interactive] = [Date.now() - 1000, process.stdin.isTTY === true && process.stdout.isTTY === true]
+  const gitWatch = startGitWatch(plan.gitWatch)
+  const { runForeground } = await import('../host/run.js')
+  let result: Awaited<ReturnType<typeof runForeground>>
+  try {
+    result = await runForeground(plan)
+  } finally {
+    afterSession('removing the session record', unregister)
+    afterSession('checking git', () => {
+      for (const warning of gitWatch.finish()) warn(warning)
+    })
+    const blocked = await egress?.finish()
+    if (blocked !== undefined) warn(blocked)
+  }
+  const vanished = [facts.git?.topLevel ?? facts.cwd ?? '/', facts.git?.commonDir ?? '/', plan.summary.instanceDir].find(p => !fs.existsSync(p))
+  if (result.status === 1 && !result.signal && vanished !== undefined) {
+    // The project (or the instance) was removed while the launch ran: bwrap's "Can't find source
+    // path" with status 1 would read as Claude's own status. (bwrap reports the sandbox's pid before
+    // it mounts, so this cannot wait for a "not started"; a project deleted during a session that
+    // then ends with 1 reads the same, which is the rarer case.)
+    warn(`the sandbox could not start: ${vanished} no longer exists (removed while claudebox started); cd into your project and rerun`)
+    return EXIT.cannotLaunch
+  }
+  if (!result.sandboxStarted && result.status !== 0) {
+    // bwrap never got as far as starting the sandbox: its own message is above.
+    const diagnosis = diagnoseUserns(probeUserns(facts.bwrap, facts.env), '')
+    warn(`bwrap could not create the sandbox (status ${result.status}, message above): ${diagnosis.cause}; fix: ${diagnosis.fix}. claudebox --check shows more`)
+    return EXIT.cannotLaunch
+  }
+  // Bookkeeping after the session never changes Claude's status: a failure (a full disk) is one line.
+  afterSession('remembering the shared state', () => rememberSharedState(plan, facts.claudeboxHome))
+  const identity = options.login || request.sandbox?.secretless === false
+  afterSession('carrying the account keys back', () => carryAccountOut(sharedPaths(facts.claudeboxHome).claudeJson, plan.summary.instanceDir, identity))
+  if (request.api?.kind === 'api-key') afterSession('remembering the key approval', () => rememberPlaceholderApproval(plan.summary.instanceDir, request.api?.placeholder ?? ''))
+  afterSession('looking for a sign-in made inside', () => {
+    const session = request.storeSession ?? 'session'
+    const line = options.login ? storeNewLogin(plan.summary.instanceDir, session, facts.claudeboxHome) : takeInsideLogin(plan.summary.instanceDir, session, request.api?.placeholder)
+    if (line !== undefined) warn(line)
+  })
+  afterSession('looking for proposals', () => {
+    const line = announceProposals(plan.summary.instanceDir, sharedPaths(facts.claudeboxHome).dir, plan.summary.shared, hostOnlySettings(request.sandbox?.secretless))
+    if (line !== undefined) warn(line)
+  })
+  afterSession('recording the usage', () => recordUsage(plan.summary.instanceDir))
+  if (plan.summary.claudeCode && interactive && !options.claudeArgs.some(arg => arg === '-p' || arg === '--print')) {
+    await resumeHint(plan.summary.instanceDir, facts.cwd ?? '/', startedAt)
+  }
+  afterSession('comparing the files that run outside the sandbox', () => {
+    const changes = diffSnapshots(before, snapshot(plan.watch))
+    if (changes.length > 0) warn(describeChanges(changes, facts.git?.topLevel ?? facts.cwd ?? '/'))
+  })
+  // Re-raise a death by signal, so that our caller sees it as it would have without claudebox.
+  if (result.signal) process.kill(process.pid, result.signal)
+  return result.status
+}
+
+/** Claude's own hint names `claude --resume ID`, which fails outside the sandbox: this one works. */
+async function resumeHint(instance: string, cwd: string, since: number): Promise<void> {
+  const { conversationSince } = await import('./sessions.js')
+  const id = conversationSince(instance, cwd, since)
+  // The name comes from a directory the sandbox writes: only a conversation id is repeated.
+  if (id !== undefined && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)) warn(`resume this conversation with: claudebox --resume ${id}`)
+}
+
+/** Secretless launches keep the settings the host acts on (apiKeyHelper) out of the instance copies. */
+const hostOnlySettings = (secretless: boolean | undefined): readonly string[] => (secretless === false ? [] : HOST_ONLY_SETTINGS)
+
+/** Upgrading: this project's instance, or another one, existed before this launch. */
+async function networkNotice(settings: Settings, options: CliOptions, request: LaunchRequest, plan: LaunchPlan, instanceExisted: boolean): Promise<LaunchPlan> {
+  const { offerNetworkDefault } = await import('./network-offer.js')
+  const upgrading = instanceExisted || (await import('../state/scan.js')).scanInstances(path.join(settings.claudeboxHome, 'instances')).length > 1
+  try {
+    if ((await offerNetworkDefault(settings.claudeboxHome, upgrading)).length === 0) return plan
+  } catch (error) {
+    warn(`could not record the network notice (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+    return plan
+  }
+  const again = setupLaunch(settings, options)
+  // The same API path as the running gateway (its placeholder and where it listens).
+  const { api, ownCredentialStore } = request
+  return planLaunch(again.facts, { ...again.request, ...(api === undefined ? {} : { api }), ...(ownCredentialStore === undefined ? {} : { ownCredentialStore }) })
+}
+
+function afterSession(what: string, step: () => void): void {
+  try {
+    step()
+  } catch (error) {
+    warn(`after the session, ${what} failed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); Claude's own status is kept`)
+  }
+}
+
+/** setupLaunch, asking on a terminal when the project's .claudebox.json would widen the sandbox. */
+async function setupWithApproval(settings: Settings, options: CliOptions): Promise<ReturnType<typeof setupLaunch>> {
+  try {
+    return setupLaunch(settings, options)
+  } catch (error) {
+    if (!(error instanceof ApprovalNeeded) || options.mode !== 'launch') throw error
+    const { approveProject } = await import('../config/approval.js')
+    if (!(await approveProject(error, settings.claudeboxHome))) throw error
+    return setupLaunch(settings, options)
+  }
+}
+
+/**
+ * First run: when claudebox has no credentials yet but the user's normal Claude Code has a login,
+ * offer once to copy it: asked on a terminal, accepted by --yes, only mentioned otherwise.
+ */
+async function offerLoginImport(facts: HostFacts, yes: boolean): Promise<boolean> {
+  const { findHostLogin, importLogin } = await import('../state/login.js')
+  const login = findHostLogin(facts.claudeboxHome, facts.home, facts.env)
+  if (login === undefined) return false
+  const where = login.credentials ?? login.accountFile ?? ''
+  let accepted = yes
+  if (!yes) {
+    if (!canAsk()) {
+      warn(`found a Claude Code login in ${where}; run claudebox --yes once to use it in every project (nothing copied)`)
+      return false
+    }
+    accepted = !/^n(o)?$/i.test(await ask(`use your Claude Code login from ${where} in every project (it is copied, not moved)? [Y/n]`))
+  }
+  importLogin(facts.claudeboxHome, login, accepted)
+  warn(accepted ? `copied your Claude Code login from ${where} (your own ~/.claude is unchanged)` : 'not using your Claude Code login; sign in with claudebox --login instead')
+  return accepted
+}
+
+/** The JSON files Claude rewrites: the shared ones, and this project's .claude.json (its own good copies). */
+function sharedJsonFiles(plan: LaunchPlan, claudeboxHome: string): { files: string[]; goodDir: string; perProject?: true }[] {
+  const shared = sharedPaths(claudeboxHome)
+  const files = [shared.claudeJson, ...(plan.summary.shared.includes('settings.json') ? [path.join(shared.dir, 'settings.json')] : [])]
+  const instance = plan.summary.instanceDir
+  return [
+    { files, goodDir: path.join(shared.dir, 'good') },
+    { files: [path.join(instance, '.claude.json')], goodDir: path.join(instance, OWN_DIR, 'good'), perProject: true },
+  ]
+}
+
+/**
+ * Before the sandbox starts: this project's copies of the shared entries brought up to date, and
+ * the account keys carried into its .claude.json. Both wait while another session of this project
+ * runs (it is writing those very files); that session's next launch catches up.
+ */
+function prepareProjectState(plan: LaunchPlan, claudeboxHome: string, request: LaunchRequest, env: Readonly<Record<string, string | undefined>>): void {
+  const { api } = request
+  const secretless = request.sandbox?.secretless
+  const instance = plan.summary.instanceDir
+  const others = liveSessions(instance)
+  // A failure (a full disk) leaves the copies as they were, which the next launch catches up on.
+  const attempt = (what: string, step: () => void): void => {
+    try {
+      step()
+    } catch (error) {
+      warn(`could not ${what} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); the session uses them as they were`)
+    }
+  }
+  attempt("update this project's copies of the shared tier", () => {
+    for (const warning of composeShared(instance, sharedPaths(claudeboxHome).dir, plan.summary.shared, others, hostOnlySettings(secretless))) warn(warning)
+  })
+  // An older claudebox kept the sessions' stores in the instance, where every session of the
+  // project could read them: gone, now that each session has its own outside (plan.ts sandboxStore).
+  const oldStores = path.join(instance, OLD_SANDBOX_STORE_DIR)
+  if (others === 0 && lstatKind(oldStores) === 'dir') attempt('remove the old credential stores in the instance', () => fs.rmSync(oldStores, { recursive: true, force: true }))
+  if (others === 0) attempt("carry the account keys into this project's .claude.json", () => carryAccountIn(sharedPaths(claudeboxHome).claudeJson, instance, secretless !== false))
+  if (others === 0 && api?.kind === 'api-key') {
+    attempt('pre-approve the placeholder key', () => approvePlaceholderKey(sharedPaths(claudeboxHome).claudeJson, instance, env['ANTHROPIC_API_KEY'] ?? '', api.placeholder, api.storedKey === true))
+  }
+}
+
+function rememberSharedState(plan: LaunchPlan, claudeboxHome: string): void {
+  for (const { files, goodDir } of sharedJsonFiles(plan, claudeboxHome)) for (const file of files) rememberGood(file, goodDir, new Date())
+}
+
+/** Validates the JSON files Claude reads before it starts (guard.ts). */
+function guardSharedState(plan: LaunchPlan, claudeboxHome: string): void {
+  for (const { files, goodDir, perProject } of sharedJsonFiles(plan, claudeboxHome)) {
+    // Claude's backups/ is in the instance, which the agent writes: only this project's own file
+    // is restored from there. A shared file comes back only from claudebox's copies on the host.
+    const backups = perProject ? [path.join(plan.summary.instanceDir, 'backups')] : []
+    for (const file of files) {
+      // An empty instance .claude.json is the mount point an older claudebox bound the shared one onto.
+      if (perProject && lstatKind(file) === 'file' && fs.lstatSync(file).size === 0) continue
+      guardOne(file, backups, goodDir)
+    }
+  }
+}
+
+function guardOne(file: string, backups: readonly string[], goodDir: string): void {
+  const result = guardJson(file, backups, goodDir, new Date())
+  const aside = (setAside: string | undefined): string => (setAside ? `set aside as ${path.basename(setAside)}` : 'not copied again (5 copies are set aside already)')
+  if (result.kind === 'restored') warn(`${file} was corrupt: ${aside(result.setAside)}, restored from ${result.from}`)
+  if (result.kind === 'set-aside') warn(`${file} was corrupt: ${aside(result.setAside)}; no good copy to restore, so Claude starts from an empty one`)
+  if (result.kind === 'too-large') warn(`${file} is ${Math.round(result.size / 2 ** 20)} MB: claudebox neither checks nor copies files this large; look at what grew it`)
+}
+
+/**
+ * The first launch in a project shows what the sandbox exposes, on a terminal only, and goes on
+ * (Claude Code asks its own trust question); with confirmFirstLaunch it asks first.
+ */
+async function firstLaunch(plan: LaunchPlan, sandbox: SandboxOptions, yes: boolean): Promise<void> {
+  const terminal = process.stderr.isTTY === true
+  if (terminal) process.stderr.write(terminalSafe(`claudebox: first launch in this project:\n${shortAudit(plan).map(l => `  ${l}\n`).join('')}`))
+  if (!sandbox.confirmFirstLaunch || yes) return
+  if (!canAsk()) throw launchError('not started: config.json asks to confirm the first launch in a project; rerun with --yes to accept')
+  if (!/^y(es)?$/i.test(await ask('start Claude in this sandbox? [y/N]'))) throw launchError('not started: you declined the first launch')
+}
+

@@ -1,0 +1,38 @@
+// Environment -> settings. Pure: the environment and home directory are passed in.
+import path from 'node:path'
+import { launchError, usageError } from '../errors.js'
+
+export interface Settings {
+  /** Absolute `$CLAUDEBOX_HOME` (not yet symlink-resolved). */
+  claudeboxHome: string
+  /** Program to run instead of the `claude` found on PATH. */
+  claudeOverride: string | undefined
+  /** bwrap to use instead of the one found on PATH. */
+  bwrapOverride: string | undefined
+  debug: boolean
+}
+
+/** `homeProblem`: why `home` cannot hold the default state dir (facts.ts homeProblem), if it cannot. */
+export function readSettings(env: Readonly<Record<string, string | undefined>>, home: string, homeProblem?: string): Settings {
+  const configured = env['CLAUDEBOX_HOME']
+  if (configured === undefined && homeProblem !== undefined) {
+    const where = env['HOME'] ? `your home (HOME=${home})` : `your home from the passwd entry (HOME is unset): ${home}`
+    throw launchError(`cannot keep claudebox's state in ${where}: it ${homeProblem}; set CLAUDEBOX_HOME to a directory of your own (or HOME to your home directory)`)
+  }
+  if (configured !== undefined && !path.isAbsolute(configured)) {
+    // A relative or empty state dir would make every path (and every removal) depend on the cwd.
+    throw usageError(`CLAUDEBOX_HOME must be an absolute path, got ${JSON.stringify(configured)}; unset it or set an absolute path`)
+  }
+  const claudeboxHome = path.resolve(configured ?? path.join(home, '.claudebox'))
+  if (claudeboxHome === '/' || claudeboxHome === path.resolve(home)) {
+    throw usageError(`CLAUDEBOX_HOME must be a directory of its own, not ${claudeboxHome}; use for example ${path.join(home, '.claudebox')}`)
+  }
+  return {
+    claudeboxHome,
+    claudeOverride: nonEmpty(env['CLAUDEBOX_CLAUDE']),
+    bwrapOverride: nonEmpty(env['CLAUDEBOX_BWRAP']),
+    debug: env['CLAUDEBOX_DEBUG'] === '1',
+  }
+}
+
+const nonEmpty = (value: string | undefined): string | undefined => (value === undefined || value === '' ? undefined : value)

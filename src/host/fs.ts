@@ -1,0 +1,78 @@
+// Small reads of the file system that never follow a symlink, never block and never throw where a
+// planted file could make them: shared by the probes and everything that reads claudebox's state.
+import fs from 'node:fs'
+import type { PathKind } from '../types.js'
+
+/** What `p` itself is (a symlink is never followed); 'missing' when it cannot be looked at. */
+export function lstatKind(p: string): PathKind {
+  try {
+    const st = fs.lstatSync(p)
+    return st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'dir' : 'file'
+  } catch {
+    return 'missing'
+  }
+}
+
+/** A directory's names; none when it cannot be read. */
+export function safeReaddir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir)
+  } catch {
+    return []
+  }
+}
+
+/** The most readNoFollow reads: claudebox's own small records, written where the sandbox could reach. */
+export const SMALL_FILE_LIMIT = 1 << 20
+
+/**
+ * Reads a regular file's text, refusing symlinks (O_NOFOLLOW) and never blocking on a FIFO the
+ * agent planted (O_NONBLOCK, then the regular-file check); undefined when absent, unreadable,
+ * not a regular file or larger than `limit` bytes.
+ */
+export function readNoFollow(file: string, limit = SMALL_FILE_LIMIT): string | undefined {
+  let fd: number
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK)
+  } catch {
+    return undefined
+  }
+  try {
+    const st = fs.fstatSync(fd)
+    if (!st.isFile() || st.size > limit) return undefined
+    return readToEnd(fd, st.size, limit)?.toString('utf8').replace(/\n$/, '')
+  } catch {
+    return undefined
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+/**
+ * The bytes of an open regular file: one read when it is the size fstat said (a short read of a
+ * regular file is its end; --list reads 10,000 of these), more while it keeps growing, up to `limit`.
+ */
+function readToEnd(fd: number, size: number, limit: number): Buffer | undefined {
+  let buffer = Buffer.alloc(Math.min(size, limit) + 1)
+  let length = 0
+  for (;;) {
+    const got = fs.readSync(fd, buffer, length, buffer.length - length, null)
+    length += got
+    if (got === 0 || length < buffer.length) return buffer.subarray(0, length)
+    if (buffer.length > limit) return undefined // grew past the limit meanwhile: unreadable
+    const bigger = Buffer.alloc(Math.min(buffer.length * 2, limit + 1))
+    buffer.copy(bigger)
+    buffer = bigger
+  }
+}
+
+/** Reads config.json; undefined when there is none. */
+export function readConfigText(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
+    throw error
+  }
+}

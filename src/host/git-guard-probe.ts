@@ -1,0 +1,178 @@
+// The probe of what the host's git would read from the project: every git dir the sandbox can
+// write (the common dir, worktree admin dirs, submodule git dirs), the files in them that make git
+// run programs or look elsewhere, and the working-tree files that run on the host. Plain data for
+// git-guard.ts, which plans the mounts.
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { lstatKind, safeReaddir } from './fs.js'
+import { isWithin } from '../state/instance.js'
+import { HOST_RUN_FILES } from '../sandbox/persistence.js'
+import type { GitFacts, GitProtectFacts } from '../types.js'
+
+/** Files and directories of a git dir that make git run programs or use another repository. */
+const REDIRECTING = ['config', 'config.worktree', 'commondir', 'gitdir', 'hooks'] as const
+
+export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly string[], home: string): GitProtectFacts {
+  const facts: MutableProtect = { pinned: [], readOnly: [], missingHooks: [], emptyConfigs: [], forbidden: [], present: [], workTree: [], workTreePins: [] }
+  if (git !== undefined) {
+    const worktreeConfig = readsWorktreeConfig(path.join(git.commonDir, 'config'))
+    for (const { dir, parents, linked } of gitDirsOf(git)) {
+      if (!projectDirs.some(p => isWithin(dir, p))) continue // not writable inside: nothing to pin
+      for (const p of [...parents, dir]) if (!facts.pinned.includes(p)) facts.pinned.push(p)
+      protectGitDir(facts, dir, linked, worktreeConfig)
+    }
+    const dotGit = path.join(git.topLevel, '.git')
+    if (lstatKind(dotGit) === 'file') facts.readOnly.push(dotGit) // a linked worktree's or submodule's pointer
+    for (const sub of submoduleWorkTrees(git)) facts.readOnly.push(sub)
+    // Files the repository config takes programs or more config from, when they lie in the project:
+    // read-only when present; watched like commondir when missing (git skips a missing include).
+    const configs = [path.join(git.commonDir, 'config'), ...userGitConfigs(home)]
+    for (const target of configs.flatMap(config => configuredPaths(config, git))) {
+      if (!projectDirs.some(p => isWithin(target, p)) || projectDirs.includes(target)) continue
+      const kind = lstatKind(target)
+      if (kind === 'missing') facts.forbidden.push(target)
+      else facts.workTree.push({ path: target, kind })
+    }
+  }
+  for (const dir of projectDirs.slice(0, 1)) {
+    for (const entry of HOST_RUN_FILES) {
+      const p = path.join(dir, entry.path)
+      if (entry.decision === 'read-only') facts.workTree.push({ path: p, kind: lstatKind(p) })
+    }
+    // A read-only entry below a plain directory (.claude/settings.json) would leave with its
+    // parent when that is renamed, and a new one take its place: the parents are pinned too.
+    const submoduleDotGits = facts.readOnly.filter(p => path.basename(p) === '.git').map(p => ({ path: p, kind: 'file' as const }))
+    for (const { path: p, kind } of [...facts.workTree, ...submoduleDotGits]) {
+      if (kind !== 'file' && kind !== 'dir') continue
+      for (let parent = path.dirname(p); parent !== dir && isWithin(parent, dir); parent = path.dirname(parent)) {
+        if (lstatKind(parent) === 'dir' && !facts.workTreePins.includes(parent)) facts.workTreePins.unshift(parent)
+      }
+    }
+  }
+  return facts
+}
+
+type MutableProtect = { [K in keyof GitProtectFacts]: GitProtectFacts[K] extends readonly (infer T)[] ? T[] : GitProtectFacts[K] }
+
+function protectGitDir(facts: MutableProtect, dir: string, linked: boolean, worktreeConfig: boolean): void {
+  for (const name of REDIRECTING) {
+    const p = path.join(dir, name)
+    const kind = lstatKind(p)
+    if (!linked && (name === 'commondir' || name === 'gitdir') && kind !== 'missing') {
+      facts.present.push(p) // only a linked worktree's admin dir has them; anywhere else they were planted
+    } else if (kind === 'file' || kind === 'dir') {
+      facts.readOnly.push(p)
+    } else if (kind === 'symlink') {
+      // A bind would land on the link's target: left as it is, as before (a user's symlinked config).
+    } else if (name === 'hooks' && !linked) {
+      facts.missingHooks.push(p)
+    } else if (name === 'config.worktree' && worktreeConfig) {
+      facts.emptyConfigs.push(p)
+    } else if (name === 'commondir' && !linked) {
+      facts.forbidden.push(p)
+    }
+  }
+}
+
+interface GitDirEntry {
+  dir: string
+  /** Directories between the common dir and this one, pinned first so the path cannot be swapped. */
+  parents: string[]
+  /** A linked worktree's admin dir (<common>/worktrees/<name>). */
+  linked: boolean
+}
+
+/** Every git dir of the repository: the common dir, linked worktrees' admin dirs, submodule git dirs. */
+function gitDirsOf(git: GitFacts): GitDirEntry[] {
+  const common = git.commonDir
+  const found: GitDirEntry[] = [{ dir: common, parents: [], linked: false }]
+  const worktrees = path.join(common, 'worktrees')
+  for (const name of safeReaddir(worktrees)) {
+    const dir = path.join(worktrees, name)
+    if (lstatKind(dir) === 'dir') found.push({ dir, parents: [worktrees], linked: true })
+  }
+  found.push(...submoduleGitDirs(path.join(common, 'modules'), [], 0))
+  if (!found.some(entry => entry.dir === git.gitDir)) found.push({ dir: git.gitDir, parents: [], linked: git.gitDir !== common })
+  return found
+}
+
+/** Git dirs of submodules under <git>/modules (nested submodules have modules/ of their own). */
+function submoduleGitDirs(modules: string, parents: string[], depth: number): GitDirEntry[] {
+  if (depth > 6 || lstatKind(modules) !== 'dir') return []
+  const found: GitDirEntry[] = []
+  const chain = [...parents, modules]
+  for (const name of safeReaddir(modules)) {
+    const dir = path.join(modules, name)
+    if (lstatKind(dir) !== 'dir') continue
+    if (lstatKind(path.join(dir, 'HEAD')) === 'file') {
+      found.push({ dir, parents: chain, linked: false }, ...submoduleGitDirs(path.join(dir, 'modules'), [...chain, dir], depth + 1))
+    } else {
+      found.push(...submoduleGitDirs(dir, chain, depth + 1)) // submodule names may contain slashes
+    }
+  }
+  return found
+}
+
+/** The `.git` files of submodules checked out at the path their git dir's name gives. */
+function submoduleWorkTrees(git: GitFacts): string[] {
+  const out: string[] = []
+  const walk = (modules: string, workTree: string, depth: number): void => {
+    if (depth > 6) return
+    for (const name of safeReaddir(modules)) {
+      const sub = path.join(workTree, name)
+      const dotGit = path.join(sub, '.git')
+      if (lstatKind(dotGit) === 'file') out.push(dotGit)
+      walk(path.join(modules, name, 'modules'), sub, depth + 1)
+    }
+  }
+  walk(path.join(git.commonDir, 'modules'), git.topLevel, 0)
+  return out
+}
+
+/** extensions.worktreeConfig in the common config: git then reads config.worktree of each worktree. */
+function readsWorktreeConfig(config: string): boolean {
+  const text = readSmall(config)
+  if (text === undefined || !/worktreeconfig/i.test(text)) return false
+  return gitConfig(config, ['--type=bool', 'extensions.worktreeConfig']) === 'true'
+}
+
+/** The user's own git configs: a core.hooksPath there (`.githooks`) names a directory in every project. */
+const userGitConfigs = (home: string): string[] => [path.join(home, '.gitconfig'), path.join(home, '.config/git/config')]
+
+/**
+ * core.hooksPath (relative to the working tree, as git resolves it) and include.path /
+ * includeIf.*.path (relative to the config file), when the config names them.
+ */
+function configuredPaths(config: string, git: GitFacts): string[] {
+  const text = readSmall(config)
+  if (text === undefined || !/hookspath|include/i.test(text)) return []
+  const out: string[] = []
+  const hooks = gitConfig(config, ['--type=path', 'core.hooksPath'])
+  if (hooks) out.push(path.resolve(git.topLevel, hooks))
+  const includes = gitConfig(config, ['--type=path', '--get-regexp', '^include(if\\..*)?\\.path$']) ?? ''
+  for (const line of includes.split('\n')) {
+    const value = line.slice(line.indexOf(' ') + 1)
+    if (line.includes(' ') && value !== '') out.push(path.resolve(path.dirname(config), value))
+  }
+  return out
+}
+
+function gitConfig(file: string, args: string[]): string | undefined {
+  const get = args.includes('--get-regexp') ? [] : ['--get']
+  try {
+    return execFileSync('git', ['config', '--file', file, ...get, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 }).trim()
+  } catch {
+    return undefined
+  }
+}
+
+/** A regular file's text when under 1 MiB (config files); undefined otherwise. */
+function readSmall(file: string): string | undefined {
+  try {
+    const st = fs.lstatSync(file)
+    return st.isFile() && st.size < 1 << 20 ? fs.readFileSync(file, 'utf8') : undefined
+  } catch {
+    return undefined
+  }
+}

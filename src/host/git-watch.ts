@@ -1,0 +1,206 @@
+// During and after a session: what the agent did to git that mounts cannot prevent. A commondir
+// planted in a git dir is moved aside the moment it appears (the user's shell prompt may run git
+// on the host meanwhile); after the session, a HEAD git no longer accepts, new submodule or
+// worktree git dirs, and new or changed nested `.git` entries in the working tree are reported.
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { readNoFollow } from './probe.js'
+import { safeReaddir } from './fs.js'
+import { inlineSafe } from '../cli/terminal-safe.js'
+import type { GitWatchSpec } from '../types.js'
+
+/** How often the forbidden names are looked at besides inotify's events. */
+const POLL_MS = 200
+/** How many directory entries the after-session search for nested `.git` looks at, at most. */
+const SCAN_LIMIT = 300_000
+/** Files in a nested git dir that make git run programs or look elsewhere. */
+const NESTED_REDIRECTING = ['config', 'config.worktree', 'commondir', 'hooks']
+
+export interface GitWatch {
+  /** Stops watching and returns the warnings for the user (empty when nothing happened). */
+  finish(): string[]
+}
+
+export function startGitWatch(spec: GitWatchSpec): GitWatch {
+  const startedMs = Date.now()
+  const moved: string[] = []
+  const reported = new Set<string>()
+  const quarantine = (planned: string): void => {
+    // The agent may replace a parent by a symlink, even while this runs: the parent is reached
+    // through directory fds opened one component at a time without following a symlink, and the
+    // rename names the file through that fd, so nothing outside the project can be moved.
+    const parent = openParentNoFollow(planned, spec)
+    if (parent === undefined) {
+      if (!reported.has(planned) && existsThroughLinks(planned)) {
+        moved.push(`${inlineSafe(planned)} (not moved: a parent directory now leads out of the project; remove that symlink before running git here)`)
+        reported.add(planned)
+      }
+      return
+    }
+    try {
+      const name = path.basename(planned)
+      const here = `/proc/self/fd/${parent}`
+      try {
+        fs.lstatSync(`${here}/${name}`)
+      } catch {
+        return
+      }
+      // A random suffix: the agent cannot occupy the name in advance to make the move fail.
+      const asideName = `${name}.claudebox-quarantine-${crypto.randomBytes(6).toString('hex')}`
+      const aside = path.join(path.dirname(planned), asideName)
+      try {
+        fs.renameSync(`${here}/${name}`, `${here}/${asideName}`)
+        moved.push(`${inlineSafe(planned)} -> ${inlineSafe(aside)}`)
+      } catch {
+        moved.push(`${inlineSafe(planned)} (could not be moved aside: remove it before running git here)`)
+      }
+    } finally {
+      fs.closeSync(parent)
+    }
+  }
+  const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), new Set(safeReaddir(path.join(dir, sub)))] as const)))
+  const watchers = watchForbidden(spec.forbidden, quarantine)
+  // A flood of other events can overflow the inotify queue and drop the one that matters: look
+  // every POLL_MS as well.
+  const poll = spec.forbidden.length === 0 ? undefined : setInterval(() => spec.forbidden.forEach(quarantine), POLL_MS).unref()
+  return {
+    finish(): string[] {
+      for (const w of watchers) w.close()
+      clearInterval(poll)
+      for (const p of spec.forbidden) quarantine(p)
+      const warnings: string[] = []
+      if (moved.length > 0) warnings.push(`the session created files that the host's git would take its config or hooks from; moved aside (inspect, then delete): ${moved.join(', ')}`)
+      warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedGit(spec.workTree, startedMs))
+      return warnings.map(w => `WARNING: ${w}`)
+    },
+  }
+}
+
+/**
+ * A directory fd of `p`'s parent, reached from the working tree or the git dir that holds it, one
+ * component at a time, never through a symlink (a component that is one ends the walk: undefined).
+ */
+function openParentNoFollow(p: string, spec: GitWatchSpec): number | undefined {
+  const root = [spec.workTree, ...spec.gitDirs].filter(r => path.dirname(p) === r || p.startsWith(`${r}/`)).sort((a, b) => b.length - a.length)[0]
+  if (root === undefined) return undefined
+  const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fs.constants
+  let fd: number
+  try {
+    fd = fs.openSync(root, O_RDONLY | O_DIRECTORY)
+  } catch {
+    return undefined
+  }
+  for (const part of path.relative(root, path.dirname(p)).split(path.sep).filter(Boolean)) {
+    let next: number
+    try {
+      next = fs.openSync(`/proc/self/fd/${fd}/${part}`, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+    } catch {
+      fs.closeSync(fd)
+      return undefined
+    }
+    fs.closeSync(fd)
+    fd = next
+  }
+  return fd
+}
+
+/** Whether `p` exists when its parents are followed (a symlinked parent leading elsewhere). */
+function existsThroughLinks(p: string): boolean {
+  try {
+    fs.statSync(p)
+    return true
+  } catch {
+    return false
+  }
+}
+
+function watchForbidden(forbidden: readonly string[], quarantine: (p: string) => void): fs.FSWatcher[] {
+  const byDir = new Map<string, Set<string>>()
+  for (const p of forbidden) byDir.set(path.dirname(p), (byDir.get(path.dirname(p)) ?? new Set()).add(path.basename(p)))
+  const watchers: fs.FSWatcher[] = []
+  for (const [dir, names] of byDir) {
+    try {
+      const watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
+        if (name !== null && names.has(name)) quarantine(path.join(dir, name))
+      })
+      watcher.on('error', () => watcher.close())
+      watchers.push(watcher)
+    } catch {
+      // The dir vanished or cannot be watched: the check after the session still runs.
+    }
+  }
+  return watchers
+}
+
+/** A HEAD git does not accept makes git skip this repository and use one further up. */
+function brokenHeads(gitDirs: readonly string[]): string[] {
+  const out: string[] = []
+  for (const dir of gitDirs) {
+    // Never opened blocking: a FIFO planted as HEAD would hang the launcher (and does hang git).
+    const head = readNoFollow(path.join(dir, 'HEAD'), 4096)
+    if (head === undefined) {
+      out.push(`${dir}/HEAD is gone or not a regular file: git no longer sees this repository (or hangs on it); restore it before running git here`)
+      continue
+    }
+    if (!/^(ref: refs\/\S+|[0-9a-f]{40}|[0-9a-f]{64})$/.test(head)) {
+      out.push(`${dir}/HEAD was made invalid: git no longer sees this repository; inspect it and restore it (e.g. echo 'ref: refs/heads/main' > ${dir}/HEAD)`)
+    }
+  }
+  return out
+}
+
+function newGitDirs(listings: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+  const out: string[] = []
+  for (const [dir, before] of listings) {
+    const added = safeReaddir(dir).filter(name => !before.has(name))
+    if (added.length > 0) out.push(`new git dirs appeared in ${dir}: ${added.map(inlineSafe).join(', ')}; their config and hooks run when git uses them: inspect them`)
+  }
+  return out
+}
+
+/**
+ * A `.git` file or directory created in a subdirectory, or a nested repository whose config or
+ * hooks changed, runs its own config for git started there (a shell prompt does) and, registered as
+ * a gitlink, for `git status` at the top. The tree is searched without following symlinks.
+ */
+function nestedGit(workTree: string, sinceMs: number): string[] {
+  const found: string[] = []
+  const stack = [workTree]
+  let seen = 0
+  while (stack.length > 0 && seen < SCAN_LIMIT) {
+    const dir = stack.pop() as string
+    let entries: fs.Dirent[]
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true })
+    } catch {
+      continue
+    }
+    seen += entries.length
+    for (const entry of entries) {
+      const p = path.join(dir, entry.name)
+      if (entry.name === '.git') {
+        if (dir !== workTree && changedSince(p, sinceMs, entry.isDirectory())) found.push(p)
+      } else if (entry.isDirectory()) {
+        stack.push(p)
+      }
+    }
+  }
+  const out: string[] = []
+  if (found.length > 0) {
+    out.push(`the session created or changed nested git repositories, whose config and hooks run when git is used there (or at the top, for a submodule): ${found.map(inlineSafe).join(', ')}; inspect them (cat <dir>/config, ls <dir>/hooks) before running git in or above them`)
+  }
+  if (stack.length > 0) out.push(`the search for nested .git stopped after ${SCAN_LIMIT} entries in ${workTree}; run: find ${workTree} -name .git -newer ${workTree}/.git/HEAD`)
+  return out
+}
+
+function changedSince(dotGit: string, sinceMs: number, isDir: boolean): boolean {
+  const candidates = isDir ? [dotGit, ...NESTED_REDIRECTING.map(name => path.join(dotGit, name)), ...safeReaddir(path.join(dotGit, 'hooks')).map(h => path.join(dotGit, 'hooks', h))] : [dotGit]
+  return candidates.some(p => {
+    try {
+      return fs.lstatSync(p).ctimeMs >= sinceMs - 1
+    } catch {
+      return false
+    }
+  })
+}

@@ -1,0 +1,564 @@
+// The probe: everything the planners need to know about the host, gathered into plain data.
+// With run.ts, the only module that touches the file system or starts processes on the launch path.
+import { execFileSync, spawnSync } from 'node:child_process'
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { scopeHelper } from '../sandbox/landlock.js'
+import { lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
+import { probeGitProtect } from './git-guard-probe.js'
+import { canonicalRoot, instanceDir, instanceId, isWithin, PROJECT_ROOT_FILE, sharedPaths, validProjectRoot } from '../state/instance.js'
+import { SANDBOX_NOTE } from '../sandbox/tiers.js'
+import { ETC_ENTRIES, HOME_FILES_RO, newlineRefusal, RUN_LINKS, SYSTEM_PATHS } from '../sandbox/plan.js'
+import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
+import type { Settings } from '../config/settings.js'
+import type { CgroupFacts, Controller } from '../sandbox/limits.js'
+import { USERNS_SYSCTLS, type UsernsFacts } from '../sandbox/userns.js'
+import type { ClaudeFacts, GitFacts, GitLayout, HostFacts, InstanceState, PathKind } from '../types.js'
+
+export { lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT }
+
+export function probe(
+  settings: Settings,
+  options: SandboxOptions = DEFAULT_SANDBOX,
+  sharedEntries: readonly string[] = [],
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): HostFacts {
+  const home = homeDir(env)
+  const cwd = currentDir()
+  const git = cwd === undefined ? { facts: undefined, available: whichSync('git', env['PATH']) !== undefined } : probeGit(cwd)
+  const claudeboxHome = resolveExisting(settings.claudeboxHome)
+  const claude = probeClaude(settings.claudeOverride, env, cwd)
+  const id = cwd === undefined ? undefined : instanceId(canonicalRoot(cwd, git.facts))
+  const instance = id === undefined ? undefined : instanceDir(claudeboxHome, id)
+  const facts: HostFacts = {
+    cwd,
+    home,
+    uid: process.getuid?.() ?? -1,
+    env,
+    claudeboxHome,
+    git: git.facts,
+    gitAvailable: git.available,
+    claude: claude.facts,
+    bwrap: settings.bwrapOverride ? resolveProgram(settings.bwrapOverride, env['PATH'], cwd) : whichSync('bwrap', env['PATH']),
+    systemPaths: Object.fromEntries(SYSTEM_PATHS.map(p => [p, lstatWithTarget(p)])),
+    homeFiles: Object.fromEntries(HOME_FILES_RO.map(rel => path.join(home, rel)).map(p => [p, statKind(p)])),
+    instance: instance === undefined ? { kind: 'missing' } : readInstanceState(instance),
+    instanceEntries: {},
+    sharedKinds: {},
+    arch: process.arch,
+    paths: {},
+    gitProtect: probeGitProtect(git.facts, projectDirsOf(cwd, git.facts), home),
+    gitLayout: cwd !== undefined && git.available ? probeGitLayout(cwd, env) : undefined,
+    etcLinks: Object.fromEntries(
+      ETC_ENTRIES.map(rel => `/etc/${rel}`)
+        .filter(p => lstatKind(p) === 'symlink')
+        .map(p => [p, realpathOrUndefined(p)])
+        .filter((entry): entry is [string, string] => entry[1] !== undefined),
+    ),
+    etcSecrets: etcSecrets(),
+    runLinks: Object.fromEntries(
+      RUN_LINKS.filter(p => lstatKind(p) === 'symlink').map(p => [p, fs.readlinkSync(p)]),
+    ),
+  }
+  if (claude.problem) facts.claudeProblem = claude.problem
+  const prlimit = whichSync('prlimit', env['PATH'])
+  if (prlimit !== undefined) facts.prlimit = prlimit
+  const cgroups = probeCgroups()
+  if (cgroups !== undefined) facts.cgroups = cgroups
+  if (git.facts && facts.instance.kind === 'missing') {
+    const remote = gitConfigValue(path.join(git.facts.commonDir, 'config'), 'remote.origin.url')
+    if (remote) facts.gitRemote = remote
+  }
+  return withOptionFacts(facts, options, sharedEntries)
+}
+
+/**
+ * The facts that depend on the options (which a project's .claudebox.json may change): the paths
+ * named by binds and the ssh-agent, and the entries bound into the instance (lstat, to refuse
+ * symlinks an agent planted), with the shared tier's entries as they are now.
+ */
+export function withOptionFacts(facts: HostFacts, options: SandboxOptions, sharedEntries: readonly string[]): HostFacts {
+  const named = [...options.roBinds, ...options.binds].map(p => path.resolve(facts.cwd ?? '/', p))
+  const socket = facts.env['SSH_AUTH_SOCK']
+  if (options.sshAgent && socket) named.push(socket)
+  const entries = ['.claude.json', '.credentials.json', SANDBOX_NOTE, ...sharedEntries]
+  const instance = facts.cwd === undefined ? undefined : instanceDir(facts.claudeboxHome, instanceId(canonicalRoot(facts.cwd, facts.git)))
+  const shared = sharedPaths(facts.claudeboxHome).dir
+  return {
+    ...facts,
+    paths: Object.fromEntries(named.map(p => [p, realAndKind(p)])),
+    instanceEntries: instance === undefined ? {} : Object.fromEntries(entries.map(name => [path.join(instance, name), lstatKind(path.join(instance, name))])),
+    sharedKinds: Object.fromEntries([SANDBOX_NOTE, ...sharedEntries].map(name => [name, statKind(path.join(shared, name))])),
+    ...(options.network === 'allow' ? egressFacts() : {}),
+  }
+}
+
+/** --network=allow: the node running claudebox also runs the bridge inside; dist/bridge.js is the bridge. */
+function egressFacts(): Pick<HostFacts, 'egress'> {
+  const bridge = fileURLToPath(new URL('./bridge.js', import.meta.url))
+  if (!fs.existsSync(bridge)) return {}
+  const node = fs.realpathSync(process.execPath)
+  return { egress: { node, nodeRoot: interpreterRoot(node), bridge } }
+}
+
+/**
+ * Where the session's socket goes: a fresh directory (0700, random name, created exclusively)
+ * under $XDG_RUNTIME_DIR when it is usable, else the temp dir. Chosen before the plan, which
+ * binds it into the sandbox; created by startEgress.
+ */
+export function egressSocketPath(env: Readonly<Record<string, string | undefined>>): string {
+  const runtime = env['XDG_RUNTIME_DIR']
+  // A TMPDIR that does not exist (or is not a directory) must not stop the launch: /tmp then.
+  const base = runtime && path.isAbsolute(runtime) && isOwnDir(runtime) ? runtime : isDir(os.tmpdir()) ? os.tmpdir() : '/tmp'
+  const dir = path.join(base, `claudebox-net-${crypto.randomBytes(6).toString('hex')}`)
+  const socket = path.join(dir, 'proxy.sock')
+  // sockaddr_un holds 108 bytes: a long TMPDIR must not make the bind fail later.
+  return Buffer.byteLength(socket) < 100 ? socket : path.join('/tmp', path.basename(dir), 'proxy.sock')
+}
+
+function isDir(dir: string): boolean {
+  try {
+    return fs.statSync(dir).isDirectory()
+  } catch {
+    return false
+  }
+}
+
+function isOwnDir(dir: string): boolean {
+  try {
+    const st = fs.lstatSync(dir)
+    return st.isDirectory() && st.uid === process.getuid?.()
+  } catch {
+    return false
+  }
+}
+
+
+/** $HOME, or the passwd entry's home when HOME is unset or empty (homeProblem says if it is usable). */
+export function homeDir(env: Readonly<Record<string, string | undefined>>): string {
+  const fromEnv = env['HOME']
+  return path.resolve(fromEnv !== undefined && fromEnv !== '' ? fromEnv : os.userInfo().homedir)
+}
+
+/** The directories a launch makes writable: the working tree, and a linked worktree's common dir. */
+function projectDirsOf(cwd: string | undefined, git: GitFacts | undefined): string[] {
+  if (git === undefined) return cwd === undefined ? [] : [cwd]
+  return isWithin(git.commonDir, git.topLevel) ? [git.topLevel] : [git.topLevel, git.commonDir]
+}
+
+/**
+ * Why `home` cannot hold claudebox's state by default, or undefined. HOME=/ (services, some
+ * containers) would create /.claudebox; a missing home or one of another user's would put the
+ * state where the user does not expect it, or fail later inside bwrap without a word.
+ */
+export function homeProblem(home: string): string | undefined {
+  if (home === '/') return 'is /, the whole system'
+  let st: fs.Stats
+  try {
+    st = fs.statSync(home)
+  } catch {
+    return 'does not exist'
+  }
+  if (!st.isDirectory()) return 'is not a directory'
+  if (st.uid !== process.getuid?.()) return `belongs to uid ${st.uid}, not to you`
+  return undefined
+}
+
+function currentDir(): string | undefined {
+  try {
+    return fs.realpathSync(process.cwd())
+  } catch {
+    return undefined // deleted under us (ENOENT from uv_cwd)
+  }
+}
+
+/** The real path of `p`, or of its nearest existing ancestor joined with the rest. */
+export function resolveExisting(p: string): string {
+  try {
+    return fs.realpathSync(p)
+  } catch {
+    const parent = path.dirname(p)
+    return parent === p ? p : path.join(resolveExisting(parent), path.basename(p))
+  }
+}
+
+function probeGit(cwd: string): { facts: GitFacts | undefined; available: boolean } {
+  let out: string
+  try {
+    out = execFileSync('git', ['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir'], {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // A FIFO planted as .git/HEAD makes git block: then the .git is one git does not accept.
+      timeout: 5_000,
+    })
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    return { facts: undefined, available: code !== 'ENOENT' }
+  }
+  const lines = out.replace(/\n$/, '').split('\n')
+  // One of the three paths holds a newline: the split cannot be trusted (a crafted name could
+  // make a line look like another path).
+  if (lines.length > 3) throw newlineRefusal(cwd)
+  const [topLevel, gitDir, commonDir] = lines
+  if (!topLevel || !gitDir || !commonDir) return { facts: undefined, available: true }
+  return {
+    facts: {
+      topLevel: fs.realpathSync(topLevel),
+      gitDir: fs.realpathSync(gitDir),
+      // --git-common-dir is relative to the current directory unless git made it absolute.
+      commonDir: fs.realpathSync(path.resolve(cwd, commonDir)),
+    },
+    available: true,
+  }
+}
+
+export function whichSync(name: string, pathVar: string | undefined): string | undefined {
+  for (const dir of (pathVar ?? '/usr/local/bin:/usr/bin:/bin').split(':')) {
+    if (dir === '') continue
+    const candidate = path.join(dir, name)
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK)
+      if (fs.statSync(candidate).isFile()) return candidate
+    } catch {
+      // not here; keep looking
+    }
+  }
+  return undefined
+}
+
+function resolveProgram(program: string, pathVar: string | undefined, cwd: string | undefined): string | undefined {
+  if (!program.includes('/')) return whichSync(program, pathVar)
+  const p = path.resolve(cwd ?? '/', program)
+  return fs.existsSync(p) ? p : undefined
+}
+
+function probeClaude(
+  override: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string | undefined,
+): { facts?: ClaudeFacts; problem?: 'not-found' | 'not-executable' } {
+  const name = override ?? 'claude'
+  let found: string | undefined
+  if (name.includes('/')) found = path.resolve(cwd ?? '/', name)
+  else found = whichSync(name, env['PATH']) ?? findNotExecutable(name, env['PATH'])
+  if (found === undefined) return { problem: 'not-found' }
+  let resolved: string
+  try {
+    resolved = fs.realpathSync(resolveShim(found, homeDir(env), env))
+  } catch {
+    return { problem: 'not-found' }
+  }
+  try {
+    fs.accessSync(resolved, fs.constants.X_OK)
+    if (!fs.statSync(resolved).isFile()) return { problem: 'not-executable' }
+  } catch {
+    return { problem: 'not-executable' }
+  }
+  const pkg = packageRoot(resolved)
+  const facts: ClaudeFacts = { found, resolved, installRoot: pkg?.dir ?? resolved }
+  const version = pkg?.version ?? nativeInstallerVersion(resolved)
+  if (version !== undefined) facts.version = version
+  const interpreter = scriptInterpreter(resolved, env['PATH'])
+  if (interpreter !== undefined) facts.interpreter = { resolved: interpreter, installRoot: interpreterRoot(interpreter) }
+  return { facts }
+}
+
+/** A `claude` on PATH that exists but cannot be executed still counts as found (exit 126, not 127). */
+function findNotExecutable(name: string, pathVar: string | undefined): string | undefined {
+  for (const dir of (pathVar ?? '').split(':')) {
+    if (dir !== '' && fs.existsSync(path.join(dir, name))) return path.join(dir, name)
+  }
+  return undefined
+}
+
+/**
+ * The Claude Code npm package that holds `file`, looked for a few levels up. Only a package.json
+ * that names Claude Code counts: any other (a home directory with a package.json, a project)
+ * must never become a bind source. The whole `@anthropic-ai` scope is shown when the package
+ * sits in one: its script launcher (cli-wrapper.cjs) runs the binary of the sibling platform
+ * package (@anthropic-ai/claude-code-linux-x64).
+ */
+function packageRoot(file: string): { dir: string; version?: string } | undefined {
+  let dir = path.dirname(file)
+  for (let depth = 0; depth < 3 && dir !== '/'; depth++, dir = path.dirname(dir)) {
+    let pkg: { name?: unknown; version?: unknown }
+    try {
+      pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as typeof pkg
+    } catch {
+      continue
+    }
+    if (typeof pkg.name !== 'string' || !pkg.name.startsWith('@anthropic-ai/claude-code')) return undefined
+    const scope = path.dirname(dir)
+    const root = path.basename(scope) === '@anthropic-ai' && path.basename(path.dirname(scope)) === 'node_modules' ? scope : dir
+    return typeof pkg.version === 'string' ? { dir: root, version: pkg.version } : { dir: root }
+  }
+  return undefined
+}
+
+/**
+ * Version managers put shims on PATH that run their own tool to find the real program (asdf, mise,
+ * volta); the tool and its state are not inside the sandbox, so ask it outside, once, where the
+ * real `claude` is. nvm needs nothing: its PATH entry holds real symlinks.
+ */
+const SHIM_MANAGERS: readonly { dir: string; command: readonly string[] }[] = [
+  { dir: '.asdf/shims', command: ['asdf', 'which', 'claude'] },
+  { dir: '.local/share/mise/shims', command: ['mise', 'which', 'claude'] },
+  { dir: '.volta/bin', command: ['volta', 'which', 'claude'] },
+]
+
+function resolveShim(found: string, home: string, env: Readonly<Record<string, string | undefined>>): string {
+  const manager = SHIM_MANAGERS.find(m => path.dirname(found) === path.join(home, m.dir))
+  if (manager === undefined) return found
+  const [command, ...args] = manager.command as [string, ...string[]]
+  try {
+    // Never in the project: its own tool config (.mise.toml, .tool-versions) can run commands.
+    const outside = Object.fromEntries(Object.entries(env).filter(([name]) => name !== 'PWD' && name !== 'OLDPWD'))
+    const real = execFileSync(command, args, { cwd: '/', encoding: 'utf8', env: outside, stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 }).trim()
+    return real !== '' && path.isAbsolute(real) ? real : found
+  } catch {
+    return found
+  }
+}
+
+/** The native installer keeps each release as ~/.local/share/claude/versions/<version>. */
+function nativeInstallerVersion(resolved: string): string | undefined {
+  const base = path.basename(resolved)
+  return path.basename(path.dirname(resolved)) === 'versions' && /^\d+\.\d+\.\d+/.test(base) ? base : undefined
+}
+
+/** For a `#!` script, the resolved interpreter (following `/usr/bin/env NAME`). */
+function scriptInterpreter(file: string, pathVar: string | undefined): string | undefined {
+  const buffer = Buffer.alloc(256)
+  let length: number
+  const fd = fs.openSync(file, 'r')
+  try {
+    length = fs.readSync(fd, buffer, 0, buffer.length, 0)
+  } finally {
+    fs.closeSync(fd)
+  }
+  const head = buffer.subarray(0, length).toString('utf8')
+  if (!head.startsWith('#!')) return undefined
+  const words = (head.slice(2).split('\n')[0] ?? '').trim().split(/\s+/)
+  let program = words[0]
+  if (program !== undefined && path.basename(program) === 'env') program = words.find((w, i) => i > 0 && !w.startsWith('-'))
+  if (program === undefined || program === '') return undefined
+  const located = program.includes('/') ? program : whichSync(program, pathVar)
+  if (located === undefined) return undefined
+  try {
+    return fs.realpathSync(located)
+  } catch {
+    return undefined
+  }
+}
+
+/** A node (or other interpreter) installation: the prefix above its bin/ directory. */
+function interpreterRoot(interpreter: string): string {
+  const dir = path.dirname(interpreter)
+  return path.basename(dir) === 'bin' ? path.dirname(dir) : interpreter
+}
+
+function lstatWithTarget(p: string): { kind: PathKind; target?: string } {
+  const kind = lstatKind(p)
+  if (kind !== 'symlink') return { kind }
+  return { kind, target: fs.readlinkSync(p) }
+}
+
+
+function statKind(p: string): PathKind {
+  try {
+    return fs.statSync(p).isDirectory() ? 'dir' : 'file'
+  } catch {
+    return 'missing'
+  }
+}
+
+/** Reads an instance without following symlinks out of it. */
+export function readInstanceState(dir: string): InstanceState {
+  const kind = lstatKind(dir)
+  if (kind === 'missing') return { kind: 'missing' }
+  if (kind !== 'dir') return { kind: 'not-a-directory' }
+  // A project-root that is not one clean absolute path is a broken instance, never another root.
+  const recordedRoot = validProjectRoot(readNoFollow(path.join(dir, PROJECT_ROOT_FILE)))
+  return recordedRoot === undefined ? { kind: 'no-root-file' } : { kind: 'ok', recordedRoot }
+}
+
+function realAndKind(p: string): { real: string | undefined; kind: PathKind | 'socket' } {
+  try {
+    const real = fs.realpathSync(p)
+    const st = fs.statSync(real)
+    return { real, kind: st.isSocket() ? 'socket' : st.isDirectory() ? 'dir' : 'file' }
+  } catch {
+    return { real: undefined, kind: 'missing' }
+  }
+}
+
+/** Identity (inode, size, mtime) of each watched path that exists; directories are walked one level. */
+export function snapshot(paths: readonly string[]): Record<string, string> {
+  const result: Record<string, string> = {}
+  const record = (p: string, st: fs.Stats): void => void (result[p] = `${st.ino}:${st.size}:${st.mtimeMs}`)
+  for (const p of paths) {
+    let st: fs.Stats
+    try {
+      st = fs.lstatSync(p)
+    } catch {
+      continue
+    }
+    record(p, st)
+    if (!st.isDirectory()) continue
+    for (const name of safeReaddir(p)) {
+      try {
+        record(path.join(p, name), fs.lstatSync(path.join(p, name)))
+      } catch {
+        // vanished between readdir and lstat
+      }
+    }
+  }
+  return result
+}
+
+
+/** What the file system says about the `.git` entry git discovered from `cwd` (see git-trust.ts). */
+export function probeGitLayout(cwd: string, env: Readonly<Record<string, string | undefined>>): GitLayout {
+  if (env['GIT_DIR'] !== undefined || env['GIT_WORK_TREE'] !== undefined) return { kind: 'env' }
+  return layoutFrom(cwd, 0)
+}
+
+function layoutFrom(start: string, depth: number): GitLayout {
+  let worktree = start
+  for (;;) {
+    const kind = lstatKind(path.join(worktree, '.git'))
+    if (kind === 'dir' || kind === 'file') break
+    const parent = path.dirname(worktree)
+    if (parent === worktree) return { kind: 'none' }
+    worktree = parent
+  }
+  const dotGit = path.join(worktree, '.git')
+  if (lstatKind(dotGit) === 'dir') return { kind: 'dir', worktree }
+  const pointer = /^gitdir: (.*)$/m.exec(readNoFollow(dotGit) ?? '')?.[1]
+  const target = pointer === undefined ? undefined : realpathOrUndefined(path.resolve(worktree, pointer))
+  if (target === undefined) return { kind: 'file', worktree }
+  const back = readNoFollow(path.join(target, 'gitdir'))
+  if (back !== undefined) {
+    return { kind: 'file', worktree, target, backPointer: realpathOrUndefined(path.resolve(target, back.trim())) ?? back.trim() }
+  }
+  const layout: GitLayout = { kind: 'file', worktree, target }
+  const coreWorktree = gitConfigValue(path.join(target, 'config'), 'core.worktree')
+  if (coreWorktree !== undefined) {
+    const resolved = realpathOrUndefined(path.resolve(target, coreWorktree))
+    if (resolved !== undefined) layout.coreWorktree = resolved
+  }
+  if (target.includes('/modules/') && depth < 8 && path.dirname(worktree) !== worktree) {
+    const outer = layoutFrom(path.dirname(worktree), depth + 1)
+    layout.superproject = outer
+    if (outer.kind === 'dir') layout.superGitDir = path.join(outer.worktree, '.git')
+    else if (outer.kind === 'file' && outer.target !== undefined) layout.superGitDir = outer.target
+  }
+  return layout
+}
+
+function realpathOrUndefined(p: string): string | undefined {
+  try {
+    return fs.realpathSync(p)
+  } catch {
+    return undefined
+  }
+}
+
+function gitConfigValue(file: string, key: string): string | undefined {
+  try {
+    return execFileSync('git', ['config', '--file', file, '--get', key], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The launcher's own cgroup for each controller, where claudebox can create a child that has the
+ * controller: v1, a writable own directory in the controller's hierarchy; v2 (one tree), a writable
+ * own directory that hands the controller to its children. Mostly root's; undefined when none.
+ */
+export function probeCgroups(base = '/sys/fs/cgroup'): CgroupFacts | undefined {
+  let lines: string[]
+  try {
+    lines = fs.readFileSync('/proc/self/cgroup', 'utf8').trim().split('\n')
+  } catch {
+    return undefined
+  }
+  const v1: Partial<Record<Controller, string>> = {}
+  const v2: Partial<Record<Controller, string>> = {}
+  for (const line of lines) {
+    const [, names = '', own = ''] = /^\d+:([^:]*):(.*)$/.exec(line) ?? []
+    for (const controller of ['pids', 'memory', 'cpu'] as const) {
+      if (names.split(',').includes(controller)) {
+        const dir = path.resolve(base, names, `.${own}`)
+        if (isWritableDir(dir)) v1[controller] = dir
+      } else if (names === '' && isWritableDir(path.resolve(base, `.${own}`))) {
+        const dir = path.resolve(base, `.${own}`)
+        if (readNoFollow(path.join(dir, 'cgroup.subtree_control'))?.split(' ').includes(controller)) v2[controller] = dir
+      }
+    }
+  }
+  if (Object.keys(v1).length > 0) return { version: 1, dirs: v1 }
+  return Object.keys(v2).length > 0 ? { version: 2, dirs: v2 } : undefined
+}
+
+function isWritableDir(dir: string): boolean {
+  try {
+    fs.accessSync(dir, fs.constants.W_OK)
+    return fs.statSync(dir).isDirectory()
+  } catch {
+    return false
+  }
+}
+
+/** Kernel settings and bwrap's install mode, for diagnosing a sandbox that cannot start. */
+export function probeUserns(bwrap: string | undefined, env: Readonly<Record<string, string | undefined>>): UsernsFacts {
+  // CLAUDEBOX_PROC_SYS lets tests read kernel settings from a fixture directory.
+  const procSys = env['CLAUDEBOX_PROC_SYS'] || '/proc/sys'
+  const sysctl: Record<string, string | undefined> = {}
+  for (const name of USERNS_SYSCTLS) {
+    try {
+      sysctl[name] = fs.readFileSync(path.join(procSys, name), 'utf8').trim()
+    } catch {
+      sysctl[name] = undefined
+    }
+  }
+  let bwrapSetuid = false
+  try {
+    if (bwrap !== undefined) bwrapSetuid = (fs.statSync(bwrap).mode & 0o4000) !== 0
+  } catch {
+    // unreadable: not setuid as far as we can tell
+  }
+  const container = ['/.dockerenv', '/run/.containerenv'].some(p => fs.existsSync(p)) || env['container'] !== undefined
+  return { sysctl, bwrapSetuid, container, insideClaudebox: env['CLAUDEBOX'] === '1', uid: process.getuid?.() ?? -1 }
+}
+
+/** Files under /etc that hold secrets a process running as root inside could otherwise read. */
+function etcSecrets(): string[] {
+  const fixed = ['/etc/shadow', '/etc/gshadow', '/etc/shadow-', '/etc/gshadow-', '/etc/security/opasswd']
+  const hostKeys = safeReaddir('/etc/ssh')
+    .filter(name => /^ssh_host_.*_key$/.test(name))
+    .map(name => `/etc/ssh/${name}`)
+  return [...fixed, ...hostKeys].filter(p => lstatKind(p) === 'file')
+}
+
+/**
+ * Whether this kernel supports the Landlock scope the launch sets: runs the helper without a
+ * program, from a temporary copy (it exits 0 when the scope is supported). For --check and tests.
+ */
+export function probeLandlockScope(arch: string): 'supported' | 'unsupported' | 'no-helper' {
+  const helper = scopeHelper(arch)
+  if (helper === undefined) return 'no-helper'
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'claudebox-landlock-'))
+  try {
+    const file = path.join(dir, 'scope')
+    fs.writeFileSync(file, helper, { mode: 0o700 })
+    return spawnSync(file, [], { stdio: 'ignore', timeout: 5_000 }).status === 0 ? 'supported' : 'unsupported'
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,145 @@
+// Runs bwrap in the foreground: stdio inherited, signals delivered to the sandboxed program,
+// its exit status passed through.
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import type { Readable } from 'node:stream'
+import { EXIT, launchError } from '../errors.js'
+import { debug } from '../cli/log.js'
+import type { LaunchPlan } from '../types.js'
+
+const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const
+
+/** The session's exit status, and whether bwrap got as far as starting the sandbox. */
+export interface RunResult {
+  status: number
+  sandboxStarted: boolean
+  /** bwrap itself died of this signal: the caller re-raises it after cleaning up. */
+  signal?: NodeJS.Signals
+}
+
+export async function runForeground(plan: LaunchPlan): Promise<RunResult> {
+  const stdio: ('inherit' | 'pipe' | number)[] = ['inherit', 'inherit', 'inherit']
+  const opened: number[] = []
+  for (const step of plan.fds) {
+    while (stdio.length < step.fd) stdio.push('inherit')
+    if (step.kind === 'info') stdio[step.fd] = 'pipe'
+    else {
+      const fd = fs.openSync(step.path as string, 'r')
+      opened.push(fd)
+      stdio[step.fd] = fd
+    }
+  }
+  const cgroups = createCgroups(plan.cgroups)
+  // bwrap starts in the cgroups: the launcher joins them for the moment of the spawn, then leaves.
+  try {
+    moveSelf(cgroups.map(c => c.dir))
+  } catch (error) {
+    moveSelf(cgroups.map(c => c.parent))
+    void removeCgroups(cgroups)
+    throw launchError(`cannot start bwrap in the cgroups of its limits: ${(error as Error).message}; set "pidsLimit": 0 in config.json to launch without them`)
+  }
+  const child = spawn(plan.file, [...plan.argv], { stdio, env: { ...plan.env } })
+  moveSelf(cgroups.map(c => c.parent))
+  for (const { dir, files } of cgroups) for (const [name, value] of files) fs.writeFileSync(path.join(dir, name), value)
+  for (const fd of opened) fs.closeSync(fd)
+
+  // bwrap reports the host pid of the sandbox's init on --info-fd. bwrap itself does not forward
+  // signals (bubblewrap#369): killing it would SIGKILL Claude through --die-with-parent and lose
+  // its state, so signals go to the init's children, the sandboxed program itself.
+  let sandboxPid: number | undefined
+  const infoStream = child.stdio[3] as Readable | null | undefined
+  if (infoStream) {
+    let info = ''
+    infoStream.setEncoding('utf8')
+    infoStream.on('data', (chunk: string) => {
+      info += chunk
+      const match = /"child-pid"\s*:\s*(\d+)/.exec(info)
+      if (match) sandboxPid = Number(match[1])
+    })
+  }
+
+  const relay = (signal: NodeJS.Signals): void => {
+    const targets = sandboxPid === undefined ? [] : childrenOf(sandboxPid)
+    debug(`forwarding ${signal} to ${targets.length > 0 ? targets.join(',') : `bwrap ${child.pid}`}`)
+    if (targets.length === 0) child.kill(signal)
+    for (const pid of targets) {
+      try {
+        process.kill(pid, signal)
+      } catch {
+        // already gone
+      }
+    }
+  }
+  for (const signal of FORWARDED) process.on(signal, relay)
+
+  const result = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: NodeJS.ErrnoException }>(resolve => {
+    child.on('error', error => resolve({ code: null, signal: null, error }))
+    child.on('close', (code, signal) => resolve({ code, signal }))
+  })
+  for (const signal of FORWARDED) process.off(signal, relay)
+  await removeCgroups(cgroups)
+
+  if (result.error) throw launchError(`cannot start ${plan.file}: ${result.error.message}; check CLAUDEBOX_BWRAP or reinstall bubblewrap`)
+  if (result.signal) {
+    return { status: 128 + (os.constants.signals[result.signal] ?? 0), sandboxStarted: sandboxPid !== undefined, signal: result.signal }
+  }
+  return { status: result.code ?? EXIT.cannotLaunch, sandboxStarted: sandboxPid !== undefined }
+}
+
+/** Creates claudebox-<pid> in each parent with its limits written; a failure is claudebox's, status 125. */
+function createCgroups(steps: LaunchPlan['cgroups']): { parent: string; dir: string; files: LaunchPlan['cgroups'][number]['files'] }[] {
+  const created: { parent: string; dir: string; files: LaunchPlan['cgroups'][number]['files'] }[] = []
+  // The launcher's own threads are in the cgroup while it forks bwrap: pids.max leaves room for
+  // them until it has left (then the exact limit is written).
+  const slack = fs.readdirSync('/proc/self/task').length + 1
+  for (const step of steps) {
+    const dir = path.join(step.parent, `claudebox-${process.pid}`)
+    try {
+      fs.mkdirSync(dir)
+      created.push({ parent: step.parent, dir, files: step.files })
+      for (const [name, value] of step.files) fs.writeFileSync(path.join(dir, name), name === 'pids.max' ? String(Number(value) + slack) : value)
+    } catch (error) {
+      void removeCgroups(created)
+      throw launchError(`cannot set the limits in the cgroup ${dir}: ${(error as Error).message}; set "pidsLimit": 0 in config.json (or drop --memory-limit/--cpu-limit) to launch without them`)
+    }
+  }
+  return created
+}
+
+/**
+ * Removes the cgroups. When bwrap has exited, the rest of its pid namespace is being killed by the
+ * kernel and the rmdir fails (EBUSY) until the last one is reaped: retry a little (bounded).
+ */
+async function removeCgroups(cgroups: readonly { dir: string }[]): Promise<void> {
+  for (const { dir } of cgroups) {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      try {
+        fs.rmdirSync(dir)
+        break
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EBUSY') break
+        await new Promise(resolve => setTimeout(resolve, 10))
+      }
+    }
+  }
+}
+
+function moveSelf(dirs: readonly string[]): void {
+  for (const dir of dirs) fs.writeFileSync(path.join(dir, 'cgroup.procs'), String(process.pid))
+}
+
+/** Pids of a process's direct children (Linux /proc), empty when it is gone. */
+function childrenOf(pid: number): number[] {
+  try {
+    return fs
+      .readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number)
+  } catch {
+    return []
+  }
+}

@@ -1,0 +1,196 @@
+// One session's API path, on the host: which sign-in it uses, the placeholder the sandbox gets
+// instead, the gateway that swaps it for the real credential, and after the session the login
+// Claude may have made inside (taken out, kept for this project only, never left inside).
+import { execFile } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { startGateway, type ApiCall, type Credential, type Gateway } from './api-gateway.js'
+import { writeFileAtomic } from '../host/atomic-write.js'
+import { currentLogin, customHeaders, placeholderFor, placeholderLogin, readLogin, signInKind, storeFileOf, TOKEN_URL, type OAuthLogin, type SignIn } from './credentials.js'
+import { launchError } from '../errors.js'
+import { egressSocketPath, lstatKind, readNoFollow } from '../host/probe.js'
+import { parseJson } from '../state/tier-files.js'
+import { promisify } from 'node:util'
+import { sharedPaths } from '../state/instance.js'
+import type { LaunchRequest } from '../sandbox/plan.js'
+import { sandboxStore } from '../sandbox/plan.js'
+import { upstreamFromEnv } from './upstream-proxy.js'
+import { OWN_DIR } from '../state/registry.js'
+
+/** A login made inside a project's sandbox, kept on the host for that project alone (read-only inside). */
+export const PROJECT_LOGIN = `${OWN_DIR}/login.json`
+
+type Env = Readonly<Record<string, string | undefined>>
+
+export interface ApiChoice {
+  api?: NonNullable<LaunchRequest['api']>
+  signIn?: SignIn
+  /** The credential file the gateway reads (an OAuth login). */
+  storeFile?: string
+}
+
+/** The sign-in of this launch and what the sandbox gets instead; nothing when there is no login yet. */
+export function chooseApi(env: Env, claudeboxHome: string, instance: string, openNetwork: boolean): ApiChoice {
+  const projectLogin = path.join(instance, PROJECT_LOGIN)
+  const storeFile = readLogin(projectLogin) !== undefined ? projectLogin : storeFileOf(sharedPaths(claudeboxHome).secureStorage)
+  const signIn = signInKind(env, storeFile, hostKeyHelper(claudeboxHome), consoleKey(claudeboxHome))
+  if (signIn === undefined) return {}
+  const placeholder = placeholderFor(signIn.kind)
+  const api: NonNullable<LaunchRequest['api']> = { kind: signIn.kind, placeholder, ...(openNetwork ? { port: 0 } : { socket: path.join(path.dirname(egressSocketPath(env)), 'api.sock') }) }
+  if (signIn.storedKey !== undefined) api.storedKey = true
+  if (signIn.kind === 'oauth-store') api.credentialsFile = placeholderLogin(readLogin(storeFile) ?? { accessToken: '' }, placeholder)
+  return { api, signIn, storeFile }
+}
+
+export interface ApiSession {
+  gateway: Gateway
+  /** Closes the gateway; the line to print about the session's API use, if any. */
+  finish(): Promise<string | undefined>
+}
+
+/** Starts the gateway where the sandbox will reach it; with the open network the port is filled in. */
+export async function startApiSession(choice: Required<Pick<ApiChoice, 'api' | 'signIn'>> & ApiChoice, env: Env, logDir?: string): Promise<ApiSession> {
+  const { api, signIn } = choice
+  const upstream = new URL(env['ANTHROPIC_BASE_URL'] || 'https://api.anthropic.com')
+  if (api.socket !== undefined) fs.mkdirSync(path.dirname(api.socket), { recursive: true, mode: 0o700 })
+  const companyProxy = upstreamFromEnv(env)
+  let gateway: Gateway
+  try {
+    gateway = await startGateway({
+      upstream,
+      placeholder: api.placeholder,
+      credential: credentialFor(signIn, env, choice.storeFile),
+      extraHeaders: customHeaders(env['ANTHROPIC_CUSTOM_HEADERS']),
+      listen: api.socket !== undefined ? { path: api.socket } : { host: '127.0.0.1', port: 0 },
+      ...(logDir === undefined ? {} : { onCall: callLogger(logDir) }),
+      ...(companyProxy === undefined ? {} : { companyProxy }),
+    })
+  } catch (error) {
+    throw launchError(`cannot start the API gateway: ${(error as Error).message}`)
+  }
+  if (api.socket === undefined) api.port = gateway.address as number
+  return {
+    gateway,
+    async finish() {
+      await gateway.close()
+      if (api.socket !== undefined) fs.rmSync(path.dirname(api.socket), { recursive: true, force: true })
+      const u = gateway.usage
+      const problems = [...new Set(u.problems)].join('; ')
+      if (problems) return problems
+      if (u.requests === 0) return undefined
+      return `API: ${u.requests} request${u.requests === 1 ? '' : 's'}, ${u.inputTokens.toLocaleString('en')} input and ${u.outputTokens.toLocaleString('en')} output tokens (the credential stayed on the host)`
+    },
+  }
+}
+
+/**
+ * The optional JSONL log of API calls, in the instance's claudebox/ directory (read-only inside);
+ * never through a symlink there.
+ */
+function callLogger(dir: string): (call: ApiCall) => void {
+  let fd: number | undefined
+  const file = path.join(dir, `api-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}.jsonl`)
+  return call => {
+    try {
+      if (fd === undefined) {
+        fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+        if (!fs.lstatSync(dir).isDirectory()) return
+        fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_APPEND | fs.constants.O_NOFOLLOW, 0o600)
+      }
+      fs.writeSync(fd, `${JSON.stringify(call)}\n`)
+    } catch {
+      // a full disk loses log lines, never the session
+    }
+  }
+}
+
+/** The apiKeyHelper of the shared settings (the instances' copies have it removed: it runs here). */
+/** A Console login keeps its API key as primaryApiKey in the account file: read on the host only. */
+function consoleKey(claudeboxHome: string): string | undefined {
+  const account = parseJson(readNoFollow(sharedPaths(claudeboxHome).claudeJson, 64 * 1024 * 1024) ?? '') as { primaryApiKey?: unknown } | undefined
+  return typeof account?.primaryApiKey === 'string' && account.primaryApiKey !== '' ? account.primaryApiKey : undefined
+}
+
+function hostKeyHelper(claudeboxHome: string): string | undefined {
+  const settings = parseJson(readNoFollow(path.join(sharedPaths(claudeboxHome).dir, 'settings.json'), 1 << 20) ?? '') as { apiKeyHelper?: unknown } | undefined
+  return typeof settings?.apiKeyHelper === 'string' && settings.apiKeyHelper.trim() !== '' ? settings.apiKeyHelper : undefined
+}
+
+/** How long a key from apiKeyHelper is used before the helper runs again (Claude Code's own default). */
+const HELPER_TTL_MS = 5 * 60_000
+
+/** An apiKeyHelper run on the host (sh -c, 30 s at most), its key reused for HELPER_TTL_MS, again after a 401. */
+function helperCredential(command: string): Credential {
+  let cached: { key: string; at: number } | undefined
+  return {
+    refreshable: true,
+    header: async rejected => {
+      if (rejected !== undefined || cached === undefined || Date.now() - cached.at > HELPER_TTL_MS) {
+        const { stdout } = await promisify(execFile)('/bin/sh', ['-c', command], { timeout: 30_000, encoding: 'utf8' }).catch((error: Error) => {
+          throw new Error(`apiKeyHelper failed on the host (${error.message.split('\n')[0] ?? ''}); fix "apiKeyHelper" in ${'$CLAUDEBOX_HOME'}/shared/settings.json`)
+        })
+        cached = { key: stdout.trim(), at: Date.now() }
+      }
+      return ['x-api-key', cached.key]
+    },
+  }
+}
+
+/** The real credential, by kind: the host's variable, the apiKeyHelper, or the stored OAuth login (refreshed here). */
+function credentialFor(signIn: SignIn, env: Env, storeFile: string | undefined): Credential {
+  if (signIn.helper !== undefined) return helperCredential(signIn.helper)
+  if (signIn.kind !== 'oauth-store') {
+    const value = signIn.storedKey ?? env[signIn.variable ?? ''] ?? ''
+    return { refreshable: false, header: () => Promise.resolve(signIn.header === 'x-api-key' ? ['x-api-key', value] : ['authorization', `Bearer ${value}`]) }
+  }
+  // Only tests point this elsewhere (a local token endpoint); the real one is Claude Code's own.
+  const tokenUrl = env['CLAUDEBOX_TEST_OAUTH_TOKEN_URL'] || TOKEN_URL
+  return {
+    refreshable: true,
+    header: async rejected => {
+      const { login, problem } = await currentLogin(storeFile ?? '', rejected, tokenUrl)
+      if (login === undefined) throw new Error(problem)
+      return ['authorization', `Bearer ${login.accessToken}`]
+    },
+  }
+}
+
+/**
+ * The login in a session's own store, and the removal of that store. Its directories sit where the
+ * sandbox could write: they are looked at without following a symlink (one planted there could
+ * otherwise lead to the host's own store, to be read, moved or removed).
+ */
+function sessionStore(instance: string, session: string): { login: OAuthLogin | undefined; remove: () => void } {
+  const dir = sandboxStore(instance, session)
+  const real = [path.dirname(dir), dir].every(d => lstatKind(d) === 'dir')
+  return {
+    login: real ? readLogin(path.join(dir, '.credentials.json')) : undefined,
+    remove: () => {
+      if (real) fs.rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** After `claudebox --login`: the new login, out of the sandbox into the host's store for every project. */
+export function storeNewLogin(instance: string, session: string, claudeboxHome: string): string {
+  const { login, remove } = sessionStore(instance, session)
+  remove()
+  if (login === undefined) return 'no login was made (claude auth login did not finish); nothing changed'
+  const store = storeFileOf(sharedPaths(claudeboxHome).secureStorage)
+  fs.mkdirSync(path.dirname(store), { recursive: true, mode: 0o700 })
+  writeFileAtomic(store, `${JSON.stringify({ claudeAiOauth: login })}\n`)
+  return `signed in: the login is kept on the host (${store}) and every project uses it through claudebox's gateway`
+}
+
+/**
+ * After a session: a login Claude made inside (its /login wrote a token that is not this session's
+ * placeholder) is taken out of the sandbox to this project's host-side login, and the sandbox's
+ * store is emptied. It is never left inside and never used by another project.
+ */
+export function takeInsideLogin(instance: string, session: string, placeholder: string | undefined): string | undefined {
+  const { login, remove } = sessionStore(instance, session)
+  remove()
+  if (login === undefined || login.accessToken === placeholder) return undefined
+  writeFileAtomic(path.join(instance, PROJECT_LOGIN), `${JSON.stringify({ claudeAiOauth: login })}\n`)
+  return `a sign-in made inside this session was moved out of the sandbox and is used for this project only (${path.join(instance, PROJECT_LOGIN)}); to sign in for every project, copy it to ${'$CLAUDEBOX_HOME'}/shared/credentials/.credentials.json`
+}

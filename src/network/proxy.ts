@@ -1,0 +1,326 @@
+// The host side of --network=allow: an HTTP proxy on a unix socket that the sandbox reaches
+// through its bridge (bridge.ts). It admits CONNECT tunnels and plain-HTTP requests to the
+// destinations egress-policy.ts allows, resolves names here on the host, checks every address
+// and connects to the address it checked (no second lookup a DNS answer could change).
+//
+// The protocol is parsed by Node's own HTTP server (llhttp, the parser every Node server uses):
+// it hands over CONNECT requests and absolute-URI requests as they are. Proxy libraries (proxy,
+// http-proxy, proxy-chain) open the upstream connection themselves, by name, which is the one
+// step this proxy must own.
+import dns from 'node:dns'
+import http from 'node:http'
+import net from 'node:net'
+import os from 'node:os'
+import { addressAllowed, decideDestination, normalizedAddresses, unbracket, type EgressPolicy } from './policy.js'
+import { sniFromClientHello } from './tls-sni.js'
+import { connectThrough, proxyFor, type UpstreamProxy } from './upstream-proxy.js'
+
+/** Resolves a host name to its addresses (injected by tests). */
+export type Resolver = (host: string) => Promise<string[]>
+
+export interface DeniedConnection {
+  time: Date
+  host: string
+  port: number
+  reason: string
+}
+
+export interface ProxyOptions {
+  socketPath: string
+  policy: EgressPolicy
+  onDenied: (denied: DeniedConnection) => void
+  resolve?: Resolver
+  connectTimeoutMs?: number
+  /** The host's own interface addresses (injected by tests; else read at start). */
+  hostAddresses?: readonly string[]
+  /** How long a connection may stay open without sending a request (default IDLE_MS). */
+  idleTimeoutMs?: number
+  /** How many connections may wait for their first request at once (default MAX_WAITING). */
+  maxWaiting?: number
+  /** The host's own proxy (a company's), reached after the rules are applied here. */
+  upstream?: UpstreamProxy
+}
+
+/**
+ * A sandbox that opens thousands of connections and sends nothing once held the launcher at
+ * 10,011 fds and starved Claude's own API calls: a connection that has not sent a request within
+ * IDLE_MS is closed, and beyond MAX_WAITING such connections the oldest one makes room, so a new
+ * connection (Claude's next API call) is always accepted.
+ */
+export const IDLE_MS = 10_000
+export const MAX_WAITING = 256
+
+export interface RunningProxy {
+  close(): Promise<void>
+}
+
+const systemResolver: Resolver = async host => (await dns.promises.lookup(host, { all: true, verbatim: true })).map(a => a.address)
+
+/** Every address of every interface of this machine, read when the proxy starts. */
+const interfaceAddresses = (): string[] => Object.values(os.networkInterfaces()).flatMap(list => (list ?? []).map(i => i.address))
+
+type Admission = { ok: true; addresses: string[] } | { ok: false; status: number; message: string }
+
+export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
+  const resolve = options.resolve ?? systemResolver
+  const hostAddresses = normalizedAddresses(options.hostAddresses ?? interfaceAddresses())
+  const timeout = options.connectTimeoutMs ?? 15_000
+  const open = new Set<net.Socket>()
+  const track = (socket: net.Socket): void => {
+    open.add(socket)
+    socket.on('close', () => open.delete(socket))
+  }
+
+  const admit = async (host: string, port: number): Promise<Admission> => {
+    const deny = (reason: string): Admission => {
+      options.onDenied({ time: new Date(), host, port, reason })
+      return { ok: false, status: 403, message: `claudebox: ${host}:${port} is blocked: ${reason} (allow it with --allow-host)` }
+    }
+    const decision = decideDestination(options.policy, host, port)
+    if (!decision.allowed) return deny(decision.reason)
+    let addresses: string[]
+    try {
+      addresses = net.isIP(decision.host) ? [decision.host] : await resolve(decision.host)
+    } catch (error) {
+      // Behind a company proxy the host often has no DNS for outside names: the proxy resolves them.
+      if (proxyFor(options.upstream, decision.host, port, false) !== undefined) return { ok: true, addresses: [] }
+      return { ok: false, status: 502, message: `claudebox: cannot resolve ${host}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` }
+    }
+    const permitted = addresses.filter(a => addressAllowed(options.policy, decision, a, port, hostAddresses))
+    if (permitted.length === 0) {
+      return deny(`resolves to ${addresses.join(', ') || 'nothing'}, a loopback, private, link-local or this host's own address that is not listed`)
+    }
+    return { ok: true, addresses: permitted }
+  }
+
+  /** An admitted destination: through the company proxy by name, else the checked address itself. */
+  const reach = (host: string, port: number, addresses: readonly string[], plainHttp: boolean, client: net.Socket): Promise<net.Socket | Error> => {
+    const via = proxyFor(options.upstream, host, port, plainHttp)
+    return via === undefined ? connectFirst(addresses, port, timeout, track, client) : connectThrough(via, host, port, timeout, track)
+  }
+
+  const server = http.createServer()
+  const waiting = new Set<net.Socket>() // in arrival order: the first is the oldest
+  const idleMs = options.idleTimeoutMs ?? IDLE_MS
+  const maxWaiting = options.maxWaiting ?? MAX_WAITING
+  server.on('connection', (socket: net.Socket) => {
+    track(socket)
+    waiting.add(socket)
+    socket.on('close', () => waiting.delete(socket))
+    socket.setTimeout(idleMs, () => waiting.has(socket) && socket.destroy())
+    if (waiting.size > maxWaiting) waiting.values().next().value?.destroy()
+  })
+  /** A connection that sent a request is no longer idle; a tunnel may then stay quiet for long. */
+  const started = (socket: net.Socket): void => {
+    waiting.delete(socket)
+    socket.setTimeout(0)
+  }
+
+  // CONNECT host:port -> a tunnel to the checked address (HTTPS and anything else over TCP).
+  server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
+    client.on('error', () => client.destroy())
+    started(client)
+    const target = parseAuthority(req.url ?? '')
+    if (target === undefined) return void client.end(statusLine(400, 'claudebox: CONNECT needs host:port'))
+    void admit(target.host, target.port).then(async admission => {
+      if (!admission.ok) return void client.end(statusLine(admission.status, admission.message))
+      const upstream = await reach(target.host, target.port, admission.addresses, false, client)
+      if (upstream instanceof Error) return void client.end(statusLine(502, `claudebox: cannot connect to ${req.url}: ${upstream.message}`))
+      if (client.destroyed) return void upstream.destroy()
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
+      holdToHost(client, upstream, head, target.host, reason => options.onDenied({ time: new Date(), host: target.host, port: target.port, reason }))
+    })
+  })
+
+  // GET http://host/path -> the same request to the checked address (plain HTTP).
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    started(req.socket)
+    const url = absoluteHttpUrl(req.url ?? '')
+    if (url === undefined) return void reply(res, 400, "claudebox's proxy takes CONNECT or absolute http:// URLs")
+    const port = url.port === '' ? 80 : Number(url.port)
+    void admit(unbracket(url.hostname), port).then(async admission => {
+      if (!admission.ok) return reply(res, admission.status, admission.message)
+      const socket = await reach(unbracket(url.hostname), port, admission.addresses, true, req.socket)
+      if (socket instanceof Error) return reply(res, 502, `claudebox: cannot connect to ${url.host}: ${socket.message}`)
+      // Once the response is done or the client gone, the upstream connection has no further use.
+      if (req.socket.destroyed) return void socket.destroy()
+      res.on('close', () => socket.destroy())
+      const headers = { ...req.headers }
+      for (const name of ['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive']) delete headers[name]
+      const upstream = http.request({
+        method: req.method,
+        path: `${url.pathname}${url.search}`,
+        // The Host header names the host that was checked: a different one would reach another
+        // site on a shared address (a CDN). CONNECT cannot be held to this without TLS interception.
+        headers: { ...headers, host: url.host, connection: 'close' },
+        setHost: false,
+        createConnection: () => socket,
+      })
+      upstream.on('response', response => {
+        res.writeHead(response.statusCode ?? 502, response.headers)
+        response.pipe(res)
+      })
+      upstream.on('error', error => (res.headersSent ? res.destroy() : reply(res, 502, `claudebox: ${url.host}: ${error.message}`)))
+      req.pipe(upstream)
+    })
+  })
+
+  // GET http://host/path with Upgrade (WebSocket over plain HTTP) -> the same handshake to the
+  // checked address, then the two connections spliced.
+  server.on('upgrade', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
+    client.on('error', () => client.destroy())
+    started(client)
+    const url = absoluteHttpUrl(req.url ?? '')
+    if (url === undefined) return void client.end(statusLine(400, "claudebox's proxy takes absolute http:// URLs"))
+    const port = url.port === '' ? 80 : Number(url.port)
+    void admit(unbracket(url.hostname), port).then(async admission => {
+      if (!admission.ok) return void client.end(statusLine(admission.status, admission.message))
+      const upstream = await reach(unbracket(url.hostname), port, admission.addresses, true, client)
+      if (upstream instanceof Error) return void client.end(statusLine(502, `claudebox: cannot connect to ${url.host}: ${upstream.message}`))
+      if (client.destroyed) return void upstream.destroy()
+      upstream.write(upgradeRequest(req, url))
+      if (head.length > 0) upstream.write(head)
+      splice(client, upstream)
+    })
+  })
+
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail)
+    server.listen(options.socketPath, () => ok())
+  })
+  return {
+    close: () =>
+      new Promise<void>(done => {
+        for (const socket of open) socket.destroy()
+        server.close(() => done())
+      }),
+  }
+}
+
+/** `host:port` of a CONNECT request (IPv6 in brackets); the port is required. */
+export function parseAuthority(authority: string): { host: string; port: number } | undefined {
+  const match = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(authority)
+  if (!match) return undefined
+  const port = Number(match[2])
+  if (port < 1 || port > 65535) return undefined
+  return { host: unbracket(match[1] as string), port }
+}
+
+function absoluteHttpUrl(text: string): URL | undefined {
+  try {
+    const url = new URL(text)
+    return url.protocol === 'http:' && text.toLowerCase().startsWith('http://') ? url : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The first of `addresses` that accepts a connection on `port`, or the last error. Every socket
+ * it opens is tracked at once, so closing the proxy also ends an attempt in progress (else its
+ * socket and timer keep the launcher alive for up to `timeoutMs` after the session), and it gives
+ * up when `client` goes away meanwhile (else the attempt lingers, and a late connection stays open).
+ */
+async function connectFirst(addresses: readonly string[], port: number, timeoutMs: number, track: (socket: net.Socket) => void, client: net.Socket): Promise<net.Socket | Error> {
+  let last = new Error('no address')
+  for (const host of addresses) {
+    if (client.destroyed) return new Error('the client went away')
+    const result = await new Promise<net.Socket | Error>(done => {
+      const socket = net.connect({ host, port, allowHalfOpen: true })
+      track(socket)
+      const settle = (outcome: net.Socket | Error): void => {
+        clearTimeout(timer)
+        client.off('close', abandon)
+        socket.off('error', fail)
+        socket.off('close', closed)
+        if (outcome instanceof Error) socket.destroy()
+        done(outcome)
+      }
+      const fail = (error: Error): void => settle(error)
+      const closed = (): void => settle(new Error('closed before it connected'))
+      const abandon = (): void => settle(new Error('the client went away'))
+      const timer = setTimeout(() => settle(new Error(`timed out after ${timeoutMs / 1000} s`)), timeoutMs)
+      client.once('close', abandon)
+      socket.once('error', fail)
+      socket.once('close', closed)
+      socket.once('connect', () => settle(socket))
+    })
+    if (!(result instanceof Error)) return result
+    last = result
+  }
+  return last
+}
+
+/**
+ * A tunnel held to the host it was admitted for: the server's bytes flow at once (protocols where
+ * the server speaks first), the client's first bytes wait until they are known not to be a TLS
+ * ClientHello naming another server (domain fronting on a shared CDN address). A hello without a
+ * server name, non-TLS traffic and tunnels to an address literal pass; the Host header inside TLS
+ * cannot be seen without interception (README).
+ */
+function holdToHost(client: net.Socket, upstream: net.Socket, head: Buffer, host: string, deny: (reason: string) => void): void {
+  const expected = net.isIP(host) ? undefined : host.toLowerCase().replace(/\.$/, '')
+  if (expected === undefined) {
+    if (head.length > 0) upstream.write(head)
+    return splice(client, upstream)
+  }
+  upstream.pipe(client)
+  const drop = closeTogether(client, upstream)
+  let pending = head
+  const check = (): void => {
+    const result = sniFromClientHello(pending)
+    if (result.state === 'need-more') return
+    client.off('data', onData)
+    const sni = result.state === 'done' ? result.sni?.toLowerCase().replace(/\.$/, '') : undefined
+    const reason = result.state === 'malformed' ? `a TLS hello that does not parse (${result.why})` : sni !== undefined && sni !== expected ? `the TLS server name ${sni} is not ${host}` : undefined
+    if (reason !== undefined) {
+      deny(reason)
+      return drop()
+    }
+    upstream.write(pending)
+    client.pipe(upstream)
+  }
+  const onData = (chunk: Buffer): void => {
+    pending = Buffer.concat([pending, chunk])
+    check()
+  }
+  client.on('data', onData)
+  if (pending.length > 0) check()
+}
+
+/** Both directions, ends passed on, either side's error closes both. */
+function splice(a: net.Socket, b: net.Socket): void {
+  a.pipe(b)
+  b.pipe(a)
+  closeTogether(a, b)
+}
+
+/** Either side's error or close ends both; returns the function that does it. */
+function closeTogether(a: net.Socket, b: net.Socket): () => void {
+  const close = (): void => {
+    a.destroy()
+    b.destroy()
+  }
+  for (const socket of [a, b]) socket.on('error', close).on('close', close)
+  return close
+}
+
+/** The handshake as the client sent it, to the origin: origin-form path, Host the checked host, no proxy headers. */
+function upgradeRequest(req: http.IncomingMessage, url: URL): string {
+  const lines = [`${req.method ?? 'GET'} ${url.pathname}${url.search} HTTP/1.1`, `Host: ${url.host}`]
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i] as string
+    if (!/^(host|proxy-connection|proxy-authorization|keep-alive)$/i.test(name)) lines.push(`${name}: ${req.rawHeaders[i + 1] ?? ''}`)
+  }
+  return `${lines.join('\r\n')}\r\n\r\n`
+}
+
+function statusLine(status: number, message: string): string {
+  const body = `${message}\n`
+  return `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+}
+
+function reply(res: http.ServerResponse, status: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain', connection: 'close' })
+  res.end(`${message}\n`)
+}

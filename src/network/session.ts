@@ -1,0 +1,70 @@
+// One session's proxy for --network=allow: its private socket directory, the denied-connection
+// log in the instance, and the end-of-session summary. Runs in the launcher process, so the proxy
+// lives exactly as long as the session (and dies with the launcher).
+import fs from 'node:fs'
+import path from 'node:path'
+import type { EgressPolicy } from './policy.js'
+import { startProxy, type DeniedConnection } from './proxy.js'
+import { launchError } from '../errors.js'
+import { OWN_DIR } from '../state/registry.js'
+import type { UpstreamProxy } from './upstream-proxy.js'
+
+export const NETWORK_LOG_DIR = 'network'
+
+export interface EgressSession {
+  /** Closes the proxy; the line to print when it refused something, else undefined. */
+  finish(): Promise<string | undefined>
+}
+
+export async function startEgress(socketPath: string, policy: EgressPolicy, instanceDir: string, upstream?: UpstreamProxy): Promise<EgressSession> {
+  const dir = path.dirname(socketPath)
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 }) // exclusive: EEXIST if anyone made it first
+  } catch (error) {
+    throw launchError(`cannot create the proxy's directory ${dir}: ${(error as Error).message}; check that ${path.dirname(dir)} is writable`)
+  }
+  const logDir = path.join(instanceDir, OWN_DIR, NETWORK_LOG_DIR)
+  const log = path.join(logDir, `denied-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}.log`)
+  let denied = 0
+  let logFd: number | undefined
+  const onDenied = (entry: DeniedConnection): void => {
+    denied++
+    logFd ??= openLog(logDir, log)
+    if (logFd !== undefined) fs.writeSync(logFd, `${entry.time.toISOString()}\t${entry.host}\t${entry.port}\t${entry.reason}\n`)
+  }
+  let proxy
+  try {
+    proxy = await startProxy({ socketPath, policy, onDenied, ...(upstream === undefined ? {} : { upstream }) })
+  } catch (error) {
+    fs.rmSync(dir, { recursive: true, force: true })
+    throw launchError(`cannot start the network proxy on ${socketPath}: ${(error as Error).message}`)
+  }
+  return {
+    async finish() {
+      await proxy.close()
+      fs.rmSync(dir, { recursive: true, force: true })
+      if (logFd !== undefined) fs.closeSync(logFd)
+      return denied === 0 ? undefined : deniedSummary(denied, logFd === undefined ? undefined : log)
+    },
+  }
+}
+
+/**
+ * The log lives in the instance's claudebox/ directory, read-only inside the sandbox; still, never
+ * write through a symlink there (O_NOFOLLOW, and the directory checked with lstat).
+ */
+function openLog(dir: string, file: string): number | undefined {
+  try {
+    fs.mkdirSync(dir, { mode: 0o700, recursive: true })
+    if (!fs.lstatSync(dir).isDirectory()) return undefined
+    const { O_WRONLY, O_CREAT, O_APPEND, O_NOFOLLOW } = fs.constants
+    return fs.openSync(file, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0o600)
+  } catch {
+    return undefined
+  }
+}
+
+/** The line printed after a session that had denied connections. */
+function deniedSummary(denied: number, log: string | undefined): string {
+  return `${denied} connection${denied === 1 ? '' : 's'} blocked by the network allowlist${log ? `; see ${log}` : ''} (--allow-host HOST[:PORT] admits one)`
+}

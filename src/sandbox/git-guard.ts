@@ -1,0 +1,57 @@
+// What the sandbox may not change so that the host's git (and the host's other tools) never run
+// what the agent wrote: the mounts that pin the git dirs, the read-only files, and what the
+// launcher watches during the session. Pure: facts in (git-guard-probe.ts), bwrap arguments out.
+import path from 'node:path'
+import { launchError } from '../errors.js'
+import type { FileStep, GitProtectFacts, MkdirStep } from '../types.js'
+
+export interface GitGuardPlan {
+  /** bwrap argument groups, in order: pins first (parents before children), then read-only binds. */
+  groups: string[][]
+  readOnly: string[]
+  mkdirs: MkdirStep[]
+  files: FileStep[]
+  protections: string[]
+  /** Names that must not appear during the session (moved aside by the launcher if they do). */
+  forbidden: string[]
+  /** Git dirs to check after the session (HEAD still valid, nothing new in modules/ or worktrees/). */
+  gitDirs: string[]
+}
+
+/**
+ * A writable git dir is needed to commit (git creates index.lock, HEAD.lock... at its top and
+ * renames them), so the top stays writable; instead every git dir is bound onto itself, which makes
+ * it a mount point that cannot be renamed away and rebuilt, and what git reads to decide what to
+ * run or which repository to use is read-only. What cannot be pinned because it does not exist
+ * yet is created neutral (an empty config.worktree, an empty hooks dir) or watched (commondir).
+ */
+export function planGitGuard(protect: GitProtectFacts, writableGitConfig: boolean): GitGuardPlan {
+  if (protect.present.length > 0) {
+    const [first] = protect.present
+    throw launchError(
+      `${first ?? ''} would make git use another repository's configuration, and git never writes it there; inspect it, move it out of the git dir (mv ${first ?? ''} /tmp/), then rerun claudebox`,
+    )
+  }
+  const plan: GitGuardPlan = { groups: [], readOnly: [], mkdirs: [], files: [], protections: [], forbidden: [], gitDirs: [] }
+  const hostRun = protect.workTree.filter(entry => entry.kind === 'file' || entry.kind === 'dir').map(entry => entry.path)
+  if (hostRun.length > 0) plan.protections.push('working-tree files the host runs (.envrc, .vscode, .npmrc, .husky, ...) read-only while they exist')
+  // Pins first, parents before children: a read-only bind below a pin must not be covered by it.
+  const pin = (dir: string): void => void plan.groups.push(['--bind', dir, dir])
+  protect.workTreePins.forEach(pin)
+  if (writableGitConfig) return withReadOnly(plan, hostRun)
+  protect.pinned.forEach(pin)
+  plan.gitDirs = protect.pinned.filter(dir => !['worktrees', 'modules'].includes(path.basename(dir)))
+  for (const p of protect.missingHooks) plan.mkdirs.push({ path: p, mode: 0o755 })
+  for (const p of protect.emptyConfigs) plan.files.push({ path: p, content: '', mode: 0o644 })
+  plan.forbidden = [...protect.forbidden]
+  if (protect.pinned.length > 0) {
+    plan.protections.push('git dirs pinned (cannot be replaced); config, hooks, commondir and .git files read-only; a planted commondir is moved aside at once')
+  }
+  return withReadOnly(plan, [...hostRun, ...protect.readOnly, ...protect.missingHooks, ...protect.emptyConfigs])
+}
+
+function withReadOnly(plan: GitGuardPlan, paths: readonly string[]): GitGuardPlan {
+  for (const p of paths) plan.groups.push(['--ro-bind', p, p])
+  plan.readOnly.push(...paths)
+  return plan
+}

@@ -1,0 +1,669 @@
+// facts -> the bwrap command of a launch. Pure: everything it knows arrives in HostFacts.
+import net from 'node:net'
+import path from 'node:path'
+import { addressAllowed, allowsLoopback, buildPolicy, decideDestination, describePolicy, unbracket, type EgressPolicy, type NetworkMode } from '../network/policy.js'
+import { isPassedThrough, SECRET_VARIABLES } from './env.js'
+import { ClaudeboxError, EXIT, launchError, usageError } from '../errors.js'
+import { canonicalRoot, instanceDir, instanceId, instancesDir, isWithin, PROJECT_ROOT_FILE, sharedPaths } from '../state/instance.js'
+import { trustGit } from './git-trust.js'
+import { planGitGuard } from './git-guard.js'
+import { watchedPaths } from './persistence.js'
+import { OWN_DIR, SESSIONS_DIR } from '../state/registry.js'
+import { bindRefusal, dangerousRootReason, sandboxHomeRefusal } from './policy.js'
+import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
+import { scopeHelper } from './landlock.js'
+import { planLimits } from './limits.js'
+import { hostSeccompArch, seccompFilter } from './seccomp.js'
+import { planTiers, SANDBOX_NOTE } from './tiers.js'
+import type { SignInKind } from '../types.js'
+import { upstreamFromEnv } from '../network/upstream-proxy.js'
+import type { FdStep, FileStep, HostFacts, LaunchPlan } from '../types.js'
+
+/** System directories shown read-only when present; symlinks (merged /usr) are recreated as symlinks. */
+export const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt', '/nix/store'] as const
+
+/**
+ * /etc entries a working system needs whose targets may lie outside the visible dirs (resolv.conf
+ * is often a symlink into /run: systemd-resolved, NetworkManager, resolvconf). Only the resolved
+ * target file is shown, never the rest of /run (no /run/user, no D-Bus).
+ */
+export const ETC_ENTRIES = ['resolv.conf', 'hosts', 'nsswitch.conf', 'localtime', 'passwd', 'group', 'ssl/certs/ca-certificates.crt', 'ssl/cert.pem', 'ca-certificates.crt'] as const
+
+/** NixOS puts the system's programs behind these symlinks (into /nix/store, which is visible). */
+export const RUN_LINKS = ['/run/current-system'] as const
+
+/** Host files under $HOME that are shown read-only when present, so git behaves as outside. */
+export const HOME_FILES_RO = ['.gitconfig', '.config/git/config', '.config/git/ignore', '.config/git/attributes'] as const
+
+/** bwrap writes {"child-pid": N} here: the launcher signals the sandboxed program through it. */
+export const INFO_FD = 3
+/** bwrap reads the seccomp program from here. */
+export const SECCOMP_FD = 4
+
+/** bwrap copies the Landlock scope helper from here to SCOPE_HELPER inside. */
+export const SCOPE_FD = 5
+export const SCOPE_HELPER = '/run/claudebox/scope'
+
+/** --network=allow: where the bridge and the proxy's socket appear inside, and the bridge's port. */
+export const BRIDGE_SCRIPT = '/run/claudebox/bridge.js'
+export const PROXY_SOCKET = '/run/claudebox/proxy.sock'
+export const BRIDGE_PORT = 3128
+const PROXY_URL = `http://127.0.0.1:${BRIDGE_PORT}`
+
+/** The API gateway's socket inside, and the port the bridge gives it (credentials stay on the host). */
+export const API_SOCKET = '/run/claudebox/api.sock'
+export const API_PORT = 3129
+
+/**
+ * Starts the bridge in the background, waits for its "ok" on a fifo (EOF if it died), then
+ * becomes the program: $1 node, $2 bridge, $3 SOCKET=PORT pairs, the rest the program and its args.
+ */
+export const BRIDGE_WRAPPER = [
+  'fifo=/tmp/.claudebox-bridge-ready',
+  // The host's PATH may lack coreutils (a trimmed PATH): the system's are read-only inside. The
+  // program then gets the PATH it was given.
+  'path="$PATH"',
+  'PATH="$PATH:/usr/bin:/bin"',
+  'mkfifo -m 600 "$fifo" || exit 125',
+  '"$1" "$2" "$3" 3>"$fifo" </dev/null >/dev/null 2>&1 &',
+  'IFS= read -r ready <"$fifo"',
+  'rm -f "$fifo"',
+  'if [ "$ready" != ok ]; then echo "claudebox: the network bridge did not start inside the sandbox ($1 $2)" >&2; exit 125; fi',
+  'shift 3',
+  'PATH="$path"',
+  'exec "$@"',
+].join('\n')
+
+export interface LaunchRequest {
+  claudeArgs: readonly string[]
+  sandbox?: SandboxOptions
+  /** The shared tier: config.json's sharedEntries (undefined: the default list), read-only or not. */
+  tiers?: { entries: readonly string[] | undefined; readOnly: boolean }
+  /** Which config and profile were applied, for the audit. */
+  applied?: readonly string[]
+  /** --network=allow: the host path of the proxy's socket (the launcher creates it). */
+  egressSocket?: string
+  /**
+   * Secretless (the default): how Claude reaches the launcher's API gateway, which holds the real
+   * credential. Its unix socket (bridged to 127.0.0.1:API_PORT inside), or with the open network a
+   * port on the host's loopback; the session's placeholder and the kind of sign-in it stands for;
+   * for a stored OAuth login, the placeholder credential file's content.
+   */
+  api?: { kind: SignInKind; placeholder: string; socket?: string; port?: number; credentialsFile?: string; storedKey?: true }
+  /** Secretless without a login yet: the sandbox gets an empty credential store of its own (a /login lands there). */
+  ownCredentialStore?: boolean
+  /** The session's name for its own store (sessions of one project at once each have theirs). */
+  storeSession?: string
+}
+
+/** Where an older claudebox kept the sandboxes' stores, inside the instance (removed at launch). */
+export const OLD_SANDBOX_STORE_DIR = '.claudebox-credentials'
+
+/** The sandboxes' own credential stores (placeholders, or a login made inside), one per session. */
+export const SESSION_STORES_DIR = 'session-stores'
+
+/**
+ * One session's own store, outside the instance and bound into that session's sandbox alone: two
+ * sessions of a project at once must neither overwrite each other's placeholder nor read the login
+ * `claudebox --login` makes in the other. Derived from the instance path: $CLAUDEBOX_HOME/instances/<id>.
+ */
+export const sandboxStore = (instance: string, session = 'session'): string =>
+  path.join(path.dirname(path.dirname(instance)), SESSION_STORES_DIR, `${path.basename(instance)}-${session}`)
+
+export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan {
+  const options = request.sandbox ?? DEFAULT_SANDBOX
+  const { cwd, git, claude, home } = facts
+  if (cwd === undefined) throw launchError('the current directory no longer exists; cd into your project again and rerun claudebox')
+  if (cwd.includes('\n')) throw newlineRefusal(cwd)
+  const homeRefusal = sandboxHomeRefusal(home)
+  if (homeRefusal !== undefined) throw launchError(`HOME=${home} cannot be the sandbox's home: ${homeRefusal}; set HOME to your home directory`)
+  if (facts.bwrap === undefined) throw launchError(bwrapMissing(facts.env))
+  const shell = options.shell ? shellProgram(facts) : undefined
+  if (claude === undefined && shell === undefined) throw claudeError(facts)
+
+  if (facts.gitLayout) {
+    const trust = trustGit(git, facts.gitLayout)
+    if (!trust.ok) throw launchError(trust.reason)
+  }
+  const root = canonicalRoot(cwd, git)
+  const id = instanceId(root)
+  const instance = instanceDir(facts.claudeboxHome, id)
+  const shared = sharedPaths(facts.claudeboxHome)
+  checkInstance(facts, root, instance)
+
+  const projectDirs = git ? [git.topLevel] : [cwd]
+  if (git && !isWithin(git.commonDir, git.topLevel)) projectDirs.push(git.commonDir)
+  const dangerous = projectDirs.map(dir => ({ dir, reason: dangerousRootReason(dir, home, facts.claudeboxHome) })).filter(d => d.reason)
+  const warnings: string[] = []
+  for (const { dir, reason } of dangerous) {
+    if (!options.allowDangerousRoot) {
+      // A home kept in git: the user is in a project directory, but git's top level is above it.
+      const above = git !== undefined && dir === git.topLevel && cwd !== dir
+      throw launchError(
+        above
+          ? `refusing to make ${dir} writable: you are in ${cwd}, but git's top level here is ${dir} and ${reason ?? ''}. Give the project a repository of its own (git init in it), or pass --allow-dangerous-root if you truly mean it`
+          : `refusing to make ${dir} writable: ${reason ?? ''}. Start claudebox in a project directory (or pass --allow-dangerous-root if you truly mean it)`,
+      )
+    }
+    warnings.push(`--allow-dangerous-root: ${dir} is writable inside although ${reason ?? ''}`)
+  }
+  if (!facts.gitAvailable) warnings.push('git was not found; using the current directory as the project')
+
+  const groups: string[][] = []
+  const readOnly: string[] = []
+  const writable: string[] = []
+  const protections: string[] = []
+  const add = (...words: string[]): void => void groups.push(words)
+  const roBind = (p: string, dest = p): void => {
+    add('--ro-bind', p, dest)
+    readOnly.push(dest)
+  }
+  const bind = (p: string, dest = p): void => {
+    add('--bind', p, dest)
+    writable.push(dest)
+  }
+
+  // ========== NAMESPACES ==========
+  add(...namespaceArgs(options.network))
+  // The API endpoint named on the host is the gateway's business when there is one (secretless).
+  const policy = options.network === 'allow' ? egressPolicy(options, request.api === undefined ? facts.env : {}) : undefined
+  add('--info-fd', String(INFO_FD))
+
+  // ========== TERMINAL AND SYSCALLS ==========
+  // A seccomp filter (not --new-session, which stops window-size changes reaching Claude:
+  // bubblewrap#573) makes TIOCSTI/TIOCLINUX fail (CVE-2017-5226, CVE-2019-10063) and blocks
+  // mount, keyring and namespace syscalls; see seccomp.ts.
+  const fds: FdStep[] = [{ fd: INFO_FD, kind: 'info' }]
+  const files: FileStep[] = []
+  const arch = hostSeccompArch(facts.arch)
+  if (arch !== undefined) {
+    const filter = seccompFilter(arch)
+    const filterPath = path.join(facts.claudeboxHome, 'seccomp', `${arch}-${contentTag(filter)}.bpf`)
+    files.push({ path: filterPath, content: filter, mode: 0o600, replace: true })
+    fds.push({ fd: SECCOMP_FD, kind: 'file', path: filterPath })
+    add('--seccomp', String(SECCOMP_FD))
+    protections.push('seccomp filter: TIOCSTI/TIOCLINUX, mount, keyring, namespace and clone3 syscalls fail')
+  } else {
+    warnings.push(`no seccomp filter for ${facts.arch}: terminal injection (TIOCSTI) is not blocked by claudebox`)
+  }
+  protections.push('no nested user namespaces (--disable-userns), no capabilities (--cap-drop ALL), /proc/sys read-only')
+
+  // The host's abstract unix sockets (X11's @/tmp/.X11-unix/X0) are reachable wherever the
+  // network namespace is shared: a Landlock scope set by a small helper refuses them (landlock.ts).
+  // It reaches the sandbox as a copy on bwrap's own tmpfs, so a noexec home cannot stop it.
+  const scope = scopeHelper(facts.arch)
+  if (scope !== undefined) {
+    const scopePath = path.join(facts.claudeboxHome, 'landlock', `${facts.arch}-${contentTag(scope)}`)
+    files.push({ path: scopePath, content: scope, mode: 0o600, replace: true })
+    fds.push({ fd: SCOPE_FD, kind: 'file', path: scopePath })
+    add('--perms', '0555', '--file', String(SCOPE_FD), SCOPE_HELPER)
+    protections.push("Landlock scope: the host's abstract unix sockets (X11...) refused, on Linux 6.12+ (claudebox --check tells)")
+  }
+  // No helper for this architecture (aarch64 for now): --check warns, not every launch.
+
+  // ========== SYSTEM (read-only) ==========
+  const system = systemMounts(facts)
+  groups.push(...system.groups)
+  readOnly.push(...system.extraReadOnly)
+  const visibleSystem = system.visible
+
+  // ========== HOME: empty, except what is listed ==========
+  // The tmpfs comes first: every later bind under $HOME lands on top of it.
+  add('--tmpfs', home)
+  for (const rel of HOME_FILES_RO) {
+    const p = path.join(home, rel)
+    if (facts.homeFiles[p] === 'file') roBind(p)
+  }
+
+  // ========== CLAUDE CODE INSTALLATION (read-only) ==========
+  const alreadyVisible = (p: string): boolean => visibleSystem.some(dir => isWithin(p, dir))
+  for (const p of [claude?.installRoot, claude?.interpreter?.installRoot]) {
+    if (p !== undefined && !alreadyVisible(p) && !readOnly.includes(p)) roBind(p)
+  }
+
+  // ========== PROJECT (read-write), its git config and hooks read-only ==========
+  for (const p of projectDirs) bind(p)
+  const own = path.join(instance, OWN_DIR)
+  const mkdirs = [facts.claudeboxHome, instancesDir(facts.claudeboxHome), instance, own, path.join(instance, SESSIONS_DIR), shared.dir, shared.secureStorage].map(p => ({
+    path: p,
+    mode: 0o700,
+  }))
+  // Git config, hooks and the git dirs themselves, and working-tree files the host runs: git-guard.ts.
+  const guard = planGitGuard(facts.gitProtect, options.writableGitConfig)
+  if (options.writableGitConfig) warnings.push('--writable-git-config: the agent can change .git/config and .git/hooks, which run outside the sandbox')
+  groups.push(...guard.groups)
+  readOnly.push(...guard.readOnly)
+  mkdirs.push(...guard.mkdirs)
+  protections.push(...guard.protections)
+  protections.push(
+    options.connectors
+      ? "claude.ai connectors: ON for this launch (--connectors): the agent can use your account's connected services"
+      : 'claude.ai connectors of your account (mail, drive...): off (--connectors turns them on for one launch)',
+  )
+  protections.push('shared settings, CLAUDE.md, agents, commands, skills: a per-project copy; changes stay in this project until you promote them (claudebox --proposals)')
+
+  // ========== EXTRA BINDS (opt-in) ==========
+  for (const [list, kind] of [[options.roBinds, 'ro'], [options.binds, 'rw']] as const) {
+    for (const requested of list) {
+      const info = facts.paths[requested]
+      const refusal = bindRefusal(info?.real, home, facts.claudeboxHome)
+      if (refusal !== undefined) throw usageError(`cannot bind ${requested}: ${refusal}; name an existing directory or file of your own`)
+      const real = info?.real as string
+      if (kind === 'ro') roBind(real)
+      else bind(real)
+    }
+  }
+
+  // ========== STATE: this instance and the shared tier ==========
+  const tiers = planTiers(shared.dir, instance, request.tiers?.entries, request.tiers?.readOnly ?? false, facts.sharedKinds)
+  const boundEntries = ['.claude.json', '.credentials.json', SANDBOX_NOTE, ...(request.tiers?.readOnly ? tiers.entries : [])]
+  for (const entry of boundEntries) {
+    // An agent can replace what is in its instance; never bind through a symlink it planted
+    // (flatpak CVE-2024-42472). A plain file or directory there is bwrap's own mount point.
+    // (The composed copies are not bound; tier-sync.ts never follows a symlink among them.)
+    if (facts.instanceEntries[path.join(instance, entry)] === 'symlink') {
+      throw launchError(`${path.join(instance, entry)} was replaced by a symlink; remove it and rerun claudebox`)
+    }
+  }
+  bind(instance)
+  // claudebox's own records (live sessions, metadata): readable inside, never writable.
+  add('--ro-bind', own, own)
+  // project-root decides what --gc removes and which project owns the instance: never writable
+  // inside (an agent that wrote another path into it made --gc delete a live project's state).
+  add('--ro-bind', path.join(instance, PROJECT_ROOT_FILE), path.join(instance, PROJECT_ROOT_FILE))
+  // The shared tier reaches the instance as its own copy (tiers.ts, tier-sync.ts): only SANDBOX.md
+  // is bound, read-only; with sharedReadOnly the instance's copies are too (-try: composed just before).
+  for (const [source, target] of tiers.binds) {
+    add(source === target ? '--ro-bind-try' : '--ro-bind', source, target)
+    readOnly.push(target)
+  }
+  // Credentials. Secretless (request.api): the sandbox's own store in the instance, holding at most
+  // a placeholder; the real login never enters. Otherwise (the opt-out) one directory for every
+  // instance (CLAUDE_SECURESTORAGE_CONFIG_DIR): Claude writes it with temp file + rename, which works
+  // in a bound directory but not on a bound file.
+  const api = request.api
+  const ownStore = api !== undefined || request.ownCredentialStore === true
+  const storeDir = ownStore ? sandboxStore(instance, request.storeSession) : shared.secureStorage
+  if (!ownStore) bind(shared.secureStorage)
+  const credentialFile = path.join(storeDir, '.credentials.json')
+  const mechanism = credentialMechanism(claude?.version)
+  const stateFiles: FileStep[] = []
+  if (ownStore) {
+    mkdirs.push({ path: path.dirname(storeDir), mode: 0o700 }, { path: storeDir, mode: 0o700 })
+    bind(storeDir)
+  }
+  if (api?.credentialsFile !== undefined) stateFiles.push({ path: credentialFile, content: api.credentialsFile, mode: 0o600, replace: true })
+  if (api !== undefined) protections.push("your login stays on the host: the sandbox holds this session's placeholder; claudebox's gateway adds the real credential to Claude's API calls only")
+  if (!ownStore && mechanism === 'file-bind') {
+    // Older Claude Code reads CLAUDE_CONFIG_DIR/.credentials.json only: bind the one shared file
+    // there (its write falls back to in place on EBUSY, as for .claude.json).
+    stateFiles.push({ path: credentialFile, content: '{}\n', mode: 0o600 })
+    add('--bind', credentialFile, path.join(instance, '.credentials.json'))
+  }
+  // Account state: the instance's own .claude.json, with the account keys carried in and out by
+  // the launcher (account-state.ts); the shared account file is never bound.
+  add('--symlink', instance, path.join(home, '.claude'))
+
+  // ========== ENVIRONMENT: an allowlist, nothing else ==========
+  const env = new Map<string, string>()
+  for (const [name, value] of Object.entries(facts.env)) {
+    if (value !== undefined && isPassedThrough(name)) env.set(name, value)
+  }
+  if (!env.has('PATH')) env.set('PATH', '/usr/local/bin:/usr/bin:/bin')
+  for (const spec of options.env) {
+    const eq = spec.indexOf('=')
+    const name = eq === -1 ? spec : spec.slice(0, eq)
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw usageError(`--env ${spec}: ${JSON.stringify(name)} is not a variable name`)
+    const value = eq === -1 ? facts.env[name] : spec.slice(eq + 1)
+    if (value === undefined) warnings.push(`--env ${name}: not set on the host, so not set inside`)
+    else env.set(name, value)
+  }
+  if (api !== undefined) {
+    // The real values stay on the host; Claude inside talks to the gateway with the placeholder.
+    for (const name of [...SECRET_VARIABLES, 'ANTHROPIC_BASE_URL']) env.delete(name)
+  } else if (policy !== undefined && shell === undefined) checkApiReachable(policy, env)
+  if (options.sshAgent) {
+    const socket = facts.env['SSH_AUTH_SOCK']
+    const info = socket === undefined ? undefined : facts.paths[socket]
+    if (socket === undefined || info?.kind !== 'socket' || info.real === undefined) {
+      throw usageError('--ssh-agent: SSH_AUTH_SOCK does not name an ssh-agent socket; start ssh-agent (eval $(ssh-agent)) and rerun')
+    }
+    // Only the socket: the agent can ask for signatures, never read the keys.
+    add('--bind', info.real, socket)
+    writable.push(socket)
+    env.set('SSH_AUTH_SOCK', socket)
+  }
+  const owned: [string, string][] = [
+    ['HOME', home],
+    ['CLAUDE_CONFIG_DIR', instance],
+    ['CLAUDE_SECURESTORAGE_CONFIG_DIR', storeDir],
+    ...apiEnv(api),
+    // Claude Code allows --dangerously-skip-permissions as root only when it knows it is sandboxed.
+    ['IS_SANDBOX', '1'],
+    // The installation is read-only inside: a self-update could only fail.
+    ['DISABLE_AUTOUPDATER', '1'],
+    // The account's claude.ai connectors (mail, drive...) are not loaded unless asked for: a
+    // prompt-injected agent in any repository could read them. Claude Code honours this variable
+    // before any settings file (measured with 2.1.330: "[claudeai-mcp] Disabled via env var").
+    ...(options.connectors ? [] : ([['ENABLE_CLAUDEAI_MCP_SERVERS', 'false']] as [string, string][])),
+    ['CLAUDEBOX', '1'],
+    ...(policy === undefined ? [] : proxyEnv(policy)),
+  ]
+  // Every value reaches the sandbox through bwrap's own environment, never its argv: any local
+  // user can read a process's argv in /proc/<pid>/cmdline, and a value that looks harmless by its
+  // name can hold a secret (ANTHROPIC_CUSTOM_HEADERS, a password in ANTHROPIC_BASE_URL). bwrap
+  // starts with exactly this environment and passes it on unchanged.
+  for (const [name] of owned) {
+    if (options.env.some(spec => spec.split('=', 1)[0] === name)) warnings.push(`--env ${name}: claudebox sets it itself${policy ? ' (--network=allow: the proxy inside)' : ''}; yours is not used`)
+    env.delete(name)
+  }
+  const sandboxEnv: Record<string, string> = {}
+  for (const [name, value] of [...[...env.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)), ...owned]) sandboxEnv[name] = value
+  // --dry-run names the host's values ("$NAME") instead of printing them; claudebox's own are literal.
+  const hostEnv = Object.keys(sandboxEnv).filter(name => !owned.some(([o]) => o === name) && facts.env[name] === sandboxEnv[name])
+
+  // ========== NETWORK ALLOWLIST (--network=allow) ==========
+  // No network inside but loopback; tools find the proxy in the usual variables, a bridge inside
+  // carries 127.0.0.1:BRIDGE_PORT to the launcher's proxy over its unix socket.
+  let command = [shell ?? claude?.resolved ?? '/bin/sh', ...(shell === undefined ? sessionSettingsArgs(options.connectors, claude, request.claudeArgs, warnings) : []), ...request.claudeArgs]
+  // The bridge: each unix socket of the launcher (proxy, API gateway) as a port on loopback inside.
+  const bridged: [string, string, number][] = []
+  if (policy !== undefined) {
+    if (request.egressSocket === undefined) throw new Error('planLaunch: --network=allow without a proxy socket')
+    bridged.push([request.egressSocket, PROXY_SOCKET, BRIDGE_PORT])
+  }
+  if (api?.socket !== undefined) bridged.push([api.socket, API_SOCKET, API_PORT])
+  if (bridged.length > 0) {
+    const egress = facts.egress
+    if (egress === undefined) throw launchError("the sandbox's network bridge needs node inside the sandbox, and node was not found; reinstall claudebox")
+    if (!alreadyVisible(egress.node) && !readOnly.includes(egress.nodeRoot)) roBind(egress.nodeRoot)
+    add('--ro-bind', egress.bridge, BRIDGE_SCRIPT)
+    for (const [host, inside] of bridged) add('--bind', host, inside)
+    const pairs = bridged.map(([, inside, port]) => `${inside}=${port}`).join(',')
+    command = ['/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge', egress.node, BRIDGE_SCRIPT, pairs, ...command]
+  }
+
+  // The process limit wraps the bridge too; the scope helper stays first (it must run before anything).
+  const limits = planLimits(options, facts.uid, facts.prlimit !== undefined && alreadyVisible(facts.prlimit) ? facts.prlimit : undefined, facts.cgroups)
+  command = [...limits.prefix, ...command]
+  if (scope !== undefined) command = [SCOPE_HELPER, ...command]
+  add('--chdir', cwd)
+  add('--', ...command)
+
+  const watch = watchedPaths(git ? [git.topLevel] : [cwd])
+  if (options.writableGitConfig) watch.push(...facts.gitProtect.readOnly)
+
+  return {
+    file: facts.bwrap,
+    argv: groups.flat(),
+    env: sandboxEnv,
+    hostEnv,
+    groups,
+    mkdirs: [...mkdirs, ...tiers.mkdirs],
+    files: [
+      ...tiers.files,
+      ...files,
+      ...guard.files,
+      { path: path.join(instance, PROJECT_ROOT_FILE), content: `${root}\n`, mode: 0o600 },
+      { path: shared.claudeJson, content: '{}\n', mode: 0o600 },
+      ...stateFiles,
+    ],
+    fds,
+    warnings,
+    watch,
+    gitWatch: { forbidden: guard.forbidden, gitDirs: guard.gitDirs, workTree: git?.topLevel ?? cwd },
+    ...(policy === undefined || request.egressSocket === undefined ? {} : { egress: egressPlan(request.egressSocket, policy, facts.env) }),
+    cgroups: limits.cgroups,
+    summary: {
+      projectRoot: root,
+      instanceId: id,
+      instanceDir: instance,
+      writable,
+      readOnly,
+      system: visibleSystem,
+      network: options.network,
+      ...(policy === undefined ? {} : { egress: describePolicy(policy) }),
+      protections,
+      limits: { inForce: limits.inForce, notInForce: limits.notInForce },
+      credentials: { mechanism, path: credentialFile, held: api !== undefined ? 'host' : ownStore ? 'none-yet' : 'inside', ...(api === undefined ? {} : { kind: api.kind }) },
+      shared: tiers.entries,
+      applied: request.applied ?? [],
+      claudeCode: shell === undefined && isClaudeCode(claude),
+    },
+  }
+}
+
+/**
+ * The settings claudebox gives Claude Code for the session, in a source the agent cannot write:
+ * the account's claude.ai connectors off, and Claude's own per-command sandbox off, because it
+ * cannot start inside (it needs user namespaces, which claudebox denies) and would otherwise refuse
+ * to start (failIfUnavailable), warn that nothing is enforced, or fail every Bash command.
+ */
+export function sessionSettings(connectorsOn: boolean): string {
+  return JSON.stringify({ ...(connectorsOn ? {} : { disableClaudeAiConnectors: true }), sandbox: { enabled: false } })
+}
+
+/**
+ * The environment variable alone is not enough: a settings file's "env" (the agent can write its
+ * user settings) overrides it (measured, 2.1.330). `disableClaudeAiConnectors` set true in any
+ * settings source wins, and --settings is a source only the launcher writes. Only for Claude Code
+ * itself (by its name or a known version): another program named by CLAUDEBOX_CLAUDE gets its
+ * arguments untouched. Claude keeps the last --settings, so one of the user's own replaces this.
+ */
+function sessionSettingsArgs(connectorsOn: boolean, claude: HostFacts['claude'], args: readonly string[], warnings: string[]): string[] {
+  if (!isClaudeCode(claude)) return []
+  if (args.some(arg => arg === '--settings' || arg.startsWith('--settings='))) {
+    warnings.push(`your --settings replaces the one claudebox passes (${sessionSettings(connectorsOn)}); add those keys to yours`)
+  }
+  return ['--settings', sessionSettings(connectorsOn)]
+}
+
+export function isClaudeCode(claude: HostFacts['claude']): claude is NonNullable<HostFacts['claude']> {
+  if (claude === undefined) return false
+  return claude.version !== undefined || /^claude(\.exe)?$/.test(path.basename(claude.resolved)) || /^claude$/.test(path.basename(claude.found))
+}
+
+/** Claude Code honours CLAUDE_SECURESTORAGE_CONFIG_DIR since about 2.1.220 (claude-code-facts.md). */
+const SECURE_STORAGE_SINCE = [2, 1, 220]
+
+/** How the shared credentials reach Claude: a shared store directory, or (older) a bound file. */
+export function credentialMechanism(version: string | undefined): 'store-dir' | 'file-bind' {
+  const parts = /^(\d+)\.(\d+)\.(\d+)/.exec(version ?? '')?.slice(1).map(Number)
+  if (parts === undefined) return 'store-dir' // unknown: assume a current Claude Code
+  for (let i = 0; i < 3; i++) {
+    const [have, need] = [parts[i] ?? 0, SECURE_STORAGE_SINCE[i] ?? 0]
+    if (have !== need) return have > need ? 'store-dir' : 'file-bind'
+  }
+  return 'store-dir'
+}
+
+/**
+ * Namespaces: all unshared, the network only on request. An explicit user namespace (also for
+ * root) lets --disable-userns stop nested ones; --cap-drop ALL because bwrap started by root keeps
+ * every capability inside its user namespace.
+ */
+export function namespaceArgs(network: NetworkMode): string[] {
+  return ['--unshare-all', '--unshare-user', '--disable-userns', ...(network === 'open' ? ['--share-net'] : []), '--die-with-parent', '--cap-drop', 'ALL']
+}
+
+/** What Claude inside needs to reach the gateway: its URL and the placeholder in the kind's own variable. */
+function apiEnv(api: LaunchRequest['api']): [string, string][] {
+  if (api === undefined) return []
+  const variable = { 'api-key': 'ANTHROPIC_API_KEY', 'auth-token': 'ANTHROPIC_AUTH_TOKEN', 'oauth-token': 'CLAUDE_CODE_OAUTH_TOKEN', 'oauth-store': undefined }[api.kind]
+  return [['ANTHROPIC_BASE_URL', `http://127.0.0.1:${api.port ?? API_PORT}`], ...(variable === undefined ? [] : ([[variable, api.placeholder]] as [string, string][]))]
+}
+
+/** The session's proxy: its socket, its rules, and the host's own (company) proxy to go through. */
+function egressPlan(socket: string, policy: EgressPolicy, env: Readonly<Record<string, string | undefined>>): NonNullable<LaunchPlan['egress']> {
+  const upstream = upstreamFromEnv(env)
+  return upstream === undefined ? { socket, policy } : { socket, policy, upstream }
+}
+
+/** The allowlist of a launch; a bad preset or host (from an unchecked source) is a usage error. */
+function egressPolicy(options: SandboxOptions, env: Readonly<Record<string, string | undefined>>): EgressPolicy {
+  try {
+    const api = namedApiEndpoint(env)
+    return buildPolicy({ allowHosts: [...options.allowHosts, ...(api === undefined ? [] : [api])], denyHosts: options.denyHosts, presets: options.allowPresets })
+  } catch (error) {
+    throw usageError(`network allowlist: ${(error as Error).message}`)
+  }
+}
+
+/**
+ * The API endpoint the user named on the host (ANTHROPIC_BASE_URL: a company gateway, a local test
+ * server) is admitted exactly, host and port, even on the host's loopback: the one loopback
+ * exception, because the user named it. The deny list still wins.
+ */
+export function namedApiEndpoint(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const value = env['ANTHROPIC_BASE_URL']
+  if (!value) return undefined
+  try {
+    const url = new URL(value)
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined
+    return `${url.hostname}:${url.port === '' ? (url.protocol === 'http:' ? 80 : 443) : url.port}`
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Claude cannot work when its API is not admitted, and it does not give up quickly: a refused
+ * tunnel is retried for 3 minutes (measured: 52 attempts), a loopback API that bypasses the proxy
+ * (NO_PROXY) too. Say so before starting, with the fix. Bedrock, Vertex and Foundry choose their
+ * own hosts: not checked.
+ */
+function checkApiReachable(policy: EgressPolicy, env: ReadonlyMap<string, string>): void {
+  if (['CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CODE_USE_VERTEX', 'CLAUDE_CODE_USE_FOUNDRY'].some(name => /^(1|true|yes)$/i.test(env.get(name) ?? ''))) return
+  const baseUrl = env.get('ANTHROPIC_BASE_URL') || 'https://api.anthropic.com'
+  let url: URL
+  try {
+    url = new URL(baseUrl)
+  } catch {
+    return // Claude reports a malformed ANTHROPIC_BASE_URL itself
+  }
+  const host = unbracket(url.hostname)
+  const port = url.port === '' ? (url.protocol === 'http:' ? 80 : 443) : Number(url.port)
+  const decision = decideDestination(policy, host, port)
+  const literal = decision.host === 'localhost' ? '127.0.0.1' : net.isIP(decision.host) ? decision.host : undefined
+  const reason = !decision.allowed
+    ? decision.reason
+    : literal !== undefined && !addressAllowed(policy, decision, literal, port)
+      ? 'a loopback or private address that is not listed'
+      : undefined
+  if (reason !== undefined) {
+    const what = env.get('ANTHROPIC_BASE_URL') ? `ANTHROPIC_BASE_URL (${baseUrl})` : `Claude's API (${baseUrl})`
+    const fix = reason.startsWith('in the deny list') ? 'remove it from the deny list' : `add --allow-host ${url.port ? url.host : url.hostname} (or allowHosts in config.json)`
+    throw usageError(`--network=allow does not admit ${what}: ${reason}, so Claude could not work; ${fix}`)
+  }
+}
+
+/**
+ * The proxy variables, in both spellings tools read. Loopback stays direct (the sandbox's own
+ * servers) unless the list names a loopback destination: then it means the host's, via the proxy.
+ */
+function proxyEnv(policy: EgressPolicy): [string, string][] {
+  // The API gateway's port inside is always direct.
+  const noProxy = allowsLoopback(policy) ? `127.0.0.1:${API_PORT}` : 'localhost,127.0.0.1,::1'
+  const pairs: [string, string][] = []
+  for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) pairs.push([name, PROXY_URL], [name.toLowerCase(), PROXY_URL])
+  pairs.push(['NO_PROXY', noProxy], ['no_proxy', noProxy])
+  // Node 24+ applies the variables to fetch() and http only when asked to.
+  pairs.push(['NODE_USE_ENV_PROXY', '1'])
+  return pairs
+}
+
+/** The read-only system: /usr, /etc, ..., fresh /dev, /proc and /tmp, and /etc's symlink targets. */
+function systemMounts(facts: HostFacts): { groups: string[][]; visible: string[]; extraReadOnly: string[] } {
+  const groups: string[][] = []
+  const visible: string[] = []
+  const extraReadOnly: string[] = []
+  for (const p of SYSTEM_PATHS) {
+    const entry = facts.systemPaths[p]
+    if (entry?.kind === 'dir') {
+      groups.push(['--ro-bind', p, p])
+      visible.push(p)
+    } else if (entry?.kind === 'symlink' && entry.target !== undefined) {
+      groups.push(['--symlink', entry.target, p])
+    }
+  }
+  // Password hashes and host keys: root inside (uid 0 is mapped for root) could read them.
+  for (const secret of facts.etcSecrets) groups.push(['--ro-bind', '/dev/null', secret])
+  groups.push(['--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'])
+  // Sysctls check only that the writer is (host) uid 0, not its capabilities: for root, whose uid 0
+  // is mapped into the sandbox, a writable /proc/sys would let the agent set kernel.core_pattern
+  // (a program the host kernel runs as root) or trigger sysrq. bwrap 0.8 leaves /proc/sys writable
+  // when its access(2) probe is refused, so cover both explicitly (measured here as root).
+  groups.push(['--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger'])
+  for (const [link, target] of Object.entries(facts.runLinks)) groups.push(['--symlink', target, link])
+  for (const target of new Set(Object.values(facts.etcLinks))) {
+    if (!visible.some(dir => isWithin(target, dir))) {
+      groups.push(['--ro-bind', target, target])
+      extraReadOnly.push(target)
+    }
+  }
+  return { groups, visible, extraReadOnly }
+}
+
+/**
+ * A sandbox with the launch's namespaces and system view but no state, for --check's probes
+ * (it must create nothing): runs `/bin/sh -c script`.
+ */
+export function planProbeSandbox(facts: HostFacts, script: string, network: NetworkMode): { file: string; argv: string[] } | undefined {
+  if (facts.bwrap === undefined) return undefined
+  const groups = [namespaceArgs(network), ...systemMounts(facts).groups]
+  return { file: facts.bwrap, argv: [...groups.flat(), '--', '/bin/sh', '-c', script] }
+}
+
+/** The user's shell for --shell, when it is visible inside; else /bin/sh. */
+function shellProgram(facts: HostFacts): string {
+  const shell = facts.env['SHELL']
+  const visible = shell !== undefined && SYSTEM_PATHS.some(dir => facts.systemPaths[dir]?.kind === 'dir' && isWithin(shell, dir))
+  return visible ? shell : '/bin/sh'
+}
+
+/** A short tag of a binary's content, so a changed filter gets a new file name. */
+function contentTag(data: Uint8Array): string {
+  let hash = 2166136261
+  for (const byte of data) hash = Math.imul(hash ^ byte, 16777619) >>> 0
+  return hash.toString(16).padStart(8, '0')
+}
+
+/**
+ * A path with a newline is refused, never misread: git rev-parse prints its paths one a line (it
+ * has no -z), and the project-root file and --list are line-based too.
+ */
+export function newlineRefusal(dir: string): ClaudeboxError {
+  return launchError(`the project path ${JSON.stringify(dir)} (or its git dir) contains a newline, which claudebox does not support; rename the directory and rerun`)
+}
+
+export function bwrapMissing(env: HostFacts['env']): string {
+  const named = env['CLAUDEBOX_BWRAP']
+  return named
+    ? `CLAUDEBOX_BWRAP names ${named}, which does not exist; point it at a bwrap program or unset it to use the one on PATH`
+    : 'bwrap (bubblewrap) was not found on PATH; install it (Debian/Ubuntu: apt install bubblewrap) or set CLAUDEBOX_BWRAP'
+}
+
+export function claudeError(facts: Pick<HostFacts, 'env' | 'claudeProblem'>): ClaudeboxError {
+  const name = facts.env['CLAUDEBOX_CLAUDE'] || 'claude'
+  if (facts.claudeProblem === 'not-executable') {
+    return new ClaudeboxError(`${name} was found but cannot be executed; check its permissions (chmod +x) or set CLAUDEBOX_CLAUDE`, EXIT.cannotRun)
+  }
+  return new ClaudeboxError(
+    name.includes('/')
+      ? `CLAUDEBOX_CLAUDE names ${name}, which does not exist; point it at the claude program or unset it to use the one on PATH`
+      : `${name} was not found on PATH; install Claude Code (npm install -g @anthropic-ai/claude-code) or set CLAUDEBOX_CLAUDE`,
+    EXIT.notFound,
+  )
+}
+
+function checkInstance(facts: HostFacts, root: string, instance: string): void {
+  const state = facts.instance
+  if (state.kind === 'not-a-directory') {
+    throw launchError(`${instance} is not a directory (a symlink or a file); move it away and rerun claudebox`)
+  }
+  if (state.kind === 'ok' && state.recordedRoot !== root) {
+    throw launchError(
+      `instance ${instance} belongs to ${state.recordedRoot}, not ${root}; move that directory away (or run claudebox --gc) and rerun`,
+    )
+  }
+}

@@ -1,0 +1,46 @@
+// Which host directories may be made writable or visible: pure rules with their reasons.
+import path from 'node:path'
+import { isWithin } from '../state/instance.js'
+
+/** Directories whose whole tree belongs to the system: never a project, never bound writable. */
+const SYSTEM_TREES = ['/usr', '/etc', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/boot', '/proc', '/sys', '/dev', '/run', '/nix']
+/** Directories that are not projects themselves, though projects may live below them. */
+const SHARED_PARENTS = ['/', '/var', '/srv', '/opt', '/tmp', '/mnt', '/media', '/home', '/root', '/var/tmp']
+
+/**
+ * Why `dir` must not be bound read-write as a project, or undefined when it may.
+ * A home directory that is a dotfiles repository makes git's top-level $HOME from any plain
+ * subdirectory: this is the check that stops such a launch from exposing the whole home.
+ */
+export function dangerousRootReason(dir: string, home: string, claudeboxHome: string): string | undefined {
+  if (dir === home) return 'it is your home directory'
+  if (isWithin(home, dir)) return `it contains your home directory ${home}`
+  if (isWithin(claudeboxHome, dir)) return `it contains claudebox's state (${claudeboxHome})`
+  if (isWithin(dir, claudeboxHome)) return `it lies inside claudebox's state (${claudeboxHome})`
+  if (SHARED_PARENTS.includes(dir)) return 'it is a system-wide directory, not a project'
+  const tree = SYSTEM_TREES.find(t => isWithin(dir, t))
+  if (tree !== undefined) return `it is part of the system (${tree})`
+  return undefined
+}
+
+/** Why an extra --bind/--ro-bind path is refused, or undefined when it is acceptable. */
+export function bindRefusal(real: string | undefined, home: string, claudeboxHome: string): string | undefined {
+  if (real === undefined) return 'it does not exist'
+  if (real === '/') return 'it is the whole file system'
+  if (real === home || isWithin(home, real)) return 'it is (or contains) your home directory'
+  if (isWithin(real, claudeboxHome) || isWithin(claudeboxHome, real)) return "it is (or contains) claudebox's state, which holds every project's history"
+  return undefined
+}
+
+/** Normalises a user-supplied path relative to the current directory. */
+export const absolute = (p: string, cwd: string): string => path.resolve(cwd, p)
+
+/**
+ * Why `home` cannot be the sandbox's empty $HOME (a tmpfs mounted over it), or undefined: over /
+ * or a system tree it would hide the system, or claudebox's helpers in /run.
+ */
+export function sandboxHomeRefusal(home: string): string | undefined {
+  if (home === '/') return 'it is /, and the empty home inside would hide the whole system'
+  const tree = SYSTEM_TREES.find(t => isWithin(home, t))
+  return tree === undefined ? undefined : `it is part of the system (${tree}), which the empty home inside would hide`
+}

@@ -1,0 +1,216 @@
+// Creates the directories and files a launch plan lists, without following symlinks out of
+// CLAUDEBOX_HOME (an agent can plant symlinks in its instance dir: flatpak CVE-2024-42472).
+import { writeFileAtomic } from '../host/atomic-write.js'
+import fs from 'node:fs'
+import path from 'node:path'
+import { launchError } from '../errors.js'
+import { lstatKind, readNoFollow } from '../host/probe.js'
+import { sanitizePath } from './adopt.js'
+import { META_FILE, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
+import { listCachePath, measureUsage, processStartTime, readListCache, readMeta, sessionsMtime, type CachedInstance, type Usage } from './scan.js'
+import type { FileStep, HostFacts, MkdirStep } from '../types.js'
+
+export function applyMkdirs(steps: readonly MkdirStep[], claudeboxHome: string): void {
+  for (const step of steps) {
+    try {
+      fs.mkdirSync(step.path, { mode: step.mode })
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'ENOENT' && step.path !== path.dirname(step.path)) {
+        // The plan lists parents first, except CLAUDEBOX_HOME's own parents.
+        fs.mkdirSync(path.dirname(step.path), { recursive: true, mode: 0o700 })
+        applyMkdirs([step], claudeboxHome)
+        continue
+      }
+      if (code !== 'EEXIST') throw stateError(step.path, error)
+    }
+    // The state dir itself may be a symlink the user made; nothing below it may be one.
+    const st = step.path === claudeboxHome ? fs.statSync(step.path) : fs.lstatSync(step.path)
+    if (!st.isDirectory()) {
+      throw launchError(`${step.path} should be a directory but is a ${st.isSymbolicLink() ? 'symlink' : 'file'}; move it away and rerun`)
+    }
+  }
+}
+
+/**
+ * Creates each file only if it does not exist: temp file + link(2), which never replaces, so two
+ * launches at once both succeed. Files marked `replace` (written only by claudebox) are rewritten
+ * with temp file + rename when their content differs.
+ */
+export function applyFiles(steps: readonly FileStep[]): void {
+  for (const step of steps) {
+    if (!step.replace && isRegularFile(step.path)) continue // the common case: created by an earlier launch
+    const temp = path.join(path.dirname(step.path), `.${path.basename(step.path)}.tmp.${process.pid}.${Math.random().toString(16).slice(2)}`)
+    try {
+      fs.mkdirSync(path.dirname(step.path), { recursive: true, mode: 0o700 })
+      if (step.replace && sameContent(step.path, step.content)) continue
+      fs.writeFileSync(temp, step.content, { mode: step.mode, flag: 'wx' })
+      if (step.replace) fs.renameSync(temp, step.path)
+      else {
+        try {
+          fs.linkSync(temp, step.path)
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+        }
+      }
+    } catch (error) {
+      throw stateError(step.path, error)
+    } finally {
+      fs.rmSync(temp, { force: true })
+    }
+    const st = fs.lstatSync(step.path)
+    if (!st.isFile()) throw launchError(`${step.path} should be a regular file but is not; move it away and rerun`)
+  }
+}
+
+function isRegularFile(file: string): boolean {
+  try {
+    return fs.lstatSync(file).isFile()
+  } catch {
+    return false
+  }
+}
+
+function sameContent(file: string, content: string | Uint8Array): boolean {
+  try {
+    const st = fs.lstatSync(file)
+    return st.isFile() && Buffer.from(content).equals(fs.readFileSync(file))
+  } catch {
+    return false
+  }
+}
+
+/** A file-system failure on claudebox's state as a one-line launch error naming the place and the fix. */
+export function stateError(p: string, error: unknown): Error {
+  const code = (error as NodeJS.ErrnoException).code
+  const dir = path.dirname(p)
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+    return launchError(`cannot write in ${dir} (${code}); make it writable (chmod u+w, or chown it to you) or set CLAUDEBOX_HOME to a directory you own`)
+  }
+  if (code === 'ENOSPC' || code === 'EDQUOT') return launchError(`cannot write in ${dir}: the disk is full (${code}); free some space and rerun`)
+  return launchError(`cannot create ${p}: ${(error as Error).message}`)
+}
+
+
+/**
+ * Records this launch in its instance; returns the function that removes the record. Written
+ * with O_EXCL|O_NOFOLLOW: nothing in the instance can redirect the write.
+ */
+export function registerSession(instance: string, cwd: string, version: string): () => void {
+  const file = path.join(instance, SESSIONS_DIR, `${process.pid}.json`)
+  const record: SessionRecord = { pid: process.pid, startTime: processStartTime('self') ?? '', cwd, version, started: new Date().toISOString() }
+  if (process.stdin.isTTY) {
+    try {
+      record.tty = fs.readlinkSync('/proc/self/fd/0')
+    } catch {
+      // no tty name: the pid and start time still identify the session
+    }
+  }
+  const pane = process.env['TMUX_PANE']
+  if (pane) record.tmuxPane = pane
+  try {
+    fs.rmSync(file, { force: true }) // a stale record of an earlier process with our pid
+    const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600)
+    try {
+      fs.writeSync(fd, `${JSON.stringify(record)}\n`)
+    } finally {
+      fs.closeSync(fd)
+    }
+  } catch (error) {
+    fs.rmSync(file, { force: true }) // never an empty record (a full disk)
+    throw stateError(file, error)
+  }
+  return () => fs.rmSync(file, { force: true })
+}
+
+/** Writes claudebox/meta.json once: the root's device (for GC's mount check), name and remote. */
+export function recordInstanceMeta(instance: string, facts: HostFacts): void {
+  const file = path.join(instance, META_FILE)
+  const root = facts.git?.commonDir ?? facts.cwd
+  if (root === undefined) return
+  const top = facts.git?.topLevel ?? root
+  try {
+    fs.lstatSync(file)
+    return
+  } catch {
+    // not recorded yet
+  }
+  const meta: InstanceMeta = { rootDevice: fs.statSync(path.dirname(root)).dev, name: path.basename(top) }
+  if (facts.gitRemote) meta.remote = facts.gitRemote
+  applyFiles([{ path: file, content: `${JSON.stringify(meta)}\n`, mode: 0o600 }])
+}
+
+/**
+ * Claude Code looks a conversation up under projects/<sanitized cwd>/. One started in another
+ * worktree of the same repository lives under that worktree's folder: hard-link it into this
+ * one, so `--resume ID` finds it and both names see what Claude appends.
+ */
+export function linkResumedTranscript(instance: string, cwd: string, id: string): void {
+  if (!/^[0-9a-zA-Z-]+$/.test(id)) return
+  // The agent can write in projects/: a symlink there must never lead this step out of the
+  // instance, neither to read a transcript from elsewhere nor to write a link elsewhere.
+  const projects = path.join(instance, 'projects')
+  const here = path.join(projects, sanitizePath(cwd))
+  if (lstatKind(projects) !== 'dir' || (fs.existsSync(here) && lstatKind(here) !== 'dir')) return
+  if (fs.existsSync(path.join(here, `${id}.jsonl`))) return
+  for (const folder of fs.readdirSync(projects)) {
+    const source = path.join(projects, folder, `${id}.jsonl`)
+    if (lstatKind(path.join(projects, folder)) !== 'dir' || !isRegularFile(source)) continue
+    if (!fs.existsSync(here)) fs.mkdirSync(here, { mode: 0o700 })
+    fs.linkSync(source, path.join(here, `${id}.jsonl`))
+    return
+  }
+}
+
+/** After a session: the instance's size and conversation count, for a fast --list. */
+export function recordUsage(instance: string): void {
+  try {
+    const usage: Usage = { ...measureUsage(instance), ended: Date.now() }
+    // Other sessions of this project may still run: record the sessions dir only when it is empty.
+    if (fs.readdirSync(path.join(instance, SESSIONS_DIR)).length === 0) {
+      const mtime = sessionsMtime(instance)
+      if (mtime !== undefined) usage.sessionsMtime = mtime
+    }
+    applyFiles([{ path: path.join(instance, USAGE_FILE), content: `${JSON.stringify(usage)}\n`, mode: 0o600, replace: true }])
+    const root = readNoFollow(path.join(instance, 'project-root'))
+    const rootDevice = readMeta(instance)?.rootDevice
+    if (root !== undefined && usage.sessionsMtime !== undefined) {
+      updateListCache(path.dirname(instance), path.basename(instance), { root, ...usage, ...(rootDevice === undefined ? {} : { rootDevice }) })
+    }
+  } catch {
+    // --list measures the instance itself when this is missing
+  }
+}
+
+/**
+ * Adds one instance to the --list cache (instances/../list-cache.json) with temp file + rename.
+ * Two sessions ending at once may lose one update: --list then reads that instance itself.
+ */
+function updateListCache(instances: string, id: string, entry: CachedInstance): void {
+  const file = listCachePath(instances)
+  const cache = readListCache(instances)
+  cache[id] = entry
+  writeFileAtomic(file, JSON.stringify(cache))
+}
+
+/**
+ * Undoes a first launch that failed half-way (a full disk): removes the instance's directories
+ * bottom-up, only while they are empty, so nothing anyone wrote is touched.
+ */
+export function removeEmptyInstance(instance: string): void {
+  const removeIfEmpty = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (entry.isDirectory()) removeIfEmpty(path.join(dir, entry.name))
+    }
+    try {
+      fs.rmdirSync(dir)
+    } catch {
+      // not empty: something is in it, keep it
+    }
+  }
+  try {
+    if (fs.lstatSync(instance).isDirectory()) removeIfEmpty(instance)
+  } catch {
+    // gone already
+  }
+}

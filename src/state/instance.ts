@@ -1,0 +1,56 @@
+// Project root -> instance id and paths. Pure: the root's realpath is resolved by the probe.
+import { createHash } from 'node:crypto'
+import path from 'node:path'
+import type { GitFacts } from '../types.js'
+
+/** An instance directory's name: the first 16 hex characters of a SHA-256. */
+export const INSTANCE_ID = /^[0-9a-f]{16}$/
+
+/** File in the instance dir holding the canonical project root (a name Claude Code does not use). */
+export const PROJECT_ROOT_FILE = 'project-root'
+
+/** Longer than any path Linux accepts (PATH_MAX): such a project-root was not written by claudebox. */
+const MAX_ROOT_LENGTH = 4096
+
+/**
+ * The root a project-root file records, when it is one: absolute, normalised, one line, no NUL,
+ * valid UTF-8 (the reader turns invalid bytes into U+FFFD), at most PATH_MAX. Anything else makes
+ * the instance broken (kept, shown by --list, removed only by --gc --broken), never a vanished root.
+ */
+export function validProjectRoot(text: string | undefined): string | undefined {
+  if (text === undefined || text === '' || text.length > MAX_ROOT_LENGTH) return undefined
+  if (!path.isAbsolute(text) || path.normalize(text) !== text || /[\n\r\0\uFFFD]/u.test(text)) return undefined
+  return text
+}
+
+export function instanceId(canonicalRoot: string): string {
+  return createHash('sha256').update(canonicalRoot, 'utf8').digest('hex').slice(0, 16)
+}
+
+export function instancesDir(claudeboxHome: string): string {
+  return path.join(claudeboxHome, 'instances')
+}
+
+export function instanceDir(claudeboxHome: string, id: string): string {
+  return path.join(instancesDir(claudeboxHome), id)
+}
+
+/**
+ * The canonical project root: the git common dir inside a repository (so every worktree of
+ * one repository shares an instance), else the current directory. Both arrive resolved.
+ */
+export function canonicalRoot(cwd: string, git: GitFacts | undefined): string {
+  return git ? git.commonDir : cwd
+}
+
+/** Where shared (cross-project) state lives: one copy for every instance. */
+export function sharedPaths(claudeboxHome: string): { dir: string; claudeJson: string; secureStorage: string } {
+  const dir = path.join(claudeboxHome, 'shared')
+  return { dir, claudeJson: path.join(dir, '.claude.json'), secureStorage: path.join(dir, 'credentials') }
+}
+
+/** True when `child` is `parent` or lies below it (both absolute and normalised). */
+export function isWithin(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child)
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))
+}

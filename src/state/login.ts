@@ -1,0 +1,69 @@
+// First run: reuse the login of the user's normal Claude Code, once, by copying (never moving)
+// what Claude needs into the shared tier. The user's own ~/.claude is never changed.
+import { ACCOUNT_KEYS } from './account-state.js'
+import { writeFileAtomic } from '../host/atomic-write.js'
+import fs from 'node:fs'
+import path from 'node:path'
+import { readNoFollow } from '../host/probe.js'
+import { JSON_LIMIT } from './guard.js'
+import { sharedPaths } from './instance.js'
+
+
+export interface HostLogin {
+  /** Where the credential file was found, if one was. */
+  credentials?: string
+  /** The host's account file with a login in it, if one was found. */
+  accountFile?: string
+}
+
+/** Marks that the question was asked (answered or declined): it is asked once. */
+const DECISION_FILE = 'login-import'
+
+/** The user's normal Claude Code login, when claudebox has none yet and has not asked before. */
+export function findHostLogin(claudeboxHome: string, home: string, env: Readonly<Record<string, string | undefined>>): HostLogin | undefined {
+  const shared = sharedPaths(claudeboxHome)
+  if (fs.existsSync(path.join(shared.secureStorage, '.credentials.json')) || fs.existsSync(path.join(shared.dir, DECISION_FILE))) return undefined
+  const configDir = env['CLAUDE_CONFIG_DIR'] || path.join(home, '.claude')
+  const login: HostLogin = {}
+  const credentials = path.join(configDir, '.credentials.json')
+  if (fs.existsSync(credentials)) login.credentials = credentials
+  for (const candidate of [path.join(configDir, '.claude.json'), path.join(home, '.claude.json')]) {
+    const account = parseJson(readNoFollow(candidate, JSON_LIMIT))
+    if (account && (account['oauthAccount'] !== undefined || account['primaryApiKey'] !== undefined)) {
+      login.accountFile = candidate
+      break
+    }
+  }
+  return login.credentials || login.accountFile ? login : undefined
+}
+
+/** Copies the login into the shared tier with mode 0600; records the decision either way. */
+export function importLogin(claudeboxHome: string, login: HostLogin, accepted: boolean): void {
+  const shared = sharedPaths(claudeboxHome)
+  fs.mkdirSync(shared.secureStorage, { recursive: true, mode: 0o700 })
+  if (accepted) {
+    if (login.credentials) writeFileAtomic(path.join(shared.secureStorage, '.credentials.json'), fs.readFileSync(login.credentials))
+    const account = parseJson(readNoFollow(login.accountFile ?? '', JSON_LIMIT))
+    if (account) {
+      const current = parseJson(readNoFollow(shared.claudeJson, JSON_LIMIT)) ?? {}
+      for (const key of ACCOUNT_KEYS) if (account[key] !== undefined) current[key] = account[key]
+      replace(shared.claudeJson, `${JSON.stringify(current, null, 2)}\n`)
+    }
+  }
+  replace(path.join(shared.dir, DECISION_FILE), `${accepted ? 'imported' : 'declined'} ${new Date().toISOString()}\n`)
+}
+
+function parseJson(text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined
+  try {
+    const value = JSON.parse(text) as unknown
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+
+function replace(file: string, content: string): void {
+  writeFileAtomic(file, Buffer.from(content))
+}

@@ -1,0 +1,93 @@
+// Users of the bash claudebox: its sign-in sat in $CLAUDEBOX_HOME/.credentials.json, its shared
+// instructions in $CLAUDEBOX_HOME/CLAUDE.md, and its instances were keyed by a SHA-256 of the
+// project's top level (written with `echo`, so sometimes of the root plus a newline), where this
+// claudebox keys them by the git common dir. This finds what is left of that layout and moves it
+// into place, with the user's consent (migration-offer.ts asks).
+import { createHash } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { lstatKind, readNoFollow } from '../host/probe.js'
+import { instanceDir, PROJECT_ROOT_FILE, sharedPaths, validProjectRoot } from './instance.js'
+import { storeFileOf } from '../network/credentials.js'
+
+/** Records that the user answered the offer to move the old files (asked once). */
+const DECISION_FILE = 'bash-migration'
+
+export interface LegacyFiles {
+  /** The old sign-in and where it goes (only when the store has none). */
+  credentials?: { from: string; to: string }
+  /** The old shared CLAUDE.md and where it goes (only when the shared tier has none). */
+  claudeMd?: { from: string; to: string }
+  /** Old files left where they are because the new place is taken: said, never merged. */
+  kept: string[]
+}
+
+/** Cheap test for the launch path: a first launch, or bash-era files not yet answered for. */
+export function mayTakeOver(facts: { claudeboxHome: string; instance: { kind: string } }): boolean {
+  if (facts.instance.kind === 'missing') return true
+  const home = facts.claudeboxHome
+  return (fs.existsSync(path.join(home, '.credentials.json')) || fs.existsSync(path.join(home, 'CLAUDE.md'))) && !fs.existsSync(path.join(home, DECISION_FILE))
+}
+
+/** The bash-era files still to move, unless the user answered before. */
+export function legacyFiles(claudeboxHome: string): LegacyFiles | undefined {
+  const shared = sharedPaths(claudeboxHome)
+  if (fs.existsSync(path.join(claudeboxHome, DECISION_FILE))) return undefined
+  const found: LegacyFiles = { kept: [] }
+  const oldCredentials = path.join(claudeboxHome, '.credentials.json')
+  const store = storeFileOf(shared.secureStorage)
+  if (lstatKind(oldCredentials) === 'file') {
+    if (lstatKind(store) === 'missing') found.credentials = { from: oldCredentials, to: store }
+    else found.kept.push(oldCredentials)
+  }
+  const oldMd = path.join(claudeboxHome, 'CLAUDE.md')
+  const newMd = path.join(shared.dir, 'CLAUDE.md')
+  if (lstatKind(oldMd) === 'file' && fs.statSync(oldMd).size > 0) {
+    if (lstatKind(newMd) === 'missing' || (lstatKind(newMd) === 'file' && fs.statSync(newMd).size === 0)) found.claudeMd = { from: oldMd, to: newMd }
+    else if (readNoFollow(oldMd, 1 << 20) !== readNoFollow(newMd, 1 << 20)) found.kept.push(oldMd)
+  }
+  return found.credentials || found.claudeMd || found.kept.length > 0 ? found : undefined
+}
+
+/** Moves the files (a rename: the single-use refresh token must never exist twice); records the answer. */
+export function moveLegacyFiles(claudeboxHome: string, files: LegacyFiles, accepted: boolean): void {
+  if (accepted) {
+    for (const move of [files.credentials, files.claudeMd]) {
+      if (move === undefined) continue
+      fs.mkdirSync(path.dirname(move.to), { recursive: true, mode: 0o700 })
+      fs.renameSync(move.from, move.to)
+    }
+  }
+  fs.writeFileSync(path.join(claudeboxHome, DECISION_FILE), `${accepted ? 'moved' : 'declined'} ${new Date().toISOString()}\n`, { mode: 0o600 })
+}
+
+export function describeLegacyFiles(files: LegacyFiles): string[] {
+  return [
+    ...(files.credentials ? [`move the bash claudebox's sign-in ${files.credentials.from} -> ${files.credentials.to}`] : []),
+    ...(files.claudeMd ? [`move the bash claudebox's ${files.claudeMd.from} -> ${files.claudeMd.to} (shared by every project)`] : []),
+    ...files.kept.map(file => `leave ${file} (the new place already has one; compare them and delete the old one yourself)`),
+  ]
+}
+
+export interface LegacyInstance {
+  id: string
+  dir: string
+  recordedRoot: string
+}
+
+/**
+ * The bash claudebox's instance of this project: an id that hashes one of the roots this project
+ * could have been recorded under, with or without the newline `echo` added, whose project-root
+ * names that root. Checks at most six directories, no scan.
+ */
+export function legacyInstance(claudeboxHome: string, roots: readonly (string | undefined)[], currentId: string): LegacyInstance | undefined {
+  for (const root of new Set(roots.filter(r => r !== undefined))) {
+    for (const hashed of [root, `${root}\n`]) {
+      const id = createHash('sha256').update(hashed, 'utf8').digest('hex').slice(0, 16)
+      const dir = instanceDir(claudeboxHome, id)
+      if (id === currentId || lstatKind(dir) !== 'dir') continue
+      if (validProjectRoot(readNoFollow(path.join(dir, PROJECT_ROOT_FILE))) === root) return { id, dir, recordedRoot: root }
+    }
+  }
+  return undefined
+}
