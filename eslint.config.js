@@ -19,6 +19,26 @@ export default tseslint.config(
     },
   },
   {
+    // The pure core: planning from facts, no I/O. What touches the host lives in src/host/ (and the
+    // commands); a pure module that needs a fact gets it as data. Import cycles: scripts/check-imports.mjs.
+    files: [
+      'src/sandbox/**/*.ts',
+      'src/state/{gc,list,adopt,conversations,instance,registry}.ts',
+      'src/cli/{options,completions,text-diff,terminal-safe}.ts',
+      'src/config/{settings,file,profiles,sandbox-options,tested-claude}.ts',
+      'src/network/tls-sni.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['node:fs', 'node:fs/promises', 'node:child_process', 'node:net', 'fs', 'child_process', 'net', 'execa', 'fs-extra'].map(name => ({ name, message: 'a pure module does no I/O: take the fact as data from src/host/' })),
+          patterns: [{ group: ['**/host/*', '**/commands/*'], message: 'a pure module does not import the host layer or a command' }],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {

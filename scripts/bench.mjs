@@ -108,7 +108,7 @@ function syntheticState(count) {
     fs.mkdirSync(path.join(inst, 'projects', `-p${i}`), { recursive: true })
     fs.writeFileSync(path.join(inst, 'project-root'), `${root}\n`)
     fs.writeFileSync(path.join(inst, 'projects', `-p${i}`, '0f8fad5b-d9cb-469f-a165-70867728950e.jsonl'), '{"type":"user"}\n')
-    // What a session leaves behind when it ends (state.ts recordUsage), so --list need not walk.
+    // What a session leaves behind when it ends (state/apply.ts recordUsage), so --list need not walk.
     const sessionsMtime = fs.lstatSync(path.join(inst, 'claudebox/sessions')).mtimeMs
     const usage = { size: 2048, conversations: 1, ended: Date.now(), sessionsMtime }
     fs.writeFileSync(path.join(inst, 'claudebox/usage.json'), JSON.stringify(usage))

@@ -12,7 +12,7 @@ export interface Settings {
   debug: boolean
 }
 
-/** `homeProblem`: why `home` cannot hold the default state dir (facts.ts homeProblem), if it cannot. */
+/** `homeProblem`: why `home` cannot hold the default state dir (host/probe.ts homeProblem), if it cannot. */
 export function readSettings(env: Readonly<Record<string, string | undefined>>, home: string, homeProblem?: string): Settings {
   const configured = env['CLAUDEBOX_HOME']
   if (configured === undefined && homeProblem !== undefined) {

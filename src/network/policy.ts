@@ -1,6 +1,6 @@
 // The allowlist of --network=allow, as pure functions: which destination (host, port) a request
 // may reach, and which of the addresses a name resolves to the proxy may connect to.
-// egress-proxy.ts asks these for every connection; tests call them with made-up answers.
+// proxy.ts asks these for every connection; tests call them with made-up answers.
 import net from 'node:net'
 
 export const NETWORK_MODES = ['open', 'none', 'allow'] as const
@@ -232,3 +232,6 @@ export function allowsLoopback(policy: EgressPolicy): boolean {
 }
 
 const isLoopback = (address: string): boolean => address === '::1' || address.startsWith('127.')
+
+/** An IPv4 or IPv6 address literal (not a name). */
+export const isIpLiteral = (host: string): boolean => net.isIP(host) !== 0

@@ -1,6 +1,6 @@
 // The host side of --network=allow: an HTTP proxy on a unix socket that the sandbox reaches
 // through its bridge (bridge.ts). It admits CONNECT tunnels and plain-HTTP requests to the
-// destinations egress-policy.ts allows, resolves names here on the host, checks every address
+// destinations policy.ts allows, resolves names here on the host, checks every address
 // and connects to the address it checked (no second lookup a DNS answer could change).
 //
 // The protocol is parsed by Node's own HTTP server (llhttp, the parser every Node server uses):

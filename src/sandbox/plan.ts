@@ -1,7 +1,6 @@
 // facts -> the bwrap command of a launch. Pure: everything it knows arrives in HostFacts.
-import net from 'node:net'
 import path from 'node:path'
-import { addressAllowed, allowsLoopback, buildPolicy, decideDestination, describePolicy, unbracket, type EgressPolicy, type NetworkMode } from '../network/policy.js'
+import { addressAllowed, allowsLoopback, isIpLiteral, buildPolicy, decideDestination, describePolicy, unbracket, type EgressPolicy, type NetworkMode } from '../network/policy.js'
 import { isPassedThrough, SECRET_VARIABLES } from './env.js'
 import { ClaudeboxError, EXIT, launchError, usageError } from '../errors.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, isWithin, PROJECT_ROOT_FILE, sharedPaths } from '../state/instance.js'
@@ -301,7 +300,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     add('--bind', credentialFile, path.join(instance, '.credentials.json'))
   }
   // Account state: the instance's own .claude.json, with the account keys carried in and out by
-  // the launcher (account-state.ts); the shared account file is never bound.
+  // the launcher (account-state/apply.ts); the shared account file is never bound.
   add('--symlink', instance, path.join(home, '.claude'))
 
   // ========== ENVIRONMENT: an allowlist, nothing else ==========
@@ -544,7 +543,7 @@ function checkApiReachable(policy: EgressPolicy, env: ReadonlyMap<string, string
   const host = unbracket(url.hostname)
   const port = url.port === '' ? (url.protocol === 'http:' ? 80 : 443) : Number(url.port)
   const decision = decideDestination(policy, host, port)
-  const literal = decision.host === 'localhost' ? '127.0.0.1' : net.isIP(decision.host) ? decision.host : undefined
+  const literal = decision.host === 'localhost' ? '127.0.0.1' : isIpLiteral(decision.host) ? decision.host : undefined
   const reason = !decision.allowed
     ? decision.reason
     : literal !== undefined && !addressAllowed(policy, decision, literal, port)

@@ -3,7 +3,7 @@
 // on the host), so what the user keeps there reaches every project while what a session writes
 // stays in its project until the user promotes it; everything else (conversations in projects/,
 // todos, shell snapshots, history...) is per project. Credentials have their own mechanism
-// (plan.ts), account keys of .claude.json theirs (account-state.ts). Pure.
+// (plan.ts), account keys of .claude.json theirs (account-state/apply.ts). Pure.
 import path from 'node:path'
 import type { FileStep, MkdirStep, PathKind } from '../types.js'
 

@@ -1,6 +1,6 @@
 // Live sessions: each launch records itself in its instance (`claudebox/sessions/<pid>.json`,
 // bound read-only inside the sandbox, so the agent cannot forge or remove records). Pure rules
-// here; facts.ts reads the records and the process table.
+// here; host/probe.ts reads the records and the process table.
 
 /** The directory, inside an instance, that holds claudebox's own state (Claude Code does not use it). */
 export const OWN_DIR = 'claudebox'

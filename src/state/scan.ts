@@ -56,7 +56,7 @@ function saveListCache(instances: string, cache: Record<string, CachedInstance>)
   }
 }
 
-/** What --list needs of an instance, cached in one file by each session's end (state.ts). */
+/** What --list needs of an instance, cached in one file by each session's end (state/apply.ts). */
 export interface CachedInstance extends Usage {
   root: string
   /** meta.json's rootDevice, for the mount check of a root that is gone. */

@@ -1,4 +1,4 @@
-// --network=allow: the allowlist (egress-policy.ts), the proxy (egress-proxy.ts) with an injected
+// --network=allow: the allowlist (policy.ts), the proxy (proxy.ts) with an injected
 // resolver against real local servers, and how the options reach it (cli, config.json, profiles,
 // plan). No bwrap needed.
 import fs from 'node:fs'
