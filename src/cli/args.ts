@@ -93,21 +93,8 @@ function limitOptions(opts: { pidsLimit?: string; memoryLimit?: string; cpuLimit
   return limits
 }
 
-export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
-  const { own, claude, missingValue } = splitArgs(argv)
-  if (missingValue !== undefined) throw usageError(`option ${missingValue} needs a value; see claudebox --help`)
-  const options: CliOptions = { mode: 'launch', dryRun: false, help: false, version: false, yes: false, force: false, broken: false, json: false, claudeArgs: claude, sandbox: {} }
-  if (own.length === 0) return options // the common launch: no need to load commander
-
-  const program = await buildProgram()
-  try {
-    program.parse(own, { from: 'user' })
-  } catch (error) {
-    const { CommanderError } = await import('commander')
-    if (error instanceof CommanderError) throw usageError(`${error.message.replace(/^error: /, '').replace(/\.$/, '')}; see claudebox --help`)
-    throw error
-  }
-  const opts = program.opts<{
+/** What commander gives back for our own options (undefined: not given). */
+type ParsedOptions = {
     dryRun?: true
     check?: true
     gc?: true
@@ -143,7 +130,23 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
     adopt?: string
     profile?: string
     completions?: string
-  }>()
+  }
+
+export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
+  const { own, claude, missingValue } = splitArgs(argv)
+  if (missingValue !== undefined) throw usageError(`option ${missingValue} needs a value; see claudebox --help`)
+  const options: CliOptions = { mode: 'launch', dryRun: false, help: false, version: false, yes: false, force: false, broken: false, json: false, claudeArgs: claude, sandbox: {} }
+  if (own.length === 0) return options // the common launch: no need to load commander
+
+  const program = await buildProgram()
+  try {
+    program.parse(own, { from: 'user' })
+  } catch (error) {
+    const { CommanderError } = await import('commander')
+    if (error instanceof CommanderError) throw usageError(`${error.message.replace(/^error: /, '').replace(/\.$/, '')}; see claudebox --help`)
+    throw error
+  }
+  const opts = program.opts<ParsedOptions>()
   if (opts.completions !== undefined) options.completions = opts.completions
   if (opts.adopt !== undefined) options.adopt = opts.adopt
   if (opts.promote !== undefined) options.promote = opts.promote
@@ -153,6 +156,19 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
   options.json = opts.json === true
   options.force = opts.force === true
   options.broken = opts.broken === true
+  options.sandbox = sandboxOptions(opts)
+  options.mode = modeOf(opts)
+  options.dryRun = opts.dryRun === true
+  options.help = opts.help === true
+  options.profiles = opts.profiles === true
+  options.login = opts.login === true
+  options.version = opts.version === true
+  checkCombination(options, Object.keys(opts).filter(key => opts[key as keyof typeof opts] !== undefined))
+  return options
+}
+
+/** The sandbox options given on the command line, checked (host patterns, presets, limits). */
+function sandboxOptions(opts: ParsedOptions): Partial<SandboxOptions> {
   const sandbox: Partial<SandboxOptions> = {}
   if (opts.network !== undefined) sandbox.network = opts.network === false ? 'none' : opts.network
   for (const pattern of [...(opts.allowHost ?? []), ...(opts.denyHost ?? [])]) {
@@ -174,29 +190,17 @@ export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
   Object.assign(sandbox, limitOptions(opts))
   if (opts.writableGitConfig) sandbox.writableGitConfig = true
   if (opts.allowDangerousRoot) sandbox.allowDangerousRoot = true
-  options.sandbox = sandbox
-  options.mode = opts.check
-    ? 'check'
-    : opts.gc
-      ? 'gc'
-      : opts.list
-        ? 'list'
-        : opts.sessions
-          ? 'sessions'
-          : opts.adopt !== undefined
-            ? 'adopt'
-            : opts.proposals || opts.promote !== undefined || opts.dismiss !== undefined
-              ? 'proposals'
-              : opts.dryRun
-              ? 'dry-run'
-              : 'launch'
-  options.dryRun = opts.dryRun === true
-  options.help = opts.help === true
-  options.profiles = opts.profiles === true
-  options.login = opts.login === true
-  options.version = opts.version === true
-  checkCombination(options, Object.keys(opts).filter(key => opts[key as keyof typeof opts] !== undefined))
-  return options
+  return sandbox
+}
+
+function modeOf(opts: ParsedOptions): CliOptions['mode'] {
+  if (opts.check) return 'check'
+  if (opts.gc) return 'gc'
+  if (opts.list) return 'list'
+  if (opts.sessions) return 'sessions'
+  if (opts.adopt !== undefined) return 'adopt'
+  if (opts.proposals || opts.promote !== undefined || opts.dismiss !== undefined) return 'proposals'
+  return opts.dryRun ? 'dry-run' : 'launch'
 }
 
 /** The own options each management mode accepts besides itself; anything else is refused. */

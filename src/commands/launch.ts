@@ -28,6 +28,7 @@ import { claudeSandboxOn, SANDBOX_IN_FORCE, sandboxSettingsFiles } from '../host
 import { announceProposals, composeShared, HOST_ONLY_SETTINGS } from '../state/tier-sync.js'
 import { ask, canAsk } from '../cli/prompt.js'
 import type { HostFacts, LaunchPlan } from '../types.js'
+import type { RunResult } from '../host/run.js'
 
 import { VERSION } from '../version.js'
 import { print } from '../cli/log.js'
@@ -55,20 +56,39 @@ export async function launch(settings: Settings, options: CliOptions): Promise<n
 
 async function launchWith(settings: Settings, options: CliOptions, setup: LaunchSetup): Promise<number> {
   const { facts, request } = setup
-  const sandbox = request.sandbox ?? DEFAULT_SANDBOX
   let plan = planLaunch(facts, request)
   for (const warning of plan.warnings) warn(warning)
-  if (options.mode === 'dry-run') {
-    // The programs the script names by digest (content-addressed, outside any project).
-    const { applyFiles } = await import('../state/apply.js')
-    applyFiles(plan.files.filter(file => typeof file.content !== 'string'))
-    const takeovers = mayTakeOver(facts) ? (await import('./takeover.js')).pendingTakeovers(facts) : []
-    return print(renderDryRun(plan, [...auditLines(plan), ...takeovers.map(line => `before this launch claudebox would ask to: ${line}`)]))
+  if (options.mode === 'dry-run') return await dryRun(plan, facts)
+  if (facts.instance.kind === 'missing') await firstLaunch(plan, request.sandbox ?? DEFAULT_SANDBOX, options.yes)
+  await prepareState(plan, setup, options)
+  // Everything checked: the one-time word on the closed network default (presets chosen apply now).
+  if (setup.networkDefaulted) plan = await networkNotice(settings, options, request, plan, facts.instance.kind !== 'missing')
+  const before = snapshot(plan.watch)
+  const [startedAt, interactive] = [Date.now() - 1000, process.stdin.isTTY === true && process.stdout.isTTY === true]
+  const result = await runSession(plan, facts)
+  const failed = failedStart(result, plan, facts)
+  if (failed !== undefined) return failed
+  await afterTheSession(plan, setup, options, before)
+  if (plan.summary.claudeCode && interactive && !options.claudeArgs.some(arg => arg === '-p' || arg === '--print')) {
+    await resumeHint(plan.summary.instanceDir, facts.cwd ?? '/', startedAt)
   }
+  // Re-raise a death by signal, so that our caller sees it as it would have without claudebox.
+  if (result.signal) process.kill(process.pid, result.signal)
+  return result.status
+}
 
-  if (facts.instance.kind === 'missing') await firstLaunch(plan, sandbox, options.yes)
+/** --dry-run: the script, and the programs it names by digest (content-addressed, outside any project). */
+async function dryRun(plan: LaunchPlan, facts: HostFacts): Promise<number> {
+  const { applyFiles } = await import('../state/apply.js')
+  applyFiles(plan.files.filter(file => typeof file.content !== 'string'))
+  const takeovers = mayTakeOver(facts) ? (await import('./takeover.js')).pendingTakeovers(facts) : []
+  return print(renderDryRun(plan, [...auditLines(plan), ...takeovers.map(line => `before this launch claudebox would ask to: ${line}`)]))
+}
 
-  const { applyFiles, applyMkdirs, linkResumedTranscript, recordInstanceMeta, recordUsage, registerSession, removeEmptyInstance, stateError } = await import('../state/apply.js')
+/** The plan's directories and files, the guarded JSON, this project's copies; then the last checks before bwrap. */
+async function prepareState(plan: LaunchPlan, setup: LaunchSetup, options: CliOptions): Promise<void> {
+  const { facts, request } = setup
+  const { applyFiles, applyMkdirs, linkResumedTranscript, recordInstanceMeta, removeEmptyInstance, stateError } = await import('../state/apply.js')
   try {
     applyMkdirs(plan.mkdirs, facts.claudeboxHome)
     applyFiles(plan.files)
@@ -94,9 +114,11 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   recordInstanceMeta(plan.summary.instanceDir, facts)
   const resume = resumeId(options.claudeArgs)
   if (resume !== undefined) linkResumedTranscript(plan.summary.instanceDir, facts.cwd ?? '/', resume)
-  // Everything checked: the one-time word on the closed network default (presets chosen apply now).
-  if (setup.networkDefaulted) plan = await networkNotice(settings, options, request, plan, facts.instance.kind !== 'missing')
-  // --network=allow: the session's proxy, started before bwrap (the socket must exist to be bound).
+}
+
+/** bwrap, with the session's proxy (started first: its socket must exist to be bound), its record and the git watch. */
+async function runSession(plan: LaunchPlan, facts: HostFacts): Promise<RunResult> {
+  const { registerSession } = await import('../state/apply.js')
   const egress = plan.egress && (await (await import('../network/session.js')).startEgress(plan.egress.socket, plan.egress.policy, plan.summary.instanceDir, plan.egress.upstream))
   let unregister: () => void
   try {
@@ -106,13 +128,10 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
     await egress?.finish()
     throw error
   }
-  const before = snapshot(plan.watch)
-  const [startedAt, interactive] = [Date.now() - 1000, process.stdin.isTTY === true && process.stdout.isTTY === true]
   const gitWatch = startGitWatch(plan.gitWatch)
   const { runForeground } = await import('../host/run.js')
-  let result: Awaited<ReturnType<typeof runForeground>>
   try {
-    result = await runForeground(plan)
+    return await runForeground(plan)
   } finally {
     afterSession('removing the session record', unregister)
     afterSession('checking git', () => {
@@ -121,6 +140,10 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
     const blocked = await egress?.finish()
     if (blocked !== undefined) warn(blocked)
   }
+}
+
+/** claudebox's own status when the sandbox never started (bwrap's would read as Claude's); else undefined. */
+function failedStart(result: { status: number; signal?: unknown; sandboxStarted: boolean }, plan: LaunchPlan, facts: HostFacts): number | undefined {
   const vanished = [facts.git?.topLevel ?? facts.cwd ?? '/', facts.git?.commonDir ?? '/', plan.summary.instanceDir].find(p => !fs.existsSync(p))
   if (result.status === 1 && !result.signal && vanished !== undefined) {
     // The project (or the instance) was removed while the launch ran: bwrap's "Can't find source
@@ -136,31 +159,32 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
     warn(`bwrap could not create the sandbox (status ${result.status}, message above): ${diagnosis.cause}; fix: ${diagnosis.fix}. claudebox --check shows more`)
     return EXIT.cannotLaunch
   }
-  // Bookkeeping after the session never changes Claude's status: a failure (a full disk) is one line.
+  return undefined
+}
+
+/** Bookkeeping after the session never changes Claude's status: a failure (a full disk) is one line. */
+async function afterTheSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOptions, before: Record<string, string>): Promise<void> {
+  const { facts, request } = setup
+  const { recordUsage } = await import('../state/apply.js')
+  const instance = plan.summary.instanceDir
   afterSession('remembering the shared state', () => rememberSharedState(plan, facts.claudeboxHome))
   const identity = options.login || request.sandbox?.secretless === false
-  afterSession('carrying the account keys back', () => carryAccountOut(sharedPaths(facts.claudeboxHome).claudeJson, plan.summary.instanceDir, identity))
-  if (request.api?.kind === 'api-key') afterSession('remembering the key approval', () => rememberPlaceholderApproval(plan.summary.instanceDir, request.api?.placeholder ?? ''))
+  afterSession('carrying the account keys back', () => carryAccountOut(sharedPaths(facts.claudeboxHome).claudeJson, instance, identity))
+  if (request.api?.kind === 'api-key') afterSession('remembering the key approval', () => rememberPlaceholderApproval(instance, request.api?.placeholder ?? ''))
   afterSession('looking for a sign-in made inside', () => {
     const session = request.storeSession ?? 'session'
-    const line = options.login ? storeNewLogin(plan.summary.instanceDir, session, facts.claudeboxHome) : takeInsideLogin(plan.summary.instanceDir, session, request.api?.placeholder)
+    const line = options.login ? storeNewLogin(instance, session, facts.claudeboxHome) : takeInsideLogin(instance, session, request.api?.placeholder)
     if (line !== undefined) warn(line)
   })
   afterSession('looking for proposals', () => {
-    const line = announceProposals(plan.summary.instanceDir, sharedPaths(facts.claudeboxHome).dir, plan.summary.shared, hostOnlySettings(request.sandbox?.secretless))
+    const line = announceProposals(instance, sharedPaths(facts.claudeboxHome).dir, plan.summary.shared, hostOnlySettings(request.sandbox?.secretless))
     if (line !== undefined) warn(line)
   })
-  afterSession('recording the usage', () => recordUsage(plan.summary.instanceDir))
-  if (plan.summary.claudeCode && interactive && !options.claudeArgs.some(arg => arg === '-p' || arg === '--print')) {
-    await resumeHint(plan.summary.instanceDir, facts.cwd ?? '/', startedAt)
-  }
+  afterSession('recording the usage', () => recordUsage(instance))
   afterSession('comparing the files that run outside the sandbox', () => {
     const changes = diffSnapshots(before, snapshot(plan.watch))
     if (changes.length > 0) warn(describeChanges(changes, facts.git?.topLevel ?? facts.cwd ?? '/'))
   })
-  // Re-raise a death by signal, so that our caller sees it as it would have without claudebox.
-  if (result.signal) process.kill(process.pid, result.signal)
-  return result.status
 }
 
 /** Claude's own hint names `claude --resume ID`, which fails outside the sandbox: this one works. */

@@ -1,6 +1,6 @@
 // Runs bwrap in the foreground: stdio inherited, signals delivered to the sandboxed program,
 // its exit status passed through.
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -20,17 +20,7 @@ export interface RunResult {
 }
 
 export async function runForeground(plan: LaunchPlan): Promise<RunResult> {
-  const stdio: ('inherit' | 'pipe' | number)[] = ['inherit', 'inherit', 'inherit']
-  const opened: number[] = []
-  for (const step of plan.fds) {
-    while (stdio.length < step.fd) stdio.push('inherit')
-    if (step.kind === 'info') stdio[step.fd] = 'pipe'
-    else {
-      const fd = fs.openSync(step.path as string, 'r')
-      opened.push(fd)
-      stdio[step.fd] = fd
-    }
-  }
+  const { stdio, opened } = openFds(plan)
   const cgroups = createCgroups(plan.cgroups)
   // bwrap starts in the cgroups: the launcher joins them for the moment of the spawn, then leaves.
   try {
@@ -44,24 +34,60 @@ export async function runForeground(plan: LaunchPlan): Promise<RunResult> {
   moveSelf(cgroups.map(c => c.parent))
   for (const { dir, files } of cgroups) for (const [name, value] of files) fs.writeFileSync(path.join(dir, name), value)
   for (const fd of opened) fs.closeSync(fd)
+  const sandbox = watchInfo(child.stdio[3] as Readable | null | undefined)
+  const relay = relaySignals(child, sandbox)
+  for (const signal of FORWARDED) process.on(signal, relay)
+  const result = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: NodeJS.ErrnoException }>(resolve => {
+    child.on('error', error => resolve({ code: null, signal: null, error }))
+    child.on('close', (code, signal) => resolve({ code, signal }))
+  })
+  for (const signal of FORWARDED) process.off(signal, relay)
+  await removeCgroups(cgroups)
 
-  // bwrap reports the host pid of the sandbox's init on --info-fd. bwrap itself does not forward
-  // signals (bubblewrap#369): killing it would SIGKILL Claude through --die-with-parent and lose
-  // its state, so signals go to the init's children, the sandboxed program itself.
-  let sandboxPid: number | undefined
-  const infoStream = child.stdio[3] as Readable | null | undefined
-  if (infoStream) {
-    let info = ''
-    infoStream.setEncoding('utf8')
-    infoStream.on('data', (chunk: string) => {
-      info += chunk
-      const match = /"child-pid"\s*:\s*(\d+)/.exec(info)
-      if (match) sandboxPid = Number(match[1])
-    })
+  if (result.error) throw launchError(`cannot start ${plan.file}: ${result.error.message}; check CLAUDEBOX_BWRAP or reinstall bubblewrap`)
+  const sandboxStarted = sandbox.pid !== undefined
+  if (result.signal) return { status: 128 + (os.constants.signals[result.signal] ?? 0), sandboxStarted, signal: result.signal }
+  return { status: result.code ?? EXIT.cannotLaunch, sandboxStarted }
+}
+
+/** bwrap's stdio: the terminal, the --info-fd pipe, and the plan's files (seccomp program, Landlock helper) opened. */
+function openFds(plan: LaunchPlan): { stdio: ('inherit' | 'pipe' | number)[]; opened: number[] } {
+  const stdio: ('inherit' | 'pipe' | number)[] = ['inherit', 'inherit', 'inherit']
+  const opened: number[] = []
+  for (const step of plan.fds) {
+    while (stdio.length < step.fd) stdio.push('inherit')
+    if (step.kind === 'info') stdio[step.fd] = 'pipe'
+    else {
+      const fd = fs.openSync(step.path as string, 'r')
+      opened.push(fd)
+      stdio[step.fd] = fd
+    }
   }
+  return { stdio, opened }
+}
 
-  const relay = (signal: NodeJS.Signals): void => {
-    const targets = sandboxPid === undefined ? [] : childrenOf(sandboxPid)
+/** bwrap reports the host pid of the sandbox's init on --info-fd; `pid` is set once it has. */
+function watchInfo(infoStream: Readable | null | undefined): { pid: number | undefined } {
+  const sandbox: { pid: number | undefined } = { pid: undefined }
+  if (!infoStream) return sandbox
+  let info = ''
+  infoStream.setEncoding('utf8')
+  infoStream.on('data', (chunk: string) => {
+    info += chunk
+    const match = /"child-pid"\s*:\s*(\d+)/.exec(info)
+    if (match) sandbox.pid = Number(match[1])
+  })
+  return sandbox
+}
+
+/**
+ * bwrap itself does not forward signals (bubblewrap#369): killing it would SIGKILL Claude through
+ * --die-with-parent and lose its state, so signals go to the init's children, the sandboxed
+ * program itself (to bwrap while the sandbox is not started yet).
+ */
+function relaySignals(child: ChildProcess, sandbox: { pid: number | undefined }): (signal: NodeJS.Signals) => void {
+  return signal => {
+    const targets = sandbox.pid === undefined ? [] : childrenOf(sandbox.pid)
     debug(`forwarding ${signal} to ${targets.length > 0 ? targets.join(',') : `bwrap ${child.pid}`}`)
     if (targets.length === 0) child.kill(signal)
     for (const pid of targets) {
@@ -72,20 +98,6 @@ export async function runForeground(plan: LaunchPlan): Promise<RunResult> {
       }
     }
   }
-  for (const signal of FORWARDED) process.on(signal, relay)
-
-  const result = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: NodeJS.ErrnoException }>(resolve => {
-    child.on('error', error => resolve({ code: null, signal: null, error }))
-    child.on('close', (code, signal) => resolve({ code, signal }))
-  })
-  for (const signal of FORWARDED) process.off(signal, relay)
-  await removeCgroups(cgroups)
-
-  if (result.error) throw launchError(`cannot start ${plan.file}: ${result.error.message}; check CLAUDEBOX_BWRAP or reinstall bubblewrap`)
-  if (result.signal) {
-    return { status: 128 + (os.constants.signals[result.signal] ?? 0), sandboxStarted: sandboxPid !== undefined, signal: result.signal }
-  }
-  return { status: result.code ?? EXIT.cannotLaunch, sandboxStarted: sandboxPid !== undefined }
 }
 
 /** Creates claudebox-<pid> in each parent with its limits written; a failure is claudebox's, status 125. */

@@ -62,16 +62,52 @@ const interfaceAddresses = (): string[] => Object.values(os.networkInterfaces())
 type Admission = { ok: true; addresses: string[] } | { ok: false; status: number; message: string }
 
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
-  const resolve = options.resolve ?? systemResolver
-  const hostAddresses = normalizedAddresses(options.hostAddresses ?? interfaceAddresses())
-  const timeout = options.connectTimeoutMs ?? 15_000
   const open = new Set<net.Socket>()
   const track = (socket: net.Socket): void => {
     open.add(socket)
     socket.on('close', () => open.delete(socket))
   }
+  const timeout = options.connectTimeoutMs ?? 15_000
+  const server = http.createServer()
+  const context: ProxyContext = {
+    options,
+    admit: admitter(options),
+    // An admitted destination: through the company proxy by name, else the checked address itself.
+    reach: (host, port, addresses, plainHttp, client) => {
+      const via = proxyFor(options.upstream, host, port, plainHttp)
+      return via === undefined ? connectFirst(addresses, port, timeout, track, client) : connectThrough(via, host, port, timeout, track)
+    },
+    started: limitWaiting(server, track, options),
+  }
+  server.on('connect', tunnel(context))
+  server.on('request', plainRequest(context))
+  server.on('upgrade', upgrade(context))
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail)
+    server.listen(options.socketPath, () => ok())
+  })
+  return {
+    close: () =>
+      new Promise<void>(done => {
+        for (const socket of open) socket.destroy()
+        server.close(() => done())
+      }),
+  }
+}
 
-  const admit = async (host: string, port: number): Promise<Admission> => {
+interface ProxyContext {
+  options: ProxyOptions
+  admit: (host: string, port: number) => Promise<Admission>
+  reach: (host: string, port: number, addresses: readonly string[], plainHttp: boolean, client: net.Socket) => Promise<net.Socket | Error>
+  /** A connection that sent a request is no longer idle; a tunnel may then stay quiet for long. */
+  started: (socket: net.Socket) => void
+}
+
+/** The policy's decision for a destination, then its addresses, each checked (names resolved here, on the host). */
+function admitter(options: ProxyOptions): (host: string, port: number) => Promise<Admission> {
+  const resolve = options.resolve ?? systemResolver
+  const hostAddresses = normalizedAddresses(options.hostAddresses ?? interfaceAddresses())
+  return async (host, port) => {
     const deny = (reason: string): Admission => {
       options.onDenied({ time: new Date(), host, port, reason })
       return { ok: false, status: 403, message: `claudebox: ${host}:${port} is blocked: ${reason} (allow it with --allow-host)` }
@@ -92,14 +128,10 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     }
     return { ok: true, addresses: permitted }
   }
+}
 
-  /** An admitted destination: through the company proxy by name, else the checked address itself. */
-  const reach = (host: string, port: number, addresses: readonly string[], plainHttp: boolean, client: net.Socket): Promise<net.Socket | Error> => {
-    const via = proxyFor(options.upstream, host, port, plainHttp)
-    return via === undefined ? connectFirst(addresses, port, timeout, track, client) : connectThrough(via, host, port, timeout, track)
-  }
-
-  const server = http.createServer()
+/** Connections that send nothing are closed after a while, and at most so many wait (the oldest makes room). */
+function limitWaiting(server: http.Server, track: (socket: net.Socket) => void, options: ProxyOptions): (socket: net.Socket) => void {
   const waiting = new Set<net.Socket>() // in arrival order: the first is the oldest
   const idleMs = options.idleTimeoutMs ?? IDLE_MS
   const maxWaiting = options.maxWaiting ?? MAX_WAITING
@@ -110,90 +142,86 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     socket.setTimeout(idleMs, () => waiting.has(socket) && socket.destroy())
     if (waiting.size > maxWaiting) waiting.values().next().value?.destroy()
   })
-  /** A connection that sent a request is no longer idle; a tunnel may then stay quiet for long. */
-  const started = (socket: net.Socket): void => {
+  return socket => {
     waiting.delete(socket)
     socket.setTimeout(0)
   }
+}
 
-  // CONNECT host:port -> a tunnel to the checked address (HTTPS and anything else over TCP).
-  server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
+/** CONNECT host:port -> a tunnel to the checked address (HTTPS and anything else over TCP), held to its host by TLS name. */
+function tunnel(context: ProxyContext): (req: http.IncomingMessage, client: net.Socket, head: Buffer) => void {
+  return (req, client, head) => {
     client.on('error', () => client.destroy())
-    started(client)
+    context.started(client)
     const target = parseAuthority(req.url ?? '')
     if (target === undefined) return void client.end(statusLine(400, 'claudebox: CONNECT needs host:port'))
-    void admit(target.host, target.port).then(async admission => {
+    void context.admit(target.host, target.port).then(async admission => {
       if (!admission.ok) return void client.end(statusLine(admission.status, admission.message))
-      const upstream = await reach(target.host, target.port, admission.addresses, false, client)
+      const upstream = await context.reach(target.host, target.port, admission.addresses, false, client)
       if (upstream instanceof Error) return void client.end(statusLine(502, `claudebox: cannot connect to ${req.url}: ${upstream.message}`))
       if (client.destroyed) return void upstream.destroy()
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
-      holdToHost(client, upstream, head, target.host, reason => options.onDenied({ time: new Date(), host: target.host, port: target.port, reason }))
+      holdToHost(client, upstream, head, target.host, reason => context.options.onDenied({ time: new Date(), host: target.host, port: target.port, reason }))
     })
-  })
+  }
+}
 
-  // GET http://host/path -> the same request to the checked address (plain HTTP).
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    started(req.socket)
+/** GET http://host/path -> the same request to the checked address (plain HTTP). */
+function plainRequest(context: ProxyContext): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  return (req, res) => {
+    context.started(req.socket)
     const url = absoluteHttpUrl(req.url ?? '')
     if (url === undefined) return void reply(res, 400, "claudebox's proxy takes CONNECT or absolute http:// URLs")
     const port = url.port === '' ? 80 : Number(url.port)
-    void admit(unbracket(url.hostname), port).then(async admission => {
+    void context.admit(unbracket(url.hostname), port).then(async admission => {
       if (!admission.ok) return reply(res, admission.status, admission.message)
-      const socket = await reach(unbracket(url.hostname), port, admission.addresses, true, req.socket)
+      const socket = await context.reach(unbracket(url.hostname), port, admission.addresses, true, req.socket)
       if (socket instanceof Error) return reply(res, 502, `claudebox: cannot connect to ${url.host}: ${socket.message}`)
       // Once the response is done or the client gone, the upstream connection has no further use.
       if (req.socket.destroyed) return void socket.destroy()
       res.on('close', () => socket.destroy())
-      const headers = { ...req.headers }
-      for (const name of ['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive']) delete headers[name]
-      const upstream = http.request({
-        method: req.method,
-        path: `${url.pathname}${url.search}`,
-        // The Host header names the host that was checked: a different one would reach another
-        // site on a shared address (a CDN). CONNECT cannot be held to this without TLS interception.
-        headers: { ...headers, host: url.host, connection: 'close' },
-        setHost: false,
-        createConnection: () => socket,
-      })
-      upstream.on('response', response => {
-        res.writeHead(response.statusCode ?? 502, response.headers)
-        response.pipe(res)
-      })
-      upstream.on('error', error => (res.headersSent ? res.destroy() : reply(res, 502, `claudebox: ${url.host}: ${error.message}`)))
-      req.pipe(upstream)
+      forward(req, res, url, socket)
     })
-  })
+  }
+}
 
-  // GET http://host/path with Upgrade (WebSocket over plain HTTP) -> the same handshake to the
-  // checked address, then the two connections spliced.
-  server.on('upgrade', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
+function forward(req: http.IncomingMessage, res: http.ServerResponse, url: URL, socket: net.Socket): void {
+  const headers = { ...req.headers }
+  for (const name of ['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive']) delete headers[name]
+  const upstream = http.request({
+    method: req.method,
+    path: `${url.pathname}${url.search}`,
+    // The Host header names the host that was checked: a different one would reach another
+    // site on a shared address (a CDN). CONNECT cannot be held to this without TLS interception.
+    headers: { ...headers, host: url.host, connection: 'close' },
+    setHost: false,
+    createConnection: () => socket,
+  })
+  upstream.on('response', response => {
+    res.writeHead(response.statusCode ?? 502, response.headers)
+    response.pipe(res)
+  })
+  upstream.on('error', error => (res.headersSent ? res.destroy() : reply(res, 502, `claudebox: ${url.host}: ${error.message}`)))
+  req.pipe(upstream)
+}
+
+/** GET http://host/path with Upgrade (WebSocket over plain HTTP) -> the same handshake to the checked address, then spliced. */
+function upgrade(context: ProxyContext): (req: http.IncomingMessage, client: net.Socket, head: Buffer) => void {
+  return (req, client, head) => {
     client.on('error', () => client.destroy())
-    started(client)
+    context.started(client)
     const url = absoluteHttpUrl(req.url ?? '')
     if (url === undefined) return void client.end(statusLine(400, "claudebox's proxy takes absolute http:// URLs"))
     const port = url.port === '' ? 80 : Number(url.port)
-    void admit(unbracket(url.hostname), port).then(async admission => {
+    void context.admit(unbracket(url.hostname), port).then(async admission => {
       if (!admission.ok) return void client.end(statusLine(admission.status, admission.message))
-      const upstream = await reach(unbracket(url.hostname), port, admission.addresses, true, client)
+      const upstream = await context.reach(unbracket(url.hostname), port, admission.addresses, true, client)
       if (upstream instanceof Error) return void client.end(statusLine(502, `claudebox: cannot connect to ${url.host}: ${upstream.message}`))
       if (client.destroyed) return void upstream.destroy()
       upstream.write(upgradeRequest(req, url))
       if (head.length > 0) upstream.write(head)
       splice(client, upstream)
     })
-  })
-
-  await new Promise<void>((ok, fail) => {
-    server.once('error', fail)
-    server.listen(options.socketPath, () => ok())
-  })
-  return {
-    close: () =>
-      new Promise<void>(done => {
-        for (const socket of open) socket.destroy()
-        server.close(() => done())
-      }),
   }
 }
 

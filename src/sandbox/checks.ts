@@ -51,17 +51,37 @@ export interface CheckFacts {
   takeovers: readonly string[]
 }
 
+type Add = (status: CheckStatus, name: string, detail: string) => void
+
 export function evaluateChecks(f: CheckFacts): CheckResult[] {
   const results: CheckResult[] = []
-  const add = (status: CheckStatus, name: string, detail: string): void => void results.push({ status, name, detail })
+  const add: Add = (status, name, detail) => void results.push({ status, name, detail })
+  toolChecks(f, add)
+  add('ok', 'config', f.applied.join('; '))
+  for (const takeover of f.takeovers) add('warn', 'take over', `${takeover} (the next launch asks; --yes accepts)`)
+  const plan = f.plan
+  const project = plan === undefined ? '' : `${f.workTree}${plan.projectRoot !== f.workTree ? ` (git dir ${plan.projectRoot})` : ''} -> instance ${plan.instanceId} (${plan.instanceDir})`
+  if (f.projectProblem !== undefined) add('fail', 'project', f.projectProblem)
+  else add('ok', 'project', project)
+  if (plan === undefined) return results
+  if (f.projectProblem !== undefined) add('ok', 'protections', 'below: what a launch in a project directory gets')
+  add('ok', 'writable inside', plan.writable.join(', '))
+  add('ok', 'read-only inside', [...plan.system, ...plan.readOnly].join(', '))
+  add('ok', 'home inside', 'empty except the paths above; ~/.claude is the instance')
+  add('ok', 'shared', `by every project: the sign-in (${plan.credentials.held === 'inside' ? 'inside the sandbox' : 'kept on the host'}) and the account keys of .claude.json; copied per project: ${plan.shared.join(', ')}`)
+  signInCheck(f, plan, add)
+  networkChecks(f, plan, add)
+  protectionChecks(f, plan, add)
+  return results
+}
 
+/** bwrap and user namespaces, Claude Code and its release, Node, git. */
+function toolChecks(f: CheckFacts, add: Add): void {
   if (f.bwrap) add('ok', 'bwrap', `${f.bwrap.path} (${f.bwrap.version ?? 'unknown version'})`)
   else add('fail', 'bwrap', f.bwrapProblem)
-
   if (!f.bwrap) add('fail', 'user namespaces', 'not tested: no bwrap')
   else if (f.sandboxError === undefined) add('ok', 'user namespaces', 'a test sandbox started')
   else add('fail', 'user namespaces', `a test sandbox failed: ${f.sandboxError.cause}; fix: ${f.sandboxError.fix}`)
-
   if (f.claude) {
     add('ok', 'claude', `${f.claude.path} (${f.claude.version ?? 'unknown version'})`)
     const release = /^\d+\.\d+\.\d+/.exec(f.claude.version ?? '')?.[0]
@@ -70,60 +90,54 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
     }
   } else add('fail', 'claude', f.claudeProblem ?? 'not found')
   add(...nodeCheck(f.node, f.claudeInterpreter))
-
   if (f.git) add('ok', 'git', f.git.version)
   else add('warn', 'git', 'not found: projects map to the current directory, not the repository')
+}
 
-  add('ok', 'config', f.applied.join('; '))
-  for (const takeover of f.takeovers) add('warn', 'take over', `${takeover} (the next launch asks; --yes accepts)`)
+/** Where the sign-in is: on the host (the default), none yet, or inside with the opt-out. */
+function signInCheck(f: CheckFacts, plan: LaunchSummary, add: Add): void {
+  const credentials = `${plan.credentials.mechanism === 'store-dir' ? 'shared store directory (CLAUDE_SECURESTORAGE_CONFIG_DIR)' : 'shared file bound into the instance (older Claude Code)'} at ${plan.credentials.path}`
+  const held = plan.credentials.held
+  if (held === 'host') add('ok', 'sign-in', `kept on the host (${plan.credentials.kind ?? ''}); the sandbox gets a per-session placeholder and claudebox adds the credential to Claude's API calls`)
+  else if (held === 'none-yet' && f.importableLogin !== undefined) add('ok', 'sign-in', `not yet: the first launch offers your Claude Code login from ${f.importableLogin} (claudebox --yes takes it); it stays on the host`)
+  else if (held === 'none-yet') add('warn', 'sign-in', 'no login yet: run claudebox --login once (or set ANTHROPIC_API_KEY); it stays on the host for every project')
+  else if (f.apiKeyVariable !== undefined) add('warn', 'sign-in', `inside the sandbox ("secretless": false): ${f.apiKeyVariable} from your environment; any process inside can read it`)
+  else if (f.credentialsExist) add('warn', 'sign-in', `inside the sandbox ("secretless": false): ${credentials}; any process inside can read and replace it`)
+  else add('warn', 'sign-in', `no credentials yet: ${credentials}; sign in inside claudebox once and every project uses it`)
+}
 
-  const plan = f.plan
-  const project = plan === undefined ? '' : `${f.workTree}${plan.projectRoot !== f.workTree ? ` (git dir ${plan.projectRoot})` : ''} -> instance ${plan.instanceId} (${plan.instanceDir})`
-  if (f.projectProblem !== undefined) add('fail', 'project', f.projectProblem)
-  else add('ok', 'project', project)
-  if (plan !== undefined) {
-    if (f.projectProblem !== undefined) add('ok', 'protections', 'below: what a launch in a project directory gets')
-    add('ok', 'writable inside', plan.writable.join(', '))
-    add('ok', 'read-only inside', [...plan.system, ...plan.readOnly].join(', '))
-    add('ok', 'home inside', 'empty except the paths above; ~/.claude is the instance')
-    add('ok', 'shared', `by every project: the sign-in (${plan.credentials.held === 'inside' ? 'inside the sandbox' : 'kept on the host'}) and the account keys of .claude.json; copied per project: ${plan.shared.join(', ')}`)
-    const credentials = `${plan.credentials.mechanism === 'store-dir' ? 'shared store directory (CLAUDE_SECURESTORAGE_CONFIG_DIR)' : 'shared file bound into the instance (older Claude Code)'} at ${plan.credentials.path}`
-    const held = plan.credentials.held
-    if (held === 'host') add('ok', 'sign-in', `kept on the host (${plan.credentials.kind ?? ''}); the sandbox gets a per-session placeholder and claudebox adds the credential to Claude's API calls`)
-    else if (held === 'none-yet' && f.importableLogin !== undefined) add('ok', 'sign-in', `not yet: the first launch offers your Claude Code login from ${f.importableLogin} (claudebox --yes takes it); it stays on the host`)
-    else if (held === 'none-yet') add('warn', 'sign-in', 'no login yet: run claudebox --login once (or set ANTHROPIC_API_KEY); it stays on the host for every project')
-    else if (f.apiKeyVariable !== undefined) add('warn', 'sign-in', `inside the sandbox ("secretless": false): ${f.apiKeyVariable} from your environment; any process inside can read it`)
-    else if (f.credentialsExist) add('warn', 'sign-in', `inside the sandbox ("secretless": false): ${credentials}; any process inside can read and replace it`)
-    else add('warn', 'sign-in', `no credentials yet: ${credentials}; sign in inside claudebox once and every project uses it`)
-    if (plan.network === 'open') {
-      add('warn', 'network', "open: shared with the host, so the agent can reach any host and the services on the host's loopback (--network=allow keeps it to a list, --network=none cuts it)")
-      const sensitive = f.abstractSockets.filter(s => /X11|dbus|bus|wayland|ssh|agent|gpg/i.test(s))
-      const names = `${sensitive.slice(0, 5).join(', ')}${sensitive.length > 5 ? ', ...' : ''}`
-      if (f.landlockScope === 'supported') add('ok', 'abstract sockets', `the host's are refused inside by a Landlock scope${sensitive.length > 0 ? ` (${names})` : ''}`)
-      else if (sensitive.length > 0) {
-        const why = f.landlockScope === 'unsupported' ? 'this kernel lacks the Landlock scope (Linux 6.12+)' : 'no Landlock helper for this architecture'
-        add('warn', 'abstract sockets', `reachable inside while the network is open: ${names}; ${why} (--network=allow or none removes them)`)
-      }
-      if (f.lookupProblem) add('warn', 'name lookup', `inside the sandbox: ${f.lookupProblem}`)
-      else add('ok', 'name lookup', 'resolv.conf, hosts and nsswitch.conf are readable inside and localhost resolves')
-    } else if (plan.network === 'allow') {
-      add('ok', 'network', 'allow: no network inside; a proxy run by claudebox admits only the hosts below, names resolved on the host, private addresses refused unless listed')
-      add('ok', 'network allow', plan.egress?.allow.join(', ') ?? '')
-      if (plan.egress?.deny.length) add('ok', 'network deny', plan.egress.deny.join(', '))
-    } else {
-      add('ok', 'network', 'none: loopback only')
-    }
-    if (plan.claudeCode) add('ok', "Claude Code's sandbox", CLAUDE_SANDBOX_COMPARED)
-    for (const protection of plan.protections) add(protection.startsWith('claude.ai connectors: ON') ? 'warn' : 'ok', 'protection', protection)
-    for (const limit of plan.limits.inForce) add('ok', 'limit', limit)
-    for (const limit of plan.limits.notInForce) add(limit.startsWith('processes') ? 'warn' : 'ok', 'limit', limit)
-    if (!plan.protections.some(p => p.startsWith('seccomp'))) {
-      add(f.legacyTiocsti === '0' ? 'ok' : 'warn', 'terminal injection', f.legacyTiocsti === '0' ? 'the kernel refuses TIOCSTI (dev.tty.legacy_tiocsti = 0)' : 'not blocked: no seccomp filter for this architecture')
-    } else if (f.legacyTiocsti === '0') {
-      add('ok', 'terminal injection', 'also refused by the kernel (dev.tty.legacy_tiocsti = 0)')
-    }
+/** The network mode; with the open network, what of the host's it exposes. */
+function networkChecks(f: CheckFacts, plan: LaunchSummary, add: Add): void {
+  if (plan.network === 'allow') {
+    add('ok', 'network', 'allow: no network inside; a proxy run by claudebox admits only the hosts below, names resolved on the host, private addresses refused unless listed')
+    add('ok', 'network allow', plan.egress?.allow.join(', ') ?? '')
+    if (plan.egress?.deny.length) add('ok', 'network deny', plan.egress.deny.join(', '))
+    return
   }
-  return results
+  if (plan.network === 'none') return add('ok', 'network', 'none: loopback only')
+  add('warn', 'network', "open: shared with the host, so the agent can reach any host and the services on the host's loopback (--network=allow keeps it to a list, --network=none cuts it)")
+  const sensitive = f.abstractSockets.filter(s => /X11|dbus|bus|wayland|ssh|agent|gpg/i.test(s))
+  const names = `${sensitive.slice(0, 5).join(', ')}${sensitive.length > 5 ? ', ...' : ''}`
+  if (f.landlockScope === 'supported') add('ok', 'abstract sockets', `the host's are refused inside by a Landlock scope${sensitive.length > 0 ? ` (${names})` : ''}`)
+  else if (sensitive.length > 0) {
+    const why = f.landlockScope === 'unsupported' ? 'this kernel lacks the Landlock scope (Linux 6.12+)' : 'no Landlock helper for this architecture'
+    add('warn', 'abstract sockets', `reachable inside while the network is open: ${names}; ${why} (--network=allow or none removes them)`)
+  }
+  if (f.lookupProblem) add('warn', 'name lookup', `inside the sandbox: ${f.lookupProblem}`)
+  else add('ok', 'name lookup', 'resolv.conf, hosts and nsswitch.conf are readable inside and localhost resolves')
+}
+
+/** Claude's own sandbox, the protections and limits in force, terminal injection. */
+function protectionChecks(f: CheckFacts, plan: LaunchSummary, add: Add): void {
+  if (plan.claudeCode) add('ok', "Claude Code's sandbox", CLAUDE_SANDBOX_COMPARED)
+  for (const protection of plan.protections) add(protection.startsWith('claude.ai connectors: ON') ? 'warn' : 'ok', 'protection', protection)
+  for (const limit of plan.limits.inForce) add('ok', 'limit', limit)
+  for (const limit of plan.limits.notInForce) add(limit.startsWith('processes') ? 'warn' : 'ok', 'limit', limit)
+  if (!plan.protections.some(p => p.startsWith('seccomp'))) {
+    add(f.legacyTiocsti === '0' ? 'ok' : 'warn', 'terminal injection', f.legacyTiocsti === '0' ? 'the kernel refuses TIOCSTI (dev.tty.legacy_tiocsti = 0)' : 'not blocked: no seccomp filter for this architecture')
+  } else if (f.legacyTiocsti === '0') {
+    add('ok', 'terminal injection', 'also refused by the kernel (dev.tty.legacy_tiocsti = 0)')
+  }
 }
 
 /** claudebox needs Node 20; Claude Code's package declares 22, which matters only if Claude runs on Node. */

@@ -16,7 +16,8 @@ import { hostSeccompArch, seccompFilter } from './seccomp.js'
 import { planTiers, SANDBOX_NOTE } from './tiers.js'
 import type { SignInKind } from '../types.js'
 import { upstreamFromEnv } from '../network/upstream-proxy.js'
-import type { FdStep, FileStep, HostFacts, LaunchPlan } from '../types.js'
+import type { FileStep, HostFacts, LaunchPlan, LaunchSummary } from '../types.js'
+import { SandboxBuilder } from './builder.js'
 
 /** System directories shown read-only when present; symlinks (merged /usr) are recreated as symlinks. */
 export const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt', '/nix/store'] as const
@@ -111,152 +112,203 @@ export const sandboxStore = (instance: string, session = 'session'): string =>
 
 export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan {
   const options = request.sandbox ?? DEFAULT_SANDBOX
-  const { cwd, git, claude, home } = facts
+  const { cwd, shell, bwrap } = launchable(facts, options)
+  const { git } = facts
+  const root = canonicalRoot(cwd, git)
+  const id = instanceId(root)
+  const instance = instanceDir(facts.claudeboxHome, id)
+  checkInstance(facts, root, instance)
+  const b = new SandboxBuilder()
+  const projectDirs = projectDirsOf(facts, cwd, options, b.warnings)
+  if (!facts.gitAvailable) b.warnings.push('git was not found; using the current directory as the project')
+
+  b.add(...namespaceArgs(options.network))
+  // The API endpoint named on the host is the gateway's business when there is one (secretless).
+  const policy = options.network === 'allow' ? egressPolicy(options, request.api === undefined ? facts.env : {}) : undefined
+  b.add('--info-fd', String(INFO_FD))
+  b.fds.push({ fd: INFO_FD, kind: 'info' })
+  const scope = terminalAndSyscalls(b, facts)
+  const system = systemAndHome(b, facts)
+  const guard = projectAndGit(b, facts, options, projectDirs, instance)
+  extraBinds(b, facts, options)
+  const state = instanceState(b, facts, request, instance)
+  const environment = sandboxEnvironment(b, facts, request, { instance, storeDir: state.storeDir, policy, shell })
+  const command = commandLine(b, facts, request, { policy, shell, scope, alreadyVisible: system.alreadyVisible })
+  b.add('--chdir', cwd)
+  b.add('--', ...command.argv)
+
+  const watch = watchedPaths(git ? [git.topLevel] : [cwd])
+  if (options.writableGitConfig) watch.push(...facts.gitProtect.readOnly)
+  return {
+    file: bwrap,
+    argv: b.groups.flat(),
+    ...environment,
+    groups: b.groups,
+    mkdirs: [...b.mkdirs, ...state.tiers.mkdirs],
+    files: [...state.tiers.files, ...b.files, ...guard.files, ...recordFiles(facts, root, instance), ...state.files],
+    fds: b.fds,
+    warnings: b.warnings,
+    watch,
+    gitWatch: { forbidden: guard.forbidden, gitDirs: guard.gitDirs, workTree: git?.topLevel ?? cwd },
+    ...(policy === undefined || request.egressSocket === undefined ? {} : { egress: egressPlan(request.egressSocket, policy, facts.env) }),
+    cgroups: command.cgroups,
+    summary: {
+      projectRoot: root,
+      instanceId: id,
+      instanceDir: instance,
+      ...auditOf(b, options, policy),
+      system: system.visible,
+      limits: command.limits,
+      credentials: state.credentials,
+      shared: state.tiers.entries,
+      applied: request.applied ?? [],
+      claudeCode: shell === undefined && isClaudeCode(facts.claude),
+    },
+  }
+}
+
+/** The instance's project-root (written once) and an empty shared account file when there is none. */
+function recordFiles(facts: HostFacts, root: string, instance: string): FileStep[] {
+  return [
+    { path: path.join(instance, PROJECT_ROOT_FILE), content: `${root}\n`, mode: 0o600 },
+    { path: sharedPaths(facts.claudeboxHome).claudeJson, content: '{}\n', mode: 0o600 },
+  ]
+}
+
+/** What the audit and --check show of the sandbox the sections built. */
+function auditOf(b: SandboxBuilder, options: SandboxOptions, policy: EgressPolicy | undefined): Pick<LaunchSummary, 'writable' | 'readOnly' | 'network' | 'egress' | 'protections'> {
+  return { writable: b.writable, readOnly: b.readOnly, network: options.network, ...(policy === undefined ? {} : { egress: describePolicy(policy) }), protections: b.protections }
+}
+
+/** What must hold before anything is planned: a directory, a usable home, bwrap, and claude (or --shell). */
+function launchable(facts: HostFacts, options: SandboxOptions): { cwd: string; shell: string | undefined; bwrap: string } {
+  const { cwd, home } = facts
   if (cwd === undefined) throw launchError('the current directory no longer exists; cd into your project again and rerun claudebox')
   if (cwd.includes('\n')) throw newlineRefusal(cwd)
   const homeRefusal = sandboxHomeRefusal(home)
   if (homeRefusal !== undefined) throw launchError(`HOME=${home} cannot be the sandbox's home: ${homeRefusal}; set HOME to your home directory`)
   if (facts.bwrap === undefined) throw launchError(bwrapMissing(facts.env))
   const shell = options.shell ? shellProgram(facts) : undefined
-  if (claude === undefined && shell === undefined) throw claudeError(facts)
-
+  if (facts.claude === undefined && shell === undefined) throw claudeError(facts)
   if (facts.gitLayout) {
-    const trust = trustGit(git, facts.gitLayout)
+    const trust = trustGit(facts.git, facts.gitLayout)
     if (!trust.ok) throw launchError(trust.reason)
   }
-  const root = canonicalRoot(cwd, git)
-  const id = instanceId(root)
-  const instance = instanceDir(facts.claudeboxHome, id)
-  const shared = sharedPaths(facts.claudeboxHome)
-  checkInstance(facts, root, instance)
+  return { cwd, shell, bwrap: facts.bwrap }
+}
 
+/** The directories made writable: the work tree (or the directory) and a git dir outside it; dangerous ones refused. */
+function projectDirsOf(facts: HostFacts, cwd: string, options: SandboxOptions, warnings: string[]): string[] {
+  const { git, home } = facts
   const projectDirs = git ? [git.topLevel] : [cwd]
   if (git && !isWithin(git.commonDir, git.topLevel)) projectDirs.push(git.commonDir)
-  const dangerous = projectDirs.map(dir => ({ dir, reason: dangerousRootReason(dir, home, facts.claudeboxHome) })).filter(d => d.reason)
-  const warnings: string[] = []
-  for (const { dir, reason } of dangerous) {
+  for (const dir of projectDirs) {
+    const reason = dangerousRootReason(dir, home, facts.claudeboxHome)
+    if (reason === undefined) continue
     if (!options.allowDangerousRoot) {
       // A home kept in git: the user is in a project directory, but git's top level is above it.
       const above = git !== undefined && dir === git.topLevel && cwd !== dir
       throw launchError(
         above
-          ? `refusing to make ${dir} writable: you are in ${cwd}, but git's top level here is ${dir} and ${reason ?? ''}. Give the project a repository of its own (git init in it), or pass --allow-dangerous-root if you truly mean it`
-          : `refusing to make ${dir} writable: ${reason ?? ''}. Start claudebox in a project directory (or pass --allow-dangerous-root if you truly mean it)`,
+          ? `refusing to make ${dir} writable: you are in ${cwd}, but git's top level here is ${dir} and ${reason}. Give the project a repository of its own (git init in it), or pass --allow-dangerous-root if you truly mean it`
+          : `refusing to make ${dir} writable: ${reason}. Start claudebox in a project directory (or pass --allow-dangerous-root if you truly mean it)`,
       )
     }
-    warnings.push(`--allow-dangerous-root: ${dir} is writable inside although ${reason ?? ''}`)
+    warnings.push(`--allow-dangerous-root: ${dir} is writable inside although ${reason}`)
   }
-  if (!facts.gitAvailable) warnings.push('git was not found; using the current directory as the project')
+  return projectDirs
+}
 
-  const groups: string[][] = []
-  const readOnly: string[] = []
-  const writable: string[] = []
-  const protections: string[] = []
-  const add = (...words: string[]): void => void groups.push(words)
-  const roBind = (p: string, dest = p): void => {
-    add('--ro-bind', p, dest)
-    readOnly.push(dest)
-  }
-  const bind = (p: string, dest = p): void => {
-    add('--bind', p, dest)
-    writable.push(dest)
-  }
-
-  // ========== NAMESPACES ==========
-  add(...namespaceArgs(options.network))
-  // The API endpoint named on the host is the gateway's business when there is one (secretless).
-  const policy = options.network === 'allow' ? egressPolicy(options, request.api === undefined ? facts.env : {}) : undefined
-  add('--info-fd', String(INFO_FD))
-
-  // ========== TERMINAL AND SYSCALLS ==========
-  // A seccomp filter (not --new-session, which stops window-size changes reaching Claude:
-  // bubblewrap#573) makes TIOCSTI/TIOCLINUX fail (CVE-2017-5226, CVE-2019-10063) and blocks
-  // mount, keyring and namespace syscalls; see seccomp.ts.
-  const fds: FdStep[] = [{ fd: INFO_FD, kind: 'info' }]
-  const files: FileStep[] = []
+/**
+ * A seccomp filter (not --new-session, which stops window-size changes reaching Claude:
+ * bubblewrap#573) makes TIOCSTI/TIOCLINUX fail (CVE-2017-5226, CVE-2019-10063) and blocks mount,
+ * keyring and namespace syscalls (seccomp.ts). The host's abstract unix sockets (X11's
+ * @/tmp/.X11-unix/X0) are reachable wherever the network namespace is shared: a Landlock scope set
+ * by a small helper refuses them (landlock.ts); it reaches the sandbox as a copy on bwrap's own
+ * tmpfs, so a noexec home cannot stop it. Returns the helper, when there is one for this machine.
+ */
+function terminalAndSyscalls(b: SandboxBuilder, facts: HostFacts): Uint8Array | undefined {
   const arch = hostSeccompArch(facts.arch)
   if (arch !== undefined) {
     const filter = seccompFilter(arch)
     const filterPath = path.join(facts.claudeboxHome, 'seccomp', `${arch}-${contentTag(filter)}.bpf`)
-    files.push({ path: filterPath, content: filter, mode: 0o600, replace: true })
-    fds.push({ fd: SECCOMP_FD, kind: 'file', path: filterPath })
-    add('--seccomp', String(SECCOMP_FD))
-    protections.push('seccomp filter: TIOCSTI/TIOCLINUX, mount, keyring, namespace and clone3 syscalls fail')
+    b.files.push({ path: filterPath, content: filter, mode: 0o600, replace: true })
+    b.fds.push({ fd: SECCOMP_FD, kind: 'file', path: filterPath })
+    b.add('--seccomp', String(SECCOMP_FD))
+    b.protections.push('seccomp filter: TIOCSTI/TIOCLINUX, mount, keyring, namespace and clone3 syscalls fail')
   } else {
-    warnings.push(`no seccomp filter for ${facts.arch}: terminal injection (TIOCSTI) is not blocked by claudebox`)
+    b.warnings.push(`no seccomp filter for ${facts.arch}: terminal injection (TIOCSTI) is not blocked by claudebox`)
   }
-  protections.push('no nested user namespaces (--disable-userns), no capabilities (--cap-drop ALL), /proc/sys read-only')
-
-  // The host's abstract unix sockets (X11's @/tmp/.X11-unix/X0) are reachable wherever the
-  // network namespace is shared: a Landlock scope set by a small helper refuses them (landlock.ts).
-  // It reaches the sandbox as a copy on bwrap's own tmpfs, so a noexec home cannot stop it.
+  b.protections.push('no nested user namespaces (--disable-userns), no capabilities (--cap-drop ALL), /proc/sys read-only')
   const scope = scopeHelper(facts.arch)
   if (scope !== undefined) {
     const scopePath = path.join(facts.claudeboxHome, 'landlock', `${facts.arch}-${contentTag(scope)}`)
-    files.push({ path: scopePath, content: scope, mode: 0o600, replace: true })
-    fds.push({ fd: SCOPE_FD, kind: 'file', path: scopePath })
-    add('--perms', '0555', '--file', String(SCOPE_FD), SCOPE_HELPER)
-    protections.push("Landlock scope: the host's abstract unix sockets (X11...) refused, on Linux 6.12+ (claudebox --check tells)")
+    b.files.push({ path: scopePath, content: scope, mode: 0o600, replace: true })
+    b.fds.push({ fd: SCOPE_FD, kind: 'file', path: scopePath })
+    b.add('--perms', '0555', '--file', String(SCOPE_FD), SCOPE_HELPER)
+    b.protections.push("Landlock scope: the host's abstract unix sockets (X11...) refused, on Linux 6.12+ (claudebox --check tells)")
   }
   // No helper for this architecture (aarch64 for now): --check warns, not every launch.
+  return scope
+}
 
-  // ========== SYSTEM (read-only) ==========
+/** The system read-only, an empty home (but the listed files), and Claude Code's installation read-only. */
+function systemAndHome(b: SandboxBuilder, facts: HostFacts): { visible: readonly string[]; alreadyVisible: (p: string) => boolean } {
   const system = systemMounts(facts)
-  groups.push(...system.groups)
-  readOnly.push(...system.extraReadOnly)
-  const visibleSystem = system.visible
-
-  // ========== HOME: empty, except what is listed ==========
+  b.groups.push(...system.groups)
+  b.readOnly.push(...system.extraReadOnly)
   // The tmpfs comes first: every later bind under $HOME lands on top of it.
-  add('--tmpfs', home)
+  b.add('--tmpfs', facts.home)
   for (const rel of HOME_FILES_RO) {
-    const p = path.join(home, rel)
-    if (facts.homeFiles[p] === 'file') roBind(p)
+    const p = path.join(facts.home, rel)
+    if (facts.homeFiles[p] === 'file') b.roBind(p)
   }
-
-  // ========== CLAUDE CODE INSTALLATION (read-only) ==========
-  const alreadyVisible = (p: string): boolean => visibleSystem.some(dir => isWithin(p, dir))
-  for (const p of [claude?.installRoot, claude?.interpreter?.installRoot]) {
-    if (p !== undefined && !alreadyVisible(p) && !readOnly.includes(p)) roBind(p)
+  const alreadyVisible = (p: string): boolean => system.visible.some(dir => isWithin(p, dir))
+  for (const p of [facts.claude?.installRoot, facts.claude?.interpreter?.installRoot]) {
+    if (p !== undefined && !alreadyVisible(p) && !b.readOnly.includes(p)) b.roBind(p)
   }
+  return { visible: system.visible, alreadyVisible }
+}
 
-  // ========== PROJECT (read-write), its git config and hooks read-only ==========
-  for (const p of projectDirs) bind(p)
+/** The project read-write; its git dirs pinned and git's config, hooks and host-run files read-only (git-guard.ts). */
+function projectAndGit(b: SandboxBuilder, facts: HostFacts, options: SandboxOptions, projectDirs: readonly string[], instance: string): ReturnType<typeof planGitGuard> {
+  for (const p of projectDirs) b.bind(p)
+  const shared = sharedPaths(facts.claudeboxHome)
   const own = path.join(instance, OWN_DIR)
-  const mkdirs = [facts.claudeboxHome, instancesDir(facts.claudeboxHome), instance, own, path.join(instance, SESSIONS_DIR), shared.dir, shared.secureStorage].map(p => ({
-    path: p,
-    mode: 0o700,
-  }))
-  // Git config, hooks and the git dirs themselves, and working-tree files the host runs: git-guard.ts.
+  for (const p of [facts.claudeboxHome, instancesDir(facts.claudeboxHome), instance, own, path.join(instance, SESSIONS_DIR), shared.dir, shared.secureStorage]) b.mkdirs.push({ path: p, mode: 0o700 })
   const guard = planGitGuard(facts.gitProtect, options.writableGitConfig)
-  if (options.writableGitConfig) warnings.push('--writable-git-config: the agent can change .git/config and .git/hooks, which run outside the sandbox')
-  groups.push(...guard.groups)
-  readOnly.push(...guard.readOnly)
-  mkdirs.push(...guard.mkdirs)
-  protections.push(...guard.protections)
-  protections.push(
+  if (options.writableGitConfig) b.warnings.push('--writable-git-config: the agent can change .git/config and .git/hooks, which run outside the sandbox')
+  b.groups.push(...guard.groups)
+  b.readOnly.push(...guard.readOnly)
+  b.mkdirs.push(...guard.mkdirs)
+  b.protections.push(...guard.protections)
+  b.protections.push(
     options.connectors
       ? "claude.ai connectors: ON for this launch (--connectors): the agent can use your account's connected services"
       : 'claude.ai connectors of your account (mail, drive...): off (--connectors turns them on for one launch)',
   )
-  protections.push('shared settings, CLAUDE.md, agents, commands, skills: a per-project copy; changes stay in this project until you promote them (claudebox --proposals)')
+  b.protections.push('shared settings, CLAUDE.md, agents, commands, skills: a per-project copy; changes stay in this project until you promote them (claudebox --proposals)')
+  return guard
+}
 
-  // ========== EXTRA BINDS (opt-in) ==========
+/** --ro-bind and --bind the user asked for, refused when they would expose what the sandbox hides. */
+function extraBinds(b: SandboxBuilder, facts: HostFacts, options: SandboxOptions): void {
   for (const [list, kind] of [[options.roBinds, 'ro'], [options.binds, 'rw']] as const) {
     for (const requested of list) {
       const info = facts.paths[requested]
-      const refusal = bindRefusal(info?.real, home, facts.claudeboxHome)
+      const refusal = bindRefusal(info?.real, facts.home, facts.claudeboxHome)
       if (refusal !== undefined) throw usageError(`cannot bind ${requested}: ${refusal}; name an existing directory or file of your own`)
       const real = info?.real as string
-      if (kind === 'ro') roBind(real)
-      else bind(real)
+      if (kind === 'ro') b.roBind(real)
+      else b.bind(real)
     }
   }
+}
 
-  // ========== STATE: this instance and the shared tier ==========
-  const tiers = planTiers(shared.dir, instance, request.tiers?.entries, request.tiers?.readOnly ?? false, facts.sharedKinds)
-  const boundEntries = ['.claude.json', '.credentials.json', SANDBOX_NOTE, ...(request.tiers?.readOnly ? tiers.entries : [])]
-  for (const entry of boundEntries) {
+/** This instance read-write (its records and project-root read-only), the shared tier's binds, the credential store. */
+function instanceState(b: SandboxBuilder, facts: HostFacts, request: LaunchRequest, instance: string): { tiers: ReturnType<typeof planTiers> } & ReturnType<typeof credentialStore> {
+  const tiers = planTiers(sharedPaths(facts.claudeboxHome).dir, instance, request.tiers?.entries, request.tiers?.readOnly ?? false, facts.sharedKinds)
+  for (const entry of ['.claude.json', '.credentials.json', SANDBOX_NOTE, ...(request.tiers?.readOnly ? tiers.entries : [])]) {
     // An agent can replace what is in its instance; never bind through a symlink it planted
     // (flatpak CVE-2024-42472). A plain file or directory there is bwrap's own mount point.
     // (The composed copies are not bound; tier-sync.ts never follows a symlink among them.)
@@ -264,46 +316,93 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
       throw launchError(`${path.join(instance, entry)} was replaced by a symlink; remove it and rerun claudebox`)
     }
   }
-  bind(instance)
+  b.bind(instance)
   // claudebox's own records (live sessions, metadata): readable inside, never writable.
-  add('--ro-bind', own, own)
+  const own = path.join(instance, OWN_DIR)
+  b.add('--ro-bind', own, own)
   // project-root decides what --gc removes and which project owns the instance: never writable
   // inside (an agent that wrote another path into it made --gc delete a live project's state).
-  add('--ro-bind', path.join(instance, PROJECT_ROOT_FILE), path.join(instance, PROJECT_ROOT_FILE))
+  b.add('--ro-bind', path.join(instance, PROJECT_ROOT_FILE), path.join(instance, PROJECT_ROOT_FILE))
   // The shared tier reaches the instance as its own copy (tiers.ts, tier-sync.ts): only SANDBOX.md
   // is bound, read-only; with sharedReadOnly the instance's copies are too (-try: composed just before).
   for (const [source, target] of tiers.binds) {
-    add(source === target ? '--ro-bind-try' : '--ro-bind', source, target)
-    readOnly.push(target)
+    b.add(source === target ? '--ro-bind-try' : '--ro-bind', source, target)
+    b.readOnly.push(target)
   }
-  // Credentials. Secretless (request.api): the sandbox's own store in the instance, holding at most
-  // a placeholder; the real login never enters. Otherwise (the opt-out) one directory for every
-  // instance (CLAUDE_SECURESTORAGE_CONFIG_DIR): Claude writes it with temp file + rename, which works
-  // in a bound directory but not on a bound file.
+  const store = credentialStore(b, facts, request, instance)
+  // Account state: the instance's own .claude.json, with the account keys carried in and out by
+  // the launcher (state/account-state.ts); the shared account file is never bound.
+  b.add('--symlink', instance, path.join(facts.home, '.claude'))
+  return { tiers, ...store }
+}
+
+/**
+ * Credentials. Secretless (request.api): the session's own store, outside the instance and bound
+ * into this sandbox alone, holding at most a placeholder; the real login never enters. Otherwise
+ * (the opt-out) one directory for every instance (CLAUDE_SECURESTORAGE_CONFIG_DIR): Claude writes
+ * it with temp file + rename, which works in a bound directory but not on a bound file.
+ */
+function credentialStore(b: SandboxBuilder, facts: HostFacts, request: LaunchRequest, instance: string): { storeDir: string; files: FileStep[]; credentials: LaunchSummary['credentials'] } {
+  const shared = sharedPaths(facts.claudeboxHome)
   const api = request.api
   const ownStore = api !== undefined || request.ownCredentialStore === true
   const storeDir = ownStore ? sandboxStore(instance, request.storeSession) : shared.secureStorage
-  if (!ownStore) bind(shared.secureStorage)
+  if (!ownStore) b.bind(shared.secureStorage)
   const credentialFile = path.join(storeDir, '.credentials.json')
-  const mechanism = credentialMechanism(claude?.version)
-  const stateFiles: FileStep[] = []
+  const mechanism = credentialMechanism(facts.claude?.version)
+  const files: FileStep[] = []
   if (ownStore) {
-    mkdirs.push({ path: path.dirname(storeDir), mode: 0o700 }, { path: storeDir, mode: 0o700 })
-    bind(storeDir)
+    b.mkdirs.push({ path: path.dirname(storeDir), mode: 0o700 }, { path: storeDir, mode: 0o700 })
+    b.bind(storeDir)
   }
-  if (api?.credentialsFile !== undefined) stateFiles.push({ path: credentialFile, content: api.credentialsFile, mode: 0o600, replace: true })
-  if (api !== undefined) protections.push("your login stays on the host: the sandbox holds this session's placeholder; claudebox's gateway adds the real credential to Claude's API calls only")
+  if (api?.credentialsFile !== undefined) files.push({ path: credentialFile, content: api.credentialsFile, mode: 0o600, replace: true })
+  if (api !== undefined) b.protections.push("your login stays on the host: the sandbox holds this session's placeholder; claudebox's gateway adds the real credential to Claude's API calls only")
   if (!ownStore && mechanism === 'file-bind') {
     // Older Claude Code reads CLAUDE_CONFIG_DIR/.credentials.json only: bind the one shared file
     // there (its write falls back to in place on EBUSY, as for .claude.json).
-    stateFiles.push({ path: credentialFile, content: '{}\n', mode: 0o600 })
-    add('--bind', credentialFile, path.join(instance, '.credentials.json'))
+    files.push({ path: credentialFile, content: '{}\n', mode: 0o600 })
+    b.add('--bind', credentialFile, path.join(instance, '.credentials.json'))
   }
-  // Account state: the instance's own .claude.json, with the account keys carried in and out by
-  // the launcher (account-state/apply.ts); the shared account file is never bound.
-  add('--symlink', instance, path.join(home, '.claude'))
+  const held = api !== undefined ? 'host' : ownStore ? 'none-yet' : 'inside'
+  return { storeDir, files, credentials: { mechanism, path: credentialFile, held, ...(api === undefined ? {} : { kind: api.kind }) } }
+}
 
-  // ========== ENVIRONMENT: an allowlist, nothing else ==========
+interface EnvContext {
+  instance: string
+  storeDir: string
+  policy: EgressPolicy | undefined
+  shell: string | undefined
+}
+
+/**
+ * The sandbox's environment: an allowlist of the host's, the user's --env, and claudebox's own.
+ * Every value reaches the sandbox through bwrap's own environment, never its argv: any local user
+ * can read a process's argv in /proc/<pid>/cmdline, and a value that looks harmless by its name
+ * can hold a secret (ANTHROPIC_CUSTOM_HEADERS, a password in ANTHROPIC_BASE_URL). bwrap starts
+ * with exactly this environment and passes it on unchanged.
+ */
+function sandboxEnvironment(b: SandboxBuilder, facts: HostFacts, request: LaunchRequest, context: EnvContext): { env: Record<string, string>; hostEnv: string[] } {
+  const options = request.sandbox ?? DEFAULT_SANDBOX
+  const env = passedEnvironment(facts, options, b.warnings)
+  if (request.api !== undefined) {
+    // The real values stay on the host; Claude inside talks to the gateway with the placeholder.
+    for (const name of [...SECRET_VARIABLES, 'ANTHROPIC_BASE_URL']) env.delete(name)
+  } else if (context.policy !== undefined && context.shell === undefined) checkApiReachable(context.policy, env)
+  if (options.sshAgent) sshAgent(b, facts, env)
+  const owned = ownedEnvironment(facts, request, context)
+  for (const [name] of owned) {
+    if (options.env.some(spec => spec.split('=', 1)[0] === name)) b.warnings.push(`--env ${name}: claudebox sets it itself${context.policy ? ' (--network=allow: the proxy inside)' : ''}; yours is not used`)
+    env.delete(name)
+  }
+  const sandboxEnv: Record<string, string> = {}
+  for (const [name, value] of [...[...env.entries()].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)), ...owned]) sandboxEnv[name] = value
+  // --dry-run names the host's values ("$NAME") instead of printing them; claudebox's own are literal.
+  const hostEnv = Object.keys(sandboxEnv).filter(name => !owned.some(([o]) => o === name) && facts.env[name] === sandboxEnv[name])
+  return { env: sandboxEnv, hostEnv }
+}
+
+/** The host's variables on the allowlist (env.ts), then the user's --env NAME or NAME=VALUE. */
+function passedEnvironment(facts: HostFacts, options: SandboxOptions, warnings: string[]): Map<string, string> {
   const env = new Map<string, string>()
   for (const [name, value] of Object.entries(facts.env)) {
     if (value !== undefined && isPassedThrough(name)) env.set(name, value)
@@ -317,26 +416,29 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     if (value === undefined) warnings.push(`--env ${name}: not set on the host, so not set inside`)
     else env.set(name, value)
   }
-  if (api !== undefined) {
-    // The real values stay on the host; Claude inside talks to the gateway with the placeholder.
-    for (const name of [...SECRET_VARIABLES, 'ANTHROPIC_BASE_URL']) env.delete(name)
-  } else if (policy !== undefined && shell === undefined) checkApiReachable(policy, env)
-  if (options.sshAgent) {
-    const socket = facts.env['SSH_AUTH_SOCK']
-    const info = socket === undefined ? undefined : facts.paths[socket]
-    if (socket === undefined || info?.kind !== 'socket' || info.real === undefined) {
-      throw usageError('--ssh-agent: SSH_AUTH_SOCK does not name an ssh-agent socket; start ssh-agent (eval $(ssh-agent)) and rerun')
-    }
-    // Only the socket: the agent can ask for signatures, never read the keys.
-    add('--bind', info.real, socket)
-    writable.push(socket)
-    env.set('SSH_AUTH_SOCK', socket)
+  return env
+}
+
+/** --ssh-agent: only the socket, so the agent can ask for signatures and never read the keys. */
+function sshAgent(b: SandboxBuilder, facts: HostFacts, env: Map<string, string>): void {
+  const socket = facts.env['SSH_AUTH_SOCK']
+  const info = socket === undefined ? undefined : facts.paths[socket]
+  if (socket === undefined || info?.kind !== 'socket' || info.real === undefined) {
+    throw usageError('--ssh-agent: SSH_AUTH_SOCK does not name an ssh-agent socket; start ssh-agent (eval $(ssh-agent)) and rerun')
   }
-  const owned: [string, string][] = [
-    ['HOME', home],
-    ['CLAUDE_CONFIG_DIR', instance],
-    ['CLAUDE_SECURESTORAGE_CONFIG_DIR', storeDir],
-    ...apiEnv(api),
+  b.add('--bind', info.real, socket)
+  b.writable.push(socket)
+  env.set('SSH_AUTH_SOCK', socket)
+}
+
+/** The variables claudebox sets itself, whatever the host or --env say. */
+function ownedEnvironment(facts: HostFacts, request: LaunchRequest, context: EnvContext): [string, string][] {
+  const options = request.sandbox ?? DEFAULT_SANDBOX
+  return [
+    ['HOME', facts.home],
+    ['CLAUDE_CONFIG_DIR', context.instance],
+    ['CLAUDE_SECURESTORAGE_CONFIG_DIR', context.storeDir],
+    ...apiEnv(request.api),
     // Claude Code allows --dangerously-skip-permissions as root only when it knows it is sandboxed.
     ['IS_SANDBOX', '1'],
     // The installation is read-only inside: a self-update could only fail.
@@ -346,90 +448,46 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     // before any settings file (measured with 2.1.330: "[claudeai-mcp] Disabled via env var").
     ...(options.connectors ? [] : ([['ENABLE_CLAUDEAI_MCP_SERVERS', 'false']] as [string, string][])),
     ['CLAUDEBOX', '1'],
-    ...(policy === undefined ? [] : proxyEnv(policy)),
+    ...(context.policy === undefined ? [] : proxyEnv(context.policy)),
   ]
-  // Every value reaches the sandbox through bwrap's own environment, never its argv: any local
-  // user can read a process's argv in /proc/<pid>/cmdline, and a value that looks harmless by its
-  // name can hold a secret (ANTHROPIC_CUSTOM_HEADERS, a password in ANTHROPIC_BASE_URL). bwrap
-  // starts with exactly this environment and passes it on unchanged.
-  for (const [name] of owned) {
-    if (options.env.some(spec => spec.split('=', 1)[0] === name)) warnings.push(`--env ${name}: claudebox sets it itself${policy ? ' (--network=allow: the proxy inside)' : ''}; yours is not used`)
-    env.delete(name)
-  }
-  const sandboxEnv: Record<string, string> = {}
-  for (const [name, value] of [...[...env.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)), ...owned]) sandboxEnv[name] = value
-  // --dry-run names the host's values ("$NAME") instead of printing them; claudebox's own are literal.
-  const hostEnv = Object.keys(sandboxEnv).filter(name => !owned.some(([o]) => o === name) && facts.env[name] === sandboxEnv[name])
+}
 
-  // ========== NETWORK ALLOWLIST (--network=allow) ==========
-  // No network inside but loopback; tools find the proxy in the usual variables, a bridge inside
-  // carries 127.0.0.1:BRIDGE_PORT to the launcher's proxy over its unix socket.
-  let command = [shell ?? claude?.resolved ?? '/bin/sh', ...(shell === undefined ? sessionSettingsArgs(options.connectors, claude, request.claudeArgs, warnings) : []), ...request.claudeArgs]
-  // The bridge: each unix socket of the launcher (proxy, API gateway) as a port on loopback inside.
+interface CommandContext {
+  policy: EgressPolicy | undefined
+  shell: string | undefined
+  scope: Uint8Array | undefined
+  alreadyVisible: (p: string) => boolean
+}
+
+/**
+ * The program bwrap runs: Claude (or the shell) with its arguments; with no network but loopback,
+ * behind the bridge that carries each of the launcher's unix sockets (proxy, API gateway) to a
+ * port on loopback inside; under the process limit; after the Landlock scope helper.
+ */
+function commandLine(b: SandboxBuilder, facts: HostFacts, request: LaunchRequest, context: CommandContext): { argv: string[]; cgroups: LaunchPlan['cgroups']; limits: LaunchSummary['limits'] } {
+  const options = request.sandbox ?? DEFAULT_SANDBOX
+  const { shell, policy } = context
+  let command = [shell ?? facts.claude?.resolved ?? '/bin/sh', ...(shell === undefined ? sessionSettingsArgs(options.connectors, facts.claude, request.claudeArgs, b.warnings) : []), ...request.claudeArgs]
   const bridged: [string, string, number][] = []
   if (policy !== undefined) {
     if (request.egressSocket === undefined) throw new Error('planLaunch: --network=allow without a proxy socket')
     bridged.push([request.egressSocket, PROXY_SOCKET, BRIDGE_PORT])
   }
-  if (api?.socket !== undefined) bridged.push([api.socket, API_SOCKET, API_PORT])
+  if (request.api?.socket !== undefined) bridged.push([request.api.socket, API_SOCKET, API_PORT])
   if (bridged.length > 0) {
     const egress = facts.egress
     if (egress === undefined) throw launchError("the sandbox's network bridge needs node inside the sandbox, and node was not found; reinstall claudebox")
-    if (!alreadyVisible(egress.node) && !readOnly.includes(egress.nodeRoot)) roBind(egress.nodeRoot)
-    add('--ro-bind', egress.bridge, BRIDGE_SCRIPT)
-    for (const [host, inside] of bridged) add('--bind', host, inside)
+    if (!context.alreadyVisible(egress.node) && !b.readOnly.includes(egress.nodeRoot)) b.roBind(egress.nodeRoot)
+    b.add('--ro-bind', egress.bridge, BRIDGE_SCRIPT)
+    for (const [host, inside] of bridged) b.add('--bind', host, inside)
     const pairs = bridged.map(([, inside, port]) => `${inside}=${port}`).join(',')
     command = ['/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge', egress.node, BRIDGE_SCRIPT, pairs, ...command]
   }
-
   // The process limit wraps the bridge too; the scope helper stays first (it must run before anything).
-  const limits = planLimits(options, facts.uid, facts.prlimit !== undefined && alreadyVisible(facts.prlimit) ? facts.prlimit : undefined, facts.cgroups)
+  const limits = planLimits(options, facts.uid, facts.prlimit !== undefined && context.alreadyVisible(facts.prlimit) ? facts.prlimit : undefined, facts.cgroups)
   command = [...limits.prefix, ...command]
-  if (scope !== undefined) command = [SCOPE_HELPER, ...command]
-  add('--chdir', cwd)
-  add('--', ...command)
-
-  const watch = watchedPaths(git ? [git.topLevel] : [cwd])
-  if (options.writableGitConfig) watch.push(...facts.gitProtect.readOnly)
-
-  return {
-    file: facts.bwrap,
-    argv: groups.flat(),
-    env: sandboxEnv,
-    hostEnv,
-    groups,
-    mkdirs: [...mkdirs, ...tiers.mkdirs],
-    files: [
-      ...tiers.files,
-      ...files,
-      ...guard.files,
-      { path: path.join(instance, PROJECT_ROOT_FILE), content: `${root}\n`, mode: 0o600 },
-      { path: shared.claudeJson, content: '{}\n', mode: 0o600 },
-      ...stateFiles,
-    ],
-    fds,
-    warnings,
-    watch,
-    gitWatch: { forbidden: guard.forbidden, gitDirs: guard.gitDirs, workTree: git?.topLevel ?? cwd },
-    ...(policy === undefined || request.egressSocket === undefined ? {} : { egress: egressPlan(request.egressSocket, policy, facts.env) }),
-    cgroups: limits.cgroups,
-    summary: {
-      projectRoot: root,
-      instanceId: id,
-      instanceDir: instance,
-      writable,
-      readOnly,
-      system: visibleSystem,
-      network: options.network,
-      ...(policy === undefined ? {} : { egress: describePolicy(policy) }),
-      protections,
-      limits: { inForce: limits.inForce, notInForce: limits.notInForce },
-      credentials: { mechanism, path: credentialFile, held: api !== undefined ? 'host' : ownStore ? 'none-yet' : 'inside', ...(api === undefined ? {} : { kind: api.kind }) },
-      shared: tiers.entries,
-      applied: request.applied ?? [],
-      claudeCode: shell === undefined && isClaudeCode(claude),
-    },
-  }
+  if (context.scope !== undefined) command = [SCOPE_HELPER, ...command]
+  return { argv: command, cgroups: limits.cgroups, limits: { inForce: limits.inForce, notInForce: limits.notInForce } }
 }
 
 /**
