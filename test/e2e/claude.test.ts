@@ -5,8 +5,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { sanitizePath } from '../../src/state/adopt.js'
-import { instanceId } from '../../src/state/instance.js'
-import { HAVE_BWRAP, makeRepo, makeWorld, type World } from '../helpers/cli.js'
+import { HAVE_BWRAP, makeRepo, makeWorld, type World, instancePath } from '../helpers/cli.js'
 import { startMockApi, toolResults, type MockApi } from '../helpers/messages-api.js'
 import { isAgentTurn, runClaude, scripted } from '../helpers/e2e.js'
 
@@ -18,7 +17,7 @@ afterEach(async () => {
 
 const claude = (world: World, cwd: string, args: string[], env: Record<string, string | undefined> = {}) => runClaude(world, cwd, args, api?.url, env)
 
-const instanceOf = (world: World, repo: string): string => path.join(world.claudeboxHome, 'instances', instanceId(`${repo}/.git`))
+const instanceOf = (world: World, repo: string): string => instancePath(world, `${repo}/.git`)
 
 /** Every file under `dir`, relative, without following symlinks. */
 function tree(dir: string): string[] {

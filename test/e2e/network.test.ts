@@ -6,8 +6,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
-import { instanceId } from '../../src/state/instance.js'
-import { HAVE_BWRAP, makeRepo, makeWorld, type World } from '../helpers/cli.js'
+import { HAVE_BWRAP, makeRepo, makeWorld, type World, instancePath } from '../helpers/cli.js'
 import { startMockApi, toolResults, type MockApi } from '../helpers/messages-api.js'
 import { isAgentTurn, runClaude, scripted } from '../helpers/e2e.js'
 
@@ -33,7 +32,7 @@ async function hostService(): Promise<{ port: number; hits: string[] }> {
 
 const apiPort = (mock: MockApi): number => Number(new URL(mock.url).port)
 const deniedLogs = (world: World, repo: string): string[] => {
-  const dir = path.join(world.claudeboxHome, 'instances', instanceId(`${repo}/.git`), 'claudebox/network')
+  const dir = path.join(instancePath(world, `${repo}/.git`), 'claudebox/network')
   return fs.existsSync(dir) ? fs.readdirSync(dir).map(name => fs.readFileSync(path.join(dir, name), 'utf8')) : []
 }
 

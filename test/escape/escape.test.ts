@@ -7,7 +7,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { instanceId } from '../../src/state/instance.js'
-import { claudebox, git, HAVE_BWRAP, landlockScopeSupported, makeRepo, makeWorld, REAL_CLAUDE, type World } from '../helpers/cli.js'
+import { claudebox, git, HAVE_BWRAP, landlockScopeSupported, makeRepo, makeWorld, REAL_CLAUDE, type World, instancePath } from '../helpers/cli.js'
 
 const LANDLOCK_SCOPE = landlockScopeSupported()
 
@@ -48,7 +48,7 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     const servers = [net.createServer(c => c.end('hello\n')), net.createServer(c => c.end('hello\n'))]
     await listen(servers[0] as net.Server, hostSocket)
     await listen(servers[1] as net.Server, `\0${abstractName}`)
-    s = { world, project, other, otherInstance: path.join(world.claudeboxHome, 'instances', instanceId(`${other}/.git`)), probe, hostSocket, abstractName, servers }
+    s = { world, project, other, otherInstance: instancePath(world, `${other}/.git`), probe, hostSocket, abstractName, servers }
   })
   afterAll(() => {
     for (const server of s.servers) server.close()

@@ -5,9 +5,8 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { instanceId } from '../../src/state/instance.js'
 import { hasRawControl } from '../../src/cli/terminal-safe.js'
-import { claudebox, HAVE_BWRAP, makeRepo, makeWorld } from '../helpers/cli.js'
+import { claudebox, HAVE_BWRAP, makeRepo, makeWorld, instancePath } from '../helpers/cli.js'
 
 const OSC52 = '\x1b]52;c;cHduZWQ=\x07'
 const CLEAR = '\x1b[2J'
@@ -61,7 +60,7 @@ describe.skipIf(!HAVE_BWRAP)('no raw control character reaches the terminal', ()
     const world = makeWorld()
     const project = makeRepo(world.home, 'src/p')
     expect((await claudebox(world, ['--', '-c', 'true'], { cwd: project, env: sh })).exitCode).toBe(0)
-    const folder = path.join(world.claudeboxHome, 'instances', instanceId(`${project}/.git`), 'projects', project.replaceAll('/', '-'))
+    const folder = path.join(instancePath(world, `${project}/.git`), 'projects', project.replaceAll('/', '-'))
     fs.mkdirSync(folder, { recursive: true })
     const entry = { type: 'user', cwd: project, message: { role: 'user', content: `hello ${OSC52}${CLEAR}\u009b2J` } }
     fs.writeFileSync(path.join(folder, '0b8a4b8e-0000-4000-8000-000000000000.jsonl'), `${JSON.stringify(entry)}\n`)

@@ -8,8 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, test } from 'vitest'
-import { instanceId } from '../../src/state/instance.js'
-import { BIN, claudebox, HAVE_BWRAP, IS_ROOT, makeRepo, makeWorld, requiredTool, type World } from '../helpers/cli.js'
+import { BIN, claudebox, HAVE_BWRAP, IS_ROOT, makeRepo, makeWorld, requiredTool, type World, instancePath } from '../helpers/cli.js'
 
 const HAVE_UNSHARE = requiredTool('unshare', ['-rm', 'true'], 'unshare (util-linux) with user namespaces')
 const sh = { CLAUDEBOX_CLAUDE: '/bin/sh' }
@@ -30,7 +29,7 @@ function digests(dir: string): Record<string, string> {
 }
 
 function instanceOf(world: World, project: string): string {
-  return path.join(world.claudeboxHome, 'instances', instanceId(`${project}/.git`))
+  return instancePath(world, `${project}/.git`)
 }
 
 async function launched(world: World, project: string): Promise<string> {

@@ -7,6 +7,7 @@ import { execa } from 'execa'
 import { onTestFinished } from 'vitest'
 import { probeLandlockScope } from '../../src/host/probe.js'
 import { TESTED_CLAUDE } from '../../src/config/tested-claude.js'
+import { instanceId } from '../../src/state/instance.js'
 
 export const REPO = path.resolve(import.meta.dirname, '../..')
 export const BIN = path.join(REPO, 'bin/claudebox.js')
@@ -131,3 +132,8 @@ export function makeRepo(parent: string, name: string): string {
 
 /** Whether this kernel supports the Landlock scope claudebox sets (the helper's probe mode). */
 export const landlockScopeSupported = (): boolean => probeLandlockScope(process.arch) === 'supported'
+
+/** The instance directory of the project whose canonical root is `root` (a repository's .git, or a plain directory). */
+export function instancePath(world: World, root: string): string {
+  return path.join(world.claudeboxHome, 'instances', instanceId(root))
+}

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { sanitizePath } from '../../src/state/adopt.js'
 import { instanceId } from '../../src/state/instance.js'
-import { claudebox, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, type World } from '../helpers/cli.js'
+import { claudebox, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, type World, instancePath } from '../helpers/cli.js'
 
 const LOGIN = JSON.stringify({ claudeAiOauth: { accessToken: 'sk-ant-oat01-OLD', refreshToken: 'sk-ant-ort01-OLD', expiresAt: Date.now() + 3_600_000, scopes: ['user:inference'] } })
 
@@ -88,12 +88,12 @@ describe.skipIf(!HAVE_BWRAP)('coming from the bash claudebox', () => {
     const dir = path.join(world.home, 'src/plain')
     fs.mkdirSync(dir, { recursive: true })
     expect((await inSandbox(world, dir, 'echo hi > "$CLAUDE_CONFIG_DIR/marker"')).exitCode).toBe(0)
-    const before = path.join(world.claudeboxHome, 'instances', instanceId(dir))
+    const before = instancePath(world, dir)
     git(dir, 'init', '-q')
     const r = await claudebox(world, ['--yes', '--', '-c', 'cat "$CLAUDE_CONFIG_DIR/marker"'], { cwd: dir, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
     expect(r.exitCode, r.stderr).toBe(0)
     expect(r.stdout).toBe('hi')
     expect(fs.existsSync(before)).toBe(false)
-    expect(fs.readFileSync(path.join(world.claudeboxHome, 'instances', instanceId(`${dir}/.git`), 'project-root'), 'utf8')).toBe(`${dir}/.git\n`)
+    expect(fs.readFileSync(path.join(instancePath(world, `${dir}/.git`), 'project-root'), 'utf8')).toBe(`${dir}/.git\n`)
   })
 })

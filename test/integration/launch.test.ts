@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { instanceId } from '../../src/state/instance.js'
-import { git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, claudebox } from '../helpers/cli.js'
+import { git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, claudebox, instancePath } from '../helpers/cli.js'
 
 describe.skipIf(!HAVE_BWRAP)('instances', () => {
   test('main checkout, linked worktree and a subdirectory share one instance', async () => {
@@ -16,7 +16,7 @@ describe.skipIf(!HAVE_BWRAP)('instances', () => {
       expect(r.exitCode, r.stderr).toBe(0)
       return r.stdout
     }
-    const expected = path.join(world.claudeboxHome, 'instances', instanceId(path.join(repo, '.git')))
+    const expected = instancePath(world, path.join(repo, '.git'))
     expect(await configDir(repo)).toBe(expected)
     expect(await configDir(path.join(repo, 'sub/deeper'))).toBe(expected)
     expect(await configDir(path.join(world.home, 'wt/feature'))).toBe(expected)
@@ -30,7 +30,7 @@ describe.skipIf(!HAVE_BWRAP)('instances', () => {
     fs.mkdirSync(dir, { recursive: true })
     const r = await inSandbox(world, dir, 'printf "%s|%s" "$PWD" "$CLAUDE_CONFIG_DIR"; echo hi > inside.txt')
     expect(r.exitCode, r.stderr).toBe(0)
-    expect(r.stdout).toBe(`${dir}|${path.join(world.claudeboxHome, 'instances', instanceId(dir))}`)
+    expect(r.stdout).toBe(`${dir}|${instancePath(world, dir)}`)
     expect(fs.readFileSync(path.join(dir, 'inside.txt'), 'utf8')).toBe('hi\n')
   })
 
@@ -47,7 +47,7 @@ describe.skipIf(!HAVE_BWRAP)('instances', () => {
   test('an instance recording another root is an error, never reused', async () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')
-    const dir = path.join(world.claudeboxHome, 'instances', instanceId(`${repo}/.git`))
+    const dir = instancePath(world, `${repo}/.git`)
     fs.mkdirSync(dir, { recursive: true })
     fs.writeFileSync(path.join(dir, 'project-root'), '/somewhere/else/.git\n')
     const r = await inSandbox(world, repo, 'echo ran')
@@ -63,7 +63,7 @@ describe.skipIf(!HAVE_BWRAP)('the sandbox', () => {
     const repo = makeRepo(world.home, 'src/shop')
     const other = makeRepo(world.home, 'src/other')
     expect((await inSandbox(world, other, 'true')).exitCode).toBe(0) // creates other's instance
-    const otherInstance = path.join(world.claudeboxHome, 'instances', instanceId(`${other}/.git`))
+    const otherInstance = instancePath(world, `${other}/.git`)
     const script = [
       'echo changed > README && echo project-writable',
       `test -e ${world.home}/.ssh/id_ed25519 || echo no-ssh`,

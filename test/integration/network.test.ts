@@ -12,8 +12,7 @@ import http from 'node:http'
 import net from 'node:net'
 import path from 'node:path'
 import { describe, expect, onTestFinished, test } from 'vitest'
-import { instanceId } from '../../src/state/instance.js'
-import { claudebox, HAVE_BWRAP, landlockScopeSupported, makeRepo, makeWorld, requiredTool, type CliResult, type World } from '../helpers/cli.js'
+import { claudebox, HAVE_BWRAP, landlockScopeSupported, makeRepo, makeWorld, requiredTool, type CliResult, type World, instancePath } from '../helpers/cli.js'
 
 const PYTHON = '/usr/bin/python3'
 const HAVE_CURL = requiredTool('curl', ['--version'], 'curl (apt-get install curl)')
@@ -122,7 +121,7 @@ function makeProject(): Project {
   const world = makeWorld()
   const repo = makeRepo(world.home, 'src/app')
   fs.writeFileSync(path.join(repo, '.probe.py'), PROBE)
-  return { world, repo, instance: path.join(world.claudeboxHome, 'instances', instanceId(`${repo}/.git`)) }
+  return { world, repo, instance: instancePath(world, `${repo}/.git`) }
 }
 
 /** Runs `script` (after FUNCTIONS) inside the sandbox with /bin/sh, through --shell. */

@@ -4,8 +4,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
-import { instanceId } from '../../src/state/instance.js'
-import { BIN, claudebox, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld } from '../helpers/cli.js'
+import { BIN, claudebox, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, instancePath } from '../helpers/cli.js'
 
 describe.skipIf(!HAVE_BWRAP)('dangerous roots are refused', () => {
   test('the home directory itself', async () => {
@@ -90,7 +89,7 @@ describe.skipIf(!HAVE_BWRAP)('git layouts', () => {
       ].join('; '),
     )
     expect(plant.stdout).toBe('not-readable\nnot-writable')
-    const otherInstance = path.join(world.claudeboxHome, 'instances', instanceId(`${other}/.git`))
+    const otherInstance = instancePath(world, `${other}/.git`)
     for (const [dir, message] of [
       ['fake1', `fake1/.git points to ${other}/.git, whose core.worktree does not name`],
       ['fake2', `fake2/.git points to ${other}/.git/worktrees/other-wt, which belongs to ${world.home}/other-wt`],
