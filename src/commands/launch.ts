@@ -19,6 +19,7 @@ import type { CliOptions } from '../cli/args.js'
 import fs from 'node:fs'
 import path from 'node:path'
 import { guardJson, rememberGood } from '../state/guard.js'
+import { sharedJsonFiles, stateWrites } from './launch-writes.js'
 import { canonicalRoot, instanceDir, instanceId, sharedPaths } from '../state/instance.js'
 import { approvePlaceholderKey, carryAccountIn, carryAccountOut, rememberPlaceholderApproval } from '../state/account-state.js'
 import { OWN_DIR } from '../state/registry.js'
@@ -82,7 +83,8 @@ async function dryRun(plan: LaunchPlan, facts: HostFacts): Promise<number> {
   const { applyFiles } = await import('../state/apply.js')
   applyFiles(plan.files.filter(file => typeof file.content !== 'string'))
   const takeovers = mayTakeOver(facts) ? (await import('./takeover.js')).pendingTakeovers(facts) : []
-  return print(renderDryRun(plan, [...auditLines(plan), ...takeovers.map(line => `before this launch claudebox would ask to: ${line}`)]))
+  const writes = stateWrites(plan, facts).map(line => `claudebox also writes: ${line}`)
+  return print(renderDryRun(plan, [...auditLines(plan), ...takeovers.map(line => `before this launch claudebox would ask to: ${line}`), ...writes]))
 }
 
 /** The plan's directories and files, the guarded JSON, this project's copies; then the last checks before bwrap. */
@@ -254,17 +256,6 @@ async function offerLoginImport(facts: HostFacts, yes: boolean): Promise<boolean
   importLogin(facts.claudeboxHome, login, accepted)
   warn(accepted ? `copied your Claude Code login from ${where} (your own ~/.claude is unchanged)` : 'not using your Claude Code login; sign in with claudebox --login instead')
   return accepted
-}
-
-/** The JSON files Claude rewrites: the shared ones, and this project's .claude.json (its own good copies). */
-function sharedJsonFiles(plan: LaunchPlan, claudeboxHome: string): { files: string[]; goodDir: string; perProject?: true }[] {
-  const shared = sharedPaths(claudeboxHome)
-  const files = [shared.claudeJson, ...(plan.summary.shared.includes('settings.json') ? [path.join(shared.dir, 'settings.json')] : [])]
-  const instance = plan.summary.instanceDir
-  return [
-    { files, goodDir: path.join(shared.dir, 'good') },
-    { files: [path.join(instance, '.claude.json')], goodDir: path.join(instance, OWN_DIR, 'good'), perProject: true },
-  ]
 }
 
 /**

@@ -26,6 +26,15 @@ export type GuardResult =
   | { kind: 'restored'; from: string; setAside: string | undefined }
   | { kind: 'set-aside'; setAside: string | undefined }
 
+/** What the guard would find, without writing anything (for --dry-run). */
+export function inspectJson(file: string): 'missing' | 'valid' | 'corrupt' | 'too-large' {
+  const size = regularFileSize(file)
+  if (size === undefined) return 'missing'
+  if (size > JSON_LIMIT) return 'too-large'
+  const text = readNoFollow(file, JSON_LIMIT)
+  return text === undefined ? 'missing' : isValidJson(text) ? 'valid' : 'corrupt'
+}
+
 /**
  * @param backups directories holding Claude's backups of this file (`<name>.backup.<ms>`)
  * @param goodDir where claudebox keeps its last good copies

@@ -163,4 +163,23 @@ describe.skipIf(!HAVE_BWRAP)('the sandbox', () => {
     expect(pasted.stdout).toBe(direct.stdout)
     expect(pasted.stdout).toMatch(/no-ssh$/)
   })
+
+  test('--dry-run names the writes a launch makes besides its script: the guard, the copies, the login import, the records', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const env = { CLAUDEBOX_CLAUDE: '/bin/sh' }
+    expect((await claudebox(world, ['--', '-c', 'true'], { cwd: repo, env })).exitCode).toBe(0)
+    const settings = path.join(world.claudeboxHome, 'shared/settings.json')
+    fs.writeFileSync(settings, '{"model": ')
+    fs.mkdirSync(path.join(world.home, '.claude'), { recursive: true })
+    fs.writeFileSync(path.join(world.home, '.claude/.credentials.json'), '{"claudeAiOauth":{"accessToken":"x"}}')
+    const other = makeRepo(world.home, 'q')
+    const dry = await claudebox(world, ['--dry-run'], { cwd: other, env })
+    expect(dry.exitCode, dry.stderr).toBe(0)
+    expect(dry.stdout).toContain(`# claudebox also writes: ${settings} is not valid JSON: set aside as settings.json.corrupt-<time> and restored from the newest good copy`)
+    expect(dry.stdout).toContain(`# claudebox also writes: asks once to copy your Claude Code login (${world.home}/.claude/.credentials.json)`)
+    expect(dry.stdout).toMatch(/^# claudebox also writes: the session's record in .*\/claudebox\/sessions\/<pid>\.json/m)
+    // It only said so: the file is as it was.
+    expect(fs.readFileSync(settings, 'utf8')).toBe('{"model": ')
+  })
 })
