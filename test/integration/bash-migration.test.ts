@@ -8,7 +8,8 @@ import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { sanitizePath } from '../../src/state/adopt.js'
 import { instanceId } from '../../src/state/instance.js'
-import { claudebox, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, type World, instancePath } from '../helpers/cli.js'
+import { spawnSync } from 'node:child_process'
+import { BIN, claudebox, FIXTURES, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, noticeGiven, type World, instancePath } from '../helpers/cli.js'
 
 const LOGIN = JSON.stringify({ claudeAiOauth: { accessToken: 'sk-ant-oat01-OLD', refreshToken: 'sk-ant-ort01-OLD', expiresAt: Date.now() + 3_600_000, scopes: ['user:inference'] } })
 
@@ -96,4 +97,25 @@ describe.skipIf(!HAVE_BWRAP)('coming from the bash claudebox', () => {
     expect(fs.existsSync(before)).toBe(false)
     expect(fs.readFileSync(path.join(instancePath(world, `${dir}/.git`), 'project-root'), 'utf8')).toBe(`${dir}/.git\n`)
   })
+
+  test('on a terminal: n leaves the files where they are, the launch goes on, and it is not asked again', () => {
+    const { world, repo, oldInstance } = bashEra(true)
+    fs.rmSync(oldInstance, { recursive: true }) // the files' question alone
+    noticeGiven(world)
+    const run = (answer: string) =>
+      spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), 'moved, not copied', answer, process.execPath, BIN, '--', '-c', 'echo RAN'], {
+        cwd: repo,
+        env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+        encoding: 'utf8',
+        timeout: 40_000,
+      }).stdout
+    const first = run('n')
+    expect(first).toContain("left the bash claudebox's files where they are; not asked again")
+    expect(first).toContain('RAN')
+    expect(fs.readFileSync(path.join(world.claudeboxHome, '.credentials.json'), 'utf8')).toBe(LOGIN)
+    const second = run('y')
+    expect(second).not.toContain('bash claudebox')
+    expect(second).toContain('RAN')
+  })
+
 })

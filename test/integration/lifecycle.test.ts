@@ -6,7 +6,8 @@ import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
 import { sanitizePath } from '../../src/state/adopt.js'
 import { instanceId } from '../../src/state/instance.js'
-import { BIN, claudebox, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, type World, instancePath } from '../helpers/cli.js'
+import { spawnSync } from 'node:child_process'
+import { BIN, claudebox, FIXTURES, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, noticeGiven, type World, instancePath } from '../helpers/cli.js'
 
 
 /** Starts a session that stays until `release` is written into the project. */
@@ -247,6 +248,37 @@ describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
     expect(r.stderr).toContain('took over instance')
     expect(fs.existsSync(oldInstance)).toBe(false)
     expect(fs.existsSync(path.join(instancePath(world, `${moved}/.git`), 'projects', sanitizePath(moved), 'c.jsonl'))).toBe(true)
+  })
+
+  test('on a terminal the first launch of a moved project asks: Enter adopts, n starts empty', () => {
+    const moved = (answer: string): { world: World; oldInstance: string; target: string; out: string } => {
+      const world = makeWorld()
+      noticeGiven(world)
+      const old = makeRepo(world.home, 'src/shop')
+      git(old, 'remote', 'add', 'origin', 'https://example.com/shop.git')
+      const first = spawnSync(process.execPath, [BIN, '--yes', '--', '-c', 'true'], { cwd: old, env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, encoding: 'utf8', timeout: 40_000 })
+      expect(first.status, first.stderr).toBe(0)
+      const target = path.join(world.home, 'work/shop')
+      fs.mkdirSync(path.dirname(target), { recursive: true })
+      fs.renameSync(old, target)
+      const r = spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), 'take it over', answer, process.execPath, BIN, '--', '-c', 'echo RAN'], {
+        cwd: target,
+        env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+        encoding: 'utf8',
+        timeout: 40_000,
+      })
+      return { world, oldInstance: instancePath(world, `${old}/.git`), target, out: r.stdout }
+    }
+    const adopted = moved('')
+    expect(adopted.out).toContain('which moved; its conversations are in')
+    expect(adopted.out).toContain('took over instance')
+    expect(adopted.out).toContain('RAN')
+    expect(fs.existsSync(adopted.oldInstance)).toBe(false)
+    const declined = moved('n')
+    expect(declined.out).toContain('RAN')
+    expect(declined.out).not.toContain('took over')
+    expect(fs.existsSync(declined.oldInstance)).toBe(true)
+    expect(fs.existsSync(instancePath(declined.world, `${declined.target}/.git`))).toBe(true)
   })
 
   test("--resume and --sessions never follow a symlink the agent planted in the instance's projects/", async () => {
