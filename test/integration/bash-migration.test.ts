@@ -117,5 +117,4 @@ describe.skipIf(!HAVE_BWRAP)('coming from the bash claudebox', () => {
     expect(second).not.toContain('bash claudebox')
     expect(second).toContain('RAN')
   })
-
 })
