@@ -28,6 +28,11 @@ const line = warm.stderr.split('\n').find(l => l.includes('bwrap argv: '))
 if (warm.status !== 0 || !line) throw new Error(`warm-up launch failed: ${warm.stderr}`)
 const [bwrap, ...bwrapArgs] = JSON.parse(line.slice(line.indexOf('bwrap argv: ') + 12))
 const withoutInfoFd = bwrapArgs.filter((arg, i) => arg !== '--info-fd' && bwrapArgs[i - 1] !== '--info-fd')
+// The session's own credential store is removed when its session ends: the replay needs one (as the
+// pasted --dry-run script makes it).
+bwrapArgs.forEach((arg, i) => {
+  if (arg === '--bind' && bwrapArgs[i + 1].includes('/session-stores/')) fs.mkdirSync(bwrapArgs[i + 1], { recursive: true, mode: 0o700 })
+})
 // The seccomp program claudebox wrote on the warm-up launch, for bwrap's --seccomp 4.
 const seccompDir = path.join(home, '.claudebox/seccomp')
 const filter = path.join(seccompDir, fs.readdirSync(seccompDir)[0])
