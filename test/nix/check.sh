@@ -23,7 +23,7 @@ trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 # The flake as a user gets it (a checkout or a GitHub tarball), without what npm and git add: a
 # path: flake copies every file to the store, and git+file would leave out files not yet added.
 mkdir "$tmp/tree"
-tar -C "$repo" --exclude=./node_modules --exclude=./dist --exclude=./.git --exclude=./coverage \
+tar -C "$repo" --exclude=./node_modules --exclude=./dist --exclude=./.git --exclude=./coverage --exclude=./.cache \
   --exclude='./*.tgz' -cf - . | tar -C "$tmp/tree" -xf -
 flake="path:$tmp/tree"
 stub="path:$tmp/tree/test/nix/nixpkgs-stub"
