@@ -14,7 +14,7 @@ import type { Settings } from '../config/settings.js'
 import { inlineSafe, jsonSafe, writeOut } from '../cli/terminal-safe.js'
 import { lineDiff } from '../cli/text-diff.js'
 import { safeParent, type DiskNode } from '../state/tier-files.js'
-import { applyJsonOps, jsonNode, type Proposal, type Tree } from '../sandbox/tier-merge.js'
+import { applyJsonOps, isObject, jsonNode, type Proposal, type Tree } from '../sandbox/tier-merge.js'
 import { HOST_ONLY_SETTINGS, markProposals, pendingProposals, readSharedTree } from '../state/tier-sync.js'
 import { DEFAULT_SHARED_ENTRIES, SANDBOX_NOTE } from '../sandbox/tiers.js'
 
@@ -92,8 +92,6 @@ function againstSharedAsIs(p: Proposal, sharedAsIs: Tree, hostOnly: readonly str
   if (p.to.kind !== 'file' || !isObject(p.to.json)) return { ...p, from }
   return { ...p, from, to: { ...jsonNode({ ...p.to.json, ...Object.fromEntries(kept) }), mode: (p.to as DiskNode).mode } as DiskNode }
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 function show(found: readonly Found[], json: boolean): number {
   if (json) {

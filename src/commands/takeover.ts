@@ -4,7 +4,7 @@
 // without a terminal the files stay (the launch goes on) and an instance stops the launch, since
 // starting empty would split the project's history in two.
 import { adoptPlanFor, applyAdopt, historyFolders } from './adopt.js'
-import { sanitizePath, workingTreeOf, type AdoptPlan } from '../state/adopt.js'
+import { historyRenames, type AdoptPlan } from '../state/adopt.js'
 import { launchError } from '../errors.js'
 import { canonicalRoot, instanceDir, instanceId } from '../state/instance.js'
 import { warn } from '../cli/log.js'
@@ -66,8 +66,8 @@ function instanceTakeover(facts: HostFacts): Takeover | undefined {
   const aside = path.join(facts.claudeboxHome, 'aside')
   const legacy = legacyInstance(facts.claudeboxHome, [facts.git?.topLevel, facts.git?.commonDir, facts.cwd], id)
   if (legacy !== undefined) {
-    const [from, to] = [sanitizePath(workingTreeOf(legacy.recordedRoot)), sanitizePath(topLevel)]
-    const renames = from === to ? [] : historyFolders(path.join(legacy.dir, 'projects')).filter(n => n === from || n.startsWith(`${from}-`)).map(n => ({ from: n, to: to + n.slice(from.length) }))
+    // Usually the same place (the bash claudebox recorded the top level): nothing to rename then.
+    const renames = historyRenames(historyFolders(path.join(legacy.dir, 'projects')), legacy.recordedRoot, topLevel).filter(r => r.from !== r.to)
     return {
       what: `an older instance of this project (the bash claudebox's, or from before it was a git repository) is in ${legacy.dir}`,
       plan: { fromId: legacy.id, toId: id, oldRoot: legacy.recordedRoot, newRoot: root, replaceEmptyTarget: false, renames },

@@ -92,7 +92,7 @@ export function jsonNode(value: unknown): { kind: 'file'; sha256: string; data: 
   return { kind: 'file', sha256: sha256(data), data, json: value }
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 

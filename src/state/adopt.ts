@@ -53,14 +53,17 @@ export function planAdopt(input: AdoptInput): AdoptPlan {
       `this project already has an instance with ${input.target.conversations} conversation(s) (${input.newId}); --adopt will not merge two histories. To keep the old one instead, move the new one aside and rerun: mkdir -p ${shq(input.target.asideDir)} && mv ${shq(input.target.dir)} ${shq(input.target.asideDir)}/`,
     )
   }
-  const oldPrefix = sanitizePath(workingTreeOf(match.recordedRoot as string))
-  const newPrefix = sanitizePath(input.newTopLevel)
-  const renames = input.projectFolders
-    .filter(name => name === oldPrefix || name.startsWith(`${oldPrefix}-`))
-    .map(name => ({ from: name, to: newPrefix + name.slice(oldPrefix.length) }))
+  const renames = historyRenames(input.projectFolders, match.recordedRoot as string, input.newTopLevel)
   const clash = renames.find(r => input.projectFolders.includes(r.to) && !renames.some(o => o.from === r.to))
   if (clash) throw usageError(`projects/${clash.to} already exists in the old instance; move it aside and rerun`)
   return { fromId: match.name, toId: input.newId, oldRoot: match.recordedRoot as string, newRoot: input.newRoot, replaceEmptyTarget: input.target !== undefined, renames }
+}
+
+/** Claude's history folders of the old place (its path and the subdirectories under it), renamed for the new one. */
+export function historyRenames(folders: readonly string[], oldRoot: string, newTopLevel: string): { from: string; to: string }[] {
+  const oldPrefix = sanitizePath(workingTreeOf(oldRoot))
+  const newPrefix = sanitizePath(newTopLevel)
+  return folders.filter(name => name === oldPrefix || name.startsWith(`${oldPrefix}-`)).map(name => ({ from: name, to: newPrefix + name.slice(oldPrefix.length) }))
 }
 
 export function renderAdopt(plan: AdoptPlan): string {

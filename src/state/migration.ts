@@ -3,11 +3,10 @@
 // project's top level (written with `echo`, so sometimes of the root plus a newline), where this
 // claudebox keys them by the git common dir. This finds what is left of that layout and moves it
 // into place, with the user's consent (migration-offer.ts asks).
-import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind, readNoFollow } from '../host/probe.js'
-import { instanceDir, PROJECT_ROOT_FILE, sharedPaths, validProjectRoot } from './instance.js'
+import { instanceDir, instanceId, PROJECT_ROOT_FILE, sharedPaths, validProjectRoot } from './instance.js'
 import { storeFileOf } from '../network/credentials.js'
 
 /** Records that the user answered the offer to move the old files (asked once). */
@@ -83,7 +82,7 @@ export interface LegacyInstance {
 export function legacyInstance(claudeboxHome: string, roots: readonly (string | undefined)[], currentId: string): LegacyInstance | undefined {
   for (const root of new Set(roots.filter(r => r !== undefined))) {
     for (const hashed of [root, `${root}\n`]) {
-      const id = createHash('sha256').update(hashed, 'utf8').digest('hex').slice(0, 16)
+      const id = instanceId(hashed)
       const dir = instanceDir(claudeboxHome, id)
       if (id === currentId || lstatKind(dir) !== 'dir') continue
       if (validProjectRoot(readNoFollow(path.join(dir, PROJECT_ROOT_FILE))) === root) return { id, dir, recordedRoot: root }
