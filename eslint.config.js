@@ -27,6 +27,7 @@ export default tseslint.config(
       'src/cli/{options,completions,text-diff,terminal-safe}.ts',
       'src/config/{settings,file,profiles,sandbox-options,tested-claude}.ts',
       'src/network/tls-sni.ts',
+      'src/network/bridge-native.ts',
     ],
     rules: {
       'no-restricted-imports': [

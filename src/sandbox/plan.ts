@@ -11,6 +11,7 @@ import { OWN_DIR, SESSIONS_DIR } from '../state/registry.js'
 import { bindRefusal, dangerousRootReason, sandboxHomeRefusal } from './policy.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
 import { scopeHelper } from './landlock.js'
+import { nativeBridge } from '../network/bridge-native.js'
 import { planLimits } from './limits.js'
 import { hostSeccompArch, seccompFilter } from './seccomp.js'
 import { planTiers, SANDBOX_NOTE } from './tiers.js'
@@ -45,6 +46,8 @@ export const SCOPE_FD = 5
 export const SCOPE_HELPER = '/run/claudebox/scope'
 
 /** --network=allow: where the bridge and the proxy's socket appear inside, and the bridge's port. */
+export const BRIDGE_FD = 6
+export const BRIDGE_PROGRAM = '/run/claudebox/bridge'
 export const BRIDGE_SCRIPT = '/run/claudebox/bridge.js'
 export const PROXY_SOCKET = '/run/claudebox/proxy.sock'
 export const BRIDGE_PORT = 3128
@@ -474,20 +477,35 @@ function commandLine(b: SandboxBuilder, facts: HostFacts, request: LaunchRequest
     bridged.push([request.egressSocket, PROXY_SOCKET, BRIDGE_PORT])
   }
   if (request.api?.socket !== undefined) bridged.push([request.api.socket, API_SOCKET, API_PORT])
-  if (bridged.length > 0) {
-    const egress = facts.egress
-    if (egress === undefined) throw launchError("the sandbox's network bridge needs node inside the sandbox, and node was not found; reinstall claudebox")
-    if (!context.alreadyVisible(egress.node) && !b.readOnly.includes(egress.nodeRoot)) b.roBind(egress.nodeRoot)
-    b.add('--ro-bind', egress.bridge, BRIDGE_SCRIPT)
-    for (const [host, inside] of bridged) b.add('--bind', host, inside)
-    const pairs = bridged.map(([, inside, port]) => `${inside}=${port}`).join(',')
-    command = ['/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge', egress.node, BRIDGE_SCRIPT, pairs, ...command]
-  }
+  if (bridged.length > 0) command = [...bridge(b, facts, bridged, context.alreadyVisible), ...command]
   // The process limit wraps the bridge too; the scope helper stays first (it must run before anything).
   const limits = planLimits(options, facts.uid, facts.prlimit !== undefined && context.alreadyVisible(facts.prlimit) ? facts.prlimit : undefined, facts.cgroups)
   command = [...limits.prefix, ...command]
   if (context.scope !== undefined) command = [SCOPE_HELPER, ...command]
   return { argv: command, cgroups: limits.cgroups, limits: { inForce: limits.inForce, notInForce: limits.notInForce } }
+}
+
+/**
+ * The bridge's command in front of the program, with each unix socket bound inside. x86_64: the
+ * native bridge (bridge.x86_64.c), copied in like the scope helper; it listens, then executes the
+ * program. Elsewhere: bridge.js under the host's node behind a shell wrapper that waits for it.
+ */
+function bridge(b: SandboxBuilder, facts: HostFacts, bridged: readonly [string, string, number][], alreadyVisible: (p: string) => boolean): string[] {
+  for (const [host, inside] of bridged) b.add('--bind', host, inside)
+  const native = nativeBridge(facts.arch)
+  if (native !== undefined) {
+    const file = path.join(facts.claudeboxHome, 'bridge', `${facts.arch}-${contentTag(native)}`)
+    b.files.push({ path: file, content: native, mode: 0o600, replace: true })
+    b.fds.push({ fd: BRIDGE_FD, kind: 'file', path: file })
+    b.add('--perms', '0555', '--file', String(BRIDGE_FD), BRIDGE_PROGRAM)
+    return [BRIDGE_PROGRAM, ...bridged.flatMap(([, inside, port]) => [inside, String(port)]), '--']
+  }
+  const egress = facts.egress
+  if (egress === undefined) throw launchError("the sandbox's network bridge needs node inside the sandbox, and node was not found; reinstall claudebox")
+  if (!alreadyVisible(egress.node) && !b.readOnly.includes(egress.nodeRoot)) b.roBind(egress.nodeRoot)
+  b.add('--ro-bind', egress.bridge, BRIDGE_SCRIPT)
+  const pairs = bridged.map(([, inside, port]) => `${inside}=${port}`).join(',')
+  return ['/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge', egress.node, BRIDGE_SCRIPT, pairs]
 }
 
 /**

@@ -210,7 +210,7 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     // /run holds claudebox's Landlock helper and (default network) the bridge and the proxy's socket
     // alone: no /run/user, no D-Bus, no other socket.
     expect(r.stdout).toMatch(/^\/run:\nclaudebox\n/m)
-    expect(r.stdout).toMatch(/^\/run\n\/run\/claudebox\n(\/run\/claudebox\/(bridge\.js|proxy\.sock|scope)(\n|$)){3}$/m)
+    expect(r.stdout).toMatch(/^\/run\n\/run\/claudebox\n(\/run\/claudebox\/(bridge|proxy\.sock|scope)(\n|$)){3}$/m)
   })
   test('/dev holds only the standard nodes', async () => {
     const r = await inside('ls -A /dev')

@@ -1,9 +1,10 @@
 // planLaunch with --network=allow: the proxy variables, the bridge in front of the program, the
 // socket bound. Pure: no bwrap needed.
 import { describe, expect, test } from 'vitest'
-import { BRIDGE_PORT, BRIDGE_SCRIPT, BRIDGE_WRAPPER, planLaunch, PROXY_SOCKET, SCOPE_HELPER, sessionSettings } from '../../src/sandbox/plan.js'
+import { BRIDGE_FD, BRIDGE_PORT, BRIDGE_PROGRAM, BRIDGE_SCRIPT, BRIDGE_WRAPPER, planLaunch, PROXY_SOCKET, SCOPE_HELPER, sessionSettings } from '../../src/sandbox/plan.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/config/sandbox-options.js'
 import { CLAUDE_HOSTS, PRESETS } from '../../src/network/policy.js'
+import { nativeBridge } from '../../src/network/bridge-native.js'
 import { debianFacts, optionArgs } from '../helpers/facts.js'
 
 
@@ -78,42 +79,84 @@ describe('planLaunch with --network=allow', () => {
     expect(env['no_proxy']).toBe(noProxy)
   })
 
-  test('the bridge read-only, the socket bound, and the wrapper in front of the program', () => {
+  test('x86_64: the native bridge copied in from fd 6, the socket bound, the bridge in front of the program', () => {
     const p = plan()
-    expect(optionArgs(p.argv, '--ro-bind', 2)).toContainEqual([bridge, BRIDGE_SCRIPT])
     expect(optionArgs(p.argv, '--bind', 2)).toContainEqual([socket, PROXY_SOCKET])
-    expect(BRIDGE_SCRIPT).toBe('/run/claudebox/bridge.js')
+    expect(optionArgs(p.argv, '--file', 2)).toContainEqual([String(BRIDGE_FD), BRIDGE_PROGRAM])
+    expect(p.argv[p.argv.indexOf(BRIDGE_PROGRAM) - 3]).toBe('0555') // --perms 0555 --file 6 /run/claudebox/bridge
+    const file = p.files.find(f => f.path.startsWith('/home/ada/.claudebox/bridge/x64-'))
+    expect(file?.content).toEqual(nativeBridge('x64'))
+    expect(p.fds).toContainEqual({ fd: BRIDGE_FD, kind: 'file', path: file?.path })
+    expect(BRIDGE_PROGRAM).toBe('/run/claudebox/bridge')
     expect(PROXY_SOCKET).toBe('/run/claudebox/proxy.sock')
     expect(p.argv.slice(p.argv.indexOf('--') + 1)).toEqual([
       SCOPE_HELPER,
-      '/bin/sh',
-      '-c',
-      BRIDGE_WRAPPER,
-      'claudebox-bridge',
-      '/usr/bin/node',
-      BRIDGE_SCRIPT,
-      `${PROXY_SOCKET}=${BRIDGE_PORT}`,
+      BRIDGE_PROGRAM,
+      PROXY_SOCKET,
+      String(BRIDGE_PORT),
+      '--',
       '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe',
       '--settings',
       sessionSettings(false),
       '-c',
     ])
-    // node under /usr is visible already: not bound again
-    expect(optionArgs(p.argv, '--ro-bind', 2).filter(([src]) => src === '/usr')).toHaveLength(1)
+    // No node inside for the bridge: neither the script nor the wrapper.
+    expect(p.argv).not.toContain(BRIDGE_SCRIPT)
+    expect(p.argv).not.toContain(BRIDGE_WRAPPER)
   })
 
-  test('a node outside the system dirs gets its installation bound read-only', () => {
-    const root = '/home/ada/.nvm/versions/node/v22.1.0'
-    const p = plan({}, facts({ egress: { node: `${root}/bin/node`, nodeRoot: root, bridge } }))
-    expect(optionArgs(p.argv, '--ro-bind', 2).filter(([src]) => src === root)).toEqual([[root, root]])
-    expect(p.summary.readOnly).toContain(root)
-  })
-
-  test('--shell runs behind the same wrapper', () => {
+  test('--shell runs behind the same bridge', () => {
     const p = plan({ shell: true })
     const command = p.argv.slice(p.argv.indexOf('--') + 1)
-    expect(command.slice(0, 5)).toEqual([SCOPE_HELPER, '/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge'])
-    expect(command.slice(8)).toEqual(['/bin/sh', '-c'])
+    expect(command).toEqual([SCOPE_HELPER, BRIDGE_PROGRAM, PROXY_SOCKET, String(BRIDGE_PORT), '--', '/bin/sh', '-c'])
+  })
+
+  describe('other architectures: bridge.js under node, behind the shell wrapper', () => {
+    const arm = (over: Parameters<typeof debianFacts>[0] = {}) => facts({ arch: 'arm64', ...over })
+
+    test('the bridge read-only, the socket bound, and the wrapper in front of the program', () => {
+      const p = plan({}, arm())
+      expect(optionArgs(p.argv, '--ro-bind', 2)).toContainEqual([bridge, BRIDGE_SCRIPT])
+      expect(optionArgs(p.argv, '--bind', 2)).toContainEqual([socket, PROXY_SOCKET])
+      expect(BRIDGE_SCRIPT).toBe('/run/claudebox/bridge.js')
+      expect(p.argv.slice(p.argv.indexOf('--') + 1)).toEqual([
+        '/bin/sh',
+        '-c',
+        BRIDGE_WRAPPER,
+        'claudebox-bridge',
+        '/usr/bin/node',
+        BRIDGE_SCRIPT,
+        `${PROXY_SOCKET}=${BRIDGE_PORT}`,
+        '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe',
+        '--settings',
+        sessionSettings(false),
+        '-c',
+      ])
+      expect(p.argv).not.toContain(BRIDGE_PROGRAM)
+      // node under /usr is visible already: not bound again
+      expect(optionArgs(p.argv, '--ro-bind', 2).filter(([src]) => src === '/usr')).toHaveLength(1)
+    })
+
+    test('a node outside the system dirs gets its installation bound read-only', () => {
+      const root = '/home/ada/.nvm/versions/node/v22.1.0'
+      const p = plan({}, arm({ egress: { node: `${root}/bin/node`, nodeRoot: root, bridge } }))
+      expect(optionArgs(p.argv, '--ro-bind', 2).filter(([src]) => src === root)).toEqual([[root, root]])
+      expect(p.summary.readOnly).toContain(root)
+    })
+
+    test('--shell runs behind the same wrapper', () => {
+      const { argv } = plan({ shell: true }, arm())
+      const command = argv.slice(argv.indexOf('--') + 1)
+      expect(command.slice(0, 4)).toEqual(['/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge'])
+      expect(command.slice(7)).toEqual(['/bin/sh', '-c'])
+    })
+
+    test('without node for the bridge (facts.egress missing) the launch stops with status 125', () => {
+      const f = arm()
+      delete f.egress
+      expect(() => plan({}, f)).toThrow(/the sandbox's network bridge needs node inside the sandbox/)
+      expect(() => plan({}, f)).toThrow(expect.objectContaining({ exitCode: 125 }))
+    })
   })
 
   test('the summary shows the mode and the lists', () => {
@@ -132,11 +175,10 @@ describe('planLaunch with --network=allow', () => {
     }
   })
 
-  test('without node for the bridge (facts.egress missing) the launch stops with status 125', () => {
+  test('x86_64 needs no node for the bridge (facts.egress missing)', () => {
     const f = facts()
     delete f.egress
-    expect(() => plan({}, f)).toThrow(/the sandbox's network bridge needs node inside the sandbox/)
-    expect(() => plan({}, f)).toThrow(expect.objectContaining({ exitCode: 125 }))
+    expect(plan({}, f).argv).toContain(BRIDGE_PROGRAM)
   })
 
   test.each<[Partial<SandboxOptions>, Record<string, string>, RegExp | undefined]>([
