@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { scopeHelper } from '../sandbox/landlock.js'
 import { lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
 import { probeGitProtect } from './git-guard-probe.js'
+import { discoverGit } from './git-discovery.js'
 import { canonicalRoot, instanceDir, instanceId, isWithin, PROJECT_ROOT_FILE, sharedPaths, validProjectRoot } from '../state/instance.js'
 import { SANDBOX_NOTE } from '../sandbox/tiers.js'
 import { ETC_ENTRIES, HOME_FILES_RO, newlineRefusal, RUN_LINKS, SYSTEM_PATHS } from '../sandbox/plan.js'
@@ -28,7 +29,7 @@ export function probe(
 ): HostFacts {
   const home = homeDir(env)
   const cwd = currentDir()
-  const git = cwd === undefined ? { facts: undefined, available: whichSync('git', env['PATH']) !== undefined } : probeGit(cwd)
+  const git = cwd === undefined ? { facts: undefined, available: whichSync('git', env['PATH']) !== undefined } : probeGit(cwd, env)
   const claudeboxHome = resolveExisting(settings.claudeboxHome)
   const claude = probeClaude(settings.claudeOverride, env, cwd)
   const id = cwd === undefined ? undefined : instanceId(canonicalRoot(cwd, git.facts))
@@ -185,7 +186,19 @@ export function resolveExisting(p: string): string {
   }
 }
 
-function probeGit(cwd: string): { facts: GitFacts | undefined; available: boolean } {
+function probeGit(cwd: string, env: Readonly<Record<string, string | undefined>>): { facts: GitFacts | undefined; available: boolean } {
+  if (whichSync('git', env['PATH']) === undefined) return { facts: undefined, available: false }
+  const found = discoverGit(cwd, env, process.geteuid?.() ?? -1)
+  if (found.kind === 'none') return { facts: undefined, available: true }
+  if (found.kind === 'repo') {
+    if ([found.facts.topLevel, found.facts.gitDir, found.facts.commonDir].some(p => p.includes('\n'))) throw newlineRefusal(cwd)
+    return { facts: found.facts, available: true }
+  }
+  return askGit(cwd)
+}
+
+/** The layouts git-discovery.ts leaves to git: git itself says. */
+function askGit(cwd: string): { facts: GitFacts | undefined; available: boolean } {
   let out: string
   try {
     out = execFileSync('git', ['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir'], {
