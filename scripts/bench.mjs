@@ -27,7 +27,8 @@ const warm = spawnSync(process.execPath, [bin, '--network=open'], { cwd: project
 const line = warm.stderr.split('\n').find(l => l.includes('bwrap argv: '))
 if (warm.status !== 0 || !line) throw new Error(`warm-up launch failed: ${warm.stderr}`)
 const [bwrap, ...bwrapArgs] = JSON.parse(line.slice(line.indexOf('bwrap argv: ') + 12))
-const withoutInfoFd = bwrapArgs.filter((arg, i) => arg !== '--info-fd' && bwrapArgs[i - 1] !== '--info-fd')
+const launcherFds = ['--info-fd', '--block-fd']
+const withoutInfoFd = bwrapArgs.filter((arg, i) => !launcherFds.includes(arg) && !launcherFds.includes(bwrapArgs[i - 1]))
 // The session's own credential store is removed when its session ends: the replay needs one (as the
 // pasted --dry-run script makes it).
 bwrapArgs.forEach((arg, i) => {

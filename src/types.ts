@@ -126,8 +126,8 @@ export interface FileStep {
 /** Extra file descriptors bwrap reads or writes, and how a pasted command provides them. */
 export interface FdStep {
   fd: number
-  /** 'info' is bwrap's --info-fd; 'file' is opened read-only from `path`. */
-  kind: 'info' | 'file'
+  /** 'info' is bwrap's --info-fd; 'block' its --block-fd (the launcher's go); 'file' is opened read-only from `path`. */
+  kind: 'info' | 'block' | 'file'
   path?: string
 }
 
@@ -154,6 +154,11 @@ export interface LaunchPlan {
   egress?: { socket: string; policy: EgressPolicy; upstream?: UpstreamProxy }
   /** Cgroups created for the limits, with bwrap started inside them. */
   cgroups: readonly CgroupStep[]
+  /**
+   * The host directory of the launcher's sockets (proxy, API gateway), bound read-only inside: it
+   * exists before bwrap starts; the servers start listening once bwrap runs.
+   */
+  socketsDir?: string
 }
 
 export interface GitWatchSpec {

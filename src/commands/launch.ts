@@ -30,6 +30,8 @@ import { announceProposals, composeShared, HOST_ONLY_SETTINGS } from '../state/t
 import { ask, canAsk } from '../cli/prompt.js'
 import type { HostFacts, LaunchPlan } from '../types.js'
 import type { RunResult } from '../host/run.js'
+import type { ApiSession } from '../network/api-session.js'
+import { SessionServers } from './session-servers.js'
 
 import { VERSION } from '../version.js'
 import { print } from '../cli/log.js'
@@ -43,19 +45,23 @@ export async function launch(settings: Settings, options: CliOptions): Promise<n
   // First run: the normal Claude Code's login, copied with consent, is this launch's sign-in already.
   if (options.mode === 'launch' && mayTakeOver(setup.facts) && (await (await import('./takeover.js')).offerTakeovers(setup.facts, options.yes))) setup = setupLaunch(settings, options)
   if (options.mode === 'launch' && (await offerLoginImport(setup.facts, options.yes))) setup = setupLaunch(settings, options)
-  // The API gateway starts first: with the open network the sandbox is told its port.
+  const servers = new SessionServers()
   const { api, signIn } = setup.api
-  const logDir = setup.request.sandbox?.apiLog ? path.join(instanceDir(settings.claudeboxHome, instanceId(canonicalRoot(setup.facts.cwd ?? '/', setup.facts.git))), OWN_DIR, 'api') : undefined
-  const session = options.mode === 'launch' && api !== undefined && signIn !== undefined ? await (await import('../network/api-session.js')).startApiSession({ ...setup.api, api, signIn }, setup.facts.env, logDir) : undefined
+  if (options.mode === 'launch' && api !== undefined && signIn !== undefined) {
+    const logDir = setup.request.sandbox?.apiLog ? path.join(instanceDir(settings.claudeboxHome, instanceId(canonicalRoot(setup.facts.cwd ?? '/', setup.facts.git))), OWN_DIR, 'api') : undefined
+    const start = async (): Promise<ApiSession> => (await import('../network/api-session.js')).startApiSession({ ...setup.api, api, signIn }, setup.facts.env, logDir)
+    // With the open network the sandbox is told the gateway's port: it listens first.
+    if (api.socket === undefined) servers.add(await start())
+    else servers.later(start)
+  }
   try {
-    return await launchWith(settings, options, setup)
+    return await launchWith(settings, options, setup, servers)
   } finally {
-    const line = await session?.finish()
-    if (line !== undefined) warn(line)
+    for (const line of await servers.finish()) warn(line)
   }
 }
 
-async function launchWith(settings: Settings, options: CliOptions, setup: LaunchSetup): Promise<number> {
+async function launchWith(settings: Settings, options: CliOptions, setup: LaunchSetup, servers: SessionServers): Promise<number> {
   const { facts, request } = setup
   let plan = planLaunch(facts, request)
   for (const warning of plan.warnings) warn(warning)
@@ -66,7 +72,7 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   if (setup.networkDefaulted) plan = await networkNotice(settings, options, request, plan, facts.instance.kind !== 'missing')
   const before = snapshot(plan.watch)
   const [startedAt, interactive] = [Date.now() - 1000, process.stdin.isTTY === true && process.stdout.isTTY === true]
-  const result = await runSession(plan, facts)
+  const result = await runSession(plan, facts, servers)
   const failed = failedStart(result, plan, facts)
   if (failed !== undefined) return failed
   await afterTheSession(plan, setup, options, before)
@@ -118,29 +124,28 @@ async function prepareState(plan: LaunchPlan, setup: LaunchSetup, options: CliOp
   if (resume !== undefined) linkResumedTranscript(plan.summary.instanceDir, facts.cwd ?? '/', resume)
 }
 
-/** bwrap, with the session's proxy (started first: its socket must exist to be bound), its record and the git watch. */
-async function runSession(plan: LaunchPlan, facts: HostFacts): Promise<RunResult> {
+/**
+ * bwrap, with the git watch; once it runs, the session's record and its servers (the proxy and the
+ * gateway listen while bwrap builds the sandbox; their socket directory exists before it binds it).
+ */
+async function runSession(plan: LaunchPlan, facts: HostFacts, servers: SessionServers): Promise<RunResult> {
   const { registerSession } = await import('../state/apply.js')
-  const egress = plan.egress && (await (await import('../network/session.js')).startEgress(plan.egress.socket, plan.egress.policy, plan.summary.instanceDir, plan.egress.upstream))
-  let unregister: () => void
-  try {
-    unregister = registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
-  } catch (error) {
-    // A full disk: the proxy must not keep the launcher alive after the error.
-    await egress?.finish()
-    throw error
-  }
+  if (plan.socketsDir !== undefined) servers.makeSocketsDir(plan.socketsDir)
+  const { egress } = plan
+  if (egress !== undefined) servers.later(async () => (await import('../network/session.js')).startEgress(egress.socket, egress.policy, plan.summary.instanceDir, egress.upstream))
   const gitWatch = startGitWatch(plan.gitWatch)
   const { runForeground } = await import('../host/run.js')
+  let unregister: (() => void) | undefined
   try {
-    return await runForeground(plan)
+    return await runForeground(plan, async () => {
+      unregister = registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
+      await servers.startPending()
+    })
   } finally {
-    afterSession('removing the session record', unregister)
+    if (unregister !== undefined) afterSession('removing the session record', unregister)
     afterSession('checking git', () => {
       for (const warning of gitWatch.finish()) warn(warning)
     })
-    const blocked = await egress?.finish()
-    if (blocked !== undefined) warn(blocked)
   }
 }
 

@@ -5,7 +5,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { CliOptions } from '../cli/args.js'
 import { EMPTY_CONFIG, parseConfig, parseProjectFile, type Config, type ProjectFile } from '../config/file.js'
-import { egressSocketPath, probe, readConfigText, withOptionFacts } from '../host/probe.js'
+import { probe, readConfigText, sessionSocketsDir, withOptionFacts } from '../host/probe.js'
 import { usageError } from '../errors.js'
 import { resolveOptions, type ResolvedOptions } from '../config/profiles.js'
 import type { Settings } from '../config/settings.js'
@@ -54,13 +54,15 @@ export function setupLaunch(settings: Settings, options: CliOptions): LaunchSetu
     throw usageError(`--allow-host, --deny-host and --allow-preset need --network=allow (the network is ${network} for this launch)`)
   }
   const facts = withOptionFacts(base, resolved.sandbox, config.sharedEntries ?? DEFAULT_SHARED_ENTRIES)
+  // Without the host's network, the launcher's servers listen on unix sockets bridged inside.
+  const socketsDir = network === 'open' ? undefined : sessionSocketsDir(base.env)
   const request: LaunchRequest = {
     storeSession: `session-${process.pid}`,
     claudeArgs: [...resolved.claudeArgs, ...options.claudeArgs],
     sandbox: resolved.sandbox,
     tiers: { entries: config.sharedEntries, readOnly: config.sharedReadOnly },
     applied: resolved.applied,
-    ...(network === 'allow' ? { egressSocket: egressSocketPath(base.env) } : {}),
+    ...(network === 'allow' && socketsDir !== undefined ? { egressSocket: path.join(socketsDir, 'proxy.sock') } : {}),
   }
   // Secretless (the default): the login stays on the host; without one yet, the sandbox gets an
   // empty store of its own, so a /login inside lands there and is taken out after the session.
@@ -72,7 +74,7 @@ export function setupLaunch(settings: Settings, options: CliOptions): LaunchSetu
     request.ownCredentialStore = true
   } else if (resolved.sandbox.secretless) {
     const instance = instanceDir(settings.claudeboxHome, instanceId(canonicalRoot(base.cwd ?? '/', base.git)))
-    api = chooseApi(base.env, settings.claudeboxHome, instance, network === 'open')
+    api = chooseApi(base.env, settings.claudeboxHome, instance, socketsDir)
     if (api.api !== undefined) request.api = api.api
     else request.ownCredentialStore = true
   }

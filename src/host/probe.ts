@@ -106,18 +106,19 @@ function egressFacts(): Pick<HostFacts, 'egress'> {
 }
 
 /**
- * Where the session's socket goes: a fresh directory (0700, random name, created exclusively)
- * under $XDG_RUNTIME_DIR when it is usable, else the temp dir. Chosen before the plan, which
- * binds it into the sandbox; created by startEgress.
+ * Where the session's sockets go (the proxy's proxy.sock, the gateway's api.sock): a fresh
+ * directory (0700, random name, created exclusively) under $XDG_RUNTIME_DIR when it is usable,
+ * else the temp dir. Chosen before the plan, which binds it into the sandbox; created just before
+ * bwrap starts (commands/session-servers.ts).
  */
-export function egressSocketPath(env: Readonly<Record<string, string | undefined>>): string {
+export function sessionSocketsDir(env: Readonly<Record<string, string | undefined>>): string {
   const runtime = env['XDG_RUNTIME_DIR']
   // A TMPDIR that does not exist (or is not a directory) must not stop the launch: /tmp then.
   const base = runtime && path.isAbsolute(runtime) && isOwnDir(runtime) ? runtime : isDir(os.tmpdir()) ? os.tmpdir() : '/tmp'
   const dir = path.join(base, `claudebox-net-${crypto.randomBytes(6).toString('hex')}`)
   const socket = path.join(dir, 'proxy.sock')
   // sockaddr_un holds 108 bytes: a long TMPDIR must not make the bind fail later.
-  return Buffer.byteLength(socket) < 100 ? socket : path.join('/tmp', path.basename(dir), 'proxy.sock')
+  return Buffer.byteLength(socket) < 100 ? dir : path.join('/tmp', path.basename(dir))
 }
 
 function isDir(dir: string): boolean {

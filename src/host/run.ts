@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import type { Readable } from 'node:stream'
+import type { Readable, Writable } from 'node:stream'
 import { EXIT, launchError } from '../errors.js'
 import { debug } from '../cli/log.js'
 import type { LaunchPlan } from '../types.js'
@@ -19,10 +19,51 @@ export interface RunResult {
   signal?: NodeJS.Signals
 }
 
-export async function runForeground(plan: LaunchPlan): Promise<RunResult> {
+/**
+ * Runs bwrap to its end. bwrap builds the sandbox and waits on --block-fd; `started` runs
+ * meanwhile (the launcher's work that overlaps with bwrap's: the session record, the servers).
+ * Then the sandbox is released to run its program; if `started` fails, or a signal comes first,
+ * the sandbox is killed before its program ever runs.
+ */
+export async function runForeground(plan: LaunchPlan, started: () => Promise<void> = async () => {}): Promise<RunResult> {
+  const { child, cgroups } = spawnInCgroups(plan)
+  const sandbox = watchInfo(child.stdio[3] as Readable | null | undefined)
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: NodeJS.ErrnoException }>(resolve => {
+    child.on('error', error => resolve({ code: null, signal: null, error }))
+    child.on('close', (code, signal) => resolve({ code, signal }))
+  })
+  let released = false
+  // While bwrap waits to be released, a killed bwrap leaves its sandbox's init waiting for ever
+  // (its --die-with-parent is not in force yet): the init goes first.
+  const abort = async (signal: NodeJS.Signals): Promise<void> => {
+    await Promise.race([sandbox.reported, ended])
+    if (sandbox.pid !== undefined) killQuietly(sandbox.pid, 'SIGKILL')
+    child.kill(signal)
+  }
+  const relay = relaySignals(child, sandbox, signal => (released ? undefined : abort(signal)))
+  for (const signal of FORWARDED) process.on(signal, relay)
+  const failure = await started().then(
+    () => undefined,
+    (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+  )
+  // Nothing may run in a sandbox whose proxy or record is missing.
+  if (failure !== undefined) await abort('SIGKILL')
+  else released = release(child, plan)
+  const result = await ended
+  for (const signal of FORWARDED) process.off(signal, relay)
+  await removeCgroups(cgroups)
+  if (failure !== undefined) throw failure
+
+  if (result.error) throw launchError(`cannot start ${plan.file}: ${result.error.message}; check CLAUDEBOX_BWRAP or reinstall bubblewrap`)
+  const sandboxStarted = sandbox.pid !== undefined
+  if (result.signal) return { status: 128 + (os.constants.signals[result.signal] ?? 0), sandboxStarted, signal: result.signal }
+  return { status: result.code ?? EXIT.cannotLaunch, sandboxStarted }
+}
+
+/** bwrap spawned inside the cgroups of its limits (the launcher joins them for the moment of the spawn). */
+function spawnInCgroups(plan: LaunchPlan): { child: ChildProcess; cgroups: ReturnType<typeof createCgroups> } {
   const { stdio, opened } = openFds(plan)
   const cgroups = createCgroups(plan.cgroups)
-  // bwrap starts in the cgroups: the launcher joins them for the moment of the spawn, then leaves.
   try {
     moveSelf(cgroups.map(c => c.dir))
   } catch (error) {
@@ -34,20 +75,15 @@ export async function runForeground(plan: LaunchPlan): Promise<RunResult> {
   moveSelf(cgroups.map(c => c.parent))
   for (const { dir, files } of cgroups) for (const [name, value] of files) fs.writeFileSync(path.join(dir, name), value)
   for (const fd of opened) fs.closeSync(fd)
-  const sandbox = watchInfo(child.stdio[3] as Readable | null | undefined)
-  const relay = relaySignals(child, sandbox)
-  for (const signal of FORWARDED) process.on(signal, relay)
-  const result = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: NodeJS.ErrnoException }>(resolve => {
-    child.on('error', error => resolve({ code: null, signal: null, error }))
-    child.on('close', (code, signal) => resolve({ code, signal }))
-  })
-  for (const signal of FORWARDED) process.off(signal, relay)
-  await removeCgroups(cgroups)
+  return { child, cgroups }
+}
 
-  if (result.error) throw launchError(`cannot start ${plan.file}: ${result.error.message}; check CLAUDEBOX_BWRAP or reinstall bubblewrap`)
-  const sandboxStarted = sandbox.pid !== undefined
-  if (result.signal) return { status: 128 + (os.constants.signals[result.signal] ?? 0), sandboxStarted, signal: result.signal }
-  return { status: result.code ?? EXIT.cannotLaunch, sandboxStarted }
+function killQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal)
+  } catch {
+    // already gone
+  }
 }
 
 /** bwrap's stdio: the terminal, the --info-fd pipe, and the plan's files (seccomp program, Landlock helper) opened. */
@@ -56,7 +92,7 @@ function openFds(plan: LaunchPlan): { stdio: ('inherit' | 'pipe' | number)[]; op
   const opened: number[] = []
   for (const step of plan.fds) {
     while (stdio.length < step.fd) stdio.push('inherit')
-    if (step.kind === 'info') stdio[step.fd] = 'pipe'
+    if (step.kind === 'info' || step.kind === 'block') stdio[step.fd] = 'pipe'
     else {
       const fd = fs.openSync(step.path as string, 'r')
       opened.push(fd)
@@ -66,16 +102,31 @@ function openFds(plan: LaunchPlan): { stdio: ('inherit' | 'pipe' | number)[]; op
   return { stdio, opened }
 }
 
-/** bwrap reports the host pid of the sandbox's init on --info-fd; `pid` is set once it has. */
-function watchInfo(infoStream: Readable | null | undefined): { pid: number | undefined } {
-  const sandbox: { pid: number | undefined } = { pid: undefined }
+/** The go for bwrap waiting on --block-fd (plan.ts BLOCK_FD); true once given. */
+function release(child: ChildProcess, plan: LaunchPlan): boolean {
+  const block = plan.fds.find(step => step.kind === 'block')
+  const stream = block === undefined ? undefined : (child.stdio[block.fd] as Writable | null | undefined)
+  stream?.on('error', () => {}) // bwrap gone already: its status says why
+  stream?.end('1')
+  return true
+}
+
+/** bwrap reports the host pid of the sandbox's init on --info-fd; `pid` is set once it has (`reported` then, or at the pipe's end). */
+function watchInfo(infoStream: Readable | null | undefined): { pid: number | undefined; reported: Promise<void> } {
+  const sandbox: { pid: number | undefined; reported: Promise<void> } = { pid: undefined, reported: Promise.resolve() }
   if (!infoStream) return sandbox
   let info = ''
   infoStream.setEncoding('utf8')
-  infoStream.on('data', (chunk: string) => {
-    info += chunk
-    const match = /"child-pid"\s*:\s*(\d+)/.exec(info)
-    if (match) sandbox.pid = Number(match[1])
+  sandbox.reported = new Promise(resolve => {
+    infoStream.on('data', (chunk: string) => {
+      info += chunk
+      const match = /"child-pid"\s*:\s*(\d+)/.exec(info)
+      if (match) {
+        sandbox.pid = Number(match[1])
+        resolve()
+      }
+    })
+    infoStream.on('close', resolve)
   })
   return sandbox
 }
@@ -83,20 +134,17 @@ function watchInfo(infoStream: Readable | null | undefined): { pid: number | und
 /**
  * bwrap itself does not forward signals (bubblewrap#369): killing it would SIGKILL Claude through
  * --die-with-parent and lose its state, so signals go to the init's children, the sandboxed
- * program itself (to bwrap while the sandbox is not started yet).
+ * program itself (to bwrap while the sandbox is not started yet). Before the sandbox is released
+ * to run its program, `early` takes the signal (the launch is abandoned).
  */
-function relaySignals(child: ChildProcess, sandbox: { pid: number | undefined }): (signal: NodeJS.Signals) => void {
+function relaySignals(child: ChildProcess, sandbox: { pid: number | undefined }, early: (signal: NodeJS.Signals) => Promise<void> | undefined): (signal: NodeJS.Signals) => void {
   return signal => {
+    const abandoned = early(signal)
+    if (abandoned !== undefined) return void abandoned.catch(() => {})
     const targets = sandbox.pid === undefined ? [] : childrenOf(sandbox.pid)
     debug(`forwarding ${signal} to ${targets.length > 0 ? targets.join(',') : `bwrap ${child.pid}`}`)
     if (targets.length === 0) child.kill(signal)
-    for (const pid of targets) {
-      try {
-        process.kill(pid, signal)
-      } catch {
-        // already gone
-      }
-    }
+    for (const pid of targets) killQuietly(pid, signal)
   }
 }
 

@@ -3,8 +3,8 @@
 // placeholder, to an API path Claude Code uses, is sent on to the real endpoint with the real
 // credential (refreshed here when it expires). Anything else is refused and never carries it.
 import http from 'node:http'
-import https from 'node:https'
-import tls from 'node:tls'
+import type * as Https from 'node:https'
+import type * as Tls from 'node:tls'
 import { connectThrough, proxyFor, type UpstreamProxy } from './upstream-proxy.js'
 import type { AddressInfo } from 'node:net'
 
@@ -137,9 +137,14 @@ async function send(options: GatewayOptions, req: http.IncomingMessage, url: URL
   return { response, sent: value.replace(/^Bearer /, '') }
 }
 
-function forward(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Buffer, name: string, value: string): Promise<http.IncomingMessage> {
+/** https and tls load at the first call upstream, during the session, not at every launch (~15 ms). */
+let tlsModules: Promise<{ https: typeof Https; tls: typeof Tls }> | undefined
+const loadTls = (): NonNullable<typeof tlsModules> => (tlsModules ??= Promise.all([import('node:https'), import('node:tls')]).then(([h, t]) => ({ https: h.default, tls: t.default })))
+
+async function forward(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Buffer, name: string, value: string): Promise<http.IncomingMessage> {
+  const target = new URL(options.upstream.pathname.replace(/\/$/, '') + url.pathname + url.search, options.upstream)
+  const { https, tls } = target.protocol === 'https:' ? await loadTls() : { https: undefined, tls: undefined }
   return new Promise((resolve, reject) => {
-    const target = new URL(options.upstream.pathname.replace(/\/$/, '') + url.pathname + url.search, options.upstream)
     const headers: http.OutgoingHttpHeaders = {}
     for (const [key, v] of Object.entries(req.headers)) if (!DROPPED.has(key)) headers[key] = v
     for (const [key, v] of options.extraHeaders) headers[key.toLowerCase()] = v
@@ -152,11 +157,11 @@ function forward(options: GatewayOptions, req: http.IncomingMessage, url: URL, b
       request.on('error', reject)
       request.end(body)
     }
-    if (via === undefined) return send((target.protocol === 'https:' ? https : http).request(target, { method: req.method ?? 'GET', headers }, resolve))
+    if (via === undefined) return send((https ?? http).request(target, { method: req.method ?? 'GET', headers }, resolve))
     // Through the company proxy: a CONNECT tunnel, then TLS to the API inside it.
     void connectThrough(via, target.hostname, port, 30_000, () => undefined).then(socket => {
       if (socket instanceof Error) return reject(socket)
-      const stream = target.protocol === 'https:' ? tls.connect({ socket, servername: target.hostname }) : socket
+      const stream = tls === undefined ? socket : tls.connect({ socket, servername: target.hostname })
       send(http.request({ host: target.hostname, port, path: target.pathname + target.search, method: req.method ?? 'GET', headers, createConnection: () => stream }, resolve))
     })
   })

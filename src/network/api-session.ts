@@ -8,7 +8,7 @@ import { startGateway, type ApiCall, type Credential, type Gateway } from './api
 import { writeFileAtomic } from '../host/atomic-write.js'
 import { currentLogin, customHeaders, placeholderFor, placeholderLogin, readLogin, signInKind, storeFileOf, TOKEN_URL, type OAuthLogin, type SignIn } from './credentials.js'
 import { launchError } from '../errors.js'
-import { egressSocketPath, lstatKind, readNoFollow } from '../host/probe.js'
+import { lstatKind, readNoFollow } from '../host/probe.js'
 import { parseJson } from '../state/tier-files.js'
 import { promisify } from 'node:util'
 import { sharedPaths } from '../state/instance.js'
@@ -29,14 +29,18 @@ export interface ApiChoice {
   storeFile?: string
 }
 
-/** The sign-in of this launch and what the sandbox gets instead; nothing when there is no login yet. */
-export function chooseApi(env: Env, claudeboxHome: string, instance: string, openNetwork: boolean): ApiChoice {
+/**
+ * The sign-in of this launch and what the sandbox gets instead; nothing when there is no login yet.
+ * The gateway listens in the session's sockets directory, or with the open network (no directory)
+ * on a port of the host's loopback.
+ */
+export function chooseApi(env: Env, claudeboxHome: string, instance: string, socketsDir: string | undefined): ApiChoice {
   const projectLogin = path.join(instance, PROJECT_LOGIN)
   const storeFile = readLogin(projectLogin) !== undefined ? projectLogin : storeFileOf(sharedPaths(claudeboxHome).secureStorage)
   const signIn = signInKind(env, storeFile, hostKeyHelper(claudeboxHome), consoleKey(claudeboxHome))
   if (signIn === undefined) return {}
   const placeholder = placeholderFor(signIn.kind)
-  const api: NonNullable<LaunchRequest['api']> = { kind: signIn.kind, placeholder, ...(openNetwork ? { port: 0 } : { socket: path.join(path.dirname(egressSocketPath(env)), 'api.sock') }) }
+  const api: NonNullable<LaunchRequest['api']> = { kind: signIn.kind, placeholder, ...(socketsDir === undefined ? { port: 0 } : { socket: path.join(socketsDir, 'api.sock') }) }
   if (signIn.storedKey !== undefined) api.storedKey = true
   if (signIn.kind === 'oauth-store') api.credentialsFile = placeholderLogin(readLogin(storeFile) ?? { accessToken: '' }, placeholder)
   return { api, signIn, storeFile }
@@ -52,7 +56,6 @@ export interface ApiSession {
 export async function startApiSession(choice: Required<Pick<ApiChoice, 'api' | 'signIn'>> & ApiChoice, env: Env, logDir?: string): Promise<ApiSession> {
   const { api, signIn } = choice
   const upstream = new URL(env['ANTHROPIC_BASE_URL'] || 'https://api.anthropic.com')
-  if (api.socket !== undefined) fs.mkdirSync(path.dirname(api.socket), { recursive: true, mode: 0o700 })
   const companyProxy = upstreamFromEnv(env)
   let gateway: Gateway
   try {

@@ -3,8 +3,9 @@
 // Listens on 127.0.0.1:PORT for each pair, then forks: the child relays every connection to its unix
 // SOCKET byte for byte (the launcher's egress proxy and API gateway), one process per connection;
 // the parent executes PROGRAM. So every port listens before the program's first instruction, and
-// the program keeps the place the launcher sends signals to. The Node bridge (bridge.ts) did the
-// same at the cost of a second Node start-up (~80-150 ms) before every launch.
+// the program keeps the place the launcher sends signals to. (The sockets exist by then: bwrap
+// runs the program only once the launcher's servers listen, see --block-fd in plan.ts.) The Node
+// bridge (bridge.ts) does the same at the cost of a second Node start-up (~80-150 ms).
 //
 // No libc: a few syscalls, built by scripts/build-bridge.sh (gcc -Os -static -nostdlib) into the
 // bytes of bridge-native.ts. Exit statuses: 125 bad arguments or a port that cannot listen, 127 a
@@ -38,7 +39,6 @@ typedef long ssize_t;
 #define SHUT_WR 1
 #define POLLIN 1
 #define EINTR 4
-#define ENOENT 2
 #define SIGHUP 1
 #define SIGINT 2
 #define SIGQUIT 3
@@ -121,14 +121,20 @@ static int write_all(int fd, const char *data, ssize_t n) {
 
 static char buffer[65536];
 
-/** One connection: the client and its unix socket, each direction until its EOF (then half-closed). */
-static __attribute__((noreturn)) void relay(int client, const char *socket_path) {
+static int connect_unix(const char *socket_path) {
     struct sockaddr_un address = { AF_UNIX, { 0 } };
     size_t n = length(socket_path);
-    if (n >= sizeof address.path) quit(1);
+    if (n >= sizeof address.path) return -1;
     for (size_t i = 0; i < n; i++) address.path[i] = socket_path[i];
-    int upstream = (int)sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (upstream < 0 || sys3(SYS_connect, upstream, &address, sizeof address) < 0) quit(1);
+    int fd = (int)sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || sys3(SYS_connect, fd, &address, sizeof address) < 0) return -1;
+    return fd;
+}
+
+/** One connection: the client and its unix socket, each direction until its EOF (then half-closed). */
+static __attribute__((noreturn)) void relay(int client, const char *socket_path) {
+    int upstream = connect_unix(socket_path);
+    if (upstream < 0) quit(1);
     struct pollfd fds[2] = { { client, POLLIN, 0 }, { upstream, POLLIN, 0 } };
     int open = 2;
     while (open > 0) {

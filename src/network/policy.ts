@@ -1,7 +1,9 @@
 // The allowlist of --network=allow, as pure functions: which destination (host, port) a request
 // may reach, and which of the addresses a name resolves to the proxy may connect to.
 // proxy.ts asks these for every connection; tests call them with made-up answers.
-import net from 'node:net'
+import { createRequire } from 'node:module'
+import type * as Net from 'node:net'
+import { isIP, isIPv6 } from './ip.js'
 
 export const NETWORK_MODES = ['open', 'none', 'allow'] as const
 export type NetworkMode = (typeof NETWORK_MODES)[number]
@@ -78,8 +80,8 @@ export function parseHostPattern(text: string, source: HostRule['source'] = 'use
   if (bracket) {
     hostPart = bracket[1] as string
     portPart = bracket[2]
-    if (!net.isIPv6(hostPart)) throw new Error(`"${text}": only an IPv6 address goes in brackets (like [::1]:8080)`)
-  } else if (!net.isIPv6(trimmed)) {
+    if (!isIPv6(hostPart)) throw new Error(`"${text}": only an IPv6 address goes in brackets (like [::1]:8080)`)
+  } else if (!isIPv6(trimmed)) {
     const colon = trimmed.lastIndexOf(':')
     if (colon !== -1) {
       hostPart = trimmed.slice(0, colon)
@@ -94,7 +96,7 @@ export function parseHostPattern(text: string, source: HostRule['source'] = 'use
   if (domain === '' && hostPart !== '*') throw new Error(`"${text}" names no host (write a domain after "*.", or a lone * for every host)`)
   const host = domain === '' ? '' : normalizeHost(domain)
   if (host === undefined) throw new Error(`"${text}" is not a host name, an IP address or a *.domain pattern`)
-  return { pattern: trimmed, host, wildcard, ports, source, literal: !wildcard && net.isIP(host) !== 0 }
+  return { pattern: trimmed, host, wildcard, ports, source, literal: !wildcard && isIP(host) !== 0 }
 }
 
 function parsePorts(port: string | undefined, text: string): HostRule['ports'] {
@@ -116,11 +118,11 @@ export function normalizeHost(host: string): string | undefined {
   if (bare === '' || /[\s/?#@\\]/.test(bare)) return undefined
   let hostname: string
   try {
-    hostname = unbracket(new URL(`http://${net.isIPv6(bare) ? `[${bare}]` : bare}/`).hostname)
+    hostname = unbracket(new URL(`http://${isIPv6(bare) ? `[${bare}]` : bare}/`).hostname)
   } catch {
     return undefined
   }
-  if (net.isIPv6(hostname)) return hostname
+  if (isIPv6(hostname)) return hostname
   return hostname === '' || hostname.startsWith('.') || hostname.endsWith('.') || hostname.includes('..') ? undefined : hostname
 }
 
@@ -200,18 +202,25 @@ const SPECIAL_V6 = [
   ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const
 
-const special = new net.BlockList()
-for (const [prefix, bits] of SPECIAL_V4) special.addSubnet(prefix, bits, 'ipv4')
-for (const [prefix, bits] of SPECIAL_V6) special.addSubnet(prefix, bits, 'ipv6')
+/** node:net (for its BlockList) loads when an address is first checked: the proxy's work, after bwrap starts. */
+let special: Net.BlockList | undefined
+function specialAddresses(): Net.BlockList {
+  if (special !== undefined) return special
+  const net = createRequire(import.meta.url)('node:net') as typeof Net
+  special = new net.BlockList()
+  for (const [prefix, bits] of SPECIAL_V4) special.addSubnet(prefix, bits, 'ipv4')
+  for (const [prefix, bits] of SPECIAL_V6) special.addSubnet(prefix, bits, 'ipv6')
+  return special
+}
 
 /** Loopback, private (RFC 1918, ULA, CGNAT), link-local, multicast, reserved or unspecified. */
 export function isSpecialAddress(address: string): boolean {
-  const family = net.isIP(address)
-  if (family === 4) return special.check(address, 'ipv4')
+  const family = isIP(address)
+  if (family === 4) return specialAddresses().check(address, 'ipv4')
   if (family !== 6) return true // not an address at all: never treat it as public
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address) ?? /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address)
   if (mapped) return isSpecialAddress(mapped.length === 2 ? (mapped[1] as string) : hexPairToV4(mapped[1] as string, mapped[2] as string))
-  return special.check(address, 'ipv6')
+  return specialAddresses().check(address, 'ipv6')
 }
 
 function hexPairToV4(high: string, low: string): string {
@@ -234,4 +243,4 @@ export function allowsLoopback(policy: EgressPolicy): boolean {
 const isLoopback = (address: string): boolean => address === '::1' || address.startsWith('127.')
 
 /** An IPv4 or IPv6 address literal (not a name). */
-export const isIpLiteral = (host: string): boolean => net.isIP(host) !== 0
+export const isIpLiteral = (host: string): boolean => isIP(host) !== 0

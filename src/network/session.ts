@@ -16,13 +16,9 @@ export interface EgressSession {
   finish(): Promise<string | undefined>
 }
 
+/** Starts the proxy on `socketPath`, in the private directory the launcher made (session-servers.ts). */
 export async function startEgress(socketPath: string, policy: EgressPolicy, instanceDir: string, upstream?: UpstreamProxy): Promise<EgressSession> {
   const dir = path.dirname(socketPath)
-  try {
-    fs.mkdirSync(dir, { mode: 0o700 }) // exclusive: EEXIST if anyone made it first
-  } catch (error) {
-    throw launchError(`cannot create the proxy's directory ${dir}: ${(error as Error).message}; check that ${path.dirname(dir)} is writable`)
-  }
   const logDir = path.join(instanceDir, OWN_DIR, NETWORK_LOG_DIR)
   const log = path.join(logDir, `denied-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}.log`)
   let denied = 0

@@ -38,6 +38,12 @@ export const HOME_FILES_RO = ['.gitconfig', '.config/git/config', '.config/git/i
 
 /** bwrap writes {"child-pid": N} here: the launcher signals the sandboxed program through it. */
 export const INFO_FD = 3
+/**
+ * bwrap builds the sandbox, then waits for a byte (or EOF) here before it runs the program: the
+ * launcher records the session and starts its servers meanwhile, and the program never runs
+ * without them.
+ */
+export const BLOCK_FD = 7
 /** bwrap reads the seccomp program from here. */
 export const SECCOMP_FD = 4
 
@@ -49,12 +55,17 @@ export const SCOPE_HELPER = '/run/claudebox/scope'
 export const BRIDGE_FD = 6
 export const BRIDGE_PROGRAM = '/run/claudebox/bridge'
 export const BRIDGE_SCRIPT = '/run/claudebox/bridge.js'
-export const PROXY_SOCKET = '/run/claudebox/proxy.sock'
+/**
+ * The directory of the launcher's sockets, bound read-only: the proxy and the gateway start
+ * listening while bwrap builds the sandbox (the bridge waits for a socket that is not there yet).
+ */
+export const SOCKETS_DIR = '/run/claudebox/net'
+export const PROXY_SOCKET = `${SOCKETS_DIR}/proxy.sock`
 export const BRIDGE_PORT = 3128
 const PROXY_URL = `http://127.0.0.1:${BRIDGE_PORT}`
 
 /** The API gateway's socket inside, and the port the bridge gives it (credentials stay on the host). */
-export const API_SOCKET = '/run/claudebox/api.sock'
+export const API_SOCKET = `${SOCKETS_DIR}/api.sock`
 export const API_PORT = 3129
 
 /**
@@ -128,8 +139,8 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   b.add(...namespaceArgs(options.network))
   // The API endpoint named on the host is the gateway's business when there is one (secretless).
   const policy = options.network === 'allow' ? egressPolicy(options, request.api === undefined ? facts.env : {}) : undefined
-  b.add('--info-fd', String(INFO_FD))
-  b.fds.push({ fd: INFO_FD, kind: 'info' })
+  b.add('--info-fd', String(INFO_FD), '--block-fd', String(BLOCK_FD))
+  b.fds.push({ fd: INFO_FD, kind: 'info' }, { fd: BLOCK_FD, kind: 'block' })
   const scope = terminalAndSyscalls(b, facts)
   const system = systemAndHome(b, facts)
   const guard = projectAndGit(b, facts, options, projectDirs, instance)
@@ -155,6 +166,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     gitWatch: { forbidden: guard.forbidden, gitDirs: guard.gitDirs, workTree: git?.topLevel ?? cwd },
     ...(policy === undefined || request.egressSocket === undefined ? {} : { egress: egressPlan(request.egressSocket, policy, facts.env) }),
     cgroups: command.cgroups,
+    ...(command.socketsDir === undefined ? {} : { socketsDir: command.socketsDir }),
     summary: {
       projectRoot: root,
       instanceId: id,
@@ -467,7 +479,7 @@ interface CommandContext {
  * behind the bridge that carries each of the launcher's unix sockets (proxy, API gateway) to a
  * port on loopback inside; under the process limit; after the Landlock scope helper.
  */
-function commandLine(b: SandboxBuilder, facts: HostFacts, request: LaunchRequest, context: CommandContext): { argv: string[]; cgroups: LaunchPlan['cgroups']; limits: LaunchSummary['limits'] } {
+function commandLine(b: SandboxBuilder, facts: HostFacts, request: LaunchRequest, context: CommandContext): { argv: string[]; cgroups: LaunchPlan['cgroups']; limits: LaunchSummary['limits']; socketsDir?: string } {
   const options = request.sandbox ?? DEFAULT_SANDBOX
   const { shell, policy } = context
   let command = [shell ?? facts.claude?.resolved ?? '/bin/sh', ...(shell === undefined ? sessionSettingsArgs(options.connectors, facts.claude, request.claudeArgs, b.warnings) : []), ...request.claudeArgs]
@@ -477,21 +489,31 @@ function commandLine(b: SandboxBuilder, facts: HostFacts, request: LaunchRequest
     bridged.push([request.egressSocket, PROXY_SOCKET, BRIDGE_PORT])
   }
   if (request.api?.socket !== undefined) bridged.push([request.api.socket, API_SOCKET, API_PORT])
-  if (bridged.length > 0) command = [...bridge(b, facts, bridged, context.alreadyVisible), ...command]
+  const bridging = bridged.length > 0 ? bridge(b, facts, bridged, context.alreadyVisible) : undefined
+  if (bridging !== undefined) command = [...bridging.prefix, ...command]
   // The process limit wraps the bridge too; the scope helper stays first (it must run before anything).
   const limits = planLimits(options, facts.uid, facts.prlimit !== undefined && context.alreadyVisible(facts.prlimit) ? facts.prlimit : undefined, facts.cgroups)
   command = [...limits.prefix, ...command]
   if (context.scope !== undefined) command = [SCOPE_HELPER, ...command]
-  return { argv: command, cgroups: limits.cgroups, limits: { inForce: limits.inForce, notInForce: limits.notInForce } }
+  return { argv: command, cgroups: limits.cgroups, limits: { inForce: limits.inForce, notInForce: limits.notInForce }, ...(bridging === undefined ? {} : { socketsDir: bridging.socketsDir }) }
+}
+
+/** The directory of the launcher's sockets bound read-only inside, and the bridge in front of the program. */
+function bridge(b: SandboxBuilder, facts: HostFacts, bridged: readonly [string, string, number][], alreadyVisible: (p: string) => boolean): { prefix: string[]; socketsDir: string } {
+  const dirs = [...new Set(bridged.map(([host, inside]) => (path.basename(host) === path.basename(inside) ? path.dirname(host) : '')))]
+  const socketsDir = dirs[0]
+  if (dirs.length !== 1 || !socketsDir) throw new Error(`planLaunch: the launcher's sockets must share one directory, named as inside: ${JSON.stringify(bridged)}`)
+  b.add('--ro-bind', socketsDir, SOCKETS_DIR)
+  return { prefix: bridgeCommand(b, facts, bridged, alreadyVisible), socketsDir }
 }
 
 /**
- * The bridge's command in front of the program, with each unix socket bound inside. x86_64: the
- * native bridge (bridge.x86_64.c), copied in like the scope helper; it listens, then executes the
- * program. Elsewhere: bridge.js under the host's node behind a shell wrapper that waits for it.
+ * x86_64: the native bridge (bridge.x86_64.c), copied in like the scope helper; it listens, then
+ * executes the program. Elsewhere: bridge.js under the host's node behind a shell wrapper that
+ * waits for it. Either waits for a socket the launcher has not made yet (it starts listening
+ * while bwrap works).
  */
-function bridge(b: SandboxBuilder, facts: HostFacts, bridged: readonly [string, string, number][], alreadyVisible: (p: string) => boolean): string[] {
-  for (const [host, inside] of bridged) b.add('--bind', host, inside)
+function bridgeCommand(b: SandboxBuilder, facts: HostFacts, bridged: readonly [string, string, number][], alreadyVisible: (p: string) => boolean): string[] {
   const native = nativeBridge(facts.arch)
   if (native !== undefined) {
     const file = path.join(facts.claudeboxHome, 'bridge', `${facts.arch}-${contentTag(native)}`)

@@ -25,7 +25,8 @@ export function renderDryRun(plan: LaunchPlan, audit: readonly string[] = []): s
     const writes = step.files.map(([name, value]) => `printf '%s' ${shq(value)} > ${dir}/${name}`)
     lines.push([`mkdir ${dir}`, ...writes, `echo $$ > ${dir}/cgroup.procs`].join(' && '))
   }
-  const redirects = plan.fds.map(step => (step.kind === 'info' ? `${step.fd}>/dev/null` : `${step.fd}<${shq(step.path ?? '')}`))
+  // A pasted script has nothing to wait for: EOF on the block fd lets bwrap go on at once.
+  const redirects = plan.fds.map(step => (step.kind === 'info' ? `${step.fd}>/dev/null` : step.kind === 'block' ? `${step.fd}</dev/null` : `${step.fd}<${shq(step.path ?? '')}`))
   const groups = plan.groups.map(group => group.map(shq).join(' '))
   const last = groups.length - 1
   if (last >= 0) groups[last] = [groups[last], ...redirects].join(' ')

@@ -207,10 +207,11 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     for (const name of ['SSH_AUTH_SOCK', 'DBUS_SESSION_BUS_ADDRESS', 'DISPLAY', 'WAYLAND_DISPLAY', 'XAUTHORITY', 'AWS_', 'GITHUB_TOKEN', 'GH_TOKEN', 'NPM_TOKEN']) {
       expect(r.stdout).not.toContain(name)
     }
-    // /run holds claudebox's Landlock helper and (default network) the bridge and the proxy's socket
-    // alone: no /run/user, no D-Bus, no other socket.
+    // /run holds claudebox's Landlock helper and (default network) the bridge and the directory of
+    // the proxy's socket (which appears there once the proxy listens) alone: no /run/user, no
+    // D-Bus, no other socket.
     expect(r.stdout).toMatch(/^\/run:\nclaudebox\n/m)
-    expect(r.stdout).toMatch(/^\/run\n\/run\/claudebox\n(\/run\/claudebox\/(bridge|proxy\.sock|scope)(\n|$)){3}$/m)
+    expect(r.stdout).toMatch(/^\/run\n\/run\/claudebox\n(\/run\/claudebox\/(bridge|net|net\/proxy\.sock|scope)(\n|$)){3,4}$/m)
   })
   test('/dev holds only the standard nodes', async () => {
     const r = await inside('ls -A /dev')

@@ -119,14 +119,17 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_PYTHON)('the network bridge inside a sandbo
       }
     }, 60_000)
 
-    test.skipIf(name === 'native' && NATIVE === undefined)("the program's status passes through; a socket nobody serves closes that connection only", async () => {
+    test.skipIf(name === 'native' && NATIVE === undefined)("the program's status passes through; a socket that cannot be reached closes that connection only", async () => {
       const dir = tempDir('cb-bridge-')
       const live = path.join(dir, 'live.sock')
       const server = net.createServer(c => c.end('live'))
       await listen(server, live)
+      // Under a file, not a directory: connect fails at once (ENOTDIR, not "not there yet").
+      fs.writeFileSync(path.join(dir, 'file'), '')
+      const unreachable = path.join(dir, 'file/api.sock')
       try {
         const script = `curl -sS -m 5 http://127.0.0.1:3129/ >/dev/null 2>&1; echo "gone=$?"; python3 -c "import socket; print(socket.create_connection(('127.0.0.1', 3128)).recv(9).decode())"; exit 7`
-        const r = await inSandbox(makeBridge(dir)([[live, 3128], [path.join(dir, 'nobody.sock'), 3129]]), ['/bin/sh', '-c', script], dir)
+        const r = await inSandbox(makeBridge(dir)([[live, 3128], [unreachable, 3129]]), ['/bin/sh', '-c', script], dir)
         expect(r.stdout).toMatch(/^gone=(52|56)\nlive$/)
         expect(r.exitCode).toBe(7)
       } finally {

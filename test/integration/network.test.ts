@@ -466,7 +466,7 @@ describe.skipIf(!HAVE_BWRAP)('--network: what the audit shows and what is refuse
     expect(dry.stdout).toContain('NO_PROXY=localhost,127.0.0.1,::1 \\\n') // no loopback destination listed
     expect(dry.stdout).not.toContain('--share-net')
     // A dry run creates nothing but the programs its script names by digest.
-    expect(fs.readdirSync(p.world.claudeboxHome).filter(name => !['seccomp', 'landlock'].includes(name))).toEqual([])
+    expect(fs.readdirSync(p.world.claudeboxHome).filter(name => !['seccomp', 'landlock', 'bridge'].includes(name))).toEqual([])
 
     // No option: the default is allow with Claude's own hosts.
     const defaultDry = await claudebox(p.world, ['--dry-run', '--shell'], { cwd: p.repo })

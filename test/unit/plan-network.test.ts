@@ -1,7 +1,8 @@
 // planLaunch with --network=allow: the proxy variables, the bridge in front of the program, the
 // socket bound. Pure: no bwrap needed.
+import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { BRIDGE_FD, BRIDGE_PORT, BRIDGE_PROGRAM, BRIDGE_SCRIPT, BRIDGE_WRAPPER, planLaunch, PROXY_SOCKET, SCOPE_HELPER, sessionSettings } from '../../src/sandbox/plan.js'
+import { BRIDGE_FD, BRIDGE_PORT, BRIDGE_PROGRAM, BRIDGE_SCRIPT, BRIDGE_WRAPPER, planLaunch, PROXY_SOCKET, SCOPE_HELPER, sessionSettings, SOCKETS_DIR } from '../../src/sandbox/plan.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/config/sandbox-options.js'
 import { CLAUDE_HOSTS, PRESETS } from '../../src/network/policy.js'
 import { nativeBridge } from '../../src/network/bridge-native.js'
@@ -79,16 +80,20 @@ describe('planLaunch with --network=allow', () => {
     expect(env['no_proxy']).toBe(noProxy)
   })
 
-  test('x86_64: the native bridge copied in from fd 6, the socket bound, the bridge in front of the program', () => {
+  test("x86_64: the native bridge copied in from fd 6, the sockets' directory bound read-only, the bridge in front of the program", () => {
     const p = plan()
-    expect(optionArgs(p.argv, '--bind', 2)).toContainEqual([socket, PROXY_SOCKET])
+    // The directory, made before bwrap starts: the proxy listens while bwrap builds the sandbox.
+    expect(optionArgs(p.argv, '--ro-bind', 2)).toContainEqual([path.dirname(socket), SOCKETS_DIR])
+    expect(p.socketsDir).toBe(path.dirname(socket))
+    expect(PROXY_SOCKET).toBe(`${SOCKETS_DIR}/proxy.sock`)
+    expect(p.argv).not.toContain(socket)
     expect(optionArgs(p.argv, '--file', 2)).toContainEqual([String(BRIDGE_FD), BRIDGE_PROGRAM])
     expect(p.argv[p.argv.indexOf(BRIDGE_PROGRAM) - 3]).toBe('0555') // --perms 0555 --file 6 /run/claudebox/bridge
     const file = p.files.find(f => f.path.startsWith('/home/ada/.claudebox/bridge/x64-'))
     expect(file?.content).toEqual(nativeBridge('x64'))
     expect(p.fds).toContainEqual({ fd: BRIDGE_FD, kind: 'file', path: file?.path })
     expect(BRIDGE_PROGRAM).toBe('/run/claudebox/bridge')
-    expect(PROXY_SOCKET).toBe('/run/claudebox/proxy.sock')
+    expect(SOCKETS_DIR).toBe('/run/claudebox/net')
     expect(p.argv.slice(p.argv.indexOf('--') + 1)).toEqual([
       SCOPE_HELPER,
       BRIDGE_PROGRAM,
@@ -117,7 +122,7 @@ describe('planLaunch with --network=allow', () => {
     test('the bridge read-only, the socket bound, and the wrapper in front of the program', () => {
       const p = plan({}, arm())
       expect(optionArgs(p.argv, '--ro-bind', 2)).toContainEqual([bridge, BRIDGE_SCRIPT])
-      expect(optionArgs(p.argv, '--bind', 2)).toContainEqual([socket, PROXY_SOCKET])
+      expect(optionArgs(p.argv, '--ro-bind', 2)).toContainEqual([path.dirname(socket), SOCKETS_DIR])
       expect(BRIDGE_SCRIPT).toBe('/run/claudebox/bridge.js')
       expect(p.argv.slice(p.argv.indexOf('--') + 1)).toEqual([
         '/bin/sh',

@@ -1,0 +1,51 @@
+// The host-side servers of one session (the API gateway, the egress proxy). A server whose address
+// is part of the plan (the gateway's port with the open network) starts before bwrap; the others
+// start once bwrap runs, while it builds the sandbox, in the directory made for their sockets
+// before it (the bridge inside waits for a socket not made yet). All close after the session.
+import fs from 'node:fs'
+import { launchError } from '../errors.js'
+
+interface Server {
+  /** Closes the server; one line to print about it, if any. */
+  finish(): Promise<string | undefined>
+}
+
+export class SessionServers {
+  private readonly running: Server[] = []
+  private readonly pending: (() => Promise<Server>)[] = []
+  private socketsDir: string | undefined
+
+  add(server: Server): void {
+    this.running.push(server)
+  }
+
+  /** A server to start once bwrap runs. */
+  later(start: () => Promise<Server>): void {
+    this.pending.push(start)
+  }
+
+  /** The directory the sandbox binds: made now (private, and new: nobody else's), removed at the end. */
+  makeSocketsDir(dir: string): void {
+    try {
+      fs.mkdirSync(dir, { mode: 0o700 }) // exclusive: EEXIST if anyone made it first
+    } catch (error) {
+      throw launchError(`cannot create the directory of the session's sockets ${dir}: ${(error as Error).message}; check that its parent is writable`)
+    }
+    this.socketsDir = dir
+  }
+
+  async startPending(): Promise<void> {
+    for (const start of this.pending.splice(0)) this.running.push(await start())
+  }
+
+  /** Closes every server, the last started first; the lines they report. */
+  async finish(): Promise<string[]> {
+    const lines: string[] = []
+    for (const server of this.running.splice(0).reverse()) {
+      const line = await server.finish()
+      if (line !== undefined) lines.push(line)
+    }
+    if (this.socketsDir !== undefined) fs.rmSync(this.socketsDir, { recursive: true, force: true })
+    return lines
+  }
+}
