@@ -1,17 +1,40 @@
-// Bundles src/ into dist/ with esbuild. Bundling matters for launch speed: the same three
-// dependencies cost 2.65x `node -e 0` unbundled and 1.41x bundled (shared/research/launch-speed.md).
-// Code splitting keeps --check/--gc code out of the chunk a normal launch loads.
+// Bundles src/ into dist/ with esbuild. The launch path runs at every start of Claude, so it is one
+// file: dist/main.js holds main.ts and everything a launch can reach (its lazy parts inlined, run
+// only when reached). Each other mode (--check, --gc, --list, --sessions, --adopt, --proposals,
+// --completions) is its own bundle, loaded by main.js with import() only in that mode; the modes
+// share chunks among themselves. Measured: one file instead of 22 saves the ESM loader's
+// per-module resolve and link work (scripts/bench.mjs; shared/research/launch-speed.md).
 import { build } from 'esbuild'
 import { readFileSync, rmSync } from 'node:fs'
+import path from 'node:path'
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
-rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true })
-await build({
-  // bridge.ts runs inside the sandbox of --network=allow: its own small file, imports only node:.
-  entryPoints: { main: 'src/main.ts', bridge: 'src/network/bridge.ts' },
+const MODES = {
+  check: 'src/commands/check.ts',
+  gc: 'src/commands/gc.ts',
+  list: 'src/commands/list.ts',
+  sessions: 'src/commands/sessions.ts',
+  adopt: 'src/commands/adopt.ts',
+  proposals: 'src/commands/proposals.ts',
+  completions: 'src/cli/completions.ts',
+}
+const modeFiles = new Map(Object.entries(MODES).map(([name, file]) => [path.resolve(file.replace(/\.ts$/, '.js')), `./${name}.js`]))
+
+/** In the launch bundle, import() of a mode stays an import() of that mode's own bundle. */
+const modesApart = {
+  name: 'modes-apart',
+  setup(b) {
+    b.onResolve({ filter: /^\./ }, args => {
+      if (args.kind !== 'dynamic-import') return undefined
+      const bundle = modeFiles.get(path.resolve(args.resolveDir, args.path))
+      return bundle === undefined ? undefined : { path: bundle, external: true }
+    })
+  },
+}
+
+const common = {
   outdir: 'dist',
   bundle: true,
-  splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
@@ -19,4 +42,11 @@ await build({
   // Some bundled CommonJS (fs-extra, commander) calls require(): give ESM output one.
   banner: { js: "import { createRequire as __cbRequire } from 'node:module'; const require = __cbRequire(import.meta.url);" },
   logLevel: 'warning',
-})
+}
+
+rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true })
+await Promise.all([
+  // bridge.ts runs inside the sandbox of --network=allow off x86_64: its own small file, imports only node:.
+  build({ ...common, entryPoints: { main: 'src/main.ts', bridge: 'src/network/bridge.ts' }, splitting: false, plugins: [modesApart] }),
+  build({ ...common, entryPoints: MODES, splitting: true }),
+])

@@ -9,14 +9,24 @@ export const EXIT = {
   notFound: 127,
 } as const
 
+const BRAND = Symbol.for('claudebox.error')
+
 /** An error meant for the user: a one- or two-line message and an exit status. */
 export class ClaudeboxError extends Error {
+  readonly [BRAND] = true
+
   constructor(
     message: string,
     readonly exitCode: number,
   ) {
     super(message)
     this.name = 'ClaudeboxError'
+  }
+
+  // Each mode is its own bundle with its own copy of this class (scripts/build.mjs): `instanceof`
+  // in main.ts must still know an error --check or --gc threw.
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true
   }
 }
 
