@@ -132,21 +132,51 @@ type ParsedOptions = {
     completions?: string
   }
 
+/**
+ * Our own options (splitArgs has picked them out, each with its value) as commander reads the
+ * table of options.ts, without loading it on the launch path (~15 ms): the last value of an
+ * option wins, repeatable ones collect, --no-network is network false, choices and conflicts are
+ * checked with commander's messages (test/unit/cli.test.ts holds the two side by side).
+ */
+export function parseOwn(own: readonly string[]): ParsedOptions {
+  const byFlag = new Map(OWN_OPTIONS.map(option => [option.flag, option]))
+  const opts: Record<string, unknown> = {}
+  for (let i = 0; i < own.length; i++) {
+    const arg = own[i] as string
+    const eq = arg.indexOf('=')
+    const flag = eq === -1 ? arg : arg.slice(0, eq)
+    const option = byFlag.get(flag)
+    if (option === undefined) throw usageError(`unknown option '${arg}'; see claudebox --help`)
+    if (option.value === undefined) {
+      if (eq !== -1) throw usageError(`option '${flag}' takes no value (got '${arg}'); see claudebox --help`)
+      if (flag === '--no-network') opts['network'] = false
+      else opts[keyOf(flag)] = true
+      continue
+    }
+    const value = eq === -1 ? (own[++i] as string) : arg.slice(eq + 1)
+    if (option.choices && !option.choices.includes(value)) {
+      throw usageError(`option '${flag} <${option.value}>' argument '${value}' is invalid. Allowed choices are ${option.choices.join(', ')}; see claudebox --help`)
+    }
+    const key = keyOf(flag)
+    opts[key] = option.repeatable ? [...((opts[key] as string[] | undefined) ?? []), value] : value
+  }
+  for (const option of OWN_OPTIONS) {
+    const conflict = opts[keyOf(option.flag)] === undefined ? undefined : option.conflicts?.find(key => opts[key] !== undefined)
+    if (conflict !== undefined) throw usageError(`option '${option.flag}' cannot be used with option '${flagOf(conflict)}'; see claudebox --help`)
+  }
+  return opts as ParsedOptions
+}
+
+/** --allow-host -> allowHost, the attribute name commander gives an option. */
+const keyOf = (flag: string): string => flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
+
 export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
   const { own, claude, missingValue } = splitArgs(argv)
   if (missingValue !== undefined) throw usageError(`option ${missingValue} needs a value; see claudebox --help`)
   const options: CliOptions = { mode: 'launch', dryRun: false, help: false, version: false, yes: false, force: false, broken: false, json: false, claudeArgs: claude, sandbox: {} }
-  if (own.length === 0) return options // the common launch: no need to load commander
+  if (own.length === 0) return options
 
-  const program = await buildProgram()
-  try {
-    program.parse(own, { from: 'user' })
-  } catch (error) {
-    const { CommanderError } = await import('commander')
-    if (error instanceof CommanderError) throw usageError(`${error.message.replace(/^error: /, '').replace(/\.$/, '')}; see claudebox --help`)
-    throw error
-  }
-  const opts = program.opts<ParsedOptions>()
+  const opts = parseOwn(own)
   if (opts.completions !== undefined) options.completions = opts.completions
   if (opts.adopt !== undefined) options.adopt = opts.adopt
   if (opts.promote !== undefined) options.promote = opts.promote

@@ -1,5 +1,5 @@
-// claudebox's own options, as data: the launch path splits argv with this table alone and loads
-// commander only when one of these options is present (commander costs ~15 ms to load).
+// claudebox's own options, as data: the launch path splits and parses argv with this table alone
+// (args.ts parseOwn); commander, which costs ~15 ms to load, only renders --help from it.
 
 export interface OwnOption {
   /** Long flag, e.g. `--dry-run`. */
