@@ -1,10 +1,11 @@
 import { describe, expect, test } from 'vitest'
 import { EMPTY_CONFIG, parseConfig, parseProjectFile, type Config, type ProjectFile } from '../../src/config/file.js'
 import { resolveOptions, widening } from '../../src/config/profiles.js'
-import { DEFAULT_SANDBOX } from '../../src/config/sandbox-options.js'
+import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/config/sandbox-options.js'
 import { planTiers } from '../../src/sandbox/tiers.js'
 
 const F = '/h/.claudebox/config.json'
+const DIGEST = 'a'.repeat(64)
 
 describe('config.json validation', () => {
   test('a full, valid file', () => {
@@ -161,6 +162,73 @@ describe('profiles and the narrowing rule', () => {
   })
   test('EMPTY_CONFIG resolves to the defaults', () => {
     expect(resolveOptions({ config: EMPTY_CONFIG, cli: {}, cliProfile: undefined, cliClaudeArgs: [], project: undefined, projectRoot: '/p' }).sandbox).toEqual(DEFAULT_SANDBOX)
+  })
+})
+
+describe('resolveOptions: the lists and the narrowing rule', () => {
+  const F = '/h/.claudebox/config.json'
+  const config: Config = parseConfig(
+    JSON.stringify({
+      network: 'allow',
+      allowHosts: ['git.corp.lan'],
+      denyHosts: ['gist.github.com'],
+      allowPresets: ['github'],
+      profiles: { web: { allowHosts: ['*.example.com'], allowPresets: ['npm'] }, offline: { network: 'none' } },
+    }),
+    F,
+  )
+  const resolve = (over: Partial<Parameters<typeof resolveOptions>[0]>) =>
+    resolveOptions({ config, cli: {}, cliProfile: undefined, cliClaudeArgs: [], project: undefined, projectRoot: '/h/src/shop', ...over })
+  const project = (options: Partial<SandboxOptions>, profile?: string) => ({ file: '/h/src/shop/.claudebox.json', options, ...(profile ? { profile } : {}) })
+
+  test('the command line adds its hosts and presets to the config lists', () => {
+    const r = resolve({ cli: { allowHosts: ['b.example'], denyHosts: ['bad.example'], allowPresets: ['npm'] } })
+    expect(r.sandbox).toMatchObject({
+      network: 'allow',
+      allowHosts: ['git.corp.lan', 'b.example'],
+      denyHosts: ['gist.github.com', 'bad.example'],
+      allowPresets: ['github', 'npm'],
+    })
+  })
+
+  test("... and to the profile's, which replace the config's", () => {
+    const r = resolve({ cliProfile: 'web', cli: { allowHosts: ['b.example'] } })
+    expect(r.sandbox).toMatchObject({ allowHosts: ['*.example.com', 'b.example'], allowPresets: ['npm'], denyHosts: ['gist.github.com'] })
+  })
+
+  test('without command-line lists the config lists stand', () => {
+    expect(resolve({}).sandbox).toMatchObject({ network: 'allow', allowHosts: ['git.corp.lan'], denyHosts: ['gist.github.com'], allowPresets: ['github'] })
+  })
+
+  test.each<[Partial<SandboxOptions>, RegExp]>([
+    [{ network: 'open' }, /sets the network to open/],
+    [{ allowHosts: ['git.corp.lan', 'evil.example'] }, /adds --allow-host evil\.example/],
+    [{ allowPresets: ['github', 'pypi'] }, /adds --allow-preset pypi/],
+    [{ denyHosts: [] }, /drops --deny-host gist\.github\.com/],
+  ])('a project file that widens the network is refused: %j', (options, what) => {
+    expect(() => resolve({ project: project(options) })).toThrow(what)
+    expect(() => resolve({ project: project(options) })).toThrow(/a file in the repository would widen the sandbox .* may only narrow it/)
+    const approved = { ...config, approvedProjects: [{ root: '/h/src/shop', sha256: DIGEST }] }
+    expect(resolve({ config: approved, project: { ...project(options), sha256: DIGEST } }).applied[1]).toMatch(/approved project/)
+  })
+
+  test.each<[Partial<SandboxOptions>]>([
+    [{ denyHosts: ['gist.github.com', '*.example.com'] }],
+    [{ network: 'none' }],
+    [{ allowHosts: [] }],
+    [{ allowPresets: [] }],
+  ])('a project file that narrows the network is applied: %j', options => {
+    const r = resolve({ project: project(options) })
+    expect(r.applied[1]).toMatch(/\.claudebox\.json, narrowing only/)
+    expect(r.sandbox).toMatchObject(options)
+  })
+
+  test('the order of the modes: none < allow < open', () => {
+    const open = { ...config, defaults: { ...config.defaults, network: 'open' as const } }
+    const none = { ...config, defaults: { ...config.defaults, network: 'none' as const } }
+    expect(resolve({ config: open, project: project({ network: 'allow' }) }).sandbox.network).toBe('allow')
+    expect(() => resolve({ config: none, project: project({ network: 'allow' }) })).toThrow(/sets the network to allow/)
+    expect(resolve({ project: project({}, 'offline') }).sandbox.network).toBe('none')
   })
 })
 
