@@ -1,14 +1,13 @@
 // The --network=allow proxy (src/network/proxy.ts): its CONNECT authority parser, the proxy itself
 // on a unix socket with an injected resolver against real local servers, and the proxy under a
 // flood of silent connections. No bwrap needed.
-import fs from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
-import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { buildPolicy, type EgressPolicy } from '../../src/network/policy.js'
 import { parseAuthority, startProxy, type DeniedConnection, type Resolver, type RunningProxy } from '../../src/network/proxy.js'
+import { suiteTempDir, tempDir } from '../helpers/temp.js'
 
 const policy = (allowHosts: string[] = [], denyHosts: string[] = [], presets: string[] = []): EgressPolicy => buildPolicy({ allowHosts, denyHosts, presets })
 
@@ -136,19 +135,17 @@ async function tunnel(socketPath: string, authority: string, pathAndQuery = '/th
 }
 
 describe('startProxy (injected resolver, real local servers)', () => {
-  let dir: string
+  const dir = suiteTempDir('cb-egress-')
   let local: Awaited<ReturnType<typeof localServer>>
   let proxy: RunningProxy | undefined
   const denied: DeniedConnection[] = []
   const lookups: string[] = []
 
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-egress-'))
     local = await localServer('local', '127.0.0.1')
   })
   afterAll(async () => {
     await new Promise(done => local.server.close(done))
-    fs.rmSync(dir, { recursive: true, force: true })
   })
   afterEach(async () => {
     await proxy?.close()
@@ -160,7 +157,7 @@ describe('startProxy (injected resolver, real local servers)', () => {
 
   let count = 0
   const start = async (p: EgressPolicy, answers: Record<string, string[] | Error | (() => string[])>, connectTimeoutMs?: number): Promise<string> => {
-    const socketPath = path.join(dir, `proxy-${++count}.sock`)
+    const socketPath = path.join(dir(), `proxy-${++count}.sock`)
     const resolve: Resolver = host => {
       lookups.push(host)
       const answer = answers[host]
@@ -379,7 +376,7 @@ const until = async (condition: () => boolean, ms: number): Promise<boolean> => 
 // cap the oldest makes room, and a real request (Claude's next API call) still gets through.
 describe('startProxy under load', () => {
   test('silent connections are capped and timed out; a CONNECT still gets through', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-flood-'))
+    const dir = tempDir('cb-flood-')
     const upstream = net.createServer(socket => socket.end('served\n'))
     await new Promise<void>(done => upstream.listen(0, '127.0.0.1', done))
     const port = (upstream.address() as net.AddressInfo).port
@@ -415,7 +412,6 @@ describe('startProxy under load', () => {
       for (const socket of silent) socket.destroy()
       await proxy.close()
       upstream.close()
-      fs.rmSync(dir, { recursive: true, force: true })
     }
   })
 })
