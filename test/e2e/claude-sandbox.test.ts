@@ -3,16 +3,12 @@
 // tells Claude for the session that claudebox is the sandbox, and says so in one line.
 import fs from 'node:fs'
 import path from 'node:path'
-import { afterEach, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { HAVE_BWRAP, makeRepo, makeWorld, type World } from '../helpers/cli.js'
-import { startMockApi, toolResults, type MockApi } from '../helpers/messages-api.js'
+import { toolResults, useMockApi } from '../helpers/messages-api.js'
 import { isAgentTurn, runClaude, scripted } from '../helpers/e2e.js'
 
-let api: MockApi | undefined
-afterEach(async () => {
-  await api?.close()
-  api = undefined
-})
+const api = useMockApi()
 
 const IN_FORCE = "Claude Code's own sandbox (sandbox.enabled) is off for this session: claudebox's sandbox is in force"
 
@@ -28,7 +24,7 @@ function worldWith(sandbox: Record<string, unknown>, where: 'user' | 'project'):
 describe.skipIf(!HAVE_BWRAP)("Claude Code's own sandbox inside claudebox", () => {
   test('failIfUnavailable in the user settings: Claude starts and answers; one line says which sandbox is in force', async () => {
     const { world, project } = worldWith({ enabled: true, failIfUnavailable: true }, 'user')
-    api = await startMockApi()
+    await api.start()
     const r = await runClaude(world, project, ['-p', 'hello'], api.url)
     expect(r.exitCode, r.stderr).toBe(0)
     expect(r.stdout).toBe('pong')
@@ -38,7 +34,7 @@ describe.skipIf(!HAVE_BWRAP)("Claude Code's own sandbox inside claudebox", () =>
 
   test('enabled in the project settings: Bash commands run, with no warning that restrictions are not enforced', async () => {
     const { world, project } = worldWith({ enabled: true }, 'project')
-    api = await startMockApi(scripted([{ name: 'Bash', input: { command: 'echo RAN-$((40+2))', description: 'step' } }]))
+    await api.start(scripted([{ name: 'Bash', input: { command: 'echo RAN-$((40+2))', description: 'step' } }]))
     const r = await runClaude(world, project, ['-p', 'go', '--dangerously-skip-permissions'], api.url)
     expect(r.exitCode, r.stderr).toBe(0)
     const results = api.messages().filter(isAgentTurn).flatMap(req => toolResults(req)).map(t => t.content).join('\n')
@@ -49,7 +45,7 @@ describe.skipIf(!HAVE_BWRAP)("Claude Code's own sandbox inside claudebox", () =>
 
   test('without sandbox.enabled anywhere, no line about it', async () => {
     const { world, project } = worldWith({ enabled: false }, 'user')
-    api = await startMockApi()
+    await api.start()
     const r = await runClaude(world, project, ['-p', 'hello'], api.url)
     expect(r.stdout).toBe('pong')
     expect(r.stderr).not.toContain('sandbox.enabled')

@@ -3,19 +3,15 @@
 // project's instance and nowhere else, and sign-in must be shared by every project.
 import fs from 'node:fs'
 import path from 'node:path'
-import { afterEach, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { sanitizePath } from '../../src/state/adopt.js'
 import { HAVE_BWRAP, makeRepo, makeWorld, type World, instancePath } from '../helpers/cli.js'
-import { startMockApi, toolResults, type MockApi } from '../helpers/messages-api.js'
+import { toolResults, useMockApi } from '../helpers/messages-api.js'
 import { isAgentTurn, runClaude, scripted } from '../helpers/e2e.js'
 
-let api: MockApi | undefined
-afterEach(async () => {
-  await api?.close()
-  api = undefined
-})
+const api = useMockApi()
 
-const claude = (world: World, cwd: string, args: string[], env: Record<string, string | undefined> = {}) => runClaude(world, cwd, args, api?.url, env)
+const claude = (world: World, cwd: string, args: string[], env: Record<string, string | undefined> = {}) => runClaude(world, cwd, args, api.url, env)
 
 const instanceOf = (world: World, repo: string): string => instancePath(world, `${repo}/.git`)
 
@@ -48,7 +44,7 @@ const oauth = (token: string): string =>
 
 describe.skipIf(!HAVE_BWRAP)('the real Claude Code inside claudebox', () => {
   test("claudebox -p hello: the answer comes back, Claude's files land in this project's instance only", async () => {
-    api = await startMockApi()
+    await api.start()
     const world = makeWorld()
     const a = makeRepo(world.home, 'src/a')
     const b = makeRepo(world.home, 'src/b')
@@ -95,7 +91,7 @@ describe.skipIf(!HAVE_BWRAP)('the real Claude Code inside claudebox', () => {
   })
 
   test('one credential store on the host: its token is what every project sends; a token planted inside one project never reaches another or the store', async () => {
-    api = await startMockApi()
+    await api.start()
     const world = makeWorld()
     const a = makeRepo(world.home, 'src/a')
     const b = makeRepo(world.home, 'src/b')
@@ -109,7 +105,7 @@ describe.skipIf(!HAVE_BWRAP)('the real Claude Code inside claudebox', () => {
 
     // The agent in project A writes another account's token where Claude keeps its login.
     api.close().catch(() => undefined)
-    api = await startMockApi(
+    await api.start(
       scripted([
         {
           name: 'Bash',
@@ -137,7 +133,7 @@ describe.skipIf(!HAVE_BWRAP)('the real Claude Code inside claudebox', () => {
     const world = makeWorld()
     const a = makeRepo(world.home, 'src/a')
     const b = makeRepo(world.home, 'src/b')
-    api = await startMockApi()
+    await api.start()
     expect((await claude(world, b, ['-p', 'hello'])).exitCode).toBe(0) // b's instance exists
     const otherInstance = instanceOf(world, b)
     const outside = path.join(world.home, 'planted-by-agent')
@@ -149,7 +145,7 @@ describe.skipIf(!HAVE_BWRAP)('the real Claude Code inside claudebox', () => {
       { name: 'Bash', input: { command: `ls '${otherInstance}/projects'`, description: 'peek' } },
       { name: 'Bash', input: { command: 'echo "[core] fsmonitor = touch /tmp/pwned" >> .git/config', description: 'persist' } },
     ]
-    api = await startMockApi(scripted(steps))
+    await api.start(scripted(steps))
     const r = await claude(world, a, ['-p', 'try to escape', '--dangerously-skip-permissions'])
     expect(r.exitCode, r.stderr).toBe(0)
     // Each agent request carries the previous step's result; a request may repeat it (Claude

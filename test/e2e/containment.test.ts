@@ -4,22 +4,18 @@
 // --connectors (Claude's own debug log says which).
 import fs from 'node:fs'
 import path from 'node:path'
-import { afterEach, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { claudebox, HAVE_BWRAP, makeRepo, makeWorld, type World } from '../helpers/cli.js'
-import { startMockApi, toolResults, type MockApi } from '../helpers/messages-api.js'
+import { toolResults, useMockApi } from '../helpers/messages-api.js'
 import { isAgentTurn, runClaude, scripted } from '../helpers/e2e.js'
 
-let api: MockApi | undefined
-afterEach(async () => {
-  await api?.close()
-  api = undefined
-})
+const api = useMockApi()
 
-const claude = (world: World, cwd: string, args: string[], env: Record<string, string | undefined> = {}) => runClaude(world, cwd, args, api?.url, env)
+const claude = (world: World, cwd: string, args: string[], env: Record<string, string | undefined> = {}) => runClaude(world, cwd, args, api.url, env)
 
 async function agentRuns(world: World, cwd: string, command: string): Promise<string> {
-  await api?.close()
-  api = await startMockApi(scripted([{ name: 'Bash', input: { command, description: 'step' } }]))
+  await api.close()
+  await api.start(scripted([{ name: 'Bash', input: { command, description: 'step' } }]))
   const r = await claude(world, cwd, ['-p', 'go', '--dangerously-skip-permissions'])
   expect(r.exitCode, r.stderr).toBe(0)
   return api.messages().filter(isAgentTurn).flatMap(req => toolResults(req)).map(t => t.content).join('\n')
@@ -35,7 +31,7 @@ describe.skipIf(!HAVE_BWRAP)('containment with the real Claude Code', () => {
     const planted = await agentRuns(world, a, `printf '%s' '${HOOK}' > "$CLAUDE_CONFIG_DIR/settings.json" && echo PLANTED`)
     expect(planted).toContain('PLANTED')
 
-    api = await startMockApi()
+    await api.start()
     const inB = await claude(world, b, ['-p', 'hello'])
     expect(inB.stdout).toBe('pong')
     expect(fs.existsSync(path.join(b, 'HOOK-RAN'))).toBe(false)
@@ -58,7 +54,7 @@ describe.skipIf(!HAVE_BWRAP)('containment with the real Claude Code', () => {
     )
     expect(saved).toContain('SAVED')
 
-    api = await startMockApi()
+    await api.start()
     await claude(world, a, ['-p', 'hello'])
     const bodyA = JSON.stringify(api.messages().at(-1)?.body)
     expect(bodyA).toContain('"model":"claude-owl-test"')
@@ -87,7 +83,7 @@ describe.skipIf(!HAVE_BWRAP)('containment with the real Claude Code', () => {
     fs.mkdirSync(store, { recursive: true, mode: 0o700 })
     const scopes = ['user:inference', 'user:profile', 'user:sessions:claude_code', 'user:mcp_servers']
     fs.writeFileSync(path.join(store, '.credentials.json'), JSON.stringify({ claudeAiOauth: { accessToken: 'sk-ant-oat01-c', refreshToken: 'r', expiresAt: 4102444800000, scopes, subscriptionType: 'max' } }), { mode: 0o600 })
-    api = await startMockApi()
+    await api.start()
     const port = new URL(api.url).port
     // Claude fetches connectors from api.anthropic.com: the proxy refuses it, so nothing leaves the machine.
     const base = ['--network=allow', '--allow-host', `127.0.0.1:${port}`, '--deny-host', 'api.anthropic.com']

@@ -2,18 +2,14 @@
 // resuming in one worktree a conversation started in another.
 import fs from 'node:fs'
 import path from 'node:path'
-import { afterEach, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { claudebox, git, HAVE_BWRAP, makeRepo, makeWorld, type World } from '../helpers/cli.js'
-import { startMockApi, type MockApi } from '../helpers/messages-api.js'
+import { useMockApi } from '../helpers/messages-api.js'
 import { runClaude } from '../helpers/e2e.js'
 
-let api: MockApi | undefined
-afterEach(async () => {
-  await api?.close()
-  api = undefined
-})
+const api = useMockApi()
 
-const claude = (world: World, cwd: string, args: string[], env: Record<string, string | undefined> = {}) => runClaude(world, cwd, args, api?.url, env)
+const claude = (world: World, cwd: string, args: string[], env: Record<string, string | undefined> = {}) => runClaude(world, cwd, args, api.url, env)
 
 /** The conversation id of the only transcript listed by --sessions. */
 async function onlySession(world: World, cwd: string): Promise<{ id: string; firstMessage: string }> {
@@ -24,11 +20,11 @@ async function onlySession(world: World, cwd: string): Promise<{ id: string; fir
 }
 
 /** True when the last request to the API carried the earlier turn (the resumed conversation). */
-const resumedWith = (text: string): boolean => JSON.stringify(api?.messages().at(-1)?.body ?? '').includes(text)
+const resumedWith = (text: string): boolean => JSON.stringify(api.messages().at(-1)?.body ?? '').includes(text)
 
 describe.skipIf(!HAVE_BWRAP)('conversations', () => {
   test('--adopt after mv: Claude finds the old conversation at the new path', async () => {
-    api = await startMockApi()
+    await api.start()
     const world = makeWorld()
     const old = makeRepo(world.home, 'src/shop')
     expect((await claude(world, old, ['-p', 'remember the word TANGERINE'])).stdout).toBe('pong')
@@ -47,7 +43,7 @@ describe.skipIf(!HAVE_BWRAP)('conversations', () => {
   })
 
   test('a conversation started in one worktree resumes in another', async () => {
-    api = await startMockApi()
+    await api.start()
     const world = makeWorld()
     const main = makeRepo(world.home, 'src/shop')
     const wt = path.join(world.home, 'wt/feature')

@@ -7,14 +7,13 @@ import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { HAVE_BWRAP, makeRepo, makeWorld, type World, instancePath } from '../helpers/cli.js'
-import { startMockApi, toolResults, type MockApi } from '../helpers/messages-api.js'
+import { toolResults, type MockApi, useMockApi } from '../helpers/messages-api.js'
 import { isAgentTurn, runClaude, scripted } from '../helpers/e2e.js'
 
-let api: MockApi | undefined
+const api = useMockApi()
+
 const servers: http.Server[] = []
 afterEach(async () => {
-  await api?.close()
-  api = undefined
   for (const server of servers.splice(0)) await new Promise(done => server.close(done))
 })
 
@@ -44,7 +43,7 @@ describe.skipIf(!HAVE_BWRAP)('the real Claude Code with --network=allow', () => 
   }
 
   test('secretless off: the mock API allowed, a whole turn goes through the proxy', async () => {
-    api = await startMockApi()
+    await api.start()
     const world = makeWorld()
     optOut(world)
     const repo = makeRepo(world.home, 'src/app')
@@ -57,7 +56,7 @@ describe.skipIf(!HAVE_BWRAP)('the real Claude Code with --network=allow', () => 
   })
 
   test('secretless off: the API endpoint named on the host is reached through the proxy with no option, even on loopback; denied, claudebox says so at once', async () => {
-    api = await startMockApi()
+    await api.start()
     const world = makeWorld()
     optOut(world)
     const repo = makeRepo(world.home, 'src/app')
@@ -78,7 +77,7 @@ describe.skipIf(!HAVE_BWRAP)('the real Claude Code with --network=allow', () => 
       `curl -sS -m 5 -w ' code=%{http_code}' http://127.0.0.1:${service.port}/via-proxy`,
       `curl -sS -m 5 --noproxy '*' http://127.0.0.1:${service.port}/direct; echo " direct=$?"`,
     ].join('; ')
-    api = await startMockApi(scripted([{ name: 'Bash', input: { command: probe, description: 'reach the host' } }]))
+    await api.start(scripted([{ name: 'Bash', input: { command: probe, description: 'reach the host' } }]))
     const world = makeWorld()
     const repo = makeRepo(world.home, 'src/app')
     const r = await runClaude(world, repo, ['--network=allow', '--allow-host', `127.0.0.1:${apiPort(api)}`, '-p', 'go', '--dangerously-skip-permissions'], api.url)

@@ -8,14 +8,13 @@ import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, test } from 'vitest'
 import { HAVE_BWRAP, makeRepo, makeWorld, type World } from '../helpers/cli.js'
-import { startMockApi, toolResults, type MockApi } from '../helpers/messages-api.js'
+import { toolResults, useMockApi } from '../helpers/messages-api.js'
 import { isAgentTurn, runClaude, scripted } from '../helpers/e2e.js'
 
-let api: MockApi | undefined
+const api = useMockApi()
+
 const closers: (() => void)[] = []
-afterEach(async () => {
-  await api?.close()
-  api = undefined
+afterEach(() => {
   for (const close of closers.splice(0)) close()
 })
 
@@ -43,7 +42,7 @@ const scan = (pieces: string[][]): string => {
 }
 
 async function scanInside(world: World, repo: string, pieces: string[][], env: Record<string, string | undefined>): Promise<string> {
-  api = await startMockApi(scripted([{ name: 'Bash', input: { command: scan(pieces), description: 'scan' } }]))
+  await api.start(scripted([{ name: 'Bash', input: { command: scan(pieces), description: 'scan' } }]))
   const r = await runClaude(world, repo, ['-p', 'scan', '--dangerously-skip-permissions'], api.url, env)
   expect(r.exitCode, r.stderr).toBe(0)
   return api.messages().filter(isAgentTurn).flatMap(req => toolResults(req)).map(t => t.content).join('\n')
@@ -56,9 +55,9 @@ describe.skipIf(!HAVE_BWRAP)('secretless: the login stays on the host', () => {
     storeLogin(world, oauth('sk-ant-oat01-REALACCESS', 'sk-ant-ort01-REALREFRESH'))
     const found = await scanInside(world, repo, [['REAL', 'ACCESS'], ['REAL', 'REFRESH']], { ANTHROPIC_API_KEY: undefined })
     expect(found.trim()).toBe('SCAN-DONE')
-    for (const request of api?.messages() ?? []) expect(request.headers['authorization']).toBe('Bearer sk-ant-oat01-REALACCESS')
+    for (const request of api.messages()) expect(request.headers['authorization']).toBe('Bearer sk-ant-oat01-REALACCESS')
     // The same scan with the opt-out finds the login inside: it can see a token where there is one.
-    await api?.close()
+    await api.close()
     fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), '{"secretless": false}')
     const exposed = await scanInside(world, repo, [['REAL', 'ACCESS']], { ANTHROPIC_API_KEY: undefined })
     expect(exposed).toMatch(/^FILE .*\/shared\/credentials\/\.credentials\.json$/m)
@@ -71,7 +70,7 @@ describe.skipIf(!HAVE_BWRAP)('secretless: the login stays on the host', () => {
     fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), '{"apiLog": true}')
     const found = await scanInside(world, repo, [['sk-ant-api03-REAL', 'KEY'], ['corp-', 'SECRET']], { ANTHROPIC_API_KEY: 'sk-ant-api03-REALKEY', ANTHROPIC_CUSTOM_HEADERS: 'X-Corp-Auth: corp-SECRET' })
     expect(found.trim()).toBe('SCAN-DONE')
-    for (const request of api?.messages() ?? []) {
+    for (const request of api.messages()) {
       expect(request.headers['x-api-key']).toBe('sk-ant-api03-REALKEY')
       expect(request.headers['x-corp-auth']).toBe('corp-SECRET')
     }
@@ -79,7 +78,7 @@ describe.skipIf(!HAVE_BWRAP)('secretless: the login stays on the host', () => {
     const instances = path.join(world.claudeboxHome, 'instances')
     const logDir = path.join(instances, fs.readdirSync(instances)[0] as string, 'claudebox/api')
     const lines = fs.readdirSync(logDir).flatMap(f => fs.readFileSync(path.join(logDir, f), 'utf8').trim().split('\n'))
-    expect(lines.length).toBe(api?.messages().length)
+    expect(lines.length).toBe(api.messages().length)
     for (const line of lines) expect(Object.keys(JSON.parse(line) as object).sort()).toEqual(['inputTokens', 'method', 'outputTokens', 'path', 'status', 'time'])
     expect(lines.join('\n')).not.toContain('REAL')
   })
@@ -87,7 +86,7 @@ describe.skipIf(!HAVE_BWRAP)('secretless: the login stays on the host', () => {
   test('every network mode: Claude reaches the API only through the gateway, which adds the key', async () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'src/app')
-    api = await startMockApi()
+    await api.start()
     for (const network of ['open', 'none', 'allow']) {
       const r = await runClaude(world, repo, [`--network=${network}`, '-p', 'hello'], api.url, { ANTHROPIC_API_KEY: 'sk-ant-api03-REALKEY' })
       expect(r.stdout, `${network}: ${r.stderr}`).toBe('pong')
@@ -103,7 +102,7 @@ describe.skipIf(!HAVE_BWRAP)('secretless: the login stays on the host', () => {
     fs.writeFileSync(path.join(world.claudeboxHome, 'shared/settings.json'), JSON.stringify({ apiKeyHelper: 'echo sk-ant-api03-HELPER""KEY', model: 'claude-test-model' }))
     const found = await scanInside(world, repo, [['HELPER', 'KEY'], ['apiKey', 'Helper']], { ANTHROPIC_API_KEY: undefined })
     expect(found.trim()).toBe('SCAN-DONE')
-    const requests = api?.messages() ?? []
+    const requests = api.messages()
     expect(requests.length).toBeGreaterThan(0)
     for (const request of requests) expect(request.headers['x-api-key']).toBe('sk-ant-api03-HELPERKEY')
     // The rest of the shared settings still reach the project.
@@ -118,7 +117,7 @@ describe.skipIf(!HAVE_BWRAP)('secretless: the login stays on the host', () => {
     fs.writeFileSync(path.join(world.claudeboxHome, 'shared/.claude.json'), JSON.stringify(account))
     const found = await scanInside(world, repo, [['CONSOLE', 'KEY'], ['TAILOFA', 'REALKEY']], { ANTHROPIC_API_KEY: undefined })
     expect(found.trim()).toBe('SCAN-DONE')
-    const requests = api?.messages() ?? []
+    const requests = api.messages()
     expect(requests.length).toBeGreaterThan(0)
     for (const request of requests) expect(request.headers['x-api-key']).toBe('sk-ant-api03-CONSOLEKEY')
   })
@@ -140,7 +139,7 @@ describe.skipIf(!HAVE_BWRAP)('secretless: the login stays on the host', () => {
     })
     await new Promise<void>(resolve => endpoint.listen(0, '127.0.0.1', resolve))
     closers.push(() => endpoint.close())
-    api = await startMockApi(undefined, request => request.headers['authorization'] === 'Bearer sk-ant-oat01-EXPIRED')
+    await api.start(undefined, request => request.headers['authorization'] === 'Bearer sk-ant-oat01-EXPIRED')
     const env = { ANTHROPIC_API_KEY: undefined, CLAUDEBOX_TEST_OAUTH_TOKEN_URL: `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/v1/oauth/token` }
     const [ra, rb] = await Promise.all([runClaude(world, a, ['-p', 'hello'], api.url, env), runClaude(world, b, ['-p', 'hello'], api.url, env)])
     expect(ra.stdout, ra.stderr).toBe('pong')
@@ -155,7 +154,7 @@ describe.skipIf(!HAVE_BWRAP)('secretless: the login stays on the host', () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'src/app')
     storeLogin(world, oauth('sk-ant-oat01-EXPIRED', 'sk-ant-ort01-DEAD', Date.now() - 1000))
-    api = await startMockApi()
+    await api.start()
     const started = Date.now()
     const r = await runClaude(world, repo, ['-p', 'hello'], api.url, { ANTHROPIC_API_KEY: undefined, CLAUDEBOX_TEST_OAUTH_TOKEN_URL: 'http://127.0.0.1:9/v1/oauth/token' })
     expect(Date.now() - started).toBeLessThan(60_000)

@@ -2,24 +2,20 @@
 // Claude Code against the local Messages API mock.
 import fs from 'node:fs'
 import path from 'node:path'
-import { afterEach, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { claudebox, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, type World } from '../helpers/cli.js'
-import { startMockApi, type MockApi } from '../helpers/messages-api.js'
+import { useMockApi } from '../helpers/messages-api.js'
 import { runClaude } from '../helpers/e2e.js'
 
-let api: MockApi | undefined
-afterEach(async () => {
-  await api?.close()
-  api = undefined
-})
+const api = useMockApi()
 
-const claude = (world: World, cwd: string, args: string[], env: Record<string, string | undefined> = {}) => runClaude(world, cwd, args, api?.url, env)
+const claude = (world: World, cwd: string, args: string[], env: Record<string, string | undefined> = {}) => runClaude(world, cwd, args, api.url, env)
 
-const lastBody = (): string => JSON.stringify(api?.messages().at(-1)?.body ?? '')
+const lastBody = (): string => JSON.stringify(api.messages().at(-1)?.body ?? '')
 
 describe.skipIf(!HAVE_BWRAP)('tiers and shared state with the real Claude Code', () => {
   test('an agent the user puts in the shared tier on the host reaches every project; SANDBOX.md reaches Claude', async () => {
-    api = await startMockApi()
+    await api.start()
     const world = makeWorld()
     const a = makeRepo(world.home, 'src/a')
     const b = makeRepo(world.home, 'src/b')
@@ -42,7 +38,7 @@ describe.skipIf(!HAVE_BWRAP)('tiers and shared state with the real Claude Code',
   })
 
   test('first run: the login of the normal Claude Code is copied once with --yes, and is what Claude sends', async () => {
-    api = await startMockApi()
+    await api.start()
     const world = makeWorld()
     const hostClaude = path.join(world.home, '.claude')
     fs.mkdirSync(hostClaude, { mode: 0o700 })
@@ -75,7 +71,7 @@ describe.skipIf(!HAVE_BWRAP)('tiers and shared state with the real Claude Code',
   })
 
   test('a corrupt shared .claude.json is set aside and restored, and the session starts', async () => {
-    api = await startMockApi()
+    await api.start()
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')
     const file = path.join(world.claudeboxHome, 'shared/.claude.json')

@@ -1,13 +1,12 @@
 // Runs the built claudebox CLI with a temporary HOME and CLAUDEBOX_HOME, and makes test projects.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { execa } from 'execa'
-import { onTestFinished } from 'vitest'
 import { probeLandlockScope } from '../../src/host/probe.js'
 import { TESTED_CLAUDE } from '../../src/config/tested-claude.js'
 import { instanceId } from '../../src/state/instance.js'
+import { tempDir } from './temp.js'
 
 export const REPO = path.resolve(import.meta.dirname, '../..')
 export const BIN = path.join(REPO, 'bin/claudebox.js')
@@ -36,12 +35,8 @@ export const HAVE_BWRAP = requiredTool('bwrap', ['--version'], 'bwrap (apt-get i
 
 export const IS_ROOT = process.getuid?.() === 0
 
-/** A fresh temporary directory, resolved, removed after the test (unless cleanup is false). */
-export function tempDir(prefix = 'cb-', cleanup = true): string {
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))
-  if (cleanup) onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }))
-  return dir
-}
+// tempDir lives in temp.ts, which probes no tool when imported (unit tests take it from there).
+export { tempDir }
 
 export interface World {
   root: string

@@ -3,6 +3,7 @@
 // Claude run a tool (Bash, Read, Write) inside the sandbox and send back the tool_result.
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { afterEach } from 'vitest'
 
 export interface RecordedRequest {
   method: string
@@ -63,6 +64,46 @@ export async function startMockApi(
         server.closeAllConnections()
         server.close(() => resolve())
       }),
+  }
+}
+
+/** A test file's mock API (useMockApi): start() brings one up; the rest reads the one started last. */
+export interface MockApiSlot extends MockApi {
+  /** Starts a mock API (startMockApi's arguments) and makes it the one this slot reads. */
+  start: (...args: Parameters<typeof startMockApi>) => Promise<MockApi>
+}
+
+/**
+ * The mock API of the tests of a file (call it at the top level): each test starts the mock it needs,
+ * and every mock started is closed after its test. Reading it before a start in the same test throws.
+ */
+export function useMockApi(): MockApiSlot {
+  let current: MockApi | undefined
+  const started: MockApi[] = []
+  afterEach(async () => {
+    current = undefined
+    await Promise.all(started.splice(0).map(api => api.close()))
+  })
+  const now = (): MockApi => {
+    if (current === undefined) throw new Error('no mock API started in this test: call start() first')
+    return current
+  }
+  return {
+    async start(...args) {
+      const api = await startMockApi(...args)
+      started.push(api)
+      current = api
+      return api
+    },
+    get url() {
+      return now().url
+    },
+    get requests() {
+      return now().requests
+    },
+    messages: () => now().messages(),
+    /** Closes the one started last, if any (a test may end a mock before starting the next). */
+    close: () => current?.close() ?? Promise.resolve(),
   }
 }
 

@@ -10,17 +10,16 @@ import { afterEach, describe, expect, test } from 'vitest'
 import { startGateway, type Credential, type Gateway } from '../../src/network/api-gateway.js'
 import { currentLogin, placeholderFor, readLogin } from '../../src/network/credentials.js'
 import { tempDir } from '../helpers/cli.js'
-import { startMockApi, type MockApi } from '../helpers/messages-api.js'
+import { useMockApi, type MockApi } from '../helpers/messages-api.js'
 
+const mockApi = useMockApi()
 const closers: (() => Promise<void>)[] = []
 afterEach(async () => {
   for (const close of closers.splice(0)) await close()
 })
 
-async function api(unauthorized?: (token: string | undefined) => boolean): Promise<MockApi> {
-  const mock = await startMockApi(undefined, unauthorized && (r => unauthorized(String(r.headers['authorization'] ?? r.headers['x-api-key']))))
-  closers.push(() => mock.close())
-  return mock
+function api(unauthorized?: (token: string | undefined) => boolean): Promise<MockApi> {
+  return mockApi.start(undefined, unauthorized && (r => unauthorized(String(r.headers['authorization'] ?? r.headers['x-api-key']))))
 }
 
 async function gateway(upstream: string, placeholder: string, credential: Credential): Promise<Gateway> {

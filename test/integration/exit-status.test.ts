@@ -143,6 +143,25 @@ describe('launch failures', () => {
     expect(rel.exitCode).toBe(2)
   })
 
+  // The cases of each file are unit tests (test/unit/config-file.test.ts); this shows that a refusal
+  // reaches the user: one line naming the file and the key, status 2, nothing started.
+  test('a config.json or .claudebox.json it cannot read: 2, naming the file and the key', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const env = { CLAUDEBOX_CLAUDE: '/bin/sh' }
+    fs.writeFileSync(path.join(repo, '.claudebox.json'), '{"netwrok": false}')
+    const project = await claudebox(world, ['--', '-c', 'echo ran'], { cwd: repo, env })
+    expect(project.exitCode).toBe(2)
+    expect(project.stdout).toBe('')
+    expect(project.stderr).toMatch(new RegExp(`^claudebox: ${repo}/\\.claudebox\\.json: unknown key "netwrok"; did you mean "network"\\?[^\\n]*$`))
+    fs.mkdirSync(world.claudeboxHome, { recursive: true })
+    fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), '{"network": "no"}')
+    const config = await claudebox(world, ['--', '-c', 'echo ran'], { cwd: repo, env })
+    expect(config.exitCode).toBe(2)
+    expect(config.stdout).toBe('')
+    expect(config.stderr).toBe(`claudebox: ${world.claudeboxHome}/config.json: "network" must be one of "open", "none", "allow"`)
+  })
+
   test('--help and --version describe claudebox on stdout', async () => {
     const world = makeWorld()
     const tmp = tempDir()

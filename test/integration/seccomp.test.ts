@@ -3,11 +3,11 @@
 // test/fixtures/tiocsti.c, compiled here. Works as root and as an unprivileged user.
 import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { beforeAll, describe, expect, test } from 'vitest'
 import { hostSeccompArch, seccompFilter } from '../../src/sandbox/seccomp.js'
 import { HAVE_BWRAP, IS_ROOT, REPO, requiredTool } from '../helpers/cli.js'
+import { suiteTempDir } from '../helpers/temp.js'
 
 const SOURCE = path.join(REPO, 'test/fixtures/tiocsti.c')
 const CI = Boolean(process.env['CI'])
@@ -38,20 +38,18 @@ interface Result {
 }
 
 describe.skipIf(!HAVE_BWRAP || !HAVE_CC || ARCH === undefined)('seccomp filter in bwrap', () => {
+  const tmp = suiteTempDir('cb-seccomp-')
   let dir = ''
   let filterPath = ''
   let probe = ''
 
   beforeAll(() => {
-    dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'cb-seccomp-')))
+    dir = tmp()
     fs.chmodSync(dir, 0o755)
     filterPath = path.join(dir, 'filter.bpf')
     fs.writeFileSync(filterPath, seccompFilter(ARCH ?? 'x86_64'))
     probe = path.join(dir, 'probe')
     execFileSync('cc', ['-O1', '-pthread', '-o', probe, SOURCE], { stdio: 'pipe' })
-  })
-  afterAll(() => {
-    if (dir) fs.rmSync(dir, { recursive: true, force: true })
   })
 
   /** bwrap reads the program from fd 3, opened afresh for each run (bwrap reads it to the end). */

@@ -4,7 +4,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { approvePlaceholderKey, carryAccountIn, carryAccountOut, rememberPlaceholderApproval } from '../../src/state/account-state.js'
-import { tempDir } from '../helpers/cli.js'
+import { tempDir } from '../helpers/temp.js'
 
 function setup(shared: object, own?: object): { sharedFile: string; instance: string; own: () => Record<string, unknown> } {
   const dir = tempDir()

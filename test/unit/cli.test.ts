@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { describe, expect, test } from 'vitest'
 import { parseArgs } from '../../src/cli/args.js'
+import type { SandboxOptions } from '../../src/config/sandbox-options.js'
 import { shq } from '../../src/sandbox/quote.js'
 import { hasRawControl } from '../../src/cli/terminal-safe.js'
 
@@ -75,6 +76,66 @@ describe('arguments', () => {
       await expect(parseArgs(argv)).resolves.toBeDefined()
     },
   )
+})
+
+describe('arguments: --network and the allowlist options', () => {
+  test.each<[string[], SandboxOptions['network'] | undefined]>([
+    [['--network=allow'], 'allow'],
+    [['--network', 'allow'], 'allow'],
+    [['--network=open'], 'open'],
+    [['--network', 'none'], 'none'],
+    [['--no-network'], 'none'],
+    [[], undefined],
+  ])('%j -> network %s', async (argv, network) => {
+    const options = await parseArgs([...argv, '-c'])
+    expect(options.sandbox.network).toBe(network)
+    expect(options.claudeArgs).toEqual(['-c'])
+  })
+
+  test('--network with an unknown mode is a usage error', async () => {
+    await expect(parseArgs(['--network', 'bogus'])).rejects.toMatchObject({ exitCode: 2 })
+    await expect(parseArgs(['--network', 'bogus'])).rejects.toThrow(/bogus.*allow, none, open.*see claudebox --help/)
+    await expect(parseArgs(['--network'])).rejects.toMatchObject({ exitCode: 2, message: 'option --network needs a value; see claudebox --help' })
+  })
+
+  test('--allow-host, --deny-host and --allow-preset are repeatable and keep their order', async () => {
+    const options = await parseArgs([
+      '--network=allow',
+      '--allow-host',
+      'b.example',
+      '--allow-host=a.example:8080',
+      '--deny-host',
+      '*.bad.example',
+      '--allow-host',
+      '*.c.example',
+      '--allow-preset',
+      'npm',
+      '--allow-preset=github',
+      '--deny-host=x.example:*',
+      '-p',
+      'hi',
+    ])
+    expect(options.claudeArgs).toEqual(['-p', 'hi'])
+    expect(options.sandbox).toEqual({
+      network: 'allow',
+      allowHosts: ['b.example', 'a.example:8080', '*.c.example'],
+      denyHosts: ['*.bad.example', 'x.example:*'],
+      allowPresets: ['npm', 'github'],
+    })
+    expect(options.claudeArgs).toEqual(['-p', 'hi'])
+  })
+
+  test.each([
+    [['--allow-host', 'a*b'], /^--allow-host\/--deny-host "a\*b": a wildcard may only be a leading "\*\." \(like \*\.example\.com\); see claudebox --help$/],
+    [['--allow-host', 'ok.example', '--allow-host', 'x:0'], /^--allow-host\/--deny-host "x:0": the port must be 1-65535 or \*/],
+    [['--deny-host', 'http://x'], /^--allow-host\/--deny-host "http:\/\/x"/],
+    [['--allow-host', ''], /names no host/],
+    [['--allow-preset', 'nope'], /^--allow-preset: unknown preset "nope" \(presets: npm, pypi, crates, go, github\)$/],
+    [['--allow-host'], /^option --allow-host needs a value/],
+  ])('%j is a usage error (status 2)', async (argv, message) => {
+    await expect(parseArgs(['--network=allow', ...argv])).rejects.toMatchObject({ exitCode: 2 })
+    await expect(parseArgs(['--network=allow', ...argv])).rejects.toThrow(message)
+  })
 })
 
 describe('shq', () => {

@@ -2,12 +2,12 @@
 // is run in bash, the zsh and fish ones parsed by their shells where installed (always in CI).
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
-import { describe, expect, test } from 'vitest'
+import { beforeAll, describe, expect, test } from 'vitest'
 import { completionScript, SHELLS } from '../../src/cli/completions.js'
 import { PRESETS } from '../../src/network/policy.js'
 import { OWN_OPTIONS } from '../../src/cli/options.js'
+import { suiteTempDir, tempDir } from '../helpers/temp.js'
 
 const has = (program: string): boolean => {
   try {
@@ -49,9 +49,13 @@ describe('options given as { flag, description, takesValue }', () => {
 })
 
 describe('bash completion, run in bash', () => {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cb-comp-')), 'claudebox.bash')
+  const dir = suiteTempDir('cb-comp-')
+  let file = ''
   const withPresets = OWN_OPTIONS.map(o => (o.flag === '--allow-preset' ? { ...o, choices: Object.keys(PRESETS) } : o))
-  fs.writeFileSync(file, completionScript('bash', withPresets))
+  beforeAll(() => {
+    file = path.join(dir(), 'claudebox.bash')
+    fs.writeFileSync(file, completionScript('bash', withPresets))
+  })
   const complete = (words: string[], setup = ''): string[] =>
     execFileSync(
       'bash',
@@ -112,12 +116,11 @@ describe('bash completion, run in bash', () => {
 
 describe('claudebox --profiles', () => {
   test("prints config.json's profile names, one per line (what the completions offer)", () => {
-    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-prof-'))
+    const home = tempDir('cb-prof-')
     const state = path.join(home, '.claudebox')
     fs.mkdirSync(state)
     fs.writeFileSync(path.join(state, 'config.json'), JSON.stringify({ profiles: { offline: { network: 'none' }, web: { network: 'open' } } }))
     const out = execFileSync(process.execPath, [path.join(import.meta.dirname, '../../bin/claudebox.js'), '--profiles'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', HOME: home, CLAUDEBOX_HOME: state } })
     expect(out).toBe('offline\nweb\n')
-    fs.rmSync(home, { recursive: true, force: true })
   })
 })

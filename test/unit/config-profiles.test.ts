@@ -1,68 +1,11 @@
 import { describe, expect, test } from 'vitest'
-import { EMPTY_CONFIG, parseConfig, parseProjectFile, type Config, type ProjectFile } from '../../src/config/file.js'
+import { EMPTY_CONFIG, parseConfig, type Config, type ProjectFile } from '../../src/config/file.js'
 import { resolveOptions, widening } from '../../src/config/profiles.js'
-import { DEFAULT_SANDBOX } from '../../src/config/sandbox-options.js'
+import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/config/sandbox-options.js'
 import { planTiers } from '../../src/sandbox/tiers.js'
 
 const F = '/h/.claudebox/config.json'
-
-describe('config.json validation', () => {
-  test('a full, valid file', () => {
-    const config = parseConfig(
-      JSON.stringify({
-        network: true,
-        env: ['EDITOR'],
-        allowHosts: ['git.corp.lan', '*.example.com:8443'],
-        denyHosts: ['evil.example.com'],
-        allowPresets: ['npm'],
-        sharedEntries: ['CLAUDE.md', 'agents', 'plugins'],
-        sharedReadOnly: true,
-        approvedProjects: ['/h/src/old', { root: '/h/src/shop', sha256: 'b'.repeat(64) }],
-        profiles: { offline: { network: false }, filtered: { network: 'allow' }, opus: { model: 'claude-opus-4-8', claudeArgs: ['--verbose'] } },
-      }),
-      F,
-    )
-    expect(config).toMatchObject({
-      file: F,
-      // booleans (the first config format) still read: true is open, false is none
-      defaults: { network: 'open', env: ['EDITOR'], allowHosts: ['git.corp.lan', '*.example.com:8443'], denyHosts: ['evil.example.com'], allowPresets: ['npm'] },
-      sharedEntries: ['CLAUDE.md', 'agents', 'plugins'],
-      sharedReadOnly: true,
-      approvedProjects: [{ root: '/h/src/old' }, { root: '/h/src/shop', sha256: 'b'.repeat(64) }],
-      profiles: { offline: { options: { network: 'none' } }, filtered: { options: { network: 'allow' } }, opus: { options: {}, model: 'claude-opus-4-8', claudeArgs: ['--verbose'] } },
-    })
-  })
-
-  test.each([
-    ['{"netwrok": false}', `${F}: unknown key "netwrok"; did you mean "network"?`],
-    ['{"zzz": 1}', `${F}: unknown key "zzz" (allowed: network, allowHosts, denyHosts, allowPresets, sshAgent, connectors, secretless, apiLog, roBind, bind, env, writableGitConfig, pidsLimit, memoryLimit, cpuLimit, confirmFirstLaunch, sharedEntries, sharedReadOnly, profiles, approvedProjects)`],
-    ['{"network": "no"}', `${F}: "network" must be one of "open", "none", "allow"`],
-    ['{"bind": "/x"}', `${F}: "bind" must be a list of strings`],
-    ['{"sharedEntries": ["../x"]}', `${F}: "sharedEntries": "../x" must be a plain file or directory name`],
-    ['{"sharedEntries": [".claude.json"]}', `${F}: "sharedEntries": ".claude.json" is managed by claudebox itself and cannot be listed`],
-    ['{"profiles": []}', `${F}: "profiles" must be an object of named profiles, like {"offline": {"network": "none"}}`],
-    ['{"profiles": {"a b": {}}}', `${F}: profile name "a b" may hold only letters, digits, '.', '_' and '-'`],
-    ['{"profiles": {"x": 1}}', `${F}: "profiles.x" must be an object`],
-    ['{"profiles": {"x": {"modle": "opus"}}}', `${F}: unknown key "profiles.x.modle"; did you mean "profiles.x.model"?`],
-    ['{"profiles": {"x": {"model": 4}}}', `${F}: "profiles.x.model" must be a string`],
-    ['[1]', `${F}: must hold a JSON object, like {"network": "allow"}`],
-    ['{"pidsLimit": -1}', `${F}: "pidsLimit" must be a whole number of processes, like 4096 (0: no limit)`],
-    ['{"pidsLimit": "4096"}', `${F}: "pidsLimit" must be a whole number of processes, like 4096 (0: no limit)`],
-    ['{"memoryLimit": "4GB"}', `${F}: "memoryLimit" must be a size like "4G" or "512M"`],
-    ['{"profiles": {"x": {"cpuLimit": 0}}}', `${F}: "profiles.x.cpuLimit" must be a number of CPUs, like 2 or 0.5`],
-  ])('%s', (text, message) => {
-    expect(() => parseConfig(text, F)).toThrow(message)
-  })
-
-  test('bad JSON names the file and the parser error', () => {
-    expect(() => parseConfig('{oops', F)).toThrow(/^\/h\/.claudebox\/config.json: not valid JSON \(.*\); fix it or move it away$/)
-  })
-
-  test('a project file may hold only a profile name and option keys', () => {
-    expect(parseProjectFile('{"profile": "offline", "network": false}', '/p/.claudebox.json')).toEqual({ file: '/p/.claudebox.json', profile: 'offline', options: { network: 'none' } })
-    expect(() => parseProjectFile('{"approvedProjects": ["/p"]}', '/p/.claudebox.json')).toThrow(/unknown key "approvedProjects"/)
-  })
-})
+const DIGEST = 'a'.repeat(64)
 
 describe('profiles and the narrowing rule', () => {
   const config: Config = {
@@ -161,6 +104,73 @@ describe('profiles and the narrowing rule', () => {
   })
   test('EMPTY_CONFIG resolves to the defaults', () => {
     expect(resolveOptions({ config: EMPTY_CONFIG, cli: {}, cliProfile: undefined, cliClaudeArgs: [], project: undefined, projectRoot: '/p' }).sandbox).toEqual(DEFAULT_SANDBOX)
+  })
+})
+
+describe('resolveOptions: the lists and the narrowing rule', () => {
+  const F = '/h/.claudebox/config.json'
+  const config: Config = parseConfig(
+    JSON.stringify({
+      network: 'allow',
+      allowHosts: ['git.corp.lan'],
+      denyHosts: ['gist.github.com'],
+      allowPresets: ['github'],
+      profiles: { web: { allowHosts: ['*.example.com'], allowPresets: ['npm'] }, offline: { network: 'none' } },
+    }),
+    F,
+  )
+  const resolve = (over: Partial<Parameters<typeof resolveOptions>[0]>) =>
+    resolveOptions({ config, cli: {}, cliProfile: undefined, cliClaudeArgs: [], project: undefined, projectRoot: '/h/src/shop', ...over })
+  const project = (options: Partial<SandboxOptions>, profile?: string) => ({ file: '/h/src/shop/.claudebox.json', options, ...(profile ? { profile } : {}) })
+
+  test('the command line adds its hosts and presets to the config lists', () => {
+    const r = resolve({ cli: { allowHosts: ['b.example'], denyHosts: ['bad.example'], allowPresets: ['npm'] } })
+    expect(r.sandbox).toMatchObject({
+      network: 'allow',
+      allowHosts: ['git.corp.lan', 'b.example'],
+      denyHosts: ['gist.github.com', 'bad.example'],
+      allowPresets: ['github', 'npm'],
+    })
+  })
+
+  test("... and to the profile's, which replace the config's", () => {
+    const r = resolve({ cliProfile: 'web', cli: { allowHosts: ['b.example'] } })
+    expect(r.sandbox).toMatchObject({ allowHosts: ['*.example.com', 'b.example'], allowPresets: ['npm'], denyHosts: ['gist.github.com'] })
+  })
+
+  test('without command-line lists the config lists stand', () => {
+    expect(resolve({}).sandbox).toMatchObject({ network: 'allow', allowHosts: ['git.corp.lan'], denyHosts: ['gist.github.com'], allowPresets: ['github'] })
+  })
+
+  test.each<[Partial<SandboxOptions>, RegExp]>([
+    [{ network: 'open' }, /sets the network to open/],
+    [{ allowHosts: ['git.corp.lan', 'evil.example'] }, /adds --allow-host evil\.example/],
+    [{ allowPresets: ['github', 'pypi'] }, /adds --allow-preset pypi/],
+    [{ denyHosts: [] }, /drops --deny-host gist\.github\.com/],
+  ])('a project file that widens the network is refused: %j', (options, what) => {
+    expect(() => resolve({ project: project(options) })).toThrow(what)
+    expect(() => resolve({ project: project(options) })).toThrow(/a file in the repository would widen the sandbox .* may only narrow it/)
+    const approved = { ...config, approvedProjects: [{ root: '/h/src/shop', sha256: DIGEST }] }
+    expect(resolve({ config: approved, project: { ...project(options), sha256: DIGEST } }).applied[1]).toMatch(/approved project/)
+  })
+
+  test.each<[Partial<SandboxOptions>]>([
+    [{ denyHosts: ['gist.github.com', '*.example.com'] }],
+    [{ network: 'none' }],
+    [{ allowHosts: [] }],
+    [{ allowPresets: [] }],
+  ])('a project file that narrows the network is applied: %j', options => {
+    const r = resolve({ project: project(options) })
+    expect(r.applied[1]).toMatch(/\.claudebox\.json, narrowing only/)
+    expect(r.sandbox).toMatchObject(options)
+  })
+
+  test('the order of the modes: none < allow < open', () => {
+    const open = { ...config, defaults: { ...config.defaults, network: 'open' as const } }
+    const none = { ...config, defaults: { ...config.defaults, network: 'none' as const } }
+    expect(resolve({ config: open, project: project({ network: 'allow' }) }).sandbox.network).toBe('allow')
+    expect(() => resolve({ config: none, project: project({ network: 'allow' }) })).toThrow(/sets the network to allow/)
+    expect(resolve({ project: project({}, 'offline') }).sandbox.network).toBe('none')
   })
 })
 

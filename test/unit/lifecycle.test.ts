@@ -4,6 +4,7 @@ import { renderConversations, summarizeTranscript, uniqueConversations, type Con
 import { instanceStatus, planGc, type ScannedEntry } from '../../src/state/gc.js'
 import { listRows, renderTable } from '../../src/state/list.js'
 import { isLive, type SessionRecord } from '../../src/state/registry.js'
+import { tempDir } from '../helpers/temp.js'
 
 const id = (n: number): string => n.toString(16).padStart(16, '0')
 const entry = (n: number, over: Partial<ScannedEntry> = {}): ScannedEntry => ({
@@ -176,46 +177,36 @@ describe('the shared JSON guard and a huge file', () => {
   test('a file over the limit is neither read nor copied', async () => {
     const { guardJson, JSON_LIMIT } = await import('../../src/state/guard.js')
     const { default: fs } = await import('node:fs')
-    const { default: os } = await import('node:os')
     const { default: path } = await import('node:path')
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-guard-'))
-    try {
-      const file = path.join(dir, '.claude.json')
-      fs.writeFileSync(file, '{')
-      fs.truncateSync(file, JSON_LIMIT + 1) // sparse: no disk used
-      const result = guardJson(file, [], path.join(dir, 'good'), new Date())
-      expect(result).toEqual({ kind: 'too-large', size: JSON_LIMIT + 1 })
-      expect(fs.readdirSync(dir)).toEqual(['.claude.json'])
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true })
-    }
+    const dir = tempDir('cb-guard-')
+    const file = path.join(dir, '.claude.json')
+    fs.writeFileSync(file, '{')
+    fs.truncateSync(file, JSON_LIMIT + 1) // sparse: no disk used
+    const result = guardJson(file, [], path.join(dir, 'good'), new Date())
+    expect(result).toEqual({ kind: 'too-large', size: JSON_LIMIT + 1 })
+    expect(fs.readdirSync(dir)).toEqual(['.claude.json'])
   })
 
   test('a corrupt file swapped for a symlink while the guard waits: nothing behind the link is copied or read, nothing rewritten', async () => {
     const { guardJson } = await import('../../src/state/guard.js')
     const { default: fs } = await import('node:fs')
-    const { default: os } = await import('node:os')
     const { default: path } = await import('node:path')
     const { spawn } = await import('node:child_process')
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-guard-'))
-    try {
-      const secret = path.join(dir, 'host-secret.json')
-      fs.writeFileSync(secret, '{"claudeAiOauth":{"accessToken":"HOST-SECRET"}}')
-      const file = path.join(dir, '.claude.json')
-      fs.writeFileSync(file, '{corrupt')
-      // As the agent would: the moment the host looked, a symlink to a secret replaces the file.
-      const swap = spawn('sh', ['-c', `sleep 0.05; ln -s '${secret}' '${file}.new' && mv -T '${file}.new' '${file}'`])
-      const exited = new Promise(resolve => swap.on('exit', resolve))
-      const result = guardJson(file, [], path.join(dir, 'good'), new Date())
-      await exited
-      expect(result).toEqual({ kind: 'missing' })
-      for (const name of fs.readdirSync(dir).filter(n => n !== 'host-secret.json' && n !== '.claude.json')) {
-        const p = path.join(dir, name)
-        if (fs.lstatSync(p).isFile()) expect(fs.readFileSync(p, 'utf8')).not.toContain('HOST-SECRET')
-      }
-      expect(fs.readFileSync(secret, 'utf8')).toContain('HOST-SECRET') // not rewritten through the link
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true })
+    const dir = tempDir('cb-guard-')
+    const secret = path.join(dir, 'host-secret.json')
+    fs.writeFileSync(secret, '{"claudeAiOauth":{"accessToken":"HOST-SECRET"}}')
+    const file = path.join(dir, '.claude.json')
+    fs.writeFileSync(file, '{corrupt')
+    // As the agent would: the moment the host looked, a symlink to a secret replaces the file.
+    const swap = spawn('sh', ['-c', `sleep 0.05; ln -s '${secret}' '${file}.new' && mv -T '${file}.new' '${file}'`])
+    const exited = new Promise(resolve => swap.on('exit', resolve))
+    const result = guardJson(file, [], path.join(dir, 'good'), new Date())
+    await exited
+    expect(result).toEqual({ kind: 'missing' })
+    for (const name of fs.readdirSync(dir).filter(n => n !== 'host-secret.json' && n !== '.claude.json')) {
+      const p = path.join(dir, name)
+      if (fs.lstatSync(p).isFile()) expect(fs.readFileSync(p, 'utf8')).not.toContain('HOST-SECRET')
     }
+    expect(fs.readFileSync(secret, 'utf8')).toContain('HOST-SECRET') // not rewritten through the link
   })
 })

@@ -1,5 +1,4 @@
 import { describe, expect, test } from 'vitest'
-import { parseConfig } from '../../src/config/file.js'
 import { diffSnapshots } from '../../src/sandbox/persistence.js'
 import { bindRefusal, dangerousRootReason } from '../../src/sandbox/policy.js'
 import { diagnoseUserns } from '../../src/sandbox/userns.js'
@@ -43,27 +42,6 @@ describe('extra binds', () => {
   })
   test('an existing directory of the user is fine', () => {
     expect(bindRefusal('/home/ada/datasets', home, state)).toBeUndefined()
-  })
-})
-
-describe('config.json', () => {
-  test('valid keys map to sandbox options', () => {
-    expect(parseConfig('{"network": false, "roBind": ["/data"], "env": ["FOO=1"], "sshAgent": true}', 'c.json').defaults).toEqual({
-      network: 'none',
-      roBinds: ['/data'],
-      env: ['FOO=1'],
-      sshAgent: true,
-    })
-  })
-  test.each([
-    ['{"netwrok": false}', /c.json: unknown key "netwrok"; did you mean "network"\?/],
-    ['{"zzz": 1}', /c.json: unknown key "zzz" \(allowed: network, /],
-    ['{"network": "no"}', /c.json: "network" must be one of "open", "none", "allow"/],
-    ['{"bind": "/x"}', /c.json: "bind" must be a list of strings/],
-    ['[1]', /c.json: must hold a JSON object/],
-    ['{oops', /c.json: not valid JSON/],
-  ])('%s -> %s', (text, message) => {
-    expect(() => parseConfig(text, 'c.json')).toThrow(message)
   })
 })
 

@@ -4,13 +4,13 @@
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
-import os from 'node:os'
 import path from 'node:path'
 import tls from 'node:tls'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { buildPolicy } from '../../src/network/policy.js'
 import { startProxy, type DeniedConnection } from '../../src/network/proxy.js'
 import { MAX_HELLO, sniFromClientHello } from '../../src/network/tls-sni.js'
+import { suiteTempDir } from '../helpers/temp.js'
 
 /** The first bytes Node's TLS client sends for `servername` (captured by a plain TCP server). */
 async function realHello(servername: string | undefined): Promise<Buffer> {
@@ -65,13 +65,14 @@ describe('sniFromClientHello', () => {
 })
 
 describe('CONNECT tunnels are held to their host by the TLS server name', () => {
+  const tmp = suiteTempDir('cb-sni-')
   let dir: string
   let server: tls.Server
   let port: number
   const accepted: string[] = []
 
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-sni-'))
+    dir = tmp()
     execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=localhost', '-days', '1', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' })
     server = tls.createServer({ key: fs.readFileSync(path.join(dir, 'key.pem')), cert: fs.readFileSync(path.join(dir, 'cert.pem')) }, socket => {
       accepted.push(socket.servername || '(none)')
@@ -82,7 +83,6 @@ describe('CONNECT tunnels are held to their host by the TLS server name', () => 
   })
   afterAll(() => {
     server.close()
-    fs.rmSync(dir, { recursive: true, force: true })
   })
 
   /** CONNECT localhost:port through the proxy, then TLS with `servername`; what came back. */

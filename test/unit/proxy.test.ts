@@ -1,0 +1,417 @@
+// The --network=allow proxy (src/network/proxy.ts): its CONNECT authority parser, the proxy itself
+// on a unix socket with an injected resolver against real local servers, and the proxy under a
+// flood of silent connections. No bwrap needed.
+import http from 'node:http'
+import net from 'node:net'
+import path from 'node:path'
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
+import { buildPolicy, type EgressPolicy } from '../../src/network/policy.js'
+import { parseAuthority, startProxy, type DeniedConnection, type Resolver, type RunningProxy } from '../../src/network/proxy.js'
+import { suiteTempDir, tempDir } from '../helpers/temp.js'
+
+const policy = (allowHosts: string[] = [], denyHosts: string[] = [], presets: string[] = []): EgressPolicy => buildPolicy({ allowHosts, denyHosts, presets })
+
+describe('parseAuthority', () => {
+  test.each<[string, { host: string; port: number } | undefined]>([
+    ['example.com:443', { host: 'example.com', port: 443 }],
+    ['[::1]:8080', { host: '::1', port: 8080 }],
+    ['10.0.0.5:1', { host: '10.0.0.5', port: 1 }],
+    ['example.com', undefined],
+    ['example.com:', undefined],
+    ['example.com:0', undefined],
+    ['example.com:65536', undefined],
+    ['example.com:http', undefined],
+    ['::1:443', undefined],
+    ['/path', undefined],
+  ])('%j -> %j', (authority, expected) => {
+    expect(parseAuthority(authority)).toEqual(expected)
+  })
+})
+
+// ---------------------------------------------------------------- the proxy, for real
+
+interface Served {
+  method: string | undefined
+  url: string | undefined
+  headers: http.IncomingHttpHeaders
+}
+
+/** An HTTP server on `host`, answering with its own name and what it received. */
+async function localServer(name: string, host: string, port = 0): Promise<{ server: http.Server; port: number; served: Served[] }> {
+  const served: Served[] = []
+  const server = http.createServer((req, res) => {
+    served.push({ method: req.method, url: req.url, headers: req.headers })
+    res.writeHead(200, { 'content-type': 'text/plain' })
+    res.end(`${name}: ${req.method} ${req.url} host=${req.headers.host}`)
+  })
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail)
+    server.listen(port, host, () => ok())
+  })
+  return { server, port: (server.address() as net.AddressInfo).port, served }
+}
+
+/** A raw client of the proxy's unix socket: write text, read up to the end of a head, read to close. */
+function proxyClient(socketPath: string) {
+  const socket = net.connect({ path: socketPath })
+  socket.setEncoding('utf8')
+  let buffer = ''
+  let closed = false
+  let wake: (() => void)[] = []
+  const notify = (): void => {
+    const waiting = wake
+    wake = []
+    for (const w of waiting) w()
+  }
+  socket.on('data', (chunk: string) => {
+    buffer += chunk
+    notify()
+  })
+  socket.on('close', () => {
+    closed = true
+    notify()
+  })
+  socket.on('error', () => {})
+  const until = (ready: () => boolean): Promise<void> =>
+    new Promise(done => {
+      const check = (): void => (ready() ? done() : void wake.push(check))
+      check()
+    })
+  return {
+    write: (text: string): void => void socket.write(text),
+    /** The response head (status line and headers), taken out of the buffer. */
+    async head(): Promise<{ status: number; text: string }> {
+      await until(() => buffer.includes('\r\n\r\n') || closed)
+      const end = buffer.indexOf('\r\n\r\n')
+      const text = end === -1 ? buffer : buffer.slice(0, end + 4)
+      buffer = end === -1 ? '' : buffer.slice(end + 4)
+      return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0), text }
+    },
+    /** Everything left once the proxy closes the connection. */
+    async rest(): Promise<string> {
+      await until(() => closed)
+      return buffer
+    },
+    close: (): void => void socket.destroy(),
+  }
+}
+
+/** A raw request that the proxy answers and closes (CONNECT refusals): the status and the body. */
+async function ask(socketPath: string, request: string): Promise<{ status: number; head: string; body: string }> {
+  const client = proxyClient(socketPath)
+  client.write(request)
+  const head = await client.head()
+  return { status: head.status, head: head.text, body: await client.rest() }
+}
+
+/** A plain-HTTP proxy request (request target as given, absolute or not) with Node's own client. */
+function plain(
+  socketPath: string,
+  target: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
+  return new Promise((done, fail) => {
+    const req = http.request({ socketPath, path: target, method: options.method ?? 'GET', headers: options.headers, agent: false, setHost: false }, res => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => (body += chunk))
+      res.on('end', () => done({ status: res.statusCode ?? 0, body, headers: res.headers }))
+      res.on('error', fail)
+    })
+    req.on('error', fail)
+    req.end(options.body)
+  })
+}
+
+/** CONNECT, then (when it is admitted) one HTTP request through the tunnel. */
+async function tunnel(socketPath: string, authority: string, pathAndQuery = '/through'): Promise<{ status: number; head: string; body: string; inner?: string }> {
+  const client = proxyClient(socketPath)
+  client.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`)
+  const head = await client.head()
+  if (head.status !== 200) return { status: head.status, head: head.text, body: await client.rest() }
+  client.write(`GET ${pathAndQuery} HTTP/1.1\r\nHost: ${authority}\r\nConnection: close\r\n\r\n`)
+  const inner = await client.rest()
+  return { status: head.status, head: head.text, body: '', inner }
+}
+
+describe('startProxy (injected resolver, real local servers)', () => {
+  const dir = suiteTempDir('cb-egress-')
+  let local: Awaited<ReturnType<typeof localServer>>
+  let proxy: RunningProxy | undefined
+  const denied: DeniedConnection[] = []
+  const lookups: string[] = []
+
+  beforeAll(async () => {
+    local = await localServer('local', '127.0.0.1')
+  })
+  afterAll(async () => {
+    await new Promise(done => local.server.close(done))
+  })
+  afterEach(async () => {
+    await proxy?.close()
+    proxy = undefined
+    denied.length = 0
+    lookups.length = 0
+    local.served.length = 0
+  })
+
+  let count = 0
+  const start = async (p: EgressPolicy, answers: Record<string, string[] | Error | (() => string[])>, connectTimeoutMs?: number): Promise<string> => {
+    const socketPath = path.join(dir(), `proxy-${++count}.sock`)
+    const resolve: Resolver = host => {
+      lookups.push(host)
+      const answer = answers[host]
+      if (answer === undefined) return Promise.reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }))
+      if (answer instanceof Error) return Promise.reject(answer)
+      return Promise.resolve(typeof answer === 'function' ? answer() : answer)
+    }
+    proxy = await startProxy({ socketPath, policy: p, onDenied: d => void denied.push(d), resolve, ...(connectTimeoutMs === undefined ? {} : { connectTimeoutMs }) })
+    return socketPath
+  }
+
+  test('a name admitted by a wildcard that resolves to loopback is refused (403), logged once, and never reaches the server', async () => {
+    const socket = await start(policy(['*.example.test:*']), { 'svc.example.test': ['127.0.0.1'] })
+    const target = `svc.example.test:${local.port}`
+    const expected = `claudebox: ${target} is blocked: resolves to 127.0.0.1, a loopback, private, link-local or this host's own address that is not listed (allow it with --allow-host)`
+
+    const viaConnect = await tunnel(socket, target)
+    expect(viaConnect.status).toBe(403)
+    expect(viaConnect.body).toBe(`${expected}\n`)
+
+    const viaPlain = await plain(socket, `http://${target}/x`, { headers: { host: target } })
+    expect(viaPlain.status).toBe(403)
+    expect(viaPlain.body).toBe(`${expected}\n`)
+
+    expect(denied).toHaveLength(2)
+    for (const d of denied) {
+      expect(d).toMatchObject({ host: 'svc.example.test', port: local.port })
+      expect(d.reason).toMatch(/^resolves to 127\.0\.0\.1, a loopback/)
+      expect(d.time).toBeInstanceOf(Date)
+    }
+    expect(local.served).toEqual([])
+  })
+
+  test('the same name listed exactly is admitted: CONNECT tunnel and plain HTTP reach the local server', async () => {
+    const target = `svc.example.test:${local.port}`
+    const socket = await start(policy([target, '*.example.test:*']), { 'svc.example.test': ['127.0.0.1'] })
+
+    const viaConnect = await tunnel(socket, target, '/hello?x=1')
+    expect(viaConnect.head).toMatch(/^HTTP\/1\.1 200 Connection Established\r\n\r\n$/)
+    expect(viaConnect.inner).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+    expect(viaConnect.inner).toContain(`local: GET /hello?x=1 host=${target}`)
+
+    const viaPlain = await plain(socket, `http://${target}/path?q=1`, {
+      headers: { host: target, 'proxy-authorization': 'Basic c2VjcmV0', 'proxy-connection': 'keep-alive', 'x-test': 'kept' },
+    })
+    expect(viaPlain.status).toBe(200)
+    expect(viaPlain.body).toBe(`local: GET /path?q=1 host=${target}`)
+    // The upstream gets the origin form, the client's own headers, and no proxy headers.
+    const received = local.served[1] as Served
+    expect(received.url).toBe('/path?q=1')
+    expect(received.headers['x-test']).toBe('kept')
+    expect(received.headers).not.toHaveProperty('proxy-authorization')
+    expect(received.headers).not.toHaveProperty('proxy-connection')
+
+    expect(denied).toEqual([])
+    expect(lookups).toEqual(['svc.example.test', 'svc.example.test'])
+  })
+
+  test('plain HTTP: the Host header sent upstream is the checked host, not one the client made up', async () => {
+    const target = `svc.example.test:${local.port}`
+    const socket = await start(policy([target]), { 'svc.example.test': ['127.0.0.1'] })
+    const result = await plain(socket, `http://${target}/fronted`, { headers: { host: 'other-site.example' } })
+    expect(result.status).toBe(200)
+    expect(result.body).toBe(`local: GET /fronted host=${target}`)
+  })
+
+  test('plain HTTP carries a request body and the method', async () => {
+    const target = `svc.example.test:${local.port}`
+    const socket = await start(policy([target]), { 'svc.example.test': ['127.0.0.1'] })
+    const result = await plain(socket, `http://${target}/submit`, { method: 'POST', headers: { host: target, 'content-length': '5' }, body: 'hello' })
+    expect(result.status).toBe(200)
+    expect(result.body).toBe(`local: POST /submit host=${target}`)
+  })
+
+  test('DNS rebinding: one lookup per connection, and the proxy connects to the address it checked', async () => {
+    // svc.test is not a name the system can resolve (.test is reserved, RFC 6761), and the
+    // resolver's second answer is an unreachable TEST-NET address: a success with one lookup
+    // shows the proxy connected to the first, checked answer, not to a name it looked up again.
+    let calls = 0
+    const answer = (): string[] => (++calls === 1 ? ['127.0.0.1'] : ['192.0.2.1'])
+    const target = `svc.test:${local.port}`
+    const socket = await start(policy([target]), { 'svc.test': answer }, 500)
+
+    const first = await tunnel(socket, target)
+    expect(first.status).toBe(200)
+    expect(first.inner).toContain(`local: GET /through host=${target}`)
+    expect(calls).toBe(1)
+
+    // The next connection gets its own lookup (and here, an address that does not answer).
+    const second = await tunnel(socket, target)
+    expect(calls).toBe(2)
+    expect(second.status).toBe(502)
+    expect(second.body).toMatch(new RegExp(`^claudebox: cannot connect to ${target}: `))
+    expect(local.served).toHaveLength(1)
+    expect(denied).toEqual([])
+  })
+
+  test('only the permitted addresses of an answer are tried', async () => {
+    // The wildcard admits the name; of its two loopback addresses only the listed one may be used.
+    // All of 127.0.0.0/8 is loopback on Linux: 127.0.0.2 is always there to listen on.
+    const other = await localServer('other', '127.0.0.2', local.port)
+    try {
+      const target = `mixed.example.test:${local.port}`
+      const socket = await start(policy([`*.example.test:${local.port}`, `127.0.0.1:${local.port}`]), { 'mixed.example.test': ['127.0.0.2', '127.0.0.1'] })
+      const result = await tunnel(socket, target)
+      expect(result.status).toBe(200)
+      expect(result.inner).toContain(`local: GET /through host=${target}`)
+      expect(other.served).toEqual([])
+    } finally {
+      await new Promise(done => other.server.close(done))
+    }
+  })
+
+  test('an address literal in the deny list blocks a name that resolves to it', async () => {
+    const target = `svc.test:${local.port}`
+    const socket = await start(policy([target], ['127.0.0.1']), { 'svc.test': ['127.0.0.1'] })
+    const result = await tunnel(socket, target)
+    expect(result.status).toBe(403)
+    expect(denied).toMatchObject([{ host: 'svc.test', port: local.port }])
+    expect(denied[0]?.reason).toMatch(/^resolves to 127\.0\.0\.1/)
+    expect(local.served).toEqual([])
+  })
+
+  test('IP literals are checked without a lookup, however they are written', async () => {
+    const socket = await start(policy(['*:*']), {})
+    for (const host of ['127.0.0.1', '2130706433', '127.1', '[::ffff:127.0.0.1]']) {
+      const result = await tunnel(socket, `${host}:${local.port}`)
+      expect(result.status, host).toBe(403)
+    }
+    expect(lookups).toEqual([])
+    expect(denied.map(d => d.host)).toEqual(['127.0.0.1', '2130706433', '127.1', '::ffff:127.0.0.1'])
+    expect(local.served).toEqual([])
+  })
+
+  test('a listed IP literal is admitted', async () => {
+    const socket = await start(policy([`127.0.0.1:${local.port}`]), {})
+    const result = await tunnel(socket, `2130706433:${local.port}`)
+    expect(result.status).toBe(200)
+    expect(result.inner).toContain('local: GET /through')
+    expect(lookups).toEqual([])
+  })
+
+  test('a destination not in the allowlist is refused before any lookup', async () => {
+    const socket = await start(policy(), { 'elsewhere.test': ['127.0.0.1'] })
+    const result = await tunnel(socket, 'elsewhere.test:443')
+    expect(result.status).toBe(403)
+    expect(result.body).toBe('claudebox: elsewhere.test:443 is blocked: not in the allowlist (allow it with --allow-host)\n')
+    expect(lookups).toEqual([])
+    expect(denied).toMatchObject([{ host: 'elsewhere.test', port: 443, reason: 'not in the allowlist' }])
+  })
+
+  test('a resolver failure is 502 and not counted as denied', async () => {
+    const socket = await start(policy(['*.example.test:*']), { 'down.example.test': Object.assign(new Error('queryA ESERVFAIL down.example.test'), { code: 'ESERVFAIL' }) })
+    const viaConnect = await tunnel(socket, 'down.example.test:443')
+    expect(viaConnect.status).toBe(502)
+    expect(viaConnect.body).toBe('claudebox: cannot resolve down.example.test: ESERVFAIL\n')
+    const viaPlain = await plain(socket, 'http://nx.example.test/', { headers: { host: 'nx.example.test' } })
+    expect(viaPlain.status).toBe(502)
+    expect(viaPlain.body).toBe('claudebox: cannot resolve nx.example.test: ENOTFOUND\n')
+    expect(denied).toEqual([])
+  })
+
+  test('an upstream that refuses the connection is 502, not denied', async () => {
+    const closed = await localServer('closed', '127.0.0.1')
+    await new Promise(done => closed.server.close(done))
+    const target = `svc.test:${closed.port}`
+    const socket = await start(policy([target]), { 'svc.test': ['127.0.0.1'] })
+    const result = await tunnel(socket, target)
+    expect(result.status).toBe(502)
+    expect(result.body).toMatch(/ECONNREFUSED/)
+    expect(denied).toEqual([])
+  })
+
+  test('a CONNECT without a port is 400', async () => {
+    const socket = await start(policy(['*:*']), {})
+    const result = await ask(socket, 'CONNECT example.test HTTP/1.1\r\nHost: example.test\r\n\r\n')
+    expect(result.status).toBe(400)
+    expect(result.body).toBe('claudebox: CONNECT needs host:port\n')
+    expect(lookups).toEqual([])
+  })
+
+  test('a request that is not an absolute http:// URL is 400', async () => {
+    const socket = await start(policy(['*:*']), {})
+    const origin = await plain(socket, '/', { headers: { host: `127.0.0.1:${local.port}` } })
+    expect(origin.status).toBe(400)
+    expect(origin.body).toBe("claudebox's proxy takes CONNECT or absolute http:// URLs\n")
+    const https = await plain(socket, 'https://example.test/', { headers: { host: 'example.test' } })
+    expect(https.status).toBe(400)
+    expect(local.served).toEqual([])
+    expect(lookups).toEqual([])
+  })
+
+  test('close() ends open tunnels', async () => {
+    const target = `svc.test:${local.port}`
+    const socket = await start(policy([target]), { 'svc.test': ['127.0.0.1'] })
+    const client = proxyClient(socket)
+    client.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`)
+    expect((await client.head()).status).toBe(200)
+    await proxy?.close()
+    proxy = undefined
+    await client.rest() // resolves only once the proxy closed the connection
+  })
+})
+
+// ---------------------------------------------------------------- the proxy under load
+
+const until = async (condition: () => boolean, ms: number): Promise<boolean> => {
+  for (const end = Date.now() + ms; Date.now() < end; ) {
+    if (condition()) return true
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+  return condition()
+}
+
+// The proxy under a flood of silent connections: each is closed after the idle timeout, beyond the
+// cap the oldest makes room, and a real request (Claude's next API call) still gets through.
+describe('startProxy under load', () => {
+  test('silent connections are capped and timed out; a CONNECT still gets through', async () => {
+    const dir = tempDir('cb-flood-')
+    const upstream = net.createServer(socket => socket.end('served\n'))
+    await new Promise<void>(done => upstream.listen(0, '127.0.0.1', done))
+    const port = (upstream.address() as net.AddressInfo).port
+    const socketPath = path.join(dir, 'proxy.sock')
+    const proxy = await startProxy({
+      socketPath,
+      policy: buildPolicy({ allowHosts: [`127.0.0.1:${port}`], denyHosts: [], presets: [] }),
+      onDenied: () => {},
+      idleTimeoutMs: 400,
+      maxWaiting: 20,
+    })
+    const silent: net.Socket[] = []
+    let closed = 0
+    try {
+      for (let i = 0; i < 200; i++) {
+        const socket = net.connect(socketPath)
+        socket.on('error', () => {})
+        socket.on('close', () => closed++)
+        silent.push(socket)
+      }
+      // Beyond the cap the oldest were closed at once: at most 20 silent ones remain open.
+      expect(await until(() => closed >= 180, 2_000)).toBe(true)
+      const client = net.connect(socketPath)
+      let reply = ''
+      client.on('data', (d: Buffer) => (reply += d.toString('latin1')))
+      client.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`)
+      expect(await until(() => reply.includes('served'), 2_000)).toBe(true)
+      expect(reply).toMatch(/^HTTP\/1\.1 200 /)
+      client.destroy()
+      // ... and after the idle timeout none of the silent ones is left.
+      expect(await until(() => closed === 200, 2_000)).toBe(true)
+    } finally {
+      for (const socket of silent) socket.destroy()
+      await proxy.close()
+      upstream.close()
+    }
+  })
+})
