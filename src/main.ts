@@ -10,7 +10,7 @@ import { VERSION } from './version.js'
 
 export async function main(argv: readonly string[]): Promise<number> {
   try {
-    const options = await parseArgs(argv)
+    const options = parseArgs(argv)
     if (options.help) return print(await helpText())
     if (options.version) return print(`claudebox ${VERSION}\n`)
     if (options.completions !== undefined) {

@@ -164,13 +164,13 @@ export function parseOwn(own: readonly string[]): ParsedOptions {
     const conflict = opts[keyOf(option.flag)] === undefined ? undefined : option.conflicts?.find(key => opts[key] !== undefined)
     if (conflict !== undefined) throw usageError(`option '${option.flag}' cannot be used with option '${flagOf(conflict)}'; see claudebox --help`)
   }
-  return opts as ParsedOptions
+  return opts
 }
 
 /** --allow-host -> allowHost, the attribute name commander gives an option. */
 const keyOf = (flag: string): string => flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
 
-export async function parseArgs(argv: readonly string[]): Promise<CliOptions> {
+export function parseArgs(argv: readonly string[]): CliOptions {
   const { own, claude, missingValue } = splitArgs(argv)
   if (missingValue !== undefined) throw usageError(`option ${missingValue} needs a value; see claudebox --help`)
   const options: CliOptions = { mode: 'launch', dryRun: false, help: false, version: false, yes: false, force: false, broken: false, json: false, claudeArgs: claude, sandbox: {} }
