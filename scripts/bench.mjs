@@ -1,171 +1,144 @@
-// Launch-speed benchmark (not a test): claudebox starting /bin/true against its floor, measured
-// in one run with the runs interleaved so that machine noise hits every variant alike.
-//   node -e 0                      the floor of any Node launcher
-//   bwrap direct                   the exact bwrap argv claudebox uses, spawned without claudebox
-//   node -e 0 + bwrap direct       what a launcher with zero overhead of its own would cost
-//   claudebox --network=open       the real launcher (probe, plan, mkdirs, spawn, wait), the host's network
-//   claudebox (default: allow)     the default launch: the egress proxy and the bridge inside
-// then the throughput of a download through that proxy against a direct one.
+// Launch-speed benchmark (not a test), every figure measured in this one run, the variants of each
+// part interleaved so that machine noise hits them alike. It ends with the targets of the launch
+// speed issue, each with its ratio (P1 launch floor, P2 a whole turn, P5 memory, P6 the closed
+// network's cost, P7 a 30-command turn against plain claude and Claude's own sandbox).
+//   BENCH_RUNS (default 30)  launches per variant for P1/P6; the Claude parts run fewer
+//   BENCH_DOWNLOAD_MB (256)  the size of the throughput download
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { TESTED_CLAUDE_NEWEST, median, mkWorld, replayFds, startChild, timed } from './bench/util.mjs'
 
-const runs = Number(process.env.BENCH_RUNS ?? 40)
+const runs = Number(process.env.BENCH_RUNS ?? 30)
 const repo = path.resolve(import.meta.dirname, '..')
 const bin = path.join(repo, 'bin/claudebox.js')
-const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-bench-'))
-const home = path.join(root, 'home')
-const project = path.join(home, 'project')
-fs.mkdirSync(project, { recursive: true })
-spawnSync('git', ['init', '-q', project])
-const env = { PATH: process.env.PATH, HOME: home, CLAUDEBOX_HOME: path.join(home, '.claudebox'), CLAUDEBOX_CLAUDE: '/bin/true', LANG: 'C.UTF-8' }
+const claude = process.env.CLAUDEBOX_TEST_CLAUDE ?? path.join(repo, '.cache/claude-code', TESTED_CLAUDE_NEWEST, 'node_modules/.bin/claude')
+const results = {}
 
-// The bwrap argv of the same launch, taken from claudebox's debug line (one warm-up launch).
-// (--network=open: the allow mode's proxy lives in claudebox, so its bwrap argv cannot run alone.)
-const warm = spawnSync(process.execPath, [bin, '--network=open'], { cwd: project, env: { ...env, CLAUDEBOX_DEBUG: '1' }, encoding: 'utf8' })
-const line = warm.stderr.split('\n').find(l => l.includes('bwrap argv: '))
-if (warm.status !== 0 || !line) throw new Error(`warm-up launch failed: ${warm.stderr}`)
-const [bwrap, ...bwrapArgs] = JSON.parse(line.slice(line.indexOf('bwrap argv: ') + 12))
-const launcherFds = ['--info-fd', '--block-fd']
-const withoutInfoFd = bwrapArgs.filter((arg, i) => !launcherFds.includes(arg) && !launcherFds.includes(bwrapArgs[i - 1]))
-// The session's own credential store is removed when its session ends: the replay needs one (as the
-// pasted --dry-run script makes it).
-bwrapArgs.forEach((arg, i) => {
-  if (arg === '--bind' && bwrapArgs[i + 1].includes('/session-stores/')) fs.mkdirSync(bwrapArgs[i + 1], { recursive: true, mode: 0o700 })
-})
-// The seccomp program claudebox wrote on the warm-up launch, for bwrap's --seccomp 4.
-const seccompDir = path.join(home, '.claudebox/seccomp')
-const filter = path.join(seccompDir, fs.readdirSync(seccompDir)[0])
-// And the Landlock helper, which bwrap copies in from fd 5.
-const landlockDir = path.join(home, '.claudebox/landlock')
-const scope = path.join(landlockDir, fs.readdirSync(landlockDir)[0])
+console.log(`claudebox benchmark: node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, Linux ${os.release()}, ${process.getuid?.() === 0 ? 'root' : `uid ${process.getuid?.()}`}`)
 
-const variants = {
-  'node -e 0': () => spawnSync(process.execPath, ['-e', '0'], { cwd: project, env }),
-  'bwrap direct': () => spawnSync(bwrap, withoutInfoFd, { cwd: project, env: {}, stdio: ['ignore', 'pipe', 'pipe', 'ignore', fs.openSync(filter, 'r'), fs.openSync(scope, 'r')] }),
-  'claudebox --network=open': () => spawnSync(process.execPath, [bin, '--network=open'], { cwd: project, env }),
-  // The default launch: the proxy on the host and the bridge inside (its node starts first).
-  'claudebox (default: allow)': () => spawnSync(process.execPath, [bin], { cwd: project, env }),
-}
-const samples = Object.fromEntries(Object.keys(variants).map(name => [name, []]))
-for (let i = 0; i < runs; i++) {
-  for (const [name, run] of Object.entries(variants)) {
-    const start = process.hrtime.bigint()
-    const result = run()
-    samples[name].push(Number(process.hrtime.bigint() - start) / 1e6)
-    if (result.status !== 0) throw new Error(`${name} failed: ${result.stderr}`)
-  }
-}
-const median = xs => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-const m = Object.fromEntries(Object.entries(samples).map(([name, xs]) => [name, median(xs)]))
-const floor = m['node -e 0'] + m['bwrap direct']
-console.log(`claudebox launch benchmark: ${runs} interleaved runs each, medians (node ${process.version}, ${os.cpus().length} cores)`)
-for (const [name, ms] of Object.entries(m)) console.log(`  ${name.padEnd(28)} ${ms.toFixed(1).padStart(7)} ms`)
-console.log(`  ${'node -e 0 + bwrap direct'.padEnd(28)} ${floor.toFixed(1).padStart(7)} ms`)
-const open = m['claudebox --network=open']
-const allow = m['claudebox (default: allow)']
-console.log(`ratio claudebox --network=open / (node -e 0 + bwrap direct): ${(open / floor).toFixed(2)}`)
-console.log(`claudebox's own overhead (open): ${(open - floor).toFixed(1)} ms`)
-console.log(`ratio default (allow) / --network=open: ${(allow / open).toFixed(2)} (+${(allow - open).toFixed(1)} ms)`)
-console.log(`ratio default (allow) / (node -e 0 + bwrap direct): ${(allow / floor).toFixed(2)}`)
-
-// ---------- throughput: a large download through the proxy against a direct one ----------
-// The server is a child process: spawnSync blocks this one's event loop. curl runs inside the
-// sandbox both times and reports its own transfer time, so sandbox start-up is not counted.
-const MB = Number(process.env.BENCH_DOWNLOAD_MB ?? 256)
-const server = spawn(process.execPath, ['-e', `
-  const body = Buffer.alloc(${MB} << 20, 120)
-  const s = require('http').createServer((q, r) => { r.writeHead(200, { 'content-length': body.length }); r.end(body) })
-  s.listen(0, '127.0.0.1', () => console.log(s.address().port))`], { stdio: ['ignore', 'pipe', 'inherit'] })
-const port = await new Promise(done => server.stdout.once('data', d => done(Number(String(d).trim()))))
-const download = network => {
-  const args = [bin, `--network=${network}`, ...(network === 'allow' ? ['--allow-host', `127.0.0.1:${port}`] : []), '--shell', '--', '-c',
-    `curl -sS -o /dev/null -w '%{size_download} %{time_total}' http://127.0.0.1:${port}/`]
-  const r = spawnSync(process.execPath, args, { cwd: project, env, encoding: 'utf8' })
-  const [bytes, seconds] = r.stdout.trim().split(' ').map(Number)
-  if (r.status !== 0 || bytes !== MB << 20) throw new Error(`download (${network}) failed: ${r.stdout} ${r.stderr}`)
-  return bytes / (1 << 20) / seconds
-}
-const speeds = { open: [], allow: [] }
-for (let i = 0; i < 5; i++) for (const network of ['open', 'allow']) speeds[network].push(download(network))
-server.kill()
-const [direct, proxied] = [median(speeds.open), median(speeds.allow)]
-console.log(`\ndownload of ${MB} MB from a host server, curl inside the sandbox (median of 5)`)
-console.log(`  direct (--network=open)              ${direct.toFixed(0).padStart(6)} MB/s`)
-console.log(`  through the proxy (--network=allow)  ${proxied.toFixed(0).padStart(6)} MB/s`)
-console.log(`  ratio proxy / direct: ${(proxied / direct).toFixed(2)}`)
-fs.rmSync(root, { recursive: true, force: true })
-
-// ---------- --list and --gc --dry-run over many instances: time must grow linearly ----------
-function syntheticState(count) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-bench-list-'))
-  const instances = path.join(dir, 'home/.claudebox/instances')
-  const cache = {}
-  const projects = path.join(dir, 'projects')
-  fs.mkdirSync(projects, { recursive: true })
-  for (let i = 0; i < count; i++) {
-    const id = i.toString(16).padStart(16, '0')
-    const inst = path.join(instances, id)
-    // 60 % of the projects exist, 40 % are gone: enough for GC work, under its mass-removal guard.
-    const root = path.join(projects, `p${i}`)
-    if (i % 5 > 1) fs.mkdirSync(root)
-    fs.mkdirSync(path.join(inst, 'claudebox/sessions'), { recursive: true })
-    fs.mkdirSync(path.join(inst, 'projects', `-p${i}`), { recursive: true })
-    fs.writeFileSync(path.join(inst, 'project-root'), `${root}\n`)
-    fs.writeFileSync(path.join(inst, 'projects', `-p${i}`, '0f8fad5b-d9cb-469f-a165-70867728950e.jsonl'), '{"type":"user"}\n')
-    // What a session leaves behind when it ends (state/apply.ts recordUsage), so --list need not walk.
-    const sessionsMtime = fs.lstatSync(path.join(inst, 'claudebox/sessions')).mtimeMs
-    const usage = { size: 2048, conversations: 1, ended: Date.now(), sessionsMtime }
-    fs.writeFileSync(path.join(inst, 'claudebox/usage.json'), JSON.stringify(usage))
-    fs.writeFileSync(path.join(inst, 'claudebox/meta.json'), JSON.stringify({ rootDevice: fs.statSync(projects).dev, name: `p${i}` }))
-    cache[id] = { root, ...usage, rootDevice: fs.statSync(projects).dev }
-  }
-  fs.writeFileSync(path.join(dir, 'home/.claudebox/list-cache.json'), JSON.stringify(cache))
-  return dir
-}
-
-console.log('\n--list and --gc --dry-run over synthetic instances (median of 5 runs each)')
-const rows = []
-for (const count of [1000, 10000]) {
-  const dir = syntheticState(count)
-  const benchEnv = { PATH: process.env.PATH, HOME: path.join(dir, 'home'), LANG: 'C.UTF-8' }
-  const time = args => {
-    const xs = []
-    for (let i = 0; i < 5; i++) {
-      const start = process.hrtime.bigint()
-      const r = spawnSync(process.execPath, [bin, ...args], { cwd: dir, env: benchEnv, encoding: 'utf8', maxBuffer: 1 << 28 })
-      xs.push(Number(process.hrtime.bigint() - start) / 1e6)
-      if (r.status !== 0) throw new Error(`${args.join(' ')} failed: ${r.stderr.slice(0, 500)}`)
-    }
-    return median(xs)
-  }
-  rows.push({ count, list: time(['--list', '--json']), gc: time(['--gc', '--dry-run']) })
-  fs.rmSync(dir, { recursive: true, force: true })
-}
-for (const r of rows) console.log(`  ${String(r.count).padStart(6)} instances   --list ${r.list.toFixed(0).padStart(5)} ms   --gc --dry-run ${r.gc.toFixed(0).padStart(5)} ms`)
-const [small, large] = rows
-console.log(`  growth 1,000 -> 10,000: --list ${(large.list / small.list).toFixed(1)}x, --gc --dry-run ${(large.gc / small.gc).toFixed(1)}x (linear would be about 10x minus the fixed start-up)`)
-
-// The cold path: instances made by an older version (no usage.json) and no list cache. The first
-// --list measures every instance and remembers it; the runs after it take the fast path.
+// ---------- P1 and P6: claudebox launching /bin/true against node -e 0 + the same bwrap command ----------
 {
-  const dir = syntheticState(10000)
-  const home = path.join(dir, 'home/.claudebox')
-  for (const id of fs.readdirSync(path.join(home, 'instances'))) fs.rmSync(path.join(home, 'instances', id, 'claudebox/usage.json'), { force: true })
-  const benchEnv = { PATH: process.env.PATH, HOME: path.join(dir, 'home'), LANG: 'C.UTF-8' }
-  const once = args => {
-    const start = process.hrtime.bigint()
-    spawnSync(process.execPath, [bin, ...args], { cwd: dir, env: benchEnv, stdio: 'ignore' })
-    return Number(process.hrtime.bigint() - start) / 1e6
+  const { project, env } = mkWorld({ CLAUDEBOX_CLAUDE: '/bin/true' })
+  const [bwrap, ...args] = bwrapArgv(project, env, ['--network=open'])
+  const withFds = replayFds(env.CLAUDEBOX_HOME)
+  const variants = {
+    'node -e 0': () => spawnSync(process.execPath, ['-e', '0'], { cwd: project, env }),
+    'bwrap direct (open)': () => withFds(fds => spawnSync(bwrap, args, { cwd: project, env: {}, stdio: ['ignore', 'pipe', 'pipe', 'ignore', ...fds] })),
+    'claudebox --network=open': () => spawnSync(process.execPath, [bin, '--network=open'], { cwd: project, env }),
+    'claudebox (default: allow)': () => spawnSync(process.execPath, [bin], { cwd: project, env }),
   }
-  const cold = []
+  const m = interleave(variants, runs)
+  const floor = m['node -e 0'] + m['bwrap direct (open)']
+  console.log(`\nP1/P6 launching /bin/true: medians of ${runs} interleaved runs`)
+  for (const [name, ms] of Object.entries(m)) console.log(`  ${name.padEnd(30)} ${ms.toFixed(1).padStart(7)} ms`)
+  console.log(`  ${'floor: node -e 0 + bwrap direct'.padEnd(30)} ${floor.toFixed(1).padStart(7)} ms`)
+  results.p1open = { value: m['claudebox --network=open'] / floor, target: 1.25, what: 'P1 claudebox --network=open / (node -e 0 + bwrap)' }
+  results.p1default = { value: m['claudebox (default: allow)'] / floor, target: 1.25, what: 'P1 claudebox (default) / (node -e 0 + bwrap)' }
+  results.p6launch = { value: m['claudebox (default: allow)'] / m['claudebox --network=open'], target: 1.2, what: 'P6 default (allow) launch / --network=open launch' }
+}
+
+// ---------- P6: the proxy's time to first byte and throughput, curl inside the sandbox ----------
+{
+  const { project, env } = mkWorld({ CLAUDEBOX_CLAUDE: '/bin/sh' })
+  const MB = Number(process.env.BENCH_DOWNLOAD_MB ?? 256)
+  const server = await startChild(process.execPath, ['-e', `
+    const body = Buffer.alloc(${MB} << 20, 120)
+    const s = require('http').createServer((q, r) => { const b = q.url === '/big' ? body : 'x'; r.writeHead(200, { 'content-length': b.length }); r.end(b) })
+    s.listen(0, '127.0.0.1', () => console.log(s.address().port))`])
+  const url = `http://127.0.0.1:${server.port}`
+  const inside = (network, script) => {
+    const args = [bin, `--network=${network}`, ...(network === 'allow' ? ['--allow-host', `127.0.0.1:${server.port}`] : []), '--', '-c', script]
+    const r = spawnSync(process.execPath, args, { cwd: project, env, encoding: 'utf8' })
+    if (r.status !== 0) throw new Error(`curl (${network}) failed: ${r.stdout} ${r.stderr}`)
+    return r.stdout.trim().split('\n')
+  }
+  // 50 small requests on one connection each way: the time to first byte of each, in ms.
+  const ttfb = network => median(inside(network, `curl -sS -w '%{time_starttransfer}\\n' ${Array(50).fill(`-o /dev/null ${url}/`).join(' ')}`).map(Number)) * 1000
+  const speed = network => {
+    const [bytes, seconds] = inside(network, `curl -sS -o /dev/null -w '%{size_download} %{time_total}' ${url}/big`)[0].split(' ').map(Number)
+    if (bytes !== MB << 20) throw new Error(`download (${network}) got ${bytes} bytes`)
+    return (bytes * 8) / 1e9 / seconds
+  }
+  const t = { open: [], allow: [] }
+  const s = { open: [], allow: [] }
+  for (let i = 0; i < 5; i++) {
+    for (const network of ['open', 'allow']) {
+      t[network].push(ttfb(network))
+      s[network].push(speed(network))
+    }
+  }
+  server.child.kill()
+  const [ttfbDirect, ttfbProxy, direct, proxied] = [median(t.open), median(t.allow), median(s.open), median(s.allow)]
+  console.log(`\nP6 the proxy, curl inside the sandbox against a host server (medians of 5 runs)`)
+  console.log(`  time to first byte: direct (open) ${ttfbDirect.toFixed(2)} ms, through the proxy (allow) ${ttfbProxy.toFixed(2)} ms`)
+  console.log(`  one ${MB} MB download: direct ${direct.toFixed(2)} Gbit/s, through the proxy ${proxied.toFixed(2)} Gbit/s (${(proxied / direct).toFixed(2)} of direct)`)
+  results.p6ttfb = { value: ttfbProxy - ttfbDirect, target: 2, unit: 'ms', what: 'P6 time to first byte the proxy adds' }
+  results.p6speed = { value: proxied, target: 1, unit: 'Gbit/s', atLeast: true, what: 'P6 throughput through the proxy, one connection' }
+}
+
+// ---------- P5: the launcher's resident memory while a session runs (default network: proxy included) ----------
+{
+  const { project, env } = mkWorld({ CLAUDEBOX_CLAUDE: '/bin/sh' })
+  const rss = (cmd, args) => {
+    const child = spawn(cmd, args, { cwd: project, env, stdio: 'ignore' })
+    return sleep(1500)
+      .then(() => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]) / 1024)
+      .finally(() => child.kill('SIGKILL'))
+  }
+  const idle = []
+  const session = []
   for (let i = 0; i < 3; i++) {
-    fs.rmSync(path.join(home, 'list-cache.json'), { force: true })
-    cold.push(once(['--list', '--json']))
+    idle.push(await rss(process.execPath, ['-e', 'setTimeout(() => {}, 3000)']))
+    session.push(await rss(process.execPath, [bin, '--', '-c', 'sleep 3']))
   }
-  const gc = median([0, 1, 2].map(() => once(['--gc', '--dry-run'])))
-  const warm = median([0, 1, 2].map(() => once(['--list', '--json'])))
-  console.log(`  10,000 instances without usage records or cache: first --list ${median(cold).toFixed(0)} ms, the next ${warm.toFixed(0)} ms; --gc --dry-run ${gc.toFixed(0)} ms`)
-  fs.rmSync(dir, { recursive: true, force: true })
+  console.log(`\nP5 resident memory after 1.5 s (median of 3): idle node ${median(idle).toFixed(1)} MB, the launcher during a session ${median(session).toFixed(1)} MB`)
+  results.p5 = { value: median(session) / median(idle), target: 1.2, what: 'P5 launcher RSS in a session / idle node' }
+}
+
+// ---------- P2 and P7: the real Claude Code against a local Messages API ----------
+if (fs.existsSync(claude)) {
+  await import('./bench/claude.mjs').then(({ benchClaude }) => benchClaude({ bin, claude, results }))
+} else {
+  console.log(`\nP2/P7 skipped: no Claude Code at ${claude} (npm test installs it; or set CLAUDEBOX_TEST_CLAUDE)`)
+}
+
+// ---------- --list and --gc --dry-run over 10,000 instances ----------
+await import('./bench/instances.mjs').then(({ benchInstances }) => benchInstances({ bin, results }))
+
+console.log('\ntargets (ratios and figures from this run)')
+for (const r of Object.values(results)) {
+  const met = r.atLeast ? r.value >= r.target : r.value <= r.target
+  const shown = r.unit ? `${r.value.toFixed(2)} ${r.unit}` : `${r.value.toFixed(2)}x`
+  const target = r.unit ? `${r.atLeast ? '>=' : '<='} ${r.target} ${r.unit}` : `<= ${r.target}x`
+  console.log(`  ${met ? 'met ' : 'MISS'}  ${r.what.padEnd(58)} ${shown.padStart(12)}  (target ${target})`)
+}
+
+/** The bwrap argv claudebox runs for these arguments, from its debug line (one launch). */
+function bwrapArgv(project, env, args) {
+  const r = spawnSync(process.execPath, [bin, ...args], { cwd: project, env: { ...env, CLAUDEBOX_DEBUG: '1' }, encoding: 'utf8' })
+  const line = r.stderr.split('\n').find(l => l.includes('bwrap argv: '))
+  if (r.status !== 0 || !line) throw new Error(`launch failed: ${r.stderr}`)
+  const argv = JSON.parse(line.slice(line.indexOf('bwrap argv: ') + 12))
+  // The launcher's own descriptors go: nothing reads --info-fd, nothing releases --block-fd.
+  const own = ['--info-fd', '--block-fd']
+  const kept = argv.filter((arg, i) => !own.includes(arg) && !own.includes(argv[i - 1]))
+  // The session's own credential store is removed when its session ends: the replay needs one.
+  kept.forEach((arg, i) => kept[i - 1] === '--bind' && arg.includes('/session-stores/') && fs.mkdirSync(arg, { recursive: true, mode: 0o700 }))
+  return kept
+}
+
+/** Runs every variant `n` times, round-robin; the median milliseconds of each. */
+function interleave(variants, n) {
+  const samples = Object.fromEntries(Object.keys(variants).map(name => [name, []]))
+  for (let i = 0; i < n; i++) {
+    for (const [name, run] of Object.entries(variants)) {
+      const { ms, result } = timed(run)
+      if (result.status !== 0) throw new Error(`${name} failed: ${result.stderr}`)
+      samples[name].push(ms)
+    }
+  }
+  return Object.fromEntries(Object.entries(samples).map(([name, xs]) => [name, median(xs)]))
 }

@@ -1,9 +1,9 @@
 // Bundles src/ into dist/ with esbuild. The launch path runs at every start of Claude, so it is one
-// file: dist/main.js holds main.ts and everything a launch can reach (its lazy parts inlined, run
-// only when reached). Each other mode (--check, --gc, --list, --sessions, --adopt, --proposals,
-// --completions) is its own bundle, loaded by main.js with import() only in that mode; the modes
-// share chunks among themselves. Measured: one file instead of 22 saves the ESM loader's
-// per-module resolve and link work (scripts/bench.mjs; shared/research/launch-speed.md).
+// CommonJS file that bin/claudebox.js runs from V8's code cache: dist/main.cjs holds main.ts and
+// everything a launch can reach (its lazy parts inlined, run only when reached). Each other mode
+// (--check, --gc, --list, --sessions, --adopt, --proposals, --completions) is its own bundle,
+// required by main.cjs only in that mode. Measured (scripts/bench.mjs): one file instead of 22
+// saves the ESM loader's per-module resolve and link work; the code cache, the compilation.
 import { build } from 'esbuild'
 import { readFileSync, rmSync } from 'node:fs'
 import path from 'node:path'
@@ -18,7 +18,7 @@ const MODES = {
   proposals: 'src/commands/proposals.ts',
   completions: 'src/cli/completions.ts',
 }
-const modeFiles = new Map(Object.entries(MODES).map(([name, file]) => [path.resolve(file.replace(/\.ts$/, '.js')), `./${name}.js`]))
+const modeFiles = new Map(Object.entries(MODES).map(([name, file]) => [path.resolve(file.replace(/\.ts$/, '.js')), `./${name}.cjs`]))
 
 /** In the launch bundle, import() of a mode stays an import() of that mode's own bundle. */
 const modesApart = {
@@ -46,7 +46,22 @@ const common = {
 
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true })
 await Promise.all([
+  // CommonJS, so that bin/claudebox.js can run it from V8's code cache (vm.Script cachedData).
+  build({
+    ...common,
+    entryPoints: { main: 'src/main.ts' },
+    format: 'cjs',
+    outExtension: { '.js': '.cjs' },
+    splitting: false,
+    // import() becomes require(): V8 does not carry import()'s loader into functions it takes from
+    // a code cache ("A dynamic import callback was not specified"), so the launch bundle has none.
+    supported: { 'dynamic-import': false },
+    plugins: [modesApart],
+    define: { ...common.define, 'import.meta.url': '__cbImportMetaUrl' },
+    banner: { js: "const __cbImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+  }),
   // bridge.ts runs inside the sandbox of --network=allow off x86_64: its own small file, imports only node:.
-  build({ ...common, entryPoints: { main: 'src/main.ts', bridge: 'src/network/bridge.ts' }, splitting: false, plugins: [modesApart] }),
-  build({ ...common, entryPoints: MODES, splitting: true }),
+  build({ ...common, entryPoints: { bridge: 'src/network/bridge.ts' } }),
+  // Each mode whole in its own file (CommonJS, required by main.cjs: no chunks to share).
+  build({ ...common, entryPoints: MODES, format: 'cjs', outExtension: { '.js': '.cjs' }, define: { ...common.define, 'import.meta.url': '__cbImportMetaUrl' }, banner: { js: "const __cbImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" } }),
 ])

@@ -19,7 +19,7 @@ function bwrapPath(): string {
 describe('npm package', () => {
   test('npm pack: bin, built code, README and licence only; npm install -g gives a working claudebox', async () => {
     // `npm test` builds first; packing without dist/ would test nothing.
-    expect(fs.existsSync(path.join(REPO, 'dist/main.js')), 'dist/main.js missing: run `npm run build`').toBe(true)
+    expect(fs.existsSync(path.join(REPO, 'dist/main.cjs')), 'dist/main.cjs missing: run `npm run build`').toBe(true)
     const out = tempDir('cb-pack-')
     const npmEnv = { ...process.env, npm_config_cache: path.join(out, 'npm-cache'), npm_config_update_notifier: 'false', npm_config_audit: 'false', npm_config_fund: 'false' }
     // --ignore-scripts: the tests run on the tree `npm test` just built (prepack would rebuild it).
@@ -27,7 +27,7 @@ describe('npm package', () => {
     const [info] = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[]
     const files = (info?.files ?? []).map(f => f.path).sort()
     expect(files.filter(f => !f.startsWith('dist/'))).toEqual(['LICENSE', 'README.md', 'bin/claudebox.js', 'package.json'])
-    expect(files).toContain('dist/main.js')
+    expect(files).toContain('dist/main.cjs')
     expect(files.some(f => f.startsWith('src/') || f.startsWith('test/') || f.startsWith('scripts/'))).toBe(false)
 
     const prefix = path.join(out, 'prefix')

@@ -1,0 +1,57 @@
+// Small helpers shared by the parts of the benchmark.
+import { spawn, spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+
+/** The newest tested Claude Code release (src/config/tested-claude.ts), which `npm test` installs. */
+export const TESTED_CLAUDE_NEWEST = /newest: '([^']+)'/.exec(fs.readFileSync(new URL('../../src/config/tested-claude.ts', import.meta.url), 'utf8'))?.[1] ?? ''
+
+export const median = xs => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+/** A temporary HOME with a git project in it, and the environment of a launch there. */
+export function mkWorld(extra = {}) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-bench-'))
+  process.on('exit', () => fs.rmSync(root, { recursive: true, force: true }))
+  const home = path.join(root, 'home')
+  const project = path.join(home, 'project')
+  fs.mkdirSync(project, { recursive: true })
+  spawnSync('git', ['init', '-q', project])
+  const env = { PATH: process.env.PATH, HOME: home, CLAUDEBOX_HOME: path.join(home, '.claudebox'), LANG: 'C.UTF-8', ...extra }
+  return { root, home, project, env }
+}
+
+/** A server in a child process (spawnSync would block one in this process); it prints its port. */
+export async function startChild(cmd, args, env = process.env) {
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'], env })
+  process.on('exit', () => child.kill())
+  const port = await new Promise((resolve, reject) => {
+    child.stdout.once('data', d => resolve(Number(String(d).trim())))
+    child.once('exit', code => reject(new Error(`${cmd} exited with ${code}`)))
+  })
+  return { child, port }
+}
+
+/** Runs `run` and times it in milliseconds. */
+export function timed(run) {
+  const start = process.hrtime.bigint()
+  const result = run()
+  return { ms: Number(process.hrtime.bigint() - start) / 1e6, result }
+}
+
+/**
+ * The seccomp program (fd 4) and the Landlock helper (fd 5) a launch wrote, for replaying its bwrap
+ * command: `withFds(run)` opens them anew for one run and closes them after.
+ */
+export function replayFds(claudeboxHome) {
+  const one = dir => path.join(claudeboxHome, dir, fs.readdirSync(path.join(claudeboxHome, dir))[0])
+  const files = [one('seccomp'), one('landlock')]
+  return run => {
+    const fds = files.map(file => fs.openSync(file, 'r'))
+    try {
+      return run(fds)
+    } finally {
+      for (const fd of fds) fs.closeSync(fd)
+    }
+  }
+}
