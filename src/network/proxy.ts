@@ -254,7 +254,8 @@ async function connectFirst(addresses: readonly string[], port: number, timeoutM
   for (const host of addresses) {
     if (client.destroyed) return new Error('the client went away')
     const result = await new Promise<net.Socket | Error>(done => {
-      const socket = net.connect({ host, port, allowHalfOpen: true })
+      // No Nagle delay: a request or a tunnel's small writes go out at once (time to first byte).
+      const socket = net.connect({ host, port, allowHalfOpen: true, noDelay: true })
       track(socket)
       const settle = (outcome: net.Socket | Error): void => {
         clearTimeout(timer)
