@@ -15,8 +15,8 @@ const server = http.createServer((req, res) => {
     const body = JSON.parse(text)
     const agentLoop = body.tools?.some(tool => tool.name === 'Bash') === true
     const done = (body.messages ?? []).flatMap(m => (Array.isArray(m.content) ? m.content : [])).filter(c => c.type === 'tool_result').length
-    const text = steps === 0 || !agentLoop ? 'pong' : 'done'
-    stream(res, agentLoop && done < steps ? { tool: { name: 'Bash', input: { command: `echo ${done + 1}`, description: 'step' } } } : { text })
+    const answer = steps === 0 || !agentLoop ? 'pong' : 'done'
+    stream(res, agentLoop && done < steps ? { tool: { name: 'Bash', input: { command: `echo ${done + 1}`, description: 'step' } } } : { text: answer })
   })
 })
 server.listen(0, '127.0.0.1', () => console.log(server.address().port))
