@@ -12,8 +12,8 @@ import { probeGitProtect } from './git-guard-probe.js'
 import { discoverGit } from './git-discovery.js'
 import { canonicalRoot, instanceDir, instanceId, isWithin, PROJECT_ROOT_FILE, sharedPaths, validProjectRoot } from '../state/instance.js'
 import { SANDBOX_NOTE } from '../sandbox/tiers.js'
-import { ETC_ENTRIES, HOME_FILES_RO, newlineRefusal, RUN_LINKS, SYSTEM_PATHS } from '../sandbox/plan.js'
-import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
+import { ETC_ENTRIES, HOME_FILES_RO, newlineRefusal, RUN_LINKS, SYSTEM_PATHS } from '../sandbox/host-paths.js'
+import type { SandboxOptions } from '../config/sandbox-options.js'
 import type { Settings } from '../config/settings.js'
 import type { CgroupFacts, Controller } from '../sandbox/limits.js'
 import { USERNS_SYSCTLS, type UsernsFacts } from '../sandbox/userns.js'
@@ -21,12 +21,11 @@ import type { ClaudeFacts, GitFacts, GitLayout, HostFacts, InstanceState, PathKi
 
 export { lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT }
 
-export function probe(
-  settings: Settings,
-  options: SandboxOptions = DEFAULT_SANDBOX,
-  sharedEntries: readonly string[] = [],
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): HostFacts {
+/**
+ * What a launch needs to know about the machine, before the options: withOptionFacts adds what
+ * depends on them (setup.ts, once the project's file is read). --sessions and --adopt need no more.
+ */
+export function probe(settings: Settings, env: Readonly<Record<string, string | undefined>> = process.env): HostFacts {
   const home = homeDir(env)
   const cwd = currentDir()
   const git = cwd === undefined ? { facts: undefined, available: whichSync('git', env['PATH']) !== undefined } : probeGit(cwd, env)
@@ -73,7 +72,7 @@ export function probe(
     const remote = gitConfigValue(path.join(git.facts.commonDir, 'config'), 'remote.origin.url')
     if (remote) facts.gitRemote = remote
   }
-  return withOptionFacts(facts, options, sharedEntries)
+  return facts
 }
 
 /**

@@ -19,22 +19,7 @@ import type { SignInKind } from '../types.js'
 import { upstreamFromEnv } from '../network/upstream-proxy.js'
 import type { FileStep, HostFacts, LaunchPlan, LaunchSummary } from '../types.js'
 import { SandboxBuilder } from './builder.js'
-
-/** System directories shown read-only when present; symlinks (merged /usr) are recreated as symlinks. */
-export const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt', '/nix/store'] as const
-
-/**
- * /etc entries a working system needs whose targets may lie outside the visible dirs (resolv.conf
- * is often a symlink into /run: systemd-resolved, NetworkManager, resolvconf). Only the resolved
- * target file is shown, never the rest of /run (no /run/user, no D-Bus).
- */
-export const ETC_ENTRIES = ['resolv.conf', 'hosts', 'nsswitch.conf', 'localtime', 'passwd', 'group', 'ssl/certs/ca-certificates.crt', 'ssl/cert.pem', 'ca-certificates.crt'] as const
-
-/** NixOS puts the system's programs behind these symlinks (into /nix/store, which is visible). */
-export const RUN_LINKS = ['/run/current-system'] as const
-
-/** Host files under $HOME that are shown read-only when present, so git behaves as outside. */
-export const HOME_FILES_RO = ['.gitconfig', '.config/git/config', '.config/git/ignore', '.config/git/attributes'] as const
+import { HOME_FILES_RO, newlineRefusal, SYSTEM_PATHS } from './host-paths.js'
 
 /** bwrap writes {"child-pid": N} here: the launcher signals the sandboxed program through it. */
 export const INFO_FD = 3
@@ -725,13 +710,6 @@ function contentTag(data: Uint8Array): string {
   return hash.toString(16).padStart(8, '0')
 }
 
-/**
- * A path with a newline is refused, never misread: git rev-parse prints its paths one a line (it
- * has no -z), and the project-root file and --list are line-based too.
- */
-export function newlineRefusal(dir: string): ClaudeboxError {
-  return launchError(`the project path ${JSON.stringify(dir)} (or its git dir) contains a newline, which claudebox does not support; rename the directory and rerun`)
-}
 
 export function bwrapMissing(env: HostFacts['env']): string {
   const named = env['CLAUDEBOX_BWRAP']
