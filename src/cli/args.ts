@@ -52,7 +52,8 @@ Exit status: claude's own; 128+N when it dies of signal N; 2 usage; 125 cannot l
 126 claude not runnable; 127 claude not found; --check: 0 all required checks pass, 1 otherwise.
 `
 
-async function buildProgram() {
+/** commander's program for claudebox's own options: --help is rendered from it (and tests read options with it). */
+export async function buildProgram() {
   const { Command, Option } = await import('commander')
   const program = new Command('claudebox')
     .usage('[claudebox options] [--] [claude arguments...]')

@@ -242,14 +242,23 @@ function terminalAndSyscalls(b: SandboxBuilder, facts: HostFacts): Uint8Array | 
   b.protections.push('no nested user namespaces (--disable-userns), no capabilities (--cap-drop ALL), /proc/sys read-only')
   const scope = scopeHelper(facts.arch)
   if (scope !== undefined) {
-    const scopePath = path.join(facts.claudeboxHome, 'landlock', `${facts.arch}-${contentTag(scope)}`)
-    b.files.push({ path: scopePath, content: scope, mode: 0o600, replace: true })
-    b.fds.push({ fd: SCOPE_FD, kind: 'file', path: scopePath })
-    b.add('--perms', '0555', '--file', String(SCOPE_FD), SCOPE_HELPER)
+    copyProgramIn(b, facts, 'landlock', scope, SCOPE_FD, SCOPE_HELPER)
     b.protections.push("Landlock scope: the host's abstract unix sockets (X11...) refused, on Linux 6.12+ (claudebox --check tells)")
   }
   // No helper for this architecture (aarch64 for now): --check warns, not every launch.
   return scope
+}
+
+/**
+ * One of claudebox's own programs, written content-addressed under $CLAUDEBOX_HOME/DIR and copied
+ * by bwrap from an fd onto its own tmpfs (executable, read-only): a noexec home cannot stop it,
+ * and nothing inside can change the copy the next launch runs.
+ */
+function copyProgramIn(b: SandboxBuilder, facts: HostFacts, dir: string, program: Uint8Array, fd: number, inside: string): void {
+  const file = path.join(facts.claudeboxHome, dir, `${facts.arch}-${contentTag(program)}`)
+  b.files.push({ path: file, content: program, mode: 0o600, replace: true })
+  b.fds.push({ fd, kind: 'file', path: file })
+  b.add('--perms', '0555', '--file', String(fd), inside)
 }
 
 /** The system read-only, an empty home (but the listed files), and Claude Code's installation read-only. */
@@ -501,10 +510,7 @@ function bridge(b: SandboxBuilder, facts: HostFacts, bridged: readonly [string, 
 function bridgeCommand(b: SandboxBuilder, facts: HostFacts, bridged: readonly [string, string, number][], alreadyVisible: (p: string) => boolean): string[] {
   const native = nativeBridge(facts.arch)
   if (native !== undefined) {
-    const file = path.join(facts.claudeboxHome, 'bridge', `${facts.arch}-${contentTag(native)}`)
-    b.files.push({ path: file, content: native, mode: 0o600, replace: true })
-    b.fds.push({ fd: BRIDGE_FD, kind: 'file', path: file })
-    b.add('--perms', '0555', '--file', String(BRIDGE_FD), BRIDGE_PROGRAM)
+    copyProgramIn(b, facts, 'bridge', native, BRIDGE_FD, BRIDGE_PROGRAM)
     return [BRIDGE_PROGRAM, ...bridged.flatMap(([, inside, port]) => [inside, String(port)]), '--']
   }
   const egress = facts.egress

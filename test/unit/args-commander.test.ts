@@ -1,19 +1,12 @@
 // parseOwn reads claudebox's own options as commander would read the same table (options.ts):
 // commander is the oracle here, so the launch path need not load it.
-import { Command, CommanderError, Option } from 'commander'
+import { CommanderError } from 'commander'
 import { describe, expect, test } from 'vitest'
-import { parseOwn } from '../../src/cli/args.js'
-import { OWN_OPTIONS, splitArgs } from '../../src/cli/options.js'
+import { buildProgram, parseOwn } from '../../src/cli/args.js'
+import { splitArgs } from '../../src/cli/options.js'
 
-function commanderReads(own: readonly string[]): unknown {
-  const program = new Command('claudebox').helpOption(false).exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} })
-  for (const own of OWN_OPTIONS) {
-    const option = new Option(own.value ? `${own.flag} <${own.value}>` : own.flag, own.description)
-    if (own.conflicts) option.conflicts([...own.conflicts])
-    if (own.choices) option.choices([...own.choices])
-    if (own.repeatable) option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value])
-    program.addOption(option)
-  }
+async function commanderReads(own: readonly string[]): Promise<unknown> {
+  const program = await buildProgram()
   try {
     program.parse(own, { from: 'user' })
     return program.opts()
@@ -52,10 +45,10 @@ describe('parseOwn', () => {
     ['--ssh-agent', '--connectors', '--shell', '--writable-git-config', '--allow-dangerous-root', '--yes', '--login'],
     ['--adopt', '/old', '--dry-run', '--yes'],
     ['--promote', 'x', '--dismiss=y', '--proposals', '--sessions', '--profiles', '--completions', 'zsh', '--help', '--version', '--broken', '--force'],
-  ])('%j: as commander reads it', (...argv) => {
+  ])('%j: as commander reads it', async (...argv) => {
     const { own } = splitArgs(argv)
     expect(own.length).toBeGreaterThan(0)
-    expect(parseOwnReads(own)).toEqual(commanderReads(own))
+    expect(parseOwnReads(own)).toEqual(await commanderReads(own))
   })
 
   test('a value given to an option that takes none is named plainly', () => {
