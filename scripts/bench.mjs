@@ -127,8 +127,8 @@ function bwrapArgv(project, env, args) {
   const line = r.stderr.split('\n').find(l => l.includes('bwrap argv: '))
   if (r.status !== 0 || !line) throw new Error(`launch failed: ${r.stderr}`)
   const argv = JSON.parse(line.slice(line.indexOf('bwrap argv: ') + 12))
-  // The launcher's own descriptors go: nothing reads --info-fd, nothing releases --block-fd.
-  const own = ['--info-fd', '--block-fd']
+  // Nothing reads --info-fd in a replay.
+  const own = ['--info-fd']
   const kept = argv.filter((arg, i) => !own.includes(arg) && !own.includes(argv[i - 1]))
   // The session's own credential store is removed when its session ends: the replay needs one.
   kept.forEach((arg, i) => kept[i - 1] === '--bind' && arg.includes('/session-stores/') && fs.mkdirSync(arg, { recursive: true, mode: 0o700 }))

@@ -126,8 +126,8 @@ export interface FileStep {
 /** Extra file descriptors bwrap reads or writes, and how a pasted command provides them. */
 export interface FdStep {
   fd: number
-  /** 'info' is bwrap's --info-fd; 'block' its --block-fd (the launcher's go); 'file' is opened read-only from `path`. */
-  kind: 'info' | 'block' | 'file'
+  /** 'info' is bwrap's --info-fd; 'go' the launcher's go to the sandbox's gate (plan.ts GO_FD); 'file' is opened read-only from `path`. */
+  kind: 'info' | 'go' | 'file'
   path?: string
 }
 

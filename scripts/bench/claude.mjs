@@ -33,7 +33,7 @@ function p2(bin, claude, url, results) {
   const line = debug.stderr.split('\n').find(l => l.includes('bwrap argv: '))
   if (debug.status !== 0 || !line) throw new Error(`claudebox -p hello failed: ${debug.stderr}`)
   const [bwrap, ...argv] = JSON.parse(line.slice(line.indexOf('bwrap argv: ') + 12))
-  const own = ['--info-fd', '--block-fd']
+  const own = ['--info-fd']
   const args = argv.filter((arg, i) => !own.includes(arg) && !own.includes(argv[i - 1]))
   args.forEach((arg, i) => args[i - 1] === '--bind' && arg.includes('/session-stores/') && spawnSync('mkdir', ['-p', arg]))
   const inside = launch(['--network=open'], { CLAUDEBOX_CLAUDE: '/usr/bin/env' })

@@ -40,16 +40,19 @@ export function timed(run) {
 }
 
 /**
- * The seccomp program (fd 4) and the Landlock helper (fd 5) a launch wrote, for replaying its bwrap
- * command: `withFds(run)` opens them anew for one run and closes them after.
+ * What a launch's bwrap command reads besides stdio, for replaying it: the seccomp program (fd 4)
+ * and the Landlock helper (fd 5) that launch wrote, and the launcher's go for the sandbox's gate
+ * (fd 7). `withFds(run)` opens them anew for one run (as stdio entries 4 and up) and closes them.
  */
 export function replayFds(claudeboxHome) {
   const one = dir => path.join(claudeboxHome, dir, fs.readdirSync(path.join(claudeboxHome, dir))[0])
+  const go = path.join(claudeboxHome, 'bench-go')
+  fs.writeFileSync(go, 'go\n')
   const files = [one('seccomp'), one('landlock')]
   return run => {
-    const fds = files.map(file => fs.openSync(file, 'r'))
+    const fds = [...files, go].map(file => fs.openSync(file, 'r'))
     try {
-      return run(fds)
+      return run([fds[0], fds[1], 'ignore', fds[2]])
     } finally {
       for (const fd of fds) fs.closeSync(fd)
     }

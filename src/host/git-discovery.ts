@@ -89,13 +89,15 @@ function validHead(file: string): boolean {
 }
 
 /**
- * A config git reads the same way this module does: no core.worktree, no bare = true, no include. A
+ * A config git reads the same way this module does: no worktree key, no bare key but a plain
+ * `bare = false`, no include (any of them anywhere on a line). A
  * config that cannot be read is git's to judge (it may refuse the repository).
  */
 function plainConfig(file: string, mayBeMissing = false): boolean {
   const text = readNoFollow(file)
   if (text === undefined) return mayBeMissing && !fs.existsSync(file)
-  return !/^\s*worktree\s*=|^\s*bare\s*=\s*(true|yes|on|1)\s*$|^\s*\[\s*include/im.test(text)
+  // Anywhere on a line (git takes `[core]worktree = X` too); a bare key that is not plainly false.
+  return !/worktree\s*=|\[\s*include/i.test(text) && !/\bbare\b(?!\s*=\s*(false|no|off|0)\s*$)/im.test(text)
 }
 
 function looksLikeGitDir(dir: string): boolean {

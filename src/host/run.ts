@@ -20,37 +20,55 @@ export interface RunResult {
 }
 
 /**
- * Runs bwrap to its end. bwrap builds the sandbox and waits on --block-fd; `started` runs
- * meanwhile (the launcher's work that overlaps with bwrap's: the session record, the servers).
- * Then the sandbox is released to run its program; if `started` fails, or a signal comes first,
- * the sandbox is killed before its program ever runs.
+ * Runs bwrap to its end. bwrap builds the sandbox, whose gate waits for the launcher's go (plan.ts
+ * GO_FD); `started` runs meanwhile (the launcher's work that overlaps with bwrap's: the session
+ * record, the servers). Then the go; if `started` fails, or a signal comes first, the sandbox is
+ * killed and its program never runs. Signals are caught from before the spawn: a launcher killed
+ * by one in between would leave the sandbox unsupervised.
  */
 export async function runForeground(plan: LaunchPlan, started: () => Promise<void> = async () => {}): Promise<RunResult> {
+  const state: SessionState = { released: false }
+  const relay = relaySignals(state)
+  for (const signal of FORWARDED) process.on(signal, relay)
+  try {
+    return await supervise(plan, started, state)
+  } finally {
+    for (const signal of FORWARDED) process.off(signal, relay)
+  }
+}
+
+interface SessionState {
+  child?: ChildProcess
+  sandbox?: { pid: number | undefined }
+  released: boolean
+  /** A signal that came before the go: the launch is abandoned with it. */
+  early?: NodeJS.Signals
+  abort?: (signal: NodeJS.Signals) => Promise<void>
+}
+
+async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: SessionState): Promise<RunResult> {
   const { child, cgroups } = spawnInCgroups(plan)
   const sandbox = watchInfo(child.stdio[3] as Readable | null | undefined)
   const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: NodeJS.ErrnoException }>(resolve => {
     child.on('error', error => resolve({ code: null, signal: null, error }))
     child.on('close', (code, signal) => resolve({ code, signal }))
   })
-  let released = false
-  // While bwrap waits to be released, a killed bwrap leaves its sandbox's init waiting for ever
-  // (its --die-with-parent is not in force yet): the init goes first.
+  // Without the go the gate stops the sandbox; its init is killed too, so nothing lingers.
   const abort = async (signal: NodeJS.Signals): Promise<void> => {
+    goStream(child, plan)?.destroy()
     await Promise.race([sandbox.reported, ended])
     if (sandbox.pid !== undefined) killQuietly(sandbox.pid, 'SIGKILL')
     child.kill(signal)
   }
-  const relay = relaySignals(child, sandbox, signal => (released ? undefined : abort(signal)))
-  for (const signal of FORWARDED) process.on(signal, relay)
+  Object.assign(state, { child, sandbox, abort })
   const failure = await started().then(
     () => undefined,
     (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
   )
-  // Nothing may run in a sandbox whose proxy or record is missing.
-  if (failure !== undefined) await abort('SIGKILL')
-  else released = release(child, plan)
+  // Nothing may run in a sandbox whose proxy or record is missing, or after a signal.
+  if (failure !== undefined || state.early !== undefined) await abort(state.early ?? 'SIGKILL')
+  else state.released = release(child, plan)
   const result = await ended
-  for (const signal of FORWARDED) process.off(signal, relay)
   await removeCgroups(cgroups)
   if (failure !== undefined) throw failure
 
@@ -87,12 +105,14 @@ function killQuietly(pid: number, signal: NodeJS.Signals): void {
 }
 
 /** bwrap's stdio: the terminal, the --info-fd pipe, and the plan's files (seccomp program, Landlock helper) opened. */
-function openFds(plan: LaunchPlan): { stdio: ('inherit' | 'pipe' | number)[]; opened: number[] } {
-  const stdio: ('inherit' | 'pipe' | number)[] = ['inherit', 'inherit', 'inherit']
+function openFds(plan: LaunchPlan): { stdio: ('inherit' | 'ignore' | 'pipe' | number)[]; opened: number[] } {
+  const stdio: ('inherit' | 'ignore' | 'pipe' | number)[] = ['inherit', 'inherit', 'inherit']
   const opened: number[] = []
   for (const step of plan.fds) {
-    while (stdio.length < step.fd) stdio.push('inherit')
-    if (step.kind === 'info' || step.kind === 'block') stdio[step.fd] = 'pipe'
+    // A number no step uses stays closed in bwrap: 'inherit' would hand it the launcher's own
+    // descriptor of that number (libuv's signal pipe, which the sandbox could then write to).
+    while (stdio.length < step.fd) stdio.push('ignore')
+    if (step.kind === 'info' || step.kind === 'go') stdio[step.fd] = 'pipe'
     else {
       const fd = fs.openSync(step.path as string, 'r')
       opened.push(fd)
@@ -102,12 +122,16 @@ function openFds(plan: LaunchPlan): { stdio: ('inherit' | 'pipe' | number)[]; op
   return { stdio, opened }
 }
 
-/** The go for bwrap waiting on --block-fd (plan.ts BLOCK_FD); true once given. */
+function goStream(child: ChildProcess, plan: LaunchPlan): Writable | undefined {
+  const go = plan.fds.find(step => step.kind === 'go')
+  return go === undefined ? undefined : ((child.stdio[go.fd] as Writable | null | undefined) ?? undefined)
+}
+
+/** The go for the sandbox's gate (plan.ts GO_FD); true once given. */
 function release(child: ChildProcess, plan: LaunchPlan): boolean {
-  const block = plan.fds.find(step => step.kind === 'block')
-  const stream = block === undefined ? undefined : (child.stdio[block.fd] as Writable | null | undefined)
+  const stream = goStream(child, plan)
   stream?.on('error', () => {}) // bwrap gone already: its status says why
-  stream?.end('1')
+  stream?.end('go\n')
   return true
 }
 
@@ -134,14 +158,19 @@ function watchInfo(infoStream: Readable | null | undefined): { pid: number | und
 /**
  * bwrap itself does not forward signals (bubblewrap#369): killing it would SIGKILL Claude through
  * --die-with-parent and lose its state, so signals go to the init's children, the sandboxed
- * program itself (to bwrap while the sandbox is not started yet). Before the sandbox is released
- * to run its program, `early` takes the signal (the launch is abandoned).
+ * program itself (to bwrap while the sandbox is not started yet). Before the go, a signal
+ * abandons the launch instead (kept for later when it comes before bwrap is even spawned).
  */
-function relaySignals(child: ChildProcess, sandbox: { pid: number | undefined }, early: (signal: NodeJS.Signals) => Promise<void> | undefined): (signal: NodeJS.Signals) => void {
+function relaySignals(state: SessionState): (signal: NodeJS.Signals) => void {
   return signal => {
-    const abandoned = early(signal)
-    if (abandoned !== undefined) return void abandoned.catch(() => {})
-    const targets = sandbox.pid === undefined ? [] : childrenOf(sandbox.pid)
+    const { child, sandbox, abort } = state
+    if (!state.released) {
+      state.early ??= signal
+      if (abort !== undefined) void abort(signal).catch(() => {})
+      return
+    }
+    if (child === undefined) return
+    const targets = sandbox?.pid === undefined ? [] : childrenOf(sandbox.pid)
     debug(`forwarding ${signal} to ${targets.length > 0 ? targets.join(',') : `bwrap ${child.pid}`}`)
     if (targets.length === 0) child.kill(signal)
     for (const pid of targets) killQuietly(pid, signal)

@@ -4,7 +4,7 @@
 // SOCKET byte for byte (the launcher's egress proxy and API gateway), one process per connection;
 // the parent executes PROGRAM. So every port listens before the program's first instruction, and
 // the program keeps the place the launcher sends signals to. (The sockets exist by then: bwrap
-// runs the program only once the launcher's servers listen, see --block-fd in plan.ts.) The Node
+// runs the program only once the launcher's servers listen, see GO_FD in plan.ts.) The Node
 // bridge (bridge.ts) does the same at the cost of a second Node start-up (~80-150 ms).
 //
 // No libc: a few syscalls, built by scripts/build-bridge.sh (gcc -Os -static -nostdlib) into the

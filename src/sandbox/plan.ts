@@ -24,11 +24,18 @@ import { HOME_FILES_RO, newlineRefusal, SYSTEM_PATHS } from './host-paths.js'
 /** bwrap writes {"child-pid": N} here: the launcher signals the sandboxed program through it. */
 export const INFO_FD = 3
 /**
- * bwrap builds the sandbox, then waits for a byte (or EOF) here before it runs the program: the
- * launcher records the session and starts its servers meanwhile, and the program never runs
- * without them.
+ * The sandbox waits for the launcher's go here before its program runs: the launcher records the
+ * session and starts its servers while bwrap builds the sandbox, so the program never runs without
+ * them. A gate in front of the program (GO_GATE) reads it; an end of file without the go (the
+ * launcher died or gave up) stops the sandbox, which then runs nothing.
  */
-export const BLOCK_FD = 7
+export const GO_FD = 7
+export const GO_GATE = [
+  'IFS= read -r go <&7 || go=',
+  'exec 7<&-',
+  '[ "$go" = go ] || { echo "claudebox: the launcher did not start the sandbox" >&2; exit 125; }',
+  'exec "$@"',
+].join('\n')
 /** bwrap reads the seccomp program from here. */
 export const SECCOMP_FD = 4
 
@@ -124,8 +131,8 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   b.add(...namespaceArgs(options.network))
   // The API endpoint named on the host is the gateway's business when there is one (secretless).
   const policy = options.network === 'allow' ? egressPolicy(options, request.api === undefined ? facts.env : {}) : undefined
-  b.add('--info-fd', String(INFO_FD), '--block-fd', String(BLOCK_FD))
-  b.fds.push({ fd: INFO_FD, kind: 'info' }, { fd: BLOCK_FD, kind: 'block' })
+  b.add('--info-fd', String(INFO_FD))
+  b.fds.push({ fd: INFO_FD, kind: 'info' }, { fd: GO_FD, kind: 'go' })
   const scope = terminalAndSyscalls(b, facts)
   const system = systemAndHome(b, facts)
   const guard = projectAndGit(b, facts, options, projectDirs, instance)
@@ -485,9 +492,10 @@ function commandLine(b: SandboxBuilder, facts: HostFacts, request: LaunchRequest
   if (request.api?.socket !== undefined) bridged.push([request.api.socket, API_SOCKET, API_PORT])
   const bridging = bridged.length > 0 ? bridge(b, facts, bridged, context.alreadyVisible) : undefined
   if (bridging !== undefined) command = [...bridging.prefix, ...command]
-  // The process limit wraps the bridge too; the scope helper stays first (it must run before anything).
+  // The gate first (nothing runs before the launcher's go), then the process limit, which wraps the
+  // bridge too; the scope helper stays first of all (it must run before anything).
   const limits = planLimits(options, facts.uid, facts.prlimit !== undefined && context.alreadyVisible(facts.prlimit) ? facts.prlimit : undefined, facts.cgroups)
-  command = [...limits.prefix, ...command]
+  command = ['/bin/sh', '-c', GO_GATE, 'claudebox-go', ...limits.prefix, ...command]
   if (context.scope !== undefined) command = [SCOPE_HELPER, ...command]
   return { argv: command, cgroups: limits.cgroups, limits: { inForce: limits.inForce, notInForce: limits.notInForce }, ...(bridging === undefined ? {} : { socketsDir: bridging.socketsDir }) }
 }

@@ -25,8 +25,8 @@ export function renderDryRun(plan: LaunchPlan, audit: readonly string[] = []): s
     const writes = step.files.map(([name, value]) => `printf '%s' ${shq(value)} > ${dir}/${name}`)
     lines.push([`mkdir ${dir}`, ...writes, `echo $$ > ${dir}/cgroup.procs`].join(' && '))
   }
-  // A pasted script has nothing to wait for: EOF on the block fd lets bwrap go on at once.
-  const redirects = plan.fds.map(step => (step.kind === 'info' ? `${step.fd}>/dev/null` : step.kind === 'block' ? `${step.fd}</dev/null` : `${step.fd}<${shq(step.path ?? '')}`))
+  // A pasted script has nothing to wait for: it gives the sandbox's gate its go at once.
+  const redirects = plan.fds.map(step => (step.kind === 'info' ? `${step.fd}>/dev/null` : step.kind === 'go' ? `${step.fd}<<'CLAUDEBOX_GO'` : `${step.fd}<${shq(step.path ?? '')}`))
   const groups = plan.groups.map(group => group.map(shq).join(' '))
   const last = groups.length - 1
   if (last >= 0) groups[last] = [groups[last], ...redirects].join(' ')
@@ -34,6 +34,7 @@ export function renderDryRun(plan: LaunchPlan, audit: readonly string[] = []): s
   // any may be a secret), claudebox's own literally.
   const assignments = Object.entries(plan.env).map(([name, value]) => (plan.hostEnv.includes(name) ? `${name}="$${name}"` : `${name}=${shq(value)}`))
   lines.push(['env -i', ...assignments, shq(plan.file), ...groups].join(' \\\n  '))
+  if (plan.fds.some(step => step.kind === 'go')) lines.push('go', 'CLAUDEBOX_GO')
   if (plan.cgroups.length > 0) {
     // The shell leaves the cgroups and removes them, as the launcher does, keeping bwrap's status.
     lines.push('status=$?')

@@ -93,6 +93,21 @@ describe.skipIf(!HAVE_GIT)('discoverGit', () => {
       git(repo, 'config', 'core.worktree', root)
       return repo
     }],
+    ['core.worktree on the section line ([core]worktree = X)', root => {
+      const repo = init(path.join(root, 'repo'))
+      fs.appendFileSync(path.join(repo, '.git/config'), `[core]worktree = ${root}\n`)
+      return repo
+    }],
+    ...['\tbare\n', '\tbare = 2\n', '\tbare = true ; comment\n'].map((line): [string, (root: string) => string] => [`a bare key git reads as not false (${JSON.stringify(line)})`, root => {
+      const repo = init(path.join(root, 'repo'))
+      fs.appendFileSync(path.join(repo, '.git/config'), `[core]\n${line}`)
+      return repo
+    }]),
+    ['[core][include] on one line', root => {
+      const repo = init(path.join(root, 'repo'))
+      fs.appendFileSync(path.join(repo, '.git/config'), '[core][include]path = /elsewhere\n')
+      return repo
+    }],
     ['an [include] in the config', root => {
       const repo = init(path.join(root, 'repo'))
       fs.appendFileSync(path.join(repo, '.git/config'), '[include]\n\tpath = /elsewhere\n')

@@ -2,7 +2,9 @@
 // socket bound. Pure: no bwrap needed.
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { BRIDGE_FD, BRIDGE_PORT, BRIDGE_PROGRAM, BRIDGE_SCRIPT, BRIDGE_WRAPPER, planLaunch, PROXY_SOCKET, SCOPE_HELPER, sessionSettings, SOCKETS_DIR } from '../../src/sandbox/plan.js'
+import { BRIDGE_FD, BRIDGE_PORT, BRIDGE_PROGRAM, BRIDGE_SCRIPT, BRIDGE_WRAPPER, planLaunch, GO_GATE, PROXY_SOCKET, SCOPE_HELPER, sessionSettings, SOCKETS_DIR } from '../../src/sandbox/plan.js'
+
+const GATE = ['/bin/sh', '-c', GO_GATE, 'claudebox-go']
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/config/sandbox-options.js'
 import { CLAUDE_HOSTS, PRESETS } from '../../src/network/policy.js'
 import { nativeBridge } from '../../src/network/bridge-native.js'
@@ -96,6 +98,7 @@ describe('planLaunch with --network=allow', () => {
     expect(SOCKETS_DIR).toBe('/run/claudebox/net')
     expect(p.argv.slice(p.argv.indexOf('--') + 1)).toEqual([
       SCOPE_HELPER,
+      ...GATE,
       BRIDGE_PROGRAM,
       PROXY_SOCKET,
       String(BRIDGE_PORT),
@@ -113,7 +116,7 @@ describe('planLaunch with --network=allow', () => {
   test('--shell runs behind the same bridge', () => {
     const p = plan({ shell: true })
     const command = p.argv.slice(p.argv.indexOf('--') + 1)
-    expect(command).toEqual([SCOPE_HELPER, BRIDGE_PROGRAM, PROXY_SOCKET, String(BRIDGE_PORT), '--', '/bin/sh', '-c'])
+    expect(command).toEqual([SCOPE_HELPER, ...GATE, BRIDGE_PROGRAM, PROXY_SOCKET, String(BRIDGE_PORT), '--', '/bin/sh', '-c'])
   })
 
   describe('other architectures: bridge.js under node, behind the shell wrapper', () => {
@@ -125,6 +128,7 @@ describe('planLaunch with --network=allow', () => {
       expect(optionArgs(p.argv, '--ro-bind', 2)).toContainEqual([path.dirname(socket), SOCKETS_DIR])
       expect(BRIDGE_SCRIPT).toBe('/run/claudebox/bridge.js')
       expect(p.argv.slice(p.argv.indexOf('--') + 1)).toEqual([
+        ...GATE,
         '/bin/sh',
         '-c',
         BRIDGE_WRAPPER,
@@ -152,8 +156,8 @@ describe('planLaunch with --network=allow', () => {
     test('--shell runs behind the same wrapper', () => {
       const { argv } = plan({ shell: true }, arm())
       const command = argv.slice(argv.indexOf('--') + 1)
-      expect(command.slice(0, 4)).toEqual(['/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge'])
-      expect(command.slice(7)).toEqual(['/bin/sh', '-c'])
+      expect(command.slice(0, 8)).toEqual([...GATE, '/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge'])
+      expect(command.slice(11)).toEqual(['/bin/sh', '-c'])
     })
 
     test('without node for the bridge (facts.egress missing) the launch stops with status 125', () => {

@@ -1,6 +1,9 @@
 import { describe, expect, test } from 'vitest'
 import { instanceId } from '../../src/state/instance.js'
-import { planLaunch, SCOPE_HELPER, sessionSettings } from '../../src/sandbox/plan.js'
+import { GO_GATE, planLaunch, SCOPE_HELPER, sessionSettings } from '../../src/sandbox/plan.js'
+
+/** The gate every sandboxed program waits behind for the launcher's go. */
+const GATE = ['/bin/sh', '-c', GO_GATE, 'claudebox-go']
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/config/sandbox-options.js'
 import { debianFacts, gitProtect, optionArgs } from '../helpers/facts.js'
 
@@ -142,12 +145,12 @@ describe('planLaunch', () => {
     const end = plan.argv.indexOf('--')
     // The Landlock scope helper (x64) executes the program itself.
     // Claude Code first gets the settings source that keeps claude.ai connectors and its own sandbox off.
-    expect(plan.argv.slice(end)).toEqual(['--', SCOPE_HELPER, '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe', '--settings', sessionSettings(false), '--resume', 'abc', '-p', 'a "quoted" text', '--'])
+    expect(plan.argv.slice(end)).toEqual(['--', SCOPE_HELPER, ...GATE, '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe', '--settings', sessionSettings(false), '--resume', 'abc', '-p', 'a "quoted" text', '--'])
     // Another program named by CLAUDEBOX_CLAUDE gets its arguments untouched; --connectors keeps only Claude's own sandbox off.
     const other = planLaunch(debianFacts({ claude: { found: '/opt/wrap/run-agent', resolved: '/opt/wrap/run-agent', installRoot: '/opt/wrap/run-agent' } }), { claudeArgs: ['-x'], sandbox: OPEN })
-    expect(other.argv.slice(other.argv.indexOf('--'))).toEqual(['--', SCOPE_HELPER, '/opt/wrap/run-agent', '-x'])
+    expect(other.argv.slice(other.argv.indexOf('--'))).toEqual(['--', SCOPE_HELPER, ...GATE, '/opt/wrap/run-agent', '-x'])
     const on = planLaunch(debianFacts(), { claudeArgs: ['-p', 'x'], sandbox: { ...OPEN, connectors: true } })
-    expect(on.argv.slice(on.argv.indexOf('--'))).toEqual(['--', SCOPE_HELPER, '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe', '--settings', '{"sandbox":{"enabled":false}}', '-p', 'x'])
+    expect(on.argv.slice(on.argv.indexOf('--'))).toEqual(['--', SCOPE_HELPER, ...GATE, '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe', '--settings', '{"sandbox":{"enabled":false}}', '-p', 'x'])
     expect(JSON.parse(sessionSettings(false))).toEqual({ disableClaudeAiConnectors: true, sandbox: { enabled: false } })
     const theirs = planLaunch(debianFacts(), { claudeArgs: ['--settings', '{}'], sandbox: OPEN })
     expect(theirs.warnings.join('\n')).toContain('your --settings replaces the one claudebox passes')
@@ -254,7 +257,7 @@ describe('planLaunch', () => {
     expect(ro).not.toContain('/nix/store/ghi-claude-code-2.1.330/bin/claude')
     expect(optionArgs(plan.argv, '--symlink', 2)).toContainEqual(['/nix/store/abc-nixos-system-25.05', '/run/current-system'])
     expect(plan.argv).not.toContain('/run')
-    expect(plan.argv.slice(plan.argv.indexOf('--') + 1).slice(0, 2)).toEqual([SCOPE_HELPER, '/nix/store/ghi-claude-code-2.1.330/bin/claude'])
+    expect(plan.argv.slice(plan.argv.indexOf('--') + 1).slice(0, 6)).toEqual([SCOPE_HELPER, ...GATE, '/nix/store/ghi-claude-code-2.1.330/bin/claude'])
   })
 
   test('old Claude Code without CLAUDE_SECURESTORAGE_CONFIG_DIR: the shared credential file is bound instead', () => {
@@ -293,7 +296,7 @@ describe('planLaunch', () => {
     expect(optionArgs(plan.argv, '--ro-bind', 2)).toContainEqual(['/data/sets', '/data/sets'])
     expect(plan.env).toMatchObject({ FOO: 'bar', MODE: 'fast' })
     expect(plan.env).toMatchObject({ SSH_AUTH_SOCK: '/tmp/ssh-x/agent.1' }) // a name with AUTH: kept out of argv
-    expect(plan.argv.slice(plan.argv.indexOf('--') + 1)).toEqual([SCOPE_HELPER, '/bin/sh'])
+    expect(plan.argv.slice(plan.argv.indexOf('--') + 1)).toEqual([SCOPE_HELPER, ...GATE, '/bin/sh'])
     expect(optionArgs(plan.argv, '--ro-bind', 2).map(([s]) => s)).not.toContain('/home/ada/src/shop/.git/config')
     expect(plan.watch).toContain('/home/ada/src/shop/.git/config')
   })
