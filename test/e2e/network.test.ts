@@ -3,19 +3,15 @@
 // agent's own tools meet the same allowlist.
 import fs from 'node:fs'
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import path from 'node:path'
-import { afterEach, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
+import { listenOnLoopback } from '../helpers/servers.js'
 import { HAVE_BWRAP, makeRepo, makeWorld, type World, instancePath } from '../helpers/cli.js'
 import { toolResults, type MockApi, useMockApi } from '../helpers/messages-api.js'
 import { isAgentTurn, runClaude, scripted } from '../helpers/e2e.js'
 
 const api = useMockApi()
 
-const servers: http.Server[] = []
-afterEach(async () => {
-  for (const server of servers.splice(0)) await new Promise(done => server.close(done))
-})
 
 /** A host service on 127.0.0.1 that records whether anybody reached it. */
 async function hostService(): Promise<{ port: number; hits: string[] }> {
@@ -24,9 +20,7 @@ async function hostService(): Promise<{ port: number; hits: string[] }> {
     hits.push(req.url ?? '')
     res.end('secret from the host\n')
   })
-  servers.push(server)
-  await new Promise<void>(done => server.listen(0, '127.0.0.1', done))
-  return { port: (server.address() as AddressInfo).port, hits }
+  return { port: await listenOnLoopback(server), hits }
 }
 
 const apiPort = (mock: MockApi): number => Number(new URL(mock.url).port)

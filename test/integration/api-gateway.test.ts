@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, test } from 'vitest'
 import { startGateway, type Credential, type Gateway } from '../../src/network/api-gateway.js'
 import { currentLogin, placeholderFor, readLogin } from '../../src/network/credentials.js'
+import { listenOnLoopback } from '../helpers/servers.js'
 import { tempDir } from '../helpers/cli.js'
 import { useMockApi, type MockApi } from '../helpers/messages-api.js'
 
@@ -157,9 +158,7 @@ async function tokenEndpoint(): Promise<{ url: string; calls: () => number }> {
       setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: `sk-ant-oat01-new-${n}`, refresh_token: `sk-ant-ort01-new-${n}`, expires_in: 28800 })), 100)
     })
   })
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  closers.push(() => new Promise(resolve => server.close(() => resolve())))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/oauth/token`, calls: () => calls }
+  return { url: `http://127.0.0.1:${await listenOnLoopback(server)}/v1/oauth/token`, calls: () => calls }
 }
 
 function store(accessToken: string, expiresAt: number): string {

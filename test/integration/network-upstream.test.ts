@@ -2,23 +2,11 @@
 // upgrades (WebSocket) through it, from inside the real sandbox. Loopback only.
 import http from 'node:http'
 import net from 'node:net'
-import type { AddressInfo } from 'node:net'
-import { afterEach, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
+import { listenOnLoopback } from '../helpers/servers.js'
 import { claudebox, HAVE_BWRAP, makeRepo, makeWorld } from '../helpers/cli.js'
 
-const closers: (() => void)[] = []
-afterEach(() => {
-  for (const close of closers.splice(0)) close()
-})
-
-async function listen(server: net.Server): Promise<number> {
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  closers.push(() => {
-    server.close()
-    if (server instanceof http.Server) server.closeAllConnections()
-  })
-  return (server.address() as AddressInfo).port
-}
+const listen = listenOnLoopback
 
 /** The site: answers plain requests, and echoes after an upgrade handshake. */
 async function site(): Promise<{ port: number; hosts: string[] }> {

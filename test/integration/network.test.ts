@@ -12,6 +12,7 @@ import http from 'node:http'
 import net from 'node:net'
 import path from 'node:path'
 import { describe, expect, onTestFinished, test } from 'vitest'
+import { listenOnLoopback } from '../helpers/servers.js'
 import { claudebox, HAVE_BWRAP, landlockScopeSupported, makeRepo, makeWorld, requiredTool, type CliResult, type World, instancePath } from '../helpers/cli.js'
 
 const PYTHON = '/usr/bin/python3'
@@ -106,9 +107,7 @@ async function hostServer(name: string, body?: Buffer): Promise<HostServer> {
     }
     res.end(`${name}:${req.url ?? ''}\n`)
   })
-  await new Promise<void>(done => server.listen(0, '127.0.0.1', done))
-  onTestFinished(() => new Promise<void>(done => server.close(() => done())))
-  return { port: (server.address() as net.AddressInfo).port, hits }
+  return { port: await listenOnLoopback(server), hits }
 }
 
 interface Project {
