@@ -2,7 +2,6 @@ import { describe, expect, test } from 'vitest'
 import { EMPTY_CONFIG, parseConfig, type Config, type ProjectFile } from '../../src/config/file.js'
 import { resolveOptions, widening } from '../../src/config/profiles.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/config/sandbox-options.js'
-import { planTiers } from '../../src/sandbox/tiers.js'
 
 const F = '/h/.claudebox/config.json'
 const DIGEST = 'a'.repeat(64)
@@ -171,28 +170,5 @@ describe('resolveOptions: the lists and the narrowing rule', () => {
     expect(resolve({ config: open, project: project({ network: 'allow' }) }).sandbox.network).toBe('allow')
     expect(() => resolve({ config: none, project: project({ network: 'allow' }) })).toThrow(/sets the network to allow/)
     expect(resolve({ project: project({}, 'offline') }).sandbox.network).toBe('none')
-  })
-})
-
-describe('tiers', () => {
-  test('defaults: CLAUDE.md, agents, commands, skills, settings.json composed per project; SANDBOX.md bound read-only; missing ones created', () => {
-    const t = planTiers('/s', '/i', undefined, false, { agents: 'dir' })
-    expect(t.entries).toEqual(['CLAUDE.md', 'agents', 'commands', 'skills', 'settings.json'])
-    expect(t.binds).toEqual([['/s/SANDBOX.md', '/i/SANDBOX.md', true]])
-    expect(t.mkdirs.map(m => m.path)).toEqual(['/s/commands', '/s/skills'])
-    expect(t.files.map(f => [f.path, f.content])).toEqual([
-      ['/s/CLAUDE.md', '@SANDBOX.md\n'],
-      ['/s/settings.json', '{}\n'],
-      ['/s/SANDBOX.md', expect.stringContaining('You are running inside claudebox')],
-    ])
-  })
-  test('the user moves entries between tiers; sharedReadOnly binds the instance copies read-only', () => {
-    const t = planTiers('/s', '/i', ['agents', 'plugins'], true, {})
-    expect(t.entries).toEqual(['agents', 'plugins'])
-    expect(t.binds).toEqual([
-      ['/s/SANDBOX.md', '/i/SANDBOX.md', true],
-      ['/i/agents', '/i/agents', true],
-      ['/i/plugins', '/i/plugins', true],
-    ])
   })
 })
