@@ -186,7 +186,7 @@ function createCgroups(steps: LaunchPlan['cgroups']): { parent: string; dir: str
   for (const step of steps) {
     const dir = path.join(step.parent, `claudebox-${process.pid}`)
     try {
-      fs.mkdirSync(dir)
+      makeCgroup(dir)
       created.push({ parent: step.parent, dir, files: step.files })
       for (const [name, value] of step.files) fs.writeFileSync(path.join(dir, name), name === 'pids.max' ? String(Number(value) + slack) : value)
     } catch (error) {
@@ -195,6 +195,21 @@ function createCgroups(steps: LaunchPlan['cgroups']): { parent: string; dir: str
     }
   }
   return created
+}
+
+/**
+ * A launcher killed with SIGKILL leaves its cgroup; a later one with the same pid finds it. No live
+ * launcher can own it (pids are unique), so an empty one is removed and made anew; one that still
+ * holds processes (that session's, outliving it) is not taken over: the error says which.
+ */
+function makeCgroup(dir: string): void {
+  try {
+    fs.mkdirSync(dir)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    fs.rmdirSync(dir)
+    fs.mkdirSync(dir)
+  }
 }
 
 /**

@@ -2,6 +2,7 @@
 // limits it sets on the sandbox; the real CLI, real bwrap and real git, as root and as a user.
 import fs from 'node:fs'
 import path from 'node:path'
+import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
 import { probeCgroups } from '../../src/host/probe.js'
 import { BIN, claudebox, git, HAVE_BWRAP, inSandbox, IS_ROOT, makeRepo, makeWorld, REPO, tempDir } from '../helpers/cli.js'
@@ -134,6 +135,21 @@ describe.skipIf(!HAVE_BWRAP)('resource limits', () => {
     expect(started).toBeGreaterThan(0)
     expect(started).toBeLessThan(40)
     expect((started ?? 0) + (refused ?? 0)).toBe(90)
+  })
+
+  test("a cgroup left by a SIGKILLed launcher whose pid comes back is taken over when empty (root's pids cgroup)", async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    // The shell makes claudebox-<its pid>, as a killed launcher leaves it, then becomes the launcher
+    // (same pid). A user without a pids cgroup of its own launches the same way, without one.
+    const parent = probeCgroups()?.dirs.pids
+    const stale = IS_ROOT && parent !== undefined ? `mkdir ${parent}/claudebox-$$ && ` : ''
+    if (IS_ROOT && process.env['CI']) expect(stale).not.toBe('')
+    const script = `${stale}exec "${process.execPath}" "${BIN}" -- -c 'echo RAN'`
+    const r = await execa('sh', ['-c', script], { cwd: repo, env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, extendEnv: false, reject: false, timeout: 30_000 })
+    expect(r.stderr).not.toContain('EEXIST')
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout).toBe('RAN')
   })
 
   test('by default every sandbox has a process limit, and --dry-run and --check say which', async () => {
