@@ -43,7 +43,7 @@ interface SessionState {
   released: boolean
   /** A signal that came before the go: the launch is abandoned with it. */
   early?: NodeJS.Signals
-  abort?: (signal: NodeJS.Signals) => Promise<void>
+  abort?: () => Promise<void>
 }
 
 async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: SessionState): Promise<RunResult> {
@@ -53,12 +53,13 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
     child.on('error', error => resolve({ code: null, signal: null, error }))
     child.on('close', (code, signal) => resolve({ code, signal }))
   })
-  // Without the go the gate stops the sandbox; its init is killed too, so nothing lingers.
-  const abort = async (signal: NodeJS.Signals): Promise<void> => {
+  // Without the go the gate stops the sandbox; its init and bwrap are killed too, so nothing
+  // lingers (as uid 1001, a bwrap told SIGINT here was seen to live on, and the launcher with it).
+  const abort = async (): Promise<void> => {
     goStream(child, plan)?.destroy()
     await Promise.race([sandbox.reported, ended])
     if (sandbox.pid !== undefined) killQuietly(sandbox.pid, 'SIGKILL')
-    child.kill(signal)
+    child.kill('SIGKILL')
   }
   Object.assign(state, { child, sandbox, abort })
   const failure = await started().then(
@@ -66,11 +67,13 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
     (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
   )
   // Nothing may run in a sandbox whose proxy or record is missing, or after a signal.
-  if (failure !== undefined || state.early !== undefined) await abort(state.early ?? 'SIGKILL')
+  if (failure !== undefined || state.early !== undefined) await abort()
   else state.released = release(child, plan)
   const result = await ended
   await removeCgroups(cgroups)
   if (failure !== undefined) throw failure
+  // Abandoned for a signal: the launcher's status is that signal's, as if it had not caught it.
+  if (state.early !== undefined) return { status: 128 + (os.constants.signals[state.early] ?? 0), sandboxStarted: true, signal: state.early }
 
   if (result.error) throw launchError(`cannot start ${plan.file}: ${result.error.message}; check CLAUDEBOX_BWRAP or reinstall bubblewrap`)
   const sandboxStarted = sandbox.pid !== undefined
@@ -166,7 +169,7 @@ function relaySignals(state: SessionState): (signal: NodeJS.Signals) => void {
     const { child, sandbox, abort } = state
     if (!state.released) {
       state.early ??= signal
-      if (abort !== undefined) void abort(signal).catch(() => {})
+      if (abort !== undefined) void abort().catch(() => {})
       return
     }
     if (child === undefined) return
