@@ -13,6 +13,15 @@ export function lstatKind(p: string): PathKind {
   }
 }
 
+/** Whether `p` is a directory, through symlinks (git and the temp dir are found that way); false when it cannot be looked at. */
+export function isDir(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory()
+  } catch {
+    return false
+  }
+}
+
 /** A directory's names; none when it cannot be read. */
 export function safeReaddir(dir: string): string[] {
   try {

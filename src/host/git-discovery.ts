@@ -7,7 +7,7 @@
 // not what a valid repository has.
 import fs from 'node:fs'
 import path from 'node:path'
-import { readNoFollow } from './fs.js'
+import { isDir, readNoFollow } from './fs.js'
 import type { GitFacts } from '../types.js'
 
 export type Discovery = { kind: 'repo'; facts: GitFacts } | { kind: 'none' } | { kind: 'ask-git' }
@@ -102,14 +102,6 @@ function plainConfig(file: string, mayBeMissing = false): boolean {
 
 function looksLikeGitDir(dir: string): boolean {
   return fs.existsSync(path.join(dir, 'HEAD')) && fs.existsSync(path.join(dir, 'objects'))
-}
-
-function isDir(p: string): boolean {
-  try {
-    return fs.statSync(p).isDirectory()
-  } catch {
-    return false
-  }
 }
 
 function ownerOf(p: string): number | undefined {

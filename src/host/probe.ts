@@ -7,7 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { scopeHelper } from '../sandbox/landlock.js'
-import { lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
+import { isDir, lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
 import { probeGitProtect } from './git-guard-probe.js'
 import { discoverGit } from './git-discovery.js'
 import { canonicalRoot, instanceDir, instanceId, isWithin, PROJECT_ROOT_FILE, sharedPaths, validProjectRoot } from '../state/instance.js'
@@ -118,14 +118,6 @@ export function sessionSocketsDir(env: Readonly<Record<string, string | undefine
   const socket = path.join(dir, 'proxy.sock')
   // sockaddr_un holds 108 bytes: a long TMPDIR must not make the bind fail later.
   return Buffer.byteLength(socket) < 100 ? dir : path.join('/tmp', path.basename(dir))
-}
-
-function isDir(dir: string): boolean {
-  try {
-    return fs.statSync(dir).isDirectory()
-  } catch {
-    return false
-  }
 }
 
 function isOwnDir(dir: string): boolean {

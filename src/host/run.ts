@@ -68,7 +68,10 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
   )
   // Nothing may run in a sandbox whose proxy or record is missing, or after a signal.
   if (failure !== undefined || state.early !== undefined) await abort()
-  else state.released = release(child, plan)
+  else {
+    release(child, plan)
+    state.released = true
+  }
   const result = await ended
   await removeCgroups(cgroups)
   if (failure !== undefined) throw failure
@@ -130,12 +133,11 @@ function goStream(child: ChildProcess, plan: LaunchPlan): Writable | undefined {
   return go === undefined ? undefined : ((child.stdio[go.fd] as Writable | null | undefined) ?? undefined)
 }
 
-/** The go for the sandbox's gate (plan.ts GO_FD); true once given. */
-function release(child: ChildProcess, plan: LaunchPlan): boolean {
+/** The go for the sandbox's gate (plan.ts GO_FD). */
+function release(child: ChildProcess, plan: LaunchPlan): void {
   const stream = goStream(child, plan)
   stream?.on('error', () => {}) // bwrap gone already: its status says why
   stream?.end('go\n')
-  return true
 }
 
 /** bwrap reports the host pid of the sandbox's init on --info-fd; `pid` is set once it has (`reported` then, or at the pipe's end). */

@@ -26,6 +26,13 @@ function commit(dir: string): void {
   git(dir, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'x')
 }
 
+/** A repository under `root` whose .git/config ends with `text`. */
+function withConfig(root: string, text: string): string {
+  const repo = init(path.join(root, 'repo'))
+  fs.appendFileSync(path.join(repo, '.git/config'), text)
+  return repo
+}
+
 /** What git itself says, as the facts (realpaths), or 'none' outside any repository. */
 function gitSays(cwd: string): Discovery {
   try {
@@ -93,26 +100,10 @@ describe.skipIf(!HAVE_GIT)('discoverGit', () => {
       git(repo, 'config', 'core.worktree', root)
       return repo
     }],
-    ['core.worktree on the section line ([core]worktree = X)', root => {
-      const repo = init(path.join(root, 'repo'))
-      fs.appendFileSync(path.join(repo, '.git/config'), `[core]worktree = ${root}\n`)
-      return repo
-    }],
-    ...['\tbare\n', '\tbare = 2\n', '\tbare = true ; comment\n'].map((line): [string, (root: string) => string] => [`a bare key git reads as not false (${JSON.stringify(line)})`, root => {
-      const repo = init(path.join(root, 'repo'))
-      fs.appendFileSync(path.join(repo, '.git/config'), `[core]\n${line}`)
-      return repo
-    }]),
-    ['[core][include] on one line', root => {
-      const repo = init(path.join(root, 'repo'))
-      fs.appendFileSync(path.join(repo, '.git/config'), '[core][include]path = /elsewhere\n')
-      return repo
-    }],
-    ['an [include] in the config', root => {
-      const repo = init(path.join(root, 'repo'))
-      fs.appendFileSync(path.join(repo, '.git/config'), '[include]\n\tpath = /elsewhere\n')
-      return repo
-    }],
+    ['core.worktree on the section line ([core]worktree = X)', root => withConfig(root, `[core]worktree = ${root}\n`)],
+    ...['\tbare\n', '\tbare = 2\n', '\tbare = true ; comment\n'].map((line): [string, (root: string) => string] => [`a bare key git reads as not false (${JSON.stringify(line)})`, root => withConfig(root, `[core]\n${line}`)]),
+    ['[core][include] on one line', root => withConfig(root, '[core][include]path = /elsewhere\n')],
+    ['an [include] in the config', root => withConfig(root, '[include]\n\tpath = /elsewhere\n')],
     ['a bare repository', root => init(path.join(root, 'bare.git'), '--bare')],
     ['a cwd inside the git dir', root => path.join(init(path.join(root, 'repo')), '.git/refs')],
     ['a .git that is a symlink', root => {
