@@ -3,10 +3,10 @@
 // the placeholder the sandbox gets instead, and the one refresh of an OAuth login that every
 // session of every project shares (refresh tokens are single-use: anthropics/claude-code#76561).
 import crypto from 'node:crypto'
-import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomic } from '../host/atomic-write.js'
 import { readNoFollow } from '../host/fs.js'
+import { takeLock } from '../host/lock.js'
 
 export type { SignInKind } from '../types.js'
 import type { SignInKind } from '../types.js'
@@ -98,7 +98,7 @@ export async function currentLogin(storeFile: string, rejected: string | undefin
   // Refused, but the store already holds another token (another session refreshed): use that.
   if (rejected !== undefined && seen.accessToken !== rejected) return { login: seen }
   if (rejected === undefined && (seen.expiresAt === undefined || seen.expiresAt - Date.now() > REFRESH_MARGIN_MS)) return { login: seen }
-  const lock = await takeLock(`${storeFile}.refresh-lock`)
+  const lock = await takeLock(`${storeFile}.refresh-lock`, LOCK_STALE_MS)
   try {
     const now = readLogin(storeFile)
     // Another launcher refreshed meanwhile: its token is the one to use.
@@ -131,29 +131,6 @@ async function refresh(storeFile: string, login: OAuthLogin, tokenUrl: string): 
   const file = JSON.parse(readNoFollow(storeFile, 1 << 20) ?? '{}') as Record<string, unknown>
   writeFileAtomic(storeFile, `${JSON.stringify({ ...file, claudeAiOauth: next })}\n`)
   return { login: next }
-}
-
-/** An exclusive lock file; a stale one (its holder died) is taken over. Returns the release. */
-async function takeLock(file: string): Promise<() => void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx', mode: 0o600 })
-      return () => fs.rmSync(file, { force: true })
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      const age = Date.now() - (statMtime(file) ?? Date.now())
-      if (age > LOCK_STALE_MS || attempt > 600) fs.rmSync(file, { force: true })
-      else await new Promise(resolve => setTimeout(resolve, 50))
-    }
-  }
-}
-
-function statMtime(file: string): number | undefined {
-  try {
-    return fs.statSync(file).mtimeMs
-  } catch {
-    return undefined
-  }
 }
 
 /** ANTHROPIC_CUSTOM_HEADERS ("Name: value" lines) as pairs, for the host to add. */

@@ -3,6 +3,7 @@
 // in the shared tier and each instance: into the instance before a launch, and back after it.
 import path from 'node:path'
 import { writeFileAtomic } from '../host/atomic-write.js'
+import { withLockSync } from '../host/lock.js'
 import { lstatKind, readNoFollow } from '../host/probe.js'
 import { JSON_LIMIT } from './guard.js'
 import { OWN_DIR } from './registry.js'
@@ -92,12 +93,24 @@ export function carryAccountOut(sharedFile: string, instance: string, identity =
   const keys = ACCOUNT_KEYS_BACK.filter(key => identity || !IDENTITY_KEYS.includes(key))
   const changed = keys.filter(key => Object.hasOwn(current, key) && !same(current[key], before[key]) && (JSON.stringify(current[key]) ?? '').length <= VALUE_LIMIT)
   if (changed.length === 0) return []
-  const shared = readObject(sharedFile)
-  if (shared === undefined) return []
-  const next: Json = shared === 'empty' ? {} : { ...shared }
-  for (const key of changed) next[key] = current[key]
-  writeFileAtomic(sharedFile, `${JSON.stringify(next, null, 2)}\n`)
-  return changed
+  return withSharedAccountFile(sharedFile, shared => {
+    if (shared === undefined) return []
+    const next: Json = shared === 'empty' ? {} : { ...shared }
+    for (const key of changed) next[key] = current[key]
+    writeFileAtomic(sharedFile, `${JSON.stringify(next, null, 2)}\n`)
+    return changed
+  })
+}
+
+/** Held longer than this, the lock was left by a launcher that died (a change takes milliseconds). */
+const ACCOUNT_LOCK_STALE_MS = 10_000
+
+/**
+ * Reads and rewrites the shared account file under its lock: sessions of several projects that
+ * end together each carry their keys back, and none writes over another's change.
+ */
+export function withSharedAccountFile<T>(sharedFile: string, change: (shared: Json | undefined | 'empty') => T): T {
+  return withLockSync(`${sharedFile}.lock`, ACCOUNT_LOCK_STALE_MS, () => change(readObject(sharedFile)))
 }
 
 /** Claude remembers which API key the user allowed by its last 20 characters. */

@@ -1,6 +1,6 @@
 // First run: reuse the login of the user's normal Claude Code, once, by copying (never moving)
 // what Claude needs into the shared tier. The user's own ~/.claude is never changed.
-import { ACCOUNT_KEYS } from './account-state.js'
+import { ACCOUNT_KEYS, withSharedAccountFile } from './account-state.js'
 import { writeFileAtomic } from '../host/atomic-write.js'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -45,9 +45,11 @@ export function importLogin(claudeboxHome: string, login: HostLogin, accepted: b
     if (login.credentials) writeFileAtomic(path.join(shared.secureStorage, '.credentials.json'), fs.readFileSync(login.credentials))
     const account = parseJson(readNoFollow(login.accountFile ?? '', JSON_LIMIT))
     if (account) {
-      const current = parseJson(readNoFollow(shared.claudeJson, JSON_LIMIT)) ?? {}
-      for (const key of ACCOUNT_KEYS) if (account[key] !== undefined) current[key] = account[key]
-      replace(shared.claudeJson, `${JSON.stringify(current, null, 2)}\n`)
+      withSharedAccountFile(shared.claudeJson, found => {
+        const current = typeof found === 'object' ? { ...found } : {}
+        for (const key of ACCOUNT_KEYS) if (account[key] !== undefined) current[key] = account[key]
+        replace(shared.claudeJson, `${JSON.stringify(current, null, 2)}\n`)
+      })
     }
   }
   replace(path.join(shared.dir, DECISION_FILE), `${accepted ? 'imported' : 'declined'} ${new Date().toISOString()}\n`)

@@ -1,7 +1,10 @@
 // The account keys between the shared account file and a project's .claude.json, and the
 // pre-approval of the per-session API-key placeholder (real files in a temp dir).
+import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
+import { promisify } from 'node:util'
+import { build } from 'esbuild'
 import { describe, expect, test } from 'vitest'
 import { approvePlaceholderKey, carryAccountIn, carryAccountOut, rememberPlaceholderApproval } from '../../src/state/account-state.js'
 import { tempDir } from '../helpers/temp.js'
@@ -56,6 +59,37 @@ describe('account keys', () => {
     fs.writeFileSync(path.join(s.instance, '.claude.json'), '{"theme": ')
     expect(carryAccountOut(s.sharedFile, s.instance)).toEqual([])
   })
+})
+
+describe('account keys from sessions that end together', () => {
+  // Each process is one launcher after its session: it carries the key its project changed back.
+  const KEYS = ['oauthAccount', 'userID', 'hasCompletedOnboarding', 'lastOnboardingVersion', 'theme']
+  const launcher = `const { carryAccountOut } = require(process.argv[1]); const start = Number(process.argv[4])
+while (Date.now() < start);
+carryAccountOut(process.argv[2], process.argv[3], true)`
+
+  test('five projects, twenty rounds: no change is written over by another (the shared file is locked)', async () => {
+    const dir = tempDir()
+    const bundle = path.join(dir, 'account-state.cjs')
+    await build({ entryPoints: [path.resolve('src/state/account-state.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: bundle, logLevel: 'error' })
+    const sharedFile = path.join(dir, 'shared.json')
+    const instances = KEYS.map(key => {
+      const instance = path.join(dir, key)
+      fs.mkdirSync(path.join(instance, 'claudebox'), { recursive: true })
+      fs.writeFileSync(path.join(instance, '.claude.json'), JSON.stringify({ [key]: `new ${key}` }))
+      return instance
+    })
+    const lost: string[] = []
+    for (let round = 0; round < 20; round++) {
+      fs.writeFileSync(sharedFile, '{"kept": 1}')
+      const start = Date.now() + 300
+      await Promise.all(instances.map(instance => promisify(execFile)(process.execPath, ['-e', launcher, bundle, sharedFile, instance, String(start)])))
+      const shared = JSON.parse(fs.readFileSync(sharedFile, 'utf8')) as Record<string, unknown>
+      lost.push(...['kept', ...KEYS].filter(key => shared[key] === undefined).map(key => `round ${round}: ${key}`))
+    }
+    expect(lost).toEqual([])
+    expect(fs.readdirSync(dir).filter(name => name.includes('lock'))).toEqual([])
+  }, 60_000)
 })
 
 describe('the API-key placeholder', () => {
