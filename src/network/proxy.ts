@@ -175,17 +175,25 @@ function plainRequest(context: ProxyContext): (req: http.IncomingMessage, res: h
     const port = url.port === '' ? 80 : Number(url.port)
     void context.admit(unbracket(url.hostname), port).then(async admission => {
       if (!admission.ok) return reply(res, admission.status, admission.message)
-      const socket = await context.reach(unbracket(url.hostname), port, admission.addresses, true, req.socket)
-      if (socket instanceof Error) return reply(res, 502, `claudebox: cannot connect to ${url.host}: ${socket.message}`)
-      // Once the response is done or the client gone, the upstream connection has no further use.
-      if (req.socket.destroyed) return void socket.destroy()
-      res.on('close', () => socket.destroy())
-      forward(req, res, url, socket)
+      const connect = (): Promise<net.Socket | Error> => context.reach(unbracket(url.hostname), port, admission.addresses, true, req.socket)
+      const reused = hasNoBody(req) ? takeKept(req.socket, url.host) : undefined
+      forward(req, res, url, reused ?? (await connect()), reused === undefined ? undefined : connect)
     })
   }
 }
 
-function forward(req: http.IncomingMessage, res: http.ServerResponse, url: URL, socket: net.Socket): void {
+/**
+ * The request to the upstream connection, its answer back. A request on a kept connection that
+ * fails before any answer (the server closed it meanwhile) is sent once more on a new one: it has
+ * no body, so nothing was consumed.
+ */
+function forward(req: http.IncomingMessage, res: http.ServerResponse, url: URL, socket: net.Socket | Error, again?: () => Promise<net.Socket | Error>): void {
+  if (socket instanceof Error) return reply(res, 502, `claudebox: cannot connect to ${url.host}: ${socket.message}`)
+  // Once the response is done or the client gone, the connection is kept (below) or has no further use.
+  if (req.socket.destroyed) return void socket.destroy()
+  res.on('close', () => {
+    if (kept.get(req.socket)?.socket !== socket) socket.destroy()
+  })
   const headers = { ...req.headers }
   for (const name of ['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive']) delete headers[name]
   const upstream = http.request({
@@ -193,17 +201,64 @@ function forward(req: http.IncomingMessage, res: http.ServerResponse, url: URL, 
     path: `${url.pathname}${url.search}`,
     // The Host header names the host that was checked: a different one would reach another
     // site on a shared address (a CDN). CONNECT cannot be held to this without TLS interception.
-    headers: { ...headers, host: url.host, connection: 'close' },
+    headers: { ...headers, host: url.host, connection: 'keep-alive' },
     setHost: false,
     createConnection: () => socket,
   })
+  let answered = false
   upstream.on('response', response => {
+    answered = true
+    response.on('end', () => keep(req.socket, url.host, socket, upstream))
     res.writeHead(response.statusCode ?? 502, response.headers)
     response.pipe(res)
   })
-  upstream.on('error', error => (res.headersSent ? res.destroy() : reply(res, 502, `claudebox: ${url.host}: ${error.message}`)))
-  req.pipe(upstream)
+  upstream.on('error', error => {
+    if (!answered && again !== undefined) return void again().then(next => forward(req, res, url, next))
+    if (res.headersSent) res.destroy()
+    else reply(res, 502, `claudebox: ${url.host}: ${error.message}`)
+  })
+  if (hasNoBody(req)) {
+    req.resume()
+    upstream.end()
+  } else req.pipe(upstream)
 }
+
+/**
+ * Plain HTTP keeps its upstream connection for the same client connection's next request to the
+ * same host and port (a package manager fetching file after file): a new connection for every
+ * request cost ~2.5 ms of time to first byte. Every request is still admitted first; a kept
+ * connection serves only the host it was admitted for, one per client connection, and closes
+ * with it. Only requests without a body use one (see forward).
+ */
+const kept = new WeakMap<net.Socket, { socket: net.Socket; authority: string; drop: () => void }>()
+
+const hasNoBody = (req: http.IncomingMessage): boolean => (req.headers['content-length'] ?? '0') === '0' && req.headers['transfer-encoding'] === undefined
+
+/** After a complete exchange that Node left open (both sides said keep-alive), the connection waits for the next request. */
+function keep(client: net.Socket, authority: string, socket: net.Socket, upstream: http.ClientRequest): void {
+  if (!upstream.writableFinished || !socket.writable || socket.destroyed || client.destroyed) return void socket.destroy()
+  kept.get(client)?.drop()
+  const drop = (): void => {
+    if (kept.get(client)?.socket === socket) kept.delete(client)
+    for (const [emitter, event] of endings(client, socket)) emitter.off(event, drop)
+    socket.destroy()
+  }
+  for (const [emitter, event] of endings(client, socket)) emitter.once(event, drop)
+  kept.set(client, { socket, authority, drop })
+}
+
+/** The client's kept connection when it is for this host and port; one for another host is closed. */
+function takeKept(client: net.Socket, authority: string): net.Socket | undefined {
+  const entry = kept.get(client)
+  if (entry === undefined) return undefined
+  if (entry.authority !== authority) return void entry.drop()
+  kept.delete(client)
+  for (const [emitter, event] of endings(client, entry.socket)) emitter.off(event, entry.drop)
+  return entry.socket
+}
+
+/** What ends a kept connection: the server closing it, an error, or the client going away. */
+const endings = (client: net.Socket, socket: net.Socket): [net.Socket, string][] => [[socket, 'end'], [socket, 'close'], [socket, 'error'], [client, 'close']]
 
 /** GET http://host/path with Upgrade (WebSocket over plain HTTP) -> the same handshake to the checked address, then spliced. */
 function upgrade(context: ProxyContext): (req: http.IncomingMessage, client: net.Socket, head: Buffer) => void {

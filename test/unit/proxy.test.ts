@@ -415,3 +415,121 @@ describe('startProxy under load', () => {
     }
   })
 })
+
+// ---------------------------------------------------------------- plain HTTP's kept upstream connections
+
+describe('plain HTTP keeps its upstream connection per client connection', () => {
+  /** A raw HTTP server that counts connections, and can drop the second request of a connection unanswered. */
+  async function countingServer(dropSecond = false): Promise<{ port: number; connections: () => number; open: () => number; close: () => void }> {
+    const sockets = new Set<net.Socket>()
+    let connections = 0
+    const server = net.createServer(socket => {
+      connections++
+      sockets.add(socket)
+      socket.on('close', () => sockets.delete(socket))
+      let requests = 0
+      let buffer = ''
+      socket.on('data', (chunk: Buffer) => {
+        buffer += chunk.toString('latin1')
+        for (let end = buffer.indexOf('\r\n\r\n'); end !== -1; end = buffer.indexOf('\r\n\r\n')) {
+          const head = buffer.slice(0, end)
+          buffer = buffer.slice(end + 4)
+          const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0)
+          buffer = buffer.slice(length)
+          if (++requests === 2 && dropSecond) return void socket.destroy()
+          const body = `#${connections} ${head.split(' ')[1]}`
+          socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\nConnection: keep-alive\r\n\r\n${body}`)
+        }
+      })
+    })
+    await new Promise<void>(done => server.listen(0, '127.0.0.1', done))
+    return {
+      port: (server.address() as net.AddressInfo).port,
+      connections: () => connections,
+      open: () => sockets.size,
+      close: () => {
+        for (const socket of sockets) socket.destroy()
+        server.close()
+      },
+    }
+  }
+
+  /** One client connection to the proxy (an agent with a single kept socket). */
+  function client(socketPath: string): { get: (url: string, body?: string) => Promise<{ status: number; body: string }>; close: () => void } {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+    ;(agent as unknown as { createConnection: () => net.Socket }).createConnection = () => net.connect(socketPath)
+    const get = (url: string, body?: string): Promise<{ status: number; body: string }> =>
+      new Promise((done, fail) => {
+        const req = http.request({ agent, path: url, method: body === undefined ? 'GET' : 'POST', headers: { host: new URL(url).host }, setHost: false }, res => {
+          let text = ''
+          res.on('data', (chunk: Buffer) => (text += chunk.toString()))
+          res.on('end', () => done({ status: res.statusCode ?? 0, body: text }))
+        })
+        req.on('error', fail)
+        req.end(body)
+      })
+    return { get, close: () => agent.destroy() }
+  }
+
+  async function withProxy(allow: string[], answers: Record<string, string[]>, run: (socketPath: string, denied: DeniedConnection[]) => Promise<void>): Promise<void> {
+    const socketPath = path.join(tempDir('cb-keep-'), 'proxy.sock')
+    const denied: DeniedConnection[] = []
+    const resolve: Resolver = host => (answers[host] ? Promise.resolve(answers[host]) : Promise.reject(new Error(`ENOTFOUND ${host}`)))
+    const proxy = await startProxy({ socketPath, policy: policy(allow), onDenied: d => void denied.push(d), resolve })
+    try {
+      await run(socketPath, denied)
+    } finally {
+      await proxy.close()
+    }
+  }
+
+  test('requests to the same host share one; another host, a body, or another client connection get a new one', async () => {
+    const server = await countingServer()
+    const [a, b] = [`a.test:${server.port}`, `b.test:${server.port}`]
+    await withProxy([a, b], { 'a.test': ['127.0.0.1'], 'b.test': ['127.0.0.1'] }, async socketPath => {
+      const one = client(socketPath)
+      expect((await one.get(`http://${a}/1`)).body).toBe('#1 /1')
+      expect((await one.get(`http://${a}/2`)).body).toBe('#1 /2')
+      expect((await one.get(`http://${a}/3`)).body).toBe('#1 /3')
+      expect(server.connections()).toBe(1)
+      // Another host: a connection of its own, and the one kept for a.test is closed.
+      expect((await one.get(`http://${b}/4`)).body).toBe('#2 /4')
+      expect(await until(() => server.open() === 1, 2_000)).toBe(true)
+      // A request with a body never takes a kept connection.
+      expect((await one.get(`http://${b}/5`, 'body')).body).toBe('#3 /5')
+      const two = client(socketPath)
+      expect((await two.get(`http://${b}/6`)).body).toBe('#4 /6')
+      // A client that goes away takes its kept connection with it.
+      one.close()
+      two.close()
+      expect(await until(() => server.open() === 0, 2_000)).toBe(true)
+    })
+    server.close()
+  })
+
+  test('every request is admitted again: a refused host on the same client connection is 403 and reaches nothing', async () => {
+    const server = await countingServer()
+    const a = `a.test:${server.port}`
+    await withProxy([a], { 'a.test': ['127.0.0.1'], 'c.test': ['127.0.0.1'] }, async (socketPath, denied) => {
+      const one = client(socketPath)
+      expect((await one.get(`http://${a}/1`)).status).toBe(200)
+      expect((await one.get(`http://c.test:${server.port}/2`)).status).toBe(403)
+      expect(denied.map(d => d.host)).toEqual(['c.test'])
+      one.close()
+    })
+    expect(server.connections()).toBe(1)
+    server.close()
+  })
+
+  test('a kept connection the server dropped: the request is sent again on a new one and answered', async () => {
+    const server = await countingServer(true)
+    const a = `a.test:${server.port}`
+    await withProxy([a], { 'a.test': ['127.0.0.1'] }, async socketPath => {
+      const one = client(socketPath)
+      expect(await one.get(`http://${a}/1`)).toEqual({ status: 200, body: '#1 /1' })
+      expect(await one.get(`http://${a}/2`)).toEqual({ status: 200, body: '#2 /2' })
+      one.close()
+    })
+    server.close()
+  })
+})
