@@ -7,6 +7,7 @@ import path from 'node:path'
 import type { Readable, Writable } from 'node:stream'
 import { EXIT, launchError } from '../errors.js'
 import { debug } from '../cli/log.js'
+import { closeInheritedFds } from './inherited-fds.js'
 import type { LaunchPlan } from '../types.js'
 
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const
@@ -86,6 +87,8 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
 
 /** bwrap spawned inside the cgroups of its limits (the launcher joins them for the moment of the spawn). */
 function spawnInCgroups(plan: LaunchPlan): { child: ChildProcess; cgroups: ReturnType<typeof createCgroups> } {
+  const inherited = closeInheritedFds()
+  if (inherited.length > 0) debug(`closed descriptors inherited from the parent: ${inherited.join(', ')}`)
   const { stdio, opened } = openFds(plan)
   const cgroups = createCgroups(plan.cgroups)
   try {

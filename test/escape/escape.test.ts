@@ -1,13 +1,13 @@
 // The escape suite: each attempt runs inside a real claudebox sandbox (real bwrap, real git, a
 // temporary HOME) and must fail. The count is reported in the README. Runs as root and as an
 // unprivileged user in CI.
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { instanceId } from '../../src/state/instance.js'
-import { claudebox, git, HAVE_BWRAP, landlockScopeSupported, makeRepo, makeWorld, REAL_CLAUDE, type World, instancePath } from '../helpers/cli.js'
+import { BIN, claudebox, git, HAVE_BWRAP, landlockScopeSupported, makeRepo, makeWorld, REAL_CLAUDE, type World, instancePath } from '../helpers/cli.js'
 
 const LANDLOCK_SCOPE = landlockScopeSupported()
 
@@ -116,6 +116,21 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     expect(r.code).toBe(0)
     expect(fs.readFileSync(path.join(s.world.claudeboxHome, 'config.json'), 'utf8')).toBe('{}\n')
     for (const t of targets.filter(t => !t.endsWith('config.json'))) expect(fs.existsSync(t), t).toBe(false)
+  })
+
+  test.each(['allow', 'none', 'open'])('--network=%s: descriptors the launcher inherited (a directory outside, a file, a pipe) never reach the sandbox', network => {
+    const secret = path.join(s.world.root, `inherited-${network}`)
+    fs.mkdirSync(secret)
+    fs.writeFileSync(path.join(secret, 'key'), 'TOPSECRET\n')
+    // A parent that leaks descriptors without close-on-exec (bash's exec redirections do).
+    const parent = `exec 30<'${secret}' 12<'${secret}/key' 250> >(cat >/dev/null); exec "$@"`
+    const script = 'echo "fds: $(ls /proc/self/fd | tr "\\n" " ")"; cat /proc/self/fd/30/key /proc/self/fd/12; (echo planted > /proc/self/fd/30/planted) 2>/dev/null; true'
+    const r = spawnSync('bash', ['-c', parent, 'parent', process.execPath, BIN, `--network=${network}`, '--', '-c', script], { cwd: s.project, env: { ...s.world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, encoding: 'utf8', timeout: 30_000 })
+    expect(r.status, r.stderr).toBe(0)
+    // 0-2, and ls's own handle on /proc/self/fd (3).
+    expect(/^fds: (.*)$/m.exec(r.stdout)?.[1]?.trim()).toBe('0 1 2 3')
+    expect(r.stdout).not.toContain('TOPSECRET')
+    expect(fs.readdirSync(secret)).toEqual(['key'])
   })
 
   // ---------- persistence: reported after the session ----------

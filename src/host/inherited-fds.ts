@@ -1,0 +1,41 @@
+// Descriptors the launcher inherited from its parent would pass through bwrap into the sandbox:
+// bwrap and Node's spawn close only their own. A parent shell's `exec 30<~/secrets`, or a pipe an
+// IDE or terminal leaks, then sits in the sandbox, and one on a directory outside opens every file
+// under it (/proc/self/fd/30/...), read and write, past every mount. Node opens all of its own
+// descriptors close-on-exec, so those without the flag are exactly the inherited ones: closed
+// before bwrap starts. (A make jobserver's pipes go too: a make inside then runs without them.)
+import fs from 'node:fs'
+import { launchError } from '../errors.js'
+
+/** O_CLOEXEC as /proc/<pid>/fdinfo's octal "flags:" shows a close-on-exec descriptor. */
+const O_CLOEXEC = 0o2000000
+
+/** Closes every descriptor above stderr that is not close-on-exec; returns their numbers. */
+export function closeInheritedFds(): number[] {
+  let names: string[]
+  try {
+    names = fs.readdirSync('/proc/self/fdinfo')
+  } catch (error) {
+    throw launchError(`cannot read /proc/self/fdinfo (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}) to keep inherited descriptors out of the sandbox; mount /proc and rerun`)
+  }
+  const closed: number[] = []
+  for (const name of names) {
+    const fd = Number(name)
+    if (!(fd > 2) || inheritable(fd) !== true) continue
+    fs.closeSync(fd)
+    closed.push(fd)
+  }
+  return closed
+}
+
+/** Whether the descriptor survives an exec; undefined when it is gone (the directory's own). */
+function inheritable(fd: number): boolean | undefined {
+  let info: string
+  try {
+    info = fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8')
+  } catch {
+    return undefined
+  }
+  const flags = /^flags:\s+([0-7]+)$/m.exec(info)?.[1]
+  return flags === undefined ? undefined : (parseInt(flags, 8) & O_CLOEXEC) === 0
+}
