@@ -232,6 +232,34 @@ describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
     expect(refused.stderr).toMatch(/still exists/)
   })
 
+  test("--adopt never removes the new place's instance while a session runs in it", async () => {
+    const world = makeWorld()
+    noticeGiven(world)
+    const old = makeRepo(world.home, 'src/shop')
+    expect((await inSandbox(world, old, 'true')).exitCode).toBe(0)
+    const oldInstance = instancePath(world, `${old}/.git`)
+    fs.mkdirSync(path.join(oldInstance, 'projects', sanitizePath(old)), { recursive: true })
+    fs.writeFileSync(path.join(oldInstance, 'projects', sanitizePath(old), 'c.jsonl'), '{}\n')
+    const moved = path.join(world.home, 'work/shop')
+    fs.mkdirSync(path.dirname(moved), { recursive: true })
+    fs.renameSync(old, moved)
+    // The user started empty in the new place (as "n" to the takeover does), then asks to adopt.
+    const aside = path.join(world.home, 'aside')
+    fs.renameSync(oldInstance, aside)
+    const session = startSession(world, moved)
+    await session.ready
+    fs.renameSync(aside, oldInstance)
+    const target = instancePath(world, `${moved}/.git`)
+    const r = await claudebox(world, ['--adopt', old], { cwd: moved })
+    const kept = fs.existsSync(path.join(target, 'claudebox/sessions', `${session.child.pid ?? 0}.json`))
+    fs.writeFileSync(path.join(moved, '.release'), '')
+    await session.child
+    expect(r.exitCode, r.stderr).toBe(2)
+    expect(r.stderr).toMatch(/live session/)
+    expect(kept).toBe(true)
+    expect(fs.existsSync(path.join(oldInstance, 'projects', sanitizePath(old), 'c.jsonl'))).toBe(true)
+  })
+
   test('a moved project launched with --yes takes its instance over before starting', async () => {
     const world = makeWorld()
     const old = makeRepo(world.home, 'src/shop')
