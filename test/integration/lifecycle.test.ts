@@ -64,6 +64,35 @@ describe.skipIf(!HAVE_BWRAP)('live sessions', () => {
     await c.child
   })
 
+  test('a session of the same project starting while one ends never undoes what the ending one carries back (fifteen rounds)', async () => {
+    const world = makeWorld()
+    noticeGiven(world)
+    const repo = makeRepo(world.home, 'p')
+    // A large working tree (a node_modules) makes the ending launcher's look for nested .git take a while.
+    for (let d = 0; d < 100; d++) {
+      fs.mkdirSync(path.join(repo, 'node_modules', `m${d}`), { recursive: true })
+      for (let f = 0; f < 300; f++) fs.writeFileSync(path.join(repo, 'node_modules', `m${d}`, `f${f}.js`), '')
+    }
+    expect((await inSandbox(world, repo, 'true')).exitCode).toBe(0)
+    const shared = path.join(world.claudeboxHome, 'shared/.claude.json')
+    const env = { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }
+    const lost: number[] = []
+    for (let round = 0; round < 15; round++) {
+      fs.writeFileSync(shared, '{"theme": "light"}\n')
+      fs.writeFileSync(path.join(repo, '.ending.json'), JSON.stringify({ theme: `dark-${round}` }))
+      for (const name of ['.started', '.go']) fs.rmSync(path.join(repo, name), { force: true })
+      // The ending session chooses a theme inside, then ends when told to; the other starts meanwhile.
+      const ending = execa(process.execPath, [BIN, '--', '-c', 'echo > .started; while [ ! -e .go ]; do sleep 0.01; done; cp .ending.json "$CLAUDE_CONFIG_DIR/.claude.json"'], { cwd: repo, env, extendEnv: false, reject: false, stdin: 'ignore' })
+      while (!fs.existsSync(path.join(repo, '.started'))) await new Promise(r => setTimeout(r, 20))
+      const starting = execa(process.execPath, [BIN, '--', '-c', 'true'], { cwd: repo, env, extendEnv: false, reject: false, stdin: 'ignore' })
+      await new Promise(r => setTimeout(r, 40 * round))
+      fs.writeFileSync(path.join(repo, '.go'), '')
+      await Promise.all([ending, starting])
+      if ((JSON.parse(fs.readFileSync(shared, 'utf8')) as { theme?: string }).theme !== `dark-${round}`) lost.push(round)
+    }
+    expect(lost).toEqual([])
+  }, 180_000)
+
   test('a stale record (process gone) is ignored', async () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')
