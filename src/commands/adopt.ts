@@ -10,7 +10,7 @@ import { lstatKind, probe, safeReaddir } from '../host/probe.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, PROJECT_ROOT_FILE } from '../state/instance.js'
 import { warn } from '../cli/log.js'
 import { META_FILE } from '../state/registry.js'
-import { scanWithDetails } from '../state/scan.js'
+import { liveSessions, scanWithDetails } from '../state/scan.js'
 import type { Settings } from '../config/settings.js'
 import type { HostFacts } from '../types.js'
 
@@ -42,7 +42,7 @@ export function adoptPlanFor(facts: HostFacts, oldRootArg: string): AdoptPlan {
     newRoot,
     newId,
     newTopLevel: facts.git?.topLevel ?? facts.cwd,
-    target: target ? { conversations: target.conversations ?? 0, dir: path.join(dir, target.name), asideDir: path.join(facts.claudeboxHome, 'aside') } : undefined,
+    target: target ? { conversations: target.conversations ?? 0, liveSessions: target.liveSessions, dir: path.join(dir, target.name), asideDir: path.join(facts.claudeboxHome, 'aside') } : undefined,
     projectFolders: source ? historyFolders(path.join(dir, source.name, 'projects')) : [],
   })
 }
@@ -55,6 +55,11 @@ export function applyAdopt(claudeboxHome: string, plan: AdoptPlan): void {
   if (plan.replaceEmptyTarget) {
     const trash = path.join(dir, `.trash-${plan.toId}-${process.pid}-${Date.now()}`)
     fs.renameSync(to, trash)
+    // A launch in the new place may have registered since the scan: it keeps its instance.
+    if (liveSessions(trash) > 0) {
+      fs.renameSync(trash, to)
+      throw launchError(`cannot adopt: a session started in ${to} meanwhile; end it and rerun`)
+    }
     fse.removeSync(trash)
   }
   moveInstance(from, to, `${plan.newRoot}\n`)

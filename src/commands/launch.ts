@@ -72,10 +72,19 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   if (setup.networkDefaulted) plan = await networkNotice(settings, options, request, plan, facts.instance.kind !== 'missing')
   const before = snapshot(plan.watch)
   const [startedAt, interactive] = [Date.now() - 1000, process.stdin.isTTY === true && process.stdout.isTTY === true]
-  const result = await runSession(plan, facts, servers)
-  const failed = failedStart(result, plan, facts)
+  const { result, unregister } = await runSession(plan, facts, servers)
+  let failed: number | undefined
+  try {
+    failed = failedStart(result, plan, facts)
+    if (failed === undefined) afterTheSession(plan, setup, options, before)
+  } finally {
+    // Only now: a launch of this project that starts meanwhile sees this session live, and leaves
+    // the files it is still carrying back alone (its carryAccountIn would undo a theme chosen here).
+    unregister()
+  }
   if (failed !== undefined) return failed
-  await afterTheSession(plan, setup, options, before)
+  const { recordUsage } = await import('../state/apply.js')
+  afterSession('recording the usage', () => recordUsage(plan.summary.instanceDir))
   if (plan.summary.claudeCode && interactive && !options.claudeArgs.some(arg => arg === '-p' || arg === '--print')) {
     await resumeHint(plan.summary.instanceDir, facts.cwd ?? '/', startedAt)
   }
@@ -127,22 +136,30 @@ async function prepareState(plan: LaunchPlan, setup: LaunchSetup, options: CliOp
 /**
  * bwrap, with the git watch; once it runs, the session's record and its servers (the proxy and the
  * gateway listen while bwrap builds the sandbox; their socket directory exists before it binds it).
+ * The record is removed by the caller, after the bookkeeping (or here, when bwrap failed).
  */
-async function runSession(plan: LaunchPlan, facts: HostFacts, servers: SessionServers): Promise<RunResult> {
+async function runSession(plan: LaunchPlan, facts: HostFacts, servers: SessionServers): Promise<{ result: RunResult; unregister: () => void }> {
   const { registerSession } = await import('../state/apply.js')
   if (plan.socketsDir !== undefined) servers.makeSocketsDir(plan.socketsDir)
   const { egress } = plan
   if (egress !== undefined) servers.later(async () => (await import('../network/session.js')).startEgress(egress.socket, egress.policy, plan.summary.instanceDir, egress.upstream))
   const gitWatch = startGitWatch(plan.gitWatch)
   const { runForeground } = await import('../host/run.js')
-  let unregister: (() => void) | undefined
+  let record: (() => void) | undefined
+  const unregister = (): void => {
+    if (record !== undefined) afterSession('removing the session record', record)
+    record = undefined
+  }
   try {
-    return await runForeground(plan, async () => {
-      unregister = registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
+    const result = await runForeground(plan, async () => {
+      record = registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
       await servers.startPending()
     })
+    return { result, unregister }
+  } catch (error) {
+    unregister()
+    throw error
   } finally {
-    if (unregister !== undefined) afterSession('removing the session record', unregister)
     afterSession('checking git', () => {
       for (const warning of gitWatch.finish()) warn(warning)
     })
@@ -170,9 +187,8 @@ function failedStart(result: { status: number; signal?: unknown; sandboxStarted:
 }
 
 /** Bookkeeping after the session never changes Claude's status: a failure (a full disk) is one line. */
-async function afterTheSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOptions, before: Record<string, string>): Promise<void> {
+function afterTheSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOptions, before: Record<string, string>): void {
   const { facts, request } = setup
-  const { recordUsage } = await import('../state/apply.js')
   const instance = plan.summary.instanceDir
   afterSession('remembering the shared state', () => rememberSharedState(plan, facts.claudeboxHome))
   const identity = options.login || request.sandbox?.secretless === false
@@ -187,7 +203,6 @@ async function afterTheSession(plan: LaunchPlan, setup: LaunchSetup, options: Cl
     const line = announceProposals(instance, sharedPaths(facts.claudeboxHome).dir, plan.summary.shared, hostOnlySettings(request.sandbox?.secretless))
     if (line !== undefined) warn(line)
   })
-  afterSession('recording the usage', () => recordUsage(instance))
   afterSession('comparing the files that run outside the sandbox', () => {
     const changes = diffSnapshots(before, snapshot(plan.watch))
     if (changes.length > 0) warn(describeChanges(changes, facts.git?.topLevel ?? facts.cwd ?? '/'))

@@ -4,6 +4,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomic } from '../host/atomic-write.js'
+import { withLockSync } from '../host/lock.js'
 import { ClaudeboxError, EXIT, usageError } from '../errors.js'
 import { instancesDir, sharedPaths } from '../state/instance.js'
 import { loadConfig } from './setup.js'
@@ -14,7 +15,7 @@ import type { Settings } from '../config/settings.js'
 import { inlineSafe, jsonSafe, writeOut } from '../cli/terminal-safe.js'
 import { lineDiff } from '../cli/text-diff.js'
 import { safeParent, type DiskNode } from '../state/tier-files.js'
-import { applyJsonOps, isObject, jsonNode, type Proposal, type Tree } from '../sandbox/tier-merge.js'
+import { applyJsonOps, isObject, jsonNode, sameNode, type Proposal, type Tree } from '../sandbox/tier-merge.js'
 import { HOST_ONLY_SETTINGS, markProposals, pendingProposals, readSharedTree } from '../state/tier-sync.js'
 import { DEFAULT_SHARED_ENTRIES, SANDBOX_NOTE } from '../sandbox/tiers.js'
 
@@ -37,7 +38,8 @@ export async function runProposals(settings: Settings, request: ProposalsRequest
   const config = loadConfig(settings)
   const entries = (config.sharedEntries ?? DEFAULT_SHARED_ENTRIES).filter(name => name !== SANDBOX_NOTE)
   const sharedDir = sharedPaths(settings.claudeboxHome).dir
-  const found = collect(settings.claudeboxHome, sharedDir, entries, config.defaults.secretless === false ? [] : HOST_ONLY_SETTINGS)
+  const hostOnly = config.defaults.secretless === false ? [] : HOST_ONLY_SETTINGS
+  const found = collect(settings.claudeboxHome, sharedDir, entries, hostOnly)
   const named = request.promote ?? request.dismiss
   if (named === undefined) return show(found, request.json)
   const target = found.find(f => f.id === named)
@@ -53,7 +55,7 @@ export async function runProposals(settings: Settings, request: ProposalsRequest
     if (!canAsk()) throw new ClaudeboxError(`not promoted: run claudebox --promote ${target.id} on a terminal to be asked, or add --yes`, EXIT.checkFailed)
     if (!/^y(es)?$/i.test(await ask(`write this into the shared tier, for every project? [y/N]`))) throw new ClaudeboxError('not promoted: you declined', EXIT.checkFailed)
   }
-  promote(settings.claudeboxHome, sharedDir, target.proposal)
+  promoteShown(settings.claudeboxHome, sharedDir, () => collect(settings.claudeboxHome, sharedDir, entries, hostOnly), target)
   warn(`promoted ${target.id}: every project gets it at its next launch (the previous shared copy is in ${path.join(settings.claudeboxHome, HISTORY_DIR)})`)
   return EXIT.ok
 }
@@ -135,6 +137,24 @@ function promotedContent(p: Proposal): Buffer | undefined {
 }
 
 const HISTORY_DIR = 'shared-history'
+
+/** Held longer than this, the lock was left by a claudebox that died (a promotion takes milliseconds). */
+const PROMOTE_LOCK_STALE_MS = 10_000
+
+/**
+ * Promotes the proposal as it is now, under a lock in $CLAUDEBOX_HOME: the shared file may have
+ * changed while the user was asked, or another --promote may be writing it. Key changes go onto
+ * the file as it is now; a whole file replaces only the shared one that was shown.
+ */
+function promoteShown(claudeboxHome: string, sharedDir: string, collectNow: () => Found[], shown: Found): void {
+  withLockSync(path.join(claudeboxHome, 'promote.lock'), PROMOTE_LOCK_STALE_MS, () => {
+    const now = collectNow().find(f => f.id === shown.id)?.proposal
+    if (now === undefined || now.digest !== shown.proposal.digest || (now.ops === undefined && !sameNode(now.from, shown.proposal.from))) {
+      throw new ClaudeboxError(`not promoted: ${shown.id} or the shared tier changed since it was shown; run claudebox --promote ${shown.id} again`, EXIT.checkFailed)
+    }
+    promote(claudeboxHome, sharedDir, now)
+  })
+}
 
 function promote(claudeboxHome: string, sharedDir: string, p: Proposal): void {
   if (p.rel.endsWith('.json') && p.to?.kind === 'file' && p.to.json === undefined) {

@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { startGateway, type ApiCall, type Credential, type Gateway } from './api-gateway.js'
 import { writeFileAtomic } from '../host/atomic-write.js'
-import { currentLogin, customHeaders, placeholderFor, placeholderLogin, readLogin, signInKind, storeFileOf, TOKEN_URL, type OAuthLogin, type SignIn } from './credentials.js'
+import { currentLogin, customHeaders, placeholderFor, placeholderLogin, readLogin, replaceLogin, signInKind, storeFileOf, TOKEN_URL, type OAuthLogin, type SignIn } from './credentials.js'
 import { launchError } from '../errors.js'
 import { lstatKind, readNoFollow } from '../host/probe.js'
 import { parseJson } from '../state/tier-files.js'
@@ -181,7 +181,8 @@ export function storeNewLogin(instance: string, session: string, claudeboxHome: 
   if (login === undefined) return 'no login was made (claude auth login did not finish); nothing changed'
   const store = storeFileOf(sharedPaths(claudeboxHome).secureStorage)
   fs.mkdirSync(path.dirname(store), { recursive: true, mode: 0o700 })
-  writeFileAtomic(store, `${JSON.stringify({ claudeAiOauth: login })}\n`)
+  // Another project's session may be refreshing the old login right now (--login has no gateway).
+  replaceLogin(store, login)
   return `signed in: the login is kept on the host (${store}) and every project uses it through claudebox's gateway`
 }
 

@@ -6,7 +6,7 @@ import crypto from 'node:crypto'
 import path from 'node:path'
 import { writeFileAtomic } from '../host/atomic-write.js'
 import { readNoFollow } from '../host/fs.js'
-import { takeLock } from '../host/lock.js'
+import { takeLock, withLockSync } from '../host/lock.js'
 
 export type { SignInKind } from '../types.js'
 import type { SignInKind } from '../types.js'
@@ -108,6 +108,15 @@ export async function currentLogin(storeFile: string, rejected: string | undefin
   } finally {
     lock()
   }
+}
+
+/**
+ * Replaces the store's login under the refresh lock: a refresh in flight would otherwise write the
+ * old login, refreshed, over the new one. Waits synchronously, so never from a launcher whose own
+ * gateway may be refreshing this store.
+ */
+export function replaceLogin(storeFile: string, login: OAuthLogin): void {
+  withLockSync(`${storeFile}.refresh-lock`, LOCK_STALE_MS, () => writeFileAtomic(storeFile, `${JSON.stringify({ claudeAiOauth: login })}\n`))
 }
 
 async function refresh(storeFile: string, login: OAuthLogin, tokenUrl: string): Promise<RefreshResult> {

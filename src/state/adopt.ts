@@ -20,7 +20,7 @@ export interface AdoptInput {
   newId: string
   newTopLevel: string
   /** The instance already at the new id (and where to move it aside): undefined when there is none. */
-  target: { conversations: number; dir: string; asideDir: string } | undefined
+  target: { conversations: number; liveSessions: number; dir: string; asideDir: string } | undefined
   /** Names under projects/ in the old instance. */
   projectFolders: readonly string[]
 }
@@ -48,6 +48,8 @@ export function planAdopt(input: AdoptInput): AdoptPlan {
   const match = matches[0] as ScannedEntry
   if (match.liveSessions > 0) throw usageError(`instance ${match.name} has a live session; end it first`)
   if (match.name === input.newId) throw usageError(`${oldRoot} already maps to this project's instance; nothing to adopt`)
+  // A session started empty in the new place still writes there: replacing it would lose its work.
+  if (input.target && input.target.liveSessions > 0) throw usageError(`this project's instance ${input.newId} has a live session; end it first`)
   if (input.target && input.target.conversations > 0) {
     throw usageError(
       `this project already has an instance with ${input.target.conversations} conversation(s) (${input.newId}); --adopt will not merge two histories. To keep the old one instead, move the new one aside and rerun: mkdir -p ${shq(input.target.asideDir)} && mv ${shq(input.target.dir)} ${shq(input.target.asideDir)}/`,

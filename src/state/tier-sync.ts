@@ -6,6 +6,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomic } from '../host/atomic-write.js'
+import { withLockSync } from '../host/lock.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import { readNoFollow } from '../host/probe.js'
 import { OWN_DIR } from './registry.js'
@@ -34,6 +35,18 @@ function readState(instance: string): TierState | undefined {
 
 function writeState(instance: string, state: TierState): void {
   writeFileAtomic(path.join(instance, TIERS_STATE), `${JSON.stringify(state)}\n`)
+}
+
+/** Held longer than this, the lock was left by a claudebox that died (a composition takes milliseconds). */
+const TIERS_LOCK_STALE_MS = 10_000
+
+/**
+ * Reads and rewrites an instance's composition record under a lock in $CLAUDEBOX_HOME (the
+ * instance is the sandbox's to write): a --dismiss, a launch composing and a session announcing
+ * each rewrite the whole record, and none may write back one it read before another's change.
+ */
+function withTierState<T>(instance: string, step: () => T): T {
+  return withLockSync(path.join(path.dirname(path.dirname(instance)), `tiers-${path.basename(instance)}.lock`), TIERS_LOCK_STALE_MS, step)
 }
 
 /** What is kept of a node in the state: no file contents except parsed JSON. */
@@ -67,10 +80,14 @@ export function readSharedTree(sharedDir: string, entries: readonly string[], ho
  * the next launch catches up. Returns warnings.
  */
 export function composeShared(instance: string, sharedDir: string, entries: readonly string[], otherSessions: number, hostOnly: readonly string[]): string[] {
+  return otherSessions > 0 ? [] : withTierState(instance, () => compose(instance, sharedDir, entries, hostOnly))
+}
+
+function compose(instance: string, sharedDir: string, entries: readonly string[], hostOnly: readonly string[]): string[] {
   const warnings: string[] = []
   const state = readState(instance)
   const print = sha256(`${treePrint(sharedDir, entries)}\0${hostOnly.join(',')}`)
-  if (state?.sharedPrint === print || otherSessions > 0) return warnings
+  if (state?.sharedPrint === print) return warnings
   if (state === undefined) setAsidePrevious(instance, entries, warnings)
   const shared = readSharedTree(sharedDir, entries, hostOnly, warnings)
   const work = readTree(instance, entries, false, warnings)
@@ -157,10 +174,12 @@ function withoutHostOnly(p: Proposal, hostOnly: readonly string[]): Proposal[] {
 
 /** Records which proposals were announced (after a session) or dismissed (by the user). */
 export function markProposals(instance: string, list: readonly Proposal[], field: 'announced' | 'dismissed'): void {
-  const state = readState(instance)
-  if (state === undefined) return
-  for (const p of list) state[field][p.rel] = p.digest
-  writeState(instance, state)
+  withTierState(instance, () => {
+    const state = readState(instance)
+    if (state === undefined) return
+    for (const p of list) state[field][p.rel] = p.digest
+    writeState(instance, state)
+  })
 }
 
 /** After a session: one line when the session left proposals not announced before. */

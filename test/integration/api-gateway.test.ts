@@ -1,11 +1,14 @@
 // The host end of the API path with real loopback servers: the placeholder is swapped for the real
 // credential only on API paths, anything else is refused before it reaches the API, and an OAuth
 // login is refreshed once on the host, for every session at once.
+import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
+import { promisify } from 'node:util'
+import { build } from 'esbuild'
 import { afterEach, describe, expect, test } from 'vitest'
 import { startGateway, type Credential, type Gateway } from '../../src/network/api-gateway.js'
 import { currentLogin, placeholderFor, readLogin } from '../../src/network/credentials.js'
@@ -139,7 +142,7 @@ describe('the API gateway under load from the sandbox', () => {
 })
 
 /** A local stand-in for the OAuth token endpoint: each refresh token works once. */
-async function tokenEndpoint(): Promise<{ url: string; calls: () => number }> {
+async function tokenEndpoint(delayMs = 100): Promise<{ url: string; calls: () => number }> {
   let calls = 0
   let n = 0
   const used = new Set<string>()
@@ -155,7 +158,7 @@ async function tokenEndpoint(): Promise<{ url: string; calls: () => number }> {
       }
       used.add(token)
       n++
-      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: `sk-ant-oat01-new-${n}`, refresh_token: `sk-ant-ort01-new-${n}`, expires_in: 28800 })), 100)
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: `sk-ant-oat01-new-${n}`, refresh_token: `sk-ant-ort01-new-${n}`, expires_in: 28800 })), delayMs)
     })
   })
   return { url: `http://127.0.0.1:${await listenOnLoopback(server)}/v1/oauth/token`, calls: () => calls }
@@ -207,6 +210,34 @@ describe('refreshing an OAuth login on the host', () => {
     expect(result.login?.accessToken).toBe('sk-ant-oat01-new-0')
     expect(endpoint.calls()).toBe(0)
   })
+
+  test('a sign-in stored by claudebox --login while another session refreshes the old login is kept (five rounds)', async () => {
+    const home = tempDir()
+    const bundle = path.join(home, 'api-session.cjs')
+    await build({ entryPoints: [path.resolve('src/network/api-session.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: bundle, logLevel: 'error' })
+    const file = path.join(home, 'shared/credentials/.credentials.json')
+    const instance = path.join(home, 'instances/0123456789abcdef')
+    const sessionStore = path.join(home, 'session-stores/0123456789abcdef-session-1')
+    // The --login launcher after its session, writing while the other launcher waits for the endpoint.
+    const login = `const { storeNewLogin } = require(process.argv[1]); const start = Number(process.argv[3])
+while (Date.now() < start);
+storeNewLogin(process.argv[2], 'session-1', process.argv[4])`
+    const endpoint = await tokenEndpoint(400)
+    const lost: number[] = []
+    for (let round = 0; round < 5; round++) {
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      fs.writeFileSync(file, JSON.stringify({ claudeAiOauth: { accessToken: 'sk-ant-oat01-old', refreshToken: `sk-ant-ort01-old-${round}`, expiresAt: Date.now() - 1000 } }))
+      fs.mkdirSync(sessionStore, { recursive: true })
+      fs.writeFileSync(path.join(sessionStore, '.credentials.json'), JSON.stringify({ claudeAiOauth: { accessToken: `sk-ant-oat01-signed-in-${round}`, refreshToken: 'sk-ant-ort01-signed-in' } }))
+      const start = Date.now() + 500
+      const other = promisify(execFile)(process.execPath, ['-e', login, bundle, instance, String(start + 100), home])
+      while (Date.now() < start) await new Promise(resolve => setTimeout(resolve, 5))
+      await currentLogin(file, undefined, endpoint.url)
+      await other
+      if (readLogin(file)?.accessToken !== `sk-ant-oat01-signed-in-${round}`) lost.push(round)
+    }
+    expect(lost).toEqual([])
+  }, 60_000)
 
   test('a refresh the endpoint refuses: one clear problem naming the fix, the stored login untouched', async () => {
     const endpoint = await tokenEndpoint()

@@ -64,6 +64,35 @@ describe.skipIf(!HAVE_BWRAP)('live sessions', () => {
     await c.child
   })
 
+  test('a session of the same project starting while one ends never undoes what the ending one carries back (fifteen rounds)', async () => {
+    const world = makeWorld()
+    noticeGiven(world)
+    const repo = makeRepo(world.home, 'p')
+    // A large working tree (a node_modules) makes the ending launcher's look for nested .git take a while.
+    for (let d = 0; d < 100; d++) {
+      fs.mkdirSync(path.join(repo, 'node_modules', `m${d}`), { recursive: true })
+      for (let f = 0; f < 300; f++) fs.writeFileSync(path.join(repo, 'node_modules', `m${d}`, `f${f}.js`), '')
+    }
+    expect((await inSandbox(world, repo, 'true')).exitCode).toBe(0)
+    const shared = path.join(world.claudeboxHome, 'shared/.claude.json')
+    const env = { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }
+    const lost: number[] = []
+    for (let round = 0; round < 15; round++) {
+      fs.writeFileSync(shared, '{"theme": "light"}\n')
+      fs.writeFileSync(path.join(repo, '.ending.json'), JSON.stringify({ theme: `dark-${round}` }))
+      for (const name of ['.started', '.go']) fs.rmSync(path.join(repo, name), { force: true })
+      // The ending session chooses a theme inside, then ends when told to; the other starts meanwhile.
+      const ending = execa(process.execPath, [BIN, '--', '-c', 'echo > .started; while [ ! -e .go ]; do sleep 0.01; done; cp .ending.json "$CLAUDE_CONFIG_DIR/.claude.json"'], { cwd: repo, env, extendEnv: false, reject: false, stdin: 'ignore' })
+      while (!fs.existsSync(path.join(repo, '.started'))) await new Promise(r => setTimeout(r, 20))
+      const starting = execa(process.execPath, [BIN, '--', '-c', 'true'], { cwd: repo, env, extendEnv: false, reject: false, stdin: 'ignore' })
+      await new Promise(r => setTimeout(r, 40 * round))
+      fs.writeFileSync(path.join(repo, '.go'), '')
+      await Promise.all([ending, starting])
+      if ((JSON.parse(fs.readFileSync(shared, 'utf8')) as { theme?: string }).theme !== `dark-${round}`) lost.push(round)
+    }
+    expect(lost).toEqual([])
+  }, 180_000)
+
   test('a stale record (process gone) is ignored', async () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')
@@ -230,6 +259,34 @@ describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
     const refused = await claudebox(world, ['--adopt', old], { cwd: moved })
     expect(refused.exitCode).toBe(2)
     expect(refused.stderr).toMatch(/still exists/)
+  })
+
+  test("--adopt never removes the new place's instance while a session runs in it", async () => {
+    const world = makeWorld()
+    noticeGiven(world)
+    const old = makeRepo(world.home, 'src/shop')
+    expect((await inSandbox(world, old, 'true')).exitCode).toBe(0)
+    const oldInstance = instancePath(world, `${old}/.git`)
+    fs.mkdirSync(path.join(oldInstance, 'projects', sanitizePath(old)), { recursive: true })
+    fs.writeFileSync(path.join(oldInstance, 'projects', sanitizePath(old), 'c.jsonl'), '{}\n')
+    const moved = path.join(world.home, 'work/shop')
+    fs.mkdirSync(path.dirname(moved), { recursive: true })
+    fs.renameSync(old, moved)
+    // The user started empty in the new place (as "n" to the takeover does), then asks to adopt.
+    const aside = path.join(world.home, 'aside')
+    fs.renameSync(oldInstance, aside)
+    const session = startSession(world, moved)
+    await session.ready
+    fs.renameSync(aside, oldInstance)
+    const target = instancePath(world, `${moved}/.git`)
+    const r = await claudebox(world, ['--adopt', old], { cwd: moved })
+    const kept = fs.existsSync(path.join(target, 'claudebox/sessions', `${session.child.pid ?? 0}.json`))
+    fs.writeFileSync(path.join(moved, '.release'), '')
+    await session.child
+    expect(r.exitCode, r.stderr).toBe(2)
+    expect(r.stderr).toMatch(/live session/)
+    expect(kept).toBe(true)
+    expect(fs.existsSync(path.join(oldInstance, 'projects', sanitizePath(old), 'c.jsonl'))).toBe(true)
   })
 
   test('a moved project launched with --yes takes its instance over before starting', async () => {

@@ -140,13 +140,14 @@ describe('--adopt plan', () => {
     [{ oldRootExists: true }, /still exists/],
     [{ entries: [] }, /no instance records \/old\/shop/],
     [{ entries: [entry(1, { recordedRoot: '/old/shop/.git' }), entry(2, { recordedRoot: '/old/shop' })] }, /several instances match/],
-    [{ target: { conversations: 2, dir: '/h/.claudebox/instances/abc', asideDir: '/h/.claudebox/aside' } }, /already has an instance with 2 conversation.*move the new one aside and rerun: mkdir -p \/h\/.claudebox\/aside && mv \/h\/.claudebox\/instances\/abc/],
+    [{ target: { conversations: 2, liveSessions: 0, dir: '/h/.claudebox/instances/abc', asideDir: '/h/.claudebox/aside' } }, /already has an instance with 2 conversation.*move the new one aside and rerun: mkdir -p \/h\/.claudebox\/aside && mv \/h\/.claudebox\/instances\/abc/],
     [{ entries: [entry(1, { recordedRoot: '/old/shop/.git', liveSessions: 1 })] }, /live session/],
+    [{ target: { conversations: 0, liveSessions: 1, dir: '/x', asideDir: '/y' } }, /instance 0{14}63 has a live session/],
   ])('%j is refused', (over, message) => {
     expect(() => planAdopt({ ...base, ...over })).toThrow(message)
   })
   test('an empty instance at the new place is replaced', () => {
-    expect(planAdopt({ ...base, target: { conversations: 0, dir: '/x', asideDir: '/y' } }).replaceEmptyTarget).toBe(true)
+    expect(planAdopt({ ...base, target: { conversations: 0, liveSessions: 0, dir: '/x', asideDir: '/y' } }).replaceEmptyTarget).toBe(true)
   })
   test('sanitizing matches Claude Code: every non-alphanumeric character becomes -', () => {
     expect(sanitizePath('/home/ada/my proj.v2')).toBe('-home-ada-my-proj-v2')
