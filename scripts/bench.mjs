@@ -4,6 +4,7 @@
 // network's cost, P7 a 30-command turn against plain claude and Claude's own sandbox).
 //   BENCH_RUNS (default 30)  launches per variant for P1/P6; the Claude parts run fewer
 //   BENCH_DOWNLOAD_MB (256)  the size of the throughput download
+//   BENCH_ONLY               a comma-separated subset of the parts: launch, proxy, memory, claude, instances
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -16,11 +17,13 @@ const repo = path.resolve(import.meta.dirname, '..')
 const bin = path.join(repo, 'bin/claudebox.js')
 const claude = process.env.CLAUDEBOX_TEST_CLAUDE ?? path.join(repo, '.cache/claude-code', TESTED_CLAUDE_NEWEST, 'node_modules/.bin/claude')
 const results = {}
+const only = process.env.BENCH_ONLY?.split(',')
+const part = name => only === undefined || only.includes(name)
 
 console.log(`claudebox benchmark: node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, Linux ${os.release()}, ${process.getuid?.() === 0 ? 'root' : `uid ${process.getuid?.()}`}`)
 
 // ---------- P1 and P6: claudebox launching /bin/true against node -e 0 + the same bwrap command ----------
-{
+if (part('launch')) {
   const { project, env } = mkWorld({ CLAUDEBOX_CLAUDE: '/bin/true' })
   const [bwrap, ...args] = bwrapArgv(project, env, ['--network=open'])
   const withFds = replayFds(env.CLAUDEBOX_HOME)
@@ -41,7 +44,7 @@ console.log(`claudebox benchmark: node ${process.version}, ${os.cpus().length} x
 }
 
 // ---------- P6: the proxy's time to first byte and throughput, curl inside the sandbox ----------
-{
+if (part('proxy')) {
   const { project, env } = mkWorld({ CLAUDEBOX_CLAUDE: '/bin/sh' })
   const MB = Number(process.env.BENCH_DOWNLOAD_MB ?? 256)
   const server = await startChild(process.execPath, ['-e', `
@@ -85,7 +88,7 @@ console.log(`claudebox benchmark: node ${process.version}, ${os.cpus().length} x
 }
 
 // ---------- P5: the launcher's resident memory while a session runs (default network: proxy included) ----------
-{
+if (part('memory')) {
   const { project, env } = mkWorld({ CLAUDEBOX_CLAUDE: '/bin/sh' })
   const rss = (cmd, args) => {
     const child = spawn(cmd, args, { cwd: project, env, stdio: 'ignore' })
@@ -104,14 +107,13 @@ console.log(`claudebox benchmark: node ${process.version}, ${os.cpus().length} x
 }
 
 // ---------- P2 and P7: the real Claude Code against a local Messages API ----------
-if (fs.existsSync(claude)) {
-  await import('./bench/claude.mjs').then(({ benchClaude }) => benchClaude({ bin, claude, results }))
-} else {
-  console.log(`\nP2/P7 skipped: no Claude Code at ${claude} (npm test installs it; or set CLAUDEBOX_TEST_CLAUDE)`)
+if (part('claude')) {
+  if (fs.existsSync(claude)) await import('./bench/claude.mjs').then(({ benchClaude }) => benchClaude({ bin, claude, results }))
+  else console.log(`\nP2/P7 skipped: no Claude Code at ${claude} (npm test installs it; or set CLAUDEBOX_TEST_CLAUDE)`)
 }
 
 // ---------- --list and --gc --dry-run over 10,000 instances ----------
-await import('./bench/instances.mjs').then(({ benchInstances }) => benchInstances({ bin, results }))
+if (part('instances')) await import('./bench/instances.mjs').then(({ benchInstances }) => benchInstances({ bin, results }))
 
 console.log('\ntargets (ratios and figures from this run)')
 for (const r of Object.values(results)) {

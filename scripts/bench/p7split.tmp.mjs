@@ -23,15 +23,24 @@ const inside = launch(['--network=open'], { CLAUDEBOX_CLAUDE: '/usr/bin/env' })
 const sandboxEnv = Object.fromEntries(inside.stdout.trim().split('\n').map(l => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
 Object.assign(sandboxEnv, apiEnv)
 const withFds = replayFds(env.CLAUDEBOX_HOME)
+import fs from 'node:fs'
+fs.mkdirSync(env.CLAUDEBOX_HOME + '-nosecret', { recursive: true })
+fs.writeFileSync(env.CLAUDEBOX_HOME + '-nosecret/config.json', JSON.stringify({ secretless: false }))
+fs.mkdirSync(env.CLAUDEBOX_HOME + '-nocg', { recursive: true })
+fs.writeFileSync(env.CLAUDEBOX_HOME + '-nocg/config.json', JSON.stringify({ pidsLimit: 0 }))
+const nogit = path.join(path.dirname(project), 'nogit')
+fs.mkdirSync(nogit)
 const variants = {
   'plain claude on the host': () => spawnSync(claude, go, { cwd: project, env, encoding: 'utf8' }),
   'bwrap direct (open argv)': () => withFds(fds => spawnSync(bwrap, args, { cwd: project, env: sandboxEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe', 'ignore', ...fds] })),
   'bwrap direct, no seccomp': () => withFds(fds => spawnSync(bwrap, noSeccomp, { cwd: project, env: sandboxEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe', 'ignore', ...fds] })),
   'claudebox --network=open': () => launch(['--network=open', ...go]),
-  'claudebox open, secretless false': () => launch(['--network=open', ...go], { CLAUDEBOX_CONFIG_EXTRA: '' }),
+  'claudebox open, secretless false': () => launch(['--network=open', ...go], { CLAUDEBOX_HOME: env.CLAUDEBOX_HOME + '-nosecret' }),
+  'claudebox open, no git': () => spawnSync(process.execPath, [bin, '--network=open', ...go], { cwd: nogit, env, encoding: 'utf8' }),
+  'claudebox open, pidsLimit 0': () => launch(['--network=open', ...go], { CLAUDEBOX_HOME: env.CLAUDEBOX_HOME + '-nocg' }),
   'claudebox default': () => launch(go),
 }
-delete variants['claudebox open, secretless false']
+delete variants['bwrap direct, no seccomp']; delete variants['claudebox open, no git']; delete variants['claudebox default']
 const n = Number(process.env.N ?? 5)
 const samples = Object.fromEntries(Object.keys(variants).map(k => [k, []]))
 for (let i = 0; i < n; i++) for (const [name, run] of Object.entries(variants)) {

@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { startGateway, type ApiCall, type Credential, type Gateway } from './api-gateway.js'
+import type { ApiCall, Credential, Gateway } from './api-gateway.js'
 import { writeFileAtomic } from '../host/atomic-write.js'
 import { currentLogin, customHeaders, placeholderFor, placeholderLogin, readLogin, replaceLogin, signInKind, storeFileOf, TOKEN_URL, type OAuthLogin, type SignIn } from './credentials.js'
 import { launchError } from '../errors.js'
@@ -59,6 +59,8 @@ export async function startApiSession(choice: Required<Pick<ApiChoice, 'api' | '
   const companyProxy = upstreamFromEnv(env)
   let gateway: Gateway
   try {
+    // node:http loads with it, during the session rather than at every launch (~2 ms).
+    const { startGateway } = await import('./api-gateway.js')
     gateway = await startGateway({
       upstream,
       placeholder: api.placeholder,
