@@ -7,8 +7,9 @@
 import fs from 'node:fs'
 import { launchError } from '../errors.js'
 
-/** O_CLOEXEC as /proc/<pid>/fdinfo's octal "flags:" shows a close-on-exec descriptor. */
+/** O_CLOEXEC and O_PATH as /proc/<pid>/fdinfo's octal "flags:" shows them. */
 const O_CLOEXEC = 0o2000000
+const O_PATH = 0o10000000
 
 /** Closes every descriptor above stderr that is not close-on-exec; returns their numbers. */
 export function closeInheritedFds(): number[] {
@@ -28,8 +29,47 @@ export function closeInheritedFds(): number[] {
   return closed
 }
 
+/**
+ * stdin, stdout and stderr go into the sandbox as they are: the terminal, a pipe, a file the user
+ * redirected. One that is a directory (`claudebox < ~`) or an O_PATH handle is no I/O but a way
+ * out: /proc/self/fd/0/... opens every file under that directory. The sandbox gets /dev/null in
+ * its place. Returns the stdio entries for bwrap, the descriptors opened for it, and a line to say.
+ */
+export function sandboxStdio(): { stdio: ('inherit' | number)[]; opened: number[]; replaced: number[] } {
+  const stdio: ('inherit' | number)[] = []
+  const opened: number[] = []
+  const replaced: number[] = []
+  for (const fd of [0, 1, 2]) {
+    if (!isHandleOnly(fd)) {
+      stdio.push('inherit')
+      continue
+    }
+    const devNull = fs.openSync('/dev/null', fd === 0 ? 'r' : 'w')
+    opened.push(devNull)
+    stdio.push(devNull)
+    replaced.push(fd)
+  }
+  return { stdio, opened, replaced }
+}
+
+function isHandleOnly(fd: number): boolean {
+  try {
+    if (fs.fstatSync(fd).isDirectory()) return true
+  } catch {
+    return false
+  }
+  const flags = fdFlags(fd)
+  return flags !== undefined && (flags & O_PATH) !== 0
+}
+
 /** Whether the descriptor survives an exec; undefined when it is gone (the directory's own). */
 function inheritable(fd: number): boolean | undefined {
+  const flags = fdFlags(fd)
+  return flags === undefined ? undefined : (flags & O_CLOEXEC) === 0
+}
+
+/** The descriptor's flags (fdinfo), undefined when it is gone. */
+function fdFlags(fd: number): number | undefined {
   let info: string
   try {
     info = fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8')
@@ -37,5 +77,5 @@ function inheritable(fd: number): boolean | undefined {
     return undefined
   }
   const flags = /^flags:\s+([0-7]+)$/m.exec(info)?.[1]
-  return flags === undefined ? undefined : (parseInt(flags, 8) & O_CLOEXEC) === 0
+  return flags === undefined ? undefined : parseInt(flags, 8)
 }

@@ -6,8 +6,8 @@ import os from 'node:os'
 import path from 'node:path'
 import type { Readable, Writable } from 'node:stream'
 import { EXIT, launchError } from '../errors.js'
-import { debug } from '../cli/log.js'
-import { closeInheritedFds } from './inherited-fds.js'
+import { debug, warn } from '../cli/log.js'
+import { closeInheritedFds, sandboxStdio } from './inherited-fds.js'
 import type { LaunchPlan } from '../types.js'
 
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const
@@ -115,8 +115,10 @@ function killQuietly(pid: number, signal: NodeJS.Signals): void {
 
 /** bwrap's stdio: the terminal, the --info-fd pipe, and the plan's files (seccomp program, Landlock helper) opened. */
 function openFds(plan: LaunchPlan): { stdio: ('inherit' | 'ignore' | 'pipe' | number)[]; opened: number[] } {
-  const stdio: ('inherit' | 'ignore' | 'pipe' | number)[] = ['inherit', 'inherit', 'inherit']
-  const opened: number[] = []
+  const standard = sandboxStdio()
+  for (const fd of standard.replaced) warn(`${['stdin', 'stdout', 'stderr'][fd]} is a directory (or a path handle), which would open the files under it inside the sandbox; the sandbox gets /dev/null instead`)
+  const stdio: ('inherit' | 'ignore' | 'pipe' | number)[] = standard.stdio
+  const opened: number[] = standard.opened
   for (const step of plan.fds) {
     // A number no step uses stays closed in bwrap: 'inherit' would hand it the launcher's own
     // descriptor of that number (libuv's signal pipe, which the sandbox could then write to).

@@ -133,6 +133,20 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     expect(fs.readdirSync(secret)).toEqual(['key'])
   })
 
+  test.each([0, 1, 2])('a directory as descriptor %i (stdin, stdout, stderr) never opens inside: the sandbox gets /dev/null, and claudebox says so', fd => {
+    const secret = path.join(s.world.root, `stdio-${fd}`)
+    fs.mkdirSync(secret)
+    fs.writeFileSync(path.join(secret, 'key'), 'TOPSECRET\n')
+    const parent = `exec ${fd}<'${secret}'; exec "$@"`
+    const script = `{ cat /proc/self/fd/${fd}/key; ls /proc/self/fd/${fd}/; (echo planted > /proc/self/fd/${fd}/planted); } >/tmp/out 2>&1; cat /tmp/out >&${fd === 1 ? 2 : 1}; true`
+    const r = spawnSync('bash', ['-c', parent, 'parent', process.execPath, BIN, '--network=none', '--', '-c', script], { cwd: s.project, env: { ...s.world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, encoding: 'utf8', timeout: 30_000 })
+    expect(r.status, r.stderr).toBe(0)
+    expect(`${r.stdout}${r.stderr}`).not.toContain('TOPSECRET')
+    expect(`${r.stdout}${r.stderr}`).toContain('Not a directory')
+    expect(fs.readdirSync(secret)).toEqual(['key'])
+    if (fd !== 2) expect(r.stderr).toContain(`claudebox: ${['stdin', 'stdout'][fd]} is a directory`)
+  })
+
   // ---------- persistence: reported after the session ----------
   test.each(['.envrc', '.vscode/tasks.json', '.mcp.json', '.claude/settings.json', '.gitmodules'])(
     'planting %s does not go unnoticed',
