@@ -1,7 +1,8 @@
 // Bundles src/ into dist/ with esbuild. The launch path runs at every start of Claude, so it is one
 // CommonJS file that bin/claudebox.js runs from V8's code cache: dist/main.cjs holds main.ts and
 // everything a launch can reach (its lazy parts inlined, run only when reached). Each other mode
-// (--check, --gc, --list, --sessions, --adopt, --proposals, --completions) is its own bundle,
+// (--check, --gc, --list, --sessions, --adopt, --proposals, --completions, --help, and the
+// first-run takeover of a moved project) is its own bundle,
 // required by main.cjs only in that mode. Measured (scripts/bench.mjs): one file instead of 22
 // saves the ESM loader's per-module resolve and link work; the code cache, the compilation.
 import { build } from 'esbuild'
@@ -17,6 +18,8 @@ const MODES = {
   adopt: 'src/commands/adopt.ts',
   proposals: 'src/commands/proposals.ts',
   completions: 'src/cli/completions.ts',
+  help: 'src/cli/help.ts',
+  takeover: 'src/commands/takeover.ts',
 }
 const modeFiles = new Map(Object.entries(MODES).map(([name, file]) => [path.resolve(file.replace(/\.ts$/, '.js')), `./${name}.cjs`]))
 

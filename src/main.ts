@@ -1,5 +1,5 @@
 // main(argv) -> exit status: dispatches the modes and is the one place errors become statuses.
-import { helpText, parseArgs } from './cli/args.js'
+import { parseArgs } from './cli/args.js'
 import { ClaudeboxError, EXIT, usageError } from './errors.js'
 import { homeDir, homeProblem } from './host/probe.js'
 import { launch } from './commands/launch.js'
@@ -11,7 +11,7 @@ import { VERSION } from './version.js'
 export async function main(argv: readonly string[]): Promise<number> {
   try {
     const options = parseArgs(argv)
-    if (options.help) return print(await helpText())
+    if (options.help) return print(await (await import('./cli/help.js')).helpText())
     if (options.version) return print(`claudebox ${VERSION}\n`)
     if (options.completions !== undefined) {
       const { completionScript, SHELLS } = await import('./cli/completions.js')

@@ -2,7 +2,8 @@
 // commander is the oracle here, so the launch path need not load it.
 import { CommanderError } from 'commander'
 import { describe, expect, test } from 'vitest'
-import { buildProgram, parseOwn } from '../../src/cli/args.js'
+import { parseOwn } from '../../src/cli/args.js'
+import { buildProgram } from '../../src/cli/help.js'
 import { splitArgs } from '../../src/cli/options.js'
 
 async function commanderReads(own: readonly string[]): Promise<unknown> {
