@@ -6,16 +6,15 @@ import fse from 'fs-extra'
 import path from 'node:path'
 import { planAdopt, renderAdopt, workingTreeOf, type AdoptPlan } from '../state/adopt.js'
 import { EXIT, launchError, usageError } from '../errors.js'
-import { lstatKind, probe, safeReaddir } from '../host/probe.js'
+import { lstatKind, probeProject, safeReaddir, type ProjectFacts } from '../host/probe.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, PROJECT_ROOT_FILE } from '../state/instance.js'
 import { warn } from '../cli/log.js'
 import { META_FILE } from '../state/registry.js'
 import { liveSessions, scanWithDetails } from '../state/scan.js'
 import type { Settings } from '../config/settings.js'
-import type { HostFacts } from '../types.js'
 
 export function runAdopt(settings: Settings, oldRootArg: string, dryRun: boolean): number {
-  const plan = adoptPlanFor(probe(settings), oldRootArg)
+  const plan = adoptPlanFor(probeProject(settings), oldRootArg)
   if (dryRun) {
     writeOut(renderAdopt(plan))
     return EXIT.ok
@@ -26,7 +25,7 @@ export function runAdopt(settings: Settings, oldRootArg: string, dryRun: boolean
 }
 
 /** What adopting OLD_ROOT into the current project would do (throws the reason it cannot). */
-export function adoptPlanFor(facts: HostFacts, oldRootArg: string): AdoptPlan {
+export function adoptPlanFor(facts: ProjectFacts, oldRootArg: string): AdoptPlan {
   if (facts.cwd === undefined) throw usageError('the current directory no longer exists; cd into the moved project and rerun')
   const oldRoot = path.resolve(facts.cwd, oldRootArg)
   const newRoot = canonicalRoot(facts.cwd, facts.git)

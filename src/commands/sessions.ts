@@ -4,7 +4,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { conversationJson, renderConversations, summarizeTranscript, uniqueConversations, type Conversation } from '../state/conversations.js'
 import { EXIT } from '../errors.js'
-import { lstatKind, probe, safeReaddir } from '../host/probe.js'
+import { lstatKind, probeProject, safeReaddir } from '../host/probe.js'
 import { canonicalRoot, instanceDir, instanceId } from '../state/instance.js'
 import { liveSessionRecords } from '../state/scan.js'
 import type { Settings } from '../config/settings.js'
@@ -15,7 +15,7 @@ import { sanitizePath } from '../state/adopt.js'
 const HEAD_BYTES = 256 * 1024
 
 export function runSessions(settings: Settings, json: boolean): number {
-  const facts = probe(settings)
+  const facts = probeProject(settings)
   if (facts.cwd === undefined) throw usageError('the current directory no longer exists; cd into your project and rerun')
   const instance = instanceDir(facts.claudeboxHome, instanceId(canonicalRoot(facts.cwd, facts.git)))
   const live = liveSessionRecords(instance).map(r => Date.parse(r.started))

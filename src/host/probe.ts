@@ -25,6 +25,15 @@ export { lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT 
  * What a launch needs to know about the machine, before the options: withOptionFacts adds what
  * depends on them (setup.ts, once the project's file is read). --sessions and --adopt need no more.
  */
+/** What names this project's instance: the directory, git's view of it, claudebox's home. */
+export type ProjectFacts = Pick<HostFacts, 'cwd' | 'claudeboxHome' | 'git'>
+
+/** Only the project's facts (--sessions, --adopt): no Claude install, kernel or /etc lookups. */
+export function probeProject(settings: Settings, env: Readonly<Record<string, string | undefined>> = process.env): ProjectFacts {
+  const cwd = currentDir()
+  return { cwd, claudeboxHome: resolveExisting(settings.claudeboxHome), git: cwd === undefined ? undefined : probeGit(cwd, env).facts }
+}
+
 export function probe(settings: Settings, env: Readonly<Record<string, string | undefined>> = process.env): HostFacts {
   const home = homeDir(env)
   const cwd = currentDir()
