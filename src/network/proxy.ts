@@ -176,7 +176,7 @@ function plainRequest(context: ProxyContext): (req: http.IncomingMessage, res: h
     void context.admit(unbracket(url.hostname), port).then(async admission => {
       if (!admission.ok) return reply(res, admission.status, admission.message)
       const connect = (): Promise<net.Socket | Error> => context.reach(unbracket(url.hostname), port, admission.addresses, true, req.socket)
-      const reused = hasNoBody(req) ? takeKept(req.socket, url.host) : undefined
+      const reused = mayRepeat(req) ? takeKept(req.socket, url.host) : undefined
       forward(req, res, url, reused ?? (await connect()), reused === undefined ? undefined : connect)
     })
   }
@@ -184,8 +184,8 @@ function plainRequest(context: ProxyContext): (req: http.IncomingMessage, res: h
 
 /**
  * The request to the upstream connection, its answer back. A request on a kept connection that
- * fails before any answer (the server closed it meanwhile) is sent once more on a new one: it has
- * no body, so nothing was consumed.
+ * fails before any answer (the server closed it meanwhile) is sent once more on a new one: only
+ * such requests use one (mayRepeat).
  */
 function forward(req: http.IncomingMessage, res: http.ServerResponse, url: URL, socket: net.Socket | Error, again?: () => Promise<net.Socket | Error>): void {
   if (socket instanceof Error) return reply(res, 502, `claudebox: cannot connect to ${url.host}: ${socket.message}`)
@@ -217,7 +217,7 @@ function forward(req: http.IncomingMessage, res: http.ServerResponse, url: URL, 
     if (res.headersSent) res.destroy()
     else reply(res, 502, `claudebox: ${url.host}: ${error.message}`)
   })
-  if (hasNoBody(req)) {
+  if (mayRepeat(req)) {
     req.resume()
     upstream.end()
   } else req.pipe(upstream)
@@ -228,11 +228,16 @@ function forward(req: http.IncomingMessage, res: http.ServerResponse, url: URL, 
  * same host and port (a package manager fetching file after file): a new connection for every
  * request cost ~2.5 ms of time to first byte. Every request is still admitted first; a kept
  * connection serves only the host it was admitted for, one per client connection, and closes
- * with it. Only requests without a body use one (see forward).
+ * with it. Only requests that may be repeated use one (mayRepeat).
  */
 const kept = new WeakMap<net.Socket, { socket: net.Socket; authority: string; drop: () => void }>()
 
-const hasNoBody = (req: http.IncomingMessage): boolean => (req.headers['content-length'] ?? '0') === '0' && req.headers['transfer-encoding'] === undefined
+/**
+ * Only GET, HEAD and OPTIONS without a body take a kept connection: they may be sent again when it
+ * fails (RFC 9110 9.2.2); a POST, even an empty one, never goes twice.
+ */
+const mayRepeat = (req: http.IncomingMessage): boolean =>
+  ['GET', 'HEAD', 'OPTIONS'].includes(req.method ?? '') && (req.headers['content-length'] ?? '0') === '0' && req.headers['transfer-encoding'] === undefined
 
 /** After a complete exchange that Node left open (both sides said keep-alive), the connection waits for the next request. */
 function keep(client: net.Socket, authority: string, socket: net.Socket, upstream: http.ClientRequest): void {

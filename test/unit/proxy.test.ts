@@ -420,8 +420,9 @@ describe('startProxy under load', () => {
 
 describe('plain HTTP keeps its upstream connection per client connection', () => {
   /** A raw HTTP server that counts connections, and can drop the second request of a connection unanswered. */
-  async function countingServer(dropSecond = false): Promise<{ port: number; connections: () => number; open: () => number; close: () => void }> {
+  async function countingServer(dropSecond = false): Promise<{ port: number; connections: () => number; open: () => number; seen: string[]; close: () => void }> {
     const sockets = new Set<net.Socket>()
+    const seen: string[] = []
     let connections = 0
     const server = net.createServer(socket => {
       connections++
@@ -436,6 +437,7 @@ describe('plain HTTP keeps its upstream connection per client connection', () =>
           buffer = buffer.slice(end + 4)
           const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0)
           buffer = buffer.slice(length)
+          seen.push(head.split(' ').slice(0, 2).join(' '))
           if (++requests === 2 && dropSecond) return void socket.destroy()
           const body = `#${connections} ${head.split(' ')[1]}`
           socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\nConnection: keep-alive\r\n\r\n${body}`)
@@ -447,6 +449,7 @@ describe('plain HTTP keeps its upstream connection per client connection', () =>
       port: (server.address() as net.AddressInfo).port,
       connections: () => connections,
       open: () => sockets.size,
+      seen,
       close: () => {
         for (const socket of sockets) socket.destroy()
         server.close()
@@ -518,6 +521,20 @@ describe('plain HTTP keeps its upstream connection per client connection', () =>
       one.close()
     })
     expect(server.connections()).toBe(1)
+    server.close()
+  })
+
+  test('a POST without a body never takes a kept connection, so it is never sent twice', async () => {
+    const server = await countingServer(true)
+    const a = `a.test:${server.port}`
+    await withProxy([a], { 'a.test': ['127.0.0.1'] }, async socketPath => {
+      const one = client(socketPath)
+      expect(await one.get(`http://${a}/1`)).toEqual({ status: 200, body: '#1 /1' })
+      // An empty POST on the same client connection: a new upstream connection, answered there.
+      expect(await one.get(`http://${a}/transfer`, '')).toEqual({ status: 200, body: '#2 /transfer' })
+      one.close()
+    })
+    expect(server.seen).toEqual(['GET /1', 'POST /transfer'])
     server.close()
   })
 
