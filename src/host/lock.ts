@@ -1,52 +1,93 @@
 // An exclusive lock file beside a host file that several launchers read, change and write back
 // (the shared account file, the OAuth store): without it two sessions ending together each write
-// their own change over the file the other read, and one change is lost. The lock files live in
-// $CLAUDEBOX_HOME, which no sandbox sees. A lock older than `staleMs` was left by a launcher that
-// died holding it and is taken over.
+// their own change over the file the other read, and one change is lost. A lock whose time is more
+// than `staleMs` away (older: its launcher died holding it; in the future: planted) is taken over.
+//
+// Most lock files live where no sandbox reaches. The OAuth store's sits beside it, and with the
+// opt-out ("secretless": false) the sandbox has that directory: a lock it keeps making anew must
+// not hold a launcher for ever, so nobody waits longer than twice `staleMs` (then the step runs
+// unlocked, which the opt-out's sandbox, holding the login itself, could do no worse).
 import fs from 'node:fs'
 
 export type Release = () => void
 
-/** The lock, or undefined while another holds it (a stale one is removed first). */
+const POLL_MS = 20
+let taken = 0
+
+/** The lock, or undefined while another holds it (a stale one is moved out of the way first). */
 function tryLock(file: string, staleMs: number): Release | undefined {
+  const token = `${process.pid}.${++taken}.${Date.now()}`
   try {
-    fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx', mode: 0o600 })
-    return () => fs.rmSync(file, { force: true })
+    fs.writeFileSync(file, `${token}\n`, { flag: 'wx', mode: 0o600 })
+    // Only our own: a lock taken over meanwhile is the new holder's, never removed by us.
+    return () => {
+      if (readToken(file) === token) fs.rmSync(file, { force: true })
+    }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-    if (Date.now() - (mtimeOf(file) ?? Date.now()) > staleMs) fs.rmSync(file, { force: true })
+    if (stale(file, staleMs)) takeOver(file, staleMs, token)
     return undefined
   }
 }
 
-const POLL_MS = 20
+/**
+ * A stale lock goes by rename to a name of this waiter's own, so that two waiters never both remove
+ * it (one of them would remove the lock the other had made meanwhile). If what was moved is fresh
+ * after all (another waiter's new lock), it is put back.
+ */
+function takeOver(file: string, staleMs: number, token: string): void {
+  const aside = `${file}.stale.${token}`
+  try {
+    fs.renameSync(file, aside)
+  } catch {
+    return
+  }
+  if (!stale(aside, staleMs)) {
+    try {
+      fs.linkSync(aside, file)
+    } catch {
+      // a newer lock is there already
+    }
+  }
+  fs.rmSync(aside, { force: true })
+}
 
 /** Runs `step` holding the lock; waits for it synchronously (a holder keeps it for milliseconds). */
 export function withLockSync<T>(file: string, staleMs: number, step: () => T): T {
+  const giveUp = Date.now() + 2 * staleMs
   let release = tryLock(file, staleMs)
-  while (release === undefined) {
+  while (release === undefined && Date.now() < giveUp) {
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, POLL_MS)
     release = tryLock(file, staleMs)
   }
   try {
     return step()
   } finally {
-    release()
+    release?.()
   }
 }
 
 /** Waits for the lock without blocking the event loop (its holder may be waiting on the network). */
 export async function takeLock(file: string, staleMs: number): Promise<Release> {
-  for (;;) {
+  for (const giveUp = Date.now() + 2 * staleMs; Date.now() < giveUp; ) {
     const release = tryLock(file, staleMs)
     if (release !== undefined) return release
     await new Promise(resolve => setTimeout(resolve, POLL_MS))
   }
+  return () => {}
 }
 
-function mtimeOf(file: string): number | undefined {
+function stale(file: string, staleMs: number): boolean {
   try {
-    return fs.statSync(file).mtimeMs
+    return Math.abs(Date.now() - fs.lstatSync(file).mtimeMs) > staleMs
+  } catch {
+    return false
+  }
+}
+
+function readToken(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8').trim()
   } catch {
     return undefined
   }

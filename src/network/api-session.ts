@@ -179,12 +179,16 @@ function sessionStore(instance: string, session: string): { login: OAuthLogin | 
 /** After `claudebox --login`: the new login, out of the sandbox into the host's store for every project. */
 export function storeNewLogin(instance: string, session: string, claudeboxHome: string): string {
   const { login, remove } = sessionStore(instance, session)
-  remove()
-  if (login === undefined) return 'no login was made (claude auth login did not finish); nothing changed'
+  if (login === undefined) {
+    remove()
+    return 'no login was made (claude auth login did not finish); nothing changed'
+  }
   const store = storeFileOf(sharedPaths(claudeboxHome).secureStorage)
   fs.mkdirSync(path.dirname(store), { recursive: true, mode: 0o700 })
   // Another project's session may be refreshing the old login right now (--login has no gateway).
   replaceLogin(store, login)
+  // Only once the login is stored: a failure above leaves it where it was made.
+  remove()
   return `signed in: the login is kept on the host (${store}) and every project uses it through claudebox's gateway`
 }
 

@@ -17,8 +17,8 @@ export const TOKEN_URL = 'https://platform.claude.com/v1/oauth/token'
 export const OAUTH_CLIENT_ID = '9d1c250a-e61b-44d9-88ed-5944d1962f5e'
 /** Refresh this long before the access token expires. */
 const REFRESH_MARGIN_MS = 5 * 60_000
-/** A refresh another launcher holds longer than this was abandoned (its launcher died). */
-const LOCK_STALE_MS = 30_000
+/** A refresh another launcher holds longer than this was abandoned (its launcher died): longer than the refresh's own 30 s timeout. */
+const LOCK_STALE_MS = 45_000
 
 export interface OAuthLogin {
   accessToken: string
