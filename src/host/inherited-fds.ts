@@ -5,6 +5,7 @@
 // descriptors close-on-exec, so those without the flag are exactly the inherited ones: closed
 // before bwrap starts. (A make jobserver's pipes go too: a make inside then runs without them.)
 import fs from 'node:fs'
+import { isatty } from 'node:tty'
 import { launchError } from '../errors.js'
 
 /** O_CLOEXEC and O_PATH as /proc/<pid>/fdinfo's octal "flags:" shows them. */
@@ -29,37 +30,39 @@ export function closeInheritedFds(): number[] {
   return closed
 }
 
+/** How one of stdin, stdout and stderr reaches the sandbox (sandboxStdio). */
+export type StdioWay = 'inherit' | 'relay' | 'null'
+
 /**
- * stdin, stdout and stderr go into the sandbox as they are: the terminal, a pipe, a file the user
- * redirected. One that is a directory (`claudebox < ~`) or an O_PATH handle is no I/O but a way
- * out: /proc/self/fd/0/... opens every file under that directory. The sandbox gets /dev/null in
- * its place. Returns the stdio entries for bwrap, the descriptors opened for it, and a line to say.
+ * stdin, stdout and stderr. A terminal, an anonymous pipe and a socket go in as they are. Anything
+ * with a name on the host goes in through a pipe the launcher relays: through /proc/self/fd/0 the
+ * sandbox opens a file anew, in any mode the file allows (`claudebox -p ... < ~/notes.md` would let
+ * it rewrite the notes; `>> log` read the log's earlier lines). A directory or an O_PATH handle is
+ * no I/O but a way out (/proc/self/fd/0/... opens every file under it): /dev/null takes its place.
  */
-export function sandboxStdio(): { stdio: ('inherit' | number)[]; opened: number[]; replaced: number[] } {
-  const stdio: ('inherit' | number)[] = []
-  const opened: number[] = []
-  const replaced: number[] = []
-  for (const fd of [0, 1, 2]) {
-    if (!isHandleOnly(fd)) {
-      stdio.push('inherit')
-      continue
+export function sandboxStdio(): StdioWay[] {
+  return [0, 1, 2].map(fd => {
+    let st: fs.Stats
+    try {
+      st = fs.fstatSync(fd)
+    } catch {
+      return 'inherit'
     }
-    const devNull = fs.openSync('/dev/null', fd === 0 ? 'r' : 'w')
-    opened.push(devNull)
-    stdio.push(devNull)
-    replaced.push(fd)
-  }
-  return { stdio, opened, replaced }
+    const flags = fdFlags(fd)
+    if (st.isDirectory() || (flags !== undefined && (flags & O_PATH) !== 0)) return 'null'
+    if (st.isSocket() || isatty(fd)) return 'inherit'
+    if (st.isFIFO() && anonymousPipe(fd)) return 'inherit'
+    return 'relay'
+  })
 }
 
-function isHandleOnly(fd: number): boolean {
+/** A pipe made by pipe(2) has no name to open: /proc shows it as pipe:[inode]. */
+function anonymousPipe(fd: number): boolean {
   try {
-    if (fs.fstatSync(fd).isDirectory()) return true
+    return fs.readlinkSync(`/proc/self/fd/${fd}`).startsWith('pipe:')
   } catch {
     return false
   }
-  const flags = fdFlags(fd)
-  return flags !== undefined && (flags & O_PATH) !== 0
 }
 
 /** Whether the descriptor survives an exec; undefined when it is gone (the directory's own). */

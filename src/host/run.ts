@@ -7,7 +7,8 @@ import path from 'node:path'
 import type { Readable, Writable } from 'node:stream'
 import { EXIT, launchError } from '../errors.js'
 import { debug, warn } from '../cli/log.js'
-import { closeInheritedFds, sandboxStdio } from './inherited-fds.js'
+import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.js'
+import { relayStdio } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
 
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const
@@ -48,7 +49,8 @@ interface SessionState {
 }
 
 async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: SessionState): Promise<RunResult> {
-  const { child, cgroups } = spawnInCgroups(plan)
+  const { child, cgroups, ways } = spawnInCgroups(plan)
+  const stopRelay = relayStdio(child, ways)
   const sandbox = watchInfo(child.stdio[3] as Readable | null | undefined)
   const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: NodeJS.ErrnoException }>(resolve => {
     child.on('error', error => resolve({ code: null, signal: null, error }))
@@ -74,6 +76,7 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
     state.released = true
   }
   const result = await ended
+  stopRelay()
   await removeCgroups(cgroups)
   if (failure !== undefined) throw failure
   // Abandoned for a signal: the launcher's status is that signal's, as if it had not caught it.
@@ -86,10 +89,10 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
 }
 
 /** bwrap spawned inside the cgroups of its limits (the launcher joins them for the moment of the spawn). */
-function spawnInCgroups(plan: LaunchPlan): { child: ChildProcess; cgroups: ReturnType<typeof createCgroups> } {
+function spawnInCgroups(plan: LaunchPlan): { child: ChildProcess; cgroups: ReturnType<typeof createCgroups>; ways: StdioWay[] } {
   const inherited = closeInheritedFds()
   if (inherited.length > 0) debug(`closed descriptors inherited from the parent: ${inherited.join(', ')}`)
-  const { stdio, opened } = openFds(plan)
+  const { stdio, opened, ways } = openFds(plan)
   const cgroups = createCgroups(plan.cgroups)
   try {
     moveSelf(cgroups.map(c => c.dir))
@@ -102,7 +105,7 @@ function spawnInCgroups(plan: LaunchPlan): { child: ChildProcess; cgroups: Retur
   moveSelf(cgroups.map(c => c.parent))
   for (const { dir, files } of cgroups) for (const [name, value] of files) fs.writeFileSync(path.join(dir, name), value)
   for (const fd of opened) fs.closeSync(fd)
-  return { child, cgroups }
+  return { child, cgroups, ways }
 }
 
 function killQuietly(pid: number, signal: NodeJS.Signals): void {
@@ -114,11 +117,16 @@ function killQuietly(pid: number, signal: NodeJS.Signals): void {
 }
 
 /** bwrap's stdio: the terminal, the --info-fd pipe, and the plan's files (seccomp program, Landlock helper) opened. */
-function openFds(plan: LaunchPlan): { stdio: ('inherit' | 'ignore' | 'pipe' | number)[]; opened: number[] } {
-  const standard = sandboxStdio()
-  for (const fd of standard.replaced) warn(`${['stdin', 'stdout', 'stderr'][fd]} is a directory (or a path handle), which would open the files under it inside the sandbox; the sandbox gets /dev/null instead`)
-  const stdio: ('inherit' | 'ignore' | 'pipe' | number)[] = standard.stdio
-  const opened: number[] = standard.opened
+function openFds(plan: LaunchPlan): { stdio: ('inherit' | 'ignore' | 'pipe' | number)[]; opened: number[]; ways: StdioWay[] } {
+  const ways = sandboxStdio()
+  const opened: number[] = []
+  const stdio: ('inherit' | 'ignore' | 'pipe' | number)[] = ways.map((way, fd) => {
+    if (way !== 'null') return way === 'relay' ? 'pipe' : 'inherit'
+    warn(`${['stdin', 'stdout', 'stderr'][fd]} is a directory (or a path handle), which would open the files under it inside the sandbox; the sandbox gets /dev/null instead`)
+    const devNull = fs.openSync('/dev/null', fd === 0 ? 'r' : 'w')
+    opened.push(devNull)
+    return devNull
+  })
   for (const step of plan.fds) {
     // A number no step uses stays closed in bwrap: 'inherit' would hand it the launcher's own
     // descriptor of that number (libuv's signal pipe, which the sandbox could then write to).
@@ -130,7 +138,7 @@ function openFds(plan: LaunchPlan): { stdio: ('inherit' | 'ignore' | 'pipe' | nu
       stdio[step.fd] = fd
     }
   }
-  return { stdio, opened }
+  return { stdio, opened, ways }
 }
 
 function goStream(child: ChildProcess, plan: LaunchPlan): Writable | undefined {

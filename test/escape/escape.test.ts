@@ -147,6 +147,20 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     if (fd !== 2) expect(r.stderr).toContain(`claudebox: ${['stdin', 'stdout'][fd]} is a directory`)
   })
 
+  test('a file as stdin and as stdout (claudebox -p ... < notes >> log): the sandbox reads and writes through pipes, and can open neither file anew', () => {
+    const notes = path.join(s.world.root, 'notes.md')
+    const log = path.join(s.world.root, 'out.log')
+    fs.writeFileSync(notes, 'the prompt\n')
+    fs.writeFileSync(log, 'EARLIER LINES\n')
+    const script = '(echo PWNED > /proc/self/fd/0) 2>/dev/null; (echo PWNED > /proc/self/fd/1) 2>/dev/null; (cat /proc/self/fd/1 >&2) 2>/dev/null; echo "read: $(cat)"'
+    const parent = `exec <'${notes}' >>'${log}'; exec "$@"`
+    const r = spawnSync('bash', ['-c', parent, 'parent', process.execPath, BIN, '--network=none', '--', '-c', script], { cwd: s.project, env: { ...s.world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, encoding: 'utf8', timeout: 30_000 })
+    expect(r.status, r.stderr).toBe(0)
+    expect(fs.readFileSync(notes, 'utf8')).toBe('the prompt\n')
+    expect(fs.readFileSync(log, 'utf8')).toBe('EARLIER LINES\nread: the prompt\n')
+    expect(r.stderr).not.toContain('EARLIER')
+  })
+
   // ---------- persistence: reported after the session ----------
   test.each(['.envrc', '.vscode/tasks.json', '.mcp.json', '.claude/settings.json', '.gitmodules'])(
     'planting %s does not go unnoticed',
