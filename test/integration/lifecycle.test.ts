@@ -11,6 +11,20 @@ import { BIN, claudebox, FIXTURES, git, HAVE_BWRAP, inSandbox, makeRepo, makeWor
 
 
 /** Starts a session that stays until `release` is written into the project. */
+/** A project with one conversation in its instance, then moved from src/shop to work/shop. */
+async function movedWithConversation(world: World, remote?: string): Promise<{ old: string; oldInstance: string; moved: string }> {
+  const old = makeRepo(world.home, 'src/shop')
+  if (remote !== undefined) git(old, 'remote', 'add', 'origin', remote)
+  expect((await inSandbox(world, old, 'true')).exitCode).toBe(0)
+  const oldInstance = instancePath(world, `${old}/.git`)
+  fs.mkdirSync(path.join(oldInstance, 'projects', sanitizePath(old)), { recursive: true })
+  fs.writeFileSync(path.join(oldInstance, 'projects', sanitizePath(old), 'c.jsonl'), '{}\n')
+  const moved = path.join(world.home, 'work/shop')
+  fs.mkdirSync(path.dirname(moved), { recursive: true })
+  fs.renameSync(old, moved)
+  return { old, oldInstance, moved }
+}
+
 function startSession(world: World, cwd: string) {
   const child = execa(process.execPath, [BIN, '--', '-c', 'echo started > .started; while [ ! -e .release ]; do sleep 0.05; done'], {
     cwd,
@@ -264,14 +278,7 @@ describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
   test("--adopt never removes the new place's instance while a session runs in it", async () => {
     const world = makeWorld()
     noticeGiven(world)
-    const old = makeRepo(world.home, 'src/shop')
-    expect((await inSandbox(world, old, 'true')).exitCode).toBe(0)
-    const oldInstance = instancePath(world, `${old}/.git`)
-    fs.mkdirSync(path.join(oldInstance, 'projects', sanitizePath(old)), { recursive: true })
-    fs.writeFileSync(path.join(oldInstance, 'projects', sanitizePath(old), 'c.jsonl'), '{}\n')
-    const moved = path.join(world.home, 'work/shop')
-    fs.mkdirSync(path.dirname(moved), { recursive: true })
-    fs.renameSync(old, moved)
+    const { old, oldInstance, moved } = await movedWithConversation(world)
     // The user started empty in the new place (as "n" to the takeover does), then asks to adopt.
     const aside = path.join(world.home, 'aside')
     fs.renameSync(oldInstance, aside)
@@ -291,15 +298,7 @@ describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
 
   test('a moved project launched with --yes takes its instance over before starting', async () => {
     const world = makeWorld()
-    const old = makeRepo(world.home, 'src/shop')
-    git(old, 'remote', 'add', 'origin', 'https://example.com/shop.git')
-    expect((await inSandbox(world, old, 'true')).exitCode).toBe(0)
-    const oldInstance = instancePath(world, `${old}/.git`)
-    fs.mkdirSync(path.join(oldInstance, 'projects', sanitizePath(old)), { recursive: true })
-    fs.writeFileSync(path.join(oldInstance, 'projects', sanitizePath(old), 'c.jsonl'), '{}\n')
-    const moved = path.join(world.home, 'work/shop')
-    fs.mkdirSync(path.dirname(moved), { recursive: true })
-    fs.renameSync(old, moved)
+    const { oldInstance, moved } = await movedWithConversation(world, 'https://example.com/shop.git')
     const r = await claudebox(world, ['--yes', '--', '-c', 'echo STARTED'], { cwd: moved, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
     expect(r.exitCode, r.stderr).toBe(0)
     expect(r.stdout).toBe('STARTED')
