@@ -1,7 +1,11 @@
 // claudebox's own questions (login import, first launch, --gc): asked on stderr, answered on stdin.
+import { isatty } from 'node:tty'
 
-/** Only a person at a terminal can answer: both stdin and stderr must be one. */
-export const canAsk = (): boolean => process.stdin.isTTY === true && process.stderr.isTTY === true
+/**
+ * Only a person at a terminal can answer: both stdin and stderr must be one. (isatty, not
+ * process.stdin.isTTY, which builds stdin's stream: ~7 ms of a launch.)
+ */
+export const canAsk = (): boolean => isatty(0) && isatty(2)
 
 /** Asks one question, prefixed `claudebox:`, and returns the trimmed answer. */
 export async function ask(question: string): Promise<string> {

@@ -35,6 +35,7 @@ import { SessionServers } from './session-servers.js'
 
 import { VERSION } from '../version.js'
 import { print } from '../cli/log.js'
+import { isatty } from 'node:tty'
 
 export async function launch(settings: Settings, options: CliOptions): Promise<number> {
   // Inside a sandbox (claudebox sets CLAUDEBOX=1 there) no new one can start: say so plainly.
@@ -71,7 +72,7 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   // Everything checked: the one-time word on the closed network default (presets chosen apply now).
   if (setup.networkDefaulted) plan = await networkNotice(settings, options, request, plan, facts.instance.kind !== 'missing')
   const before = snapshot(plan.watch)
-  const [startedAt, interactive] = [Date.now() - 1000, process.stdin.isTTY === true && process.stdout.isTTY === true]
+  const [startedAt, interactive] = [Date.now() - 1000, isatty(0) && isatty(1)]
   const { result, unregister } = await runSession(plan, facts, servers)
   let failed: number | undefined
   try {
@@ -340,7 +341,7 @@ function guardOne(file: string, backups: readonly string[], goodDir: string): vo
  * (Claude Code asks its own trust question); with confirmFirstLaunch it asks first.
  */
 async function firstLaunch(plan: LaunchPlan, sandbox: SandboxOptions, yes: boolean): Promise<void> {
-  const terminal = process.stderr.isTTY === true
+  const terminal = isatty(2)
   if (terminal) process.stderr.write(terminalSafe(`claudebox: first launch in this project:\n${shortAudit(plan).map(l => `  ${l}\n`).join('')}`))
   if (!sandbox.confirmFirstLaunch || yes) return
   if (!canAsk()) throw launchError('not started: config.json asks to confirm the first launch in a project; rerun with --yes to accept')

@@ -50,10 +50,19 @@ export function sandboxStdio(): StdioWay[] {
     }
     const flags = fdFlags(fd)
     if (st.isDirectory() || (flags !== undefined && (flags & O_PATH) !== 0)) return 'null'
-    if (st.isSocket() || isatty(fd)) return 'inherit'
+    if (st.isSocket() || isatty(fd) || memoryDevice(st)) return 'inherit'
     if (st.isFIFO() && anonymousPipe(fd)) return 'inherit'
     return 'relay'
   })
+}
+
+/**
+ * /dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom (major 1): opened anew they are what
+ * the sandbox's own /dev has. `< /dev/null` is common and needs no relay.
+ */
+function memoryDevice(st: fs.Stats): boolean {
+  const [major, minor] = [(st.rdev >> 8) & 0xfff, (st.rdev & 0xff) | ((st.rdev >> 12) & 0xfff00)]
+  return st.isCharacterDevice() && major === 1 && [3, 5, 7, 8, 9].includes(minor)
 }
 
 /** A pipe made by pipe(2) has no name to open: /proc shows it as pipe:[inode]. */

@@ -9,6 +9,7 @@ import { sanitizePath } from './adopt.js'
 import { META_FILE, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
 import { listCachePath, measureUsage, processStartTime, readListCache, readMeta, sessionsMtime, type CachedInstance, type Usage } from './scan.js'
 import type { FileStep, HostFacts, MkdirStep } from '../types.js'
+import { isatty } from 'node:tty'
 
 export function applyMkdirs(steps: readonly MkdirStep[], claudeboxHome: string): void {
   for (const step of steps) {
@@ -99,7 +100,7 @@ export function stateError(p: string, error: unknown): Error {
 export function registerSession(instance: string, cwd: string, version: string): () => void {
   const file = path.join(instance, SESSIONS_DIR, `${process.pid}.json`)
   const record: SessionRecord = { pid: process.pid, startTime: processStartTime('self') ?? '', cwd, version, started: new Date().toISOString() }
-  if (process.stdin.isTTY) {
+  if (isatty(0)) {
     try {
       record.tty = fs.readlinkSync('/proc/self/fd/0')
     } catch {
