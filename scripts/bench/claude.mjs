@@ -23,26 +23,32 @@ export async function benchClaude({ bin, claude, results }) {
 
 const apiEnv = url => ({ ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: KEY, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' })
 
-function p2(bin, claude, url, results) {
-  const { project, env } = mkWorld({ CLAUDEBOX_CLAUDE: claude, ...apiEnv(url) })
+/**
+ * The bwrap command claudebox runs for `claudeArgs` (the open network's argv: the default's needs
+ * the launcher's proxy), replayed with the environment claudebox gives the sandbox (read by running
+ * `env` in it), pointed straight at the API instead of claudebox's gateway.
+ */
+function directCommand(bin, project, env, url, claudeArgs) {
   const launch = (args, extra = {}) => spawnSync(process.execPath, [bin, ...args], { cwd: project, env: { ...env, ...extra }, encoding: 'utf8' })
-  // The same bwrap command: the open network's argv (the default's needs the launcher's proxy),
-  // with the environment claudebox gives the sandbox (read by running `env` in it), pointed
-  // straight at the API instead of claudebox's gateway.
-  const debug = launch(['--network=open', '-p', 'hello'], { CLAUDEBOX_DEBUG: '1' })
+  const debug = launch(['--network=open', ...claudeArgs], { CLAUDEBOX_DEBUG: '1' })
   const line = debug.stderr.split('\n').find(l => l.includes('bwrap argv: '))
-  if (debug.status !== 0 || !line) throw new Error(`claudebox -p hello failed: ${debug.stderr}`)
+  if (debug.status !== 0 || !line) throw new Error(`claudebox ${claudeArgs.join(' ')} failed: ${debug.stderr}`)
   const [bwrap, ...argv] = JSON.parse(line.slice(line.indexOf('bwrap argv: ') + 12))
   const own = ['--info-fd']
   const args = argv.filter((arg, i) => !own.includes(arg) && !own.includes(argv[i - 1]))
   args.forEach((arg, i) => args[i - 1] === '--bind' && arg.includes('/session-stores/') && spawnSync('mkdir', ['-p', arg]))
   const inside = launch(['--network=open'], { CLAUDEBOX_CLAUDE: '/usr/bin/env' })
   const sandboxEnv = Object.fromEntries(inside.stdout.trim().split('\n').map(l => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
-  Object.assign(sandboxEnv, apiEnv(url))
+  Object.assign(sandboxEnv, apiEnv(url), env.IS_SANDBOX ? { IS_SANDBOX: env.IS_SANDBOX } : {})
   const withFds = replayFds(env.CLAUDEBOX_HOME)
+  return () => withFds(fds => spawnSync(bwrap, args, { cwd: project, env: sandboxEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe', 'ignore', ...fds] }))
+}
+
+function p2(bin, claude, url, results) {
+  const { project, env } = mkWorld({ CLAUDEBOX_CLAUDE: claude, ...apiEnv(url) })
   const variants = {
-    'bwrap direct: claude -p hello': () => withFds(fds => spawnSync(bwrap, args, { cwd: project, env: sandboxEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe', 'ignore', ...fds] })),
-    'claudebox -p hello (default)': () => launch(['-p', 'hello']),
+    'bwrap direct: claude -p hello': directCommand(bin, project, env, url, ['-p', 'hello']),
+    'claudebox -p hello (default)': () => spawnSync(process.execPath, [bin, '-p', 'hello'], { cwd: project, env, encoding: 'utf8' }),
     'claude -p hello on the host': () => spawnSync(claude, ['-p', 'hello'], { cwd: project, env, encoding: 'utf8' }),
   }
   const m = interleaveChecked(variants, 10, r => r.stdout.trim() === 'pong')
@@ -58,9 +64,11 @@ function p7(bin, claude, url, results) {
     'plain claude on the host': () => spawnSync(claude, go, { cwd: project, env, encoding: 'utf8' }),
     "claude with its own sandbox": () => spawnSync(claude, [...go, '--settings', JSON.stringify({ sandbox: { enabled: true, failIfUnavailable: true } })], { cwd: project, env, encoding: 'utf8' }),
     'claudebox (default network)': () => spawnSync(process.execPath, [bin, ...go], { cwd: project, env, encoding: 'utf8' }),
+    // Where the difference to plain claude goes: the sandbox itself, or the launcher and its gateway.
+    'the same bwrap command, direct': directCommand(bin, project, env, url, go),
   }
-  const m = interleaveChecked(variants, 3, r => r.stdout.trim() === 'done')
-  console.log('\nP7 one turn with 30 Bash commands (medians of 3 interleaved runs)')
+  const m = interleaveChecked(variants, 5, r => r.stdout.trim() === 'done')
+  console.log('\nP7 one turn with 30 Bash commands (medians of 5 interleaved runs)')
   for (const [name, ms] of Object.entries(m)) console.log(`  ${name.padEnd(34)} ${ms.toFixed(0).padStart(6)} ms`)
   const box = m['claudebox (default network)']
   results.p7 = { value: box / m['plain claude on the host'], target: 1.05, what: 'P7 30-command turn: claudebox / plain claude' }
