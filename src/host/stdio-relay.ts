@@ -8,8 +8,12 @@ import type { StdioWay } from './inherited-fds.js'
 export function relayStdio(child: ChildProcess, ways: readonly StdioWay[]): () => void {
   // Node writes its stdout and stderr synchronously when they are files or pipes: nothing is
   // pending when the launcher exits.
-  if (ways[1] === 'relay') child.stdout?.pipe(process.stdout, { end: false })
-  if (ways[2] === 'relay') child.stderr?.pipe(process.stderr, { end: false })
+  for (const [way, from, to] of [[ways[1], child.stdout, process.stdout], [ways[2], child.stderr, process.stderr]] as const) {
+    if (way !== 'relay' || !from) continue
+    // The reader went away (a named FIFO closed): the program gets EPIPE, as it would have.
+    to.once('error', () => from.destroy())
+    from.pipe(to, { end: false })
+  }
   const input = child.stdin
   if (ways[0] !== 'relay' || !input) return () => {}
   // The program need not read all of it: a pipe it closed is not an error of the launcher's.
