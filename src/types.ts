@@ -129,6 +129,8 @@ export interface FdStep {
   /** 'info' is bwrap's --info-fd; 'go' the launcher's go to the sandbox's gate (plan.ts GO_FD); 'file' is opened read-only from `path`. */
   kind: 'info' | 'go' | 'file'
   path?: string
+  /** For 'go': the words that also send the program's stderr into its stdout (plan.ts GO_MERGED). */
+  merged?: string
 }
 
 export interface LaunchPlan {

@@ -34,26 +34,34 @@ export function closeInheritedFds(): number[] {
 export type StdioWay = 'inherit' | 'relay' | 'null'
 
 /**
- * stdin, stdout and stderr. A terminal, an anonymous pipe and a socket go in as they are. Anything
- * with a name on the host goes in through a pipe the launcher relays: through /proc/self/fd/0 the
- * sandbox opens a file anew, in any mode the file allows (`claudebox -p ... < ~/notes.md` would let
- * it rewrite the notes; `>> log` read the log's earlier lines). A directory or an O_PATH handle is
- * no I/O but a way out (/proc/self/fd/0/... opens every file under it): /dev/null takes its place.
+ * stdin, stdout and stderr. A terminal and /dev/null (and its kin) go in as they are. Everything
+ * else goes in as a pipe the launcher relays, because the sandbox could open it anew or use it
+ * against the host: through /proc/self/fd/0 it opens a file in any mode the file allows
+ * (`claudebox -p ... < ~/notes.md` would let it rewrite the notes, `>> log` read the log's earlier
+ * lines); a pipe reopened for writing feeds the host shell's next `read` (`... | while read f; do
+ * claudebox ...`), one reopened for reading takes what other writers send the consumer; a TCP
+ * socket can be connected anew, from the host's network, even with --network=none. A directory or
+ * an O_PATH handle is no I/O but a way out (/proc/self/fd/0/... opens every file under it):
+ * /dev/null takes its place. `merged`: stdout and stderr are the same file or pipe (`2>&1`), so the
+ * program's stderr joins its stdout inside, in order.
  */
-export function sandboxStdio(): StdioWay[] {
-  return [0, 1, 2].map(fd => {
-    let st: fs.Stats
+export function sandboxStdio(): { ways: StdioWay[]; merged: boolean } {
+  const stats = [0, 1, 2].map(fd => {
     try {
-      st = fs.fstatSync(fd)
+      return fs.fstatSync(fd)
     } catch {
-      return 'inherit'
+      return undefined
     }
+  })
+  const ways = stats.map((st, fd): StdioWay => {
+    if (st === undefined) return 'inherit'
     const flags = fdFlags(fd)
     if (st.isDirectory() || (flags !== undefined && (flags & O_PATH) !== 0)) return 'null'
-    if (st.isSocket() || isatty(fd) || memoryDevice(st)) return 'inherit'
-    if (st.isFIFO() && anonymousPipe(fd)) return 'inherit'
-    return 'relay'
+    return isatty(fd) || memoryDevice(st) ? 'inherit' : 'relay'
   })
+  const [out, err] = [stats[1], stats[2]]
+  const merged = ways[1] === 'relay' && ways[2] === 'relay' && out !== undefined && err !== undefined && out.dev === err.dev && out.ino === err.ino
+  return { ways, merged }
 }
 
 /**
@@ -63,15 +71,6 @@ export function sandboxStdio(): StdioWay[] {
 function memoryDevice(st: fs.Stats): boolean {
   const [major, minor] = [(st.rdev >> 8) & 0xfff, (st.rdev & 0xff) | ((st.rdev >> 12) & 0xfff00)]
   return st.isCharacterDevice() && major === 1 && [3, 5, 7, 8, 9].includes(minor)
-}
-
-/** A pipe made by pipe(2) has no name to open: /proc shows it as pipe:[inode]. */
-function anonymousPipe(fd: number): boolean {
-  try {
-    return fs.readlinkSync(`/proc/self/fd/${fd}`).startsWith('pipe:')
-  } catch {
-    return false
-  }
 }
 
 /** Whether the descriptor survives an exec; undefined when it is gone (the directory's own). */

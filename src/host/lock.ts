@@ -49,7 +49,9 @@ function takeOver(file: string, staleMs: number, token: string): void {
       // a newer lock is there already
     }
   }
-  fs.rmSync(aside, { force: true })
+  // Whatever was planted there (a directory: the opt-out's sandbox can write the OAuth store's
+  // directory) goes, without following a link in it.
+  fs.rmSync(aside, { recursive: true, force: true })
 }
 
 /** Runs `step` holding the lock; waits for it synchronously (a holder keeps it for milliseconds). */

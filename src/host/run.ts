@@ -49,7 +49,7 @@ interface SessionState {
 }
 
 async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: SessionState): Promise<RunResult> {
-  const { child, cgroups, ways } = spawnInCgroups(plan)
+  const { child, cgroups, ways, merged } = spawnInCgroups(plan)
   const stopRelay = relayStdio(child, ways)
   const sandbox = watchInfo(child.stdio[3] as Readable | null | undefined)
   const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: NodeJS.ErrnoException }>(resolve => {
@@ -72,7 +72,7 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
   // Nothing may run in a sandbox whose proxy or record is missing, or after a signal.
   if (failure !== undefined || state.early !== undefined) await abort()
   else {
-    release(child, plan)
+    release(child, plan, merged)
     state.released = true
   }
   const result = await ended
@@ -89,10 +89,10 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
 }
 
 /** bwrap spawned inside the cgroups of its limits (the launcher joins them for the moment of the spawn). */
-function spawnInCgroups(plan: LaunchPlan): { child: ChildProcess; cgroups: ReturnType<typeof createCgroups>; ways: StdioWay[] } {
+function spawnInCgroups(plan: LaunchPlan): { child: ChildProcess; cgroups: ReturnType<typeof createCgroups>; ways: StdioWay[]; merged: boolean } {
   const inherited = closeInheritedFds()
   if (inherited.length > 0) debug(`closed descriptors inherited from the parent: ${inherited.join(', ')}`)
-  const { stdio, opened, ways } = openFds(plan)
+  const { stdio, opened, ways, merged } = openFds(plan)
   const cgroups = createCgroups(plan.cgroups)
   try {
     moveSelf(cgroups.map(c => c.dir))
@@ -105,7 +105,7 @@ function spawnInCgroups(plan: LaunchPlan): { child: ChildProcess; cgroups: Retur
   moveSelf(cgroups.map(c => c.parent))
   for (const { dir, files } of cgroups) for (const [name, value] of files) fs.writeFileSync(path.join(dir, name), value)
   for (const fd of opened) fs.closeSync(fd)
-  return { child, cgroups, ways }
+  return { child, cgroups, ways, merged }
 }
 
 function killQuietly(pid: number, signal: NodeJS.Signals): void {
@@ -117,8 +117,8 @@ function killQuietly(pid: number, signal: NodeJS.Signals): void {
 }
 
 /** bwrap's stdio: the terminal, the --info-fd pipe, and the plan's files (seccomp program, Landlock helper) opened. */
-function openFds(plan: LaunchPlan): { stdio: ('inherit' | 'ignore' | 'pipe' | number)[]; opened: number[]; ways: StdioWay[] } {
-  const ways = sandboxStdio()
+function openFds(plan: LaunchPlan): { stdio: ('inherit' | 'ignore' | 'pipe' | number)[]; opened: number[]; ways: StdioWay[]; merged: boolean } {
+  const { ways, merged } = sandboxStdio()
   const opened: number[] = []
   const stdio: ('inherit' | 'ignore' | 'pipe' | number)[] = ways.map((way, fd) => {
     if (way !== 'null') return way === 'relay' ? 'pipe' : 'inherit'
@@ -138,7 +138,7 @@ function openFds(plan: LaunchPlan): { stdio: ('inherit' | 'ignore' | 'pipe' | nu
       stdio[step.fd] = fd
     }
   }
-  return { stdio, opened, ways }
+  return { stdio, opened, ways, merged }
 }
 
 function goStream(child: ChildProcess, plan: LaunchPlan): Writable | undefined {
@@ -147,10 +147,12 @@ function goStream(child: ChildProcess, plan: LaunchPlan): Writable | undefined {
 }
 
 /** The go for the sandbox's gate (plan.ts GO_FD). */
-function release(child: ChildProcess, plan: LaunchPlan): void {
+/** The go; `merged`: the gate sends the program's stderr into its stdout (GO_GATE). */
+function release(child: ChildProcess, plan: LaunchPlan, merged: boolean): void {
   const stream = goStream(child, plan)
+  const words = merged ? plan.fds.find(step => step.kind === 'go')?.merged : undefined
   stream?.on('error', () => {}) // bwrap gone already: its status says why
-  stream?.end('go\n')
+  stream?.end(`${words ?? 'go'}\n`)
 }
 
 /** bwrap reports the host pid of the sandbox's init on --info-fd; `pid` is set once it has (`reported` then, or at the pipe's end). */

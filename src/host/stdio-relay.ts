@@ -1,6 +1,7 @@
-// The sandbox's stdin, stdout or stderr where it has a name on the host (a file, a named FIFO, a
-// device; inherited-fds.ts sandboxStdio): the sandbox gets a pipe and the launcher copies between
-// that pipe and its own descriptor, which never enters the sandbox.
+// The sandbox's stdin, stdout or stderr when it is not a terminal (a file, a pipe, a socket, a
+// device; inherited-fds.ts sandboxStdio says why): the sandbox gets a pipe of the launcher's and
+// the launcher copies between it and its own descriptor, which never enters the sandbox. Like ssh,
+// the copy of stdin reads ahead: in a `while read` loop, give claudebox `< /dev/null`.
 import type { ChildProcess } from 'node:child_process'
 import type { StdioWay } from './inherited-fds.js'
 
@@ -10,8 +11,9 @@ export function relayStdio(child: ChildProcess, ways: readonly StdioWay[]): () =
   // pending when the launcher exits.
   for (const [way, from, to] of [[ways[1], child.stdout, process.stdout], [ways[2], child.stderr, process.stderr]] as const) {
     if (way !== 'relay' || !from) continue
-    // The reader went away (a named FIFO closed): the program gets EPIPE, as it would have.
-    to.once('error', () => from.destroy())
+    // The reader went away or the disk is full: the program gets EPIPE, as it would have had an
+    // error of its own, and the launcher goes on (every error, not only the first).
+    to.on('error', () => from.destroy())
     from.pipe(to, { end: false })
   }
   const input = child.stdin

@@ -30,9 +30,16 @@ export const INFO_FD = 3
  * launcher died or gave up) stops the sandbox, which then runs nothing.
  */
 export const GO_FD = 7
+/**
+ * The go when the launcher relays stdout and stderr to one place (`2>&1`): the program's stderr
+ * joins its stdout in the sandbox, so that their lines keep their order (bwrap's own errors still
+ * come on stderr).
+ */
+export const GO_MERGED = 'go 2>&1'
 export const GO_GATE = [
   'IFS= read -r go <&7 || go=',
   'exec 7<&-',
+  `[ "$go" = '${GO_MERGED}' ] && { exec 2>&1; go=go; }`,
   '[ "$go" = go ] || { echo "claudebox: the launcher did not start the sandbox" >&2; exit 125; }',
   'exec "$@"',
 ].join('\n')
@@ -132,7 +139,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   // The API endpoint named on the host is the gateway's business when there is one (secretless).
   const policy = options.network === 'allow' ? egressPolicy(options, request.api === undefined ? facts.env : {}) : undefined
   b.add('--info-fd', String(INFO_FD))
-  b.fds.push({ fd: INFO_FD, kind: 'info' }, { fd: GO_FD, kind: 'go' })
+  b.fds.push({ fd: INFO_FD, kind: 'info' }, { fd: GO_FD, kind: 'go', merged: GO_MERGED })
   const scope = terminalAndSyscalls(b, facts)
   const system = systemAndHome(b, facts)
   const guard = projectAndGit(b, facts, options, projectDirs, instance)

@@ -161,6 +161,37 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     expect(r.stderr).not.toContain('EARLIER')
   })
 
+  test('a pipe as stdin and a TCP socket as stdout: the sandbox can neither write into the pipe the host reads next nor reuse the socket on the host network', async () => {
+    const server = net.createServer(c => c.resume())
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+    const port = (server.address() as net.AddressInfo).port
+    // The parent: a pipe the host shell goes on reading after claudebox, and stdout a TCP connection.
+    const parent = [
+      'import os, socket, subprocess, sys',
+      `s = socket.create_connection(("127.0.0.1", ${port}))`,
+      'r, w = os.pipe()',
+      'os.write(w, b"line1\\n"); os.close(w)',
+      'p = subprocess.run(sys.argv[1:], stdin=r, stdout=s.fileno(), stderr=subprocess.PIPE)',
+      'rest = os.read(r, 100)',
+      'sys.stderr.write("status %d rest %r\\n%s" % (p.returncode, rest, p.stderr.decode()))',
+    ].join('\n')
+    const script = '(echo injected > /proc/self/fd/0) 2>/dev/null; python3 -c "import os, socket; os.write(2, str(socket.socket(fileno=os.dup(1)).family).encode())"'
+    const r = spawnSync('python3', ['-c', parent, process.execPath, BIN, '--network=none', '--', '-c', script], { cwd: s.project, env: { ...s.world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, encoding: 'utf8', timeout: 30_000 })
+    server.close()
+    expect(r.stderr).toMatch(/^status 0 /)
+    expect(r.stderr).not.toContain('injected')
+    // The sandbox's stdout is the launcher's own unix socket pair (AF_UNIX, 1), not the host's TCP connection (AF_INET, 2).
+    expect(r.stderr.trim().split('\n').at(-1)).toBe('1')
+  })
+
+  test('stdout and stderr to one file (2>&1) go through the relay in their order', () => {
+    const log = path.join(s.world.root, 'both.log')
+    const script = 'for i in 1 2 3 4 5 6; do echo out$i; echo err$i >&2; done'
+    const r = spawnSync('bash', ['-c', `exec >'${log}' 2>&1; exec "$@"`, 'parent', process.execPath, BIN, '--network=none', '--', '-c', script], { cwd: s.project, env: { ...s.world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, encoding: 'utf8', timeout: 30_000 })
+    expect(r.status).toBe(0)
+    expect(fs.readFileSync(log, 'utf8')).toBe([1, 2, 3, 4, 5, 6].map(i => `out${i}\nerr${i}\n`).join(''))
+  })
+
   // ---------- persistence: reported after the session ----------
   test.each(['.envrc', '.vscode/tasks.json', '.mcp.json', '.claude/settings.json', '.gitmodules'])(
     'planting %s does not go unnoticed',

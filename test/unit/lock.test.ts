@@ -69,3 +69,13 @@ withLockSync(lock, 1000, () => { fs.appendFileSync(log, 'in\\n'); Atomics.wait(n
     expect(fs.readFileSync(lock, 'utf8')).toBe('another holder\n')
   })
 })
+
+describe('lock files planted by a sandbox (the opt-out gives it the OAuth store directory)', () => {
+  test('a stale directory in place of the lock is taken over; the step runs', () => {
+    const lock = path.join(tempDir(), 'x.lock')
+    fs.mkdirSync(path.join(lock, 'sub'), { recursive: true })
+    fs.utimesSync(lock, HOUR_AGO, HOUR_AGO)
+    expect(withLockSync(lock, 1000, () => 'ran')).toBe('ran')
+    expect(fs.readdirSync(path.dirname(lock))).toEqual([])
+  })
+})
