@@ -12,6 +12,7 @@ import { relayStdio } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
 
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const
+const EXIT_GRACE_MS = 2000
 
 /** The session's exit status, and whether bwrap got as far as starting the sandbox. */
 export interface RunResult {
@@ -41,7 +42,7 @@ export async function runForeground(plan: LaunchPlan, started: () => Promise<voi
 
 interface SessionState {
   child?: ChildProcess
-  sandbox?: { pid: number | undefined }
+  sandbox?: { pid: number | undefined; reported: Promise<void> }
   released: boolean
   /** A signal that came before the go: the launch is abandoned with it. */
   early?: NodeJS.Signals
@@ -55,6 +56,7 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
   const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: NodeJS.ErrnoException }>(resolve => {
     child.on('error', error => resolve({ code: null, signal: null, error }))
     child.on('close', (code, signal) => resolve({ code, signal }))
+    child.on('exit', () => endPipesLater(child, sandbox))
   })
   // Without the go the gate stops the sandbox; its init and bwrap are killed too, so nothing
   // lingers (as uid 1001, a bwrap told SIGINT here was seen to live on, and the launcher with it).
@@ -108,6 +110,23 @@ function spawnInCgroups(plan: LaunchPlan): { child: ChildProcess; cgroups: Retur
   return { child, cgroups, ways, merged }
 }
 
+/**
+ * bwrap's end is the sandbox's (--die-with-parent, then its pid namespace goes with its init), so
+ * its pipes close within moments. Should something of it have escaped that (a bwrap killed before
+ * --die-with-parent was in force) and still hold them, it is killed and the pipes are closed after
+ * EXIT_GRACE_MS rather than keep the launcher waiting for ever.
+ */
+function endPipesLater(child: ChildProcess, sandbox: { pid: number | undefined }): void {
+  let closed = false
+  child.once('close', () => (closed = true))
+  setTimeout(() => {
+    if (closed) return
+    debug('bwrap has ended but its pipes are still open: ending them')
+    if (sandbox.pid !== undefined) killQuietly(sandbox.pid, 'SIGKILL')
+    for (const stream of child.stdio) stream?.destroy()
+  }, EXIT_GRACE_MS).unref()
+}
+
 function killQuietly(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(pid, signal)
@@ -146,13 +165,13 @@ function goStream(child: ChildProcess, plan: LaunchPlan): Writable | undefined {
   return go === undefined ? undefined : ((child.stdio[go.fd] as Writable | null | undefined) ?? undefined)
 }
 
-/** The go for the sandbox's gate (plan.ts GO_FD). */
 /** The go; `merged`: the gate sends the program's stderr into its stdout (GO_GATE). */
 function release(child: ChildProcess, plan: LaunchPlan, merged: boolean): void {
   const stream = goStream(child, plan)
   const words = merged ? plan.fds.find(step => step.kind === 'go')?.merged : undefined
   stream?.on('error', () => {}) // bwrap gone already: its status says why
   stream?.end(`${words ?? 'go'}\n`)
+  debug('go given to the sandbox')
 }
 
 /** bwrap reports the host pid of the sandbox's init on --info-fd; `pid` is set once it has (`reported` then, or at the pipe's end). */
@@ -178,8 +197,8 @@ function watchInfo(infoStream: Readable | null | undefined): { pid: number | und
 /**
  * bwrap itself does not forward signals (bubblewrap#369): killing it would SIGKILL Claude through
  * --die-with-parent and lose its state, so signals go to the init's children, the sandboxed
- * program itself (to bwrap while the sandbox is not started yet). Before the go, a signal
- * abandons the launch instead (kept for later when it comes before bwrap is even spawned).
+ * program itself. Before the go, a signal abandons the launch instead (kept for later when it
+ * comes before bwrap is even spawned).
  */
 function relaySignals(state: SessionState): (signal: NodeJS.Signals) => void {
   return signal => {
@@ -189,12 +208,26 @@ function relaySignals(state: SessionState): (signal: NodeJS.Signals) => void {
       if (abort !== undefined) void abort().catch(() => {})
       return
     }
-    if (child === undefined) return
-    const targets = sandbox?.pid === undefined ? [] : childrenOf(sandbox.pid)
-    debug(`forwarding ${signal} to ${targets.length > 0 ? targets.join(',') : `bwrap ${child.pid}`}`)
-    if (targets.length === 0) child.kill(signal)
-    for (const pid of targets) killQuietly(pid, signal)
+    if (child === undefined || sandbox === undefined) return
+    // Until bwrap has said which process is the sandbox's init, the signal waits: a bwrap killed
+    // in its first milliseconds can leave its child running before --die-with-parent is in force
+    // (seen here under load: the sandbox lived on and held the launcher's pipes open).
+    if (sandbox.pid === undefined) void sandbox.reported.then(() => forward(child, sandbox.pid, signal))
+    else forward(child, sandbox.pid, signal)
   }
+}
+
+/**
+ * To the sandboxed program; when it is not running (not yet forked, or gone), the sandbox ends:
+ * its init is killed, which ends everything in its pid namespace, and bwrap gets the signal.
+ */
+function forward(child: ChildProcess, init: number | undefined, signal: NodeJS.Signals): void {
+  const targets = init === undefined ? [] : childrenOf(init)
+  debug(`forwarding ${signal} to ${targets.length > 0 ? targets.join(',') : `bwrap ${child.pid} (sandbox init ${init ?? 'none'} killed)`}`)
+  for (const pid of targets) killQuietly(pid, signal)
+  if (targets.length > 0) return
+  child.kill(signal)
+  if (init !== undefined) killQuietly(init, 'SIGKILL')
 }
 
 /** Creates claudebox-<pid> in each parent with its limits written; a failure is claudebox's, status 125. */

@@ -240,9 +240,10 @@ describe.skipIf(!HAVE_BWRAP)('kill -9 during a launch', () => {
     const project = makeRepo(world.home, 'src/project')
     for (const delay of [5, 20, 40, 80, 150]) {
       const child = spawn(process.execPath, [BIN, '--', '-c', 'sleep 5'], { cwd: project, env: { ...world.env, ...sh }, stdio: 'ignore' })
+      const exited = new Promise(resolve => child.once('exit', resolve))
       await new Promise(resolve => setTimeout(resolve, delay))
       child.kill('SIGKILL')
-      await new Promise(resolve => child.once('exit', resolve))
+      await exited
       const instances = path.join(world.claudeboxHome, 'instances')
       for (const name of fs.existsSync(instances) ? fs.readdirSync(instances).filter(n => /^[0-9a-f]{16}$/.test(n)) : []) {
         const root = path.join(instances, name, 'project-root')
@@ -280,9 +281,11 @@ describe.skipIf(!HAVE_BWRAP)('kill -9 during --adopt', () => {
       const moved = path.join(world.home, 'src/moved')
       fs.renameSync(project, moved)
       const child = spawn(process.execPath, [BIN, '--adopt', project, '--yes'], { cwd: moved, env: { ...world.env, ...sh }, stdio: 'ignore' })
+      // Listened for from the start: --adopt may finish before the kill (it takes ~50 ms here).
+      const exited = new Promise(resolve => child.once('exit', resolve))
       await new Promise(resolve => setTimeout(resolve, delay))
       child.kill('SIGKILL')
-      await new Promise(resolve => child.once('exit', resolve))
+      await exited
       const fresh = instanceOf(world, moved)
       const holders = [old, fresh].filter(dir => fs.existsSync(path.join(dir, 'projects/x/c.jsonl')))
       expect(holders, `delay ${delay} ms`).toHaveLength(1)

@@ -2,7 +2,7 @@
 // is recorded and its servers listen. A signal that reaches the launcher first, even in the
 // milliseconds right after bwrap is spawned, abandons the launch: the program never runs
 // unsupervised, nothing is left running. And the sandbox holds none of the launcher's descriptors.
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -54,6 +54,37 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
       expect(leftRunning(world.root)).toEqual([])
     }
   }, 60_000)
+
+  // After the go but before bwrap has reported the sandbox's init: a signal then went to bwrap
+  // itself, and a bwrap killed that early can leave its sandbox running (seen under load in CI: the
+  // launcher waited for ever on the pipes the sandbox held, and the program ran unsupervised). The
+  // fixture's bwrap reports 2 s late and, killed, leaves the real bwrap behind, as that race did.
+  test('SIGTERM after the go, before bwrap reports the sandbox: it reaches the program, nothing is left', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'p')
+    const marker = path.join(world.root, 'program-ran')
+    const lateBwrap = path.resolve('test/fixtures/bwrap-late-info.py')
+    const child = spawn(process.execPath, [BIN, '--network=open', '--', '-c', `sleep 2; touch ${marker}`], {
+      cwd: project,
+      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', CLAUDEBOX_BWRAP: lateBwrap, CLAUDEBOX_DEBUG: '1' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    let stderr = ''
+    const exited = new Promise<number | null>(resolve => child.on('close', resolve))
+    child.stderr.on('data', (chunk: Buffer) => {
+      const before = stderr
+      stderr += chunk.toString()
+      if (!before.includes('go given') && stderr.includes('go given to the sandbox')) child.kill('SIGTERM')
+    })
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
+    const status = await exited
+    clearTimeout(timer)
+    expect(status, stderr).toBe(143)
+    await sleep(2500)
+    expect(fs.existsSync(marker), 'the program ran to its end').toBe(false)
+    expect(leftRunning(world.root)).toEqual([])
+    expect(stderr).toMatch(/forwarding SIGTERM to \d+\n/)
+  }, 40_000)
 
   test.each(['allow', 'none', 'open'])('--network=%s: the sandbox holds no descriptor of the launcher', async network => {
     const world = makeWorld()
