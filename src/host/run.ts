@@ -230,16 +230,21 @@ function forward(child: ChildProcess, init: number | undefined, signal: NodeJS.S
   if (init !== undefined) killQuietly(init, 'SIGKILL')
 }
 
-/** Creates claudebox-<pid> in each parent with its limits written; a failure is claudebox's, status 125. */
+/**
+ * Creates claudebox-<pid>-<time> in each parent with its limits written; a failure is claudebox's,
+ * status 125. The time makes the name this launch's own: a SIGKILLed launcher leaves its cgroup,
+ * sometimes with processes in it (seen: a sandbox init whose bwrap died before --die-with-parent
+ * was in force), and a later launcher with the same pid must not trip over it.
+ */
 function createCgroups(steps: LaunchPlan['cgroups']): { parent: string; dir: string; files: LaunchPlan['cgroups'][number]['files'] }[] {
   const created: { parent: string; dir: string; files: LaunchPlan['cgroups'][number]['files'] }[] = []
   // The launcher's own threads are in the cgroup while it forks bwrap: pids.max leaves room for
   // them until it has left (then the exact limit is written).
   const slack = fs.readdirSync('/proc/self/task').length + 1
   for (const step of steps) {
-    const dir = path.join(step.parent, `claudebox-${process.pid}`)
+    const dir = path.join(step.parent, `claudebox-${process.pid}-${Date.now().toString(36)}`)
     try {
-      makeCgroup(dir)
+      fs.mkdirSync(dir)
       created.push({ parent: step.parent, dir, files: step.files })
       for (const [name, value] of step.files) fs.writeFileSync(path.join(dir, name), name === 'pids.max' ? String(Number(value) + slack) : value)
     } catch (error) {
@@ -248,21 +253,6 @@ function createCgroups(steps: LaunchPlan['cgroups']): { parent: string; dir: str
     }
   }
   return created
-}
-
-/**
- * A launcher killed with SIGKILL leaves its cgroup; a later one with the same pid finds it. No live
- * launcher can own it (pids are unique), so an empty one is removed and made anew; one that still
- * holds processes (that session's, outliving it) is not taken over: the error says which.
- */
-function makeCgroup(dir: string): void {
-  try {
-    fs.mkdirSync(dir)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-    fs.rmdirSync(dir)
-    fs.mkdirSync(dir)
-  }
 }
 
 /**
