@@ -10,6 +10,7 @@ import { debug, warn } from '../cli/log.js'
 import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.js'
 import { relayStdio } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
+import { processStartTime } from '../state/scan.js'
 
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const
 const EXIT_GRACE_MS = 2000
@@ -42,7 +43,7 @@ export async function runForeground(plan: LaunchPlan, started: () => Promise<voi
 
 interface SessionState {
   child?: ChildProcess
-  sandbox?: { pid: number | undefined; reported: Promise<void> }
+  sandbox?: Sandbox
   released: boolean
   /** A signal that came before the go: the launch is abandoned with it. */
   early?: NodeJS.Signals
@@ -63,7 +64,7 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
   const abort = async (): Promise<void> => {
     goStream(child, plan)?.destroy()
     await Promise.race([sandbox.reported, ended])
-    if (sandbox.pid !== undefined) killQuietly(sandbox.pid, 'SIGKILL')
+    killInit(sandbox)
     child.kill('SIGKILL')
   }
   Object.assign(state, { child, sandbox, abort })
@@ -116,13 +117,13 @@ function spawnInCgroups(plan: LaunchPlan): { child: ChildProcess; cgroups: Retur
  * --die-with-parent was in force) and still hold them, it is killed and the pipes are closed after
  * EXIT_GRACE_MS rather than keep the launcher waiting for ever.
  */
-function endPipesLater(child: ChildProcess, sandbox: { pid: number | undefined }): void {
+function endPipesLater(child: ChildProcess, sandbox: Sandbox): void {
   let closed = false
   child.once('close', () => (closed = true))
   setTimeout(() => {
     if (closed) return
     debug('bwrap has ended but its pipes are still open: ending them')
-    if (sandbox.pid !== undefined) killQuietly(sandbox.pid, 'SIGKILL')
+    killInit(sandbox)
     for (const stream of child.stdio) stream?.destroy()
   }, EXIT_GRACE_MS).unref()
 }
@@ -174,9 +175,17 @@ function release(child: ChildProcess, plan: LaunchPlan, merged: boolean): void {
   debug('go given to the sandbox')
 }
 
-/** bwrap reports the host pid of the sandbox's init on --info-fd; `pid` is set once it has (`reported` then, or at the pipe's end). */
-function watchInfo(infoStream: Readable | null | undefined): { pid: number | undefined; reported: Promise<void> } {
-  const sandbox: { pid: number | undefined; reported: Promise<void> } = { pid: undefined, reported: Promise.resolve() }
+/** The sandbox's init as bwrap reported it: its host pid and that process's start time. */
+interface Sandbox {
+  pid: number | undefined
+  startTime: string | undefined
+  /** Resolves once bwrap has reported, or at the pipe's end. */
+  reported: Promise<void>
+}
+
+/** bwrap reports the host pid of the sandbox's init on --info-fd; `pid` is set once it has. */
+function watchInfo(infoStream: Readable | null | undefined): Sandbox {
+  const sandbox: Sandbox = { pid: undefined, startTime: undefined, reported: Promise.resolve() }
   if (!infoStream) return sandbox
   let info = ''
   infoStream.setEncoding('utf8')
@@ -186,6 +195,7 @@ function watchInfo(infoStream: Readable | null | undefined): { pid: number | und
       const match = /"child-pid"\s*:\s*(\d+)/.exec(info)
       if (match) {
         sandbox.pid = Number(match[1])
+        sandbox.startTime = processStartTime(sandbox.pid)
         resolve()
       }
     })
@@ -212,8 +222,8 @@ function relaySignals(state: SessionState): (signal: NodeJS.Signals) => void {
     // Until bwrap has said which process is the sandbox's init, the signal waits: a bwrap killed
     // in its first milliseconds can leave its child running before --die-with-parent is in force
     // (seen here under load: the sandbox lived on and held the launcher's pipes open).
-    if (sandbox.pid === undefined) void sandbox.reported.then(() => forward(child, sandbox.pid, signal))
-    else forward(child, sandbox.pid, signal)
+    if (sandbox.pid === undefined) void sandbox.reported.then(() => forward(child, sandbox, signal))
+    else forward(child, sandbox, signal)
   }
 }
 
@@ -221,13 +231,18 @@ function relaySignals(state: SessionState): (signal: NodeJS.Signals) => void {
  * To the sandboxed program; when it is not running (not yet forked, or gone), the sandbox ends:
  * its init is killed, which ends everything in its pid namespace, and bwrap gets the signal.
  */
-function forward(child: ChildProcess, init: number | undefined, signal: NodeJS.Signals): void {
-  const targets = init === undefined ? [] : childrenOf(init)
-  debug(`forwarding ${signal} to ${targets.length > 0 ? targets.join(',') : `bwrap ${child.pid} (sandbox init ${init ?? 'none'} killed)`}`)
+function forward(child: ChildProcess, sandbox: Sandbox, signal: NodeJS.Signals): void {
+  const targets = sandbox.pid === undefined ? [] : childrenOf(sandbox.pid)
+  debug(`forwarding ${signal} to ${targets.length > 0 ? targets.join(',') : `bwrap ${child.pid} (sandbox init ${sandbox.pid ?? 'none'} killed)`}`)
   for (const pid of targets) killQuietly(pid, signal)
   if (targets.length > 0) return
   child.kill(signal)
-  if (init !== undefined) killQuietly(init, 'SIGKILL')
+  killInit(sandbox)
+}
+
+/** SIGKILL to the sandbox's init (its whole pid namespace goes), only while its pid is still that process's. */
+function killInit(sandbox: Sandbox): void {
+  if (sandbox.pid !== undefined && processStartTime(sandbox.pid) === sandbox.startTime) killQuietly(sandbox.pid, 'SIGKILL')
 }
 
 /**
