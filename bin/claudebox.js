@@ -5,18 +5,21 @@
 // $CLAUDEBOX_HOME/cache/main-*.v8 (default ~/.claudebox; never visible in a sandbox), named after
 // this bundle's size, time and inode and this Node's version; V8 itself refuses one made by
 // another V8 or for other source, and then it is made anew. CLAUDEBOX_CODE_CACHE=0 turns it off.
-import fs from 'node:fs'
-import { createRequire } from 'node:module'
-import path from 'node:path'
-import vm from 'node:vm'
+// CommonJS (bin/package.json), not an ES module: Node's ES module loader costs ~5 ms a start.
+'use strict'
+const fs = require('node:fs')
+const { createRequire, wrap } = require('node:module')
+const path = require('node:path')
+const vm = require('node:vm')
 
-const require = createRequire(import.meta.url)
-const bundle = new URL('../dist/main.cjs', import.meta.url).pathname
+const bundle = path.join(__dirname, '..', 'dist', 'main.cjs')
 const loader = vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER
 const cache = loader !== undefined && process.env.CLAUDEBOX_CODE_CACHE !== '0' ? cacheFile() : undefined
 const { main } = cache === undefined ? require(bundle) : fromCache(cache)
-process.exitCode = await main(process.argv.slice(2))
-if (cache?.write) saveCache(cache)
+void main(process.argv.slice(2)).then(status => {
+  process.exitCode = status
+  if (cache?.write) saveCache(cache)
+})
 
 /** Where this bundle's cache lives, or undefined when there is no usable claudebox home. */
 function cacheFile() {
@@ -30,7 +33,7 @@ function cacheFile() {
 function fromCache(cache) {
   const source = fs.readFileSync(bundle, 'utf8')
   const cachedData = readCache(cache.file)
-  cache.script = new vm.Script(require('node:module').wrap(source), { filename: bundle, cachedData, importModuleDynamically: loader })
+  cache.script = new vm.Script(wrap(source), { filename: bundle, cachedData, importModuleDynamically: loader })
   cache.write = cachedData === undefined || cache.script.cachedDataRejected === true
   const module = { exports: {} }
   cache.script.runInThisContext().call(module.exports, module.exports, createRequire(bundle), module, bundle, path.dirname(bundle))

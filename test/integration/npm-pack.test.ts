@@ -26,7 +26,7 @@ describe('npm package', () => {
     const pack = await execa('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', out], { cwd: REPO, env: npmEnv })
     const [info] = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[]
     const files = (info?.files ?? []).map(f => f.path).sort()
-    expect(files.filter(f => !f.startsWith('dist/'))).toEqual(['LICENSE', 'README.md', 'bin/claudebox.js', 'package.json'])
+    expect(files.filter(f => !f.startsWith('dist/'))).toEqual(['LICENSE', 'README.md', 'bin/claudebox.js', 'bin/package.json', 'package.json'])
     expect(files).toContain('dist/main.cjs')
     expect(files.some(f => f.startsWith('src/') || f.startsWith('test/') || f.startsWith('scripts/'))).toBe(false)
 
