@@ -112,19 +112,25 @@ function spawnInCgroups(plan: LaunchPlan): { child: ChildProcess; cgroups: Retur
 }
 
 /**
- * bwrap's end is the sandbox's (--die-with-parent, then its pid namespace goes with its init), so
- * its pipes close within moments. Should something of it have escaped that (a bwrap killed before
- * --die-with-parent was in force) and still hold them, it is killed and the pipes are closed after
- * EXIT_GRACE_MS rather than keep the launcher waiting for ever.
+ * bwrap's end is the sandbox's (--die-with-parent, then its pid namespace goes with its init), and
+ * its pipes close once the reader has taken what is in them (a slow pager is no reason to cut the
+ * output: nothing here is ever thrown away). Should the init have escaped that (a bwrap killed
+ * before --die-with-parent was in force) it is killed after EXIT_GRACE_MS; should bwrap have died
+ * before even reporting it, that init never got as far as the program, and the pipes it holds are
+ * closed rather than keep the launcher waiting for ever.
  */
 function endPipesLater(child: ChildProcess, sandbox: Sandbox): void {
   let closed = false
   child.once('close', () => (closed = true))
   setTimeout(() => {
     if (closed) return
-    debug('bwrap has ended but its pipes are still open: ending them')
-    killInit(sandbox)
-    for (const stream of child.stdio) stream?.destroy()
+    if (sandbox.pid === undefined) {
+      debug('bwrap ended before reporting its sandbox, whose pipes are still open: closing them')
+      for (const stream of child.stdio) stream?.destroy()
+    } else if (initAlive(sandbox)) {
+      debug(`bwrap has ended but the sandbox's init ${sandbox.pid} lives on: killing it`)
+      killInit(sandbox)
+    }
   }, EXIT_GRACE_MS).unref()
 }
 
@@ -232,7 +238,7 @@ function relaySignals(state: SessionState): (signal: NodeJS.Signals) => void {
  * its init is killed, which ends everything in its pid namespace, and bwrap gets the signal.
  */
 function forward(child: ChildProcess, sandbox: Sandbox, signal: NodeJS.Signals): void {
-  const targets = sandbox.pid === undefined ? [] : childrenOf(sandbox.pid)
+  const targets = sandbox.pid !== undefined && initAlive(sandbox) ? childrenOf(sandbox.pid) : []
   debug(`forwarding ${signal} to ${targets.length > 0 ? targets.join(',') : `bwrap ${child.pid} (sandbox init ${sandbox.pid ?? 'none'} killed)`}`)
   for (const pid of targets) killQuietly(pid, signal)
   if (targets.length > 0) return
@@ -240,9 +246,14 @@ function forward(child: ChildProcess, sandbox: Sandbox, signal: NodeJS.Signals):
   killInit(sandbox)
 }
 
-/** SIGKILL to the sandbox's init (its whole pid namespace goes), only while its pid is still that process's. */
+/** The sandbox's init still runs: its pid is still that process's (not one that got the pid since). */
+function initAlive(sandbox: Sandbox): boolean {
+  return sandbox.pid !== undefined && processStartTime(sandbox.pid) === sandbox.startTime
+}
+
+/** SIGKILL to the sandbox's init: its whole pid namespace goes. */
 function killInit(sandbox: Sandbox): void {
-  if (sandbox.pid !== undefined && processStartTime(sandbox.pid) === sandbox.startTime) killQuietly(sandbox.pid, 'SIGKILL')
+  if (sandbox.pid !== undefined && initAlive(sandbox)) killQuietly(sandbox.pid, 'SIGKILL')
 }
 
 /**

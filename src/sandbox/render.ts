@@ -23,7 +23,9 @@ export function renderDryRun(plan: LaunchPlan, audit: readonly string[] = []): s
   for (const step of plan.cgroups) {
     const dir = `${shq(step.parent)}/claudebox-$$`
     const writes = step.files.map(([name, value]) => `printf '%s' ${shq(value)} > ${dir}/${name}`)
-    lines.push([`mkdir ${dir}`, ...writes, `echo $$ > ${dir}/cgroup.procs`].join(' && '))
+    // A limit that cannot be set stops the script, as it stops a launch: never a sandbox without it.
+    const fail = `{ echo ${shq(`claudebox: cannot set the limits in ${step.parent}/claudebox-<pid>`)} >&2; exit 125; }`
+    lines.push(`{ ${[`mkdir ${dir}`, ...writes, `echo $$ > ${dir}/cgroup.procs`].join(' && ')}; } || ${fail}`)
   }
   // A pasted script has nothing to wait for: it gives the sandbox's gate its go at once.
   const redirects = plan.fds.map(step => (step.kind === 'info' ? `${step.fd}>/dev/null` : step.kind === 'go' ? `${step.fd}<<'CLAUDEBOX_GO'` : `${step.fd}<${shq(step.path ?? '')}`))

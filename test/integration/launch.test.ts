@@ -1,9 +1,11 @@
 // The real launcher, real bwrap and real git, in a temporary HOME: instances and the sandbox.
 import fs from 'node:fs'
 import path from 'node:path'
+import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
 import { instanceId } from '../../src/state/instance.js'
-import { git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, claudebox, instancePath } from '../helpers/cli.js'
+import { probeCgroups } from '../../src/host/probe.js'
+import { BIN, git, HAVE_BWRAP, IS_ROOT, inSandbox, makeRepo, makeWorld, claudebox, instancePath } from '../helpers/cli.js'
 
 describe.skipIf(!HAVE_BWRAP)('instances', () => {
   test('main checkout, linked worktree and a subdirectory share one instance', async () => {
@@ -158,10 +160,21 @@ describe.skipIf(!HAVE_BWRAP)('the sandbox', () => {
     expect(dry.stdout).toMatch(/^mkdir -p -m 700 /m)
     expect(dry.stdout).toMatch(/bwrap \\\n {2}--unshare-all --unshare-user --disable-userns --share-net --die-with-parent --cap-drop ALL \\\n/)
     const direct = await claudebox(world, ['--network=open', '--', '-c', script], { cwd: repo, env })
-    const pasted = await (await import('execa')).execa('sh', ['-c', dry.stdout], { env: world.env, extendEnv: false, cwd: '/', reject: false })
+    const pasted = await execa('sh', ['-c', dry.stdout], { env: world.env, extendEnv: false, cwd: '/', reject: false })
     expect(pasted.exitCode, pasted.stderr).toBe(0)
     expect(pasted.stdout).toBe(direct.stdout)
     expect(pasted.stdout).toMatch(/no-ssh$/)
+    // As root the script sets a pids limit in a cgroup of its own (claudebox-<the shell's pid>);
+    // when it cannot (that name taken), it stops instead of running the sandbox without the limit.
+    const parent = probeCgroups()?.dirs.pids
+    if (IS_ROOT && process.env['CI']) expect(parent).toBeDefined()
+    if (IS_ROOT && parent !== undefined) {
+      expect(dry.stdout).toContain('/claudebox-$$/cgroup.procs')
+      const taken = await execa('sh', ['-c', `mkdir ${parent}/claudebox-$$; ${dry.stdout}; status=$?; rmdir ${parent}/claudebox-$$; exit $status`], { env: world.env, extendEnv: false, cwd: '/', reject: false })
+      expect(taken.exitCode, taken.stderr).toBe(125)
+      expect(taken.stderr).toContain('claudebox: cannot set the limits in')
+      expect(taken.stdout).toBe('')
+    }
   })
 
   test('--dry-run names the writes a launch makes besides its script: the guard, the copies, the login import, the records', async () => {
@@ -182,4 +195,18 @@ describe.skipIf(!HAVE_BWRAP)('the sandbox', () => {
     // It only said so: the file is as it was.
     expect(fs.readFileSync(settings, 'utf8')).toBe('{"model": ')
   })
+})
+
+describe.skipIf(!HAVE_BWRAP)('output through a pipe', () => {
+  // stdout as a pipe goes in relayed by the launcher (host/stdio-relay.ts); a reader slower than
+  // the program (a pager) still gets every byte after the sandbox has ended. A grace period that
+  // closed bwrap's pipes 2 s after its end once cut such output short (red team, helper-22).
+  test('a slow reader gets all of it, and the program\'s status', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const reader = 'import os, time\nn = 0\nwhile True:\n    b = os.read(0, 16384)\n    if not b: break\n    n += len(b)\n    time.sleep(0.25)\nprint(n)'
+    const script = `"${process.execPath}" "${BIN}" -- -c 'head -c 600000 /dev/zero; exit 7' | python3 -c '${reader}'; echo "status \${PIPESTATUS[0]}"`
+    const r = await execa('bash', ['-c', script], { cwd: repo, env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, extendEnv: false, reject: false, timeout: 50_000 })
+    expect(r.stdout, r.stderr).toBe('600000\nstatus 7')
+  }, 60_000)
 })
