@@ -15,7 +15,7 @@ const pairs = (process.argv[2] ?? '').split(',').map(pair => {
 for (const signal of ['SIGINT', 'SIGQUIT', 'SIGHUP'] as const) process.on(signal, () => {})
 
 function forward(socketPath: string): net.Server {
-  return net.createServer({ allowHalfOpen: true }, client => {
+  return net.createServer({ allowHalfOpen: true, noDelay: true }, client => {
     const upstream = net.connect({ path: socketPath, allowHalfOpen: true })
     client.pipe(upstream)
     upstream.pipe(client)

@@ -24,6 +24,7 @@ typedef long ssize_t;
 #define SYS_shutdown 48
 #define SYS_bind 49
 #define SYS_listen 50
+#define SYS_setsockopt 54
 #define SYS_fork 57
 #define SYS_execve 59
 #define SYS_getpid 39
@@ -37,6 +38,8 @@ typedef long ssize_t;
 #define SOCK_STREAM 1
 #define SOCK_CLOEXEC 02000000
 #define SHUT_WR 1
+#define IPPROTO_TCP 6
+#define TCP_NODELAY 1
 #define POLLIN 1
 #define EINTR 4
 #define SIGHUP 1
@@ -135,6 +138,10 @@ static int connect_unix(const char *socket_path) {
 static __attribute__((noreturn)) void relay(int client, const char *socket_path) {
     int upstream = connect_unix(socket_path);
     if (upstream < 0) quit(1);
+    // Each chunk goes on as it comes (a streamed answer is many small ones): without this, Nagle's
+    // algorithm held a small write until the client's delayed ACK (~23 ms a request measured).
+    int one = 1;
+    sys6(SYS_setsockopt, client, IPPROTO_TCP, TCP_NODELAY, (long)&one, sizeof one, 0);
     struct pollfd fds[2] = { { client, POLLIN, 0 }, { upstream, POLLIN, 0 } };
     int open = 2;
     while (open > 0) {
