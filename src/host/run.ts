@@ -297,6 +297,32 @@ async function removeCgroups(cgroups: readonly { dir: string }[]): Promise<void>
       }
     }
   }
+  removeLeftCgroups(cgroups.map(({ dir }) => path.dirname(dir)))
+}
+
+/**
+ * Cgroups that launchers killed with SIGKILL left beside ours (claudebox-<pid>-<time>, the older
+ * claudebox-<pid>) go once their launcher is gone. rmdir removes only an empty cgroup: nothing
+ * that still runs is touched.
+ */
+function removeLeftCgroups(parents: readonly string[]): void {
+  for (const parent of new Set(parents)) {
+    let names: string[]
+    try {
+      names = fs.readdirSync(parent)
+    } catch {
+      continue
+    }
+    for (const name of names) {
+      const pid = /^claudebox-(\d+)(?:-[0-9a-z]+)?$/.exec(name)?.[1]
+      if (pid === undefined || Number(pid) === process.pid || fs.existsSync(`/proc/${pid}`)) continue
+      try {
+        fs.rmdirSync(path.join(parent, name))
+      } catch {
+        // not empty (something of that session still runs), or already gone
+      }
+    }
+  }
 }
 
 function moveSelf(dirs: readonly string[]): void {

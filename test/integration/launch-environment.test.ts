@@ -2,6 +2,7 @@
 // limits it sets on the sandbox; the real CLI, real bwrap and real git, as root and as a user.
 import fs from 'node:fs'
 import path from 'node:path'
+import { execFileSync } from 'node:child_process'
 import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
 import { probeCgroups } from '../../src/host/probe.js'
@@ -137,7 +138,7 @@ describe.skipIf(!HAVE_BWRAP)('resource limits', () => {
     expect((started ?? 0) + (refused ?? 0)).toBe(90)
   })
 
-  test("a cgroup left by a SIGKILLed launcher, still holding a process, does not stop a later launcher with its pid (root's pids cgroup)", async () => {
+  test("cgroups left by SIGKILLed launchers: one still holding a process does not stop a later launcher with its pid, an empty one whose launcher is gone is removed (root's pids cgroup)", async () => {
     const world = makeWorld()
     const repo = makeRepo(world.root, 'p')
     // The shell makes claudebox-<its pid>, as a killed launcher left it (in CI here: with a sandbox
@@ -148,6 +149,10 @@ describe.skipIf(!HAVE_BWRAP)('resource limits', () => {
     const stale = IS_ROOT && parent !== undefined ? `mkdir ${parent}/claudebox-$$ && { sleep 60 </dev/null >/dev/null 2>&1 & echo $! > ${left}; } && cat ${left} > ${parent}/claudebox-$$/cgroup.procs && ` : ''
     if (IS_ROOT && process.env['CI']) expect(stale).not.toBe('')
     const script = `${stale}exec "${process.execPath}" "${BIN}" -- -c 'echo RAN'`
+    // And an empty one whose launcher is gone (a pid no process has now): the launch removes it.
+    const gone = execFileSync('sh', ['-c', 'sh -c "echo \\$\\$"'], { encoding: 'utf8' }).trim()
+    const empty = parent === undefined ? undefined : path.join(parent, `claudebox-${gone}-zz`)
+    if (IS_ROOT && empty !== undefined && !fs.existsSync(`/proc/${gone}`)) fs.mkdirSync(empty)
     const r = await execa('sh', ['-c', script], { cwd: repo, env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, extendEnv: false, reject: false, timeout: 30_000 })
     if (fs.existsSync(left)) {
       const pid = Number(fs.readFileSync(left, 'utf8'))
@@ -163,6 +168,7 @@ describe.skipIf(!HAVE_BWRAP)('resource limits', () => {
         }
       }
     }
+    if (empty !== undefined && IS_ROOT) expect(fs.existsSync(empty), 'the empty cgroup of a launcher that is gone').toBe(false)
     expect(r.stderr).not.toMatch(/EEXIST|EBUSY/)
     expect(r.exitCode, r.stderr).toBe(0)
     expect(r.stdout).toBe('RAN')
