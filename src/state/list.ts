@@ -28,7 +28,7 @@ export function listRows(entries: readonly ScannedEntry[]): ListRow[] {
         conversations: e.conversations ?? null,
       }
     })
-    .sort((a, b) => (b.lastUsed ?? '').localeCompare(a.lastUsed ?? ''))
+    .sort((a, b) => byNewest(a.lastUsed ?? '', b.lastUsed ?? ''))
 }
 
 export function renderTable(rows: readonly ListRow[]): string {
@@ -48,4 +48,9 @@ export function humanSize(bytes: number): string {
     unit++
   }
   return `${unit === 0 ? value : value.toFixed(1)}${units[unit]}`
+}
+
+/** ISO times, newest first: they sort as plain strings (localeCompare would load ICU's collation). */
+function byNewest(a: string, b: string): number {
+  return a < b ? 1 : a > b ? -1 : 0
 }
