@@ -85,3 +85,13 @@ export function readConfigText(file: string): string | undefined {
     throw error
   }
 }
+
+/** A process's start time in clock ticks (/proc/self/stat field 22), to tell a reused pid. */
+export function processStartTime(pid: number | 'self'): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+  } catch {
+    return undefined
+  }
+}

@@ -10,7 +10,7 @@ import { debug, warn } from '../cli/log.js'
 import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.js'
 import { relayStdio } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
-import { processStartTime } from '../state/scan.js'
+import { processStartTime } from './fs.js'
 
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const
 const EXIT_GRACE_MS = 2000
@@ -127,7 +127,7 @@ function endPipesLater(child: ChildProcess, sandbox: Sandbox): void {
     if (sandbox.pid === undefined) {
       debug('bwrap ended before reporting its sandbox, whose pipes are still open: closing them')
       for (const stream of child.stdio) stream?.destroy()
-    } else if (initAlive(sandbox)) {
+    } else if (aliveInit(sandbox) !== undefined) {
       debug(`bwrap has ended but the sandbox's init ${sandbox.pid} lives on: killing it`)
       killInit(sandbox)
     }
@@ -238,7 +238,8 @@ function relaySignals(state: SessionState): (signal: NodeJS.Signals) => void {
  * its init is killed, which ends everything in its pid namespace, and bwrap gets the signal.
  */
 function forward(child: ChildProcess, sandbox: Sandbox, signal: NodeJS.Signals): void {
-  const targets = sandbox.pid !== undefined && initAlive(sandbox) ? childrenOf(sandbox.pid) : []
+  const init = aliveInit(sandbox)
+  const targets = init === undefined ? [] : childrenOf(init)
   debug(`forwarding ${signal} to ${targets.length > 0 ? targets.join(',') : `bwrap ${child.pid} (sandbox init ${sandbox.pid ?? 'none'} killed)`}`)
   for (const pid of targets) killQuietly(pid, signal)
   if (targets.length > 0) return
@@ -246,14 +247,15 @@ function forward(child: ChildProcess, sandbox: Sandbox, signal: NodeJS.Signals):
   killInit(sandbox)
 }
 
-/** The sandbox's init still runs: its pid is still that process's (not one that got the pid since). */
-function initAlive(sandbox: Sandbox): boolean {
-  return sandbox.pid !== undefined && processStartTime(sandbox.pid) === sandbox.startTime
+/** The sandbox's init's pid while it still runs: the pid is still that process's, not one that got it since. */
+function aliveInit(sandbox: Sandbox): number | undefined {
+  return sandbox.pid !== undefined && processStartTime(sandbox.pid) === sandbox.startTime ? sandbox.pid : undefined
 }
 
 /** SIGKILL to the sandbox's init: its whole pid namespace goes. */
 function killInit(sandbox: Sandbox): void {
-  if (sandbox.pid !== undefined && initAlive(sandbox)) killQuietly(sandbox.pid, 'SIGKILL')
+  const init = aliveInit(sandbox)
+  if (init !== undefined) killQuietly(init, 'SIGKILL')
 }
 
 /**

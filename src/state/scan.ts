@@ -2,6 +2,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomic } from '../host/atomic-write.js'
+import { processStartTime } from '../host/fs.js'
 import { readNoFollow } from '../host/probe.js'
 import type { ScannedEntry } from './gc.js'
 import { INSTANCE_ID, PROJECT_ROOT_FILE, validProjectRoot } from './instance.js'
@@ -246,14 +247,4 @@ function lastUsed(instance: string): number | undefined {
     }
   }
   return newest
-}
-
-/** This process's start time in clock ticks (/proc/self/stat field 22), to tell a reused pid. */
-export function processStartTime(pid: number | 'self'): string | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
-  } catch {
-    return undefined
-  }
 }
