@@ -18,7 +18,7 @@ let taken = 0
 function tryLock(file: string, staleMs: number): Release | undefined {
   const token = `${process.pid}.${++taken}.${Date.now()}`
   try {
-    fs.writeFileSync(file, `${token}\n`, { flag: 'wx', mode: 0o600 })
+    writeNew(file, `${token}\n`)
     // Only our own: a lock taken over meanwhile is the new holder's, never removed by us.
     return () => {
       if (readToken(file) === token) fs.rmSync(file, { force: true })
@@ -27,6 +27,22 @@ function tryLock(file: string, staleMs: number): Release | undefined {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
     if (stale(file, staleMs)) takeOver(file, staleMs, token)
     return undefined
+  }
+}
+
+/**
+ * Creates `file` (never one that exists) with `text`. A file made but not written (a full disk) is
+ * removed again: an empty lock would hold every later launcher until it turned stale.
+ */
+function writeNew(file: string, text: string): void {
+  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600)
+  try {
+    fs.writeFileSync(fd, text)
+  } catch (error) {
+    fs.rmSync(file, { force: true })
+    throw error
+  } finally {
+    fs.closeSync(fd)
   }
 }
 

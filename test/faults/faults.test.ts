@@ -171,11 +171,16 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_UNSHARE)('a full disk (a 2 MiB tmpfs as CLA
       'for i in 1 2 3; do $CB -- -c "echo RAN" 2>err; echo "status=$?"; done',
       'cat err',
       'find "$CLAUDEBOX_HOME" -path "*sessions/*" | sed "s/^/RECORD /"',
+      // A lock made but not written (no room for its token) held each later launch ~10 s.
+      'find "$CLAUDEBOX_HOME" -name "*.lock" -o -name "*-lock" | sed "s/^/LOCK /"',
     ].join('\n'))
     expect(out).toContain('first=0')
     expect(out.match(/status=125/g)).toHaveLength(3)
     expect(out).not.toContain('RAN')
     expect(out).not.toMatch(/^RECORD /m)
+    expect(out).not.toMatch(/^LOCK /m)
+    // bwrap never got as far as complaining: the launcher waited for it before removing its sockets.
+    expect(out).not.toContain('bwrap:')
   })
 
   test("a disk that fills during the session: Claude's status passes through, no partial JSON is left", async () => {
