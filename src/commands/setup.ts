@@ -1,6 +1,6 @@
 // Reads config.json and the project's .claudebox.json, resolves the options, and completes the
 // facts for them: the shared start of a launch, --dry-run and --check.
-import crypto from 'node:crypto'
+import { sha256Hex } from '../sha256.js'
 import fs from 'node:fs'
 import path from 'node:path'
 import type { CliOptions } from '../cli/args.js'
@@ -104,7 +104,7 @@ function readProjectFile(file: string): ProjectFile | undefined {
     if (st.size > PROJECT_FILE_LIMIT) throw usageError(`${file} is ${st.size} bytes, more than ${PROJECT_FILE_LIMIT}; a project file holds a few options`)
     const bytes = fs.readFileSync(fd)
     const project = parseProjectFile(bytes.toString('utf8'), file)
-    return { ...project, sha256: crypto.createHash('sha256').update(bytes).digest('hex') }
+    return { ...project, sha256: sha256Hex(bytes) }
   } finally {
     fs.closeSync(fd)
   }

@@ -95,3 +95,19 @@ export function processStartTime(pid: number | 'self'): string | undefined {
     return undefined
   }
 }
+
+/**
+ * `bytes` random bytes from the kernel, in hex: names that must not be guessed, the session's
+ * placeholder. /dev/urandom rather than node:crypto, which costs ~3 ms to load at every launch.
+ */
+export function randomHex(bytes: number): string {
+  const buffer = Buffer.alloc(bytes)
+  const fd = fs.openSync('/dev/urandom', 'r')
+  try {
+    let got = 0
+    while (got < bytes) got += fs.readSync(fd, buffer, got, bytes - got, null)
+  } finally {
+    fs.closeSync(fd)
+  }
+  return buffer.toString('hex')
+}

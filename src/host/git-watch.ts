@@ -2,7 +2,7 @@
 // planted in a git dir is moved aside the moment it appears (the user's shell prompt may run git
 // on the host meanwhile); after the session, a HEAD git no longer accepts, new submodule or
 // worktree git dirs, and new or changed nested `.git` entries in the working tree are reported.
-import crypto from 'node:crypto'
+import { randomHex } from './fs.js'
 import fs from 'node:fs'
 import path from 'node:path'
 import { readNoFollow } from './probe.js'
@@ -47,7 +47,7 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
         return
       }
       // A random suffix: the agent cannot occupy the name in advance to make the move fail.
-      const asideName = `${name}.claudebox-quarantine-${crypto.randomBytes(6).toString('hex')}`
+      const asideName = `${name}.claudebox-quarantine-${randomHex(6)}`
       const aside = path.join(path.dirname(planned), asideName)
       try {
         fs.renameSync(`${here}/${name}`, `${here}/${asideName}`)

@@ -1,7 +1,7 @@
 // The probe: everything the planners need to know about the host, gathered into plain data.
 // With run.ts, the only module that touches the file system or starts processes on the launch path.
 import { execFileSync, spawnSync } from 'node:child_process'
-import crypto from 'node:crypto'
+import { randomHex } from './fs.js'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -123,7 +123,7 @@ export function sessionSocketsDir(env: Readonly<Record<string, string | undefine
   const runtime = env['XDG_RUNTIME_DIR']
   // A TMPDIR that does not exist (or is not a directory) must not stop the launch: /tmp then.
   const base = runtime && path.isAbsolute(runtime) && isOwnDir(runtime) ? runtime : isDir(os.tmpdir()) ? os.tmpdir() : '/tmp'
-  const dir = path.join(base, `claudebox-net-${crypto.randomBytes(6).toString('hex')}`)
+  const dir = path.join(base, `claudebox-net-${randomHex(6)}`)
   const socket = path.join(dir, 'proxy.sock')
   // sockaddr_un holds 108 bytes: a long TMPDIR must not make the bind fail later.
   return Buffer.byteLength(socket) < 100 ? dir : path.join('/tmp', path.basename(dir))

@@ -2,7 +2,7 @@
 // token in the environment, or the OAuth login in claudebox's store), the header that carries it,
 // the placeholder the sandbox gets instead, and the one refresh of an OAuth login that every
 // session of every project shares (refresh tokens are single-use: anthropics/claude-code#76561).
-import crypto from 'node:crypto'
+import { randomHex } from '../host/fs.js'
 import path from 'node:path'
 import { writeFileAtomic } from '../host/atomic-write.js'
 import { readNoFollow } from '../host/fs.js'
@@ -57,7 +57,7 @@ export function signInKind(env: Readonly<Record<string, string | undefined>>, st
 
 /** A fresh random placeholder shaped like the real thing (Claude checks prefixes for some kinds). */
 export function placeholderFor(kind: SignInKind): string {
-  const random = crypto.randomBytes(24).toString('hex')
+  const random = randomHex(24)
   return kind === 'api-key' ? `sk-ant-api03-claudebox-${random}` : `sk-ant-oat01-claudebox-${random}`
 }
 

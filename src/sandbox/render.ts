@@ -1,5 +1,5 @@
 // Renders a launch plan as a POSIX shell script: what --dry-run prints.
-import { createHash } from 'node:crypto'
+import { sha256Hex } from '../sha256.js'
 import path from 'node:path'
 import { shq } from './quote.js'
 import type { LaunchPlan, LaunchSummary } from '../types.js'
@@ -11,7 +11,7 @@ export function renderDryRun(plan: LaunchPlan, audit: readonly string[] = []): s
     if (typeof file.content !== 'string') {
       // Programs (the seccomp filter, the Landlock helper) are files --dry-run wrote, named by
       // their digest: the script checks them instead of carrying kilobytes of escapes.
-      const digest = createHash('sha256').update(file.content).digest('hex')
+      const digest = sha256Hex(file.content)
       lines.push(`# ${file.path}: ${file.content.length} bytes, sha256 ${digest} (written by claudebox --dry-run)`)
       lines.push(`[ "$(sha256sum < ${shq(file.path)})" = '${digest}  -' ] || { echo ${shq(`${file.path} is missing or changed; run claudebox --dry-run again`)} >&2; exit 1; }`)
       continue

@@ -1,7 +1,7 @@
 // The three-way rules behind per-project copies of the shared tier: what the instance copy becomes
 // when the shared tier changed (the project's own changes kept, the rest follows the shared copy),
 // and which of the project's changes are still proposals for the shared tier. Pure.
-import { createHash } from 'node:crypto'
+import { sha256Hex } from '../sha256.js'
 
 /** One file or symlink of a tier, by its path relative to the config dir ('settings.json', 'agents/x.md'). */
 export type TierNode = { kind: 'file'; sha256: string; data?: Buffer; json?: unknown } | { kind: 'symlink'; target: string }
@@ -28,7 +28,7 @@ export interface Proposal {
 }
 
 export function sha256(data: Buffer | string): string {
-  return createHash('sha256').update(data).digest('hex')
+  return sha256Hex(data)
 }
 
 export function sameNode(a: TierNode | undefined, b: TierNode | undefined): boolean {

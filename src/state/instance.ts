@@ -1,5 +1,5 @@
 // Project root -> instance id and paths. Pure: the root's realpath is resolved by the probe.
-import { createHash } from 'node:crypto'
+import { sha256Hex } from '../sha256.js'
 import path from 'node:path'
 import type { GitFacts } from '../types.js'
 
@@ -24,7 +24,7 @@ export function validProjectRoot(text: string | undefined): string | undefined {
 }
 
 export function instanceId(canonicalRoot: string): string {
-  return createHash('sha256').update(canonicalRoot, 'utf8').digest('hex').slice(0, 16)
+  return sha256Hex(canonicalRoot).slice(0, 16)
 }
 
 export function instancesDir(claudeboxHome: string): string {

@@ -1,7 +1,8 @@
 // Reading and writing tier trees on disk for tier-sync.ts: never through a symlink the agent could
 // have planted, never blocking on a FIFO, bounded in size. The shared tier's top-level entries may
 // be the user's own symlinks (a CLAUDE.md kept with their dotfiles), so those alone are followed.
-import crypto from 'node:crypto'
+import { sha256Hex } from '../sha256.js'
+import { randomHex } from '../host/fs.js'
 import fs from 'node:fs'
 import path from 'node:path'
 import { sha256, type TierNode } from '../sandbox/tier-merge.js'
@@ -94,18 +95,18 @@ export function parseJson(text: string): unknown {
 
 /** Fingerprint of the entries as they are now (names, kinds, sizes, times, inodes): unchanged means no rereading. */
 export function treePrint(root: string, entries: readonly string[]): string {
-  const hash = crypto.createHash('sha256')
+  const parts: string[] = []
   const walk = (rel: string, follow: boolean): void => {
     try {
       const st = follow ? fs.statSync(path.join(root, rel)) : fs.lstatSync(path.join(root, rel))
-      hash.update(`${rel}\0${st.mode}\0${st.size}\0${st.mtimeMs}\0${st.ino}\n`)
+      parts.push(`${rel}\0${st.mode}\0${st.size}\0${st.mtimeMs}\0${st.ino}\n`)
       if (st.isDirectory()) for (const name of readdirSorted(path.join(root, rel))) walk(path.join(rel, name), false)
     } catch {
-      hash.update(`${rel}\0missing\n`)
+      parts.push(`${rel}\0missing\n`)
     }
   }
   for (const entry of entries) walk(entry, true)
-  return hash.digest('hex')
+  return sha256Hex(parts.join(''))
 }
 
 /**
@@ -134,7 +135,7 @@ export function writeNode(root: string, rel: string, node: DiskNode): boolean {
   const dir = safeParent(root, rel)
   if (dir === undefined) return false
   const target = path.join(dir, path.basename(rel))
-  const temp = path.join(dir, `.${path.basename(rel)}.claudebox-${crypto.randomBytes(4).toString('hex')}`)
+  const temp = path.join(dir, `.${path.basename(rel)}.claudebox-${randomHex(4)}`)
   try {
     if (node.kind === 'symlink') fs.symlinkSync(node.target, temp)
     else fs.writeFileSync(temp, node.data ?? '', { mode: (node.mode ?? 0o600) | 0o600, flag: 'wx' })
