@@ -1,7 +1,8 @@
 // The host-side servers of one session (the API gateway, the egress proxy). A server whose address
 // is part of the plan (the gateway's port with the open network) starts before bwrap; the others
-// start once bwrap runs, while it builds the sandbox, in the directory made for their sockets
-// before it (the bridge inside waits for a socket not made yet). All close after the session.
+// start after the go, while the program starts, in the directory made for their sockets before
+// bwrap (the bridge inside waits for a socket not made or not listening yet: its first connection
+// can come first). All close after the session.
 import fs from 'node:fs'
 import { launchError } from '../errors.js'
 
@@ -19,7 +20,7 @@ export class SessionServers {
     this.running.push(server)
   }
 
-  /** A server to start once bwrap runs. */
+  /** A server to start after the go (runForeground's `alongside`). */
   later(start: () => Promise<Server>): void {
     this.pending.push(start)
   }

@@ -26,16 +26,17 @@ export interface RunResult {
 /**
  * Runs bwrap to its end. bwrap builds the sandbox, whose gate waits for the launcher's go (plan.ts
  * GO_FD); `started` runs meanwhile (the launcher's work that overlaps with bwrap's: the session
- * record, the servers). Then the go; if `started` fails, or a signal comes first, the sandbox is
- * killed and its program never runs. Signals are caught from before the spawn: a launcher killed
- * by one in between would leave the sandbox unsupervised.
+ * record). Then the go, and `alongside` runs while the program starts (the servers, whose sockets
+ * the bridge inside waits for). If `started` fails, or a signal comes first, the sandbox is killed
+ * and its program never runs; if `alongside` fails, the sandbox is killed. Signals are caught from
+ * before the spawn: a launcher killed by one in between would leave the sandbox unsupervised.
  */
-export async function runForeground(plan: LaunchPlan, started: () => Promise<void> = async () => {}): Promise<RunResult> {
+export async function runForeground(plan: LaunchPlan, started: () => Promise<void> = async () => {}, alongside: () => Promise<void> = async () => {}): Promise<RunResult> {
   const state: SessionState = { released: false }
   const relay = relaySignals(state)
   for (const signal of FORWARDED) process.on(signal, relay)
   try {
-    return await supervise(plan, started, state)
+    return await supervise(plan, { started, alongside }, state)
   } finally {
     for (const signal of FORWARDED) process.off(signal, relay)
   }
@@ -50,7 +51,7 @@ interface SessionState {
   abort?: () => Promise<void>
 }
 
-async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: SessionState): Promise<RunResult> {
+async function supervise(plan: LaunchPlan, steps: { started: () => Promise<void>; alongside: () => Promise<void> }, state: SessionState): Promise<RunResult> {
   const { child, cgroups, ways, merged } = spawnInCgroups(plan)
   const stopRelay = relayStdio(child, ways)
   const sandbox = watchInfo(child.stdio[3] as Readable | null | undefined)
@@ -68,17 +69,22 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
     child.kill('SIGKILL')
   }
   Object.assign(state, { child, sandbox, abort })
-  const failure = await started().then(
-    () => undefined,
-    (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
-  )
-  // Nothing may run in a sandbox whose proxy or record is missing, or after a signal.
+  // Through a promise: a step that throws at once must be caught like one that rejects.
+  let failure = await Promise.resolve().then(steps.started).then(() => undefined, asError)
+  let late: Promise<Error | undefined> = Promise.resolve(undefined)
+  // Nothing may run in a sandbox whose record is missing, or after a signal.
   if (failure !== undefined || state.early !== undefined) await abort()
   else {
     release(child, plan, merged)
     state.released = true
+    // The program runs already: without its servers it must not go on.
+    late = Promise.resolve().then(steps.alongside).then(() => undefined, async (error: unknown) => {
+      await abort()
+      return asError(error)
+    })
   }
   const result = await ended
+  failure ??= await late
   stopRelay()
   await removeCgroups(cgroups)
   if (failure !== undefined) throw failure
@@ -90,6 +96,8 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
   if (result.signal) return { status: 128 + (os.constants.signals[result.signal] ?? 0), sandboxStarted, signal: result.signal }
   return { status: result.code ?? EXIT.cannotLaunch, sandboxStarted }
 }
+
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)))
 
 /** bwrap spawned inside the cgroups of its limits (the launcher joins them for the moment of the spawn). */
 function spawnInCgroups(plan: LaunchPlan): { child: ChildProcess; cgroups: ReturnType<typeof createCgroups>; ways: StdioWay[]; merged: boolean } {

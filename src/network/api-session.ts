@@ -7,7 +7,7 @@ import path from 'node:path'
 import type { ApiCall, Credential, Gateway } from './api-gateway.js'
 import { writeFileAtomic } from '../host/atomic-write.js'
 import { currentLogin, customHeaders, placeholderFor, placeholderLogin, readLogin, replaceLogin, signInKind, storeFileOf, TOKEN_URL, type OAuthLogin, type SignIn } from './credentials.js'
-import { launchError } from '../errors.js'
+import { launchError, usageError } from '../errors.js'
 import { lstatKind, readNoFollow } from '../host/probe.js'
 import { parseJson } from '../state/tier-files.js'
 import { promisify } from 'node:util'
@@ -39,11 +39,28 @@ export function chooseApi(env: Env, claudeboxHome: string, instance: string, soc
   const storeFile = readLogin(projectLogin) !== undefined ? projectLogin : storeFileOf(sharedPaths(claudeboxHome).secureStorage)
   const signIn = signInKind(env, storeFile, hostKeyHelper(claudeboxHome), consoleKey(claudeboxHome))
   if (signIn === undefined) return {}
+  checkBaseUrl(env['ANTHROPIC_BASE_URL'])
   const placeholder = placeholderFor(signIn.kind)
   const api: NonNullable<LaunchRequest['api']> = { kind: signIn.kind, placeholder, ...(socketsDir === undefined ? { port: 0 } : { socket: path.join(socketsDir, 'api.sock') }) }
   if (signIn.storedKey !== undefined) api.storedKey = true
   if (signIn.kind === 'oauth-store') api.credentialsFile = placeholderLogin(readLogin(storeFile) ?? { accessToken: '' }, placeholder)
   return { api, signIn, storeFile }
+}
+
+/**
+ * The gateway forwards Claude's calls to ANTHROPIC_BASE_URL: one it cannot forward to stops the
+ * launch before anything runs (the value is not repeated: it may hold a password).
+ */
+function checkBaseUrl(value: string | undefined): void {
+  if (!value) return
+  let protocol: string | undefined
+  try {
+    protocol = new URL(value).protocol
+  } catch {
+    protocol = undefined
+  }
+  if (protocol === 'http:' || protocol === 'https:') return
+  throw usageError("ANTHROPIC_BASE_URL is not an http:// or https:// URL, and claudebox's gateway (which keeps your login on the host) forwards Claude's API calls there; correct it or unset it")
 }
 
 export interface ApiSession {

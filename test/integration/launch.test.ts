@@ -133,6 +133,18 @@ describe.skipIf(!HAVE_BWRAP)('the sandbox', () => {
     expect(r.stdout).toContain(`CLAUDE_CONFIG_DIR=${world.claudeboxHome}/instances/`)
   })
 
+  test('an ANTHROPIC_BASE_URL the gateway cannot forward to stops the launch before anything runs, without repeating the value', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    for (const url of ['http://user:hunter2@[bad', 'ftp://user:hunter2@example.com/']) {
+      const r = await inSandbox(world, repo, 'touch ran', { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: url })
+      expect(r.exitCode, url).toBe(2)
+      expect(r.stderr).toMatch(/^claudebox: ANTHROPIC_BASE_URL is not an http:\/\/ or https:\/\/ URL.*correct it or unset it$/)
+      expect(r.stderr).not.toContain('hunter2')
+      expect(fs.existsSync(path.join(repo, 'ran'))).toBe(false)
+    }
+  })
+
   test('git commit works inside a linked worktree', async () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'src/shop')
