@@ -24,7 +24,7 @@ fi
   echo
   echo '/** The bridge as a static executable for this architecture (Node'"'"'s os.arch() name), or undefined. */'
   echo 'export function nativeBridge(arch: string): Uint8Array | undefined {'
-  echo "  return arch === 'x64' ? Uint8Array.from(atob(X86_64), c => c.charCodeAt(0)) : undefined"
+  echo "  return arch === 'x64' ? new Uint8Array(Buffer.from(X86_64, 'base64')) : undefined"
   echo '}'
 } > src/network/bridge-native.ts
 echo "wrote src/network/bridge-native.ts ($(stat -c %s "$tmp/bridge") bytes)"

@@ -4,5 +4,5 @@ const X86_64 = 'f0VMRgIBAQAAAAAAAAAAAAIAPgABAAAA6ABAAAAAAABAAAAAAAAAADAKAAAAAAAA
 
 /** The bridge as a static executable for this architecture (Node's os.arch() name), or undefined. */
 export function nativeBridge(arch: string): Uint8Array | undefined {
-  return arch === 'x64' ? Uint8Array.from(atob(X86_64), c => c.charCodeAt(0)) : undefined
+  return arch === 'x64' ? new Uint8Array(Buffer.from(X86_64, 'base64')) : undefined
 }
