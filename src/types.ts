@@ -158,7 +158,7 @@ export interface LaunchPlan {
   cgroups: readonly CgroupStep[]
   /**
    * The host directory of the launcher's sockets (proxy, API gateway), bound read-only inside: it
-   * exists before bwrap starts; the servers start listening after the go.
+   * exists before bwrap starts; the servers start listening once bwrap runs.
    */
   socketsDir?: string
 }

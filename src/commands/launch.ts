@@ -152,17 +152,10 @@ async function runSession(plan: LaunchPlan, facts: HostFacts, servers: SessionSe
     record = undefined
   }
   try {
-    const result = await runForeground(
-      plan,
-      () => {
-        record = registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
-        return Promise.resolve()
-      },
-      async () => {
-        await servers.startPending()
-        debug("the session's servers listen")
-      },
-    )
+    const result = await runForeground(plan, async () => {
+      record = registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
+      await servers.startPending()
+    })
     return { result, unregister }
   } catch (error) {
     unregister()

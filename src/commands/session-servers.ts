@@ -1,8 +1,7 @@
 // The host-side servers of one session (the API gateway, the egress proxy). A server whose address
 // is part of the plan (the gateway's port with the open network) starts before bwrap; the others
-// start after the go, while the program starts, in the directory made for their sockets before
-// bwrap (the bridge inside waits for a socket not made or not listening yet: its first connection
-// can come first). All close after the session.
+// start once bwrap runs, while it builds the sandbox, in the directory made for their sockets
+// before it; the program runs only once they listen (the go). All close after the session.
 import fs from 'node:fs'
 import { launchError } from '../errors.js'
 
@@ -20,7 +19,7 @@ export class SessionServers {
     this.running.push(server)
   }
 
-  /** A server to start after the go (runForeground's `alongside`). */
+  /** A server to start once bwrap runs. */
   later(start: () => Promise<Server>): void {
     this.pending.push(start)
   }

@@ -1,6 +1,7 @@
 // Small reads of the file system that never follow a symlink, never block and never throw where a
 // planted file could make them: shared by the probes and everything that reads claudebox's state.
 import fs from 'node:fs'
+import { nodeCrypto } from '../sha256.js'
 import type { PathKind } from '../types.js'
 
 /** What `p` itself is (a symlink is never followed); 'missing' when it cannot be looked at. */
@@ -98,16 +99,28 @@ export function processStartTime(pid: number | 'self'): string | undefined {
 
 /**
  * `bytes` random bytes from the kernel, in hex: names that must not be guessed, the session's
- * placeholder. /dev/urandom rather than node:crypto, which costs ~3 ms to load at every launch.
+ * placeholder. /dev/urandom rather than node:crypto, which costs ~3 ms to load at every launch;
+ * node:crypto where /dev/urandom cannot be read to the end (missing, or not the kernel's).
  */
 export function randomHex(bytes: number): string {
-  const buffer = Buffer.alloc(bytes)
-  const fd = fs.openSync('/dev/urandom', 'r')
   try {
-    let got = 0
-    while (got < bytes) got += fs.readSync(fd, buffer, got, bytes - got, null)
+    return readUrandom(bytes).toString('hex')
+  } catch {
+    return nodeCrypto().randomBytes(bytes).toString('hex')
+  }
+}
+
+function readUrandom(bytes: number): Buffer {
+  const buffer = Buffer.alloc(bytes)
+  const fd = fs.openSync('/dev/urandom', fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
+  try {
+    for (let got = 0; got < bytes; ) {
+      const n = fs.readSync(fd, buffer, got, bytes - got, null)
+      if (n === 0) throw new Error('/dev/urandom ended')
+      got += n
+    }
+    return buffer
   } finally {
     fs.closeSync(fd)
   }
-  return buffer.toString('hex')
 }

@@ -26,17 +26,16 @@ export interface RunResult {
 /**
  * Runs bwrap to its end. bwrap builds the sandbox, whose gate waits for the launcher's go (plan.ts
  * GO_FD); `started` runs meanwhile (the launcher's work that overlaps with bwrap's: the session
- * record). Then the go, and `alongside` runs while the program starts (the servers, whose sockets
- * the bridge inside waits for). If `started` fails, or a signal comes first, the sandbox is killed
- * and its program never runs; if `alongside` fails, the sandbox is killed. Signals are caught from
- * before the spawn: a launcher killed by one in between would leave the sandbox unsupervised.
+ * record, the servers). Then the go; if `started` fails, or a signal comes first, the sandbox is
+ * killed and its program never runs. Signals are caught from before the spawn: a launcher killed
+ * by one in between would leave the sandbox unsupervised.
  */
-export async function runForeground(plan: LaunchPlan, started: () => Promise<void> = async () => {}, alongside: () => Promise<void> = async () => {}): Promise<RunResult> {
+export async function runForeground(plan: LaunchPlan, started: () => Promise<void> = async () => {}): Promise<RunResult> {
   const state: SessionState = { released: false }
   const relay = relaySignals(state)
   for (const signal of FORWARDED) process.on(signal, relay)
   try {
-    return await supervise(plan, { started, alongside }, state)
+    return await supervise(plan, started, state)
   } finally {
     for (const signal of FORWARDED) process.off(signal, relay)
   }
@@ -51,7 +50,7 @@ interface SessionState {
   abort?: () => Promise<void>
 }
 
-async function supervise(plan: LaunchPlan, steps: { started: () => Promise<void>; alongside: () => Promise<void> }, state: SessionState): Promise<RunResult> {
+async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: SessionState): Promise<RunResult> {
   const { child, cgroups, ways, merged } = spawnInCgroups(plan)
   const stopRelay = relayStdio(child, ways)
   const sandbox = watchInfo(child.stdio[3] as Readable | null | undefined)
@@ -69,22 +68,16 @@ async function supervise(plan: LaunchPlan, steps: { started: () => Promise<void>
     child.kill('SIGKILL')
   }
   Object.assign(state, { child, sandbox, abort })
-  // Through a promise: a step that throws at once must be caught like one that rejects.
-  let failure = await Promise.resolve().then(steps.started).then(() => undefined, asError)
-  let late: Promise<Error | undefined> = Promise.resolve(undefined)
-  // Nothing may run in a sandbox whose record is missing, or after a signal.
+  // Through a promise: a step that throws at once must be caught like one that rejects (a full
+  // disk's session record threw, and the launcher left bwrap waiting at the gate for ever).
+  const failure = await Promise.resolve().then(started).then(() => undefined, asError)
+  // Nothing may run in a sandbox whose proxy or record is missing, or after a signal.
   if (failure !== undefined || state.early !== undefined) await abort()
   else {
     release(child, plan, merged)
     state.released = true
-    // The program runs already: without its servers it must not go on.
-    late = Promise.resolve().then(steps.alongside).then(() => undefined, async (error: unknown) => {
-      await abort()
-      return asError(error)
-    })
   }
   const result = await ended
-  failure ??= await late
   stopRelay()
   await removeCgroups(cgroups)
   if (failure !== undefined) throw failure

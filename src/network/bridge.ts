@@ -14,48 +14,19 @@ const pairs = (process.argv[2] ?? '').split(',').map(pair => {
 // Ctrl-C and a closed terminal are for the program in front; the bridge ends with the sandbox.
 for (const signal of ['SIGINT', 'SIGQUIT', 'SIGHUP'] as const) process.on(signal, () => {})
 
-/**
- * The launcher starts its servers while the program starts: a socket not made yet (ENOENT) or not
- * listening yet (ECONNREFUSED) is tried again every RETRY_MS, CONNECT_TRIES times at most.
- */
-const RETRY_MS = 5
-const CONNECT_TRIES = 2000
-
-function connectUnix(socketPath: string, tries: number, done: (upstream: net.Socket | undefined) => void): void {
-  const upstream = net.connect({ path: socketPath, allowHalfOpen: true })
-  upstream.once('connect', () => {
-    upstream.removeAllListeners('error')
-    done(upstream)
-  })
-  upstream.once('error', (error: NodeJS.ErrnoException) => {
-    upstream.destroy()
-    const notYet = error.code === 'ENOENT' || error.code === 'ECONNREFUSED'
-    if (notYet && tries > 1) setTimeout(() => connectUnix(socketPath, tries - 1, done), RETRY_MS)
-    else done(undefined)
-  })
-}
-
 function forward(socketPath: string): net.Server {
-  return net.createServer({ allowHalfOpen: true, noDelay: true, pauseOnConnect: true }, client => {
-    client.on('error', () => client.destroy())
-    connectUnix(socketPath, CONNECT_TRIES, upstream => {
-      if (upstream === undefined || client.destroyed) {
-        client.destroy()
-        upstream?.destroy()
-        return
-      }
-      client.pipe(upstream)
-      upstream.pipe(client)
-      const close = (): void => {
-        client.destroy()
-        upstream.destroy()
-      }
-      for (const socket of [client, upstream]) {
-        socket.on('error', close)
-        socket.on('close', close)
-      }
-      client.resume()
-    })
+  return net.createServer({ allowHalfOpen: true, noDelay: true }, client => {
+    const upstream = net.connect({ path: socketPath, allowHalfOpen: true })
+    client.pipe(upstream)
+    upstream.pipe(client)
+    const close = (): void => {
+      client.destroy()
+      upstream.destroy()
+    }
+    for (const socket of [client, upstream]) {
+      socket.on('error', close)
+      socket.on('close', close)
+    }
   })
 }
 

@@ -3,9 +3,9 @@
 // Listens on 127.0.0.1:PORT for each pair, then forks: the child relays every connection to its unix
 // SOCKET byte for byte (the launcher's egress proxy and API gateway), one process per connection;
 // the parent executes PROGRAM. So every port listens before the program's first instruction, and
-// the program keeps the place the launcher sends signals to. (The launcher's servers start while
-// the program does: a connection that comes first waits for its socket, see connect_unix.) The
-// Node bridge (bridge.ts) does the same at the cost of a second Node start-up (~80-150 ms).
+// the program keeps the place the launcher sends signals to. (The sockets exist by then: bwrap
+// runs the program only once the launcher's servers listen, see GO_FD in plan.ts.) The Node
+// bridge (bridge.ts) does the same at the cost of a second Node start-up (~80-150 ms).
 //
 // No libc: a few syscalls, built by scripts/build-bridge.sh (gcc -Os -static -nostdlib) into the
 // bytes of bridge-native.ts. Exit statuses: 125 bad arguments or a port that cannot listen, 127 a
@@ -17,7 +17,6 @@ typedef long ssize_t;
 #define SYS_read 0
 #define SYS_write 1
 #define SYS_close 3
-#define SYS_nanosleep 35
 #define SYS_poll 7
 #define SYS_rt_sigaction 13
 #define SYS_socket 41
@@ -43,8 +42,6 @@ typedef long ssize_t;
 #define TCP_NODELAY 1
 #define POLLIN 1
 #define EINTR 4
-#define ENOENT 2
-#define ECONNREFUSED 111
 #define SIGHUP 1
 #define SIGINT 2
 #define SIGQUIT 3
@@ -127,29 +124,14 @@ static int write_all(int fd, const char *data, ssize_t n) {
 
 static char buffer[65536];
 
-struct timespec { long seconds; long nanoseconds; };
-
-/**
- * The launcher's socket: the launcher starts its servers while the program starts, so a socket not
- * made yet (ENOENT) or not listening yet (ECONNREFUSED) is waited for, CONNECT_TRIES x 5 ms at most.
- */
-#define CONNECT_TRIES 2000
 static int connect_unix(const char *socket_path) {
     struct sockaddr_un address = { AF_UNIX, { 0 } };
     size_t n = length(socket_path);
     if (n >= sizeof address.path) return -1;
     for (size_t i = 0; i < n; i++) address.path[i] = socket_path[i];
-    for (int try = 0; try < CONNECT_TRIES; try++) {
-        int fd = (int)sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0) return -1;
-        long error = sys3(SYS_connect, fd, &address, sizeof address);
-        if (error == 0) return fd;
-        sys3(SYS_close, fd, 0, 0);
-        if (error != -ENOENT && error != -ECONNREFUSED && error != -EINTR) return -1;
-        struct timespec pause = { 0, 5000000 };
-        sys3(SYS_nanosleep, &pause, 0, 0);
-    }
-    return -1;
+    int fd = (int)sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || sys3(SYS_connect, fd, &address, sizeof address) < 0) return -1;
+    return fd;
 }
 
 /** One connection: the client and its unix socket, each direction until its EOF (then half-closed). */

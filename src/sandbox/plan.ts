@@ -25,9 +25,9 @@ import { HOME_FILES_RO, newlineRefusal, SYSTEM_PATHS } from './host-paths.js'
 export const INFO_FD = 3
 /**
  * The sandbox waits for the launcher's go here before its program runs: the launcher records the
- * session while bwrap builds the sandbox, so the program never runs unrecorded (its servers start
- * after the go, see SOCKETS_DIR). A gate in front of the program (GO_GATE) reads it; an end of file
- * without the go (the launcher died or gave up) stops the sandbox, which then runs nothing.
+ * session and starts its servers while bwrap builds the sandbox, so the program never runs without
+ * them. A gate in front of the program (GO_GATE) reads it; an end of file without the go (the
+ * launcher died or gave up) stops the sandbox, which then runs nothing.
  */
 export const GO_FD = 7
 /**
@@ -56,8 +56,7 @@ export const BRIDGE_PROGRAM = '/run/claudebox/bridge'
 export const BRIDGE_SCRIPT = '/run/claudebox/bridge.js'
 /**
  * The directory of the launcher's sockets, bound read-only: the proxy and the gateway start
- * listening after the go, while the program starts (the bridge waits for a socket that is not
- * there or not listening yet; the launcher kills the sandbox should one of them fail).
+ * listening while bwrap builds the sandbox, before the go (GO_FD).
  */
 export const SOCKETS_DIR = '/run/claudebox/net'
 export const PROXY_SOCKET = `${SOCKETS_DIR}/proxy.sock`
@@ -520,8 +519,8 @@ function bridge(b: SandboxBuilder, facts: HostFacts, bridged: readonly [string, 
 /**
  * x86_64: the native bridge (bridge.x86_64.c), copied in like the scope helper; it listens, then
  * executes the program. Elsewhere: bridge.js under the host's node behind a shell wrapper that
- * waits for it. Either waits for a socket the launcher has not made yet (it starts listening
- * while bwrap works).
+ * waits for it. Either connects to the launcher's socket for each connection; the launcher's
+ * servers listen before its go, so the socket is there before the program's first instruction.
  */
 function bridgeCommand(b: SandboxBuilder, facts: HostFacts, bridged: readonly [string, string, number][], alreadyVisible: (p: string) => boolean): string[] {
   const native = nativeBridge(facts.arch)

@@ -239,6 +239,18 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_UNSHARE)('a full disk (a 2 MiB tmpfs as CLA
   })
 })
 
+describe.skipIf(!HAVE_BWRAP || !HAVE_UNSHARE)('a /dev/urandom that gives nothing (/dev/null bound over it in a mount namespace of the test)', () => {
+  test('the launch works: random names and the placeholder come from node:crypto instead (it used to spin for ever)', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const script = `mount --bind /dev/null /dev/urandom && [ "$(head -c 4 /dev/urandom | wc -c)" = 0 ] && node ${BIN} -- -c 'echo "ran $ANTHROPIC_API_KEY"'`
+    const { stdout } = await promisify(execFile)('unshare', ['-rm', 'sh', '-c', script], { cwd: project, env: { ...world.env, ...sh, ANTHROPIC_API_KEY: 'sk-ant-real' }, timeout: 30_000 })
+    // The sandbox holds this session's placeholder, 48 hex digits, never the real key.
+    expect(stdout).toMatch(/^ran \S*[0-9a-f]{48}\S*\n$/)
+    expect(stdout).not.toContain('sk-ant-real')
+  })
+})
+
 describe.skipIf(!HAVE_BWRAP)('kill -9 during a launch', () => {
   test('at a few points: every instance left has its project-root, and the next launch works', async () => {
     const world = makeWorld()

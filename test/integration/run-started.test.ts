@@ -1,0 +1,57 @@
+// host/run.ts's `started` step, with real bwrap: the launcher's work that overlaps bwrap's (the
+// session record, the servers) comes before the go, and a step that fails, even one that throws at
+// once, means the program never runs and nothing is left waiting. The plan is a small hand-made
+// one (the gate and the info pipe as the planner makes them).
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { runForeground } from '../../src/host/run.js'
+import { GO_FD, GO_GATE, INFO_FD } from '../../src/sandbox/plan.js'
+import type { LaunchPlan } from '../../src/types.js'
+import { HAVE_BWRAP, tempDir } from '../helpers/cli.js'
+
+function plan(dir: string, script: string): LaunchPlan {
+  const argv = ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', dir, dir, '--info-fd', String(INFO_FD), '--', '/bin/sh', '-c', GO_GATE, 'claudebox-go', '/bin/sh', '-c', script]
+  const fds = [
+    { fd: INFO_FD, kind: 'info' },
+    { fd: GO_FD, kind: 'go', merged: 'go 2>&1' },
+  ]
+  return { file: 'bwrap', argv, env: { PATH: '/usr/bin:/bin' }, fds, cgroups: [] } as unknown as LaunchPlan
+}
+
+/** Live processes whose command line names `text` (zombies have none). */
+function processesNaming(text: string): string[] {
+  return fs.readdirSync('/proc').filter(pid => {
+    try {
+      return /^\d+$/.test(pid) && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text)
+    } catch {
+      return false
+    }
+  })
+}
+
+describe.skipIf(!HAVE_BWRAP)("the launcher's work before the go", () => {
+  test('runs before the program, which then runs and ends with its own status', async () => {
+    const dir = tempDir('cb-started-')
+    const result = await runForeground(plan(dir, `cat ${dir}/started > ${dir}/ran; exit 3`), () => Promise.resolve(fs.writeFileSync(path.join(dir, 'started'), 'first\n')))
+    expect(result).toMatchObject({ status: 3, sandboxStarted: true })
+    expect(fs.readFileSync(path.join(dir, 'ran'), 'utf8')).toBe('first\n')
+  })
+
+  test.each([
+    ['rejects', (): Promise<void> => Promise.reject(new Error('no room for the session record'))],
+    [
+      'throws at once',
+      (): Promise<void> => {
+        throw new Error('no room for the session record')
+      },
+    ],
+  ])('when it %s, the program never runs, the failure is the launch\'s and bwrap is gone', async (_, started) => {
+    const dir = tempDir('cb-started-')
+    await expect(runForeground(plan(dir, `echo ran > ${dir}/ran`), started)).rejects.toThrow('no room for the session record')
+    expect(fs.existsSync(path.join(dir, 'ran'))).toBe(false)
+    // runForeground returns once bwrap has ended: nothing of this sandbox runs (a step that threw
+    // at once used to return at once, leaving bwrap waiting at the gate).
+    expect(processesNaming(dir)).toEqual([])
+  })
+})
