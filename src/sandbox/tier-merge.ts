@@ -27,10 +27,6 @@ export interface Proposal {
   digest: string
 }
 
-export function sha256(data: Buffer | string): string {
-  return sha256Hex(data)
-}
-
 export function sameNode(a: TierNode | undefined, b: TierNode | undefined): boolean {
   if (a === undefined || b === undefined) return a === b
   if (a.kind === 'file') return b.kind === 'file' && a.sha256 === b.sha256
@@ -67,7 +63,7 @@ export function proposals(shared: Tree, base: Tree, work: Tree): Proposal[] {
     if (sameNode(w, b) || sameNode(w, s) || w?.kind === 'symlink') continue
     const ops = jsonObject(b) && jsonObject(w) ? jsonDelta(b.json, w.json).filter(op => changes(s?.kind === 'file' ? s.json : undefined, op)) : undefined
     if (ops !== undefined && jsonObject(s) && ops.length === 0) continue
-    const proposal: Proposal = { rel, from: s, to: w, digest: sha256(JSON.stringify([rel, w?.kind === 'file' ? w.sha256 : null, ops ?? null])) }
+    const proposal: Proposal = { rel, from: s, to: w, digest: sha256Hex(JSON.stringify([rel, w?.kind === 'file' ? w.sha256 : null, ops ?? null])) }
     if (ops !== undefined && jsonObject(s)) proposal.ops = ops
     found.push(proposal)
   }
@@ -89,7 +85,7 @@ function mergeJson(s: TierNode | undefined, b: TierNode | undefined, w: TierNode
 
 export function jsonNode(value: unknown): { kind: 'file'; sha256: string; data: Buffer; json: unknown } {
   const data = Buffer.from(`${JSON.stringify(value, null, 2)}\n`)
-  return { kind: 'file', sha256: sha256(data), data, json: value }
+  return { kind: 'file', sha256: sha256Hex(data), data, json: value }
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {

@@ -5,7 +5,7 @@ import { sha256Hex } from '../sha256.js'
 import { randomHex } from '../host/fs.js'
 import fs from 'node:fs'
 import path from 'node:path'
-import { sha256, type TierNode } from '../sandbox/tier-merge.js'
+import type { TierNode } from '../sandbox/tier-merge.js'
 
 /** The largest file of a tier that is copied; a larger one is left where it is, with a warning. */
 export const TIER_FILE_LIMIT = 16 << 20
@@ -77,7 +77,7 @@ function readFileNode(file: string, rel: string, follow: boolean): DiskNode | un
     const st = fs.fstatSync(fd)
     if (!st.isFile() || st.size > TIER_FILE_LIMIT) return undefined
     const data = fs.readFileSync(fd)
-    const node: DiskNode = { kind: 'file', sha256: sha256(data), data, mode: st.mode & 0o777 }
+    const node: DiskNode = { kind: 'file', sha256: sha256Hex(data), data, mode: st.mode & 0o777 }
     if (rel.endsWith('.json')) node.json = parseJson(data.toString('utf8'))
     return node
   } finally {

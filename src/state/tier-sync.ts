@@ -11,7 +11,8 @@ import { inlineSafe } from '../cli/terminal-safe.js'
 import { readNoFollow } from '../host/probe.js'
 import { OWN_DIR } from './registry.js'
 import { parseJson, readTree, removeNode, treePrint, writeNode } from './tier-files.js'
-import { composeTree, jsonNode, proposals, sha256, type Proposal, type TierNode, type Tree } from '../sandbox/tier-merge.js'
+import { composeTree, jsonNode, proposals, type Proposal, type TierNode, type Tree } from '../sandbox/tier-merge.js'
+import { sha256Hex } from '../sha256.js'
 
 export const TIERS_STATE = `${OWN_DIR}/tiers.json`
 /** Where an instance's own copies of shared entries went when it first got composed copies. */
@@ -86,7 +87,7 @@ export function composeShared(instance: string, sharedDir: string, entries: read
 function compose(instance: string, sharedDir: string, entries: readonly string[], hostOnly: readonly string[]): string[] {
   const warnings: string[] = []
   const state = readState(instance)
-  const print = sha256(`${treePrint(sharedDir, entries)}\0${hostOnly.join(',')}`)
+  const print = sha256Hex(`${treePrint(sharedDir, entries)}\0${hostOnly.join(',')}`)
   if (state?.sharedPrint === print) return warnings
   if (state === undefined) setAsidePrevious(instance, entries, warnings)
   const shared = readSharedTree(sharedDir, entries, hostOnly, warnings)

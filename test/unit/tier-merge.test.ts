@@ -1,9 +1,10 @@
 // The three-way rules of per-project tier copies, the proposals, and the line diff that shows them.
 import { describe, expect, test } from 'vitest'
 import { lineDiff } from '../../src/cli/text-diff.js'
-import { applyJsonOps, composeTree, jsonDelta, jsonNode, proposals, sha256, type TierNode, type Tree } from '../../src/sandbox/tier-merge.js'
+import { sha256Hex } from '../../src/sha256.js'
+import { applyJsonOps, composeTree, jsonDelta, jsonNode, proposals, type TierNode, type Tree } from '../../src/sandbox/tier-merge.js'
 
-const file = (text: string): TierNode => ({ kind: 'file', sha256: sha256(text), data: Buffer.from(text) })
+const file = (text: string): TierNode => ({ kind: 'file', sha256: sha256Hex(text), data: Buffer.from(text) })
 const json = (value: unknown): TierNode => jsonNode(value)
 const tree = (entries: Record<string, TierNode>): Tree => new Map(Object.entries(entries))
 
