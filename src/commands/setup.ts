@@ -11,6 +11,7 @@ import { resolveOptions, type ResolvedOptions } from '../config/profiles.js'
 import type { Settings } from '../config/settings.js'
 import { DEFAULT_SHARED_ENTRIES } from '../sandbox/tiers.js'
 import type { HostFacts } from '../types.js'
+import type { SandboxOptions } from '../config/sandbox-options.js'
 import type { LaunchRequest } from '../sandbox/plan.js'
 import { chooseApi, type ApiChoice } from '../network/api-session.js'
 import { canonicalRoot, instanceDir, instanceId } from '../state/instance.js'
@@ -55,7 +56,7 @@ export function setupLaunch(settings: Settings, options: CliOptions): LaunchSetu
   }
   const facts = withOptionFacts(base, resolved.sandbox, config.sharedEntries ?? DEFAULT_SHARED_ENTRIES)
   // Without the host's network, the launcher's servers listen on unix sockets bridged inside.
-  const socketsDir = network === 'open' ? undefined : sessionSocketsDir(base.env)
+  const socketsDir = network === 'open' ? undefined : sessionSocketsDir(base.env, sandboxWrites(facts, resolved.sandbox))
   const request: LaunchRequest = {
     storeSession: `session-${process.pid}`,
     claudeArgs: [...resolved.claudeArgs, ...options.claudeArgs],
@@ -81,6 +82,15 @@ export function setupLaunch(settings: Settings, options: CliOptions): LaunchSetu
   const profileName = options.profile ?? project?.profile
   const networkDefaulted = [options.sandbox.network, config.defaults.network, profileName === undefined ? undefined : config.profiles[profileName]?.options.network, project?.options.network].every(v => v === undefined)
   return { config, facts, resolved, request, networkDefaulted, api }
+}
+
+/**
+ * The host paths the sandbox can write, or more (the whole claudebox home): the project, its git
+ * dir, the instance and the session's store, the user's binds. The session's sockets stay out.
+ */
+function sandboxWrites(facts: HostFacts, options: SandboxOptions): string[] {
+  const binds = options.binds.map(p => path.resolve(facts.cwd ?? '/', p)).map(p => facts.paths[p]?.real ?? p)
+  return [facts.git?.topLevel ?? facts.cwd ?? '/', ...(facts.git === undefined ? [] : [facts.git.commonDir]), facts.claudeboxHome, ...binds]
 }
 
 /** The largest .claudebox.json read: a repository file, so its size is the attacker's choice. */

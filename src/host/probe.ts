@@ -2,6 +2,7 @@
 // With run.ts, the only module that touches the file system or starts processes on the launch path.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { randomHex } from './fs.js'
+import { launchError } from '../errors.js'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -116,17 +117,23 @@ function egressFacts(): Pick<HostFacts, 'egress'> {
 /**
  * Where the session's sockets go (the proxy's proxy.sock, the gateway's api.sock): a fresh
  * directory (0700, random name, created exclusively) under $XDG_RUNTIME_DIR when it is usable,
- * else the temp dir. Chosen before the plan, which binds it into the sandbox; created just before
- * bwrap starts (commands/session-servers.ts).
+ * else the temp dir, else /tmp. Chosen before the plan, which binds it into the sandbox; created
+ * just before bwrap starts (commands/session-servers.ts). Never under a path the sandbox writes
+ * (`sandboxWrites`: a TMPDIR inside the project is not rare): there the agent could rename the
+ * directory, leaving it in the project, or swap what the launcher removes after the session.
  */
-export function sessionSocketsDir(env: Readonly<Record<string, string | undefined>>): string {
+export function sessionSocketsDir(env: Readonly<Record<string, string | undefined>>, sandboxWrites: readonly string[]): string {
   const runtime = env['XDG_RUNTIME_DIR']
-  // A TMPDIR that does not exist (or is not a directory) must not stop the launch: /tmp then.
-  const base = runtime && path.isAbsolute(runtime) && isOwnDir(runtime) ? runtime : isDir(os.tmpdir()) ? os.tmpdir() : '/tmp'
-  const dir = path.join(base, `claudebox-net-${randomHex(6)}`)
-  const socket = path.join(dir, 'proxy.sock')
-  // sockaddr_un holds 108 bytes: a long TMPDIR must not make the bind fail later.
-  return Buffer.byteLength(socket) < 100 ? dir : path.join('/tmp', path.basename(dir))
+  const name = `claudebox-net-${randomHex(6)}`
+  const writes = sandboxWrites.map(resolveExisting)
+  // A TMPDIR that does not exist (or is not a directory) must not stop the launch: the next one then.
+  for (const base of [runtime && path.isAbsolute(runtime) && isOwnDir(runtime) ? runtime : undefined, os.tmpdir(), '/tmp']) {
+    if (base === undefined || !isDir(base)) continue
+    const dir = path.join(resolveExisting(base), name)
+    // sockaddr_un holds 108 bytes: a long TMPDIR must not make the bind fail later.
+    if (Buffer.byteLength(path.join(dir, 'proxy.sock')) < 100 && !writes.some(w => isWithin(dir, w))) return dir
+  }
+  throw launchError(`no directory for the session's sockets outside what the sandbox can write (XDG_RUNTIME_DIR, TMPDIR and /tmp are all inside it); set TMPDIR to a directory outside the project and its binds`)
 }
 
 function isOwnDir(dir: string): boolean {

@@ -507,11 +507,16 @@ function commandLine(b: SandboxBuilder, facts: HostFacts, request: LaunchRequest
   return { argv: command, cgroups: limits.cgroups, limits: { inForce: limits.inForce, notInForce: limits.notInForce }, ...(bridging === undefined ? {} : { socketsDir: bridging.socketsDir }) }
 }
 
+const WRITABLE_BINDS = new Set(['--bind', '--bind-try', '--dev-bind', '--dev-bind-try'])
+
 /** The directory of the launcher's sockets bound read-only inside, and the bridge in front of the program. */
 function bridge(b: SandboxBuilder, facts: HostFacts, bridged: readonly [string, string, number][], alreadyVisible: (p: string) => boolean): { prefix: string[]; socketsDir: string } {
   const dirs = [...new Set(bridged.map(([host, inside]) => (path.basename(host) === path.basename(inside) ? path.dirname(host) : '')))]
   const socketsDir = dirs[0]
   if (dirs.length !== 1 || !socketsDir) throw new Error(`planLaunch: the launcher's sockets must share one directory, named as inside: ${JSON.stringify(bridged)}`)
+  // Where the sandbox writes, it could rename or swap that directory (probe.ts sessionSocketsDir keeps it out).
+  const writable = b.groups.find(([option, source]) => WRITABLE_BINDS.has(option ?? '') && source !== undefined && isWithin(socketsDir, source))
+  if (writable !== undefined) throw launchError(`the session's sockets directory ${socketsDir} is inside ${writable[1]}, which the sandbox can write; set TMPDIR to a directory outside it`)
   b.add('--ro-bind', socketsDir, SOCKETS_DIR)
   return { prefix: bridgeCommand(b, facts, bridged, alreadyVisible), socketsDir }
 }

@@ -452,6 +452,34 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CURL || !HAVE_PYTHON)('--network=allow: the
   }, 30_000)
 })
 
+describe.skipIf(!HAVE_BWRAP || !HAVE_CURL || !HAVE_PYTHON)("--network=allow: the session's sockets", () => {
+  test('a TMPDIR and XDG_RUNTIME_DIR inside the project: the sockets go elsewhere, out of the sandbox\'s reach, and work', async () => {
+    const p = makeProject()
+    const [tmp, runtime] = [path.join(p.repo, 'tmp'), path.join(p.repo, 'run')]
+    for (const dir of [tmp, runtime]) fs.mkdirSync(dir, { mode: 0o700 })
+    const a = await hostServer('server-A')
+    const script = [`echo "inside: [$(ls -A '${tmp}' '${runtime}' | grep -c claudebox-net)]"`, `req a-plain http://127.0.0.1:${a.port}/plain`].join('\n')
+    const r = await claudebox(p.world, ['--network=allow', '--allow-host', `127.0.0.1:${a.port}`, '--shell', '--', '-c', `${FUNCTIONS}\n${script}`], {
+      cwd: p.repo,
+      env: { TMPDIR: tmp, XDG_RUNTIME_DIR: runtime },
+    })
+    expect(r.exitCode, r.stderr).toBe(0)
+    const out = results(r.stdout)
+    // There the agent could rename the directory (it stayed in the project) or swap its contents.
+    expect(out['inside']).toBe('[0]')
+    expect(out['a-plain']).toBe('server-A:/plain code=200 connect=000 rc=0')
+    expect([...fs.readdirSync(tmp), ...fs.readdirSync(runtime)]).toEqual([])
+  })
+
+  test('with every candidate writable inside (--bind /tmp): status 125 before anything runs, and what to do', async () => {
+    const p = makeProject()
+    const r = await claudebox(p.world, ['--bind', '/tmp', '--shell', '--', '-c', 'echo RAN'], { cwd: p.repo, env: { TMPDIR: '/tmp' } })
+    expect(r.exitCode).toBe(125)
+    expect(r.stdout).not.toContain('RAN')
+    expect(r.stderr.trim()).toBe("claudebox: no directory for the session's sockets outside what the sandbox can write (XDG_RUNTIME_DIR, TMPDIR and /tmp are all inside it); set TMPDIR to a directory outside the project and its binds")
+  })
+})
+
 describe.skipIf(!HAVE_BWRAP)('--network: what the audit shows and what is refused before launch', () => {
   test('--dry-run and --check show the mode and the lists in force', async () => {
     const p = makeProject()

@@ -216,4 +216,13 @@ describe('planLaunch with --network=allow', () => {
     expect(() => plan({ allowPresets: ['nope'] })).toThrow(/^network allowlist: unknown preset "nope"/)
     expect(() => plan({ allowPresets: ['nope'] })).toThrow(expect.objectContaining({ exitCode: 2 }))
   })
+
+  test("sockets in a directory the sandbox writes (the project, its .git, a --bind) are refused: it could swap them", () => {
+    for (const dir of ['/home/ada/src/shop/tmp', '/home/ada/src/shop/.git/x', '/home/ada/scratch/t']) {
+      const inside = { claudeArgs: ['-c'], sandbox: sandbox({ binds: ['/home/ada/scratch'] }), egressSocket: `${dir}/claudebox-net-0123456789ab/proxy.sock` }
+      const f = facts({ paths: { '/home/ada/scratch': { kind: 'dir', real: '/home/ada/scratch' } } })
+      expect(() => planLaunch(f, inside), dir).toThrow(/which the sandbox can write; set TMPDIR/)
+    }
+    expect(planLaunch(facts({ paths: { '/home/ada/scratch': { kind: 'dir', real: '/home/ada/scratch' } } }), { claudeArgs: ['-c'], sandbox: sandbox({ binds: ['/home/ada/scratch'] }), egressSocket: socket }).socketsDir).toBe(path.dirname(socket))
+  })
 })
