@@ -37,8 +37,9 @@ export function scanWithDetails(dir: string, measureBudgetMs = MEASURE_BUDGET_MS
   const entries = instanceDirents(dir).map(
     dirent => fromCache(dir, dirent, cache[dirent.name]) ?? (Date.now() < deadline ? scanDetailed(dir, dirent, measured) : scanOne(dir, dirent)),
   )
-  // Instances made by an older version, or a lost cache: measured within the budget and
-  // remembered, so each --list stays under a second and the next ones catch up.
+  // Instances used since the last --list (their usage record read), made by an older version, or
+  // a lost cache: measured within the budget and remembered, so each --list stays under a second
+  // and the next ones catch up.
   if (Object.keys(measured).length > 0) saveListCache(dir, { ...cache, ...measured })
   return entries
 }
@@ -57,16 +58,19 @@ function saveListCache(instances: string, cache: Record<string, CachedInstance>)
   }
 }
 
-/** What --list needs of an instance, cached in one file by each session's end (state/apply.ts). */
+/**
+ * What --list needs of an instance, cached in one file by --list itself: an instance used since
+ * is read again from the usage record its last session wrote (state/apply.ts recordUsage).
+ */
 export interface CachedInstance extends Usage {
   root: string
   /** meta.json's rootDevice, for the mount check of a root that is gone. */
   rootDevice?: number
 }
 
-export const listCachePath = (instances: string): string => path.join(path.dirname(instances), 'list-cache.json')
+const listCachePath = (instances: string): string => path.join(path.dirname(instances), 'list-cache.json')
 
-export function readListCache(instances: string): Record<string, CachedInstance> {
+function readListCache(instances: string): Record<string, CachedInstance> {
   try {
     // About 150 bytes an instance: 64 MiB holds far more instances than anyone keeps.
     const cache = JSON.parse(readNoFollow(listCachePath(instances), 64 << 20) ?? '{}') as unknown

@@ -64,10 +64,13 @@ describe.skipIf(!HAVE_BWRAP)('live sessions', () => {
     fs.writeFileSync(path.join(repo, '.release'), '')
     await Promise.all([a.child, b.child])
     expect(fs.readdirSync(sessions)).toEqual([])
-    // Ended: --list answers from the cache the last session wrote; a new session is seen at once.
-    expect(fs.existsSync(path.join(world.claudeboxHome, 'list-cache.json'))).toBe(true)
+    // Ended: the session left its usage record and did not rewrite the --list cache (one file for
+    // every instance: its cost grew with each); --list reads the record and remembers it there.
+    const cache = path.join(world.claudeboxHome, 'list-cache.json')
+    expect(fs.existsSync(cache)).toBe(false)
     const idle = await claudebox(world, ['--list', '--json'], { cwd: world.home })
-    expect(JSON.parse(idle.stdout)).toMatchObject([{ root: `${repo}/.git`, state: 'idle', liveSessions: 0 }])
+    expect(JSON.parse(idle.stdout)).toMatchObject([{ root: `${repo}/.git`, state: 'idle', liveSessions: 0, conversations: 0 }])
+    expect(Object.keys(JSON.parse(fs.readFileSync(cache, 'utf8')) as object)).toEqual([path.basename(path.dirname(path.dirname(sessions)))])
     fs.rmSync(path.join(repo, '.release'))
     fs.rmSync(path.join(repo, '.started'))
     const c = startSession(world, repo)
