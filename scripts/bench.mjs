@@ -15,6 +15,7 @@ import { TESTED_CLAUDE_NEWEST, median, mkWorld, replayFds, startChild, timed } f
 const runs = Number(process.env.BENCH_RUNS ?? 30)
 const repo = path.resolve(import.meta.dirname, '..')
 const bin = path.join(repo, 'bin/claudebox.js')
+const minimal = path.join(repo, 'scripts/bench/minimal-launcher.cjs')
 const claude = process.env.CLAUDEBOX_TEST_CLAUDE ?? path.join(repo, '.cache/claude-code', TESTED_CLAUDE_NEWEST, 'node_modules/.bin/claude')
 const results = {}
 const only = process.env.BENCH_ONLY?.split(',')
@@ -30,6 +31,8 @@ if (part('launch')) {
   const variants = {
     'node -e 0': () => spawnSync(process.execPath, ['-e', '0'], { cwd: project, env }),
     'bwrap direct (open)': () => withFds(fds => spawnSync(bwrap, args, { cwd: project, env: {}, stdio: ['ignore', 'pipe', 'pipe', 'ignore', ...fds] })),
+    // The least a Node launcher does: Node, child_process, spawning the same bwrap command.
+    'node spawning that bwrap': () => spawnSync(process.execPath, [minimal, JSON.stringify({ argv: [bwrap, ...args], files: withFds.files })], { cwd: project, env }),
     'claudebox --network=open': () => spawnSync(process.execPath, [bin, '--network=open'], { cwd: project, env }),
     'claudebox (default: allow)': () => spawnSync(process.execPath, [bin], { cwd: project, env }),
   }
@@ -38,6 +41,7 @@ if (part('launch')) {
   console.log(`\nP1/P6 launching /bin/true: medians of ${runs} interleaved runs`)
   for (const [name, ms] of Object.entries(m)) console.log(`  ${name.padEnd(30)} ${ms.toFixed(1).padStart(7)} ms`)
   console.log(`  ${'floor: node -e 0 + bwrap direct'.padEnd(30)} ${floor.toFixed(1).padStart(7)} ms`)
+  console.log(`  a Node launcher that only spawns bwrap is ${(m['node spawning that bwrap'] / floor).toFixed(2)} x the floor; claudebox adds ${(m['claudebox --network=open'] - m['node spawning that bwrap']).toFixed(1)} ms to it (open), ${(m['claudebox (default: allow)'] - m['node spawning that bwrap']).toFixed(1)} ms (default)`)
   results.p1open = { value: m['claudebox --network=open'] / floor, target: 1.25, what: 'P1 claudebox --network=open / (node -e 0 + bwrap)' }
   results.p1default = { value: m['claudebox (default: allow)'] / floor, target: 1.25, what: 'P1 claudebox (default) / (node -e 0 + bwrap)' }
   results.p6launch = { value: m['claudebox (default: allow)'] / m['claudebox --network=open'], target: 1.2, what: 'P6 default (allow) launch / --network=open launch' }

@@ -49,7 +49,7 @@ export function replayFds(claudeboxHome) {
   const go = path.join(claudeboxHome, 'bench-go')
   fs.writeFileSync(go, 'go\n')
   const files = [one('seccomp'), one('landlock')]
-  return run => {
+  const withFds = run => {
     const fds = [...files, go].map(file => fs.openSync(file, 'r'))
     try {
       return run([fds[0], fds[1], 'ignore', fds[2]])
@@ -57,4 +57,5 @@ export function replayFds(claudeboxHome) {
       for (const fd of fds) fs.closeSync(fd)
     }
   }
+  return Object.assign(withFds, { files: [...files, go] })
 }
