@@ -80,7 +80,9 @@ export function carryAccountIn(sharedFile: string, instance: string, secretless 
   if (current === 'empty' || removed || Object.keys(carried).some(key => !same(current[key], carried[key]))) {
     writeFileAtomic(file, `${JSON.stringify(next, null, 2)}\n`)
   }
-  writeFileAtomic(path.join(instance, CARRIED_FILE), `${JSON.stringify(carried)}\n`)
+  const record = JSON.stringify(carried)
+  // The usual launch carries what the last one did: its record is not written again.
+  if (readNoFollow(path.join(instance, CARRIED_FILE), JSON_LIMIT) !== record) writeFileAtomic(path.join(instance, CARRIED_FILE), `${record}\n`)
 }
 
 /** After a session: the account keys the session changed, back into the shared file. */

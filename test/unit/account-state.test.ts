@@ -29,6 +29,19 @@ describe('account keys', () => {
     expect(s.own()).toEqual({ userID: 'u', theme: 'dark' })
   })
 
+  test('in: the record of what was carried is written when it changes, not at every launch', () => {
+    const s = setup({ userID: 'u', theme: 'dark' }, { theme: 'light' })
+    const record = path.join(s.instance, 'claudebox/account-in.json')
+    carryAccountIn(s.sharedFile, s.instance)
+    const first = fs.statSync(record).ino
+    carryAccountIn(s.sharedFile, s.instance)
+    expect(fs.statSync(record).ino).toBe(first)
+    fs.writeFileSync(s.sharedFile, JSON.stringify({ userID: 'u', theme: 'light' }))
+    carryAccountIn(s.sharedFile, s.instance)
+    expect(fs.statSync(record).ino).not.toBe(first)
+    expect(JSON.parse(fs.readFileSync(record, 'utf8'))).toEqual({ userID: 'u', theme: 'light' })
+  })
+
   test("in, with the login on the host: never a Console login's key nor the approvals naming real keys; ones an earlier version left are removed", () => {
     const s = setup({ userID: 'u', primaryApiKey: 'sk-ant-api03-REAL', customApiKeyResponses: { approved: ['REALKEYTAIL000000000'] } }, { primaryApiKey: 'sk-ant-api03-REAL', customApiKeyResponses: { approved: ['REALKEYTAIL000000000'] }, numStartups: 1 })
     carryAccountIn(s.sharedFile, s.instance)
