@@ -21,12 +21,19 @@ const LOOKUP_SCRIPT =
 
 export async function runCheck(settings: Settings, options: CliOptions): Promise<number> {
   let setup: LaunchSetup
+  let refused: CheckResult | undefined
   try {
     setup = setupLaunch(settings, options)
   } catch (error) {
-    // A broken config.json or a refused project file is a failed check, not a crash.
+    // A broken config.json or a refused project file is a failed check, not a crash; the other
+    // checks still run, with the built-in options (what the user needs to see is often there too).
     if (!(error instanceof ClaudeboxError)) throw error
-    return report([{ status: 'fail', name: 'config', detail: error.message }], options.json)
+    refused = { status: 'fail', name: 'config', detail: `${error.message}; the checks below use the built-in options` }
+    try {
+      setup = setupLaunch(settings, options, true)
+    } catch {
+      return report([{ ...refused, detail: error.message }], options.json)
+    }
   }
   const { facts, request } = setup
   const sandbox = request.sandbox ?? DEFAULT_SANDBOX
@@ -70,7 +77,8 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
     landlockScope: probeLandlockScope(facts.arch),
     takeovers: mayTakeOver(facts) ? pendingTakeovers(facts) : [],
   })
-  return report(results, options.json)
+  // The refusal stands in for the line that would say which files applied.
+  return report(refused === undefined ? results : [refused, ...results.filter(result => result.name !== 'config')], options.json)
 }
 
 function report(results: readonly CheckResult[], json: boolean): number {

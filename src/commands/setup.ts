@@ -35,11 +35,12 @@ export function loadConfig(settings: Settings): Config {
   return text === undefined ? EMPTY_CONFIG : parseConfig(text, file)
 }
 
-export function setupLaunch(settings: Settings, options: CliOptions): LaunchSetup {
-  const config = loadConfig(settings)
+/** `builtIn`: config.json and the project's .claudebox.json left out (--check, when they are refused). */
+export function setupLaunch(settings: Settings, options: CliOptions, builtIn = false): LaunchSetup {
+  const config = builtIn ? EMPTY_CONFIG : loadConfig(settings)
   const base = probe(settings)
   const projectRoot = base.git?.topLevel ?? base.cwd
-  const project = projectRoot === undefined ? undefined : readProjectFile(path.join(projectRoot, PROJECT_FILE))
+  const project = builtIn || projectRoot === undefined ? undefined : readProjectFile(path.join(projectRoot, PROJECT_FILE))
   const resolved = resolveOptions({
     config,
     cli: options.sandbox,

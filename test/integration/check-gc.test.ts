@@ -111,6 +111,24 @@ describe.skipIf(!HAVE_BWRAP)('--check', () => {
     expect(r.stdout).toMatch(/^ok +protection: seccomp filter/m)
     expect(r.stdout).toContain(`ok   sign-in: not yet: the first launch offers your Claude Code login from ${world.home}/.claude/.credentials.json`)
   })
+
+  test('a broken config.json fails its line and the other checks still run, with the built-in options; a bad option on the command line stops there', async () => {
+    const world = makeWorld()
+    fs.mkdirSync(world.claudeboxHome, { recursive: true })
+    fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), '{"network": "open",}')
+    const repo = makeRepo(world.home, 'p')
+    const r = await claudebox(world, ['--check'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/true' } })
+    expect(r.exitCode).toBe(1)
+    expect(r.stdout).toMatch(/^fail config: .*config\.json: not valid JSON .*; fix it or move it away; the checks below use the built-in options$/m)
+    expect(r.stdout.match(/^\w+ +config:/gm)).toHaveLength(1)
+    expect(r.stdout).toMatch(/^ok +bwrap: /m)
+    expect(r.stdout).toMatch(/^ok +network: allow: /m) // the built-in network, not the file's
+    expect(r.stdout).toMatch(/^ok +protection: seccomp filter/m)
+    const cli = await claudebox(world, ['--check', '--network=open', '--allow-host', 'example.com'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/true' } })
+    expect(cli.exitCode).toBe(1)
+    expect(cli.stdout.trim().split('\n')).toHaveLength(1)
+    expect(cli.stdout).toMatch(/^fail config: .*not valid JSON/)
+  })
 })
 
 describe.skipIf(!HAVE_BWRAP)('--gc', () => {
