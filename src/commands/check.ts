@@ -20,21 +20,8 @@ const LOOKUP_SCRIPT =
   'for f in /etc/resolv.conf /etc/hosts /etc/nsswitch.conf; do [ -r "$f" ] || echo "$f is missing"; done; getent hosts localhost >/dev/null || echo "localhost does not resolve"'
 
 export async function runCheck(settings: Settings, options: CliOptions): Promise<number> {
-  let setup: LaunchSetup
-  let refused: CheckResult | undefined
-  try {
-    setup = setupLaunch(settings, options)
-  } catch (error) {
-    // A broken config.json or a refused project file is a failed check, not a crash; the other
-    // checks still run, with the built-in options (what the user needs to see is often there too).
-    if (!(error instanceof ClaudeboxError)) throw error
-    refused = { status: 'fail', name: 'config', detail: `${error.message}; the checks below use the built-in options` }
-    try {
-      setup = setupLaunch(settings, options, true)
-    } catch {
-      return report([{ ...refused, detail: error.message }], options.json)
-    }
-  }
+  const { setup, refused } = setupForCheck(settings, options)
+  if (setup === undefined) return report([refused], options.json)
   const { facts, request } = setup
   const sandbox = request.sandbox ?? DEFAULT_SANDBOX
   // Outside the project (whose own settings could run something) and with only PATH: the probe
@@ -79,6 +66,24 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
   })
   // The refusal stands in for the line that would say which files applied.
   return report(refused === undefined ? results : [refused, ...results.filter(result => result.name !== 'config')], options.json)
+}
+
+/**
+ * A broken config.json or a refused project file is a failed check, not a crash; the other checks
+ * still run, with the built-in options (what the user needs to see is often there too). Only a
+ * launch that fails even so (a bad command line) shows the failure alone.
+ */
+function setupForCheck(settings: Settings, options: CliOptions): { setup: LaunchSetup; refused?: CheckResult } | { setup: undefined; refused: CheckResult } {
+  try {
+    return { setup: setupLaunch(settings, options) }
+  } catch (error) {
+    if (!(error instanceof ClaudeboxError)) throw error
+    try {
+      return { setup: setupLaunch(settings, options, true), refused: { status: 'fail', name: 'config', detail: `${error.message}; the checks below use the built-in options` } }
+    } catch {
+      return { setup: undefined, refused: { status: 'fail', name: 'config', detail: error.message } }
+    }
+  }
 }
 
 function report(results: readonly CheckResult[], json: boolean): number {
