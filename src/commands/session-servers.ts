@@ -1,14 +1,23 @@
 // The host-side servers of one session (the API gateway, the egress proxy). A server whose address
 // is part of the plan (the gateway's port with the open network) starts before bwrap; the others
 // start once bwrap runs, while it builds the sandbox, in the directory made for their sockets
-// before it; the program runs only once they listen (the go). All close after the session.
+// before it; the program runs only once they listen (the go). What speaks their protocol loads
+// after the go, or at their first connection (network/lazy-server.ts). All close after the session.
 import fs from 'node:fs'
 import { launchError } from '../errors.js'
 
 interface Server {
+  /** Loads what speaks the protocol after `ms`, unless a connection comes first. */
+  loadSoon(ms: number): void
   /** Closes the server; one line to print about it, if any. */
   finish(): Promise<string | undefined>
 }
+
+/**
+ * How long after the go the servers' protocol code loads (~3 ms of work): Claude needs far longer
+ * before its first request, and a program that ends sooner (a one-shot command) never pays it.
+ */
+const LOAD_AFTER_MS = 50
 
 export class SessionServers {
   private readonly running: Server[] = []
@@ -34,8 +43,10 @@ export class SessionServers {
     this.socketsDir = dir
   }
 
+  /** The servers to start once bwrap runs; then every server loads its protocol soon after the go. */
   async startPending(): Promise<void> {
     for (const start of this.pending.splice(0)) this.running.push(await start())
+    for (const server of this.running) server.loadSoon(LOAD_AFTER_MS)
   }
 
   /** Closes every server, the last started first; the lines they report. */

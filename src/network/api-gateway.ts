@@ -6,7 +6,7 @@ import http from 'node:http'
 import type * as Https from 'node:https'
 import type * as Tls from 'node:tls'
 import { connectThrough, proxyFor, type UpstreamProxy } from './upstream-proxy.js'
-import type { AddressInfo } from 'node:net'
+import type { Protocol } from './lazy-server.js'
 
 /** The paths Claude Code calls on its API endpoint in a session (measured with 2.1.330). */
 const API_PATHS = [/^\/v1\/messages(\/count_tokens)?$/, /^\/v1\/models(\/[A-Za-z0-9._-]+)?$/, /^\/api\/hello$/, /^\/$/]
@@ -14,8 +14,7 @@ const API_PATHS = [/^\/v1\/messages(\/count_tokens)?$/, /^\/v1\/models(\/[A-Za-z
 const BODY_LIMIT = 64 << 20
 /** All bodies held at once: the sandbox must not be able to make the launcher hold gigabytes. */
 const BODIES_LIMIT = 256 << 20
-/** Connections at once, and how long one may take to send its headers. */
-const MAX_CONNECTIONS = 512
+/** How long a connection may take to send its headers. */
 const HEADERS_TIMEOUT_MS = 10_000
 
 export interface Credential {
@@ -38,6 +37,8 @@ export interface GatewayOptions {
   onCall?: (call: ApiCall) => void
   /** The host's company proxy (HTTPS_PROXY, NO_PROXY): the API is reached through it. */
   companyProxy?: UpstreamProxy
+  /** How long a connection may take to send its headers (default HEADERS_TIMEOUT_MS; tests shorten it). */
+  headersTimeoutMs?: number
 }
 
 /** One API call, for the optional log: never a body or a header. */
@@ -58,17 +59,14 @@ export interface Usage {
   problems: string[]
 }
 
-export interface Gateway {
-  /** Where the sandbox reaches it (a TCP port on 127.0.0.1 or the unix socket). */
-  address: string | number
-  usage: Usage
-  close(): Promise<void>
-}
-
-export async function startGateway(options: GatewayOptions): Promise<Gateway> {
-  const usage: Usage = { requests: 0, refused: 0, inputTokens: 0, outputTokens: 0, problems: [] }
+/**
+ * The gateway's HTTP side, for a server that listens lazily (lazy-server.ts, api-session.ts
+ * startGateway): connections are handed to an http.Server that never listens itself.
+ */
+export function gatewayProtocol(options: GatewayOptions, usage: Usage): Protocol {
   const held = { bytes: 0 }
-  const server = http.createServer({ headersTimeout: HEADERS_TIMEOUT_MS }, (req, res) => {
+  const timeouts = options.headersTimeoutMs === undefined ? { headersTimeout: HEADERS_TIMEOUT_MS } : { headersTimeout: options.headersTimeoutMs, connectionsCheckingInterval: options.headersTimeoutMs }
+  const server = http.createServer(timeouts, (req, res) => {
     handle(options, usage, held, req, res).catch((error: unknown) => {
       // A credential the host cannot provide is final (403: Claude does not retry it); a failed
       // connection is the API's usual 502, which Claude retries.
@@ -78,15 +76,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       refuse(res, usage, final ? 403 : 502, final ? 'claudebox: the credential could not be had on the host; claudebox says why on its terminal after the session' : `claudebox: the API request failed on the host: ${(error as Error).message}`)
     })
   })
-  server.maxConnections = MAX_CONNECTIONS
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(options.listen, () => resolve())
-  })
-  const address = server.address() as AddressInfo | string
+  // Node starts enforcing headersTimeout (and tracking the connections closeAllConnections ends)
+  // when a server starts listening; this one is handed its connections instead.
+  server.emit('listening')
   return {
-    address: typeof address === 'string' ? address : address.port,
-    usage,
+    accept: socket => void server.emit('connection', socket),
     close: () =>
       new Promise<void>(resolve => {
         server.close(() => resolve())

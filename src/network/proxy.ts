@@ -14,6 +14,7 @@ import os from 'node:os'
 import { addressAllowed, decideDestination, normalizedAddresses, unbracket, type EgressPolicy } from './policy.js'
 import { sniFromClientHello } from './tls-sni.js'
 import { connectThrough, proxyFor, type UpstreamProxy } from './upstream-proxy.js'
+import type { Protocol } from './lazy-server.js'
 
 /** Resolves a host name to its addresses (injected by tests). */
 export type Resolver = (host: string) => Promise<string[]>
@@ -50,10 +51,6 @@ export interface ProxyOptions {
 export const IDLE_MS = 10_000
 export const MAX_WAITING = 256
 
-export interface RunningProxy {
-  close(): Promise<void>
-}
-
 const systemResolver: Resolver = async host => (await dns.promises.lookup(host, { all: true, verbatim: true })).map(a => a.address)
 
 /** Every address of every interface of this machine, read when the proxy starts. */
@@ -61,7 +58,11 @@ const interfaceAddresses = (): string[] => Object.values(os.networkInterfaces())
 
 type Admission = { ok: true; addresses: string[] } | { ok: false; status: number; message: string }
 
-export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
+/**
+ * The proxy's HTTP side, for a server that listens lazily (lazy-server.ts, session.ts startProxy):
+ * connections are handed to an http.Server that never listens itself.
+ */
+export function proxyProtocol(options: ProxyOptions): Protocol {
   const open = new Set<net.Socket>()
   const track = (socket: net.Socket): void => {
     open.add(socket)
@@ -82,14 +83,12 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   server.on('connect', tunnel(context))
   server.on('request', plainRequest(context))
   server.on('upgrade', upgrade(context))
-  await new Promise<void>((ok, fail) => {
-    server.once('error', fail)
-    server.listen(options.socketPath, () => ok())
-  })
   return {
+    accept: socket => void server.emit('connection', socket),
     close: () =>
       new Promise<void>(done => {
         for (const socket of open) socket.destroy()
+        // Never listening, it closes at once (its callback is told so: ERR_SERVER_NOT_RUNNING).
         server.close(() => done())
       }),
   }

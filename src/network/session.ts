@@ -4,7 +4,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import type { EgressPolicy } from './policy.js'
-import { startProxy, type DeniedConnection } from './proxy.js'
+import type { DeniedConnection, ProxyOptions } from './proxy.js'
+import { listenLazily, type LazyServer } from './lazy-server.js'
 import { launchError } from '../errors.js'
 import { OWN_DIR } from '../state/registry.js'
 import type { UpstreamProxy } from './upstream-proxy.js'
@@ -12,8 +13,18 @@ import type { UpstreamProxy } from './upstream-proxy.js'
 export const NETWORK_LOG_DIR = 'network'
 
 export interface EgressSession {
+  /** Loads the proxy's HTTP side after `ms` (it listens already; a connection loads it at once). */
+  loadSoon(ms: number): void
   /** Closes the proxy; the line to print when it refused something, else undefined. */
   finish(): Promise<string | undefined>
+}
+
+/**
+ * Listens on the proxy's unix socket; node:http, node:dns and the proxy's code load only when
+ * needed (lazy-server.ts), off the launch.
+ */
+export function startProxy(options: ProxyOptions): Promise<LazyServer> {
+  return listenLazily({ path: options.socketPath }, 0, async () => (await import('./proxy.js')).proxyProtocol(options))
 }
 
 /** Starts the proxy on `socketPath`, in the private directory the launcher made (session-servers.ts). */
@@ -36,10 +47,13 @@ export async function startEgress(socketPath: string, policy: EgressPolicy, inst
     throw launchError(`cannot start the network proxy on ${socketPath}: ${(error as Error).message}`)
   }
   return {
+    loadSoon: ms => proxy.loadSoon(ms),
     async finish() {
       await proxy.close()
+      const failed = proxy.problem()
       fs.rmSync(dir, { recursive: true, force: true })
       if (logFd !== undefined) fs.closeSync(logFd)
+      if (failed !== undefined) return `the network proxy could not start (${failed}): every connection through it was refused`
       return denied === 0 ? undefined : deniedSummary(denied, logFd === undefined ? undefined : log)
     },
   }

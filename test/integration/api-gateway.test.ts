@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net'
 import { promisify } from 'node:util'
 import { build } from 'esbuild'
 import { afterEach, describe, expect, test } from 'vitest'
-import { startGateway, type Credential, type Gateway } from '../../src/network/api-gateway.js'
+import type { Credential } from '../../src/network/api-gateway.js'
+import { startGateway, type Gateway } from '../../src/network/api-session.js'
 import { currentLogin, placeholderFor, readLogin } from '../../src/network/credentials.js'
 import { listenOnLoopback } from '../helpers/servers.js'
 import { tempDir } from '../helpers/cli.js'
@@ -117,6 +118,25 @@ describe('the API gateway behind a company proxy', () => {
 })
 
 describe('the API gateway under load from the sandbox', () => {
+  test('a connection that never finishes its headers is closed after the headers timeout (the gateway is handed its connections)', async () => {
+    const upstream = await api()
+    const g = await startGateway({ upstream: new URL(upstream.url), placeholder: 'p', credential: fixed(['x-api-key', 'k']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 }, headersTimeoutMs: 300 })
+    closers.push(() => g.close())
+    const socket = net.connect(g.address as number, '127.0.0.1')
+    socket.write('POST /v1/messages HTTP/1.1\r\nHost: x\r\n')
+    let reply = ''
+    socket.on('data', (chunk: Buffer) => (reply += chunk.toString()))
+    const started = Date.now()
+    const outcome = await new Promise<string>(done => {
+      socket.on('close', () => done('closed'))
+      setTimeout(() => done('still open'), 5000)
+    })
+    socket.destroy()
+    expect(outcome).toBe('closed')
+    expect(Date.now() - started).toBeLessThan(2000)
+    expect(reply).toMatch(/^HTTP\/1\.1 408 /)
+  })
+
   test('a body over 64 MiB is refused (413) and never reaches the API', async () => {
     const upstream = await api()
     const placeholder = placeholderFor('api-key')

@@ -6,7 +6,9 @@ import net from 'node:net'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { buildPolicy, type EgressPolicy } from '../../src/network/policy.js'
-import { parseAuthority, startProxy, type DeniedConnection, type Resolver, type RunningProxy } from '../../src/network/proxy.js'
+import { parseAuthority, type DeniedConnection, type Resolver } from '../../src/network/proxy.js'
+import { startProxy } from '../../src/network/session.js'
+import type { LazyServer } from '../../src/network/lazy-server.js'
 import { suiteTempDir, tempDir } from '../helpers/temp.js'
 
 const policy = (allowHosts: string[] = [], denyHosts: string[] = [], presets: string[] = []): EgressPolicy => buildPolicy({ allowHosts, denyHosts, presets })
@@ -137,7 +139,7 @@ async function tunnel(socketPath: string, authority: string, pathAndQuery = '/th
 describe('startProxy (injected resolver, real local servers)', () => {
   const dir = suiteTempDir('cb-egress-')
   let local: Awaited<ReturnType<typeof localServer>>
-  let proxy: RunningProxy | undefined
+  let proxy: LazyServer | undefined
   const denied: DeniedConnection[] = []
   const lookups: string[] = []
 
