@@ -52,5 +52,6 @@ export function sharedPaths(claudeboxHome: string): { dir: string; claudeJson: s
 /** True when `child` is `parent` or lies below it (both absolute and normalised). */
 export function isWithin(child: string, parent: string): boolean {
   const rel = path.relative(parent, child)
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))
+  // "..tmp" is a name below parent; only ".." itself or "../" goes up (red team: /p/..tmp was outside /p).
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel))
 }

@@ -455,20 +455,23 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CURL || !HAVE_PYTHON)('--network=allow: the
 describe.skipIf(!HAVE_BWRAP || !HAVE_CURL || !HAVE_PYTHON)("--network=allow: the session's sockets", () => {
   test('a TMPDIR and XDG_RUNTIME_DIR inside the project: the sockets go elsewhere, out of the sandbox\'s reach, and work', async () => {
     const p = makeProject()
-    const [tmp, runtime] = [path.join(p.repo, 'tmp'), path.join(p.repo, 'run')]
-    for (const dir of [tmp, runtime]) fs.mkdirSync(dir, { mode: 0o700 })
     const a = await hostServer('server-A')
-    const script = [`echo "inside: [$(ls -A '${tmp}' '${runtime}' | grep -c claudebox-net)]"`, `req a-plain http://127.0.0.1:${a.port}/plain`].join('\n')
-    const r = await claudebox(p.world, ['--network=allow', '--allow-host', `127.0.0.1:${a.port}`, '--shell', '--', '-c', `${FUNCTIONS}\n${script}`], {
-      cwd: p.repo,
-      env: { TMPDIR: tmp, XDG_RUNTIME_DIR: runtime },
-    })
-    expect(r.exitCode, r.stderr).toBe(0)
-    const out = results(r.stdout)
-    // There the agent could rename the directory (it stayed in the project) or swap its contents.
-    expect(out['inside']).toBe('[0]')
-    expect(out['a-plain']).toBe('server-A:/plain code=200 connect=000 rc=0')
-    expect([...fs.readdirSync(tmp), ...fs.readdirSync(runtime)]).toEqual([])
+    // "..tmp" is a name inside the project too (red team: a check on "starts with .." missed it).
+    for (const [tmpName, runName] of [['tmp', 'run'], ['..tmp', '..run']] as const) {
+      const [tmp, runtime] = [path.join(p.repo, tmpName), path.join(p.repo, runName)]
+      for (const dir of [tmp, runtime]) fs.mkdirSync(dir, { mode: 0o700 })
+      const script = [`echo "inside: [$(ls -A '${tmp}' '${runtime}' | grep -c claudebox-net)]"`, `req a-plain http://127.0.0.1:${a.port}/plain`].join('\n')
+      const r = await claudebox(p.world, ['--network=allow', '--allow-host', `127.0.0.1:${a.port}`, '--shell', '--', '-c', `${FUNCTIONS}\n${script}`], {
+        cwd: p.repo,
+        env: { TMPDIR: tmp, XDG_RUNTIME_DIR: runtime },
+      })
+      expect(r.exitCode, r.stderr).toBe(0)
+      const out = results(r.stdout)
+      // There the agent could rename the directory (it stayed in the project) or swap its contents.
+      expect(out['inside'], tmpName).toBe('[0]')
+      expect(out['a-plain']).toBe('server-A:/plain code=200 connect=000 rc=0')
+      expect([...fs.readdirSync(tmp), ...fs.readdirSync(runtime)]).toEqual([])
+    }
   })
 
   test('with every candidate writable inside (--bind /tmp): status 125 before anything runs, and what to do', async () => {

@@ -34,6 +34,12 @@ describe('instance id', () => {
     ['/a', '/a', true],
     ['/ab', '/a', false],
     ['/a/../b', '/a', false],
+    ['/', '/a', false],
+    ['/a/..tmp', '/a', true],
+    ['/a/..', '/a', false],
+    ['/a/...', '/a', true],
+    ['/a/b/..c/d', '/a/b', true],
+    ['/a..', '/a', false],
   ])('isWithin(%s, %s) = %s', (child, parent, expected) => {
     expect(isWithin(child, parent)).toBe(expected)
   })

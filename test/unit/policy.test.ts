@@ -42,4 +42,8 @@ describe('extra binds', () => {
   test('an existing directory of the user is fine', () => {
     expect(bindRefusal('/home/ada/datasets', home, state)).toBeUndefined()
   })
+  test("a claudebox state whose name starts with '..' is still inside what contains it", () => {
+    expect(bindRefusal('/srv/data', home, '/srv/data/..cb')).toMatch(/claudebox's state/)
+    expect(dangerousRootReason('/srv/data', home, '/srv/data/..cb')).toMatch(/claudebox/)
+  })
 })
