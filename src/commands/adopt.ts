@@ -10,7 +10,7 @@ import { lstatKind, probeProject, safeReaddir, type ProjectFacts } from '../host
 import { canonicalRoot, instanceDir, instanceId, instancesDir, PROJECT_ROOT_FILE } from '../state/instance.js'
 import { warn } from '../cli/log.js'
 import { META_FILE } from '../state/registry.js'
-import { liveSessions, scanWithDetails } from '../state/scan.js'
+import { liveSessions, measureUsage, scanWithDetails } from '../state/scan.js'
 import type { Settings } from '../config/settings.js'
 
 export function runAdopt(settings: Settings, oldRootArg: string, dryRun: boolean): number {
@@ -54,10 +54,16 @@ export function applyAdopt(claudeboxHome: string, plan: AdoptPlan): void {
   if (plan.replaceEmptyTarget) {
     const trash = path.join(dir, `.trash-${plan.toId}-${process.pid}-${Date.now()}`)
     fs.renameSync(to, trash)
-    // A launch in the new place may have registered since the scan: it keeps its instance.
+    // A launch in the new place may have registered since the scan: it keeps its instance. Nor is
+    // an instance removed on the word of a record: it is measured again, now that it is set aside.
     if (liveSessions(trash) > 0) {
       fs.renameSync(trash, to)
       throw launchError(`cannot adopt: a session started in ${to} meanwhile; end it and rerun`)
+    }
+    const conversations = measureUsage(trash).conversations
+    if (conversations > 0) {
+      fs.renameSync(trash, to)
+      throw launchError(`cannot adopt: the new location's instance ${to} holds ${conversations} conversation(s) after all; --adopt will not merge two histories (claudebox --list shows it)`)
     }
     fse.removeSync(trash)
   }

@@ -101,13 +101,17 @@ function scanDetailed(dir: string, dirent: fs.Dirent, remember: Record<string, C
   const entry = scanOne(dir, dirent, usage?.sessionsMtime)
   if (entry.kind !== 'dir' || entry.name.startsWith('.trash-')) return entry
   const instance = path.join(dir, entry.name)
-  const measured = usage ?? measureUsage(instance)
+  // The record holds only if the sessions dir is as its session left it: a session that is ending
+  // (its record gone, its usage not yet written) or was killed would otherwise be remembered with
+  // the numbers of the one before (red team: --adopt then took a project's conversations for none).
+  const sessions = sessionsMtime(instance)
+  const current = usage?.sessionsMtime !== undefined && usage.sessionsMtime === sessions ? usage : undefined
+  const measured = current ?? measureUsage(instance)
   entry.size = measured.size
   entry.conversations = measured.conversations
-  const used = entry.liveSessions > 0 ? Date.now() : (usage?.ended ?? lastUsed(instance))
+  const used = entry.liveSessions > 0 ? Date.now() : (current?.ended ?? lastUsed(instance))
   if (used !== undefined) entry.lastUsed = used
   // Only a quiet instance is remembered: a live session may still change it.
-  const sessions = sessionsMtime(instance)
   if (entry.liveSessions === 0 && entry.recordedRoot !== undefined && INSTANCE_ID.test(entry.name) && sessions !== undefined) {
     const rootDevice = readMeta(instance)?.rootDevice
     remember[entry.name] = { root: entry.recordedRoot, size: measured.size, conversations: measured.conversations, sessionsMtime: sessions, ...(used === undefined ? {} : { ended: used }), ...(rootDevice === undefined ? {} : { rootDevice }) }

@@ -299,6 +299,37 @@ describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
     expect(fs.existsSync(path.join(oldInstance, 'projects', sanitizePath(old), 'c.jsonl'))).toBe(true)
   })
 
+  test("--list and --adopt never trust a usage record the sessions dir has moved past; --adopt measures before it removes", async () => {
+    const world = makeWorld()
+    noticeGiven(world)
+    const { old, oldInstance, moved } = await movedWithConversation(world)
+    // The user started in the new place (its instance is set aside meanwhile: no takeover offer) and had a conversation.
+    const aside = path.join(world.home, 'aside')
+    fs.renameSync(oldInstance, aside)
+    const write = 'mkdir -p "$CLAUDE_CONFIG_DIR/projects/-w" && echo "{}" > "$CLAUDE_CONFIG_DIR/projects/-w/precious.jsonl"'
+    expect((await inSandbox(world, moved, write)).exitCode).toBe(0)
+    fs.renameSync(aside, oldInstance)
+    const target = instancePath(world, `${moved}/.git`)
+    const usageFile = path.join(target, 'claudebox/usage.json')
+    const recorded = JSON.parse(fs.readFileSync(usageFile, 'utf8')) as { conversations: number; sessionsMtime: number }
+    expect(recorded.conversations).toBe(1)
+    // As a session that is ending (its record gone, its usage not yet written) or was killed leaves it.
+    fs.writeFileSync(usageFile, JSON.stringify({ ...recorded, size: 0, conversations: 0 }))
+    const sessions = path.join(target, 'claudebox/sessions')
+    fs.writeFileSync(path.join(sessions, 'x'), '')
+    fs.rmSync(path.join(sessions, 'x'))
+    const list = await claudebox(world, ['--list', '--json'], { cwd: world.home })
+    expect((JSON.parse(list.stdout) as { root: string; conversations: number }[]).find(e => e.root === `${moved}/.git`)?.conversations).toBe(1)
+    // A record that matches the sessions dir and still says none (forged here): measured before removing.
+    fs.writeFileSync(usageFile, JSON.stringify({ size: 0, conversations: 0, ended: Date.now(), sessionsMtime: fs.lstatSync(sessions).mtimeMs }))
+    fs.rmSync(path.join(world.claudeboxHome, 'list-cache.json'), { force: true })
+    const r = await claudebox(world, ['--adopt', old], { cwd: moved })
+    expect(r.exitCode, r.stderr).toBe(125)
+    expect(r.stderr).toMatch(/holds 1 conversation\(s\) after all/)
+    expect(fs.readFileSync(path.join(target, 'projects/-w/precious.jsonl'), 'utf8')).toBe('{}\n')
+    expect(fs.existsSync(path.join(oldInstance, 'projects', sanitizePath(old), 'c.jsonl'))).toBe(true)
+  })
+
   test('a moved project launched with --yes takes its instance over before starting', async () => {
     const world = makeWorld()
     const { oldInstance, moved } = await movedWithConversation(world, 'https://example.com/shop.git')
