@@ -4,6 +4,7 @@
 // before it; the program runs only once they listen (the go). What speaks their protocol loads
 // after the go, or at their first connection (network/lazy-server.ts). All close after the session.
 import fs from 'node:fs'
+import path from 'node:path'
 import { launchError } from '../errors.js'
 
 interface Server {
@@ -22,7 +23,7 @@ const LOAD_AFTER_MS = 50
 export class SessionServers {
   private readonly running: Server[] = []
   private readonly pending: (() => Promise<Server>)[] = []
-  private socketsDir: string | undefined
+  private socketsDir: { path: string; id: string } | undefined
 
   add(server: Server): void {
     this.running.push(server)
@@ -36,11 +37,12 @@ export class SessionServers {
   /** The directory the sandbox binds: made now (private, and new: nobody else's), removed at the end. */
   makeSocketsDir(dir: string): void {
     try {
+      fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o700 }) // claudebox's own run/ may be new
       fs.mkdirSync(dir, { mode: 0o700 }) // exclusive: EEXIST if anyone made it first
+      this.socketsDir = { path: dir, id: identity(fs.lstatSync(dir)) }
     } catch (error) {
       throw launchError(`cannot create the directory of the session's sockets ${dir}: ${(error as Error).message}; check that its parent is writable`)
     }
-    this.socketsDir = dir
   }
 
   /** The servers to start once bwrap runs; then every server loads its protocol soon after the go. */
@@ -56,7 +58,27 @@ export class SessionServers {
       const line = await server.finish()
       if (line !== undefined) lines.push(line)
     }
-    if (this.socketsDir !== undefined) fs.rmSync(this.socketsDir, { recursive: true, force: true })
+    if (this.socketsDir !== undefined) removeSocketsDir(this.socketsDir.path, this.socketsDir.id)
     return lines
   }
 }
+
+const identity = (st: fs.Stats): string => `${st.dev}:${st.ino}`
+
+/**
+ * The directory made for the sockets, and only it: never recursively, never through a symlink, and
+ * only while it is the one made (should anything have swapped it, what took its place stays).
+ */
+function removeSocketsDir(dir: string, id: string): void {
+  try {
+    const st = fs.lstatSync(dir)
+    if (!st.isDirectory() || identity(st) !== id) return
+    for (const name of SOCKET_NAMES) fs.rmSync(path.join(dir, name), { force: true })
+    fs.rmdirSync(dir)
+  } catch {
+    // gone already, or something left in it: left as it is
+  }
+}
+
+/** What the session's servers create in the directory (the servers unlink their own on close). */
+const SOCKET_NAMES = ['proxy.sock', 'api.sock']

@@ -117,29 +117,34 @@ function egressFacts(): Pick<HostFacts, 'egress'> {
 /**
  * Where the session's sockets go (the proxy's proxy.sock, the gateway's api.sock): a fresh
  * directory (0700, random name, created exclusively) under $XDG_RUNTIME_DIR when it is usable,
- * else the temp dir, else /tmp. Chosen before the plan, which binds it into the sandbox; created
- * just before bwrap starts (commands/session-servers.ts). Never under a path the sandbox writes
- * (`sandboxWrites`: a TMPDIR inside the project is not rare): there the agent could rename the
- * directory, leaving it in the project, or swap what the launcher removes after the session.
+ * else /tmp, else claudebox's own run/ (a base that gives a socket path too long for sockaddr_un is
+ * passed over). Chosen before the plan, which binds it into the sandbox; created just before bwrap
+ * starts (commands/session-servers.ts). Never under a path this sandbox writes (`sandboxWrites`),
+ * and not under $TMPDIR: users point it into projects (direnv), where this sandbox or another
+ * project's could rename the directory, use the proxy in it, or swap what the launcher removes.
  */
-export function sessionSocketsDir(env: Readonly<Record<string, string | undefined>>, sandboxWrites: readonly string[]): string {
+export function sessionSocketsDir(env: Readonly<Record<string, string | undefined>>, sandboxWrites: readonly string[], claudeboxHome: string): string {
   const runtime = env['XDG_RUNTIME_DIR']
   const name = `claudebox-net-${randomHex(6)}`
   const writes = sandboxWrites.map(resolveExisting)
-  // A TMPDIR that does not exist (or is not a directory) must not stop the launch: the next one then.
-  for (const base of [runtime && path.isAbsolute(runtime) && isOwnDir(runtime) ? runtime : undefined, os.tmpdir(), '/tmp']) {
-    if (base === undefined || !isDir(base)) continue
-    const dir = path.join(resolveExisting(base), name)
-    // sockaddr_un holds 108 bytes: a long TMPDIR must not make the bind fail later.
-    if (Buffer.byteLength(path.join(dir, 'proxy.sock')) < 100 && !writes.some(w => isWithin(dir, w))) return dir
-  }
-  throw launchError(`no directory for the session's sockets outside what the sandbox can write (XDG_RUNTIME_DIR, TMPDIR and /tmp are all inside it); set TMPDIR to a directory outside the project and its binds`)
+  const own = path.join(resolveExisting(claudeboxHome), SOCKETS_BASE)
+  const bases = [runtime && path.isAbsolute(runtime) && isOwnDir(runtime) ? resolveExisting(runtime) : undefined, isDir('/tmp') ? resolveExisting('/tmp') : undefined, own]
+  // sockaddr_un holds 108 bytes: a long path must not make the bind fail later.
+  const usable = bases.flatMap(base => (base === undefined ? [] : [path.join(base, name)])).filter(dir => Buffer.byteLength(path.join(dir, 'proxy.sock')) < 100)
+  // With none outside (claudebox's home inside a --bind too), the plan refuses that bind, saying why.
+  const dir = usable.find(d => !writes.some(w => isWithin(d, w))) ?? usable.at(-1)
+  if (dir === undefined) throw launchError(`no directory for the session's sockets gives a path under 100 bytes ($XDG_RUNTIME_DIR unusable, /tmp missing, ${own} too long); set CLAUDEBOX_HOME to a shorter path`)
+  return dir
 }
+
+/** claudebox's own base for the sessions' sockets, in its home, when no other will do. */
+export const SOCKETS_BASE = 'run'
 
 function isOwnDir(dir: string): boolean {
   try {
     const st = fs.lstatSync(dir)
-    return st.isDirectory() && st.uid === process.getuid?.()
+    // The XDG spec's runtime dir: the user's own, mode 0700 (a project directory rarely is).
+    return st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) === 0
   } catch {
     return false
   }

@@ -116,7 +116,6 @@ export async function startApiSession(choice: Required<Pick<ApiChoice, 'api' | '
     loadSoon: ms => gateway.loadSoon(ms),
     async finish() {
       await gateway.close()
-      if (api.socket !== undefined) fs.rmSync(path.dirname(api.socket), { recursive: true, force: true })
       const u = gateway.usage
       const failed = gateway.problem()
       const problems = [...new Set([...(failed === undefined ? [] : [`the API gateway could not start (${failed}): Claude's API calls were refused`]), ...u.problems])].join('; ')

@@ -27,9 +27,8 @@ export function startProxy(options: ProxyOptions): Promise<LazyServer> {
   return listenLazily({ path: options.socketPath }, 0, async () => (await import('./proxy.js')).proxyProtocol(options))
 }
 
-/** Starts the proxy on `socketPath`, in the private directory the launcher made (session-servers.ts). */
+/** Starts the proxy on `socketPath`, in the private directory the launcher made and removes (session-servers.ts). */
 export async function startEgress(socketPath: string, policy: EgressPolicy, instanceDir: string, upstream?: UpstreamProxy): Promise<EgressSession> {
-  const dir = path.dirname(socketPath)
   const logDir = path.join(instanceDir, OWN_DIR, NETWORK_LOG_DIR)
   const log = path.join(logDir, `denied-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}.log`)
   let denied = 0
@@ -43,7 +42,6 @@ export async function startEgress(socketPath: string, policy: EgressPolicy, inst
   try {
     proxy = await startProxy({ socketPath, policy, onDenied, ...(upstream === undefined ? {} : { upstream }) })
   } catch (error) {
-    fs.rmSync(dir, { recursive: true, force: true })
     throw launchError(`cannot start the network proxy on ${socketPath}: ${(error as Error).message}`)
   }
   return {
@@ -51,7 +49,6 @@ export async function startEgress(socketPath: string, policy: EgressPolicy, inst
     async finish() {
       await proxy.close()
       const failed = proxy.problem()
-      fs.rmSync(dir, { recursive: true, force: true })
       if (logFd !== undefined) fs.closeSync(logFd)
       if (failed !== undefined) return `the network proxy could not start (${failed}): every connection through it was refused`
       return denied === 0 ? undefined : deniedSummary(denied, logFd === undefined ? undefined : log)

@@ -516,7 +516,7 @@ function bridge(b: SandboxBuilder, facts: HostFacts, bridged: readonly [string, 
   if (dirs.length !== 1 || !socketsDir) throw new Error(`planLaunch: the launcher's sockets must share one directory, named as inside: ${JSON.stringify(bridged)}`)
   // Where the sandbox writes, it could rename or swap that directory (probe.ts sessionSocketsDir keeps it out).
   const writable = b.groups.find(([option, source]) => WRITABLE_BINDS.has(option ?? '') && source !== undefined && isWithin(socketsDir, source))
-  if (writable !== undefined) throw launchError(`the session's sockets directory ${socketsDir} is inside ${writable[1]}, which the sandbox can write; set TMPDIR to a directory outside it`)
+  if (writable !== undefined) throw launchError(`the session's sockets directory ${socketsDir} is inside ${writable[1]}, which the sandbox can write; drop that --bind (or set XDG_RUNTIME_DIR to a private directory outside it)`)
   b.add('--ro-bind', socketsDir, SOCKETS_DIR)
   return { prefix: bridgeCommand(b, facts, bridged, alreadyVisible), socketsDir }
 }

@@ -474,12 +474,24 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CURL || !HAVE_PYTHON)("--network=allow: the
     }
   })
 
-  test('with every candidate writable inside (--bind /tmp): status 125 before anything runs, and what to do', async () => {
-    const p = makeProject()
-    const r = await claudebox(p.world, ['--bind', '/tmp', '--shell', '--', '-c', 'echo RAN'], { cwd: p.repo, env: { TMPDIR: '/tmp' } })
-    expect(r.exitCode).toBe(125)
-    expect(r.stdout).not.toContain('RAN')
-    expect(r.stderr.trim()).toBe("claudebox: no directory for the session's sockets outside what the sandbox can write (XDG_RUNTIME_DIR, TMPDIR and /tmp are all inside it); set TMPDIR to a directory outside the project and its binds")
+  test("/tmp writable inside (--bind /tmp): the sockets go to claudebox's own run/; when that is inside a --bind too, the bind is refused", async () => {
+    // A world outside /tmp: binding /tmp must not also bind its home.
+    const root = fs.mkdtempSync('/var/tmp/cb-')
+    onTestFinished(() => fs.rmSync(root, { recursive: true, force: true }))
+    const home = path.join(root, 'home')
+    const world: World = { root, home, claudeboxHome: path.join(home, '.claudebox'), env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home, CLAUDEBOX_HOME: path.join(home, '.claudebox'), LANG: 'C.UTF-8' } }
+    const repo = makeRepo(home, 'src/app')
+    const r = await claudebox(world, ['--bind', '/tmp', '--shell', '--', '-c', 'echo RAN'], { cwd: repo, env: { CLAUDEBOX_DEBUG: '1' } })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout).toBe('RAN')
+    expect(r.stderr).toContain(`"--ro-bind","${world.claudeboxHome}/run/claudebox-net-`)
+    expect(fs.readdirSync(path.join(world.claudeboxHome, 'run'))).toEqual([])
+    const inside = path.join(root, 'data')
+    fs.mkdirSync(inside)
+    const refused = await claudebox(world, ['--bind', '/tmp', '--bind', inside, '--shell', '--', '-c', 'echo RAN'], { cwd: repo, env: { CLAUDEBOX_HOME: path.join(inside, 'cb') } })
+    expect(refused.exitCode).toBe(2)
+    expect(refused.stdout).not.toContain('RAN')
+    expect(refused.stderr).toMatch(/cannot bind .*data: it is \(or contains\) claudebox's state/)
   })
 })
 

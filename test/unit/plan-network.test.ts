@@ -221,7 +221,7 @@ describe('planLaunch with --network=allow', () => {
     for (const dir of ['/home/ada/src/shop/tmp', '/home/ada/src/shop/.git/x', '/home/ada/scratch/t']) {
       const inside = { claudeArgs: ['-c'], sandbox: sandbox({ binds: ['/home/ada/scratch'] }), egressSocket: `${dir}/claudebox-net-0123456789ab/proxy.sock` }
       const f = facts({ paths: { '/home/ada/scratch': { kind: 'dir', real: '/home/ada/scratch' } } })
-      expect(() => planLaunch(f, inside), dir).toThrow(/which the sandbox can write; set TMPDIR/)
+      expect(() => planLaunch(f, inside), dir).toThrow(/which the sandbox can write; drop that --bind/)
     }
     expect(planLaunch(facts({ paths: { '/home/ada/scratch': { kind: 'dir', real: '/home/ada/scratch' } } }), { claudeArgs: ['-c'], sandbox: sandbox({ binds: ['/home/ada/scratch'] }), egressSocket: socket }).socketsDir).toBe(path.dirname(socket))
   })
