@@ -318,7 +318,8 @@ function projectAndGit(b: SandboxBuilder, facts: HostFacts, options: SandboxOpti
 function extraBinds(b: SandboxBuilder, facts: HostFacts, options: SandboxOptions): void {
   for (const [list, kind] of [[options.roBinds, 'ro'], [options.binds, 'rw']] as const) {
     for (const requested of list) {
-      const info = facts.paths[requested]
+      // Probed as named from the current directory (probe.ts withOptionFacts): ../data, data/.
+      const info = facts.paths[path.resolve(facts.cwd ?? '/', requested)]
       const refusal = bindRefusal(info?.real, facts.home, facts.claudeboxHome)
       if (refusal !== undefined) throw usageError(`cannot bind ${requested}: ${refusal}; name an existing directory or file of your own`)
       const real = info?.real as string

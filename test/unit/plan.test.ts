@@ -312,6 +312,15 @@ describe('planLaunch', () => {
     expect(() => planLaunch(facts, { claudeArgs: [], sandbox })).toThrow(message)
   })
 
+  test('a bind named from the current directory (../data, data/) is the directory the probe resolved', () => {
+    // debianFacts' cwd is /home/ada/src/shop/web; the probe keys what it found by the resolved path.
+    const facts = debianFacts({ paths: { '/home/ada/src/shop/data': { real: '/home/ada/src/shop/data', kind: 'dir' }, '/home/ada/sets': { real: '/srv/sets', kind: 'dir' } } })
+    const sandbox: SandboxOptions = { ...DEFAULT_SANDBOX, network: 'open', binds: ['../data'], roBinds: ['/home/ada/sets/'] }
+    const plan = planLaunch(facts, { claudeArgs: [], sandbox })
+    expect(optionArgs(plan.argv, '--bind', 2)).toContainEqual(['/home/ada/src/shop/data', '/home/ada/src/shop/data'])
+    expect(optionArgs(plan.argv, '--ro-bind', 2)).toContainEqual(['/srv/sets', '/srv/sets'])
+  })
+
   test('git config and hooks are read-only by default; a missing hooks dir is created to be protected', () => {
     const plan = planLaunch(debianFacts({ gitProtect: gitProtect({ pinned: ['/home/ada/src/shop/.git'], readOnly: ['/home/ada/src/shop/.git/config'], missingHooks: ['/home/ada/src/shop/.git/hooks'] }) }), request)
     const ro = optionArgs(plan.argv, '--ro-bind', 2).map(([s]) => s)
