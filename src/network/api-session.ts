@@ -82,8 +82,8 @@ const MAX_CONNECTIONS = 512
 
 /**
  * Listens where the sandbox reaches the gateway (a unix socket, or a TCP port on 127.0.0.1);
- * node:http and the gateway's code load only when needed: ~3.5 ms of every launch, 8.5 ms with
- * the open network, where the gateway listens before bwrap starts.
+ * node:http and the gateway's code load only when needed (lazy-server.ts), not at every launch
+ * (with the open network the gateway listens before bwrap starts, on the launch's path).
  */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const usage: Usage = { requests: 0, refused: 0, inputTokens: 0, outputTokens: 0, problems: [] }
