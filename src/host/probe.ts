@@ -117,23 +117,24 @@ function egressFacts(): Pick<HostFacts, 'egress'> {
 /**
  * Where the session's sockets go (the proxy's proxy.sock, the gateway's api.sock): a fresh
  * directory (0700, random name, created exclusively) under $XDG_RUNTIME_DIR when it is usable,
- * else /tmp, else claudebox's own run/ (a base that gives a socket path too long for sockaddr_un is
- * passed over). Chosen before the plan, which binds it into the sandbox; created just before bwrap
- * starts (commands/session-servers.ts). Never under a path this sandbox writes (`sandboxWrites`),
- * and not under $TMPDIR: users point it into projects (direnv), where this sandbox or another
- * project's could rename the directory, use the proxy in it, or swap what the launcher removes.
+ * else claudebox's own run/, else /tmp (a base that gives a socket path too long for sockaddr_un
+ * is passed over). Chosen before the plan, which binds it into the sandbox; created just before
+ * bwrap starts (commands/session-servers.ts). Never under a path this sandbox writes
+ * (`sandboxWrites`), nor where another project's sandbox may: not under $TMPDIR, which users point
+ * into projects (direnv), and /tmp only last (a sandbox given /tmp reached another session's proxy
+ * there, red team); claudebox's home is never bound into a sandbox.
  */
 export function sessionSocketsDir(env: Readonly<Record<string, string | undefined>>, sandboxWrites: readonly string[], claudeboxHome: string): string {
   const runtime = env['XDG_RUNTIME_DIR']
   const name = `claudebox-net-${randomHex(6)}`
   const writes = sandboxWrites.map(resolveExisting)
   const own = path.join(resolveExisting(claudeboxHome), SOCKETS_BASE)
-  const bases = [runtime && path.isAbsolute(runtime) && isOwnDir(runtime) ? resolveExisting(runtime) : undefined, isDir('/tmp') ? resolveExisting('/tmp') : undefined, own]
+  const bases = [runtime && path.isAbsolute(runtime) && isOwnDir(runtime) ? resolveExisting(runtime) : undefined, own, isDir('/tmp') ? resolveExisting('/tmp') : undefined]
   // sockaddr_un holds 108 bytes: a long path must not make the bind fail later.
   const usable = bases.flatMap(base => (base === undefined ? [] : [path.join(base, name)])).filter(dir => Buffer.byteLength(path.join(dir, 'proxy.sock')) < 100)
   // With none outside (claudebox's home inside a --bind too), the plan refuses that bind, saying why.
   const dir = usable.find(d => !writes.some(w => isWithin(d, w))) ?? usable.at(-1)
-  if (dir === undefined) throw launchError(`no directory for the session's sockets gives a path under 100 bytes ($XDG_RUNTIME_DIR unusable, /tmp missing, ${own} too long); set CLAUDEBOX_HOME to a shorter path`)
+  if (dir === undefined) throw launchError(`no directory for the session's sockets gives a path under 100 bytes ($XDG_RUNTIME_DIR unusable, ${own} too long, /tmp missing); set CLAUDEBOX_HOME to a shorter path`)
   return dir
 }
 

@@ -96,13 +96,19 @@ async function handle(options: GatewayOptions, usage: Usage, held: { bytes: numb
   const body = await readBody(req, held)
   if (body === undefined) return refuse(res, usage, 413, 'claudebox: request body too large (or too many large requests at once)')
   held.bytes += body.length
-  res.on('close', () => (held.bytes -= body.length))
+  // A client gone (Claude quit mid-answer, or the session ended and its connections were closed)
+  // ends the call upstream too: a pending one would keep the launcher alive after the session.
+  const gone = new AbortController()
+  res.on('close', () => {
+    held.bytes -= body.length
+    gone.abort()
+  })
   usage.requests++
-  const first = await send(options, req, url, body, undefined)
+  const first = await send(options, req, url, body, undefined, gone.signal)
   let upstream = first.response
   if (upstream.statusCode === 401 && options.credential.refreshable) {
     upstream.resume()
-    upstream = (await send(options, req, url, body, first.sent)).response
+    upstream = (await send(options, req, url, body, first.sent, gone.signal)).response
   }
   res.writeHead(upstream.statusCode ?? 502, upstream.headers)
   const counted = { input: 0, output: 0 }
@@ -123,11 +129,11 @@ function carriesPlaceholder(req: http.IncomingMessage, placeholder: string): boo
 class CredentialError extends Error {}
 
 /** Sends the request with the current credential; also says which credential value it carried. */
-async function send(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Buffer, rejected: string | undefined): Promise<{ response: http.IncomingMessage; sent: string }> {
+async function send(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Buffer, rejected: string | undefined, signal: AbortSignal): Promise<{ response: http.IncomingMessage; sent: string }> {
   const [name, value] = await options.credential.header(rejected).catch((error: unknown) => {
     throw new CredentialError((error as Error).message)
   })
-  const response = await forward(options, req, url, body, name, value)
+  const response = await forward(options, req, url, body, name, value, signal)
   return { response, sent: value.replace(/^Bearer /, '') }
 }
 
@@ -135,7 +141,7 @@ async function send(options: GatewayOptions, req: http.IncomingMessage, url: URL
 let tlsModules: Promise<{ https: typeof Https; tls: typeof Tls }> | undefined
 const loadTls = (): NonNullable<typeof tlsModules> => (tlsModules ??= Promise.all([import('node:https'), import('node:tls')]).then(([h, t]) => ({ https: h.default, tls: t.default })))
 
-async function forward(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Buffer, name: string, value: string): Promise<http.IncomingMessage> {
+async function forward(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Buffer, name: string, value: string, signal: AbortSignal): Promise<http.IncomingMessage> {
   const target = new URL(options.upstream.pathname.replace(/\/$/, '') + url.pathname + url.search, options.upstream)
   const { https, tls } = target.protocol === 'https:' ? await loadTls() : { https: undefined, tls: undefined }
   return new Promise((resolve, reject) => {
@@ -151,12 +157,12 @@ async function forward(options: GatewayOptions, req: http.IncomingMessage, url: 
       request.on('error', reject)
       request.end(body)
     }
-    if (via === undefined) return send((https ?? http).request(target, { method: req.method ?? 'GET', headers }, resolve))
+    if (via === undefined) return send((https ?? http).request(target, { method: req.method ?? 'GET', headers, signal }, resolve))
     // Through the company proxy: a CONNECT tunnel, then TLS to the API inside it.
     void connectThrough(via, target.hostname, port, 30_000, () => undefined).then(socket => {
       if (socket instanceof Error) return reject(socket)
       const stream = tls === undefined ? socket : tls.connect({ socket, servername: target.hostname })
-      send(http.request({ host: target.hostname, port, path: target.pathname + target.search, method: req.method ?? 'GET', headers, createConnection: () => stream }, resolve))
+      send(http.request({ host: target.hostname, port, path: target.pathname + target.search, method: req.method ?? 'GET', headers, signal, createConnection: () => stream }, resolve))
     })
   })
 }

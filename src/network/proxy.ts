@@ -40,6 +40,8 @@ export interface ProxyOptions {
   maxWaiting?: number
   /** The host's own proxy (a company's), reached after the rules are applied here. */
   upstream?: UpstreamProxy
+  /** How long a request may take to send its headers (Node's default, 60 s; tests shorten it). */
+  headersTimeoutMs?: number
 }
 
 /**
@@ -69,7 +71,7 @@ export function proxyProtocol(options: ProxyOptions): Protocol {
     socket.on('close', () => open.delete(socket))
   }
   const timeout = options.connectTimeoutMs ?? 15_000
-  const server = http.createServer()
+  const server = http.createServer(options.headersTimeoutMs === undefined ? {} : { headersTimeout: options.headersTimeoutMs, connectionsCheckingInterval: options.headersTimeoutMs })
   const context: ProxyContext = {
     options,
     admit: admitter(options),
@@ -83,6 +85,9 @@ export function proxyProtocol(options: ProxyOptions): Protocol {
   server.on('connect', tunnel(context))
   server.on('request', plainRequest(context))
   server.on('upgrade', upgrade(context))
+  // Node starts enforcing headersTimeout and requestTimeout when a server starts listening; this
+  // one is handed its connections instead (red team: a half-sent second request was held for ever).
+  server.emit('listening')
   return {
     accept: socket => void server.emit('connection', socket),
     close: () =>

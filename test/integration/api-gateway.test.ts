@@ -137,6 +137,39 @@ describe('the API gateway under load from the sandbox', () => {
     expect(reply).toMatch(/^HTTP\/1\.1 408 /)
   })
 
+  test('a call still pending upstream ends when its client goes, or when the gateway closes (it kept the launcher alive after the session)', async () => {
+    const upstreamSockets: net.Socket[] = []
+    const closedUpstream: boolean[] = []
+    const blackhole = net.createServer(socket => {
+      const i = upstreamSockets.push(socket) - 1
+      closedUpstream[i] = false
+      socket.on('close', () => (closedUpstream[i] = true))
+      socket.resume() // reads the request, answers nothing
+    })
+    await new Promise<void>(done => blackhole.listen(0, '127.0.0.1', done))
+    closers.push(() => new Promise(done => blackhole.close(() => done())))
+    const url = `http://127.0.0.1:${(blackhole.address() as AddressInfo).port}`
+    const g = await startGateway({ upstream: new URL(url), placeholder: 'p', credential: fixed(['x-api-key', 'k']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 } })
+    const ask = (): http.ClientRequest => {
+      const req = http.request({ host: '127.0.0.1', port: g.address as number, path: '/v1/messages', method: 'POST', headers: { 'x-api-key': 'p' } })
+      req.on('error', () => {})
+      req.end('{}')
+      return req
+    }
+    const waitFor = async (condition: () => boolean): Promise<boolean> => {
+      for (const end = Date.now() + 3000; Date.now() < end && !condition(); ) await new Promise(r => setTimeout(r, 20))
+      return condition()
+    }
+    const first = ask()
+    expect(await waitFor(() => upstreamSockets.length === 1)).toBe(true)
+    first.destroy()
+    expect(await waitFor(() => closedUpstream[0] === true)).toBe(true)
+    ask()
+    expect(await waitFor(() => upstreamSockets.length === 2)).toBe(true)
+    await g.close()
+    expect(await waitFor(() => closedUpstream[1] === true)).toBe(true)
+  })
+
   test('a body over 64 MiB is refused (413) and never reaches the API', async () => {
     const upstream = await api()
     const placeholder = placeholderFor('api-key')

@@ -450,6 +450,19 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CURL || !HAVE_PYTHON)('--network=allow: the
     // The proxy gives an attempt 15 s; the launcher used to wait that long after the sandbox ended.
     expect(seconds).toBeLessThan(6)
   }, 30_000)
+
+  test('an API call still pending upstream when the sandbox ends does not hold the launcher', async () => {
+    const p = makeProject()
+    const silent = await silentPort()
+    const started = Date.now()
+    const script = 'curl -s -m 1 -o /dev/null -w "api: %{http_code}\\n" -H "x-api-key: $ANTHROPIC_API_KEY" -d "{}" "$ANTHROPIC_BASE_URL/v1/messages"; echo "left: yes"'
+    const r = await claudebox(p.world, ['--shell', '--', '-c', script], { cwd: p.repo, env: { ANTHROPIC_API_KEY: 'sk-ant-api03-test', ANTHROPIC_BASE_URL: `http://127.0.0.1:${silent}` }, timeout: 30_000 })
+    const seconds = (Date.now() - started) / 1000
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(results(r.stdout)).toMatchObject({ api: '000', left: 'yes' })
+    // It stayed until the API answered (never, here): the gateway now ends the call with its client.
+    expect(seconds).toBeLessThan(6)
+  }, 30_000)
 })
 
 describe.skipIf(!HAVE_BWRAP || !HAVE_CURL || !HAVE_PYTHON)("--network=allow: the session's sockets", () => {

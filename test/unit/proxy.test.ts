@@ -416,6 +416,34 @@ describe('startProxy under load', () => {
       upstream.close()
     }
   })
+
+  test('after a first request, a second one that never finishes its headers is closed (408) after the headers timeout', async () => {
+    const dir = tempDir('cb-slow-')
+    const upstream = http.createServer((_req, res) => res.end('served\n'))
+    await new Promise<void>(done => upstream.listen(0, '127.0.0.1', done))
+    const port = (upstream.address() as net.AddressInfo).port
+    const socketPath = path.join(dir, 'proxy.sock')
+    const proxy = await startProxy({ socketPath, policy: buildPolicy({ allowHosts: [`127.0.0.1:${port}`], denyHosts: [], presets: [] }), onDenied: () => {}, headersTimeoutMs: 300 })
+    const client = net.connect(socketPath)
+    try {
+      let reply = ''
+      client.on('data', (d: Buffer) => (reply += d.toString('latin1')))
+      client.write(`GET http://127.0.0.1:${port}/ HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`)
+      expect(await until(() => reply.includes('served'), 2_000)).toBe(true)
+      // No longer waiting for a first request, it is out of the idle limit's reach: the timeout holds it.
+      client.write(`GET http://127.0.0.1:${port}/ HTTP/1.1\r\nX-A: `)
+      let closed = false
+      client.on('close', () => (closed = true))
+      const trickle = setInterval(() => client.writable && client.write('a'), 100)
+      expect(await until(() => closed, 3_000)).toBe(true)
+      clearInterval(trickle)
+      expect(reply).toMatch(/HTTP\/1\.1 408 /)
+    } finally {
+      client.destroy()
+      await proxy.close()
+      upstream.close()
+    }
+  })
 })
 
 // ---------------------------------------------------------------- plain HTTP's kept upstream connections
