@@ -74,6 +74,7 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   const before = snapshot(plan.watch)
   const [startedAt, interactive] = [Date.now() - 1000, isatty(0) && isatty(1)]
   const { result, unregister } = await runSession(plan, facts, servers)
+  debug('the sandbox has ended')
   let failed: number | undefined
   try {
     failed = failedStart(result, plan, facts)
@@ -89,6 +90,7 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   if (plan.summary.claudeCode && interactive && !options.claudeArgs.some(arg => arg === '-p' || arg === '--print')) {
     await resumeHint(plan.summary.instanceDir, facts.cwd ?? '/', startedAt)
   }
+  debug('the bookkeeping after the session is done')
   // Re-raise a death by signal, so that our caller sees it as it would have without claudebox.
   if (result.signal) process.kill(process.pid, result.signal)
   return result.status
