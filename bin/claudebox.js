@@ -16,10 +16,22 @@ const bundle = path.join(__dirname, '..', 'dist', 'main.cjs')
 const loader = vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER
 const cache = loader !== undefined && process.env.CLAUDEBOX_CODE_CACHE !== '0' ? cacheFile() : undefined
 const { main } = cache === undefined ? require(bundle) : fromCache(cache)
-void main(process.argv.slice(2)).then(status => {
-  process.exitCode = status
+void main(process.argv.slice(2)).then(async status => {
   if (cache?.write) saveCache(cache)
+  // Done: whatever a session left pending (a call to the API through a company proxy that never
+  // answers, a token refresh) must not keep the launcher, and the shell, waiting. What is still
+  // on its way to stdout or stderr (a slow reader of the relayed output) is not cut.
+  await Promise.all([process.stdout, process.stderr].map(written))
+  process.exit(status)
 })
+
+/** Resolves once what was written to `stream` has left it (or it has failed or closed). */
+function written(stream) {
+  if (stream.writableLength === 0 || stream.destroyed) return Promise.resolve()
+  return new Promise(resolve => {
+    for (const event of ['drain', 'close', 'error']) stream.once(event, resolve)
+  })
+}
 
 /** Where this bundle's cache lives, or undefined when there is no usable claudebox home. */
 function cacheFile() {

@@ -130,11 +130,11 @@ export function sessionSocketsDir(env: Readonly<Record<string, string | undefine
   const writes = sandboxWrites.map(resolveExisting)
   const own = path.join(resolveExisting(claudeboxHome), SOCKETS_BASE)
   const bases = [runtime && path.isAbsolute(runtime) && isOwnDir(runtime) ? resolveExisting(runtime) : undefined, own, isDir('/tmp') ? resolveExisting('/tmp') : undefined]
-  // sockaddr_un holds 108 bytes: a long path must not make the bind fail later.
-  const usable = bases.flatMap(base => (base === undefined ? [] : [path.join(base, name)])).filter(dir => Buffer.byteLength(path.join(dir, 'proxy.sock')) < 100)
+  // sockaddr_un holds 108 bytes with the final NUL: a longer path would make the bind fail later.
+  const usable = bases.flatMap(base => (base === undefined ? [] : [path.join(base, name)])).filter(dir => Buffer.byteLength(path.join(dir, 'proxy.sock')) < 108)
   // With none outside (claudebox's home inside a --bind too), the plan refuses that bind, saying why.
   const dir = usable.find(d => !writes.some(w => isWithin(d, w))) ?? usable.at(-1)
-  if (dir === undefined) throw launchError(`no directory for the session's sockets gives a path under 100 bytes ($XDG_RUNTIME_DIR unusable, ${own} too long, /tmp missing); set CLAUDEBOX_HOME to a shorter path`)
+  if (dir === undefined) throw launchError(`no directory for the session's sockets gives a socket path under 108 bytes ($XDG_RUNTIME_DIR unusable, ${own} too long, /tmp missing); set CLAUDEBOX_HOME to a shorter path`)
   return dir
 }
 

@@ -113,7 +113,8 @@ async function handle(options: GatewayOptions, usage: Usage, held: { bytes: numb
   res.writeHead(upstream.statusCode ?? 502, upstream.headers)
   const counted = { input: 0, output: 0 }
   upstream.on('data', (chunk: Buffer) => countTokens(counted, chunk))
-  upstream.on('end', () => {
+  // At the end, or when it is cut short (Claude quit mid-answer): what streamed so far is counted.
+  upstream.once('close', () => {
     usage.inputTokens += counted.input
     usage.outputTokens += counted.output
     options.onCall?.({ time: new Date().toISOString(), method: req.method ?? '', path: url.pathname, status: upstream.statusCode ?? 0, inputTokens: counted.input, outputTokens: counted.output })

@@ -71,7 +71,10 @@ export function proxyProtocol(options: ProxyOptions): Protocol {
     socket.on('close', () => open.delete(socket))
   }
   const timeout = options.connectTimeoutMs ?? 15_000
-  const server = http.createServer(options.headersTimeoutMs === undefined ? {} : { headersTimeout: options.headersTimeoutMs, connectionsCheckingInterval: options.headersTimeoutMs })
+  // No limit on a whole request (Node's requestTimeout, 300 s): a slow upload to an allowed host is
+  // legitimate. The headers still have headersTimeout, and silent connections the idle limit.
+  const timeouts = options.headersTimeoutMs === undefined ? {} : { headersTimeout: options.headersTimeoutMs, connectionsCheckingInterval: options.headersTimeoutMs }
+  const server = http.createServer({ requestTimeout: 0, ...timeouts })
   const context: ProxyContext = {
     options,
     admit: admitter(options),

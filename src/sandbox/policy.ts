@@ -23,14 +23,26 @@ export function dangerousRootReason(dir: string, home: string, claudeboxHome: st
   return undefined
 }
 
-/** Why an extra --bind/--ro-bind path is refused, or undefined when it is acceptable. */
+/**
+ * Why an extra --bind/--ro-bind path is refused, or undefined when it is acceptable. Read-only
+ * counts too where sockets live: connecting to a unix socket needs no write access to the mount,
+ * and another session's proxy and gateway listen in $XDG_RUNTIME_DIR or claudebox's run/ (red team:
+ * a sandbox given /run/user/UID used another project's proxy, and replaced its gateway's socket).
+ */
 export function bindRefusal(real: string | undefined, home: string, claudeboxHome: string): string | undefined {
   if (real === undefined) return 'it does not exist'
   if (real === '/') return 'it is the whole file system'
   if (real === home || isWithin(home, real)) return 'it is (or contains) your home directory'
-  if (isWithin(real, claudeboxHome) || isWithin(claudeboxHome, real)) return "it is (or contains) claudebox's state, which holds every project's history"
+  for (const state of [claudeboxHome, path.join(home, '.claudebox')]) {
+    if (isWithin(real, state) || isWithin(state, real)) return "it is (or contains) claudebox's state, which holds every project's history and the sessions' sockets"
+  }
+  if (isWithin(real, RUNTIME_DIRS) || isWithin(RUNTIME_DIRS, real)) return "it is (or contains) the logins' runtime directories (/run/user), with the D-Bus bus and other claudebox sessions' sockets"
+  if (real === '/tmp') return 'it is the shared temporary directory, with the sockets of other programs and sessions; bind a directory of your own inside it'
   return undefined
 }
+
+/** Where each login's $XDG_RUNTIME_DIR lives. */
+const RUNTIME_DIRS = '/run/user'
 
 /** Normalises a user-supplied path relative to the current directory. */
 export const absolute = (p: string, cwd: string): string => path.resolve(cwd, p)

@@ -170,6 +170,22 @@ describe('the API gateway under load from the sandbox', () => {
     expect(await waitFor(() => closedUpstream[1] === true)).toBe(true)
   })
 
+  test('an answer cut short (Claude quit while it streamed) still counts the tokens that came', async () => {
+    const streaming = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.write('event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":1234,"output_tokens":1}}}\n\n') // then nothing more
+    })
+    await new Promise<void>(done => streaming.listen(0, '127.0.0.1', done))
+    closers.push(() => new Promise(done => { streaming.closeAllConnections(); streaming.close(() => done()) }))
+    const g = await startGateway({ upstream: new URL(`http://127.0.0.1:${(streaming.address() as AddressInfo).port}`), placeholder: 'p', credential: fixed(['x-api-key', 'k']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 } })
+    closers.push(() => g.close())
+    const req = http.request({ host: '127.0.0.1', port: g.address as number, path: '/v1/messages', method: 'POST', headers: { 'x-api-key': 'p' } }, res => res.once('data', () => req.destroy()))
+    req.on('error', () => {})
+    req.end('{}')
+    for (const end = Date.now() + 3000; Date.now() < end && g.usage.inputTokens === 0; ) await new Promise(r => setTimeout(r, 20))
+    expect(g.usage).toMatchObject({ requests: 1, inputTokens: 1234, outputTokens: 1 })
+  })
+
   test('a body over 64 MiB is refused (413) and never reaches the API', async () => {
     const upstream = await api()
     const placeholder = placeholderFor('api-key')

@@ -463,6 +463,20 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CURL || !HAVE_PYTHON)('--network=allow: the
     // It stayed until the API answered (never, here): the gateway now ends the call with its client.
     expect(seconds).toBeLessThan(6)
   }, 30_000)
+
+  test('nor one waiting for a company proxy that never answers (HTTPS_PROXY on the host)', async () => {
+    const p = makeProject()
+    const silent = await silentPort()
+    const started = Date.now()
+    const script = 'curl -s -m 1 -o /dev/null -w "api: %{http_code}\\n" -H "x-api-key: $ANTHROPIC_API_KEY" -d "{}" "$ANTHROPIC_BASE_URL/v1/messages"; echo "left: yes"'
+    const env = { ANTHROPIC_API_KEY: 'sk-ant-api03-test', ANTHROPIC_BASE_URL: 'https://api.example.test', HTTPS_PROXY: `http://127.0.0.1:${silent}` }
+    const r = await claudebox(p.world, ['--shell', '--', '-c', script], { cwd: p.repo, env, timeout: 60_000 })
+    const seconds = (Date.now() - started) / 1000
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(results(r.stdout)).toMatchObject({ api: '000', left: 'yes' })
+    // The tunnel through the company proxy waited up to 30 s after the session.
+    expect(seconds).toBeLessThan(6)
+  }, 60_000)
 })
 
 describe.skipIf(!HAVE_BWRAP || !HAVE_CURL || !HAVE_PYTHON)("--network=allow: the session's sockets", () => {
@@ -487,24 +501,23 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CURL || !HAVE_PYTHON)("--network=allow: the
     }
   })
 
-  test("/tmp writable inside (--bind /tmp): the sockets go to claudebox's own run/; when that is inside a --bind too, the bind is refused", async () => {
-    // A world outside /tmp: binding /tmp must not also bind its home.
-    const root = fs.mkdtempSync('/var/tmp/cb-')
-    onTestFinished(() => fs.rmSync(root, { recursive: true, force: true }))
-    const home = path.join(root, 'home')
-    const world: World = { root, home, claudeboxHome: path.join(home, '.claudebox'), env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home, CLAUDEBOX_HOME: path.join(home, '.claudebox'), LANG: 'C.UTF-8' } }
-    const repo = makeRepo(home, 'src/app')
-    const r = await claudebox(world, ['--bind', '/tmp', '--shell', '--', '-c', 'echo RAN'], { cwd: repo, env: { CLAUDEBOX_DEBUG: '1' } })
+  test("without $XDG_RUNTIME_DIR they are in claudebox's own run/; /tmp, /run/user and a claudebox home cannot be bound, not even read-only", async () => {
+    const p = makeProject()
+    const r = await claudebox(p.world, ['--shell', '--', '-c', 'echo RAN'], { cwd: p.repo, env: { CLAUDEBOX_DEBUG: '1' } })
     expect(r.exitCode, r.stderr).toBe(0)
     expect(r.stdout).toBe('RAN')
-    expect(r.stderr).toContain(`"--ro-bind","${world.claudeboxHome}/run/claudebox-net-`)
-    expect(fs.readdirSync(path.join(world.claudeboxHome, 'run'))).toEqual([])
-    const inside = path.join(root, 'data')
-    fs.mkdirSync(inside)
-    const refused = await claudebox(world, ['--bind', '/tmp', '--bind', inside, '--shell', '--', '-c', 'echo RAN'], { cwd: repo, env: { CLAUDEBOX_HOME: path.join(inside, 'cb') } })
-    expect(refused.exitCode).toBe(2)
-    expect(refused.stdout).not.toContain('RAN')
-    expect(refused.stderr).toMatch(/cannot bind .*data: it is \(or contains\) claudebox's state/)
+    expect(r.stderr).toContain(`"--ro-bind","${p.world.claudeboxHome}/run/claudebox-net-`)
+    expect(fs.readdirSync(path.join(p.world.claudeboxHome, 'run'))).toEqual([])
+    // Connecting to a socket needs no write access: a read-only view of another session's is enough.
+    const elsewhere = path.join(p.world.root, 'cb2')
+    fs.mkdirSync(path.join(p.world.claudeboxHome, 'run'), { recursive: true })
+    // (This world lives in /tmp: binding /tmp is refused first for holding its home.)
+    for (const [bind, reason] of [['/tmp', /shared temporary directory|your home directory/], ['/run', /runtime directories/], [path.join(p.world.claudeboxHome, 'run'), /claudebox's state/]] as const) {
+      const refused = await claudebox(p.world, ['--ro-bind', bind, '--shell', '--', '-c', 'echo RAN'], { cwd: p.repo, env: { CLAUDEBOX_HOME: elsewhere } })
+      expect(refused.exitCode, bind).toBe(2)
+      expect(refused.stdout).not.toContain('RAN')
+      expect(refused.stderr).toMatch(reason)
+    }
   })
 })
 

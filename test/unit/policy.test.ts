@@ -36,8 +36,16 @@ describe('extra binds', () => {
     ['/home', /home directory/],
     [state, /claudebox's state/],
     [`${state}/instances`, /claudebox's state/],
+    ['/run/user/1000', /runtime directories/],
+    ['/run', /runtime directories/],
+    ['/run/user/1000/bus-dir', /runtime directories/],
+    ['/tmp', /shared temporary directory/],
   ])('%s is refused', (real, reason) => {
     expect(bindRefusal(real, home, state)).toMatch(reason)
+  })
+  test("the default claudebox home is refused too when CLAUDEBOX_HOME points elsewhere (its run/ holds other sessions' sockets)", () => {
+    expect(bindRefusal(`${home}/.claudebox/run`, home, '/data/cb')).toMatch(/claudebox's state/)
+    expect(bindRefusal('/tmp/mine', home, state)).toBeUndefined()
   })
   test('an existing directory of the user is fine', () => {
     expect(bindRefusal('/home/ada/datasets', home, state)).toBeUndefined()
