@@ -43,6 +43,7 @@ export class SessionServers {
     } catch (error) {
       throw launchError(`cannot create the directory of the session's sockets ${dir}: ${(error as Error).message}; check that its parent is writable`)
     }
+    removeLeftSocketsDirs(path.dirname(dir))
   }
 
   /** The servers to start once bwrap runs; then every server loads its protocol soon after the go. */
@@ -77,6 +78,30 @@ function removeSocketsDir(dir: string, id: string): void {
     fs.rmdirSync(dir)
   } catch {
     // gone already, or something left in it: left as it is
+  }
+}
+
+/**
+ * The directories a launcher killed with SIGKILL left beside ours (claudebox-net-<pid>-<random>):
+ * removed once that launcher is gone, the same way, never recursively. claudebox's own run/ is not
+ * emptied by a reboot as /tmp is.
+ */
+function removeLeftSocketsDirs(parent: string): void {
+  let names: string[]
+  try {
+    names = fs.readdirSync(parent)
+  } catch {
+    return
+  }
+  for (const name of names) {
+    const pid = /^claudebox-net-(\d+)-[0-9a-f]{12}$/.exec(name)?.[1]
+    if (pid === undefined || Number(pid) === process.pid || fs.existsSync(`/proc/${pid}`)) continue
+    try {
+      const dir = path.join(parent, name)
+      removeSocketsDir(dir, identity(fs.lstatSync(dir)))
+    } catch {
+      // gone meanwhile
+    }
   }
 }
 

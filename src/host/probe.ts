@@ -126,7 +126,8 @@ function egressFacts(): Pick<HostFacts, 'egress'> {
  */
 export function sessionSocketsDir(env: Readonly<Record<string, string | undefined>>, sandboxWrites: readonly string[], claudeboxHome: string): string {
   const runtime = env['XDG_RUNTIME_DIR']
-  const name = `claudebox-net-${randomHex(6)}`
+  // The launcher's pid in the name: what a killed launcher left is removed by the next (session-servers.ts).
+  const name = `claudebox-net-${process.pid}-${randomHex(6)}`
   const writes = sandboxWrites.map(resolveExisting)
   const own = path.join(resolveExisting(claudeboxHome), SOCKETS_BASE)
   const bases = [runtime && path.isAbsolute(runtime) && isOwnDir(runtime) ? resolveExisting(runtime) : undefined, own, isDir('/tmp') ? resolveExisting('/tmp') : undefined]

@@ -1,5 +1,6 @@
 // SessionServers' directory of sockets: made exclusively, and removed at the end only while it is
 // the directory made, never recursively, never through a symlink (real files in a temp dir).
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
@@ -63,5 +64,23 @@ describe('the directory of the session sockets', () => {
     fs.writeFileSync(path.join(dir, 'sub', 'file'), 'x')
     await servers.finish()
     expect(fs.readdirSync(dir)).toEqual(['sub'])
+  })
+
+  test("what a killed launcher left beside it goes at the next launch; a live launcher's, a symlink and other names stay", async () => {
+    const root = tempDir()
+    const gone = spawnSync('true').pid // a pid that has ended
+    const left = path.join(root, `claudebox-net-${gone}-0123456789ab`)
+    fs.mkdirSync(left)
+    fs.writeFileSync(path.join(left, 'proxy.sock'), '')
+    const live = path.join(root, `claudebox-net-${process.ppid}-0123456789ab`)
+    fs.mkdirSync(live)
+    const target = victim(root)
+    fs.symlinkSync(target, path.join(root, `claudebox-net-${gone}-ba9876543210`))
+    fs.mkdirSync(path.join(root, 'claudebox-net-other'))
+    const servers = new SessionServers()
+    servers.makeSocketsDir(path.join(root, `claudebox-net-${process.pid}-aaaaaaaaaaaa`))
+    expect(fs.readdirSync(root).sort()).toEqual([`claudebox-net-${gone}-ba9876543210`, `claudebox-net-${process.pid}-aaaaaaaaaaaa`, `claudebox-net-${process.ppid}-0123456789ab`, 'claudebox-net-other', 'victim'].sort())
+    expect(fs.readdirSync(target).sort()).toEqual(['id_ed25519', 'proxy.sock'])
+    await servers.finish()
   })
 })
