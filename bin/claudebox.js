@@ -17,19 +17,27 @@ const loader = vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER
 const cache = loader !== undefined && process.env.CLAUDEBOX_CODE_CACHE !== '0' ? cacheFile() : undefined
 const { main } = cache === undefined ? require(bundle) : fromCache(cache)
 void main(process.argv.slice(2)).then(async status => {
+  process.exitCode = status
   if (cache?.write) saveCache(cache)
   // Done: whatever a session left pending (a call to the API through a company proxy that never
   // answers, a token refresh) must not keep the launcher, and the shell, waiting. What is still
   // on its way to stdout or stderr (a slow reader of the relayed output) is not cut.
-  await Promise.all([process.stdout, process.stderr].map(written))
-  process.exit(status)
+  const failed = await Promise.all([process.stdout, process.stderr].map(written))
+  // Output that could not be written (a full disk; a reader gone is the reader's choice) is a failure.
+  process.exit(status === 0 && failed.some(Boolean) ? 1 : status)
 })
 
-/** Resolves once what was written to `stream` has left it (or it has failed or closed). */
+/**
+ * Resolves once what was queued for `stream` has left it: an empty write's callback comes after
+ * the writes before it ('drain' comes only after a write that was refused, red team); true when
+ * the stream failed for another reason than its reader going away.
+ */
 function written(stream) {
-  if (stream.writableLength === 0 || stream.destroyed) return Promise.resolve()
   return new Promise(resolve => {
-    for (const event of ['drain', 'close', 'error']) stream.once(event, resolve)
+    let failure = false
+    stream.on('error', error => (failure ||= error.code !== 'EPIPE'))
+    if (stream.destroyed || stream.writableEnded) return resolve(failure || stream.errored?.code !== undefined && stream.errored.code !== 'EPIPE')
+    stream.write('', () => resolve(failure))
   })
 }
 
@@ -71,15 +79,18 @@ function readCache(file) {
  */
 function saveCache(cache) {
   if (process.argv.includes('--dry-run')) return
+  let temp
   try {
     if (!fs.lstatSync(path.dirname(cache.dir)).isDirectory()) return
     fs.mkdirSync(cache.dir, { mode: 0o700, recursive: true })
     if (!fs.lstatSync(cache.dir).isDirectory()) return
-    const temp = `${cache.file}.${process.pid}.tmp`
+    for (const name of fs.readdirSync(cache.dir)) if (name.startsWith('main-') && path.join(cache.dir, name) !== cache.file) fs.rmSync(path.join(cache.dir, name), { force: true })
+    temp = `${cache.file}.${process.pid}.tmp`
     fs.writeFileSync(temp, cache.script.createCachedData(), { mode: 0o600, flag: 'wx' })
     fs.renameSync(temp, cache.file)
-    for (const name of fs.readdirSync(cache.dir)) if (name.startsWith('main-') && path.join(cache.dir, name) !== cache.file) fs.rmSync(path.join(cache.dir, name), { force: true })
   } catch {
-    // no room, or a read-only home: the next launch compiles again
+    // no room, or a read-only home: the next launch compiles again (a partial temp file would
+    // have filled a full disk further at every launch, red team)
+    if (temp !== undefined) fs.rmSync(temp, { force: true })
   }
 }

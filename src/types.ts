@@ -61,6 +61,11 @@ export interface HostFacts {
   arch: string
   /** Paths named by options (extra binds, the ssh-agent socket): their real path and kind. */
   paths: Readonly<Record<string, { real: string | undefined; kind: PathKind | 'socket' }>>
+  /**
+   * Resolved: claudebox homes (this one, ~/.claudebox) and where sessions keep their sockets
+   * ($XDG_RUNTIME_DIR, /tmp): no bind may expose them (sandbox/policy.ts bindRefusal).
+   */
+  guarded?: { state: readonly string[]; sockets: readonly string[] }
   /** The `.git` entry behind `git`, to check it was not forged (see git-trust.ts). */
   gitLayout: GitLayout | undefined
   /** /etc entries that are symlinks, with their resolved targets (resolv.conf into /run...). */

@@ -43,7 +43,7 @@ export class SessionServers {
     } catch (error) {
       throw launchError(`cannot create the directory of the session's sockets ${dir}: ${(error as Error).message}; check that its parent is writable`)
     }
-    removeLeftSocketsDirs(path.dirname(dir))
+    removeLeftSocketsDirs(path.dirname(dir), LEFT.exec(path.basename(dir))?.[1])
   }
 
   /** The servers to start once bwrap runs; then every server loads its protocol soon after the go. */
@@ -81,12 +81,17 @@ function removeSocketsDir(dir: string, id: string): void {
   }
 }
 
+/** claudebox-net-<scope>-<pid>-<random> (host/probe.ts sessionSocketsDir). */
+const LEFT = /^claudebox-net-([0-9a-f]{8})-(\d+)-[0-9a-f]{12}$/
+
 /**
- * The directories a launcher killed with SIGKILL left beside ours (claudebox-net-<pid>-<random>):
- * removed once that launcher is gone, the same way, never recursively. claudebox's own run/ is not
- * emptied by a reboot as /tmp is.
+ * The directories a launcher killed with SIGKILL left beside ours: removed once that launcher is
+ * gone, the same way, never recursively; only those of our boot and pid namespace (`scope`), where
+ * /proc says whether their pid lives (red team: a launch in another pid namespace removed a live
+ * session's sockets). claudebox's own run/ is not emptied by a reboot as /tmp is.
  */
-function removeLeftSocketsDirs(parent: string): void {
+function removeLeftSocketsDirs(parent: string, scope: string | undefined): void {
+  if (scope === undefined) return
   let names: string[]
   try {
     names = fs.readdirSync(parent)
@@ -94,8 +99,8 @@ function removeLeftSocketsDirs(parent: string): void {
     return
   }
   for (const name of names) {
-    const pid = /^claudebox-net-(\d+)-[0-9a-f]{12}$/.exec(name)?.[1]
-    if (pid === undefined || Number(pid) === process.pid || fs.existsSync(`/proc/${pid}`)) continue
+    const [, theirs, pid] = LEFT.exec(name) ?? []
+    if (theirs !== scope || pid === undefined || Number(pid) === process.pid || fs.existsSync(`/proc/${pid}`)) continue
     try {
       const dir = path.join(parent, name)
       removeSocketsDir(dir, identity(fs.lstatSync(dir)))

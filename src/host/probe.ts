@@ -2,6 +2,7 @@
 // With run.ts, the only module that touches the file system or starts processes on the launch path.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { randomHex } from './fs.js'
+import { sha256Hex } from '../sha256.js'
 import { launchError } from '../errors.js'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -92,6 +93,11 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
  */
 export function withOptionFacts(facts: HostFacts, options: SandboxOptions, sharedEntries: readonly string[]): HostFacts {
   const named = [...options.roBinds, ...options.binds].map(p => path.resolve(facts.cwd ?? '/', p))
+  const runtime = facts.env['XDG_RUNTIME_DIR']
+  const guarded = {
+    state: [facts.claudeboxHome, resolveExisting(path.join(facts.home, '.claudebox'))],
+    sockets: [...(runtime && path.isAbsolute(runtime) ? [resolveExisting(runtime)] : []), resolveExisting('/tmp')],
+  }
   const socket = facts.env['SSH_AUTH_SOCK']
   if (options.sshAgent && socket) named.push(socket)
   const entries = ['.claude.json', '.credentials.json', SANDBOX_NOTE, ...sharedEntries]
@@ -100,6 +106,7 @@ export function withOptionFacts(facts: HostFacts, options: SandboxOptions, share
   return {
     ...facts,
     paths: Object.fromEntries(named.map(p => [p, realAndKind(p)])),
+    ...(named.length > 0 ? { guarded } : {}),
     instanceEntries: instance === undefined ? {} : Object.fromEntries(entries.map(name => [path.join(instance, name), lstatKind(path.join(instance, name))])),
     sharedKinds: Object.fromEntries([SANDBOX_NOTE, ...sharedEntries].map(name => [name, statKind(path.join(shared, name))])),
     ...(options.network === 'allow' ? egressFacts() : {}),
@@ -126,8 +133,9 @@ function egressFacts(): Pick<HostFacts, 'egress'> {
  */
 export function sessionSocketsDir(env: Readonly<Record<string, string | undefined>>, sandboxWrites: readonly string[], claudeboxHome: string): string {
   const runtime = env['XDG_RUNTIME_DIR']
-  // The launcher's pid in the name: what a killed launcher left is removed by the next (session-servers.ts).
-  const name = `claudebox-net-${process.pid}-${randomHex(6)}`
+  // The launcher's pid in the name, and where that pid means something: what a killed launcher left
+  // is removed by the next (session-servers.ts) only from the same boot and pid namespace.
+  const name = `claudebox-net-${pidScope()}-${process.pid}-${randomHex(6)}`
   const writes = sandboxWrites.map(resolveExisting)
   const own = path.join(resolveExisting(claudeboxHome), SOCKETS_BASE)
   const bases = [runtime && path.isAbsolute(runtime) && isOwnDir(runtime) ? resolveExisting(runtime) : undefined, own, isDir('/tmp') ? resolveExisting('/tmp') : undefined]
@@ -137,6 +145,18 @@ export function sessionSocketsDir(env: Readonly<Record<string, string | undefine
   const dir = usable.find(d => !writes.some(w => isWithin(d, w))) ?? usable.at(-1)
   if (dir === undefined) throw launchError(`no directory for the session's sockets gives a socket path under 108 bytes ($XDG_RUNTIME_DIR unusable, ${own} too long, /tmp missing); set CLAUDEBOX_HOME to a shorter path`)
   return dir
+}
+
+/**
+ * Which pids a pid names: this boot of this machine and this pid namespace (a container sharing
+ * the home, another host on an NFS home have their own). 'unknown' when unreadable: never cleaned.
+ */
+function pidScope(): string {
+  try {
+    return sha256Hex(`${fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()} ${fs.statSync('/proc/self/ns/pid').ino}`).slice(0, 8)
+  } catch {
+    return 'unknown'
+  }
 }
 
 /** claudebox's own base for the sessions' sockets, in its home, when no other will do. */

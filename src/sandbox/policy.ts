@@ -26,18 +26,24 @@ export function dangerousRootReason(dir: string, home: string, claudeboxHome: st
 /**
  * Why an extra --bind/--ro-bind path is refused, or undefined when it is acceptable. Read-only
  * counts too where sockets live: connecting to a unix socket needs no write access to the mount,
- * and another session's proxy and gateway listen in $XDG_RUNTIME_DIR or claudebox's run/ (red team:
- * a sandbox given /run/user/UID used another project's proxy, and replaced its gateway's socket).
+ * and other sessions' proxies and gateways listen in $XDG_RUNTIME_DIR, claudebox's run/ or /tmp
+ * (red team: a sandbox given /run/user/UID used another project's proxy and replaced its gateway's
+ * socket). `guarded` (resolved by the probe) adds the real paths behind those names.
  */
-export function bindRefusal(real: string | undefined, home: string, claudeboxHome: string): string | undefined {
+export function bindRefusal(real: string | undefined, home: string, claudeboxHome: string, guarded: { state: readonly string[]; sockets: readonly string[] } = { state: [], sockets: [] }): string | undefined {
   if (real === undefined) return 'it does not exist'
   if (real === '/') return 'it is the whole file system'
   if (real === home || isWithin(home, real)) return 'it is (or contains) your home directory'
-  for (const state of [claudeboxHome, path.join(home, '.claudebox')]) {
+  for (const state of [claudeboxHome, path.join(home, '.claudebox'), ...guarded.state]) {
     if (isWithin(real, state) || isWithin(state, real)) return "it is (or contains) claudebox's state, which holds every project's history and the sessions' sockets"
   }
-  if (isWithin(real, RUNTIME_DIRS) || isWithin(RUNTIME_DIRS, real)) return "it is (or contains) the logins' runtime directories (/run/user), with the D-Bus bus and other claudebox sessions' sockets"
-  if (real === '/tmp') return 'it is the shared temporary directory, with the sockets of other programs and sessions; bind a directory of your own inside it'
+  if (path.dirname(real) === RUNTIME_DIRS) return `it is a login's runtime directory (${real}), where claudebox sessions keep their sockets; bind what you need inside it instead`
+  for (const dir of [RUNTIME_DIRS, '/tmp', ...guarded.sockets]) {
+    // A socket or directory of your own in there is fine (a rootless Docker socket, gnupg/); the
+    // whole place, or a claudebox session's directory in it, is not.
+    if (isWithin(dir, real)) return `it is (or contains) ${dir}, where other programs and other claudebox sessions keep their sockets; bind what you need inside it instead`
+    if (isWithin(real, dir) && path.relative(dir, real).split(path.sep).some(part => part.startsWith('claudebox-net-'))) return "it is inside another claudebox session's sockets directory"
+  }
   return undefined
 }
 

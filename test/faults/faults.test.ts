@@ -191,8 +191,10 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_UNSHARE)('a full disk (a 2 MiB tmpfs as CLA
       // The agent fills the disk from inside (its instance is on it), then exits 3.
       `$CB -- -c 'head -c 4M /dev/zero > "$CLAUDE_CONFIG_DIR/fill" 2>/dev/null; echo "{\\"big\\": \\"$(head -c 3000 /dev/zero | tr "\\\\0" x)\\"}" > "$CLAUDE_CONFIG_DIR/.claude.json"; exit 3' 2>err; echo "status=$?"`,
       'cat err',
+      // The next launch on the full disk, with no code cache: its write fails (a partial temp file once stayed).
+      'rm -rf "$CLAUDEBOX_HOME/cache"; $CB -- -c "true" 2>/dev/null; echo "third=$?"',
       'for f in $(find "$CLAUDEBOX_HOME/shared" -type f \\( -name "*.json" -o -name "*.json.[0-9]*" \\)); do node -e "JSON.parse(require(\\"fs\\").readFileSync(process.argv[1],\\"utf8\\"))" "$f" 2>/dev/null || echo "INVALID $f"; done',
-      'find "$CLAUDEBOX_HOME" -name "*.tmp.*" | sed "s/^/TEMP /"',
+      'find "$CLAUDEBOX_HOME" \\( -name "*.tmp.*" -o -name "*.tmp" \\) | sed "s/^/TEMP /"',
       'find "$CLAUDEBOX_HOME" -path "*sessions/*" -size 0 | sed "s/^/EMPTY /"',
     ].join('\n'))
     expect(out).toContain('first=0')

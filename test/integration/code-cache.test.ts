@@ -46,6 +46,16 @@ describe.skipIf(!HAVE_BWRAP)('the code cache of the launch bundle', () => {
     expect(fs.lstatSync(file).isFile()).toBe(true)
   })
 
+  test("a temp file a failed write left (a full disk) is removed by the next write, not kept filling the disk", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'p')
+    const dir = path.join(world.claudeboxHome, 'cache')
+    fs.mkdirSync(dir, { recursive: true })
+    fs.writeFileSync(path.join(dir, `main-1-2-3-${process.version}.v8.4242.tmp`), 'partial')
+    expect((await claudebox(world, ['--', '-c', 'echo RAN'], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })).stdout).toBe('RAN')
+    expect(caches(world).map(f => path.basename(f))).toEqual([expect.stringMatching(/\.v8$/)])
+  })
+
   test('a dry run and CLAUDEBOX_CODE_CACHE=0 write none', async () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'p')

@@ -221,4 +221,14 @@ describe.skipIf(!HAVE_BWRAP)('output through a pipe', () => {
     const r = await execa('bash', ['-c', script], { cwd: repo, env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, extendEnv: false, reject: false, timeout: 50_000 })
     expect(r.stdout, r.stderr).toBe('600000\nstatus 7')
   }, 60_000)
+
+  test("the program's status when the pipe is full before it starts (a little of its output still queued at the end)", async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    // 64 KiB fill the pipe; the launcher's last bytes wait for the reader, and 'drain' never comes for them.
+    const script = `{ head -c 65536 /dev/zero; "${process.execPath}" "${BIN}" -- -c 'echo small; exit 3'; echo "status $?" >&2; } | (sleep 1; wc -c)`
+    const r = await execa('bash', ['-c', script], { cwd: repo, env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, extendEnv: false, reject: false, timeout: 30_000 })
+    expect(r.stdout.trim()).toBe('65542')
+    expect(r.stderr).toMatch(/status 3$/)
+  }, 40_000)
 })

@@ -36,16 +36,26 @@ describe('extra binds', () => {
     ['/home', /home directory/],
     [state, /claudebox's state/],
     [`${state}/instances`, /claudebox's state/],
-    ['/run/user/1000', /runtime directories/],
-    ['/run', /runtime directories/],
-    ['/run/user/1000/bus-dir', /runtime directories/],
-    ['/tmp', /shared temporary directory/],
+    ['/run/user/1000', /a login's runtime directory/],
+    ['/run', /\(or contains\) \/run\/user, where other programs and other claudebox sessions keep their sockets/],
+    ['/run/user', /\(or contains\) \/run\/user/],
+    ['/run/user/1000/claudebox-net-0badc0de-12-0123456789ab', /another claudebox session's sockets directory/],
+    ['/tmp', /is \(or contains\) \/tmp/],
+    ['/tmp/claudebox-net-0badc0de-12-0123456789ab/proxy.sock', /another claudebox session's sockets directory/],
   ])('%s is refused', (real, reason) => {
     expect(bindRefusal(real, home, state)).toMatch(reason)
   })
   test("the default claudebox home is refused too when CLAUDEBOX_HOME points elsewhere (its run/ holds other sessions' sockets)", () => {
     expect(bindRefusal(`${home}/.claudebox/run`, home, '/data/cb')).toMatch(/claudebox's state/)
-    expect(bindRefusal('/tmp/mine', home, state)).toBeUndefined()
+  })
+  test('the real paths the probe found behind $XDG_RUNTIME_DIR, /tmp and ~/.claudebox count as those', () => {
+    const guarded = { state: ['/data/cb-real'], sockets: ['/mnt/wslg/runtime-dir', '/private/tmp'] }
+    expect(bindRefusal('/mnt/wslg', home, state, guarded)).toMatch(/\(or contains\) \/mnt\/wslg\/runtime-dir/)
+    expect(bindRefusal('/private/tmp', home, state, guarded)).toMatch(/\(or contains\) \/private\/tmp/)
+    expect(bindRefusal('/data', home, state, guarded)).toMatch(/claudebox's state/)
+  })
+  test('a socket or directory of your own inside those places is fine', () => {
+    for (const real of ['/run/user/1000/docker.sock', '/run/user/1000/gnupg', '/tmp/mine']) expect(bindRefusal(real, home, state), real).toBeUndefined()
   })
   test('an existing directory of the user is fine', () => {
     expect(bindRefusal('/home/ada/datasets', home, state)).toBeUndefined()

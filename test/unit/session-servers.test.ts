@@ -66,20 +66,22 @@ describe('the directory of the session sockets', () => {
     expect(fs.readdirSync(dir)).toEqual(['sub'])
   })
 
-  test("what a killed launcher left beside it goes at the next launch; a live launcher's, a symlink and other names stay", async () => {
+  test("what a killed launcher left beside it goes at the next launch; a live launcher's, another boot's or pid namespace's, a symlink and other names stay", async () => {
     const root = tempDir()
     const gone = spawnSync('true').pid // a pid that has ended
-    const left = path.join(root, `claudebox-net-${gone}-0123456789ab`)
+    const left = path.join(root, `claudebox-net-0badc0de-${gone}-0123456789ab`)
     fs.mkdirSync(left)
     fs.writeFileSync(path.join(left, 'proxy.sock'), '')
-    const live = path.join(root, `claudebox-net-${process.ppid}-0123456789ab`)
+    const live = path.join(root, `claudebox-net-0badc0de-${process.ppid}-0123456789ab`)
+    const elsewhere = path.join(root, `claudebox-net-12345678-${gone}-0123456789ab`) // another boot or pid namespace
+    fs.mkdirSync(elsewhere)
     fs.mkdirSync(live)
     const target = victim(root)
-    fs.symlinkSync(target, path.join(root, `claudebox-net-${gone}-ba9876543210`))
+    fs.symlinkSync(target, path.join(root, `claudebox-net-0badc0de-${gone}-ba9876543210`))
     fs.mkdirSync(path.join(root, 'claudebox-net-other'))
     const servers = new SessionServers()
-    servers.makeSocketsDir(path.join(root, `claudebox-net-${process.pid}-aaaaaaaaaaaa`))
-    expect(fs.readdirSync(root).sort()).toEqual([`claudebox-net-${gone}-ba9876543210`, `claudebox-net-${process.pid}-aaaaaaaaaaaa`, `claudebox-net-${process.ppid}-0123456789ab`, 'claudebox-net-other', 'victim'].sort())
+    servers.makeSocketsDir(path.join(root, `claudebox-net-0badc0de-${process.pid}-aaaaaaaaaaaa`))
+    expect(fs.readdirSync(root).sort()).toEqual([`claudebox-net-0badc0de-${gone}-ba9876543210`, `claudebox-net-0badc0de-${process.pid}-aaaaaaaaaaaa`, `claudebox-net-0badc0de-${process.ppid}-0123456789ab`, path.basename(elsewhere), 'claudebox-net-other', 'victim'].sort())
     expect(fs.readdirSync(target).sort()).toEqual(['id_ed25519', 'proxy.sock'])
     await servers.finish()
   })
