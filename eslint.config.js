@@ -50,7 +50,7 @@ export default tseslint.config(
   {
     // The entry shim is CommonJS (bin/package.json): it starts faster than an ES module.
     files: ['bin/**/*.js', 'scripts/**/*.cjs'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', __dirname: 'readonly' } },
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', __dirname: 'readonly', setImmediate: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 )

@@ -13,6 +13,11 @@ const path = require('node:path')
 const vm = require('node:vm')
 
 const bundle = path.join(__dirname, '..', 'dist', 'main.cjs')
+// Output that could not be written (a full disk; a reader gone is the reader's choice) makes the
+// status a failure. Listened for from the start: Node forgets a stdio stream's error once it has
+// been emitted (red team), and a session's relayed output fails long before the end.
+const outputFailed = { value: false }
+for (const stream of [process.stdout, process.stderr]) stream.on('error', error => (outputFailed.value ||= error.code !== 'EPIPE'))
 const loader = vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER
 const cache = loader !== undefined && process.env.CLAUDEBOX_CODE_CACHE !== '0' ? cacheFile() : undefined
 const { main } = cache === undefined ? require(bundle) : fromCache(cache)
@@ -22,22 +27,22 @@ void main(process.argv.slice(2)).then(async status => {
   // Done: whatever a session left pending (a call to the API through a company proxy that never
   // answers, a token refresh) must not keep the launcher, and the shell, waiting. What is still
   // on its way to stdout or stderr (a slow reader of the relayed output) is not cut.
-  const failed = await Promise.all([process.stdout, process.stderr].map(written))
-  // Output that could not be written (a full disk; a reader gone is the reader's choice) is a failure.
-  process.exit(status === 0 && failed.some(Boolean) ? 1 : status)
+  await Promise.all([process.stdout, process.stderr].map(written))
+  process.exit(status === 0 && outputFailed.value ? 1 : status)
 })
 
 /**
  * Resolves once what was queued for `stream` has left it: an empty write's callback comes after
- * the writes before it ('drain' comes only after a write that was refused, red team); true when
- * the stream failed for another reason than its reader going away.
+ * the writes before it ('drain' comes only after a write that was refused, red team).
  */
 function written(stream) {
   return new Promise(resolve => {
-    let failure = false
-    stream.on('error', error => (failure ||= error.code !== 'EPIPE'))
-    if (stream.destroyed || stream.writableEnded) return resolve(failure || stream.errored?.code !== undefined && stream.errored.code !== 'EPIPE')
-    stream.write('', () => resolve(failure))
+    if (stream.destroyed || stream.writableEnded) return resolve()
+    stream.write('', error => {
+      if (error && error.code !== 'EPIPE') outputFailed.value = true
+      // The 'error' event of a failed write comes on the next tick: let it be counted first.
+      setImmediate(resolve)
+    })
   })
 }
 

@@ -60,7 +60,7 @@ export interface HostFacts {
   /** Node's process.arch, for the seccomp filter. */
   arch: string
   /** Paths named by options (extra binds, the ssh-agent socket): their real path and kind. */
-  paths: Readonly<Record<string, { real: string | undefined; kind: PathKind | 'socket' }>>
+  paths: Readonly<Record<string, { real: string | undefined; kind: PathKind | 'socket'; holdsSessions?: true }>>
   /**
    * Resolved: claudebox homes (this one, ~/.claudebox) and where sessions keep their sockets
    * ($XDG_RUNTIME_DIR, /tmp): no bind may expose them (sandbox/policy.ts bindRefusal).

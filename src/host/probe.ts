@@ -434,14 +434,25 @@ export function readInstanceState(dir: string): InstanceState {
   return recordedRoot === undefined ? { kind: 'no-root-file' } : { kind: 'ok', recordedRoot }
 }
 
-function realAndKind(p: string): { real: string | undefined; kind: PathKind | 'socket' } {
+function realAndKind(p: string): { real: string | undefined; kind: PathKind | 'socket'; holdsSessions?: true } {
   try {
     const real = fs.realpathSync(p)
     const st = fs.statSync(real)
-    return { real, kind: st.isSocket() ? 'socket' : st.isDirectory() ? 'dir' : 'file' }
+    const kind = st.isSocket() ? 'socket' : st.isDirectory() ? 'dir' : 'file'
+    return { real, kind, ...(kind === 'dir' && holdsSessions(real) ? { holdsSessions: true as const } : {}) }
   } catch {
     return { real: undefined, kind: 'missing' }
   }
+}
+
+/**
+ * Whether a directory holds claudebox sessions' sockets or state, one level down: a base of their
+ * sockets directories (another session's $XDG_RUNTIME_DIR or run/) or a claudebox home (another
+ * $CLAUDEBOX_HOME). Deeper ancestors are not searched (README: Options).
+ */
+function holdsSessions(dir: string): boolean {
+  const names = safeReaddir(dir)
+  return names.some(name => name.startsWith('claudebox-net-')) || (names.includes('instances') && names.includes('run')) || safeReaddir(path.join(dir, 'run')).some(name => name.startsWith('claudebox-net-'))
 }
 
 /** Identity (inode, size, mtime) of each watched path that exists; directories are walked one level. */

@@ -8,7 +8,7 @@ import { trustGit } from './git-trust.js'
 import { planGitGuard } from './git-guard.js'
 import { watchedPaths } from './persistence.js'
 import { OWN_DIR, SESSIONS_DIR } from '../state/registry.js'
-import { bindRefusal, dangerousRootReason, sandboxHomeRefusal } from './policy.js'
+import { bindRefusal, dangerousRootReason, insideSessionSockets, sandboxHomeRefusal } from './policy.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
 import { scopeHelper } from './landlock.js'
 import { nativeBridge } from '../network/bridge-native.js'
@@ -320,7 +320,7 @@ function extraBinds(b: SandboxBuilder, facts: HostFacts, options: SandboxOptions
     for (const requested of list) {
       // Probed as named from the current directory (probe.ts withOptionFacts): ../data, data/.
       const info = facts.paths[path.resolve(facts.cwd ?? '/', requested)]
-      const refusal = bindRefusal(info?.real, facts.home, facts.claudeboxHome, facts.guarded)
+      const refusal = bindRefusal(info?.real, facts.home, facts.claudeboxHome, facts.guarded) ?? (info?.holdsSessions ? "it holds claudebox sessions' sockets or state (another $XDG_RUNTIME_DIR or $CLAUDEBOX_HOME)" : undefined)
       if (refusal !== undefined) throw usageError(`cannot bind ${requested}: ${refusal}; name an existing directory or file of your own`)
       const real = info?.real as string
       if (kind === 'ro') b.roBind(real)
@@ -450,6 +450,7 @@ function sshAgent(b: SandboxBuilder, facts: HostFacts, env: Map<string, string>)
   if (socket === undefined || info?.kind !== 'socket' || info.real === undefined) {
     throw usageError('--ssh-agent: SSH_AUTH_SOCK does not name an ssh-agent socket; start ssh-agent (eval $(ssh-agent)) and rerun')
   }
+  if (insideSessionSockets(info.real)) throw usageError("--ssh-agent: SSH_AUTH_SOCK names a claudebox session's socket, not an ssh-agent; point it at your agent and rerun")
   b.add('--bind', info.real, socket)
   b.writable.push(socket)
   env.set('SSH_AUTH_SOCK', socket)

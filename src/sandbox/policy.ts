@@ -37,15 +37,18 @@ export function bindRefusal(real: string | undefined, home: string, claudeboxHom
   for (const state of [claudeboxHome, path.join(home, '.claudebox'), ...guarded.state]) {
     if (isWithin(real, state) || isWithin(state, real)) return "it is (or contains) claudebox's state, which holds every project's history and the sessions' sockets"
   }
+  if (insideSessionSockets(real)) return "it is inside a claudebox session's sockets directory"
   if (path.dirname(real) === RUNTIME_DIRS) return `it is a login's runtime directory (${real}), where claudebox sessions keep their sockets; bind what you need inside it instead`
   for (const dir of [RUNTIME_DIRS, '/tmp', ...guarded.sockets]) {
     // A socket or directory of your own in there is fine (a rootless Docker socket, gnupg/); the
     // whole place, or a claudebox session's directory in it, is not.
     if (isWithin(dir, real)) return `it is (or contains) ${dir}, where other programs and other claudebox sessions keep their sockets; bind what you need inside it instead`
-    if (isWithin(real, dir) && path.relative(dir, real).split(path.sep).some(part => part.startsWith('claudebox-net-'))) return "it is inside another claudebox session's sockets directory"
   }
   return undefined
 }
+
+/** Whether a path lies in a claudebox session's sockets directory, wherever that is. */
+export const insideSessionSockets = (real: string): boolean => real.split(path.sep).some(part => part.startsWith('claudebox-net-'))
 
 /** Where each login's $XDG_RUNTIME_DIR lives. */
 const RUNTIME_DIRS = '/run/user'

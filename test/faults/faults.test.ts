@@ -162,6 +162,22 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_UNSHARE)('a full disk (a 2 MiB tmpfs as CLA
     expect(out).toContain('instances=0')
   })
 
+  test('output that cannot be written (stdout on the full disk) is a failure, not status 0 and nothing', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const out = await onSmallDisk(world, project, [
+      'fill',
+      '$CB --help > "$CLAUDEBOX_HOME/out" 2>err; echo "help=$?"',
+      '$CB --version > "$CLAUDEBOX_HOME/out" 2>>err; echo "version=$?"',
+      'st=$({ { $CB --help; echo $? >&3; } | head -c 1 >/dev/null; } 3>&1); echo "gone=$st"',
+      'grep -c "Unhandled" err || true',
+    ].join('\n'))
+    expect(out).toContain('help=1')
+    expect(out).toContain('version=1')
+    expect(out).toContain('gone=0') // a reader that went away is its choice
+    expect(out).toMatch(/^0$/m)
+  })
+
   test('a later launch with no space: 125, and no empty session record left', async () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'src/project')

@@ -518,6 +518,15 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CURL || !HAVE_PYTHON)("--network=allow: the
       expect(refused.stdout).not.toContain('RAN')
       expect(refused.stderr).toMatch(reason)
     }
+    // Another $CLAUDEBOX_HOME, or a directory holding sessions' sockets directories (another $XDG_RUNTIME_DIR).
+    const other = path.join(p.world.root, 'other-cb')
+    fs.mkdirSync(path.join(other, 'run', 'claudebox-net-0badc0de-1-0123456789ab'), { recursive: true })
+    fs.mkdirSync(path.join(other, 'instances'))
+    for (const bind of [other, path.join(other, 'run')]) {
+      const refused = await claudebox(p.world, ['--ro-bind', bind, '--shell', '--', '-c', 'echo RAN'], { cwd: p.repo })
+      expect(refused.exitCode, bind).toBe(2)
+      expect(refused.stderr).toMatch(/holds claudebox sessions' sockets or state/)
+    }
   })
 })
 

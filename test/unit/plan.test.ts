@@ -312,6 +312,12 @@ describe('planLaunch', () => {
     expect(() => planLaunch(facts, { claudeArgs: [], sandbox })).toThrow(message)
   })
 
+  test("--ssh-agent refuses a SSH_AUTH_SOCK that names a claudebox session's socket (another session's proxy)", () => {
+    const sock = '/run/user/0/claudebox-net-0badc0de-12-0123456789ab/proxy.sock'
+    const facts = debianFacts({ env: { ...debianFacts().env, SSH_AUTH_SOCK: sock }, paths: { [sock]: { real: sock, kind: 'socket' } } })
+    expect(() => planLaunch(facts, { claudeArgs: [], sandbox: { ...DEFAULT_SANDBOX, network: 'open', sshAgent: true } })).toThrow(/names a claudebox session's socket/)
+  })
+
   test('a bind named from the current directory (../data, data/) is the directory the probe resolved', () => {
     // debianFacts' cwd is /home/ada/src/shop/web; the probe keys what it found by the resolved path.
     const facts = debianFacts({ paths: { '/home/ada/src/shop/data': { real: '/home/ada/src/shop/data', kind: 'dir' }, '/home/ada/sets': { real: '/srv/sets', kind: 'dir' } } })

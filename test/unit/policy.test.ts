@@ -39,9 +39,9 @@ describe('extra binds', () => {
     ['/run/user/1000', /a login's runtime directory/],
     ['/run', /\(or contains\) \/run\/user, where other programs and other claudebox sessions keep their sockets/],
     ['/run/user', /\(or contains\) \/run\/user/],
-    ['/run/user/1000/claudebox-net-0badc0de-12-0123456789ab', /another claudebox session's sockets directory/],
+    ['/run/user/1000/claudebox-net-0badc0de-12-0123456789ab', /a claudebox session's sockets directory/],
     ['/tmp', /is \(or contains\) \/tmp/],
-    ['/tmp/claudebox-net-0badc0de-12-0123456789ab/proxy.sock', /another claudebox session's sockets directory/],
+    ['/tmp/claudebox-net-0badc0de-12-0123456789ab/proxy.sock', /a claudebox session's sockets directory/],
   ])('%s is refused', (real, reason) => {
     expect(bindRefusal(real, home, state)).toMatch(reason)
   })
@@ -53,6 +53,10 @@ describe('extra binds', () => {
     expect(bindRefusal('/mnt/wslg', home, state, guarded)).toMatch(/\(or contains\) \/mnt\/wslg\/runtime-dir/)
     expect(bindRefusal('/private/tmp', home, state, guarded)).toMatch(/\(or contains\) \/private\/tmp/)
     expect(bindRefusal('/data', home, state, guarded)).toMatch(/claudebox's state/)
+  })
+  test("anything inside a claudebox session's sockets directory, wherever it lies (another home's run/)", () => {
+    expect(bindRefusal('/srv/cb/run/claudebox-net-0badc0de-12-0123456789ab/proxy.sock', home, state)).toMatch(/inside a claudebox session's sockets directory/)
+    expect(bindRefusal('/srv/cb/run/claudebox-net-0badc0de-12-0123456789ab', home, state)).toMatch(/inside a claudebox session's sockets directory/)
   })
   test('a socket or directory of your own inside those places is fine', () => {
     for (const real of ['/run/user/1000/docker.sock', '/run/user/1000/gnupg', '/tmp/mine']) expect(bindRefusal(real, home, state), real).toBeUndefined()
