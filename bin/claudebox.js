@@ -37,7 +37,8 @@ void main(process.argv.slice(2)).then(async status => {
  */
 function written(stream) {
   return new Promise(resolve => {
-    if (stream.destroyed || stream.writableEnded) return resolve()
+    // Nothing queued: no empty write either (on /dev/full even that fails, red team).
+    if (stream.destroyed || stream.writableEnded || stream.writableLength === 0) return resolve()
     stream.write('', error => {
       if (error && error.code !== 'EPIPE') outputFailed.value = true
       // The 'error' event of a failed write comes on the next tick: let it be counted first.

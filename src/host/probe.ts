@@ -14,6 +14,7 @@ import { probeGitProtect } from './git-guard-probe.js'
 import { discoverGit } from './git-discovery.js'
 import { canonicalRoot, instanceDir, instanceId, isWithin, PROJECT_ROOT_FILE, sharedPaths, validProjectRoot } from '../state/instance.js'
 import { SANDBOX_NOTE } from '../sandbox/tiers.js'
+import { SESSION_SOCKETS_NAME } from '../sandbox/policy.js'
 import { ETC_ENTRIES, HOME_FILES_RO, newlineRefusal, RUN_LINKS, SYSTEM_PATHS } from '../sandbox/host-paths.js'
 import type { SandboxOptions } from '../config/sandbox-options.js'
 import type { Settings } from '../config/settings.js'
@@ -452,7 +453,8 @@ function realAndKind(p: string): { real: string | undefined; kind: PathKind | 's
  */
 function holdsSessions(dir: string): boolean {
   const names = safeReaddir(dir)
-  return names.some(name => name.startsWith('claudebox-net-')) || (names.includes('instances') && names.includes('run')) || safeReaddir(path.join(dir, 'run')).some(name => name.startsWith('claudebox-net-'))
+  const home = ['instances', 'shared'].every(name => names.includes(name)) && (names.includes('run') || names.includes('session-stores'))
+  return home || [dir, path.join(dir, 'run'), path.join(dir, '.claudebox', 'run')].some(d => safeReaddir(d).some(name => SESSION_SOCKETS_NAME.test(name)))
 }
 
 /** Identity (inode, size, mtime) of each watched path that exists; directories are walked one level. */

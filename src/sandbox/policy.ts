@@ -48,7 +48,10 @@ export function bindRefusal(real: string | undefined, home: string, claudeboxHom
 }
 
 /** Whether a path lies in a claudebox session's sockets directory, wherever that is. */
-export const insideSessionSockets = (real: string): boolean => real.split(path.sep).some(part => part.startsWith('claudebox-net-'))
+export const insideSessionSockets = (real: string): boolean => real.split(path.sep).some(part => SESSION_SOCKETS_NAME.test(part))
+
+/** A session's sockets directory: claudebox-net-<scope>-<pid>-<random>, or an older version's claudebox-net-<random>. */
+export const SESSION_SOCKETS_NAME = /^claudebox-net-(?:[0-9a-f]{8}-\d+-|unknown-\d+-)?[0-9a-f]{12}$/
 
 /** Where each login's $XDG_RUNTIME_DIR lives. */
 const RUNTIME_DIRS = '/run/user'

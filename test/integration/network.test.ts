@@ -522,11 +522,18 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CURL || !HAVE_PYTHON)("--network=allow: the
     const other = path.join(p.world.root, 'other-cb')
     fs.mkdirSync(path.join(other, 'run', 'claudebox-net-0badc0de-1-0123456789ab'), { recursive: true })
     fs.mkdirSync(path.join(other, 'instances'))
-    for (const bind of [other, path.join(other, 'run')]) {
+    const otherHome = path.join(p.world.root, 'other-home') // another HOME's ~/.claudebox/run
+    fs.mkdirSync(path.join(otherHome, '.claudebox', 'run', 'claudebox-net-0badc0de-1-0123456789ab'), { recursive: true })
+    for (const bind of [other, path.join(other, 'run'), otherHome]) {
       const refused = await claudebox(p.world, ['--ro-bind', bind, '--shell', '--', '-c', 'echo RAN'], { cwd: p.repo })
       expect(refused.exitCode, bind).toBe(2)
       expect(refused.stderr).toMatch(/holds claudebox sessions' sockets or state/)
     }
+    // A data directory that merely has instances/ and run/ in it is not a claudebox home.
+    const data = path.join(p.world.root, 'data')
+    for (const name of ['instances', 'run']) fs.mkdirSync(path.join(data, name), { recursive: true })
+    const allowed = await claudebox(p.world, ['--ro-bind', data, '--shell', '--', '-c', 'echo RAN'], { cwd: p.repo })
+    expect(allowed.stdout, allowed.stderr).toBe('RAN')
   })
 })
 

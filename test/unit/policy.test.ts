@@ -59,7 +59,7 @@ describe('extra binds', () => {
     expect(bindRefusal('/srv/cb/run/claudebox-net-0badc0de-12-0123456789ab', home, state)).toMatch(/inside a claudebox session's sockets directory/)
   })
   test('a socket or directory of your own inside those places is fine', () => {
-    for (const real of ['/run/user/1000/docker.sock', '/run/user/1000/gnupg', '/tmp/mine']) expect(bindRefusal(real, home, state), real).toBeUndefined()
+    for (const real of ['/run/user/1000/docker.sock', '/run/user/1000/gnupg', '/tmp/mine', '/var/tmp/claudebox-net-notes']) expect(bindRefusal(real, home, state), real).toBeUndefined()
   })
   test('an existing directory of the user is fine', () => {
     expect(bindRefusal('/home/ada/datasets', home, state)).toBeUndefined()
