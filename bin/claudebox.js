@@ -37,8 +37,9 @@ void main(process.argv.slice(2)).then(async status => {
  */
 function written(stream) {
   return new Promise(resolve => {
-    // Nothing queued: no empty write either (on /dev/full even that fails, red team).
-    if (stream.destroyed || stream.writableEnded || stream.writableLength === 0) return resolve()
+    // Nothing queued: no empty write either (on /dev/full even that fails, red team); the 'error'
+    // of a last write that failed comes on the next tick: let it be counted first.
+    if (stream.destroyed || stream.writableEnded || stream.writableLength === 0) return void setImmediate(resolve)
     stream.write('', error => {
       if (error && error.code !== 'EPIPE') outputFailed.value = true
       // The 'error' event of a failed write comes on the next tick: let it be counted first.
