@@ -16,8 +16,8 @@ const bundle = path.join(__dirname, '..', 'dist', 'main.cjs')
 // Output that could not be written (a full disk; a reader gone is the reader's choice) makes the
 // status a failure. Listened for from the start: Node forgets a stdio stream's error once it has
 // been emitted (red team), and a session's relayed output fails long before the end.
-const outputFailed = { value: false }
-for (const stream of [process.stdout, process.stderr]) stream.on('error', error => (outputFailed.value ||= error.code !== 'EPIPE'))
+let outputFailed = false
+for (const stream of [process.stdout, process.stderr]) stream.on('error', error => (outputFailed ||= error.code !== 'EPIPE'))
 const loader = vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER
 const cache = loader !== undefined && process.env.CLAUDEBOX_CODE_CACHE !== '0' ? cacheFile() : undefined
 const { main } = cache === undefined ? require(bundle) : fromCache(cache)
@@ -28,7 +28,7 @@ void main(process.argv.slice(2)).then(async status => {
   // answers, a token refresh) must not keep the launcher, and the shell, waiting. What is still
   // on its way to stdout or stderr (a slow reader of the relayed output) is not cut.
   await Promise.all([process.stdout, process.stderr].map(written))
-  process.exit(status === 0 && outputFailed.value ? 1 : status)
+  process.exit(status === 0 && outputFailed ? 1 : status)
 })
 
 /**
@@ -41,7 +41,7 @@ function written(stream) {
     // of a last write that failed comes on the next tick: let it be counted first.
     if (stream.destroyed || stream.writableEnded || stream.writableLength === 0) return void setImmediate(resolve)
     stream.write('', error => {
-      if (error && error.code !== 'EPIPE') outputFailed.value = true
+      if (error && error.code !== 'EPIPE') outputFailed = true
       // The 'error' event of a failed write comes on the next tick: let it be counted first.
       setImmediate(resolve)
     })

@@ -6,6 +6,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { launchError } from '../errors.js'
+import { SESSION_SOCKETS_NAME } from '../sandbox/policy.js'
 
 interface Server {
   /** Loads what speaks the protocol after `ms`, unless a connection comes first. */
@@ -43,7 +44,7 @@ export class SessionServers {
     } catch (error) {
       throw launchError(`cannot create the directory of the session's sockets ${dir}: ${(error as Error).message}; check that its parent is writable`)
     }
-    removeLeftSocketsDirs(path.dirname(dir), LEFT.exec(path.basename(dir))?.[1])
+    removeLeftSocketsDirs(path.dirname(dir), SESSION_SOCKETS_NAME.exec(path.basename(dir))?.[1])
   }
 
   /** The servers to start once bwrap runs; then every server loads its protocol soon after the go. */
@@ -81,9 +82,6 @@ function removeSocketsDir(dir: string, id: string): void {
   }
 }
 
-/** claudebox-net-<scope>-<pid>-<random> (host/probe.ts sessionSocketsDir). */
-const LEFT = /^claudebox-net-([0-9a-f]{8})-(\d+)-[0-9a-f]{12}$/
-
 /**
  * The directories a launcher killed with SIGKILL left beside ours: removed once that launcher is
  * gone, the same way, never recursively; only those of our boot and pid namespace (`scope`), where
@@ -91,7 +89,7 @@ const LEFT = /^claudebox-net-([0-9a-f]{8})-(\d+)-[0-9a-f]{12}$/
  * session's sockets). claudebox's own run/ is not emptied by a reboot as /tmp is.
  */
 function removeLeftSocketsDirs(parent: string, scope: string | undefined): void {
-  if (scope === undefined) return
+  if (scope === undefined || scope === 'unknown') return
   let names: string[]
   try {
     names = fs.readdirSync(parent)
@@ -99,7 +97,7 @@ function removeLeftSocketsDirs(parent: string, scope: string | undefined): void 
     return
   }
   for (const name of names) {
-    const [, theirs, pid] = LEFT.exec(name) ?? []
+    const [, theirs, pid] = SESSION_SOCKETS_NAME.exec(name) ?? []
     if (theirs !== scope || pid === undefined || Number(pid) === process.pid || fs.existsSync(`/proc/${pid}`)) continue
     try {
       const dir = path.join(parent, name)

@@ -6,7 +6,7 @@ import http from 'node:http'
 import type * as Https from 'node:https'
 import type * as Tls from 'node:tls'
 import { connectThrough, proxyFor, type UpstreamProxy } from './upstream-proxy.js'
-import type { Protocol } from './lazy-server.js'
+import { httpProtocol, type Protocol } from './lazy-server.js'
 
 /** The paths Claude Code calls on its API endpoint in a session (measured with 2.1.330). */
 const API_PATHS = [/^\/v1\/messages(\/count_tokens)?$/, /^\/v1\/models(\/[A-Za-z0-9._-]+)?$/, /^\/api\/hello$/, /^\/$/]
@@ -76,17 +76,7 @@ export function gatewayProtocol(options: GatewayOptions, usage: Usage): Protocol
       refuse(res, usage, final ? 403 : 502, final ? 'claudebox: the credential could not be had on the host; claudebox says why on its terminal after the session' : `claudebox: the API request failed on the host: ${(error as Error).message}`)
     })
   })
-  // Node starts enforcing headersTimeout (and tracking the connections closeAllConnections ends)
-  // when a server starts listening; this one is handed its connections instead.
-  server.emit('listening')
-  return {
-    accept: socket => void server.emit('connection', socket),
-    close: () =>
-      new Promise<void>(resolve => {
-        server.close(() => resolve())
-        server.closeAllConnections()
-      }),
-  }
+  return httpProtocol(server)
 }
 
 async function handle(options: GatewayOptions, usage: Usage, held: { bytes: number }, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {

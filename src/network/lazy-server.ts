@@ -2,12 +2,34 @@
 // gateway must listen before the sandbox's program runs (the launcher's go), but node:http and
 // their own code cost every launch 3-4 ms as uid 1001, 1-5 ms as root (A/B, 60 interleaved runs):
 // they load once the program has started, or at the first connection, which waits for them unread.
+import type { Server as HttpServer } from 'node:http'
 import net from 'node:net'
 
 /** What takes the connections once loaded: an http.Server that never listens itself. */
 export interface Protocol {
   accept(socket: net.Socket): void
   close(): Promise<void>
+}
+
+/**
+ * An http.Server as a Protocol: handed its connections, it never listens itself. Node starts
+ * enforcing headersTimeout and requestTimeout (and tracking the connections closeAllConnections
+ * ends) when a server starts listening: that event is emitted here (red team: without it a
+ * half-sent request was held for ever). `closing` runs first at the end (the sockets the server
+ * does not track: a proxy's tunnels).
+ */
+export function httpProtocol(server: HttpServer, closing: () => void = () => {}): Protocol {
+  server.emit('listening')
+  return {
+    accept: socket => void server.emit('connection', socket),
+    close: () =>
+      new Promise<void>(done => {
+        closing()
+        // Never listening, it closes at once (its callback is told so: ERR_SERVER_NOT_RUNNING).
+        server.close(() => done())
+        server.closeAllConnections()
+      }),
+  }
 }
 
 export interface LazyServer {

@@ -14,7 +14,7 @@ import os from 'node:os'
 import { addressAllowed, decideDestination, normalizedAddresses, unbracket, type EgressPolicy } from './policy.js'
 import { sniFromClientHello } from './tls-sni.js'
 import { connectThrough, proxyFor, type UpstreamProxy } from './upstream-proxy.js'
-import type { Protocol } from './lazy-server.js'
+import { httpProtocol, type Protocol } from './lazy-server.js'
 
 /** Resolves a host name to its addresses (injected by tests). */
 export type Resolver = (host: string) => Promise<string[]>
@@ -88,18 +88,9 @@ export function proxyProtocol(options: ProxyOptions): Protocol {
   server.on('connect', tunnel(context))
   server.on('request', plainRequest(context))
   server.on('upgrade', upgrade(context))
-  // Node starts enforcing headersTimeout and requestTimeout when a server starts listening; this
-  // one is handed its connections instead (red team: a half-sent second request was held for ever).
-  server.emit('listening')
-  return {
-    accept: socket => void server.emit('connection', socket),
-    close: () =>
-      new Promise<void>(done => {
-        for (const socket of open) socket.destroy()
-        // Never listening, it closes at once (its callback is told so: ERR_SERVER_NOT_RUNNING).
-        server.close(() => done())
-      }),
-  }
+  return httpProtocol(server, () => {
+    for (const socket of open) socket.destroy()
+  })
 }
 
 interface ProxyContext {

@@ -320,7 +320,7 @@ function extraBinds(b: SandboxBuilder, facts: HostFacts, options: SandboxOptions
     for (const requested of list) {
       // Probed as named from the current directory (probe.ts withOptionFacts): ../data, data/.
       const info = facts.paths[path.resolve(facts.cwd ?? '/', requested)]
-      const refusal = bindRefusal(info?.real, facts.home, facts.claudeboxHome, facts.guarded) ?? (info?.holdsSessions ? "it holds claudebox sessions' sockets or state (another $XDG_RUNTIME_DIR or $CLAUDEBOX_HOME)" : undefined)
+      const refusal = bindRefusal(info?.real, facts.home, facts.claudeboxHome, facts.guarded, info?.holdsSessions)
       if (refusal !== undefined) throw usageError(`cannot bind ${requested}: ${refusal}; name an existing directory or file of your own`)
       const real = info?.real as string
       if (kind === 'ro') b.roBind(real)

@@ -30,7 +30,7 @@ export function dangerousRootReason(dir: string, home: string, claudeboxHome: st
  * (red team: a sandbox given /run/user/UID used another project's proxy and replaced its gateway's
  * socket). `guarded` (resolved by the probe) adds the real paths behind those names.
  */
-export function bindRefusal(real: string | undefined, home: string, claudeboxHome: string, guarded: { state: readonly string[]; sockets: readonly string[] } = { state: [], sockets: [] }): string | undefined {
+export function bindRefusal(real: string | undefined, home: string, claudeboxHome: string, guarded: { state: readonly string[]; sockets: readonly string[] } = { state: [], sockets: [] }, holdsSessions = false): string | undefined {
   if (real === undefined) return 'it does not exist'
   if (real === '/') return 'it is the whole file system'
   if (real === home || isWithin(home, real)) return 'it is (or contains) your home directory'
@@ -44,14 +44,19 @@ export function bindRefusal(real: string | undefined, home: string, claudeboxHom
     // whole place, or a claudebox session's directory in it, is not.
     if (isWithin(dir, real)) return `it is (or contains) ${dir}, where other programs and other claudebox sessions keep their sockets; bind what you need inside it instead`
   }
+  // Found by the probe (host/probe.ts holdsSessions): another $XDG_RUNTIME_DIR's or home's sessions.
+  if (holdsSessions) return "it holds claudebox sessions' sockets or state (another $XDG_RUNTIME_DIR or $CLAUDEBOX_HOME)"
   return undefined
 }
 
 /** Whether a path lies in a claudebox session's sockets directory, wherever that is. */
 export const insideSessionSockets = (real: string): boolean => real.split(path.sep).some(part => SESSION_SOCKETS_NAME.test(part))
 
-/** A session's sockets directory: claudebox-net-<scope>-<pid>-<random>, or an older version's claudebox-net-<random>. */
-export const SESSION_SOCKETS_NAME = /^claudebox-net-(?:[0-9a-f]{8}-\d+-|unknown-\d+-)?[0-9a-f]{12}$/
+/**
+ * A session's sockets directory: claudebox-net-<scope>-<pid>-<random> (host/probe.ts
+ * sessionSocketsDir; groups 1 and 2), or an older version's claudebox-net-<random>.
+ */
+export const SESSION_SOCKETS_NAME = /^claudebox-net-(?:([0-9a-f]{8}|unknown)-(\d+)-)?[0-9a-f]{12}$/
 
 /** Where each login's $XDG_RUNTIME_DIR lives. */
 const RUNTIME_DIRS = '/run/user'

@@ -58,6 +58,10 @@ describe('extra binds', () => {
     expect(bindRefusal('/srv/cb/run/claudebox-net-0badc0de-12-0123456789ab/proxy.sock', home, state)).toMatch(/inside a claudebox session's sockets directory/)
     expect(bindRefusal('/srv/cb/run/claudebox-net-0badc0de-12-0123456789ab', home, state)).toMatch(/inside a claudebox session's sockets directory/)
   })
+  test("a directory the probe found holding other sessions' sockets or state is refused, after the other reasons", () => {
+    expect(bindRefusal('/srv/cb', home, state, undefined, true)).toMatch(/holds claudebox sessions' sockets or state/)
+    expect(bindRefusal('/', home, state, undefined, true)).toMatch(/whole file system/)
+  })
   test('a socket or directory of your own inside those places is fine', () => {
     for (const real of ['/run/user/1000/docker.sock', '/run/user/1000/gnupg', '/tmp/mine', '/var/tmp/claudebox-net-notes']) expect(bindRefusal(real, home, state), real).toBeUndefined()
   })
