@@ -32,6 +32,7 @@ import type { HostFacts, LaunchPlan } from '../types.js'
 import type { RunResult } from '../host/run.js'
 import type { ApiSession } from '../network/api-session.js'
 import { SessionServers } from './session-servers.js'
+import { joinCgroups, type CgroupJoin } from '../host/cgroups.js'
 
 import { VERSION } from '../version.js'
 import { print } from '../cli/log.js'
@@ -68,12 +69,18 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   for (const warning of plan.warnings) warn(warning)
   if (options.mode === 'dry-run') return await dryRun(plan, facts)
   if (facts.instance.kind === 'missing') await firstLaunch(plan, request.sandbox ?? DEFAULT_SANDBOX, options.yes)
-  await prepareState(plan, setup, options)
-  // Everything checked: the one-time word on the closed network default (presets chosen apply now).
-  if (setup.networkDefaulted) plan = await networkNotice(settings, options, request, plan, facts.instance.kind !== 'missing')
-  const before = snapshot(plan.watch)
-  const [startedAt, interactive] = [Date.now() - 1000, isatty(0) && isatty(1)]
-  const { result, unregister } = await runSession(plan, facts, servers)
+  // The launcher joins the cgroups of the limits while it prepares (the kernel makes that wait).
+  const cgroups = joinCgroups(plan.cgroups)
+  let ran: Awaited<ReturnType<typeof runSession>>
+  try {
+    await prepareState(plan, setup, options)
+    // Everything checked: the one-time word on the closed network default (presets chosen apply now).
+    if (setup.networkDefaulted) plan = await networkNotice(settings, options, request, plan, facts.instance.kind !== 'missing')
+    ran = await runSession(plan, facts, servers, cgroups)
+  } finally {
+    await cgroups.abandon()
+  }
+  const { result, unregister, before, startedAt, interactive } = ran
   debug('the sandbox has ended')
   let failed: number | undefined
   try {
@@ -141,7 +148,9 @@ async function prepareState(plan: LaunchPlan, setup: LaunchSetup, options: CliOp
  * gateway listen while bwrap builds the sandbox; their socket directory exists before it binds it).
  * The record is removed by the caller, after the bookkeeping (or here, when bwrap failed).
  */
-async function runSession(plan: LaunchPlan, facts: HostFacts, servers: SessionServers): Promise<{ result: RunResult; unregister: () => void }> {
+async function runSession(plan: LaunchPlan, facts: HostFacts, servers: SessionServers, cgroups: CgroupJoin): Promise<Session> {
+  const before = snapshot(plan.watch)
+  const [startedAt, interactive] = [Date.now() - 1000, isatty(0) && isatty(1)]
   const { registerSession } = await import('../state/apply.js')
   if (plan.socketsDir !== undefined) servers.makeSocketsDir(plan.socketsDir)
   const { egress } = plan
@@ -154,11 +163,15 @@ async function runSession(plan: LaunchPlan, facts: HostFacts, servers: SessionSe
     record = undefined
   }
   try {
-    const result = await runForeground(plan, async () => {
-      record = registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
-      await servers.startPending()
-    })
-    return { result, unregister }
+    const result = await runForeground(
+      plan,
+      async () => {
+        record = registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
+        await servers.startPending()
+      },
+      cgroups,
+    )
+    return { result, unregister, before, startedAt, interactive }
   } catch (error) {
     unregister()
     throw error
@@ -167,6 +180,16 @@ async function runSession(plan: LaunchPlan, facts: HostFacts, servers: SessionSe
       for (const warning of gitWatch.finish()) warn(warning)
     })
   }
+}
+
+/** A session that ran: its result, and what the bookkeeping after it compares with. */
+interface Session {
+  result: RunResult
+  unregister: () => void
+  /** The files that run outside the sandbox, as they were before it (persistence.ts). */
+  before: Record<string, string>
+  startedAt: number
+  interactive: boolean
 }
 
 /** claudebox's own status when the sandbox never started (bwrap's would read as Claude's); else undefined. */

@@ -3,7 +3,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
-import path from 'node:path'
 import type { Readable, Writable } from 'node:stream'
 import { EXIT, launchError } from '../errors.js'
 import { debug, warn } from '../cli/log.js'
@@ -11,6 +10,7 @@ import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.
 import { relayStdio } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
 import { processStartTime } from './fs.js'
+import { joinCgroups, leaveAndRemove, leaveCgroups, removeCgroups, writeLimits, type Cgroup, type CgroupJoin } from './cgroups.js'
 
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const
 const EXIT_GRACE_MS = 2000
@@ -30,12 +30,12 @@ export interface RunResult {
  * killed and its program never runs. Signals are caught from before the spawn: a launcher killed
  * by one in between would leave the sandbox unsupervised.
  */
-export async function runForeground(plan: LaunchPlan, started: () => Promise<void> = async () => {}): Promise<RunResult> {
+export async function runForeground(plan: LaunchPlan, started: () => Promise<void> = async () => {}, join: CgroupJoin = joinCgroups(plan.cgroups)): Promise<RunResult> {
   const state: SessionState = { released: false }
   const relay = relaySignals(state)
   for (const signal of FORWARDED) process.on(signal, relay)
   try {
-    return await supervise(plan, started, state)
+    return await supervise(plan, started, state, await join.take())
   } finally {
     for (const signal of FORWARDED) process.off(signal, relay)
   }
@@ -50,8 +50,8 @@ interface SessionState {
   abort?: () => Promise<void>
 }
 
-async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: SessionState): Promise<RunResult> {
-  const { child, cgroups, ways, merged } = spawnInCgroups(plan)
+async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: SessionState, cgroups: readonly Cgroup[]): Promise<RunResult> {
+  const { child, ways, merged, left } = await spawnInCgroups(plan, cgroups)
   const stopRelay = relayStdio(child, ways)
   const sandbox = watchInfo(child.stdio[3] as Readable | null | undefined)
   const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: NodeJS.ErrnoException }>(resolve => {
@@ -69,8 +69,11 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
   }
   Object.assign(state, { child, sandbox, abort })
   // Through a promise: a step that throws at once must be caught like one that rejects (a full
-  // disk's session record threw, and the launcher left bwrap waiting at the gate for ever).
-  const failure = await Promise.resolve().then(started).then(() => undefined, asError)
+  // disk's session record threw, and the launcher left bwrap waiting at the gate for ever). The
+  // exact limits once the launcher has left the cgroups: before the go, so that nothing of the
+  // program runs with the launcher's room.
+  const limited = left.then(() => writeLimits(cgroups, true))
+  const failure = await Promise.all([Promise.resolve().then(started), limited]).then(() => undefined, asError)
   // Nothing may run in a sandbox whose proxy or record is missing, or after a signal.
   if (failure !== undefined || state.early !== undefined) await abort()
   else {
@@ -79,6 +82,7 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
   }
   const result = await ended
   stopRelay()
+  await limited.catch(() => {})
   await removeCgroups(cgroups)
   if (failure !== undefined) throw failure
   // Abandoned for a signal: the launcher's status is that signal's, as if it had not caught it.
@@ -92,24 +96,26 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
 
 const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)))
 
-/** bwrap spawned inside the cgroups of its limits (the launcher joins them for the moment of the spawn). */
-function spawnInCgroups(plan: LaunchPlan): { child: ChildProcess; cgroups: ReturnType<typeof createCgroups>; ways: StdioWay[]; merged: boolean } {
-  const inherited = closeInheritedFds()
-  if (inherited.length > 0) debug(`closed descriptors inherited from the parent: ${inherited.join(', ')}`)
-  const { stdio, opened, ways, merged } = openFds(plan)
-  const cgroups = createCgroups(plan.cgroups)
+/** bwrap spawned inside the cgroups of its limits, which the launcher has joined (cgroups.ts) and leaves now. */
+async function spawnInCgroups(plan: LaunchPlan, cgroups: readonly Cgroup[]): Promise<{ child: ChildProcess; ways: StdioWay[]; merged: boolean; left: Promise<void> }> {
+  let fds: ReturnType<typeof openFds>
   try {
-    moveSelf(cgroups.map(c => c.dir))
+    const inherited = closeInheritedFds()
+    if (inherited.length > 0) debug(`closed descriptors inherited from the parent: ${inherited.join(', ')}`)
+    writeLimits(cgroups, false)
+    fds = openFds(plan)
   } catch (error) {
-    moveSelf(cgroups.map(c => c.parent))
-    void removeCgroups(cgroups)
-    throw launchError(`cannot start bwrap in the cgroups of its limits: ${(error as Error).message}; set "pidsLimit": 0 in config.json to launch without them`)
+    await leaveAndRemove(cgroups)
+    throw error
   }
+  const { stdio, opened, ways, merged } = fds
   const child = spawn(plan.file, [...plan.argv], { stdio, env: { ...plan.env } })
-  moveSelf(cgroups.map(c => c.parent))
-  for (const { dir, files } of cgroups) for (const [name, value] of files) fs.writeFileSync(path.join(dir, name), value)
+  const left = leaveCgroups(cgroups).catch((error: unknown) => {
+    throw launchError(`cannot leave the cgroups of bwrap's limits: ${(error as Error).message}; set "pidsLimit": 0 in config.json to launch without them`)
+  })
+  left.catch(() => {}) // awaited before the go, which it stops
   for (const fd of opened) fs.closeSync(fd)
-  return { child, cgroups, ways, merged }
+  return { child, ways, merged, left }
 }
 
 /**
@@ -257,79 +263,6 @@ function aliveInit(sandbox: Sandbox): number | undefined {
 function killInit(sandbox: Sandbox): void {
   const init = aliveInit(sandbox)
   if (init !== undefined) killQuietly(init, 'SIGKILL')
-}
-
-/**
- * Creates claudebox-<pid>-<time> in each parent with its limits written; a failure is claudebox's,
- * status 125. The time makes the name this launch's own: a SIGKILLed launcher leaves its cgroup,
- * sometimes with processes in it (seen: a sandbox init whose bwrap died before --die-with-parent
- * was in force), and a later launcher with the same pid must not trip over it.
- */
-function createCgroups(steps: LaunchPlan['cgroups']): { parent: string; dir: string; files: LaunchPlan['cgroups'][number]['files'] }[] {
-  const created: { parent: string; dir: string; files: LaunchPlan['cgroups'][number]['files'] }[] = []
-  // The launcher's own threads are in the cgroup while it forks bwrap: pids.max leaves room for
-  // them until it has left (then the exact limit is written).
-  const slack = fs.readdirSync('/proc/self/task').length + 1
-  for (const step of steps) {
-    const dir = path.join(step.parent, `claudebox-${process.pid}-${Date.now().toString(36)}`)
-    try {
-      fs.mkdirSync(dir)
-      created.push({ parent: step.parent, dir, files: step.files })
-      for (const [name, value] of step.files) fs.writeFileSync(path.join(dir, name), name === 'pids.max' ? String(Number(value) + slack) : value)
-    } catch (error) {
-      void removeCgroups(created)
-      throw launchError(`cannot set the limits in the cgroup ${dir}: ${(error as Error).message}; set "pidsLimit": 0 in config.json (or drop --memory-limit/--cpu-limit) to launch without them`)
-    }
-  }
-  return created
-}
-
-/**
- * Removes the cgroups. When bwrap has exited, the rest of its pid namespace is being killed by the
- * kernel and the rmdir fails (EBUSY) until the last one is reaped: retry a little (bounded).
- */
-async function removeCgroups(cgroups: readonly { dir: string }[]): Promise<void> {
-  for (const { dir } of cgroups) {
-    for (let attempt = 0; attempt < 50; attempt++) {
-      try {
-        fs.rmdirSync(dir)
-        break
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EBUSY') break
-        await new Promise(resolve => setTimeout(resolve, 10))
-      }
-    }
-  }
-  removeLeftCgroups(cgroups.map(({ dir }) => path.dirname(dir)))
-}
-
-/**
- * Cgroups that launchers killed with SIGKILL left beside ours (claudebox-<pid>-<time>, the older
- * claudebox-<pid>) go once their launcher is gone. rmdir removes only an empty cgroup: nothing
- * that still runs is touched.
- */
-function removeLeftCgroups(parents: readonly string[]): void {
-  for (const parent of new Set(parents)) {
-    let names: string[]
-    try {
-      names = fs.readdirSync(parent)
-    } catch {
-      continue
-    }
-    for (const name of names) {
-      const pid = /^claudebox-(\d+)(?:-[0-9a-z]+)?$/.exec(name)?.[1]
-      if (pid === undefined || Number(pid) === process.pid || fs.existsSync(`/proc/${pid}`)) continue
-      try {
-        fs.rmdirSync(path.join(parent, name))
-      } catch {
-        // not empty (something of that session still runs), or already gone
-      }
-    }
-  }
-}
-
-function moveSelf(dirs: readonly string[]): void {
-  for (const dir of dirs) fs.writeFileSync(path.join(dir, 'cgroup.procs'), String(process.pid))
 }
 
 /** Pids of a process's direct children (Linux /proc), empty when it is gone. */

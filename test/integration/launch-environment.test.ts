@@ -174,6 +174,39 @@ describe.skipIf(!HAVE_BWRAP)('resource limits', () => {
     expect(r.stdout).toBe('RAN')
   })
 
+  test("the launcher joins the limits' cgroup early (cgroups.ts): during the session only the sandbox is in it, with the exact limit; a launch that stops before bwrap leaves no cgroup (root's pids cgroup)", async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    const parent = probeCgroups()?.dirs.pids
+    if (IS_ROOT && process.env['CI']) expect(parent).toBeDefined()
+    const ours = (): string[] => (parent === undefined ? [] : fs.readdirSync(parent).filter(name => name.startsWith('claudebox-')))
+    const before = ours()
+    const env = { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }
+    const child = execa(process.execPath, [BIN, '--pids-limit', '50', '--', '-c', 'echo started; read _'], { cwd: repo, env, extendEnv: false, reject: false, timeout: 30_000, stdin: 'pipe' })
+    await new Promise<void>(resolve => child.stdout?.once('data', () => resolve()))
+    const launcherCgroup = fs.readFileSync(`/proc/${child.pid}/cgroup`, 'utf8')
+    const during = ours().filter(name => !before.includes(name))
+    const inside = during.map(name => fs.readFileSync(path.join(parent as string, name, 'cgroup.procs'), 'utf8').trim().split('\n').map(Number))
+    const limits = during.map(name => fs.readFileSync(path.join(parent as string, name, 'pids.max'), 'utf8').trim())
+    child.stdin?.end('\n')
+    const r = await child
+    expect(r.exitCode, String(r.stderr)).toBe(0)
+    expect(launcherCgroup).toBe(fs.readFileSync('/proc/self/cgroup', 'utf8'))
+    if (IS_ROOT && parent !== undefined) {
+      expect(during).toHaveLength(1)
+      expect(limits).toEqual(['50'])
+      expect(inside[0]).not.toContain(child.pid)
+      expect(inside[0]?.length).toBeGreaterThanOrEqual(2) // bwrap, the sandbox's init and the program
+    }
+    // Stopped after the join started, before bwrap (its session store cannot be made): no cgroup left.
+    fs.rmSync(path.join(world.claudeboxHome, 'session-stores'), { recursive: true, force: true })
+    fs.writeFileSync(path.join(world.claudeboxHome, 'session-stores'), '')
+    const failed = await claudebox(world, ['--', '-c', 'echo ran'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(failed.exitCode, failed.stderr).toBe(125)
+    expect(failed.stdout).toBe('')
+    expect(ours().filter(name => !before.includes(name))).toEqual([])
+  })
+
   test('by default every sandbox has a process limit, and --dry-run and --check say which', async () => {
     const world = makeWorld()
     const repo = makeRepo(world.root, 'p')
