@@ -9,7 +9,7 @@ import { storeNewLogin, takeInsideLogin } from '../network/api-session.js'
 import { ApprovalNeeded } from '../config/profiles.js'
 import { diagnoseUserns } from '../sandbox/userns.js'
 import { describeChanges, diffSnapshots } from '../sandbox/persistence.js'
-import { startGitWatch } from '../host/git-watch.js'
+import { startGitWatch, type GitWatch } from '../host/git-watch.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
 import { debug, warn } from '../cli/log.js'
 import { OLD_SANDBOX_STORE_DIR, planLaunch, type LaunchRequest } from '../sandbox/plan.js'
@@ -31,6 +31,7 @@ import { ask, canAsk } from '../cli/prompt.js'
 import type { HostFacts, LaunchPlan } from '../types.js'
 import type { RunResult } from '../host/run.js'
 import type { ApiSession } from '../network/api-session.js'
+import type * as Apply from '../state/apply.js'
 import { SessionServers } from './session-servers.js'
 import { joinCgroups, type CgroupJoin } from '../host/cgroups.js'
 
@@ -73,10 +74,10 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   const cgroups = joinCgroups(plan.cgroups)
   let ran: Awaited<ReturnType<typeof runSession>>
   try {
-    await prepareState(plan, setup, options)
+    await prepareState(plan, setup)
     // Everything checked: the one-time word on the closed network default (presets chosen apply now).
     if (setup.networkDefaulted) plan = await networkNotice(settings, options, request, plan, facts.instance.kind !== 'missing')
-    ran = await runSession(plan, facts, servers, cgroups)
+    ran = await runSession(plan, setup, options, servers, cgroups)
   } finally {
     await cgroups.abandon()
   }
@@ -112,10 +113,14 @@ async function dryRun(plan: LaunchPlan, facts: HostFacts): Promise<number> {
   return print(renderDryRun(plan, [...auditLines(plan), ...takeovers.map(line => `before this launch claudebox would ask to: ${line}`), ...writes]))
 }
 
-/** The plan's directories and files, the guarded JSON, this project's copies; then the last checks before bwrap. */
-async function prepareState(plan: LaunchPlan, setup: LaunchSetup, options: CliOptions): Promise<void> {
+/**
+ * What bwrap binds, as it must be when it binds it: the plan's directories and files, the guarded
+ * JSON, this project's copies of the shared tier (with sharedReadOnly bound read-only onto
+ * themselves, so they must exist first).
+ */
+async function prepareState(plan: LaunchPlan, setup: LaunchSetup): Promise<void> {
   const { facts, request } = setup
-  const { applyFiles, applyMkdirs, linkResumedTranscript, recordInstanceMeta, removeEmptyInstance, stateError } = await import('../state/apply.js')
+  const { applyFiles, applyMkdirs, removeEmptyInstance, stateError } = await import('../state/apply.js')
   try {
     applyMkdirs(plan.mkdirs, facts.claudeboxHome)
     applyFiles(plan.files)
@@ -131,32 +136,41 @@ async function prepareState(plan: LaunchPlan, setup: LaunchSetup, options: CliOp
     throw stateError(plan.summary.instanceDir, error)
   }
   prepareProjectState(plan, facts.claudeboxHome, request, facts.env)
+}
+
+/**
+ * The last checks and records, while bwrap builds the sandbox (its program waits for the go):
+ * none of them changes what bwrap binds.
+ */
+function lastChecks(plan: LaunchPlan, facts: HostFacts, options: CliOptions, apply: typeof Apply): void {
   if (plan.summary.claudeCode && claudeSandboxOn(sandboxSettingsFiles(plan.summary.instanceDir, [facts.git?.topLevel, facts.cwd])) !== undefined) warn(SANDBOX_IN_FORCE)
   // Two first launches of projects whose ids collide would both pass the probe; the file decides.
   const state = readInstanceState(plan.summary.instanceDir)
   if (state.kind !== 'ok' || state.recordedRoot !== plan.summary.projectRoot) {
     throw launchError(`instance ${plan.summary.instanceDir} does not record ${plan.summary.projectRoot}; move it away and rerun`)
   }
-  debug(`bwrap argv: ${JSON.stringify([plan.file, ...plan.argv])}`)
-  recordInstanceMeta(plan.summary.instanceDir, facts)
+  apply.recordInstanceMeta(plan.summary.instanceDir, facts)
   const resume = resumeId(options.claudeArgs)
-  if (resume !== undefined) linkResumedTranscript(plan.summary.instanceDir, facts.cwd ?? '/', resume)
+  if (resume !== undefined) apply.linkResumedTranscript(plan.summary.instanceDir, facts.cwd ?? '/', resume)
 }
 
 /**
- * bwrap, with the git watch; once it runs, the session's record and its servers (the proxy and the
- * gateway listen while bwrap builds the sandbox; their socket directory exists before it binds it).
- * The record is removed by the caller, after the bookkeeping (or here, when bwrap failed).
+ * bwrap; while it builds the sandbox, the last checks, the git watch, the session's record and
+ * its servers (the proxy and the gateway listen before the go; their socket directory exists
+ * before bwrap binds it). The record is removed by the caller, after the bookkeeping (or here,
+ * when the launch failed).
  */
-async function runSession(plan: LaunchPlan, facts: HostFacts, servers: SessionServers, cgroups: CgroupJoin): Promise<Session> {
-  const before = snapshot(plan.watch)
+async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOptions, servers: SessionServers, cgroups: CgroupJoin): Promise<Session> {
+  const { facts } = setup
   const [startedAt, interactive] = [Date.now() - 1000, isatty(0) && isatty(1)]
-  const { registerSession } = await import('../state/apply.js')
+  const apply = await import('../state/apply.js')
   if (plan.socketsDir !== undefined) servers.makeSocketsDir(plan.socketsDir)
   const { egress } = plan
   if (egress !== undefined) servers.later(async () => (await import('../network/session.js')).startEgress(egress.socket, egress.policy, plan.summary.instanceDir, egress.upstream))
-  const gitWatch = startGitWatch(plan.gitWatch)
+  debug(`bwrap argv: ${JSON.stringify([plan.file, ...plan.argv])}`)
   const { runForeground } = await import('../host/run.js')
+  let before: Record<string, string> = {}
+  let gitWatch: GitWatch | undefined
   let record: (() => void) | undefined
   const unregister = (): void => {
     if (record !== undefined) afterSession('removing the session record', record)
@@ -166,7 +180,10 @@ async function runSession(plan: LaunchPlan, facts: HostFacts, servers: SessionSe
     const result = await runForeground(
       plan,
       async () => {
-        record = registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
+        lastChecks(plan, facts, options, apply)
+        before = snapshot(plan.watch)
+        gitWatch = startGitWatch(plan.gitWatch)
+        record = apply.registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
         await servers.startPending()
       },
       cgroups,
@@ -177,7 +194,7 @@ async function runSession(plan: LaunchPlan, facts: HostFacts, servers: SessionSe
     throw error
   } finally {
     afterSession('checking git', () => {
-      for (const warning of gitWatch.finish()) warn(warning)
+      for (const warning of gitWatch?.finish() ?? []) warn(warning)
     })
   }
 }
