@@ -124,3 +124,25 @@ function readUrandom(bytes: number): Buffer {
     fs.closeSync(fd)
   }
 }
+
+/** Pids of a process's direct children, of all its threads (Linux /proc), empty when it is gone. */
+export function childrenOf(pid: number): number[] {
+  let tasks: string[]
+  try {
+    tasks = fs.readdirSync(`/proc/${pid}/task`)
+  } catch {
+    return []
+  }
+  return tasks.flatMap(task => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number)
+    } catch {
+      return []
+    }
+  })
+}
+
+/** A process and everything it started that still runs under it, children first. */
+export function processTree(pid: number): number[] {
+  return [...childrenOf(pid).flatMap(processTree), pid]
+}

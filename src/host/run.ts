@@ -9,7 +9,7 @@ import { debug, warn } from '../cli/log.js'
 import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.js'
 import { relayStdio } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
-import { processStartTime } from './fs.js'
+import { childrenOf, processStartTime } from './fs.js'
 import { joinCgroups, leaveAndRemove, leaveCgroups, removeCgroups, writeLimits, type Cgroup, type CgroupJoin } from './cgroups.js'
 
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const
@@ -263,18 +263,4 @@ function aliveInit(sandbox: Sandbox): number | undefined {
 function killInit(sandbox: Sandbox): void {
   const init = aliveInit(sandbox)
   if (init !== undefined) killQuietly(init, 'SIGKILL')
-}
-
-/** Pids of a process's direct children (Linux /proc), empty when it is gone. */
-function childrenOf(pid: number): number[] {
-  try {
-    return fs
-      .readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-      .trim()
-      .split(/\s+/)
-      .filter(Boolean)
-      .map(Number)
-  } catch {
-    return []
-  }
 }

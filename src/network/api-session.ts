@@ -1,7 +1,7 @@
 // One session's API path, on the host: which sign-in it uses, the placeholder the sandbox gets
 // instead, the gateway that swaps it for the real credential, and after the session the login
 // Claude may have made inside (taken out, kept for this project only, never left inside).
-import { execFile } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import type { ApiCall, Credential, GatewayOptions, Usage } from './api-gateway.js'
@@ -10,8 +10,8 @@ import { writeFileAtomic } from '../host/atomic-write.js'
 import { currentLogin, customHeaders, placeholderFor, placeholderLogin, readLogin, replaceLogin, signInKind, storeFileOf, TOKEN_URL, type OAuthLogin, type SignIn } from './credentials.js'
 import { launchError, usageError } from '../errors.js'
 import { lstatKind, readNoFollow } from '../host/probe.js'
+import { processTree } from '../host/fs.js'
 import { parseJson } from '../state/tier-files.js'
-import { promisify } from 'node:util'
 import { sharedPaths } from '../state/instance.js'
 import type { LaunchRequest } from '../sandbox/plan.js'
 import { sandboxStore } from '../sandbox/plan.js'
@@ -163,13 +163,13 @@ function hostKeyHelper(claudeboxHome: string): string | undefined {
 const HELPER_TTL_MS = 5 * 60_000
 
 /** An apiKeyHelper run on the host (sh -c, 30 s at most), its key reused for HELPER_TTL_MS, again after a 401. */
-function helperCredential(command: string): Credential {
+export function helperCredential(command: string, timeoutMs = 30_000): Credential {
   let cached: { key: string; at: number } | undefined
   return {
     refreshable: true,
     header: async rejected => {
       if (rejected !== undefined || cached === undefined || Date.now() - cached.at > HELPER_TTL_MS) {
-        const { stdout } = await promisify(execFile)('/bin/sh', ['-c', command], { timeout: 30_000, encoding: 'utf8' }).catch((error: Error) => {
+        const stdout = await runOnHost(command, timeoutMs).catch((error: Error) => {
           throw new Error(`apiKeyHelper failed on the host (${error.message.split('\n')[0] ?? ''}); fix "apiKeyHelper" in ${'$CLAUDEBOX_HOME'}/shared/settings.json`)
         })
         cached = { key: stdout.trim(), at: Date.now() }
@@ -177,6 +177,44 @@ function helperCredential(command: string): Credential {
       return ['x-api-key', cached.key]
     },
   }
+}
+
+/**
+ * sh -c `command`, its stdout. After `timeoutMs`, or when the launcher exits first, it is killed
+ * with what it started and still runs under it (a `sleep` it waits on, a stuck `vault`), which
+ * would otherwise outlive the launcher; a helper that daemonizes itself leaves that tree.
+ */
+function runOnHost(command: string, timeoutMs: number): Promise<string> {
+  const child = spawn('/bin/sh', ['-c', command], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const killTree = (): void => {
+    for (const pid of child.pid === undefined ? [] : processTree(child.pid)) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  process.once('exit', killTree)
+  let [stdout, stderr] = ['', '']
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      killTree()
+      reject(new Error(`it did not finish within ${timeoutMs / 1000} s`))
+    }, timeoutMs)
+    child.on('error', error => {
+      clearTimeout(timer)
+      reject(error)
+    })
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      process.off('exit', killTree)
+      if (code === 0) resolve(stdout)
+      else reject(new Error(`exit ${code ?? signal}${stderr.trim() === '' ? '' : `: ${stderr.trim().split('\n')[0]}`}`))
+    })
+  })
 }
 
 /** The real credential, by kind: the host's variable, the apiKeyHelper, or the stored OAuth login (refreshed here). */

@@ -1,0 +1,40 @@
+// The apiKeyHelper runs on the host (sh -c): its key, its failure, and a helper that hangs, which
+// is killed after its time with everything it started (a `sleep` it waits on outlived it before).
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { helperCredential } from '../../src/network/api-session.js'
+import { tempDir } from '../helpers/cli.js'
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return false
+  }
+  // A zombie waiting for its parent to reap it runs nothing any more.
+  return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'))
+}
+
+describe('apiKeyHelper on the host', () => {
+  test('its output is the key; a failure names its status and the first line of its stderr, not the command', async () => {
+    await expect(helperCredential('echo sk-ant-from-helper').header(undefined)).resolves.toEqual(['x-api-key', 'sk-ant-from-helper'])
+    const failing = helperCredential('echo vault is sealed >&2; exit 3 # TOKEN=s3cr3t')
+    await expect(failing.header(undefined)).rejects.toThrow(/apiKeyHelper failed on the host \(exit 3: vault is sealed\)/)
+    await expect(failing.header(undefined)).rejects.not.toThrow(/s3cr3t/)
+  })
+
+  test('one that hangs is killed after its time, with the processes it started', async () => {
+    const pids = path.join(tempDir('cb-helper-'), 'pids')
+    const hanging = helperCredential(`echo $$ > ${pids}; sleep 60 & echo $! >> ${pids}; wait`, 500)
+    const started = Date.now()
+    await expect(hanging.header(undefined)).rejects.toThrow(/did not finish within 0.5 s/)
+    expect(Date.now() - started).toBeLessThan(5_000)
+    const [shell, sleep] = fs.readFileSync(pids, 'utf8').trim().split('\n').map(Number)
+    expect(shell).toBeGreaterThan(0)
+    expect(sleep).toBeGreaterThan(0)
+    for (let attempt = 0; attempt < 50 && (alive(shell as number) || alive(sleep as number)); attempt++) await new Promise(resolve => setTimeout(resolve, 20))
+    expect(alive(shell as number), 'the helper').toBe(false)
+    expect(alive(sleep as number), 'what the helper started').toBe(false)
+  })
+})
