@@ -82,7 +82,10 @@ export function gatewayProtocol(options: GatewayOptions, usage: Usage): Protocol
 async function handle(options: GatewayOptions, usage: Usage, held: { bytes: number }, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://gateway')
   if (!API_PATHS.some(re => re.test(url.pathname))) return refuse(res, usage, 403, `claudebox: ${url.pathname} is not an API path claudebox forwards`)
-  if (!carriesPlaceholder(req, options.placeholder)) return refuse(res, usage, 401, 'claudebox: this request does not carry the credential of this session')
+  if (!carriesPlaceholder(req, options.placeholder)) {
+    if (req.method === 'HEAD' && url.pathname === '/') return preconnect(options, req, url, res)
+    return refuse(res, usage, 401, 'claudebox: this request does not carry the credential of this session')
+  }
   const body = await readBody(req, held)
   if (body === undefined) return refuse(res, usage, 413, 'claudebox: request body too large (or too many large requests at once)')
   held.bytes += body.length
@@ -112,6 +115,25 @@ async function handle(options: GatewayOptions, usage: Usage, held: { bytes: numb
   upstream.pipe(res)
 }
 
+/**
+ * Claude's own preconnect (HEAD / without a credential, its answer ignored) goes upstream as it
+ * is, without one: the connection it opens is the one the first API call then takes, as without
+ * claudebox, instead of a TCP and TLS handshake more before Claude's first answer. Not an API
+ * call (not counted); through a company proxy each call has its own tunnel, so nothing to warm.
+ */
+async function preconnect(options: GatewayOptions, req: http.IncomingMessage, url: URL, res: http.ServerResponse): Promise<void> {
+  const upstreamPort = Number(options.upstream.port || (options.upstream.protocol === 'https:' ? 443 : 80))
+  if (proxyFor(options.companyProxy, options.upstream.hostname, upstreamPort, options.upstream.protocol === 'http:') !== undefined) return void res.writeHead(204).end()
+  const gone = new AbortController()
+  res.on('close', () => gone.abort())
+  const upstream = await forward(options, req, url, Buffer.alloc(0), undefined, gone.signal).catch(() => undefined)
+  if (upstream === undefined) return void res.writeHead(502).end()
+  // Answered once the answer has come whole (a HEAD's has no body): its connection is in the pool
+  // then (Node's client keeps it when the answer gave its length, as servers do for a HEAD).
+  await new Promise(resolve => upstream.once('end', resolve).once('close', resolve).resume())
+  res.writeHead(upstream.statusCode ?? 502, upstream.headers).end()
+}
+
 function carriesPlaceholder(req: http.IncomingMessage, placeholder: string): boolean {
   return req.headers['x-api-key'] === placeholder || req.headers['authorization'] === `Bearer ${placeholder}`
 }
@@ -124,7 +146,7 @@ async function send(options: GatewayOptions, req: http.IncomingMessage, url: URL
   const [name, value] = await options.credential.header(rejected).catch((error: unknown) => {
     throw new CredentialError((error as Error).message)
   })
-  const response = await forward(options, req, url, body, name, value, signal)
+  const response = await forward(options, req, url, body, [name, value], signal)
   return { response, sent: value.replace(/^Bearer /, '') }
 }
 
@@ -132,14 +154,15 @@ async function send(options: GatewayOptions, req: http.IncomingMessage, url: URL
 let tlsModules: Promise<{ https: typeof Https; tls: typeof Tls }> | undefined
 const loadTls = (): NonNullable<typeof tlsModules> => (tlsModules ??= Promise.all([import('node:https'), import('node:tls')]).then(([h, t]) => ({ https: h.default, tls: t.default })))
 
-async function forward(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Buffer, name: string, value: string, signal: AbortSignal): Promise<http.IncomingMessage> {
+/** The request to the API, with `credential` (none for a preconnect). */
+async function forward(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Buffer, credential: [string, string] | undefined, signal: AbortSignal): Promise<http.IncomingMessage> {
   const target = new URL(options.upstream.pathname.replace(/\/$/, '') + url.pathname + url.search, options.upstream)
   const { https, tls } = target.protocol === 'https:' ? await loadTls() : { https: undefined, tls: undefined }
   return new Promise((resolve, reject) => {
     const headers: http.OutgoingHttpHeaders = {}
     for (const [key, v] of Object.entries(req.headers)) if (!DROPPED.has(key)) headers[key] = v
     for (const [key, v] of options.extraHeaders) headers[key.toLowerCase()] = v
-    headers[name] = value
+    if (credential !== undefined) headers[credential[0]] = credential[1]
     headers['host'] = target.host
     headers['content-length'] = String(body.length)
     const port = Number(target.port || (target.protocol === 'https:' ? 443 : 80))

@@ -87,6 +87,32 @@ describe('the API gateway', () => {
     expect(upstream.requests).toHaveLength(0)
     expect(g.usage.refused).toBe(5)
   })
+
+  test("Claude's preconnect (HEAD / without a credential) goes upstream without one, and the API calls then take its connection; other calls without the placeholder stay refused", async () => {
+    const seen: { method: string; path: string; key: string | undefined; connection: number }[] = []
+    let connections = 0
+    const upstream = http.createServer((req, res) => {
+      seen.push({ method: req.method ?? '', path: req.url ?? '', key: (req.headers['x-api-key'] ?? req.headers['authorization']) as string | undefined, connection: connections })
+      req.resume()
+      // The length, as HTTP servers give it for a HEAD too (Node's client keeps a connection only then).
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2' }).end(req.method === 'HEAD' ? undefined : '{}')
+    })
+    upstream.on('connection', () => connections++)
+    const port = await listenOnLoopback(upstream)
+    const placeholder = placeholderFor('api-key')
+    const g = await gateway(`http://127.0.0.1:${port}`, placeholder, fixed(['x-api-key', 'sk-ant-real']))
+    expect((await call(g.address, '/', {}, 'HEAD')).status).toBe(200)
+    expect((await call(g.address, '/v1/messages', { 'x-api-key': placeholder })).status).toBe(200)
+    expect((await call(g.address, '/v1/messages', { 'x-api-key': placeholder })).status).toBe(200)
+    expect((await call(g.address, '/v1/models', {}, 'GET')).status).toBe(401)
+    expect(seen).toEqual([
+      { method: 'HEAD', path: '/', key: undefined, connection: 1 },
+      { method: 'POST', path: '/v1/messages', key: 'sk-ant-real', connection: 1 },
+      // and the next call too: a call's end does not close its connection upstream
+      { method: 'POST', path: '/v1/messages', key: 'sk-ant-real', connection: 1 },
+    ])
+    expect(g.usage.requests).toBe(2)
+  })
 })
 
 describe('the API gateway behind a company proxy', () => {
