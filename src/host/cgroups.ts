@@ -3,6 +3,8 @@
 // Joining is the slow part: the kernel's first migration of a process waits for an RCU grace
 // period (12-20 ms measured here, as root), so the launcher joins early, on a thread of libuv's
 // pool, while it prepares the launch (launch.ts), and the spawn waits only for what is left of it.
+// The limits are written once the launcher has left, before the go (nothing of the program runs
+// earlier): they never count the launcher, and a small memory limit cannot kill it.
 import fs from 'node:fs'
 import path from 'node:path'
 import { launchError } from '../errors.js'
@@ -15,9 +17,10 @@ export interface Cgroup {
 }
 
 /**
- * A join under way: `take()` hands it to run.ts (which writes the limits, spawns bwrap, leaves and
- * at the end removes them); `abandon()` is for a launch that stops before bwrap (the launcher
- * leaves and they go). Whichever comes first owns the cgroups; the other does nothing.
+ * A join under way: `take()` hands it to run.ts (which spawns bwrap, leaves, writes the limits
+ * and at the end removes them); `abandon()` is for a launch that stops before bwrap (the launcher
+ * leaves and they go). Whichever comes first owns the cgroups; the other does nothing. Until then
+ * a signal that ends the launcher (its default) first takes it out and removes them.
  */
 export interface CgroupJoin {
   take(): Promise<Cgroup[]>
@@ -25,31 +28,64 @@ export interface CgroupJoin {
 }
 
 /**
- * Creates claudebox-<pid>-<time> in each parent (without limits yet) and starts moving the
- * launcher into them. While it is inside, the launcher's own allocations count in a memory cgroup
- * (they stay there when it leaves): measured 1.6 MB at the spawn against 1.1 when it joined only
- * for the spawn.
+ * Creates claudebox-<pid>-<time> in each parent and starts moving the launcher into them. While
+ * it is inside, the launcher's own allocations count in a memory cgroup (they stay there when it
+ * leaves): measured 1.6 MB at the spawn against 1.1 when it joined only for the spawn.
  */
 export function joinCgroups(steps: readonly CgroupStep[]): CgroupJoin {
-  const cgroups = createCgroups(steps)
-  const joined = moveInto(cgroups).then(
+  let [owned, dying] = [false, false]
+  let joined: Promise<Cgroup[]> = Promise.resolve([])
+  let cgroups: Cgroup[] = []
+  // A signal whose default ends the launcher: once the join is through (leaving before it would
+  // race it back in), out of the cgroups, which go, then that default. The launch stops at take().
+  // Listened for before the first cgroup exists: one that came between would leave it behind.
+  const ending = (signal: NodeJS.Signals): void => {
+    release()
+    ;[owned, dying] = [true, true]
+    void joined
+      .then(() => leaveAndRemove(cgroups), () => undefined)
+      .finally(() => {
+        process.removeAllListeners(signal)
+        process.kill(process.pid, signal)
+      })
+  }
+  const release = (): void => {
+    for (const signal of ENDING) process.off(signal, ending)
+  }
+  if (steps.length > 0) for (const signal of ENDING) process.on(signal, ending)
+  try {
+    cgroups = createCgroups(steps)
+  } catch (error) {
+    release()
+    throw error
+  }
+  joined = moveInto(cgroups).then(
     () => cgroups,
     async (error: unknown) => {
       await leaveAndRemove(cgroups)
-      throw launchError(`cannot start bwrap in the cgroups of its limits: ${(error as Error).message}; set "pidsLimit": 0 in config.json to launch without them`)
+      throw launchError(`cannot start bwrap in the cgroups of its limits: ${(error as Error).message}; ${WITHOUT}`)
     },
   )
   joined.catch(() => {}) // reported by take(); an abandoned launch has its own error already
-  let owned = false
   return {
-    take: () => ((owned = true), joined),
+    take: () => {
+      owned = true
+      release()
+      return dying ? new Promise<never>(() => {}) : joined
+    },
     abandon: async () => {
       if (owned) return
       owned = true
+      release()
       if (await joined.then(() => true, () => false)) await leaveAndRemove(cgroups)
     },
   }
 }
+
+/** The signals whose default ends the launcher (run.ts handles them itself from the spawn on). */
+const ENDING = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const
+
+const WITHOUT = 'set "pidsLimit": 0 in config.json (or drop --memory-limit/--cpu-limit) to launch without them'
 
 /**
  * Each write is one request to libuv's pool, started now (fs.promises.writeFile would open, write
@@ -71,17 +107,13 @@ function writeSoon(file: string, text: string): Promise<void> {
   )
 }
 
-/**
- * The limits, while the launcher is inside: pids.max leaves room for its own threads, which count
- * until it has left (`exact` once it has). A failure is claudebox's, status 125.
- */
-export function writeLimits(cgroups: readonly Cgroup[], exact: boolean): void {
-  const slack = exact ? 0 : fs.readdirSync('/proc/self/task').length + 1
+/** The limits, once the launcher has left. A failure is claudebox's, status 125. */
+export function writeLimits(cgroups: readonly Cgroup[]): void {
   for (const { dir, files } of cgroups) {
     try {
-      for (const [name, value] of files) fs.writeFileSync(path.join(dir, name), name === 'pids.max' ? String(Number(value) + slack) : value)
+      for (const [name, value] of files) fs.writeFileSync(path.join(dir, name), value)
     } catch (error) {
-      throw launchError(`cannot set the limits in the cgroup ${dir}: ${(error as Error).message}; set "pidsLimit": 0 in config.json (or drop --memory-limit/--cpu-limit) to launch without them`)
+      throw launchError(`cannot set the limits in the cgroup ${dir}: ${(error as Error).message}; ${WITHOUT}`)
     }
   }
 }
@@ -117,7 +149,7 @@ function createCgroups(steps: readonly CgroupStep[]): Cgroup[] {
       fs.mkdirSync(dir)
     } catch (error) {
       void removeCgroups(created)
-      throw launchError(`cannot create the cgroup ${dir} for the limits: ${(error as Error).message}; set "pidsLimit": 0 in config.json (or drop --memory-limit/--cpu-limit) to launch without them`)
+      throw launchError(`cannot create the cgroup ${dir} for the limits: ${(error as Error).message}; ${WITHOUT}`)
     }
     created.push({ parent: step.parent, dir, files: step.files })
   }
@@ -126,7 +158,9 @@ function createCgroups(steps: readonly CgroupStep[]): Cgroup[] {
 
 /**
  * Removes the cgroups. When bwrap has exited, the rest of its pid namespace is being killed by the
- * kernel and the rmdir fails (EBUSY) until the last one is reaped: retry a little (bounded).
+ * kernel and the rmdir fails (EBUSY) until the last one is reaped: retry a little (bounded). What
+ * is still inside after 100 ms is killed: only bwrap's processes are ever in them (seen: a sandbox
+ * init whose bwrap died of a Ctrl-C before --die-with-parent was in force, waiting for ever).
  */
 export async function removeCgroups(cgroups: readonly { dir: string }[]): Promise<void> {
   for (const { dir } of cgroups) {
@@ -136,11 +170,30 @@ export async function removeCgroups(cgroups: readonly { dir: string }[]): Promis
         break
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EBUSY') break
+        if (attempt === 10) killInside(dir)
         await new Promise(resolve => setTimeout(resolve, 10))
       }
     }
   }
   removeLeftCgroups(cgroups.map(({ dir }) => path.dirname(dir)))
+}
+
+/** SIGKILL to what is in the cgroup, but never the launcher (which a failed leave kept in it). */
+function killInside(dir: string): void {
+  let pids: number[]
+  try {
+    pids = fs.readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number)
+  } catch {
+    return
+  }
+  for (const pid of pids) {
+    if (pid === process.pid) continue
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // gone meanwhile
+    }
+  }
 }
 
 /**

@@ -567,9 +567,14 @@ export function probeCgroups(base = '/sys/fs/cgroup'): CgroupFacts | undefined {
   return Object.keys(v2).length > 0 ? { version: 2, dirs: v2 } : undefined
 }
 
+/**
+ * A cgroup the launcher can make a child in and come back to: the directory and its cgroup.procs
+ * writable (a delegated one whose cgroup.procs is not left the launcher in the child, red team).
+ */
 function isWritableDir(dir: string): boolean {
   try {
     fs.accessSync(dir, fs.constants.W_OK)
+    fs.accessSync(path.join(dir, 'cgroup.procs'), fs.constants.W_OK)
     return fs.statSync(dir).isDirectory()
   } catch {
     return false

@@ -33,9 +33,13 @@ export interface RunResult {
 export async function runForeground(plan: LaunchPlan, started: () => Promise<void> = async () => {}, join: CgroupJoin = joinCgroups(plan.cgroups)): Promise<RunResult> {
   const state: SessionState = { released: false }
   const relay = relaySignals(state)
+  // These first, then the join's own handlers go: a signal still pending (one that came while the
+  // launcher prepared, in code that never yields) reaches these; with no listener between, Node
+  // would close the signal's handle and the signal would be lost (red team: the program then ran).
   for (const signal of FORWARDED) process.on(signal, relay)
+  const joined = join.take()
   try {
-    return await supervise(plan, started, state, await join.take())
+    return await supervise(plan, started, state, await joined)
   } finally {
     for (const signal of FORWARDED) process.off(signal, relay)
   }
@@ -70,10 +74,12 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
   Object.assign(state, { child, sandbox, abort })
   // Through a promise: a step that throws at once must be caught like one that rejects (a full
   // disk's session record threw, and the launcher left bwrap waiting at the gate for ever). The
-  // exact limits once the launcher has left the cgroups: before the go, so that nothing of the
-  // program runs with the launcher's room.
-  const limited = left.then(() => writeLimits(cgroups, true))
+  // limits once the launcher has left the cgroups, before the go. Then a poll of the event loop,
+  // where signals are read: one that came while `started` ran is seen before the go (red team:
+  // its checks took 450 ms on a large instance, and the program ran after a Ctrl-C).
+  const limited = left.then(() => writeLimits(cgroups))
   const failure = await Promise.all([Promise.resolve().then(started), limited]).then(() => undefined, asError)
+  await afterAPoll()
   // Nothing may run in a sandbox whose proxy or record is missing, or after a signal.
   if (failure !== undefined || state.early !== undefined) await abort()
   else {
@@ -96,13 +102,17 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
 
 const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)))
 
+/** Resolves after the event loop's next poll phase: two check phases, a poll always between them. */
+const afterAPoll = async (): Promise<void> => {
+  for (let i = 0; i < 2; i++) await new Promise(resolve => setImmediate(resolve))
+}
+
 /** bwrap spawned inside the cgroups of its limits, which the launcher has joined (cgroups.ts) and leaves now. */
 async function spawnInCgroups(plan: LaunchPlan, cgroups: readonly Cgroup[]): Promise<{ child: ChildProcess; ways: StdioWay[]; merged: boolean; left: Promise<void> }> {
   let fds: ReturnType<typeof openFds>
   try {
     const inherited = closeInheritedFds()
     if (inherited.length > 0) debug(`closed descriptors inherited from the parent: ${inherited.join(', ')}`)
-    writeLimits(cgroups, false)
     fds = openFds(plan)
   } catch (error) {
     await leaveAndRemove(cgroups)

@@ -179,13 +179,13 @@ describe.skipIf(!HAVE_BWRAP)('resource limits', () => {
     const repo = makeRepo(world.root, 'p')
     const parent = probeCgroups()?.dirs.pids
     if (IS_ROOT && process.env['CI']) expect(parent).toBeDefined()
-    const ours = (): string[] => (parent === undefined ? [] : fs.readdirSync(parent).filter(name => name.startsWith('claudebox-')))
-    const before = ours()
+    // Other tests launch meanwhile: only the cgroups named after this test's launchers count.
+    const ours = (pid: number | undefined): string[] => (parent === undefined ? [] : fs.readdirSync(parent).filter(name => name.startsWith(`claudebox-${pid}-`)))
     const env = { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }
     const child = execa(process.execPath, [BIN, '--pids-limit', '50', '--', '-c', 'echo started; read _'], { cwd: repo, env, extendEnv: false, reject: false, timeout: 30_000, stdin: 'pipe' })
     await new Promise<void>(resolve => child.stdout?.once('data', () => resolve()))
     const launcherCgroup = fs.readFileSync(`/proc/${child.pid}/cgroup`, 'utf8')
-    const during = ours().filter(name => !before.includes(name))
+    const during = ours(child.pid)
     const inside = during.map(name => fs.readFileSync(path.join(parent as string, name, 'cgroup.procs'), 'utf8').trim().split('\n').map(Number))
     const limits = during.map(name => fs.readFileSync(path.join(parent as string, name, 'pids.max'), 'utf8').trim())
     child.stdin?.end('\n')
@@ -201,10 +201,34 @@ describe.skipIf(!HAVE_BWRAP)('resource limits', () => {
     // Stopped after the join started, before bwrap (its session store cannot be made): no cgroup left.
     fs.rmSync(path.join(world.claudeboxHome, 'session-stores'), { recursive: true, force: true })
     fs.writeFileSync(path.join(world.claudeboxHome, 'session-stores'), '')
-    const failed = await claudebox(world, ['--', '-c', 'echo ran'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
-    expect(failed.exitCode, failed.stderr).toBe(125)
+    const stopped = execa(process.execPath, [BIN, '--', '-c', 'echo ran'], { cwd: repo, env, extendEnv: false, reject: false, timeout: 30_000 })
+    const failed = await stopped
+    expect(failed.exitCode, String(failed.stderr)).toBe(125)
     expect(failed.stdout).toBe('')
-    expect(ours().filter(name => !before.includes(name))).toEqual([])
+    expect(ours(stopped.pid)).toEqual([])
+  })
+
+  test("a SIGTERM while the launcher prepares, in the limits' cgroup it joined early: it leaves and removes it, dies of the signal, nothing ran (root's pids cgroup)", async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    const parent = probeCgroups()?.dirs.pids
+    if (IS_ROOT && process.env['CI']) expect(parent).toBeDefined()
+    // Copying 5,000 files of the shared tier into the instance makes the preparation take ~300 ms.
+    const big = path.join(world.claudeboxHome, 'shared/skills/big')
+    fs.mkdirSync(big, { recursive: true })
+    for (let i = 0; i < 5000; i++) fs.writeFileSync(path.join(big, `f${i}.md`), 'x')
+    const env = { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }
+    const child = execa(process.execPath, [BIN, '--', '-c', `touch ${world.root}/ran`], { cwd: repo, env, extendEnv: false, reject: false, timeout: 30_000 })
+    const ours = (): string[] => (parent === undefined ? [] : fs.readdirSync(parent).filter(name => name.startsWith(`claudebox-${child.pid}-`)))
+    // Root: as soon as its cgroup is there; a user (no cgroup) 100 ms in, as well within the preparation.
+    const joins = IS_ROOT && parent !== undefined
+    for (let i = 0; i < (joins ? 2000 : 50) && ours().length === 0 && child.exitCode === null; i++) await new Promise(resolve => setTimeout(resolve, 2))
+    if (joins) expect(ours()).toHaveLength(1)
+    child.kill('SIGTERM')
+    const r = await child
+    expect(r.signal ?? r.exitCode, String(r.stderr)).toBeOneOf(['SIGTERM', 143])
+    expect(fs.existsSync(path.join(world.root, 'ran'))).toBe(false)
+    expect(ours()).toEqual([])
   })
 
   test('by default every sandbox has a process limit, and --dry-run and --check say which', async () => {

@@ -54,4 +54,17 @@ describe.skipIf(!HAVE_BWRAP)("the launcher's work before the go", () => {
     // at once used to return at once, leaving bwrap waiting at the gate).
     expect(processesNaming(dir)).toEqual([])
   })
+
+  test('a signal that comes while it runs abandons the launch: the program never runs (red team: it ran after a Ctrl-C)', async () => {
+    const dir = tempDir('cb-started-')
+    // The signal is pending when the step returns (it is handled in a later turn of the event loop).
+    const started = (): Promise<void> => Promise.resolve(void process.kill(process.pid, 'SIGINT'))
+    // bwrap and the sandbox ignore SIGINT (inherited through exec), so that a program the go
+    // started would not die of the signal the launcher forwards to it, and would say it ran.
+    const ignoring = plan(dir, `echo ran > ${dir}/ran`)
+    const result = await runForeground({ ...ignoring, file: '/bin/sh', argv: ['-c', 'trap "" INT; exec bwrap "$@"', 'sh', ...ignoring.argv] }, started)
+    expect(result).toMatchObject({ status: 130, signal: 'SIGINT' })
+    expect(fs.existsSync(path.join(dir, 'ran'))).toBe(false)
+    expect(processesNaming(dir)).toEqual([])
+  })
 })
