@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process'
 import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
 import { probeCgroups } from '../../src/host/probe.js'
+import { removeCgroups } from '../../src/host/cgroups.js'
 import { BIN, claudebox, git, HAVE_BWRAP, inSandbox, IS_ROOT, makeRepo, makeWorld, REPO, tempDir } from '../helpers/cli.js'
 
 /** Every path under `dir` (to prove a refused launch created nothing). */
@@ -229,6 +230,21 @@ describe.skipIf(!HAVE_BWRAP)('resource limits', () => {
     expect(r.signal ?? r.exitCode, String(r.stderr)).toBeOneOf(['SIGTERM', 143])
     expect(fs.existsSync(path.join(world.root, 'ran'))).toBe(false)
     expect(ours()).toEqual([])
+  })
+
+  test("what is still in a limits' cgroup after bwrap's end is killed and the cgroup goes (an orphaned sandbox init kept one for ever; root's pids cgroup)", async () => {
+    const parent = probeCgroups()?.dirs.pids
+    if (IS_ROOT && process.env['CI']) expect(parent).toBeDefined()
+    if (parent === undefined) return // a user without a pids cgroup of its own has none to leave behind
+    const dir = path.join(parent, `claudebox-test-${process.pid}-${Date.now()}`)
+    fs.mkdirSync(dir)
+    const orphan = execa('sleep', ['60'], { reject: false })
+    fs.writeFileSync(path.join(dir, 'cgroup.procs'), String(orphan.pid))
+    const started = Date.now()
+    await removeCgroups([{ dir }])
+    expect(fs.existsSync(dir)).toBe(false)
+    expect(Date.now() - started).toBeLessThan(1000)
+    expect((await orphan).signal).toBe('SIGKILL')
   })
 
   test('by default every sandbox has a process limit, and --dry-run and --check say which', async () => {
