@@ -7,6 +7,8 @@ export const EXIT = {
   cannotLaunch: 125,
   cannotRun: 126,
   notFound: 127,
+  /** Ctrl-C at one of claudebox's own questions: 128 + SIGINT, as the shell reports a Ctrl-C. */
+  interrupted: 130,
 } as const
 
 const BRAND = Symbol.for('claudebox.error')

@@ -157,8 +157,8 @@ export interface LaunchPlan {
   gitWatch: GitWatchSpec
   /** What the audit prints: the project, the instance and what is writable. */
   summary: LaunchSummary
-  /** --network=allow: the proxy's socket on the host and the policy it enforces. */
-  egress?: { socket: string; policy: EgressPolicy; upstream?: UpstreamProxy }
+  /** --network=allow: the proxy's socket on the host, the key its connections present, and the policy it enforces. */
+  egress?: { socket: string; key: string; policy: EgressPolicy; upstream?: UpstreamProxy }
   /** Cgroups created for the limits, with bwrap started inside them. */
   cgroups: readonly CgroupStep[]
   /**

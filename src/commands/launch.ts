@@ -52,7 +52,8 @@ export async function launch(settings: Settings, options: CliOptions): Promise<n
   const { api, signIn } = setup.api
   if (options.mode === 'launch' && api !== undefined && signIn !== undefined) {
     const logDir = setup.request.sandbox?.apiLog ? path.join(instanceDir(settings.claudeboxHome, instanceId(canonicalRoot(setup.facts.cwd ?? '/', setup.facts.git))), OWN_DIR, 'api') : undefined
-    const start = async (): Promise<ApiSession> => (await import('../network/api-session.js')).startApiSession({ ...setup.api, api, signIn }, setup.facts.env, logDir)
+    const key = setup.request.socketsKey
+    const start = async (): Promise<ApiSession> => (await import('../network/api-session.js')).startApiSession({ ...setup.api, api, signIn, ...(key === undefined ? {} : { key }) }, setup.facts.env, logDir)
     // With the open network the sandbox is told the gateway's port: it listens first.
     if (api.socket === undefined) servers.add(await start())
     else servers.later(start)
@@ -166,7 +167,7 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
   const apply = await import('../state/apply.js')
   if (plan.socketsDir !== undefined) servers.makeSocketsDir(plan.socketsDir)
   const { egress } = plan
-  if (egress !== undefined) servers.later(async () => (await import('../network/session.js')).startEgress(egress.socket, egress.policy, plan.summary.instanceDir, egress.upstream))
+  if (egress !== undefined) servers.later(async () => (await import('../network/session.js')).startEgress(egress, plan.summary.instanceDir))
   debug(`bwrap argv: ${JSON.stringify([plan.file, ...plan.argv])}`)
   const { runForeground } = await import('../host/run.js')
   let before: Record<string, string> = {}
@@ -270,6 +271,7 @@ async function networkNotice(settings: Settings, options: CliOptions, request: L
   try {
     if ((await offerNetworkDefault(settings.claudeboxHome, upgrading)).length === 0) return plan
   } catch (error) {
+    if (error instanceof ClaudeboxError) throw error // Ctrl-C at the question
     warn(`could not record the network notice (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
     return plan
   }

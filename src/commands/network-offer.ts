@@ -20,15 +20,18 @@ export async function offerNetworkDefault(claudeboxHome: string, upgrading: bool
   const marker = path.join(claudeboxHome, NOTICE_FILE)
   if (fs.existsSync(marker)) return []
   fs.mkdirSync(claudeboxHome, { recursive: true, mode: 0o700 })
-  writeFileAtomic(marker, `${new Date().toISOString()}\n`)
+  const given = (): void => writeFileAtomic(marker, `${new Date().toISOString()}\n`)
   const what = upgrading ? 'changed: the sandbox no longer shares the host\'s network; by default it reaches' : 'the sandbox reaches'
   if (!canAsk()) {
+    given()
     warn(`network: ${what} only Claude's API (through claudebox's proxy); ${WIDEN}`)
     return []
   }
   warn(`network: ${what} only Claude's API (through claudebox's proxy). Coding sessions often also need:`)
   for (const [name, hosts] of Object.entries(PRESETS)) warn(`  ${name.padEnd(7)} ${hosts.join(', ')}`)
+  // Given once answered: a Ctrl-C at the question asks it again next time.
   const answer = await ask('allow which of these in every project? (names separated by spaces; Enter for none)')
+  given()
   const names = answer.split(/[\s,]+/).filter(Boolean)
   const unknown = names.filter(name => !(name in PRESETS))
   if (unknown.length > 0) warn(`not presets, ignored: ${unknown.join(', ')}`)

@@ -6,6 +6,7 @@ import path from 'node:path'
 import type { CliOptions } from '../cli/args.js'
 import { EMPTY_CONFIG, parseConfig, parseProjectFile, type Config, type ProjectFile } from '../config/file.js'
 import { probe, readConfigText, sessionSocketsDir, withOptionFacts } from '../host/probe.js'
+import { randomHex } from '../host/fs.js'
 import { usageError } from '../errors.js'
 import { resolveOptions, type ResolvedOptions } from '../config/profiles.js'
 import type { Settings } from '../config/settings.js'
@@ -65,6 +66,8 @@ export function setupLaunch(settings: Settings, options: CliOptions, builtIn = f
     tiers: { entries: config.sharedEntries, readOnly: config.sharedReadOnly },
     applied: resolved.applied,
     ...(network === 'allow' && socketsDir !== undefined ? { egressSocket: path.join(socketsDir, 'proxy.sock') } : {}),
+    // This session's own: only its bridge presents it to the sockets (lazy-server.ts).
+    ...(socketsDir === undefined ? {} : { socketsKey: randomHex(16) }),
   }
   // Secretless (the default): the login stays on the host; without one yet, the sandbox gets an
   // empty store of its own, so a /login inside lands there and is taken out after the session.

@@ -32,7 +32,7 @@ export interface GatewayOptions {
   placeholder: string
   credential: Credential
   extraHeaders: readonly [string, string][]
-  listen: { path: string } | { host: string; port: number }
+  listen: { path: string; key?: string } | { host: string; port: number }
   /** Called once per forwarded request when its answer is complete. */
   onCall?: (call: ApiCall) => void
   /** The host's company proxy (HTTPS_PROXY, NO_PROXY): the API is reached through it. */

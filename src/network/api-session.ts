@@ -92,7 +92,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 }
 
 /** Starts the gateway where the sandbox will reach it; with the open network the port is filled in. */
-export async function startApiSession(choice: Required<Pick<ApiChoice, 'api' | 'signIn'>> & ApiChoice, env: Env, logDir?: string): Promise<ApiSession> {
+/** `choice.key`: with a unix socket, the key its connections present (the bridge's, lazy-server.ts). */
+export async function startApiSession(choice: Required<Pick<ApiChoice, 'api' | 'signIn'>> & ApiChoice & { key?: string }, env: Env, logDir?: string): Promise<ApiSession> {
   const { api, signIn } = choice
   const upstream = new URL(env['ANTHROPIC_BASE_URL'] || 'https://api.anthropic.com')
   const companyProxy = upstreamFromEnv(env)
@@ -103,7 +104,7 @@ export async function startApiSession(choice: Required<Pick<ApiChoice, 'api' | '
       placeholder: api.placeholder,
       credential: credentialFor(signIn, env, choice.storeFile),
       extraHeaders: customHeaders(env['ANTHROPIC_CUSTOM_HEADERS']),
-      listen: api.socket !== undefined ? { path: api.socket } : { host: '127.0.0.1', port: 0 },
+      listen: api.socket !== undefined ? { path: api.socket, ...(choice.key === undefined ? {} : { key: choice.key }) } : { host: '127.0.0.1', port: 0 },
       ...(logDir === undefined ? {} : { onCall: callLogger(logDir) }),
       ...(companyProxy === undefined ? {} : { companyProxy }),
     })
@@ -182,12 +183,14 @@ export function helperCredential(command: string, timeoutMs = 30_000): Credentia
 /**
  * sh -c `command`, its stdout. After `timeoutMs`, or when the launcher exits first, it is killed
  * with what it started and still runs under it (a `sleep` it waits on, a stuck `vault`), which
- * would otherwise outlive the launcher; a helper that daemonizes itself leaves that tree.
+ * would otherwise outlive the launcher; a helper that daemonizes itself leaves that tree. Only
+ * while it runs: once Node has reaped it, its pid may be another process's (red team).
  */
 function runOnHost(command: string, timeoutMs: number): Promise<string> {
   const child = spawn('/bin/sh', ['-c', command], { stdio: ['ignore', 'pipe', 'pipe'] })
   const killTree = (): void => {
-    for (const pid of child.pid === undefined ? [] : processTree(child.pid)) {
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
+    for (const pid of processTree(child.pid)) {
       try {
         process.kill(pid, 'SIGKILL')
       } catch {
@@ -199,6 +202,7 @@ function runOnHost(command: string, timeoutMs: number): Promise<string> {
   let [stdout, stderr] = ['', '']
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  const ended = new Promise<void>(resolve => child.stdout.once('end', resolve))
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       killTree()
@@ -208,11 +212,18 @@ function runOnHost(command: string, timeoutMs: number): Promise<string> {
       clearTimeout(timer)
       reject(error)
     })
-    child.on('close', (code, signal) => {
+    child.on('exit', (code, signal) => {
       clearTimeout(timer)
       process.off('exit', killTree)
-      if (code === 0) resolve(stdout)
-      else reject(new Error(`exit ${code ?? signal}${stderr.trim() === '' ? '' : `: ${stderr.trim().split('\n')[0]}`}`))
+      // What it wrote is read within moments; something it left running may hold the pipe open.
+      let waited: NodeJS.Timeout | undefined
+      void Promise.race([ended, new Promise(done => (waited = setTimeout(done, 100)))]).then(() => {
+        clearTimeout(waited)
+        child.stdout.destroy()
+        child.stderr.destroy()
+        if (code === 0) resolve(stdout)
+        else reject(new Error(`exit ${code ?? signal}${stderr.trim() === '' ? '' : `: ${stderr.trim().split('\n')[0]}`}`))
+      })
     })
   })
 }

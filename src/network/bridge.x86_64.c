@@ -1,7 +1,9 @@
 // claudebox's network bridge (x86_64 Linux), run inside a sandbox that has no network but loopback:
-//   bridge SOCKET PORT [SOCKET PORT]... -- PROGRAM [ARGS...]
+//   bridge KEY SOCKET PORT [SOCKET PORT]... -- PROGRAM [ARGS...]
 // Listens on 127.0.0.1:PORT for each pair, then forks: the child relays every connection to its unix
-// SOCKET byte for byte (the launcher's egress proxy and API gateway), one process per connection;
+// SOCKET byte for byte (the launcher's egress proxy and API gateway), one process per connection,
+// after a first line of its own, KEY: the launcher's servers take only the connections that
+// present their session's key (another sandbox that can reach these sockets cannot use them);
 // the parent executes PROGRAM. So every port listens before the program's first instruction, and
 // the program keeps the place the launcher sends signals to. (The sockets exist by then: bwrap
 // runs the program only once the launcher's servers listen, see GO_FD in plan.ts.) The Node
@@ -134,10 +136,10 @@ static int connect_unix(const char *socket_path) {
     return fd;
 }
 
-/** One connection: the client and its unix socket, each direction until its EOF (then half-closed). */
-static __attribute__((noreturn)) void relay(int client, const char *socket_path) {
+/** One connection: the key, then the client and its unix socket, each direction until its EOF (then half-closed). */
+static __attribute__((noreturn)) void relay(int client, const char *socket_path, const char *key) {
     int upstream = connect_unix(socket_path);
-    if (upstream < 0) quit(1);
+    if (upstream < 0 || write_all(upstream, key, (ssize_t)length(key)) < 0 || write_all(upstream, "\n", 1) < 0) quit(1);
     // Each chunk goes on as it comes (a streamed answer is many small ones): without this, Nagle's
     // algorithm held a small write until the client's delayed ACK (~23 ms a request measured).
     int one = 1;
@@ -165,7 +167,7 @@ static __attribute__((noreturn)) void relay(int client, const char *socket_path)
 }
 
 /** The accept loop, in the child; it ends when the sandbox does (its parent is the program). */
-static __attribute__((noreturn)) void serve(struct pollfd *listeners, const char **paths, int count, long program) {
+static __attribute__((noreturn)) void serve(struct pollfd *listeners, const char **paths, int count, long program, const char *key) {
     sys6(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0, 0);
     if (sys3(SYS_getppid, 0, 0, 0) != program) quit(0);
     // Ctrl-C and a closed terminal are for the program in front; children are reaped by the kernel.
@@ -179,7 +181,7 @@ static __attribute__((noreturn)) void serve(struct pollfd *listeners, const char
             if (client < 0) continue;
             if (sys3(SYS_fork, 0, 0, 0) == 0) {
                 for (int j = 0; j < count; j++) sys3(SYS_close, listeners[j].fd, 0, 0);
-                relay(client, paths[i]);
+                relay(client, paths[i], key);
             }
             sys3(SYS_close, client, 0, 0);
         }
@@ -222,7 +224,12 @@ int bridge(long argc, char **argv, char **envp) {
     struct pollfd listeners[MAX_PAIRS];
     const char *paths[MAX_PAIRS];
     int count = 0;
-    long i = 1;
+    if (argc < 2) {
+        say("usage: bridge KEY SOCKET PORT... -- PROGRAM [ARGS...]", "");
+        return 125;
+    }
+    const char *key = argv[1];
+    long i = 2;
     for (; i + 1 < argc && !same(argv[i], "--"); i += 2) {
         unsigned port = port_of(argv[i + 1]);
         if (count == MAX_PAIRS || port == 0) {
@@ -239,7 +246,7 @@ int bridge(long argc, char **argv, char **envp) {
         count++;
     }
     if (i >= argc || !same(argv[i], "--") || i + 1 >= argc) {
-        say("usage: bridge SOCKET PORT... -- PROGRAM [ARGS...]", "");
+        say("usage: bridge KEY SOCKET PORT... -- PROGRAM [ARGS...]", "");
         return 125;
     }
     long program = sys3(SYS_getpid, 0, 0, 0);
@@ -248,7 +255,7 @@ int bridge(long argc, char **argv, char **envp) {
         say("cannot fork", "");
         return 125;
     }
-    if (child == 0) serve(listeners, paths, count, program);
+    if (child == 0) serve(listeners, paths, count, program, key);
     execute(argv + i + 1, envp);
     say("cannot execute ", argv[i + 1]);
     return 127;

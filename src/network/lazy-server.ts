@@ -42,15 +42,23 @@ export interface LazyServer {
   close(): Promise<void>
 }
 
-export async function listenLazily(where: { path: string } | { host: string; port: number }, maxConnections: number, load: () => Promise<Protocol>): Promise<LazyServer> {
+/**
+ * A unix socket's `key`: the line each connection must send first (the in-sandbox bridge sends its
+ * session's), else it is closed unread. Another sandbox that can reach the socket (a directory
+ * bound into it that holds this one) cannot use this session's proxy or gateway.
+ */
+export async function listenLazily(where: { path: string; key?: string } | { host: string; port: number }, maxConnections: number, load: () => Promise<Protocol>): Promise<LazyServer> {
   const waiting = new Set<net.Socket>()
+  const checking = new Set<net.Socket>()
   const state: { protocol?: Protocol; loading?: Promise<void>; problem?: string; closed: boolean; timer?: NodeJS.Timeout } = { closed: false }
-  // Paused: nothing is read before the protocol takes the connection.
-  const server = net.createServer({ pauseOnConnect: true }, socket => {
+  const key = 'key' in where && where.key !== undefined ? Buffer.from(`${where.key}\n`) : undefined
+  const admit = (socket: net.Socket): void => {
     if (state.protocol !== undefined) return handOver(state.protocol, socket)
     waiting.add(socket)
     void startLoading()
-  })
+  }
+  // Paused: nothing is read before the key has come and the protocol takes the connection.
+  const server = net.createServer({ pauseOnConnect: true }, key === undefined ? admit : requiring(key, checking, admit))
   if (maxConnections > 0) server.maxConnections = maxConnections
   const handOver = (protocol: Protocol, socket: net.Socket): void => {
     protocol.accept(socket)
@@ -87,10 +95,54 @@ export async function listenLazily(where: { path: string } | { host: string; por
       state.closed = true
       clearTimeout(state.timer)
       server.close()
-      for (const socket of waiting) socket.destroy()
+      for (const socket of [...waiting, ...checking]) socket.destroy()
       waiting.clear()
       await state.loading
       await state.protocol?.close()
     },
   }
+}
+
+/** A connection listener that hands on only the connections whose first bytes are `key`. */
+function requiring(key: Buffer, checking: Set<net.Socket>, admit: (socket: net.Socket) => void): (socket: net.Socket) => void {
+  return socket => {
+    checking.add(socket)
+    void presents(socket, key).then(ok => {
+      checking.delete(socket)
+      // Destroyed meanwhile: the server closed.
+      if (ok && !socket.destroyed) admit(socket)
+      else socket.destroy()
+    })
+  }
+}
+
+/** How long a connection may take to send its key. */
+const KEY_TIMEOUT_MS = 10_000
+
+/**
+ * Whether `socket`'s first bytes are `key` (consumed then; what follows stays for the protocol).
+ * Compared in full whatever the first difference (no timing to learn it from).
+ */
+function presents(socket: net.Socket, key: Buffer): Promise<boolean> {
+  return new Promise(resolve => {
+    const done = (ok: boolean): void => {
+      clearTimeout(timer)
+      socket.off('readable', attempt)
+      socket.off('end', fail)
+      socket.off('error', fail)
+      socket.off('close', fail)
+      resolve(ok)
+    }
+    const fail = (): void => done(false)
+    const attempt = (): void => {
+      const first = socket.read(key.length) as Buffer | null
+      if (first === null) return
+      let difference = 0
+      for (let i = 0; i < key.length; i++) difference |= (first[i] ?? 0) ^ (key[i] ?? 0)
+      done(difference === 0)
+    }
+    const timer = setTimeout(fail, KEY_TIMEOUT_MS)
+    socket.on('readable', attempt).once('end', fail).once('error', fail).once('close', fail)
+    attempt()
+  })
 }

@@ -23,12 +23,16 @@ export interface EgressSession {
  * Listens on the proxy's unix socket; node:http, node:dns and the proxy's code load only when
  * needed (lazy-server.ts), off the launch.
  */
-export function startProxy(options: ProxyOptions): Promise<LazyServer> {
-  return listenLazily({ path: options.socketPath }, 0, async () => (await import('./proxy.js')).proxyProtocol(options))
+export function startProxy(options: ProxyOptions & { key?: string }): Promise<LazyServer> {
+  return listenLazily({ path: options.socketPath, ...(options.key === undefined ? {} : { key: options.key }) }, 0, async () => (await import('./proxy.js')).proxyProtocol(options))
 }
 
-/** Starts the proxy on `socketPath`, in the private directory the launcher made and removes (session-servers.ts). */
-export async function startEgress(socketPath: string, policy: EgressPolicy, instanceDir: string, upstream?: UpstreamProxy): Promise<EgressSession> {
+/**
+ * Starts the proxy on the plan's socket, in the private directory the launcher made and removes
+ * (session-servers.ts); only connections that present the plan's key are served.
+ */
+export async function startEgress(egress: { socket: string; key: string; policy: EgressPolicy; upstream?: UpstreamProxy }, instanceDir: string): Promise<EgressSession> {
+  const { socket: socketPath, key, policy, upstream } = egress
   const logDir = path.join(instanceDir, OWN_DIR, NETWORK_LOG_DIR)
   const log = path.join(logDir, `denied-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}.log`)
   let denied = 0
@@ -40,7 +44,7 @@ export async function startEgress(socketPath: string, policy: EgressPolicy, inst
   }
   let proxy
   try {
-    proxy = await startProxy({ socketPath, policy, onDenied, ...(upstream === undefined ? {} : { upstream }) })
+    proxy = await startProxy({ socketPath, key, policy, onDenied, ...(upstream === undefined ? {} : { upstream }) })
   } catch (error) {
     throw launchError(`cannot start the network proxy on ${socketPath}: ${(error as Error).message}`)
   }

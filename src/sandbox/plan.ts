@@ -69,7 +69,8 @@ export const API_PORT = 3129
 
 /**
  * Starts the bridge in the background, waits for its "ok" on a fifo (EOF if it died), then
- * becomes the program: $1 node, $2 bridge, $3 SOCKET=PORT pairs, the rest the program and its args.
+ * becomes the program: $1 node, $2 bridge, $3 SOCKET=PORT pairs, $4 the sockets' key, the rest
+ * the program and its args.
  */
 export const BRIDGE_WRAPPER = [
   'fifo=/tmp/.claudebox-bridge-ready',
@@ -78,11 +79,11 @@ export const BRIDGE_WRAPPER = [
   'path="$PATH"',
   'PATH="$PATH:/usr/bin:/bin"',
   'mkfifo -m 600 "$fifo" || exit 125',
-  '"$1" "$2" "$3" 3>"$fifo" </dev/null >/dev/null 2>&1 &',
+  '"$1" "$2" "$3" "$4" 3>"$fifo" </dev/null >/dev/null 2>&1 &',
   'IFS= read -r ready <"$fifo"',
   'rm -f "$fifo"',
   'if [ "$ready" != ok ]; then echo "claudebox: the network bridge did not start inside the sandbox ($1 $2)" >&2; exit 125; fi',
-  'shift 3',
+  'shift 4',
   'PATH="$path"',
   'exec "$@"',
 ].join('\n')
@@ -96,6 +97,11 @@ export interface LaunchRequest {
   applied?: readonly string[]
   /** --network=allow: the host path of the proxy's socket (the launcher creates it). */
   egressSocket?: string
+  /**
+   * With sockets bridged inside: the line the bridge sends first on each connection to them, this
+   * session's own (random), which the launcher's servers require (network/lazy-server.ts).
+   */
+  socketsKey?: string
   /**
    * Secretless (the default): how Claude reaches the launcher's API gateway, which holds the real
    * credential. Its unix socket (bridged to 127.0.0.1:API_PORT inside), or with the open network a
@@ -163,7 +169,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     warnings: b.warnings,
     watch,
     gitWatch: { forbidden: guard.forbidden, gitDirs: guard.gitDirs, workTree: git?.topLevel ?? cwd },
-    ...(policy === undefined || request.egressSocket === undefined ? {} : { egress: egressPlan(request.egressSocket, policy, facts.env) }),
+    ...(policy === undefined || request.egressSocket === undefined ? {} : { egress: egressPlan(request.egressSocket, request.socketsKey ?? '', policy, facts.env) }),
     cgroups: command.cgroups,
     ...(command.socketsDir === undefined ? {} : { socketsDir: command.socketsDir }),
     summary: {
@@ -499,7 +505,7 @@ function commandLine(b: SandboxBuilder, facts: HostFacts, request: LaunchRequest
     bridged.push([request.egressSocket, PROXY_SOCKET, BRIDGE_PORT])
   }
   if (request.api?.socket !== undefined) bridged.push([request.api.socket, API_SOCKET, API_PORT])
-  const bridging = bridged.length > 0 ? bridge(b, facts, bridged, context.alreadyVisible) : undefined
+  const bridging = bridged.length > 0 ? bridge(b, facts, bridged, request.socketsKey, context.alreadyVisible) : undefined
   if (bridging !== undefined) command = [...bridging.prefix, ...command]
   // The gate first (nothing runs before the launcher's go), then the process limit, which wraps the
   // bridge too; the scope helper stays first of all (it must run before anything).
@@ -512,7 +518,8 @@ function commandLine(b: SandboxBuilder, facts: HostFacts, request: LaunchRequest
 const WRITABLE_BINDS = new Set(['--bind', '--bind-try', '--dev-bind', '--dev-bind-try'])
 
 /** The directory of the launcher's sockets bound read-only inside, and the bridge in front of the program. */
-function bridge(b: SandboxBuilder, facts: HostFacts, bridged: readonly [string, string, number][], alreadyVisible: (p: string) => boolean): { prefix: string[]; socketsDir: string } {
+function bridge(b: SandboxBuilder, facts: HostFacts, bridged: readonly [string, string, number][], key: string | undefined, alreadyVisible: (p: string) => boolean): { prefix: string[]; socketsDir: string } {
+  if (key === undefined || !/^[0-9a-f]{32}$/.test(key)) throw new Error('planLaunch: bridged sockets need request.socketsKey (32 hex digits)')
   const dirs = [...new Set(bridged.map(([host, inside]) => (path.basename(host) === path.basename(inside) ? path.dirname(host) : '')))]
   const socketsDir = dirs[0]
   if (dirs.length !== 1 || !socketsDir) throw new Error(`planLaunch: the launcher's sockets must share one directory, named as inside: ${JSON.stringify(bridged)}`)
@@ -520,7 +527,7 @@ function bridge(b: SandboxBuilder, facts: HostFacts, bridged: readonly [string, 
   const writable = b.groups.find(([option, source]) => WRITABLE_BINDS.has(option ?? '') && source !== undefined && isWithin(socketsDir, source))
   if (writable !== undefined) throw launchError(`the session's sockets directory ${socketsDir} is inside ${writable[1]}, which the sandbox can write; drop that --bind (or set XDG_RUNTIME_DIR to a private directory outside it)`)
   b.add('--ro-bind', socketsDir, SOCKETS_DIR)
-  return { prefix: bridgeCommand(b, facts, bridged, alreadyVisible), socketsDir }
+  return { prefix: bridgeCommand(b, facts, bridged, key, alreadyVisible), socketsDir }
 }
 
 /**
@@ -529,18 +536,18 @@ function bridge(b: SandboxBuilder, facts: HostFacts, bridged: readonly [string, 
  * waits for it. Either connects to the launcher's socket for each connection; the launcher's
  * servers listen before its go, so the socket is there before the program's first instruction.
  */
-function bridgeCommand(b: SandboxBuilder, facts: HostFacts, bridged: readonly [string, string, number][], alreadyVisible: (p: string) => boolean): string[] {
+function bridgeCommand(b: SandboxBuilder, facts: HostFacts, bridged: readonly [string, string, number][], key: string, alreadyVisible: (p: string) => boolean): string[] {
   const native = nativeBridge(facts.arch)
   if (native !== undefined) {
     copyProgramIn(b, facts, 'bridge', native, BRIDGE_FD, BRIDGE_PROGRAM)
-    return [BRIDGE_PROGRAM, ...bridged.flatMap(([, inside, port]) => [inside, String(port)]), '--']
+    return [BRIDGE_PROGRAM, key, ...bridged.flatMap(([, inside, port]) => [inside, String(port)]), '--']
   }
   const egress = facts.egress
   if (egress === undefined) throw launchError("the sandbox's network bridge needs node inside the sandbox, and node was not found; reinstall claudebox")
   if (!alreadyVisible(egress.node) && !b.readOnly.includes(egress.nodeRoot)) b.roBind(egress.nodeRoot)
   b.add('--ro-bind', egress.bridge, BRIDGE_SCRIPT)
   const pairs = bridged.map(([, inside, port]) => `${inside}=${port}`).join(',')
-  return ['/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge', egress.node, BRIDGE_SCRIPT, pairs]
+  return ['/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge', egress.node, BRIDGE_SCRIPT, pairs, key]
 }
 
 /**
@@ -604,9 +611,9 @@ function apiEnv(api: LaunchRequest['api']): [string, string][] {
 }
 
 /** The session's proxy: its socket, its rules, and the host's own (company) proxy to go through. */
-function egressPlan(socket: string, policy: EgressPolicy, env: Readonly<Record<string, string | undefined>>): NonNullable<LaunchPlan['egress']> {
+function egressPlan(socket: string, key: string, policy: EgressPolicy, env: Readonly<Record<string, string | undefined>>): NonNullable<LaunchPlan['egress']> {
   const upstream = upstreamFromEnv(env)
-  return upstream === undefined ? { socket, policy } : { socket, policy, upstream }
+  return upstream === undefined ? { socket, key, policy } : { socket, key, policy, upstream }
 }
 
 /** The allowlist of a launch; a bad preset or host (from an unchecked source) is a usage error. */

@@ -24,6 +24,18 @@ describe('apiKeyHelper on the host', () => {
     await expect(failing.header(undefined)).rejects.not.toThrow(/s3cr3t/)
   })
 
+  test('one that gives its key and leaves a process running that holds its output: the key is used at once, and nothing is killed later (its pid may be another\'s by then)', async () => {
+    const pids = path.join(tempDir('cb-helper-'), 'pids')
+    const leaving = helperCredential(`echo sk-ant-left; sleep 3 & echo $! > ${pids}`, 1000)
+    const started = Date.now()
+    await expect(leaving.header(undefined)).resolves.toEqual(['x-api-key', 'sk-ant-left'])
+    expect(Date.now() - started).toBeLessThan(900)
+    await new Promise(resolve => setTimeout(resolve, 1200))
+    // Past the helper's time: the process it left is not killed by a timer of a helper that ended.
+    expect(alive(Number(fs.readFileSync(pids, 'utf8')))).toBe(true)
+    process.kill(Number(fs.readFileSync(pids, 'utf8')), 'SIGKILL')
+  })
+
   test('one that hangs is killed after its time, with the processes it started', async () => {
     const pids = path.join(tempDir('cb-helper-'), 'pids')
     const hanging = helperCredential(`echo $$ > ${pids}; sleep 60 & echo $! >> ${pids}; wait`, 500)

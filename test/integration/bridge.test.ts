@@ -17,16 +17,19 @@ import { HAVE_BWRAP, REPO, requiredTool, tempDir } from '../helpers/cli.js'
 const HAVE_PYTHON = requiredTool('python3', ['--version'], 'python3')
 const NATIVE = nativeBridge(os.arch())
 
+/** The session's key the bridge presents first on each connection to a socket (plan.ts socketsKey). */
+const KEY = '0123456789abcdef0123456789abcdef'
+
 /** The bridge command in front of the program, for SOCKET=PORT pairs. */
 type Bridge = (pairs: readonly [string, number][]) => string[]
 
 function nativeCommand(dir: string): Bridge {
   const file = path.join(dir, 'bridge')
   fs.writeFileSync(file, NATIVE ?? new Uint8Array(), { mode: 0o755 })
-  return pairs => [file, ...pairs.flatMap(([socket, port]) => [socket, String(port)]), '--']
+  return pairs => [file, KEY, ...pairs.flatMap(([socket, port]) => [socket, String(port)]), '--']
 }
 
-const nodeCommand: Bridge = pairs => ['/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge', process.execPath, path.join(REPO, 'dist/bridge.js'), pairs.map(([s, p]) => `${s}=${p}`).join(',')]
+const nodeCommand: Bridge = pairs => ['/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge', process.execPath, path.join(REPO, 'dist/bridge.js'), pairs.map(([s, p]) => `${s}=${p}`).join(','), KEY]
 
 /** Runs the program behind the bridge in a fresh network namespace (only loopback, up). */
 function inSandbox(prefix: readonly string[], program: readonly string[], dir: string) {
@@ -34,8 +37,23 @@ function inSandbox(prefix: readonly string[], program: readonly string[], dir: s
   return execa('bwrap', args, { reject: false, timeout: 30_000, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' } })
 }
 
-function listen(server: net.Server, socket: string): Promise<void> {
-  return new Promise(resolve => server.listen(socket, resolve))
+/**
+ * `server` behind the check the launcher's servers make (lazy-server.ts): a connection that does
+ * not start with the key line is closed; the rest of it is `server`'s. Returns what to close.
+ */
+async function listen(server: net.Server, socket: string): Promise<{ close: () => void }> {
+  const front = net.createServer({ pauseOnConnect: true, allowHalfOpen: true }, connection => {
+    const take = (): void => {
+      const first = connection.read(KEY.length + 1) as Buffer | null
+      if (first === null) return void connection.once('readable', take)
+      if (first.toString() !== `${KEY}\n`) return void connection.destroy()
+      server.emit('connection', connection)
+      connection.resume()
+    }
+    take()
+  })
+  await new Promise<void>(resolve => front.listen(socket, resolve))
+  return { close: () => void front.close() }
 }
 
 // A Python client: connects at once (no retry: the port must listen before the program starts),
@@ -73,14 +91,14 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_PYTHON)('the network bridge inside a sandbo
         c.on('data', d => (got += String(d)))
         c.on('end', () => c.end(`echo:${got}:bye`))
       })
-      await listen(server, socket)
+      const front = await listen(server, socket)
       try {
         const r = await inSandbox(makeBridge(dir)([[socket, 3128]]), ['python3', '-c', HALF_CLOSE_CLIENT, '3128', 'hello'], dir)
         expect(r.stderr).toBe('')
         expect(r.stdout.trim()).toBe('echo:hello:bye')
         expect(r.exitCode).toBe(0)
       } finally {
-        server.close()
+        front.close()
       }
     })
 
@@ -101,7 +119,7 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_PYTHON)('the network bridge inside a sandbo
       }
       const servers = [http.createServer(handler(3128)), http.createServer(handler(3129))]
       const sockets = [path.join(dir, 'a.sock'), path.join(dir, 'b.sock')]
-      await Promise.all(servers.map((s, i) => listen(s, sockets[i] as string)))
+      const fronts = await Promise.all(servers.map((s, i) => listen(s, sockets[i] as string)))
       fs.writeFileSync(path.join(dir, 'upload'), body)
       const script = [
         `for i in 1 2 3 4; do curl -sS http://127.0.0.1:3128/ | sha256sum & done; wait`,
@@ -115,7 +133,7 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_PYTHON)('the network bridge inside a sandbo
         expect(lines[4]).toBe('port 3129'.repeat(4))
         expect(uploads).toEqual(Array(4).fill(digest))
       } finally {
-        for (const s of servers) s.close()
+        for (const front of fronts) front.close()
       }
     }, 60_000)
 
@@ -123,7 +141,7 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_PYTHON)('the network bridge inside a sandbo
       const dir = tempDir('cb-bridge-')
       const live = path.join(dir, 'live.sock')
       const server = net.createServer(c => c.end('live'))
-      await listen(server, live)
+      const front = await listen(server, live)
       // Under a file, not a directory: connect fails at once (ENOTDIR, not "not there yet").
       fs.writeFileSync(path.join(dir, 'file'), '')
       const unreachable = path.join(dir, 'file/api.sock')
@@ -133,7 +151,7 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_PYTHON)('the network bridge inside a sandbo
         expect(r.stdout).toMatch(/^gone=(52|56)\nlive$/)
         expect(r.exitCode).toBe(7)
       } finally {
-        server.close()
+        front.close()
       }
     })
 
@@ -141,7 +159,7 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_PYTHON)('the network bridge inside a sandbo
       const dir = tempDir('cb-bridge-')
       const socket = path.join(dir, 'echo.sock')
       const server = net.createServer(c => c.end('still here'))
-      await listen(server, socket)
+      const front = await listen(server, socket)
       // A terminal's Ctrl-C, Ctrl-\\ and hang-up reach the whole foreground group, the bridge too
       // (a child of the program): the program sends them to its children, then connects.
       const program = `
@@ -158,7 +176,7 @@ print(socket.create_connection(('127.0.0.1', 3128)).recv(64).decode())`
         expect(r.stdout.trim(), r.stderr).toBe('still here')
         expect(r.exitCode).toBe(0)
       } finally {
-        server.close()
+        front.close()
       }
     })
   })
@@ -168,12 +186,13 @@ print(socket.create_connection(('127.0.0.1', 3128)).recv(64).decode())`
       const dir = tempDir('cb-bridge-')
       const bridge = nativeCommand(dir)([])[0] as string
       const cases: [string[], number, RegExp][] = [
-        [[], 125, /usage: bridge SOCKET PORT\.\.\. -- PROGRAM/],
-        [['/s', '0', '--', 'true'], 125, /bad SOCKET PORT pair: \/s/],
-        [['/s', '70000', '--', 'true'], 125, /bad SOCKET PORT pair/],
-        [['/s', '3128', 'true'], 125, /usage/],
-        [['/s', '3128', '--'], 125, /usage/],
-        [['/s', '3128', '--', 'no-such-program-here'], 127, /cannot execute no-such-program-here/],
+        [[], 125, /usage: bridge KEY SOCKET PORT\.\.\. -- PROGRAM/],
+        [[KEY], 125, /usage: bridge KEY SOCKET PORT\.\.\. -- PROGRAM/],
+        [[KEY, '/s', '0', '--', 'true'], 125, /bad SOCKET PORT pair: \/s/],
+        [[KEY, '/s', '70000', '--', 'true'], 125, /bad SOCKET PORT pair/],
+        [[KEY, '/s', '3128', 'true'], 125, /usage/],
+        [[KEY, '/s', '3128', '--'], 125, /usage/],
+        [[KEY, '/s', '3128', '--', 'no-such-program-here'], 127, /cannot execute no-such-program-here/],
       ]
       for (const [args, status, message] of cases) {
         const r = await inSandbox([bridge, ...args], [], dir)
@@ -181,7 +200,7 @@ print(socket.create_connection(('127.0.0.1', 3128)).recv(64).decode())`
         expect(r.stderr).toMatch(message)
       }
       // A port already taken in this namespace.
-      const r = await inSandbox([bridge, '/s', '3128', '/s', '3128', '--', 'true'], [], dir)
+      const r = await inSandbox([bridge, KEY, '/s', '3128', '/s', '3128', '--', 'true'], [], dir)
       expect(r.exitCode).toBe(125)
       expect(r.stderr).toMatch(/cannot listen on 127\.0\.0\.1:3128/)
     })

@@ -61,4 +61,27 @@ describe.skipIf(!HAVE_BWRAP)('the closed network by default', () => {
     expect(again.stdout).toContain('AGAIN')
     expect(again.stdout).not.toContain('names separated')
   })
+
+  test('Ctrl-C at the question stops the launch (130): nothing runs, nothing is saved, and it is asked again', () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const r = spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), '(names separated', '\x03', process.execPath, BIN, '--', '-c', 'echo RAN'], {
+      cwd: repo,
+      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+      encoding: 'utf8',
+      timeout: 40_000,
+    })
+    expect(r.status, r.stdout).toBe(130)
+    expect(r.stdout).toContain('claudebox: interrupted')
+    expect(r.stdout).not.toContain('RAN')
+    expect(fs.existsSync(path.join(world.claudeboxHome, 'config.json'))).toBe(false)
+    const again = spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), '(names separated', '', process.execPath, BIN, '--', '-c', 'echo AGAIN'], {
+      cwd: repo,
+      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+      encoding: 'utf8',
+      timeout: 40_000,
+    })
+    expect(again.stdout).toContain('names separated')
+    expect(again.stdout).toContain('AGAIN')
+  })
 })

@@ -13,7 +13,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { describe, expect, onTestFinished, test } from 'vitest'
 import { listenOnLoopback } from '../helpers/servers.js'
-import { claudebox, HAVE_BWRAP, landlockScopeSupported, makeRepo, makeWorld, requiredTool, type CliResult, type World, instancePath } from '../helpers/cli.js'
+import { BIN, claudebox, HAVE_BWRAP, landlockScopeSupported, makeRepo, makeWorld, requiredTool, type CliResult, type World, instancePath } from '../helpers/cli.js'
 
 const PYTHON = '/usr/bin/python3'
 const HAVE_CURL = requiredTool('curl', ['--version'], 'curl (apt-get install curl)')
@@ -534,6 +534,46 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CURL || !HAVE_PYTHON)("--network=allow: the
     for (const name of ['instances', 'run']) fs.mkdirSync(path.join(data, name), { recursive: true })
     const allowed = await claudebox(p.world, ['--ro-bind', data, '--shell', '--', '-c', 'echo RAN'], { cwd: p.repo })
     expect(allowed.stdout, allowed.stderr).toBe('RAN')
+  })
+})
+
+describe.skipIf(!HAVE_BWRAP || !HAVE_CURL || !HAVE_PYTHON)("--network=allow: another session's sockets", () => {
+  test('reached through a directory bound far above them (which the bind checks do not see): its proxy and gateway close the connection unanswered, while its own bridge is served', async () => {
+    const a = makeProject()
+    const server = await hostServer('server-A')
+    // Session A's claudebox home three levels under the directory B is given.
+    const above = path.join(a.world.root, 'data')
+    const home = path.join(above, 'srv', 'cb')
+    const env = { CLAUDEBOX_HOME: home, ANTHROPIC_API_KEY: 'sk-ant-session-a', ANTHROPIC_BASE_URL: `http://127.0.0.1:${server.port}` }
+    const flag = path.join(a.repo, 'done')
+    const script = `${FUNCTIONS}\nreq a-own http://127.0.0.1:${server.port}/own\necho up\nfor i in $(seq 300); do [ -e ${flag} ] && exit 0; sleep 0.1; done`
+    const sessionA = spawn(process.execPath, [BIN, '--allow-host', `127.0.0.1:${server.port}`, '--shell', '--', '-c', script], { cwd: a.repo, env: { ...a.world.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    onTestFinished(() => void sessionA.kill('SIGKILL'))
+    let outA = ''
+    sessionA.stdout.on('data', (chunk: Buffer) => (outA += chunk.toString()))
+    for (let i = 0; i < 300 && !outA.includes('up'); i++) await new Promise(resolve => setTimeout(resolve, 50))
+    expect(results(outA)['a-own']).toBe('server-A:/own code=200 connect=000 rc=0')
+
+    const b = makeProject()
+    const knock = `import glob, socket
+for name in ('proxy', 'api'):
+    found = glob.glob('${home}/run/claudebox-net-*/%s.sock' % name)
+    if not found:
+        print(name + ': MISSING'); continue
+    s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(found[0])
+    s.sendall(b'GET http://127.0.0.1:${server.port}/stolen HTTP/1.1\\r\\nHost: 127.0.0.1:${server.port}\\r\\nx-api-key: sk-ant-guess\\r\\n\\r\\n')
+    try:
+        got = s.recv(100)
+    except Exception as e:
+        got = repr(e).encode()
+    print(name + ': ' + (got.split(b'\\r\\n')[0].decode() if got else 'CLOSED'))`
+    fs.writeFileSync(path.join(b.repo, 'knock.py'), knock)
+    const r = await claudebox(b.world, ['--network=none', '--ro-bind', above, '--shell', '--', '-c', `${PYTHON} knock.py`], { cwd: b.repo })
+    fs.writeFileSync(flag, '')
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(results(r.stdout)).toEqual({ proxy: 'CLOSED', api: 'CLOSED' })
+    expect(server.hits).toEqual(['/own'])
+    await once(sessionA, 'exit')
   })
 })
 

@@ -106,3 +106,44 @@ describe('listenLazily', () => {
     await server.close()
   })
 })
+
+describe('listenLazily with a key (the in-sandbox bridge presents its session\'s)', () => {
+  const KEY = '0123456789abcdef0123456789abcdef'
+  /** Writes `pieces` on a fresh connection, one after the other; everything that comes back, or CLOSED. */
+  async function exchange(socketPath: string, pieces: readonly string[]): Promise<string> {
+    const client = net.connect(socketPath)
+    const closed = new Promise(resolve => client.once('close', resolve))
+    let reply = ''
+    client.on('data', (chunk: Buffer) => (reply += chunk.toString()))
+    client.on('error', () => {})
+    for (const piece of pieces) {
+      if (!client.destroyed) client.write(piece)
+      await sleep(20)
+    }
+    await closed
+    return reply === '' ? 'CLOSED' : reply.split('\r\n')[0] ?? ''
+  }
+  const request = 'GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
+
+  test('served when the key comes first, even in pieces and before the protocol loaded; what follows it reaches the protocol whole', async () => {
+    const socketPath = path.join(tempDir(), 's.sock')
+    const server = await listenLazily({ path: socketPath, key: KEY }, 0, helloProtocol(100).load)
+    expect(await exchange(socketPath, [KEY.slice(0, 10), `${KEY.slice(10)}\n${request.slice(0, 9)}`, request.slice(9)])).toBe('HTTP/1.1 200 OK')
+    expect(await exchange(socketPath, [`${KEY}\n${request}`])).toBe('HTTP/1.1 200 OK')
+    await server.close()
+  })
+
+  test('closed unanswered without it: a plain request, a wrong key, a key cut short', async () => {
+    const socketPath = path.join(tempDir(), 's.sock')
+    const p = helloProtocol()
+    const server = await listenLazily({ path: socketPath, key: KEY }, 0, p.load)
+    expect(await exchange(socketPath, [request])).toBe('CLOSED')
+    expect(await exchange(socketPath, [`${KEY.replace(/.$/, '0')}\n${request}`])).toBe('CLOSED')
+    const cut = net.connect(socketPath)
+    const cutClosed = new Promise(resolve => cut.once('close', resolve))
+    cut.end(KEY.slice(0, 20))
+    await cutClosed
+    expect(p.loads()).toBe(0)
+    await server.close()
+  })
+})

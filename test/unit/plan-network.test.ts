@@ -4,6 +4,9 @@ import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { BRIDGE_FD, BRIDGE_PORT, BRIDGE_PROGRAM, BRIDGE_SCRIPT, BRIDGE_WRAPPER, planLaunch, GO_GATE, PROXY_SOCKET, SCOPE_HELPER, sessionSettings, SOCKETS_DIR } from '../../src/sandbox/plan.js'
 
+/** This session's key for its sockets (setup.ts makes a random one). */
+const KEY = '0123456789abcdef0123456789abcdef'
+
 const GATE = ['/bin/sh', '-c', GO_GATE, 'claudebox-go']
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../../src/config/sandbox-options.js'
 import { CLAUDE_HOSTS, PRESETS } from '../../src/network/policy.js'
@@ -22,7 +25,7 @@ describe('planLaunch with --network=allow', () => {
       ...over,
     })
   const sandbox = (over: Partial<SandboxOptions> = {}): SandboxOptions => ({ ...DEFAULT_SANDBOX, network: 'allow', ...over })
-  const plan = (over: Partial<SandboxOptions> = {}, f = facts()) => planLaunch(f, { claudeArgs: ['-c'], sandbox: sandbox(over), egressSocket: socket })
+  const plan = (over: Partial<SandboxOptions> = {}, f = facts()) => planLaunch(f, { claudeArgs: ['-c'], sandbox: sandbox(over), egressSocket: socket, socketsKey: KEY })
   const proxyUrl = `http://127.0.0.1:${BRIDGE_PORT}`
 
   test('no --share-net: its own network namespace', () => {
@@ -100,6 +103,7 @@ describe('planLaunch with --network=allow', () => {
       SCOPE_HELPER,
       ...GATE,
       BRIDGE_PROGRAM,
+      KEY,
       PROXY_SOCKET,
       String(BRIDGE_PORT),
       '--',
@@ -116,7 +120,7 @@ describe('planLaunch with --network=allow', () => {
   test('--shell runs behind the same bridge', () => {
     const p = plan({ shell: true })
     const command = p.argv.slice(p.argv.indexOf('--') + 1)
-    expect(command).toEqual([SCOPE_HELPER, ...GATE, BRIDGE_PROGRAM, PROXY_SOCKET, String(BRIDGE_PORT), '--', '/bin/sh', '-c'])
+    expect(command).toEqual([SCOPE_HELPER, ...GATE, BRIDGE_PROGRAM, KEY, PROXY_SOCKET, String(BRIDGE_PORT), '--', '/bin/sh', '-c'])
   })
 
   describe('other architectures: bridge.js under node, behind the shell wrapper', () => {
@@ -136,6 +140,7 @@ describe('planLaunch with --network=allow', () => {
         '/usr/bin/node',
         BRIDGE_SCRIPT,
         `${PROXY_SOCKET}=${BRIDGE_PORT}`,
+        KEY,
         '/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe',
         '--settings',
         sessionSettings(false),
@@ -157,7 +162,7 @@ describe('planLaunch with --network=allow', () => {
       const { argv } = plan({ shell: true }, arm())
       const command = argv.slice(argv.indexOf('--') + 1)
       expect(command.slice(0, 8)).toEqual([...GATE, '/bin/sh', '-c', BRIDGE_WRAPPER, 'claudebox-bridge'])
-      expect(command.slice(11)).toEqual(['/bin/sh', '-c'])
+      expect(command.slice(11)).toEqual([KEY, '/bin/sh', '-c'])
     })
 
     test('without node for the bridge (facts.egress missing) the launch stops with status 125', () => {
@@ -219,10 +224,10 @@ describe('planLaunch with --network=allow', () => {
 
   test("sockets in a directory the sandbox writes (the project, its .git, a --bind) are refused: it could swap them", () => {
     for (const dir of ['/home/ada/src/shop/tmp', '/home/ada/src/shop/.git/x', '/home/ada/scratch/t']) {
-      const inside = { claudeArgs: ['-c'], sandbox: sandbox({ binds: ['/home/ada/scratch'] }), egressSocket: `${dir}/claudebox-net-0123456789ab/proxy.sock` }
+      const inside = { claudeArgs: ['-c'], sandbox: sandbox({ binds: ['/home/ada/scratch'] }), egressSocket: `${dir}/claudebox-net-0123456789ab/proxy.sock`, socketsKey: KEY }
       const f = facts({ paths: { '/home/ada/scratch': { kind: 'dir', real: '/home/ada/scratch' } } })
       expect(() => planLaunch(f, inside), dir).toThrow(/which the sandbox can write; drop that --bind/)
     }
-    expect(planLaunch(facts({ paths: { '/home/ada/scratch': { kind: 'dir', real: '/home/ada/scratch' } } }), { claudeArgs: ['-c'], sandbox: sandbox({ binds: ['/home/ada/scratch'] }), egressSocket: socket }).socketsDir).toBe(path.dirname(socket))
+    expect(planLaunch(facts({ paths: { '/home/ada/scratch': { kind: 'dir', real: '/home/ada/scratch' } } }), { claudeArgs: ['-c'], sandbox: sandbox({ binds: ['/home/ada/scratch'] }), egressSocket: socket, socketsKey: KEY }).socketsDir).toBe(path.dirname(socket))
   })
 })
