@@ -4,7 +4,17 @@ import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { BIN, claudebox, FIXTURES, HAVE_BWRAP, inSandbox, makeRepo, makeWorld } from '../helpers/cli.js'
+import { BIN, claudebox, FIXTURES, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, type World } from '../helpers/cli.js'
+
+/** A launch on a terminal (a pty) that types `answer` at the network question; its whole output and status. */
+function answering(world: World, repo: string, answer: string, script: string): { stdout: string; status: number | null } {
+  return spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), '(names separated', answer, process.execPath, BIN, '--', '-c', script], {
+    cwd: repo,
+    env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+    encoding: 'utf8',
+    timeout: 40_000,
+  })
+}
 
 const NOTICE = /^claudebox: network: the sandbox reaches only Claude's API \(through claudebox's proxy\); widen it with --allow-preset NAME/m
 
@@ -40,24 +50,14 @@ describe.skipIf(!HAVE_BWRAP)('the closed network by default', () => {
   test('on a terminal: the presets are offered; the answer is saved in config.json and unknown names are said', () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')
-    const r = spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), '(names separated', 'npm github bogus', process.execPath, BIN, '--', '-c', 'echo RAN'], {
-      cwd: repo,
-      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
-      encoding: 'utf8',
-      timeout: 40_000,
-    })
+    const r = answering(world, repo, 'npm github bogus', 'echo RAN')
     expect(r.stdout).toContain('npm     registry.npmjs.org')
     expect(r.stdout).toContain('not presets, ignored: bogus')
     expect(r.stdout).toContain('RAN')
     const config = JSON.parse(fs.readFileSync(path.join(world.claudeboxHome, 'config.json'), 'utf8')) as { allowPresets: string[] }
     expect(config.allowPresets).toEqual(['npm', 'github'])
     // Asked once.
-    const again = spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), '(names separated', '', process.execPath, BIN, '--', '-c', 'echo AGAIN'], {
-      cwd: repo,
-      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
-      encoding: 'utf8',
-      timeout: 40_000,
-    })
+    const again = answering(world, repo, '', 'echo AGAIN')
     expect(again.stdout).toContain('AGAIN')
     expect(again.stdout).not.toContain('names separated')
   })
@@ -65,22 +65,12 @@ describe.skipIf(!HAVE_BWRAP)('the closed network by default', () => {
   test('Ctrl-C at the question stops the launch (130): nothing runs, nothing is saved, and it is asked again', () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')
-    const r = spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), '(names separated', '\x03', process.execPath, BIN, '--', '-c', 'echo RAN'], {
-      cwd: repo,
-      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
-      encoding: 'utf8',
-      timeout: 40_000,
-    })
+    const r = answering(world, repo, '\x03', 'echo RAN')
     expect(r.status, r.stdout).toBe(130)
     expect(r.stdout).toContain('claudebox: interrupted')
     expect(r.stdout).not.toContain('RAN')
     expect(fs.existsSync(path.join(world.claudeboxHome, 'config.json'))).toBe(false)
-    const again = spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), '(names separated', '', process.execPath, BIN, '--', '-c', 'echo AGAIN'], {
-      cwd: repo,
-      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
-      encoding: 'utf8',
-      timeout: 40_000,
-    })
+    const again = answering(world, repo, '', 'echo AGAIN')
     expect(again.stdout).toContain('names separated')
     expect(again.stdout).toContain('AGAIN')
   })
