@@ -160,6 +160,9 @@ function hostKeyHelper(claudeboxHome: string): string | undefined {
   return typeof settings?.apiKeyHelper === 'string' && settings.apiKeyHelper.trim() !== '' ? settings.apiKeyHelper : undefined
 }
 
+/** The most an apiKeyHelper may print (a key, perhaps a warning or two). */
+const HELPER_OUTPUT_LIMIT = 64 << 10
+
 /** How long a key from apiKeyHelper is used before the helper runs again (Claude Code's own default). */
 const HELPER_TTL_MS = 5 * 60_000
 
@@ -200,14 +203,23 @@ function runOnHost(command: string, timeoutMs: number): Promise<string> {
   }
   process.once('exit', killTree)
   let [stdout, stderr] = ['', '']
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
   const ended = new Promise<void>(resolve => child.stdout.once('end', resolve))
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
+    const stop = (why: string): void => {
       killTree()
-      reject(new Error(`it did not finish within ${timeoutMs / 1000} s`))
-    }, timeoutMs)
+      child.stdout.destroy()
+      child.stderr.destroy()
+      reject(new Error(why))
+    }
+    const timer = setTimeout(() => stop(`it did not finish within ${timeoutMs / 1000} s`), timeoutMs)
+    // A key is a line: a helper that prints without end (`yes`) would fill the launcher's memory.
+    const take = (chunk: string, into: 'out' | 'err'): void => {
+      if (into === 'out') stdout += chunk
+      else stderr += chunk
+      if (stdout.length + stderr.length > HELPER_OUTPUT_LIMIT) stop(`it printed more than ${HELPER_OUTPUT_LIMIT >> 10} KiB`)
+    }
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => take(chunk, 'out'))
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => take(chunk, 'err'))
     child.on('error', error => {
       clearTimeout(timer)
       reject(error)

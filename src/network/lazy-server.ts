@@ -58,7 +58,9 @@ export async function listenLazily(where: { path: string; key?: string } | { hos
     void startLoading()
   }
   // Paused: nothing is read before the key has come and the protocol takes the connection.
-  const server = net.createServer({ pauseOnConnect: true }, key === undefined ? admit : requiring(key, checking, admit))
+  // Half-open, as an http.Server's own are: a tunnel's client may end its side and still be
+  // answered (red team: the answer never came).
+  const server = net.createServer({ pauseOnConnect: true, allowHalfOpen: true }, key === undefined ? admit : requiring(key, checking, admit))
   if (maxConnections > 0) server.maxConnections = maxConnections
   const handOver = (protocol: Protocol, socket: net.Socket): void => {
     protocol.accept(socket)

@@ -38,6 +38,9 @@ export function bindRefusal(real: string | undefined, home: string, claudeboxHom
     if (isWithin(real, state) || isWithin(state, real)) return "it is (or contains) claudebox's state, which holds every project's history and the sessions' sockets"
   }
   if (insideSessionSockets(real)) return "it is inside a claudebox session's sockets directory"
+  // The sandbox has its own /proc and no cgroup tree: the host's would show every process's
+  // command line (another session's bridge key among them, red team) or let it leave its limits.
+  for (const tree of HOST_PROCESS_TREES) if (isWithin(tree, real) || isWithin(real, tree)) return `it is (or contains) the host's ${tree}, which would show the sandbox every process on the machine or let it leave its limits`
   if (path.dirname(real) === RUNTIME_DIRS) return `it is a login's runtime directory (${real}), where claudebox sessions keep their sockets; bind what you need inside it instead`
   for (const dir of [RUNTIME_DIRS, '/tmp', ...guarded.sockets]) {
     // A socket or directory of your own in there is fine (a rootless Docker socket, gnupg/); the
@@ -57,6 +60,9 @@ export const insideSessionSockets = (real: string): boolean => real.split(path.s
  * sessionSocketsDir; groups 1 and 2), or an older version's claudebox-net-<random>.
  */
 export const SESSION_SOCKETS_NAME = /^claudebox-net-(?:([0-9a-f]{8}|unknown)-(\d+)-)?[0-9a-f]{12}$/
+
+/** The host's views of its processes (`--proc` gives the sandbox its own /proc). */
+const HOST_PROCESS_TREES = ['/proc', '/sys/fs/cgroup']
 
 /** Where each login's $XDG_RUNTIME_DIR lives. */
 const RUNTIME_DIRS = '/run/user'

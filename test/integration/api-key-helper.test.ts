@@ -36,6 +36,12 @@ describe('apiKeyHelper on the host', () => {
     process.kill(Number(fs.readFileSync(pids, 'utf8')), 'SIGKILL')
   })
 
+  test('one that prints without end (yes) is stopped at 64 KiB, with a clear reason, and the launcher lives on', async () => {
+    const started = Date.now()
+    await expect(helperCredential('yes', 10_000).header(undefined)).rejects.toThrow(/apiKeyHelper failed on the host \(it printed more than 64 KiB\)/)
+    expect(Date.now() - started).toBeLessThan(5_000)
+  })
+
   test('one that hangs is killed after its time, with the processes it started', async () => {
     const pids = path.join(tempDir('cb-helper-'), 'pids')
     const hanging = helperCredential(`echo $$ > ${pids}; sleep 60 & echo $! >> ${pids}; wait`, 500)

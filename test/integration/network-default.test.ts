@@ -7,10 +7,10 @@ import { describe, expect, test } from 'vitest'
 import { BIN, claudebox, FIXTURES, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, type World } from '../helpers/cli.js'
 
 /** A launch on a terminal (a pty) that types `answer` at the network question; its whole output and status. */
-function answering(world: World, repo: string, answer: string, script: string): { stdout: string; status: number | null } {
+function answering(world: World, repo: string, answer: string, script: string, env: Record<string, string> = {}): { stdout: string; status: number | null } {
   return spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), '(names separated', answer, process.execPath, BIN, '--', '-c', script], {
     cwd: repo,
-    env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+    env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', ...env },
     encoding: 'utf8',
     timeout: 40_000,
   })
@@ -50,7 +50,9 @@ describe.skipIf(!HAVE_BWRAP)('the closed network by default', () => {
   test('on a terminal: the presets are offered; the answer is saved in config.json and unknown names are said', () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')
-    const r = answering(world, repo, 'npm github bogus', 'echo RAN')
+    // With a sign-in, so that the API gateway already listens when the answer changes the plan
+    // (red team: the new plan had other sockets and another key, and the launch failed).
+    const r = answering(world, repo, 'npm github bogus', 'echo RAN', { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' })
     expect(r.stdout).toContain('npm     registry.npmjs.org')
     expect(r.stdout).toContain('not presets, ignored: bogus')
     expect(r.stdout).toContain('RAN')
@@ -73,5 +75,27 @@ describe.skipIf(!HAVE_BWRAP)('the closed network by default', () => {
     const again = answering(world, repo, '', 'echo AGAIN')
     expect(again.stdout).toContain('names separated')
     expect(again.stdout).toContain('AGAIN')
+  })
+
+  test('Ctrl-D at the question (no more input) stops the launch as Ctrl-C does (it ran the program before)', () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const r = answering(world, repo, '\x04', 'echo RAN')
+    expect(r.status, r.stdout).toBe(130)
+    expect(r.stdout).not.toContain('RAN')
+  })
+
+  test('a SIGTERM while the question waits ends the launch by that signal, with the terminal given back (it stayed raw as root)', () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const r = spawnSync('python3', [path.join(FIXTURES, 'pty-signal.py'), '(names separated', 'SIGTERM', process.execPath, BIN, '--', '-c', 'echo RAN'], {
+      cwd: repo,
+      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+      encoding: 'utf8',
+      timeout: 40_000,
+    })
+    expect(r.status, r.stdout).toBe(256 - 15) // the fixture's status for a death by SIGTERM (-15)
+    expect(r.stdout).toContain('terminal: normal')
+    expect(r.stdout).not.toContain('RAN')
   })
 })

@@ -512,7 +512,7 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CURL || !HAVE_PYTHON)("--network=allow: the
     const elsewhere = path.join(p.world.root, 'cb2')
     fs.mkdirSync(path.join(p.world.claudeboxHome, 'run'), { recursive: true })
     // (This world lives in /tmp: binding /tmp is refused first for holding its home.)
-    for (const [bind, reason] of [['/tmp', /\/tmp, where other programs and other claudebox sessions keep their sockets|your home directory/], ['/run', /\/run\/user, where other programs/], [path.join(p.world.claudeboxHome, 'run'), /claudebox's state/]] as const) {
+    for (const [bind, reason] of [['/tmp', /\/tmp, where other programs and other claudebox sessions keep their sockets|your home directory/], ['/run', /\/run\/user, where other programs/], [path.join(p.world.claudeboxHome, 'run'), /claudebox's state/], ['/proc', /the host's \/proc, which would show the sandbox every process/]] as const) {
       const refused = await claudebox(p.world, ['--ro-bind', bind, '--shell', '--', '-c', 'echo RAN'], { cwd: p.repo, env: { CLAUDEBOX_HOME: elsewhere } })
       expect(refused.exitCode, bind).toBe(2)
       expect(refused.stdout).not.toContain('RAN')

@@ -58,6 +58,13 @@ describe('extra binds', () => {
     expect(bindRefusal('/srv/cb/run/claudebox-net-0badc0de-12-0123456789ab/proxy.sock', home, state)).toMatch(/inside a claudebox session's sockets directory/)
     expect(bindRefusal('/srv/cb/run/claudebox-net-0badc0de-12-0123456789ab', home, state)).toMatch(/inside a claudebox session's sockets directory/)
   })
+  test("the host's /proc and cgroup tree, or anything in or around them: another session's key is in /proc (red team), cgroup.procs would let the sandbox leave its limits", () => {
+    for (const real of ['/proc', '/proc/1234', '/proc/sys/kernel', '/sys/fs/cgroup', '/sys/fs/cgroup/pids', '/sys', '/sys/fs']) {
+      expect(bindRefusal(real, home, state), real).toMatch(/the host's \/(proc|sys\/fs\/cgroup)/)
+    }
+    expect(bindRefusal('/sys/class/net', home, state)).toBeUndefined()
+    expect(bindRefusal('/procedures', home, state)).toBeUndefined()
+  })
   test("a directory the probe found holding other sessions' sockets or state is refused, after the other reasons", () => {
     expect(bindRefusal('/srv/cb', home, state, undefined, true)).toMatch(/holds claudebox sessions' sockets or state/)
     expect(bindRefusal('/', home, state, undefined, true)).toMatch(/whole file system/)

@@ -6,6 +6,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { buildPolicy, type EgressPolicy } from '../../src/network/policy.js'
+import { listenOnLoopback } from '../helpers/servers.js'
 import { parseAuthority, type DeniedConnection, type Resolver } from '../../src/network/proxy.js'
 import { startProxy } from '../../src/network/session.js'
 import type { LazyServer } from '../../src/network/lazy-server.js'
@@ -350,6 +351,25 @@ describe('startProxy (injected resolver, real local servers)', () => {
     expect(https.status).toBe(400)
     expect(local.served).toEqual([])
     expect(lookups).toEqual([])
+  })
+
+  test('a tunnel keeps a half-close: the client ends its side, the server answers after that, the answer arrives (red team)', async () => {
+    const server = net.createServer({ allowHalfOpen: true }, c => {
+      let got = ''
+      c.on('data', d => (got += String(d)))
+      c.on('end', () => c.end(`got:${got}`))
+    })
+    const port = await listenOnLoopback(server)
+    const socket = await start(policy([`127.0.0.1:${port}`]), {})
+    const client = net.connect({ path: socket, allowHalfOpen: true })
+    let reply = ''
+    client.on('data', d => (reply += String(d)))
+    const closed = new Promise(resolve => client.once('close', resolve))
+    client.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`)
+    await until(() => reply.includes('\r\n\r\n'), 5000)
+    client.end('abc')
+    await closed
+    expect(reply).toMatch(/^HTTP\/1\.1 200[^]*\r\n\r\ngot:abc$/)
   })
 
   test('close() ends open tunnels', async () => {
