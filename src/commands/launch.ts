@@ -279,8 +279,13 @@ async function networkNotice(settings: Settings, options: CliOptions, request: L
   // The same API path as the running gateway (its placeholder and where it listens), the same
   // sockets directory and key (red team: a new key left the gateway refusing every call).
   const { api, ownCredentialStore, egressSocket, socketsKey } = request
-  const same = { api, ownCredentialStore, egressSocket, socketsKey }
-  return planLaunch(again.facts, { ...again.request, ...Object.fromEntries(Object.entries(same).filter(([, value]) => value !== undefined)) })
+  return planLaunch(again.facts, {
+    ...again.request,
+    ...(api === undefined ? {} : { api }),
+    ...(ownCredentialStore === undefined ? {} : { ownCredentialStore }),
+    ...(egressSocket === undefined ? {} : { egressSocket }),
+    ...(socketsKey === undefined ? {} : { socketsKey }),
+  })
 }
 
 function afterSession(what: string, step: () => void): void {
