@@ -88,12 +88,7 @@ describe.skipIf(!HAVE_BWRAP)('the closed network by default', () => {
   test('a SIGTERM while the question waits ends the launch by that signal, with the terminal given back (it stayed raw as root)', () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')
-    const r = spawnSync('python3', [path.join(FIXTURES, 'pty-signal.py'), '(names separated', 'SIGTERM', process.execPath, BIN, '--', '-c', 'echo RAN'], {
-      cwd: repo,
-      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
-      encoding: 'utf8',
-      timeout: 40_000,
-    })
+    const r = answering(world, repo, 'signal:SIGTERM', 'echo RAN')
     expect(r.status, r.stdout).toBe(256 - 15) // the fixture's status for a death by SIGTERM (-15)
     expect(r.stdout).toContain('terminal: normal')
     expect(r.stdout).not.toContain('RAN')
