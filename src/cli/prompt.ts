@@ -18,15 +18,22 @@ export async function ask(question: string): Promise<string> {
   const rl = createInterface({ input: process.stdin, output: process.stderr })
   const interrupted = (): ClaudeboxError => new ClaudeboxError('interrupted', EXIT.interrupted)
   const stopped = new Promise<never>((_, reject) => rl.once('SIGINT', () => reject(interrupted())))
-  // A signal someone else handles meanwhile (the limits' cgroups are left before it ends the
-  // launcher, cgroups.ts) gives the terminal back first; the question then never returns.
+  // A signal that ends claudebox meanwhile gives the terminal back first (Node does it itself only
+  // for SIGINT and SIGTERM, and not once a handler has taken them). One someone else handles (the
+  // limits' cgroups are left first, cgroups.ts) goes on to them; else it ends claudebox as its
+  // default would. The question then never returns.
   let signalled = false
-  const giveBack = (): void => {
+  const giveBack = (signal: NodeJS.Signals): void => {
     signalled = true
     rl.close()
+    if (process.listenerCount(signal) > 1) return
+    release()
+    process.kill(process.pid, signal)
   }
-  const taken = ENDING.filter(signal => process.listenerCount(signal) > 0)
-  for (const signal of taken) process.prependListener(signal, giveBack)
+  const release = (): void => {
+    for (const signal of ENDING) process.off(signal, giveBack)
+  }
+  for (const signal of ENDING) process.prependListener(signal, giveBack)
   const answer = rl.question(`claudebox: ${question} `).catch((error: unknown) => {
     if (signalled) return new Promise<never>(() => {})
     throw (error as { code?: string }).code === 'ABORT_ERR' ? interrupted() : error
@@ -35,7 +42,7 @@ export async function ask(question: string): Promise<string> {
   try {
     return (await Promise.race([answer, stopped])).trim()
   } finally {
-    for (const signal of taken) process.off(signal, giveBack)
+    release()
     rl.close()
   }
 }

@@ -10,6 +10,7 @@ import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.
 import { relayStdio } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
 import { childrenOf, processStartTime } from './fs.js'
+import { pinUserBinds } from './bind-fds.js'
 import { joinCgroups, leaveAndRemove, leaveCgroups, removeCgroups, writeLimits, type Cgroup, type CgroupJoin } from './cgroups.js'
 
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const
@@ -119,7 +120,15 @@ async function spawnInCgroups(plan: LaunchPlan, cgroups: readonly Cgroup[]): Pro
     throw error
   }
   const { stdio, opened, ways, merged } = fds
-  const child = spawn(plan.file, [...plan.argv], { stdio, env: { ...plan.env } })
+  let argv: string[]
+  try {
+    argv = pinUserBinds(plan.argv, plan.userBinds, stdio, opened)
+  } catch (error) {
+    for (const fd of opened) fs.closeSync(fd)
+    await leaveAndRemove(cgroups)
+    throw error
+  }
+  const child = spawn(plan.file, argv, { stdio, env: { ...plan.env } })
   const left = leaveCgroups(cgroups).catch((error: unknown) => {
     throw launchError(`cannot leave the cgroups of bwrap's limits: ${(error as Error).message}; set "pidsLimit": 0 in config.json to launch without them`)
   })

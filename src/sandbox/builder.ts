@@ -11,6 +11,7 @@ export class SandboxBuilder {
   readonly mkdirs: { path: string; mode: number }[] = []
   readonly files: FileStep[] = []
   readonly fds: FdStep[] = []
+  readonly userBinds: string[] = []
 
   /** One group of bwrap arguments (one line of --dry-run). */
   add(...words: string[]): void {

@@ -166,6 +166,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     mkdirs: [...b.mkdirs, ...state.tiers.mkdirs],
     files: [...state.tiers.files, ...b.files, ...guard.files, ...recordFiles(facts, root, instance), ...state.files],
     fds: b.fds,
+    userBinds: b.userBinds,
     warnings: b.warnings,
     watch,
     gitWatch: { forbidden: guard.forbidden, gitDirs: guard.gitDirs, workTree: git?.topLevel ?? cwd },
@@ -331,6 +332,7 @@ function extraBinds(b: SandboxBuilder, facts: HostFacts, options: SandboxOptions
       const real = info?.real as string
       if (kind === 'ro') b.roBind(real)
       else b.bind(real)
+      b.userBinds.push(real)
     }
   }
 }

@@ -110,5 +110,12 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
     expect(withYes.stdout).toBe('')
     const again = run('n')
     expect(again.stdout).toMatch(/adds --env EDITOR, AWS_SECRET_ACCESS_KEY/)
+    // A file claudebox refuses outright (a typo) is said as such on a terminal too, not asked (it
+    // became an internal error: red team).
+    fs.writeFileSync(path.join(project, '.claudebox.json'), '{"roBinds": ["d"]}')
+    const typo = run('n')
+    expect(typo.status, typo.stdout).toBe(2)
+    expect(typo.stdout).toMatch(/unknown key "roBinds"/)
+    expect(typo.stdout).not.toContain('internal error')
   })
 })

@@ -2,9 +2,10 @@
 // legitimate git layout, and /etc/resolv.conf as a symlink into /run.
 import fs from 'node:fs'
 import path from 'node:path'
+import { spawnSync } from 'node:child_process'
 import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
-import { BIN, claudebox, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, instancePath } from '../helpers/cli.js'
+import { BIN, claudebox, FIXTURES, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, instancePath } from '../helpers/cli.js'
 
 describe.skipIf(!HAVE_BWRAP)('dangerous roots are refused', () => {
   test('the home directory itself', async () => {
@@ -144,5 +145,25 @@ describe.skipIf(!HAVE_BWRAP)('first launch confirmation (config.json confirmFirs
     const accepted = await claudebox(world, ['--yes', '--', '-c', 'echo ran'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
     expect(accepted.stdout).toBe('ran')
     expect((await inSandbox(world, repo, 'echo again')).stdout).toBe('again')
+  })
+
+  test('on a terminal, a SIGHUP or SIGQUIT at the question ends claudebox by it with the terminal given back (it stayed raw); Ctrl-D stops it (130)', () => {
+    const world = makeWorld()
+    fs.mkdirSync(world.claudeboxHome, { recursive: true })
+    fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), '{"confirmFirstLaunch": true, "network": "none"}\n')
+    const repo = makeRepo(world.home, 'p')
+    const onTerminal = (answer: string) =>
+      spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), 'start Claude in this sandbox', answer, process.execPath, BIN, '--', '-c', 'echo RAN'], {
+        cwd: repo,
+        env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+        encoding: 'utf8',
+        timeout: 40_000,
+      })
+    for (const [answer, status] of [['signal:SIGHUP', 256 - 1], ['signal:SIGQUIT', 256 - 3], ['\x04', 130]] as const) {
+      const r = onTerminal(answer)
+      expect(r.status, `${answer}: ${r.stdout}`).toBe(status)
+      expect(r.stdout).toContain('terminal: normal')
+      expect(r.stdout).not.toContain('RAN')
+    }
   })
 })

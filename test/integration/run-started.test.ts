@@ -68,3 +68,39 @@ describe.skipIf(!HAVE_BWRAP)("the launcher's work before the go", () => {
     expect(processesNaming(dir)).toEqual([])
   })
 })
+
+describe.skipIf(!HAVE_BWRAP)("the user's binds, pinned just before bwrap (host/bind-fds.ts)", () => {
+  /** The hand-made plan with `real` bound read-only at its own path, as a user's --ro-bind is. */
+  function withBind(dir: string, real: string, script: string): LaunchPlan {
+    const base = plan(dir, script)
+    const at = base.argv.indexOf('--')
+    return { ...base, argv: [...base.argv.slice(0, at), '--ro-bind', real, real, ...base.argv.slice(at)], userBinds: [real] }
+  }
+
+  test('bound through a descriptor of what the plan checked: the program sees it', async () => {
+    const dir = tempDir('cb-pinned-')
+    const real = path.join(dir, 'data')
+    fs.mkdirSync(real)
+    fs.writeFileSync(path.join(real, 'f'), 'planned\n')
+    const result = await runForeground(withBind(dir, real, `cat ${real}/f > ${dir}/ran`))
+    expect(result).toMatchObject({ status: 0 })
+    expect(fs.readFileSync(path.join(dir, 'ran'), 'utf8')).toBe('planned\n')
+  })
+
+  test("swapped for a symlink after the check (to the host's /proc, as a running sandbox could): refused, nothing runs (red team)", async () => {
+    const dir = tempDir('cb-pinned-')
+    const real = path.join(dir, 'data')
+    fs.mkdirSync(real)
+    const swapped = withBind(dir, real, `echo ran > ${dir}/ran`)
+    fs.renameSync(real, `${real}.old`)
+    fs.symlinkSync('/proc', real)
+    await expect(runForeground(swapped)).rejects.toThrow(`${real} changed while claudebox started`)
+    // And a directory put in its place whose path leads elsewhere (a parent swapped).
+    fs.rmSync(real)
+    fs.mkdirSync(path.join(dir, 'elsewhere', 'data'), { recursive: true })
+    const parent = withBind(dir, path.join(dir, 'link', 'data'), `echo ran > ${dir}/ran`)
+    fs.symlinkSync(path.join(dir, 'elsewhere'), path.join(dir, 'link'))
+    await expect(runForeground(parent)).rejects.toThrow(/changed while claudebox started \(it now leads to .*elsewhere\/data\)/)
+    expect(fs.existsSync(path.join(dir, 'ran'))).toBe(false)
+  })
+})
