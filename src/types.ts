@@ -151,11 +151,13 @@ export interface LaunchPlan {
   files: readonly FileStep[]
   fds: readonly FdStep[]
   /**
-   * The user's --ro-bind and --bind (their real paths): host/run.ts binds each through a
+   * The user's --ro-bind and --bind (their real paths): host/bind-fds.ts binds each through a
    * descriptor it opens and checks just before bwrap starts (--ro-bind-fd), as a path the sandbox
    * of a running session can change could be swapped between the probe and bwrap's mount.
    */
   userBinds: readonly string[]
+  /** The places a sandbox can write: every bind from inside them is pinned the same way. */
+  pinWithin: readonly string[]
   warnings: readonly string[]
   /** Paths that run code outside the sandbox: snapshot before and after the session. */
   watch: readonly string[]

@@ -1,49 +1,90 @@
-// The user's --ro-bind and --bind, pinned just before bwrap starts. The plan checked their real
-// paths (sandbox/policy.ts bindRefusal), but a path in a place a running sandbox writes (a directory
-// of the project) can be swapped for a symlink between that check and bwrap's mount, which follows
-// it (red team: a concurrent session of the project got the host's /proc into the next one, and
-// with it other sessions' keys). So each is opened here (O_PATH, no symlink at its end), the opened
-// object's path is checked to be the planned one, and bwrap binds that descriptor (--ro-bind-fd).
+// Binds pinned just before bwrap starts. The plan checked its binds' paths, but a path in a place a
+// running sandbox writes (the project and its git dirs, an instance, a session store: any session
+// of the project has them) can be swapped for a symlink between that check and bwrap's mount,
+// which follows it (red team: a concurrent session got the host's /proc, or the user's home
+// writable through .git/worktrees, into the next one). So each bind whose source lies in such a
+// place (and each of the user's own) is opened here (O_PATH, no symlink at its end), the opened
+// object must be at the path the plan meant, reached without a symlink below the place's own real
+// path, and bwrap binds that descriptor (--ro-bind-fd, --bind-fd). bwrap itself still turns the
+// descriptor back into a path for the moment of its mount and checks the result after; a swap in
+// that moment is what is left (README).
 import fs from 'node:fs'
+import path from 'node:path'
 import { launchError } from '../errors.js'
 
 /** Linux's O_PATH (the same on x86_64 and arm64): a descriptor that only names the object. */
 const O_PATH = 0o10000000
 
-/**
- * `argv` with each user bind (`--ro-bind REAL REAL`, `--bind REAL REAL`) turned into a bind of a
- * descriptor, which goes to bwrap at the next free numbers of `stdio`; the descriptors opened
- * are pushed to `opened` (the caller closes them after the spawn).
- */
-export function pinUserBinds(argv: readonly string[], userBinds: readonly string[], stdio: unknown[], opened: number[]): string[] {
-  const pinned = [...argv]
-  const wanted = new Set(userBinds)
-  // bwrap's own options end at the first "--"; what follows is the program's.
-  const end = pinned.indexOf('--') === -1 ? pinned.length : pinned.indexOf('--')
-  for (let i = 0; i + 2 < end; i++) {
-    const [option, source, target] = [pinned[i], pinned[i + 1] ?? '', pinned[i + 2]]
-    if ((option !== '--ro-bind' && option !== '--bind') || !wanted.has(source) || target !== source) continue
-    // One descriptor per bind: bwrap closes each once it has used it.
-    const fd = openPinned(source)
-    opened.push(fd)
-    pinned[i] = `${option}-fd`
-    pinned[i + 1] = String(stdio.length)
-    stdio.push(fd)
-  }
-  return pinned
+const BINDS = new Set(['--bind', '--ro-bind', '--bind-try', '--ro-bind-try'])
+
+export interface Pinning {
+  /** The user's --ro-bind/--bind, by the real paths the probe found. */
+  userBinds: readonly string[]
+  /** The places a sandbox can write (none of them can itself be renamed by one). */
+  writable: readonly string[]
 }
 
-/** A descriptor of what is at `real` now, when that is still `real` itself (no symlink anywhere on the way). */
-function openPinned(real: string): number {
+/**
+ * bwrap's argv from the plan's `groups`, with each bind to pin turned into a bind of a descriptor,
+ * which goes to bwrap at the next free numbers of `stdio`; a `-try` bind whose source is missing is
+ * left out (bwrap would skip it). The descriptors opened are pushed to `opened` (the caller closes
+ * them after the spawn).
+ */
+export function pinBinds(groups: readonly (readonly string[])[], pinning: Pinning, stdio: unknown[], opened: number[]): string[] {
+  const users = new Set(pinning.userBinds)
+  const realRoots = new Map(pinning.writable.map(root => [root, realOrSelf(root)]))
+  return groups.flatMap(group => {
+    const [option = '', source = '', target = ''] = group
+    const expected = BINDS.has(option) && group.length === 3 ? expectedPath(source, target, users, realRoots) : undefined
+    if (expected === undefined) return [...group]
+    if (option.endsWith('-try') && !exists(source)) return []
+    // One descriptor per bind: bwrap closes each once it has used it.
+    const fd = openPinned(source, expected)
+    opened.push(fd)
+    stdio.push(fd)
+    return [`${option.replace(/-try$/, '')}-fd`, String(stdio.length - 1), target]
+  })
+}
+
+/** Where `source` must really be, when it is to be pinned: the user's bind as probed, or below a writable place's real path. */
+function expectedPath(source: string, target: string, users: ReadonlySet<string>, realRoots: ReadonlyMap<string, string>): string | undefined {
+  if (users.has(source) && target === source) return source
+  for (const [root, real] of realRoots) {
+    const below = path.relative(root, source)
+    if (below === '' || (below !== '..' && !below.startsWith(`..${path.sep}`) && !path.isAbsolute(below))) return path.join(real, below)
+  }
+  return undefined
+}
+
+const realOrSelf = (p: string): string => {
+  try {
+    return fs.realpathSync(p)
+  } catch {
+    return p
+  }
+}
+
+const exists = (p: string): boolean => {
+  try {
+    fs.lstatSync(p)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** A descriptor of what is at `source` now, when that is `expected` itself (no symlink at its end, none swapped in above). */
+function openPinned(source: string, expected: string): number {
+  const changed = (what: string): Error => launchError(`${source} changed while claudebox started (${what}); nothing was bound, rerun`)
   let fd: number
   try {
-    fd = fs.openSync(real, O_PATH | fs.constants.O_NOFOLLOW)
+    fd = fs.openSync(source, O_PATH | fs.constants.O_NOFOLLOW)
   } catch (error) {
-    throw launchError(`${real} changed while claudebox started (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); nothing was bound, rerun`)
+    throw changed((error as NodeJS.ErrnoException).code ?? (error as Error).message)
   }
   // With O_PATH, O_NOFOLLOW opens a symlink itself rather than failing: that is a change too.
-  const now = fs.fstatSync(fd).isSymbolicLink() ? `a symlink, to ${fs.readlinkSync(real)}` : fs.readlinkSync(`/proc/self/fd/${fd}`)
-  if (now === real) return fd
+  const now = fs.fstatSync(fd).isSymbolicLink() ? 'a symlink' : fs.readlinkSync(`/proc/self/fd/${fd}`)
+  if (now === expected) return fd
   fs.closeSync(fd)
-  throw launchError(`${real} changed while claudebox started (it now leads to ${now}); nothing was bound, rerun`)
+  throw changed(`it now leads to ${now}`)
 }

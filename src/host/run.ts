@@ -10,7 +10,7 @@ import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.
 import { relayStdio } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
 import { childrenOf, processStartTime } from './fs.js'
-import { pinUserBinds } from './bind-fds.js'
+import { pinBinds } from './bind-fds.js'
 import { joinCgroups, leaveAndRemove, leaveCgroups, removeCgroups, writeLimits, type Cgroup, type CgroupJoin } from './cgroups.js'
 
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const
@@ -122,7 +122,7 @@ async function spawnInCgroups(plan: LaunchPlan, cgroups: readonly Cgroup[]): Pro
   const { stdio, opened, ways, merged } = fds
   let argv: string[]
   try {
-    argv = pinUserBinds(plan.argv, plan.userBinds, stdio, opened)
+    argv = pinBinds(plan.groups, { userBinds: plan.userBinds, writable: plan.pinWithin }, stdio, opened)
   } catch (error) {
     for (const fd of opened) fs.closeSync(fd)
     await leaveAndRemove(cgroups)

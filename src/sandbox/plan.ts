@@ -167,6 +167,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     files: [...state.tiers.files, ...b.files, ...guard.files, ...recordFiles(facts, root, instance), ...state.files],
     fds: b.fds,
     userBinds: b.userBinds,
+    pinWithin: writablePlaces(facts, options, projectDirs),
     warnings: b.warnings,
     watch,
     gitWatch: { forbidden: guard.forbidden, gitDirs: guard.gitDirs, workTree: git?.topLevel ?? cwd },
@@ -319,6 +320,17 @@ function projectAndGit(b: SandboxBuilder, facts: HostFacts, options: SandboxOpti
   )
   b.protections.push('shared settings, CLAUDE.md, agents, commands, skills: a per-project copy; changes stay in this project until you promote them (claudebox --proposals)')
   return guard
+}
+
+/**
+ * The places a sandbox of this user can write (this one or another session's): what is bound from
+ * inside them is pinned to a descriptor just before bwrap starts (host/bind-fds.ts).
+ */
+function writablePlaces(facts: HostFacts, options: SandboxOptions, projectDirs: readonly string[]): string[] {
+  const { git, claudeboxHome } = facts
+  const userBinds = options.binds.map(p => path.resolve(facts.cwd ?? '/', p)).map(p => facts.paths[p]?.real ?? p)
+  const state = [instancesDir(claudeboxHome), path.join(claudeboxHome, SESSION_STORES_DIR), sharedPaths(claudeboxHome).dir]
+  return [...projectDirs, ...(git === undefined ? [] : [git.gitDir, git.commonDir]), ...state, ...userBinds]
 }
 
 /** --ro-bind and --bind the user asked for, refused when they would expose what the sandbox hides. */

@@ -16,7 +16,8 @@ function plan(dir: string, script: string): LaunchPlan {
     { fd: INFO_FD, kind: 'info' },
     { fd: GO_FD, kind: 'go', merged: 'go 2>&1' },
   ]
-  return { file: 'bwrap', argv, env: { PATH: '/usr/bin:/bin' }, fds, cgroups: [] } as unknown as LaunchPlan
+  const at = argv.indexOf('--')
+  return { file: 'bwrap', argv, groups: [argv.slice(0, at), argv.slice(at)], env: { PATH: '/usr/bin:/bin' }, fds, cgroups: [], userBinds: [], pinWithin: [] } as unknown as LaunchPlan
 }
 
 /** Live processes whose command line names `text` (zombies have none). */
@@ -73,8 +74,8 @@ describe.skipIf(!HAVE_BWRAP)("the user's binds, pinned just before bwrap (host/b
   /** The hand-made plan with `real` bound read-only at its own path, as a user's --ro-bind is. */
   function withBind(dir: string, real: string, script: string): LaunchPlan {
     const base = plan(dir, script)
-    const at = base.argv.indexOf('--')
-    return { ...base, argv: [...base.argv.slice(0, at), '--ro-bind', real, real, ...base.argv.slice(at)], userBinds: [real] }
+    const [options = [], program = []] = base.groups
+    return { ...base, groups: [options, ['--ro-bind', real, real], program], userBinds: [real] }
   }
 
   test('bound through a descriptor of what the plan checked: the program sees it', async () => {
@@ -101,6 +102,22 @@ describe.skipIf(!HAVE_BWRAP)("the user's binds, pinned just before bwrap (host/b
     const parent = withBind(dir, path.join(dir, 'link', 'data'), `echo ran > ${dir}/ran`)
     fs.symlinkSync(path.join(dir, 'elsewhere'), path.join(dir, 'link'))
     await expect(runForeground(parent)).rejects.toThrow(/changed while claudebox started \(it now leads to .*elsewhere\/data\)/)
+    expect(fs.existsSync(path.join(dir, 'ran'))).toBe(false)
+  })
+
+  test("a bind from a place a sandbox writes, reached through a symlink a running session put above it (.git/worktrees -> the home, red team): refused", async () => {
+    const dir = tempDir('cb-pinned-')
+    const home = path.join(dir, 'home')
+    fs.mkdirSync(path.join(home, '.ssh'), { recursive: true })
+    const project = path.join(dir, 'project')
+    fs.mkdirSync(path.join(project, '.git'), { recursive: true })
+    // The plan pins .git/worktrees/.ssh (it was a directory when probed); now worktrees leads home.
+    fs.symlinkSync('../../home', path.join(project, '.git', 'worktrees'))
+    const source = path.join(project, '.git', 'worktrees', '.ssh')
+    const base = plan(dir, `echo ran > ${dir}/ran`)
+    const [options = [], program = []] = base.groups
+    const swapped = { ...base, groups: [options, ['--bind', source, source], program], pinWithin: [project] }
+    await expect(runForeground(swapped)).rejects.toThrow(/changed while claudebox started \(it now leads to .*\/home\/\.ssh\)/)
     expect(fs.existsSync(path.join(dir, 'ran'))).toBe(false)
   })
 })
