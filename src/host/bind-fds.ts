@@ -83,7 +83,11 @@ function openPinned(source: string, expected: string): number {
     throw changed((error as NodeJS.ErrnoException).code ?? (error as Error).message)
   }
   // With O_PATH, O_NOFOLLOW opens a symlink itself rather than failing: that is a change too.
-  const now = fs.fstatSync(fd).isSymbolicLink() ? 'a symlink' : fs.readlinkSync(`/proc/self/fd/${fd}`)
+  if (fs.fstatSync(fd).isSymbolicLink()) {
+    fs.closeSync(fd)
+    throw launchError(`${source} is a symlink now, where claudebox binds a directory or file (a session's sandbox may have put it there): look at it, remove it, and rerun`)
+  }
+  const now = fs.readlinkSync(`/proc/self/fd/${fd}`)
   if (now === expected) return fd
   fs.closeSync(fd)
   throw changed(`it now leads to ${now}`)

@@ -460,7 +460,9 @@ function holdsSessions(dir: string): boolean {
 /** Identity (inode, size, mtime) of each watched path that exists; directories are walked one level. */
 export function snapshot(paths: readonly string[]): Record<string, string> {
   const result: Record<string, string> = {}
-  const record = (p: string, st: fs.Stats): void => void (result[p] = `${st.ino}:${st.size}:${st.mtimeMs}`)
+  // The change time too: a hard link made and removed by another session's sandbox can put a file
+  // back with the same inode, size and mtime (red team), and no one can set ctime back.
+  const record = (p: string, st: fs.Stats): void => void (result[p] = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`)
   for (const p of paths) {
     let st: fs.Stats
     try {

@@ -95,7 +95,7 @@ describe.skipIf(!HAVE_BWRAP)("the user's binds, pinned just before bwrap (host/b
     const swapped = withBind(dir, real, `echo ran > ${dir}/ran`)
     fs.renameSync(real, `${real}.old`)
     fs.symlinkSync('/proc', real)
-    await expect(runForeground(swapped)).rejects.toThrow(`${real} changed while claudebox started`)
+    await expect(runForeground(swapped)).rejects.toThrow(`${real} is a symlink now, where claudebox binds a directory or file`)
     // And a directory put in its place whose path leads elsewhere (a parent swapped).
     fs.rmSync(real)
     fs.mkdirSync(path.join(dir, 'elsewhere', 'data'), { recursive: true })
