@@ -105,6 +105,12 @@ export interface GitProtectFacts {
   workTree: readonly { path: string; kind: PathKind }[]
   /** Directories between the working tree and a read-only entry (.claude of .claude/settings.json), parents first: pinned. */
   workTreePins: readonly string[]
+  /**
+   * Those entries (and git's config and hooks) that are symlinks, which a bind would follow: not
+   * bound, but the link and what it leads to in the project are watched (a user's hooks dir kept
+   * in the project, .git/hooks -> ../tools/githooks).
+   */
+  symlinked: readonly string[]
 }
 
 export type InstanceState =

@@ -14,7 +14,7 @@ import type { GitFacts, GitProtectFacts } from '../types.js'
 const REDIRECTING = ['config', 'config.worktree', 'commondir', 'gitdir', 'hooks'] as const
 
 export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly string[], home: string): GitProtectFacts {
-  const facts: MutableProtect = { pinned: [], readOnly: [], missingHooks: [], emptyConfigs: [], forbidden: [], present: [], workTree: [], workTreePins: [] }
+  const facts: MutableProtect = { pinned: [], readOnly: [], missingHooks: [], emptyConfigs: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [] }
   if (git !== undefined) {
     const worktreeConfig = readsWorktreeConfig(path.join(git.commonDir, 'config'))
     for (const { dir, parents, linked } of gitDirsOf(git)) {
@@ -38,7 +38,10 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
   for (const dir of projectDirs.slice(0, 1)) {
     for (const entry of HOST_RUN_FILES) {
       const p = path.join(dir, entry.path)
-      if (entry.decision === 'read-only') facts.workTree.push({ path: p, kind: lstatKind(p) })
+      if (entry.decision !== 'read-only') continue
+      const kind = lstatKind(p)
+      facts.workTree.push({ path: p, kind })
+      if (kind === 'symlink') watchLink(facts, p)
     }
     // A read-only entry below a plain directory (.claude/settings.json) would leave with its
     // parent when that is renamed, and a new one take its place: the parents are pinned too.
@@ -53,6 +56,16 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
   return facts
 }
 
+/** A symlinked entry: the link, and what it leads to (while that exists). */
+function watchLink(facts: MutableProtect, link: string): void {
+  facts.symlinked.push(link)
+  try {
+    facts.symlinked.push(fs.realpathSync(link))
+  } catch {
+    // leads nowhere (yet): the link itself is watched
+  }
+}
+
 type MutableProtect = { [K in keyof GitProtectFacts]: GitProtectFacts[K] extends readonly (infer T)[] ? T[] : GitProtectFacts[K] }
 
 function protectGitDir(facts: MutableProtect, dir: string, linked: boolean, worktreeConfig: boolean): void {
@@ -64,7 +77,10 @@ function protectGitDir(facts: MutableProtect, dir: string, linked: boolean, work
     } else if (kind === 'file' || kind === 'dir') {
       facts.readOnly.push(p)
     } else if (kind === 'symlink') {
-      // A bind would land on the link's target: left as it is, as before (a user's symlinked config).
+      // A bind would land on the link's target: not bound (a user's symlinked config or hooks),
+      // watched with what it leads to instead (red team: a hooks dir kept in the project changed
+      // unreported).
+      watchLink(facts, p)
     } else if (name === 'hooks' && !linked) {
       facts.missingHooks.push(p)
     } else if (name === 'config.worktree' && worktreeConfig) {

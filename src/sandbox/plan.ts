@@ -156,7 +156,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   b.add('--chdir', cwd)
   b.add('--', ...command.argv)
 
-  const watch = watchedPaths(git ? [git.topLevel] : [cwd])
+  const watch = [...watchedPaths(git ? [git.topLevel] : [cwd]), ...facts.gitProtect.symlinked]
   if (options.writableGitConfig) watch.push(...facts.gitProtect.readOnly)
   return {
     file: bwrap,

@@ -194,6 +194,20 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(r.err).toMatch(/changed files that run code outside the sandbox: .*\.yarnrc\.yml \(created\)/)
   })
 
+  test('.git/hooks and .git/config kept as symlinks into the project: what they lead to is watched, a change reported after the session (red team: unreported)', async () => {
+    const s = scene()
+    const dotGit = path.join(s.project, '.git')
+    fs.mkdirSync(path.join(s.project, 'tools/githooks'), { recursive: true })
+    fs.rmSync(path.join(dotGit, 'hooks'), { recursive: true, force: true })
+    fs.symlinkSync('../tools/githooks', path.join(dotGit, 'hooks'))
+    fs.renameSync(path.join(dotGit, 'config'), path.join(s.project, 'tools/gitconfig'))
+    fs.symlinkSync('../tools/gitconfig', path.join(dotGit, 'config'))
+    const r = await inside(s, `printf '#!/bin/sh\\ntouch ${s.marker}\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; printf '[core]\\n\\tbare = false\\n' >> .git/config`)
+    expect(r.code, r.err).toBe(0)
+    expect(r.err).toMatch(/changed files that run code outside the sandbox: .*tools\/githooks\/pre-commit \(created\)/)
+    expect(r.err).toMatch(/tools\/gitconfig \(changed\)/)
+  })
+
   test("core.hooksPath inside the project: its target is read-only", async () => {
     const s = scene()
     fs.mkdirSync(path.join(s.project, 'tools/hooks'), { recursive: true })
