@@ -26,11 +26,16 @@ export class ClaudeboxError extends Error {
   }
 
   // Each mode is its own bundle with its own copy of this class (scripts/build.mjs): `instanceof`
-  // in main.ts must still know an error --check or --gc threw.
+  // in main.ts must still know an error --check or --gc threw. A subclass (ApprovalNeeded) keeps
+  // the ordinary check: the brand alone took every claudebox error for one (red team).
   static override [Symbol.hasInstance](value: unknown): boolean {
+    if (this !== ClaudeboxError) return Function.prototype[Symbol.hasInstance].call(this, value)
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true
   }
 }
+
+/** The signals whose default ends claudebox, which it handles while a launch needs to (run.ts, cgroups.ts, prompt.ts). */
+export const ENDING_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const
 
 export const usageError = (message: string): ClaudeboxError => new ClaudeboxError(message, EXIT.usage)
 export const launchError = (message: string): ClaudeboxError => new ClaudeboxError(message, EXIT.cannotLaunch)

@@ -1,6 +1,6 @@
 // claudebox's own questions (login import, first launch, --gc): asked on stderr, answered on stdin.
 import { isatty } from 'node:tty'
-import { ClaudeboxError, EXIT } from '../errors.js'
+import { ClaudeboxError, ENDING_SIGNALS, EXIT } from '../errors.js'
 
 /**
  * Only a person at a terminal can answer: both stdin and stderr must be one. (isatty, not
@@ -31,9 +31,9 @@ export async function ask(question: string): Promise<string> {
     process.kill(process.pid, signal)
   }
   const release = (): void => {
-    for (const signal of ENDING) process.off(signal, giveBack)
+    for (const signal of ENDING_SIGNALS) process.off(signal, giveBack)
   }
-  for (const signal of ENDING) process.prependListener(signal, giveBack)
+  for (const signal of ENDING_SIGNALS) process.prependListener(signal, giveBack)
   const answer = rl.question(`claudebox: ${question} `).catch((error: unknown) => {
     if (signalled) return new Promise<never>(() => {})
     throw (error as { code?: string }).code === 'ABORT_ERR' ? interrupted() : error
@@ -46,6 +46,3 @@ export async function ask(question: string): Promise<string> {
     rl.close()
   }
 }
-
-/** The signals whose default would end claudebox while it asks. */
-const ENDING = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const

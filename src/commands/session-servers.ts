@@ -7,6 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { launchError } from '../errors.js'
 import { SESSION_SOCKETS_NAME } from '../sandbox/policy.js'
+import { leftByGoneLaunchers } from '../host/fs.js'
 
 interface Server {
   /** Loads what speaks the protocol after `ms`, unless a connection comes first. */
@@ -90,15 +91,11 @@ function removeSocketsDir(dir: string, id: string): void {
  */
 function removeLeftSocketsDirs(parent: string, scope: string | undefined): void {
   if (scope === undefined || scope === 'unknown') return
-  let names: string[]
-  try {
-    names = fs.readdirSync(parent)
-  } catch {
-    return
-  }
-  for (const name of names) {
+  const ofOurScope = (name: string): string | undefined => {
     const [, theirs, pid] = SESSION_SOCKETS_NAME.exec(name) ?? []
-    if (theirs !== scope || pid === undefined || Number(pid) === process.pid || fs.existsSync(`/proc/${pid}`)) continue
+    return theirs === scope ? pid : undefined
+  }
+  for (const name of leftByGoneLaunchers(parent, ofOurScope)) {
     try {
       const dir = path.join(parent, name)
       removeSocketsDir(dir, identity(fs.lstatSync(dir)))

@@ -12,10 +12,9 @@ import { resolveOptions, type ResolvedOptions } from '../config/profiles.js'
 import type { Settings } from '../config/settings.js'
 import { DEFAULT_SHARED_ENTRIES } from '../sandbox/tiers.js'
 import type { HostFacts } from '../types.js'
-import type { SandboxOptions } from '../config/sandbox-options.js'
-import { SESSION_STORES_DIR, type LaunchRequest } from '../sandbox/plan.js'
+import { writablePlaces, type LaunchRequest } from '../sandbox/plan.js'
 import { chooseApi, type ApiChoice } from '../network/api-session.js'
-import { canonicalRoot, instanceDir, instanceId, instancesDir, sharedPaths } from '../state/instance.js'
+import { canonicalRoot, instanceDir, instanceId } from '../state/instance.js'
 
 export interface LaunchSetup {
   config: Config
@@ -58,7 +57,7 @@ export function setupLaunch(settings: Settings, options: CliOptions, builtIn = f
   }
   const facts = withOptionFacts(base, resolved.sandbox, config.sharedEntries ?? DEFAULT_SHARED_ENTRIES)
   // Without the host's network, the launcher's servers listen on unix sockets bridged inside.
-  const socketsDir = network === 'open' ? undefined : sessionSocketsDir(base.env, sandboxWrites(facts, resolved.sandbox), facts.claudeboxHome)
+  const socketsDir = network === 'open' ? undefined : sessionSocketsDir(base.env, writablePlaces(facts, resolved.sandbox), facts.claudeboxHome)
   const request: LaunchRequest = {
     storeSession: `session-${process.pid}`,
     claudeArgs: [...resolved.claudeArgs, ...options.claudeArgs],
@@ -86,17 +85,6 @@ export function setupLaunch(settings: Settings, options: CliOptions, builtIn = f
   const profileName = options.profile ?? project?.profile
   const networkDefaulted = [options.sandbox.network, config.defaults.network, profileName === undefined ? undefined : config.profiles[profileName]?.options.network, project?.options.network].every(v => v === undefined)
   return { config, facts, resolved, request, networkDefaulted, api }
-}
-
-/**
- * The host paths the sandbox can write, or more: the project, its git dir, every instance, store
- * and shared entry of claudebox's home (all but its run/, which no sandbox gets), the user's
- * binds. The session's sockets stay out (the plan refuses a bind over them, too).
- */
-function sandboxWrites(facts: HostFacts, options: SandboxOptions): string[] {
-  const binds = options.binds.map(p => path.resolve(facts.cwd ?? '/', p)).map(p => facts.paths[p]?.real ?? p)
-  const state = [instancesDir(facts.claudeboxHome), path.join(facts.claudeboxHome, SESSION_STORES_DIR), sharedPaths(facts.claudeboxHome).dir]
-  return [facts.git?.topLevel ?? facts.cwd ?? '/', ...(facts.git === undefined ? [] : [facts.git.commonDir]), ...state, ...binds]
 }
 
 /** The largest .claudebox.json read: a repository file, so its size is the attacker's choice. */

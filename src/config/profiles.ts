@@ -80,12 +80,6 @@ export class ApprovalNeeded extends ClaudeboxError {
   ) {
     super(message, EXIT.usage)
   }
-
-  // ClaudeboxError's own check takes any claudebox error (red team: a typo in .claudebox.json,
-  // on a terminal, was taken for a question to ask and became an internal error).
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return ClaudeboxError[Symbol.hasInstance](value) && typeof (value as { approval?: unknown }).approval === 'object'
-  }
 }
 
 function approvalNeeded(project: ProjectFile, root: string, widenings: readonly string[], config: Config): ApprovalNeeded {

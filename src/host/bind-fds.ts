@@ -11,6 +11,9 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { launchError } from '../errors.js'
+import { isWithin } from '../state/instance.js'
+import { lstatKind } from './fs.js'
+import { resolveExisting } from './probe.js'
 
 /** Linux's O_PATH (the same on x86_64 and arm64): a descriptor that only names the object. */
 const O_PATH = 0o10000000
@@ -32,12 +35,12 @@ export interface Pinning {
  */
 export function pinBinds(groups: readonly (readonly string[])[], pinning: Pinning, stdio: unknown[], opened: number[]): string[] {
   const users = new Set(pinning.userBinds)
-  const realRoots = new Map(pinning.writable.map(root => [root, realOrSelf(root)]))
+  const realRoots = new Map(pinning.writable.map(root => [root, resolveExisting(root)]))
   return groups.flatMap(group => {
     const [option = '', source = '', target = ''] = group
     const expected = BINDS.has(option) && group.length === 3 ? expectedPath(source, target, users, realRoots) : undefined
     if (expected === undefined) return [...group]
-    if (option.endsWith('-try') && !exists(source)) return []
+    if (option.endsWith('-try') && lstatKind(source) === 'missing') return []
     // One descriptor per bind: bwrap closes each once it has used it.
     const fd = openPinned(source, expected)
     opened.push(fd)
@@ -49,28 +52,8 @@ export function pinBinds(groups: readonly (readonly string[])[], pinning: Pinnin
 /** Where `source` must really be, when it is to be pinned: the user's bind as probed, or below a writable place's real path. */
 function expectedPath(source: string, target: string, users: ReadonlySet<string>, realRoots: ReadonlyMap<string, string>): string | undefined {
   if (users.has(source) && target === source) return source
-  for (const [root, real] of realRoots) {
-    const below = path.relative(root, source)
-    if (below === '' || (below !== '..' && !below.startsWith(`..${path.sep}`) && !path.isAbsolute(below))) return path.join(real, below)
-  }
+  for (const [root, real] of realRoots) if (isWithin(source, root)) return path.join(real, path.relative(root, source))
   return undefined
-}
-
-const realOrSelf = (p: string): string => {
-  try {
-    return fs.realpathSync(p)
-  } catch {
-    return p
-  }
-}
-
-const exists = (p: string): boolean => {
-  try {
-    fs.lstatSync(p)
-    return true
-  } catch {
-    return false
-  }
 }
 
 /** A descriptor of what is at `source` now, when that is `expected` itself (no symlink at its end, none swapped in above). */

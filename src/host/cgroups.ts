@@ -7,8 +7,9 @@
 // earlier): they never count the launcher, and a small memory limit cannot kill it.
 import fs from 'node:fs'
 import path from 'node:path'
-import { launchError } from '../errors.js'
+import { ENDING_SIGNALS, launchError } from '../errors.js'
 import type { CgroupStep } from '../sandbox/limits.js'
+import { killQuietly, leftByGoneLaunchers } from './fs.js'
 
 export interface Cgroup {
   parent: string
@@ -50,9 +51,9 @@ export function joinCgroups(steps: readonly CgroupStep[]): CgroupJoin {
       })
   }
   const release = (): void => {
-    for (const signal of ENDING) process.off(signal, ending)
+    for (const signal of ENDING_SIGNALS) process.off(signal, ending)
   }
-  if (steps.length > 0) for (const signal of ENDING) process.on(signal, ending)
+  if (steps.length > 0) for (const signal of ENDING_SIGNALS) process.on(signal, ending)
   try {
     cgroups = createCgroups(steps)
   } catch (error) {
@@ -81,9 +82,6 @@ export function joinCgroups(steps: readonly CgroupStep[]): CgroupJoin {
     },
   }
 }
-
-/** The signals whose default ends the launcher (run.ts handles them itself from the spawn on). */
-const ENDING = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const
 
 const WITHOUT = 'set "pidsLimit": 0 in config.json (or drop --memory-limit/--cpu-limit) to launch without them'
 
@@ -123,7 +121,9 @@ export function writeLimits(cgroups: readonly Cgroup[]): void {
  * quick; later it waits for a grace period of its own, which bwrap's start then overlaps.
  */
 export async function leaveCgroups(cgroups: readonly Cgroup[]): Promise<void> {
-  await Promise.all(cgroups.map(({ parent }) => writeSoon(path.join(parent, 'cgroup.procs'), String(process.pid))))
+  await Promise.all(cgroups.map(({ parent }) => writeSoon(path.join(parent, 'cgroup.procs'), String(process.pid)))).catch((error: unknown) => {
+    throw launchError(`cannot leave the cgroups of bwrap's limits: ${(error as Error).message}; ${WITHOUT}`)
+  })
 }
 
 /** For a launch that stops before bwrap runs: as far as it goes (its own error says why it stopped). */
@@ -186,14 +186,7 @@ function killInside(dir: string): void {
   } catch {
     return
   }
-  for (const pid of pids) {
-    if (pid === process.pid) continue
-    try {
-      process.kill(pid, 'SIGKILL')
-    } catch {
-      // gone meanwhile
-    }
-  }
+  for (const pid of pids) if (pid !== process.pid) killQuietly(pid, 'SIGKILL')
 }
 
 /**
@@ -203,15 +196,7 @@ function killInside(dir: string): void {
  */
 function removeLeftCgroups(parents: readonly string[]): void {
   for (const parent of new Set(parents)) {
-    let names: string[]
-    try {
-      names = fs.readdirSync(parent)
-    } catch {
-      continue
-    }
-    for (const name of names) {
-      const pid = /^claudebox-(\d+)(?:-[0-9a-z]+)?$/.exec(name)?.[1]
-      if (pid === undefined || Number(pid) === process.pid || fs.existsSync(`/proc/${pid}`)) continue
+    for (const name of leftByGoneLaunchers(parent, entry => /^claudebox-(\d+)(?:-[0-9a-z]+)?$/.exec(entry)?.[1])) {
       try {
         fs.rmdirSync(path.join(parent, name))
       } catch {

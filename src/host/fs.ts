@@ -32,6 +32,17 @@ export function safeReaddir(dir: string): string[] {
   }
 }
 
+/**
+ * The names in `dir` of what launchers killed with SIGKILL left: those `pidOf` reads a launcher's
+ * pid from, when that launcher is gone (not this one, and no /proc entry for it).
+ */
+export function leftByGoneLaunchers(dir: string, pidOf: (name: string) => string | undefined): string[] {
+  return safeReaddir(dir).filter(name => {
+    const pid = pidOf(name)
+    return pid !== undefined && Number(pid) !== process.pid && !fs.existsSync(`/proc/${pid}`)
+  })
+}
+
 /** The most readNoFollow reads: claudebox's own small records, written where the sandbox could reach. */
 export const SMALL_FILE_LIMIT = 1 << 20
 
@@ -140,6 +151,15 @@ export function childrenOf(pid: number): number[] {
       return []
     }
   })
+}
+
+/** `signal` to `pid`, when it is still there. */
+export function killQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal)
+  } catch {
+    // already gone
+  }
 }
 
 /** A process and everything it started that still runs under it, children first. */

@@ -4,16 +4,15 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import type { Readable, Writable } from 'node:stream'
-import { EXIT, launchError } from '../errors.js'
+import { ENDING_SIGNALS, EXIT, launchError } from '../errors.js'
 import { debug, warn } from '../cli/log.js'
 import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.js'
 import { relayStdio } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
-import { childrenOf, processStartTime } from './fs.js'
+import { childrenOf, killQuietly, processStartTime } from './fs.js'
 import { pinBinds } from './bind-fds.js'
 import { joinCgroups, leaveAndRemove, leaveCgroups, removeCgroups, writeLimits, type Cgroup, type CgroupJoin } from './cgroups.js'
 
-const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const
 const EXIT_GRACE_MS = 2000
 
 /** The session's exit status, and whether bwrap got as far as starting the sandbox. */
@@ -37,12 +36,12 @@ export async function runForeground(plan: LaunchPlan, started: () => Promise<voi
   // These first, then the join's own handlers go: a signal still pending (one that came while the
   // launcher prepared, in code that never yields) reaches these; with no listener between, Node
   // would close the signal's handle and the signal would be lost (red team: the program then ran).
-  for (const signal of FORWARDED) process.on(signal, relay)
+  for (const signal of ENDING_SIGNALS) process.on(signal, relay)
   const joined = join.take()
   try {
     return await supervise(plan, started, state, await joined)
   } finally {
-    for (const signal of FORWARDED) process.off(signal, relay)
+    for (const signal of ENDING_SIGNALS) process.off(signal, relay)
   }
 }
 
@@ -110,28 +109,21 @@ const afterAPoll = async (): Promise<void> => {
 
 /** bwrap spawned inside the cgroups of its limits, which the launcher has joined (cgroups.ts) and leaves now. */
 async function spawnInCgroups(plan: LaunchPlan, cgroups: readonly Cgroup[]): Promise<{ child: ChildProcess; ways: StdioWay[]; merged: boolean; left: Promise<void> }> {
-  let fds: ReturnType<typeof openFds>
+  let fds: ReturnType<typeof openFds> | undefined
+  let argv: string[]
   try {
     const inherited = closeInheritedFds()
     if (inherited.length > 0) debug(`closed descriptors inherited from the parent: ${inherited.join(', ')}`)
     fds = openFds(plan)
+    argv = pinBinds(plan.groups, { userBinds: plan.userBinds, writable: plan.pinWithin }, fds.stdio, fds.opened)
   } catch (error) {
+    for (const fd of fds?.opened ?? []) fs.closeSync(fd)
     await leaveAndRemove(cgroups)
     throw error
   }
   const { stdio, opened, ways, merged } = fds
-  let argv: string[]
-  try {
-    argv = pinBinds(plan.groups, { userBinds: plan.userBinds, writable: plan.pinWithin }, stdio, opened)
-  } catch (error) {
-    for (const fd of opened) fs.closeSync(fd)
-    await leaveAndRemove(cgroups)
-    throw error
-  }
   const child = spawn(plan.file, argv, { stdio, env: { ...plan.env } })
-  const left = leaveCgroups(cgroups).catch((error: unknown) => {
-    throw launchError(`cannot leave the cgroups of bwrap's limits: ${(error as Error).message}; set "pidsLimit": 0 in config.json to launch without them`)
-  })
+  const left = leaveCgroups(cgroups)
   left.catch(() => {}) // awaited before the go, which it stops
   for (const fd of opened) fs.closeSync(fd)
   return { child, ways, merged, left }
@@ -158,14 +150,6 @@ function endPipesLater(child: ChildProcess, sandbox: Sandbox): void {
       killInit(sandbox)
     }
   }, EXIT_GRACE_MS).unref()
-}
-
-function killQuietly(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(pid, signal)
-  } catch {
-    // already gone
-  }
 }
 
 /** bwrap's stdio: the terminal, the --info-fd pipe, and the plan's files (seccomp program, Landlock helper) opened. */

@@ -10,7 +10,7 @@ import { writeFileAtomic } from '../host/atomic-write.js'
 import { currentLogin, customHeaders, placeholderFor, placeholderLogin, readLogin, replaceLogin, signInKind, storeFileOf, TOKEN_URL, type OAuthLogin, type SignIn } from './credentials.js'
 import { launchError, usageError } from '../errors.js'
 import { lstatKind, readNoFollow } from '../host/probe.js'
-import { processTree } from '../host/fs.js'
+import { killQuietly, processTree } from '../host/fs.js'
 import { parseJson } from '../state/tier-files.js'
 import { sharedPaths } from '../state/instance.js'
 import type { LaunchRequest } from '../sandbox/plan.js'
@@ -193,13 +193,7 @@ function runOnHost(command: string, timeoutMs: number): Promise<string> {
   const child = spawn('/bin/sh', ['-c', command], { stdio: ['ignore', 'pipe', 'pipe'] })
   const killTree = (): void => {
     if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
-    for (const pid of processTree(child.pid)) {
-      try {
-        process.kill(pid, 'SIGKILL')
-      } catch {
-        // gone meanwhile
-      }
-    }
+    for (const pid of processTree(child.pid)) killQuietly(pid, 'SIGKILL')
   }
   process.once('exit', killTree)
   let [stdout, stderr] = ['', '']

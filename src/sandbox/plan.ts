@@ -323,10 +323,12 @@ function projectAndGit(b: SandboxBuilder, facts: HostFacts, options: SandboxOpti
 }
 
 /**
- * The places a sandbox of this user can write (this one or another session's): what is bound from
- * inside them is pinned to a descriptor just before bwrap starts (host/bind-fds.ts).
+ * The host paths a sandbox of this user can write, or more (this one or another session's): the
+ * project, its git dirs, every instance, store and shared entry of claudebox's home, the user's
+ * binds. What is bound from inside them is pinned to a descriptor just before bwrap starts
+ * (host/bind-fds.ts); the session's sockets stay out of them (setup.ts).
  */
-function writablePlaces(facts: HostFacts, options: SandboxOptions, projectDirs: readonly string[]): string[] {
+export function writablePlaces(facts: HostFacts, options: SandboxOptions, projectDirs: readonly string[] = [facts.git?.topLevel ?? facts.cwd ?? '/']): string[] {
   const { git, claudeboxHome } = facts
   const userBinds = options.binds.map(p => path.resolve(facts.cwd ?? '/', p)).map(p => facts.paths[p]?.real ?? p)
   const state = [instancesDir(claudeboxHome), path.join(claudeboxHome, SESSION_STORES_DIR), sharedPaths(claudeboxHome).dir]
