@@ -3,7 +3,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { launchError } from '../errors.js'
-import { processStartTime } from '../host/fs.js'
+import { leftByGoneLaunchers, processStartTime } from '../host/fs.js'
 import { lstatKind } from '../host/probe.js'
 import { sanitizePath } from './adopt.js'
 import { META_FILE, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
@@ -41,10 +41,11 @@ export function applyMkdirs(steps: readonly MkdirStep[], claudeboxHome: string):
 export function applyFiles(steps: readonly FileStep[]): void {
   for (const step of steps) {
     if (!step.replace && isRegularFile(step.path)) continue // the common case: created by an earlier launch
-    const temp = path.join(path.dirname(step.path), `.${path.basename(step.path)}.tmp.${process.pid}.${Math.random().toString(16).slice(2)}`)
+    const temp = path.join(path.dirname(step.path), `${tempPrefix(step.path)}${process.pid}.${Math.random().toString(16).slice(2)}`)
     try {
       fs.mkdirSync(path.dirname(step.path), { recursive: true, mode: 0o700 })
       if (step.replace && sameContent(step.path, step.content)) continue
+      removeGoneTemps(step.path)
       fs.writeFileSync(temp, step.content, { mode: step.mode, flag: 'wx' })
       if (step.replace) fs.renameSync(temp, step.path)
       else {
@@ -61,6 +62,24 @@ export function applyFiles(steps: readonly FileStep[]): void {
     }
     const st = fs.lstatSync(step.path)
     if (!st.isFile()) throw launchError(`${step.path} should be a regular file but is not; move it away and rerun`)
+  }
+}
+
+function tempPrefix(file: string): string {
+  return `.${path.basename(file)}.tmp.`
+}
+
+/**
+ * Removes the temp files of `file` that launchers killed with SIGKILL while writing it left (a
+ * first launch killed at the wrong moment leaves one beside a missing project-root). Only names
+ * of our own pattern, only regular files, only of launchers that are gone.
+ */
+function removeGoneTemps(file: string): void {
+  const prefix = tempPrefix(file)
+  const dir = path.dirname(file)
+  for (const name of leftByGoneLaunchers(dir, entry => entry.startsWith(prefix) ? /^(\d+)\.[0-9a-f]*$/.exec(entry.slice(prefix.length))?.[1] : undefined)) {
+    const temp = path.join(dir, name)
+    if (isRegularFile(temp)) fs.rmSync(temp, { force: true })
   }
 }
 

@@ -282,13 +282,37 @@ describe.skipIf(!HAVE_BWRAP)('kill -9 during a launch', () => {
       const instances = path.join(world.claudeboxHome, 'instances')
       for (const name of fs.existsSync(instances) ? fs.readdirSync(instances).filter(n => /^[0-9a-f]{16}$/.test(n)) : []) {
         const root = path.join(instances, name, 'project-root')
-        // The instance dir may exist without its root only while nothing else was written into it.
-        if (!fs.existsSync(root)) expect(fs.readdirSync(path.join(instances, name)).filter(n => n !== 'claudebox')).toEqual([])
+        // The instance dir may exist without its root only while nothing else was written into it
+        // (the temp file of the root itself, when the kill came while it was written).
+        if (!fs.existsSync(root)) expect(fs.readdirSync(path.join(instances, name)).filter(n => n !== 'claudebox' && !/^\.project-root\.tmp\.\d+\.[0-9a-f]*$/.test(n))).toEqual([])
       }
     }
     const r = await claudebox(world, ['--', '-c', 'echo AGAIN'], { cwd: project, env: sh })
     expect(r.exitCode, r.stderr).toBe(0)
     expect(r.stdout.trim()).toBe('AGAIN')
+    // The next launch removed what the killed ones left while writing.
+    const left = execFileSync('find', [world.claudeboxHome, '-name', '.project-root.tmp.*'], { encoding: 'utf8' })
+    expect(left).toBe('')
+  })
+
+  test("a first launch killed while it wrote project-root: the next one writes it and removes the killed one's temp file", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const first = await claudebox(world, ['--', '-c', 'true'], { cwd: project, env: sh })
+    expect(first.exitCode, first.stderr).toBe(0)
+    const instance = instanceOf(world, project)
+    const gone = spawn('true')
+    await new Promise(resolve => gone.once('exit', resolve))
+    fs.rmSync(path.join(instance, 'project-root'))
+    const stale = path.join(instance, `.project-root.tmp.${gone.pid}.0ddba11`)
+    const alive = path.join(instance, `.project-root.tmp.${process.pid}.0ddba11`)
+    fs.writeFileSync(stale, 'half')
+    fs.writeFileSync(alive, 'being written')
+    const r = await claudebox(world, ['--', '-c', 'echo AGAIN'], { cwd: project, env: sh })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(fs.readFileSync(path.join(instance, 'project-root'), 'utf8')).toBe(`${fs.realpathSync(project)}/.git\n`)
+    expect(fs.existsSync(stale)).toBe(false)
+    expect(fs.existsSync(alive)).toBe(true) // a launcher that still runs may still be writing it
   })
 })
 
