@@ -91,6 +91,10 @@ export interface HostFacts {
 export interface GitProtectFacts {
   /** Git dirs and the directories leading to them, parents first: bound onto themselves so they cannot be renamed or replaced. */
   pinned: readonly string[]
+  /** The git dirs among them (the rest are folders on the way): their HEAD is checked after the session. */
+  gitDirs: readonly string[]
+  /** Why the git dirs cannot all be protected (a folder the launcher cannot list, too many, too deep): the launch refuses. */
+  refusals: readonly string[]
   /** Existing files and directories that make git run programs or look elsewhere (config, hooks, commondir, .git files). */
   readOnly: readonly string[]
   /** Missing hooks directories: created, then read-only. */

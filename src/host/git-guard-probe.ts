@@ -2,10 +2,10 @@
 // write (the common dir, worktree admin dirs, submodule git dirs), the files in them that make git
 // run programs or look elsewhere, and the working-tree files that run on the host. Plain data for
 // git-guard.ts, which plans the mounts.
-import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind, safeReaddir } from './fs.js'
+import { gitConfig, gitDirsOf, gitmodulesPaths, isGitDir, MAX_MODULES_DEPTH, readSmall, type GitDirEntry } from './git-dirs.js'
 import { isWithin } from '../state/instance.js'
 import { HOST_RUN_FILES } from '../sandbox/persistence.js'
 import type { GitFacts, GitProtectFacts } from '../types.js'
@@ -14,17 +14,22 @@ import type { GitFacts, GitProtectFacts } from '../types.js'
 const REDIRECTING = ['config', 'config.worktree', 'commondir', 'gitdir', 'hooks'] as const
 
 export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly string[], home: string): GitProtectFacts {
-  const facts: MutableProtect = { pinned: [], readOnly: [], missingHooks: [], emptyConfigs: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [] }
+  const facts: MutableProtect = { pinned: [], gitDirs: [], refusals: [], readOnly: [], missingHooks: [], emptyConfigs: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [] }
   if (git !== undefined) {
-    const worktreeConfig = readsWorktreeConfig(path.join(git.commonDir, 'config'))
-    for (const { dir, parents, linked } of gitDirsOf(git)) {
+    const search = gitDirsOf(git)
+    if (search.refusal !== undefined) facts.refusals.push(search.refusal)
+    const worktreeConfig = memo((common: string) => readsWorktreeConfig(path.join(common, 'config')))
+    for (const { dir, parents, linked, common } of search.entries) {
       if (!projectDirs.some(p => isWithin(dir, p))) continue // not writable inside: nothing to pin
       for (const p of [...parents, dir]) if (!facts.pinned.includes(p)) facts.pinned.push(p)
-      protectGitDir(facts, dir, linked, worktreeConfig)
+      facts.gitDirs.push(dir)
+      protectGitDir(facts, dir, linked, worktreeConfig(common))
     }
     const dotGit = path.join(git.topLevel, '.git')
     if (lstatKind(dotGit) === 'file') facts.readOnly.push(dotGit) // a linked worktree's or submodule's pointer
-    for (const sub of submoduleWorkTrees(git)) facts.readOnly.push(sub)
+    for (const file of dotGitFiles(git, search.entries)) {
+      if (file !== dotGit && projectDirs.some(p => isWithin(file, p))) facts.readOnly.push(file)
+    }
     // Files the repository config takes programs or more config from, when they lie in the project:
     // read-only when present; watched like commondir when missing (git skips a missing include).
     const configs = [path.join(git.commonDir, 'config'), ...userGitConfigs(home)]
@@ -66,6 +71,14 @@ function watchLink(facts: MutableProtect, link: string): void {
   }
 }
 
+function memo<T>(f: (key: string) => T): (key: string) => T {
+  const seen = new Map<string, T>()
+  return key => {
+    if (!seen.has(key)) seen.set(key, f(key))
+    return seen.get(key) as T
+  }
+}
+
 type MutableProtect = { [K in keyof GitProtectFacts]: GitProtectFacts[K] extends readonly (infer T)[] ? T[] : GitProtectFacts[K] }
 
 function protectGitDir(facts: MutableProtect, dir: string, linked: boolean, worktreeConfig: boolean): void {
@@ -91,59 +104,38 @@ function protectGitDir(facts: MutableProtect, dir: string, linked: boolean, work
   }
 }
 
-interface GitDirEntry {
-  dir: string
-  /** Directories between the common dir and this one, pinned first so the path cannot be swapped. */
-  parents: string[]
-  /** A linked worktree's admin dir (<common>/worktrees/<name>). */
-  linked: boolean
-}
-
-/** Every git dir of the repository: the common dir, linked worktrees' admin dirs, submodule git dirs. */
-function gitDirsOf(git: GitFacts): GitDirEntry[] {
-  const common = git.commonDir
-  const found: GitDirEntry[] = [{ dir: common, parents: [], linked: false }]
-  const worktrees = path.join(common, 'worktrees')
-  for (const name of safeReaddir(worktrees)) {
-    const dir = path.join(worktrees, name)
-    if (lstatKind(dir) === 'dir') found.push({ dir, parents: [worktrees], linked: true })
-  }
-  found.push(...submoduleGitDirs(path.join(common, 'modules'), [], 0))
-  if (!found.some(entry => entry.dir === git.gitDir)) found.push({ dir: git.gitDir, parents: [], linked: git.gitDir !== common })
-  return found
-}
-
-/** Git dirs of submodules under <git>/modules (nested submodules have modules/ of their own). */
-function submoduleGitDirs(modules: string, parents: string[], depth: number): GitDirEntry[] {
-  if (depth > 6 || lstatKind(modules) !== 'dir') return []
-  const found: GitDirEntry[] = []
-  const chain = [...parents, modules]
-  for (const name of safeReaddir(modules)) {
-    const dir = path.join(modules, name)
-    if (lstatKind(dir) !== 'dir') continue
-    if (lstatKind(path.join(dir, 'HEAD')) === 'file') {
-      found.push({ dir, parents: chain, linked: false }, ...submoduleGitDirs(path.join(dir, 'modules'), [...chain, dir], depth + 1))
-    } else {
-      found.push(...submoduleGitDirs(dir, chain, depth + 1)) // submodule names may contain slashes
-    }
-  }
-  return found
-}
-
-/** The `.git` files of submodules checked out at the path their git dir's name gives. */
-function submoduleWorkTrees(git: GitFacts): string[] {
-  const out: string[] = []
+/**
+ * The `.git` files of submodules (where their git dir's name puts them, and where `.gitmodules`
+ * says, also nested) and of linked worktrees checked out inside the project: each names the git
+ * dir that git uses there.
+ */
+function dotGitFiles(git: GitFacts, entries: readonly GitDirEntry[]): string[] {
+  const out = new Set<string>()
   const walk = (modules: string, workTree: string, depth: number): void => {
-    if (depth > 6) return
+    if (depth > MAX_MODULES_DEPTH) return
     for (const name of safeReaddir(modules)) {
+      if (lstatKind(path.join(modules, name)) !== 'dir') continue
       const sub = path.join(workTree, name)
-      const dotGit = path.join(sub, '.git')
-      if (lstatKind(dotGit) === 'file') out.push(dotGit)
-      walk(path.join(modules, name, 'modules'), sub, depth + 1)
+      if (lstatKind(path.join(sub, '.git')) === 'file') out.add(path.join(sub, '.git'))
+      walk(isGitDir(path.join(modules, name)) ? path.join(modules, name, 'modules') : path.join(modules, name), sub, depth + 1)
     }
   }
   walk(path.join(git.commonDir, 'modules'), git.topLevel, 0)
-  return out
+  const fromGitmodules = (workTree: string, depth: number): void => {
+    if (depth > 8) return
+    for (const sub of gitmodulesPaths(workTree)) {
+      if (lstatKind(path.join(sub, '.git')) === 'file') out.add(path.join(sub, '.git'))
+      if (lstatKind(sub) === 'dir') fromGitmodules(sub, depth + 1)
+    }
+  }
+  fromGitmodules(git.topLevel, 0)
+  for (const entry of entries.filter(e => e.linked)) {
+    const dotGit = readSmall(path.join(entry.dir, 'gitdir'))?.trim()
+    if (dotGit === undefined || !path.isAbsolute(dotGit) || lstatKind(dotGit) !== 'file') continue
+    out.add(path.normalize(dotGit))
+    fromGitmodules(path.dirname(path.normalize(dotGit)), 1) // that worktree's own submodules
+  }
+  return [...out]
 }
 
 /** extensions.worktreeConfig in the common config: git then reads config.worktree of each worktree. */
@@ -172,23 +164,4 @@ function configuredPaths(config: string, git: GitFacts): string[] {
     if (line.includes(' ') && value !== '') out.push(path.resolve(path.dirname(config), value))
   }
   return out
-}
-
-function gitConfig(file: string, args: string[]): string | undefined {
-  const get = args.includes('--get-regexp') ? [] : ['--get']
-  try {
-    return execFileSync('git', ['config', '--file', file, ...get, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 }).trim()
-  } catch {
-    return undefined
-  }
-}
-
-/** A regular file's text when under 1 MiB (config files); undefined otherwise. */
-function readSmall(file: string): string | undefined {
-  try {
-    const st = fs.lstatSync(file)
-    return st.isFile() && st.size < 1 << 20 ? fs.readFileSync(file, 'utf8') : undefined
-  } catch {
-    return undefined
-  }
 }

@@ -6,7 +6,7 @@ import { randomHex } from './fs.js'
 import fs from 'node:fs'
 import path from 'node:path'
 import { readNoFollow } from './probe.js'
-import { safeReaddir } from './fs.js'
+import { lstatKind, safeReaddir } from './fs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
 
@@ -137,6 +137,7 @@ function watchForbidden(forbidden: readonly string[], quarantine: (p: string) =>
 function brokenHeads(gitDirs: readonly string[]): string[] {
   const out: string[] = []
   for (const dir of gitDirs) {
+    if (lstatKind(path.join(dir, 'HEAD')) === 'symlink') continue // git follows it (a legacy layout): not ours to judge
     // Never opened blocking: a FIFO planted as HEAD would hang the launcher (and does hang git).
     const head = readNoFollow(path.join(dir, 'HEAD'), 4096)
     if (head === undefined) {

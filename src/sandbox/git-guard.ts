@@ -1,7 +1,6 @@
 // What the sandbox may not change so that the host's git (and the host's other tools) never run
 // what the agent wrote: the mounts that pin the git dirs, the read-only files, and what the
 // launcher watches during the session. Pure: facts in (git-guard-probe.ts), bwrap arguments out.
-import path from 'node:path'
 import { launchError } from '../errors.js'
 import type { FileStep, GitProtectFacts, MkdirStep } from '../types.js'
 
@@ -26,6 +25,8 @@ export interface GitGuardPlan {
  * yet is created neutral (an empty config.worktree, an empty hooks dir) or watched (commondir).
  */
 export function planGitGuard(protect: GitProtectFacts, writableGitConfig: boolean): GitGuardPlan {
+  const [refusal] = protect.refusals
+  if (refusal !== undefined && !writableGitConfig) throw launchError(refusal)
   if (protect.present.length > 0) {
     const [first] = protect.present
     throw launchError(
@@ -40,7 +41,7 @@ export function planGitGuard(protect: GitProtectFacts, writableGitConfig: boolea
   protect.workTreePins.forEach(pin)
   if (writableGitConfig) return withReadOnly(plan, hostRun)
   protect.pinned.forEach(pin)
-  plan.gitDirs = protect.pinned.filter(dir => !['worktrees', 'modules'].includes(path.basename(dir)))
+  plan.gitDirs = [...protect.gitDirs]
   for (const p of protect.missingHooks) plan.mkdirs.push({ path: p, mode: 0o755 })
   for (const p of protect.emptyConfigs) plan.files.push({ path: p, content: '', mode: 0o644 })
   plan.forbidden = [...protect.forbidden]

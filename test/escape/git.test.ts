@@ -2,53 +2,12 @@
 // run a program (core.fsmonitor of a config git should never read); then the host's git runs
 // status, diff, add -A and commit -a in the project, and the payload must not have run. What mounts
 // cannot prevent (a nested repository, a gitlink) must be reported on stderr after the session.
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { claudebox, git, HAVE_BWRAP, makeRepo, makeWorld, type World } from '../helpers/cli.js'
-
-interface Scene {
-  world: World
-  project: string
-  marker: string
-}
-
-/** A world with a project; the agent's payload would create `marker` (outside the sandbox). */
-function scene(): Scene {
-  const world = makeWorld()
-  fs.mkdirSync(world.claudeboxHome, { recursive: true })
-  fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), '{}\n')
-  const project = makeRepo(world.home, 'src/project')
-  return { world, project, marker: path.join(world.root, 'PWNED') }
-}
-
-/** Shell lines (run inside) that write the payload script and a git config that runs it. */
-const payload = (s: Scene, configFile: string): string =>
-  [`printf '#!/bin/sh\\ntouch ${s.marker}\\n' > .payload`, 'chmod +x .payload', `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = %s/.payload\\n' "$PWD" > ${configFile}`].join('; ')
-
-async function inside(s: Scene, script: string, cwd = s.project): Promise<{ out: string; err: string; code: number | undefined }> {
-  const r = await claudebox(s.world, ['--', '-c', script], { cwd, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
-  return { out: r.stdout.trim(), err: r.stderr, code: r.exitCode }
-}
-
-/** What the user does next on the host: every command that reads the index runs fsmonitor. */
-function hostGit(cwd: string, world: World): void {
-  const env = { ...process.env, HOME: world.home, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' }
-  for (const args of [['status'], ['diff'], ['add', '-A'], ['commit', '-qam', 'after'], ['status']]) {
-    spawnSync('git', args, { cwd, env, stdio: 'ignore', timeout: 20_000 })
-  }
-}
-
-/** The payload really runs when git reads that config: the attack is live, not a typo in the test. */
-function payloadWorks(s: Scene): void {
-  const probe = path.join(s.world.root, 'probe-repo')
-  execFileSync('git', ['init', '-q', probe])
-  fs.writeFileSync(path.join(probe, '.payload'), `#!/bin/sh\ntouch ${s.marker}.probe\n`, { mode: 0o755 })
-  execFileSync('git', ['-C', probe, 'config', 'core.fsmonitor', path.join(probe, '.payload')])
-  hostGit(probe, s.world)
-  expect(fs.existsSync(`${s.marker}.probe`)).toBe(true)
-}
+import { claudebox, git, HAVE_BWRAP, makeRepo } from '../helpers/cli.js'
+import { hostGit, inside, payload, payloadWorks, scene } from '../helpers/git-scene.js'
 
 describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agent planted', () => {
   test('the fsmonitor payload runs when git reads such a config (control)', () => {

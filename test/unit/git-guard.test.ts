@@ -12,6 +12,7 @@ describe('planGitGuard', () => {
     const plan = planGitGuard(
       gitProtect({
         pinned: [G, `${G}/worktrees`, `${G}/worktrees/b`],
+        gitDirs: [G, `${G}/worktrees/b`],
         readOnly: [`${G}/config`, `${G}/worktrees/b/commondir`],
         missingHooks: [`${G}/hooks`],
         emptyConfigs: [`${G}/config.worktree`],
@@ -32,6 +33,12 @@ describe('planGitGuard', () => {
     expect(plan.files).toEqual([{ path: `${G}/config.worktree`, content: '', mode: 0o644 }])
     expect(plan.forbidden).toEqual([`${G}/commondir`])
     expect(plan.gitDirs).toEqual([G, `${G}/worktrees/b`])
+  })
+
+  test('a git dir the probe could not search refuses the launch, unless --writable-git-config', () => {
+    const refusals = ['cannot list /p/.git/modules (EACCES), which holds git dirs claudebox must protect; chmod u+rwx it, then rerun claudebox']
+    expect(() => planGitGuard(gitProtect({ refusals }), false)).toThrow(/cannot list \/p\/.git\/modules \(EACCES\)/)
+    expect(() => planGitGuard(gitProtect({ refusals }), true)).not.toThrow()
   })
 
   test('a commondir already planted in a git dir refuses the launch, naming it', () => {

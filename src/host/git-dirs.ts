@@ -1,0 +1,181 @@
+// Every git dir of a repository that the host's git may use, found from the files: the common
+// dir, linked worktrees' admin dirs, submodule git dirs (below `modules/` of any git dir, with
+// names of any number of parts, or embedded in the working tree), and repositories the config names
+// as remotes by a local path. Each of them has a config and hooks that the host's git runs.
+import fs from 'node:fs'
+import path from 'node:path'
+import { execFileSync } from 'node:child_process'
+import { lstatKind } from './fs.js'
+import type { GitFacts } from '../types.js'
+
+/** How deep `modules/` may nest (name parts and nested submodules together) before the launch refuses. */
+export const MAX_MODULES_DEPTH = 40
+/** How many git dirs the launch protects at most; more refuses (each is a mount, and a session could plant thousands). */
+export const MAX_GIT_DIRS = 256
+
+export interface GitDirEntry {
+  dir: string
+  /** Directories between the git dir that holds this one and it, outermost first: pinned first so the path cannot be swapped. */
+  parents: string[]
+  /** A linked worktree's admin dir (<git dir>/worktrees/<name>): commondir and gitdir belong there. */
+  linked: boolean
+  /** The git dir whose config is this repository's own (a linked admin dir's owner; itself otherwise). */
+  common: string
+}
+
+/** The git dirs, or why the launch cannot protect them (a folder it cannot list, too deep, too many). */
+export type GitDirSearch = { entries: GitDirEntry[]; refusal?: string }
+
+class Refusal extends Error {}
+
+export function gitDirsOf(git: GitFacts): GitDirSearch {
+  const entries: GitDirEntry[] = []
+  const add = (entry: GitDirEntry): void => {
+    if (entries.some(e => e.dir === entry.dir)) return
+    if (entries.length >= MAX_GIT_DIRS) {
+      throw new Refusal(`more than ${MAX_GIT_DIRS} git dirs in ${git.commonDir} and the project (last found: ${entry.dir}); remove the ones you do not use (often left in modules/ or worktrees/), then rerun claudebox`)
+    }
+    entries.push(entry)
+    below(entry, add)
+  }
+  try {
+    add({ dir: git.commonDir, parents: [], linked: false, common: git.commonDir })
+    if (git.gitDir !== git.commonDir) add({ dir: git.gitDir, parents: [], linked: true, common: git.commonDir })
+    for (const embedded of gitmodulesGitDirs(git.topLevel, 0)) add(embedded)
+    for (const remote of localRemotes(entries, git.topLevel)) add(remote)
+    return { entries }
+  } catch (error) {
+    if (error instanceof Refusal) return { entries, refusal: error.message }
+    throw error
+  }
+}
+
+/** A git dir's linked worktrees' admin dirs and its submodules' git dirs. */
+function below(entry: GitDirEntry, add: (e: GitDirEntry) => void): void {
+  const chain = [...entry.parents, entry.dir]
+  const worktrees = path.join(entry.dir, 'worktrees')
+  for (const name of listHolder(worktrees)) {
+    const dir = path.join(worktrees, name)
+    if (isGitDir(dir)) add({ dir, parents: [...chain, worktrees], linked: true, common: entry.common })
+  }
+  searchModules(path.join(entry.dir, 'modules'), chain, 0, add)
+}
+
+/** Submodule git dirs under `modules`: a dir with HEAD is one; any other dir is part of a name (a/b). */
+function searchModules(modules: string, parents: string[], depth: number, add: (e: GitDirEntry) => void): void {
+  if (depth > MAX_MODULES_DEPTH) throw new Refusal(`${modules} nests deeper than ${MAX_MODULES_DEPTH} folders; claudebox cannot protect the git dirs in it: remove what you do not use, then rerun`)
+  const chain = [...parents, modules]
+  for (const name of listHolder(modules)) {
+    const dir = path.join(modules, name)
+    if (lstatKind(dir) !== 'dir') continue
+    if (isGitDir(dir)) add({ dir, parents: chain, linked: false, common: dir })
+    else searchModules(dir, chain, depth + 1, add)
+  }
+}
+
+/** A git dir as git takes one: HEAD present, as a file or a symlink (git follows a symlinked HEAD). */
+export function isGitDir(dir: string): boolean {
+  const head = lstatKind(path.join(dir, 'HEAD'))
+  return head === 'file' || head === 'symlink'
+}
+
+/**
+ * The names in a `worktrees` or `modules` folder. Missing: none. A symlink (git follows it, a bind
+ * would too) or a folder the launcher cannot list (a session made it unreadable) hides git dirs:
+ * the launch refuses, saying what to fix.
+ */
+function listHolder(holder: string): string[] {
+  const kind = lstatKind(holder)
+  if (kind === 'missing' || kind === 'file') return []
+  if (kind !== 'dir') throw new Refusal(`${holder} is a ${kind === 'symlink' ? 'symlink' : 'special file'}, and git would look for repositories through it; make it a plain folder (or remove it), then rerun claudebox`)
+  try {
+    return fs.readdirSync(holder)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error'
+    throw new Refusal(`cannot list ${holder} (${code}), which holds git dirs claudebox must protect; chmod u+rwx it, then rerun claudebox`)
+  }
+}
+
+/**
+ * Git dirs kept in the working tree as `<path>/.git` folders of submodules (`git submodule add`
+ * of an existing clone), found through `.gitmodules`, and those of nested submodules.
+ */
+function gitmodulesGitDirs(workTree: string, depth: number): GitDirEntry[] {
+  if (depth > 8) return []
+  const out: GitDirEntry[] = []
+  for (const sub of gitmodulesPaths(workTree)) {
+    const dotGit = path.join(sub, '.git')
+    if (lstatKind(dotGit) === 'dir' && isGitDir(dotGit)) out.push({ dir: dotGit, parents: workTreeParents(workTree, sub), linked: false, common: dotGit })
+    if (lstatKind(sub) === 'dir') out.push(...gitmodulesGitDirs(sub, depth + 1))
+  }
+  return out
+}
+
+/** The submodule paths `.gitmodules` lists, inside `workTree` (others are ignored, as git does). */
+export function gitmodulesPaths(workTree: string): string[] {
+  const file = path.join(workTree, '.gitmodules')
+  if (lstatKind(file) !== 'file') return []
+  const lines = gitConfig(file, ['--get-regexp', '^submodule\\..*\\.path$']) ?? ''
+  return lines.split('\n').flatMap(line => {
+    const value = line.slice(line.indexOf(' ') + 1)
+    const sub = path.resolve(workTree, value)
+    return line.includes(' ') && value !== '' && sub.startsWith(`${workTree}/`) ? [sub] : []
+  })
+}
+
+/** The working-tree folders from below `top` down to `dir`, outermost first. */
+export function workTreeParents(top: string, dir: string): string[] {
+  const out: string[] = []
+  for (let p = dir; p !== top && p.startsWith(`${top}/`); p = path.dirname(p)) out.unshift(p)
+  return out
+}
+
+/**
+ * Repositories a remote of a config names by a local path (`url = ../mirror.git`): `git push`
+ * there runs that repository's hooks on the host. Relative URLs are taken from the top of the
+ * working tree, where git runs them.
+ */
+function localRemotes(entries: readonly GitDirEntry[], top: string): GitDirEntry[] {
+  const out: GitDirEntry[] = []
+  for (const config of new Set(entries.map(e => path.join(e.common, 'config')))) {
+    if (!/url\s*=/i.test(readSmall(config) ?? '')) continue
+    const lines = gitConfig(config, ['--get-regexp', '^remote\\..*\\.(push)?url$']) ?? ''
+    for (const line of lines.split('\n')) {
+      const url = line.slice(line.indexOf(' ') + 1)
+      const local = localPath(url, top)
+      if (!line.includes(' ') || local === undefined) continue
+      for (const dir of [local, path.join(local, '.git')]) {
+        if (lstatKind(dir) === 'dir' && isGitDir(dir)) out.push({ dir, parents: workTreeParents(top, dir).slice(0, -1), linked: false, common: dir })
+      }
+    }
+  }
+  return out
+}
+
+function localPath(url: string, top: string): string | undefined {
+  if (url.startsWith('file://')) return path.resolve(top, decodeURIComponent(url.slice('file://'.length)))
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return undefined // another transport
+  // scp-like host:path, unless a path component holds the colon (git's own rule)
+  const colon = url.indexOf(':')
+  if (colon > 0 && !url.slice(0, colon).includes('/')) return undefined
+  return path.resolve(top, url)
+}
+
+export function gitConfig(file: string, args: string[]): string | undefined {
+  const get = args.includes('--get-regexp') ? [] : ['--get']
+  try {
+    return execFileSync('git', ['config', '--file', file, ...get, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 }).trim()
+  } catch {
+    return undefined
+  }
+}
+
+/** A regular file's text when under 1 MiB (config files); undefined otherwise. */
+export function readSmall(file: string): string | undefined {
+  try {
+    const st = fs.lstatSync(file)
+    return st.isFile() && st.size < 1 << 20 ? fs.readFileSync(file, 'utf8') : undefined
+  } catch {
+    return undefined
+  }
+}

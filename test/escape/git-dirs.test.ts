@@ -1,0 +1,140 @@
+// The escape suite, git dirs the launch must find to protect: submodule git dirs in every place git
+// keeps them, linked worktrees' and submodules' own, and repositories a remote names by a local
+// path. In each, the agent writes the config (core.fsmonitor runs the payload) or a hook, and the
+// host's git must never run it afterwards.
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { git, HAVE_BWRAP, IS_ROOT, makeRepo } from '../helpers/cli.js'
+import { hostGit, inside, payload, scene, type Scene } from '../helpers/git-scene.js'
+
+/** Adds the repository src/lib of the scene's home as a submodule at `at`, committed. */
+function submodule(s: Scene, at: string, name?: string): void {
+  const lib = fs.existsSync(path.join(s.world.home, 'src/lib')) ? path.join(s.world.home, 'src/lib') : makeRepo(s.world.home, 'src/lib')
+  git(s.project, '-c', 'protocol.file.allow=always', 'submodule', '--quiet', 'add', ...(name === undefined ? [] : ['--name', name]), lib, at)
+  git(s.project, 'commit', '-qm', `submodule ${at}`)
+}
+
+/** Shell lines: the payload written to `config`, then ESCAPED or BLOCKED. */
+const tryConfig = (s: Scene, config: string): string => `${payload(s, config)} 2>/dev/null && echo ESCAPED || echo BLOCKED`
+const tryPointer = (file: string): string => `echo "gitdir: $PWD/evil" > ${file} 2>/dev/null && echo ESCAPED || echo BLOCKED`
+
+describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protected', () => {
+  test('a submodule git dir whose HEAD a session made a symlink (git follows one): still protected at the next launch', async () => {
+    const s = scene()
+    submodule(s, 'lib')
+    const first = await inside(s, 'cd .git/modules/lib && mv HEAD HEAD.real && ln -s HEAD.real HEAD && echo LINKED')
+    expect(first.out).toBe('LINKED')
+    const r = await inside(s, tryConfig(s, '.git/modules/lib/config'))
+    expect(r.out).toBe('BLOCKED')
+    expect(r.err).not.toMatch(/HEAD is gone/)
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('a submodule name of many parts (a/b/c/d/e/f/g/h): its git dir is found and protected', async () => {
+    const s = scene()
+    submodule(s, 'deep', 'a/b/c/d/e/f/g/h')
+    expect(fs.existsSync(path.join(s.project, '.git/modules/a/b/c/d/e/f/g/h/HEAD'))).toBe(true)
+    const r = await inside(s, [tryConfig(s, '.git/modules/a/b/c/d/e/f/g/h/config'), 'mkdir -p .git/modules/a/b/c/d/e/f/g/h/hooks 2>/dev/null; echo x > .git/modules/a/b/c/d/e/f/g/h/hooks/post-checkout 2>/dev/null && echo ESCAPED || echo BLOCKED'].join('; '))
+    expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED'])
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('.git/modules made unreadable by a session: the next launch refuses (as root, it is read anyway and protected)', async () => {
+    const s = scene()
+    submodule(s, 'lib')
+    await inside(s, 'chmod 000 .git/modules')
+    const r = await inside(s, tryConfig(s, '.git/modules/lib/config'))
+    if (IS_ROOT) expect(r.out).toBe('BLOCKED')
+    else {
+      expect(r.code).toBe(125)
+      expect(r.out).toBe('')
+      expect(r.err).toMatch(/cannot list .*\.git\/modules \(EACCES\).*chmod u\+rwx it/)
+    }
+    fs.chmodSync(path.join(s.project, '.git/modules'), 0o755)
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('a symlinked .git/modules: the next launch refuses, naming it', async () => {
+    const s = scene()
+    const first = await inside(s, 'mkdir .git/mods && ln -s mods .git/modules && echo LINKED')
+    expect(first.out).toBe('LINKED')
+    const r = await inside(s, 'echo RAN')
+    expect(r.code).toBe(125)
+    expect(r.out).toBe('')
+    expect(r.err).toMatch(/\.git\/modules is a symlink, and git would look for repositories through it/)
+  })
+
+  test('a submodule moved to another path (git mv): its .git file there is read-only', async () => {
+    const s = scene()
+    submodule(s, 'lib')
+    fs.mkdirSync(path.join(s.project, 'libs'))
+    git(s.project, 'mv', 'lib', 'libs/one')
+    git(s.project, 'commit', '-qm', 'moved')
+    const r = await inside(s, [`mkdir evil && cp -r .git/modules/lib/objects .git/modules/lib/refs .git/modules/lib/HEAD evil/ && ${payload(s, 'evil/config')}`, tryPointer('libs/one/.git'), 'mv libs/one libs/two 2>/dev/null && echo ESCAPED || echo BLOCKED'].join('; '))
+    expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED'])
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test("a linked worktree's own submodules (.git/worktrees/<w>/modules) and a submodule's linked worktree (.git/modules/<s>/worktrees)", async () => {
+    const s = scene()
+    submodule(s, 'lib')
+    const wt = path.join(s.world.home, 'src/wt')
+    git(s.project, 'worktree', 'add', '-q', wt)
+    git(wt, '-c', 'protocol.file.allow=always', 'submodule', '--quiet', 'update', '--init')
+    expect(fs.existsSync(path.join(s.project, '.git/worktrees/wt/modules/lib/HEAD'))).toBe(true)
+    git(path.join(s.project, 'lib'), 'worktree', 'add', '-q', '-b', 'side', path.join(s.project, 'libwt'))
+    const r = await inside(
+      s,
+      [
+        tryConfig(s, '.git/worktrees/wt/modules/lib/config'),
+        tryPointer('libwt/.git'),
+        'echo "$PWD/evil" > .git/modules/lib/worktrees/libwt/commondir 2>/dev/null && echo ESCAPED || echo BLOCKED',
+      ].join('; '),
+    )
+    expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED', 'BLOCKED'])
+    hostGit(wt, s.world)
+    hostGit(s.project, s.world)
+    hostGit(path.join(s.project, 'libwt'), s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test("a submodule's own extensions.worktreeConfig: its missing config.worktree cannot be created", async () => {
+    const s = scene()
+    submodule(s, 'lib')
+    git(path.join(s.project, 'lib'), 'config', 'extensions.worktreeConfig', 'true')
+    const r = await inside(s, tryConfig(s, '.git/modules/lib/config.worktree'))
+    expect(r.out).toBe('BLOCKED')
+    hostGit(s.project, s.world)
+    hostGit(path.join(s.project, 'lib'), s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('a submodule whose git dir stays in the working tree (emb/.git, added from an existing clone)', async () => {
+    const s = scene()
+    const lib = makeRepo(s.world.home, 'src/lib')
+    git(s.project, 'clone', '-q', lib, 'emb')
+    git(s.project, '-c', 'protocol.file.allow=always', 'submodule', '--quiet', 'add', './emb', 'emb')
+    git(s.project, 'commit', '-qm', 'emb')
+    expect(fs.lstatSync(path.join(s.project, 'emb/.git')).isDirectory()).toBe(true)
+    const r = await inside(s, [tryConfig(s, 'emb/.git/config'), 'mv emb emb2 2>/dev/null && echo ESCAPED || echo BLOCKED'].join('; '))
+    expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED'])
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('a bare repository in the project that a remote names by a local path (url = ./mirror.git): its hooks are read-only', async () => {
+    const s = scene()
+    git(s.project, 'clone', '-q', '--bare', '.', 'mirror.git')
+    git(s.project, 'remote', 'add', 'mirror', './mirror.git')
+    const hook = `printf '#!/bin/sh\\ntouch ${s.marker}\\n' > mirror.git/hooks/pre-receive 2>/dev/null && chmod +x mirror.git/hooks/pre-receive && echo ESCAPED || echo BLOCKED`
+    const r = await inside(s, [hook, tryConfig(s, 'mirror.git/config')].join('; '))
+    expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED'])
+    git(s.project, 'push', '-q', 'mirror', 'main')
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+})
