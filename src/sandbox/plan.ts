@@ -8,7 +8,7 @@ import { trustGit } from './git-trust.js'
 import { planGitGuard } from './git-guard.js'
 import { watchedPaths } from './persistence.js'
 import { OWN_DIR, SESSIONS_DIR } from '../state/registry.js'
-import { bindRefusal, dangerousRootReason, insideSessionSockets, sandboxHomeRefusal } from './policy.js'
+import { bindRefusal, dangerousRootReason, insideSessionSockets, sandboxHomeRefusal, writableBindRefusal, type KeptFromBinds } from './policy.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
 import { scopeHelper } from './landlock.js'
 import { nativeBridge } from '../network/bridge-native.js'
@@ -149,7 +149,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   const scope = terminalAndSyscalls(b, facts)
   const system = systemAndHome(b, facts)
   const guard = projectAndGit(b, facts, options, projectDirs, instance)
-  extraBinds(b, facts, options)
+  extraBinds(b, facts, options, projectDirs)
   const state = instanceState(b, facts, request, instance)
   const environment = sandboxEnvironment(b, facts, request, { instance, storeDir: state.storeDir, policy, shell })
   const command = commandLine(b, facts, request, { policy, shell, scope, alreadyVisible: system.alreadyVisible })
@@ -335,20 +335,38 @@ export function writablePlaces(facts: HostFacts, options: SandboxOptions, projec
   return [...projectDirs, ...(git === undefined ? [] : [git.gitDir, git.commonDir]), ...state, ...userBinds]
 }
 
-/** --ro-bind and --bind the user asked for, refused when they would expose what the sandbox hides. */
-function extraBinds(b: SandboxBuilder, facts: HostFacts, options: SandboxOptions): void {
-  for (const [list, kind] of [[options.roBinds, 'ro'], [options.binds, 'rw']] as const) {
+/**
+ * --ro-bind and --bind the user asked for, refused when they would expose what the sandbox hides,
+ * name one path twice (the later mount would silently win over the other), or, writable,
+ * cover the project's protections, which are mounted before them (policy.ts writableBindRefusal).
+ */
+function extraBinds(b: SandboxBuilder, facts: HostFacts, options: SandboxOptions, projectDirs: readonly string[]): void {
+  // Taken before the user's own --ro-binds: a writable folder inside one of those is their choice.
+  const guarded = facts.git !== undefined && !options.writableGitConfig
+  const kept: KeptFromBinds = { project: guarded ? projectDirs : [], gitDirs: guarded ? facts.gitProtect.pinned : [], readOnly: [...b.readOnly] }
+  const named = new Map<string, string>()
+  for (const [list, flag] of [[options.roBinds, '--ro-bind'], [options.binds, '--bind']] as const) {
     for (const requested of list) {
-      // Probed as named from the current directory (probe.ts withOptionFacts): ../data, data/.
-      const info = facts.paths[path.resolve(facts.cwd ?? '/', requested)]
-      const refusal = bindRefusal(info?.real, facts.home, facts.claudeboxHome, facts.guarded, info?.holdsSessions)
-      if (refusal !== undefined) throw usageError(`cannot bind ${requested}: ${refusal}; name an existing directory or file of your own`)
-      const real = info?.real as string
-      if (kind === 'ro') b.roBind(real)
+      const real = checkedBind(facts, requested)
+      const before = named.get(real)
+      if (before !== undefined) throw usageError(`${before} and ${flag} ${requested} name the same path ${real}; name it once (--bind for writable, --ro-bind for read-only)`)
+      named.set(real, `${flag} ${requested}`)
+      const refusal = flag === '--bind' ? writableBindRefusal(real, kept) : undefined
+      if (refusal !== undefined) throw usageError(`--bind ${requested} ${refusal}`)
+      if (flag === '--ro-bind') b.roBind(real)
       else b.bind(real)
       b.userBinds.push(real)
     }
   }
+}
+
+/** The real path of a user's bind, refused when it would expose what the sandbox hides. */
+function checkedBind(facts: HostFacts, requested: string): string {
+  // Probed as named from the current directory (probe.ts withOptionFacts): ../data, data/.
+  const info = facts.paths[path.resolve(facts.cwd ?? '/', requested)]
+  const refusal = bindRefusal(info?.real, facts.home, facts.claudeboxHome, facts.guarded, info?.holdsSessions)
+  if (refusal !== undefined || info?.real === undefined) throw usageError(`cannot bind ${requested}: ${refusal ?? 'it does not exist'}; name an existing directory or file of your own`)
+  return info.real
 }
 
 /** This instance read-write (its records and project-root read-only), the shared tier's binds, the credential store. */

@@ -52,6 +52,35 @@ export function bindRefusal(real: string | undefined, home: string, claudeboxHom
   return undefined
 }
 
+/**
+ * What a writable --bind may not cover. The user's binds are mounted after the project's
+ * protections, so a writable bind of a folder holding the project mounts the tree again on top of
+ * the git guard's pins and read-only binds: the agent could then write .git/hooks/pre-commit,
+ * which the host's git runs later, unreported.
+ */
+export interface KeptFromBinds {
+  /** The project's directories and the git dirs the guard pins; none without git or with --writable-git-config (which accepts a writable git config). */
+  project: readonly string[]
+  gitDirs: readonly string[]
+  /** What the plan keeps read-only before the user's binds: git's config and hooks, host-run files, Claude's installation... */
+  readOnly: readonly string[]
+}
+
+/** Why a writable bind of `real` would uncover a protection (the rest of a sentence after "--bind X"), or undefined. */
+export function writableBindRefusal(real: string, kept: KeptFromBinds): string | undefined {
+  const relation = (p: string): string => (p === real ? 'it is' : 'it holds')
+  const gitDir = kept.gitDirs.find(dir => isWithin(dir, real))
+  const accept = 'bind a folder beside the project instead, use --ro-bind, or pass --writable-git-config if you accept that'
+  if (gitDir !== undefined) return `would make the project's git config and hooks writable inside the sandbox, and the host's git runs them (${relation(gitDir)} the project's git dir ${gitDir}); ${accept}`
+  const project = kept.project.find(dir => isWithin(dir, real))
+  if (project !== undefined) return `would mount the project again inside the sandbox, writable over the git files it keeps read-only (${relation(project)} the project ${project}); ${accept}`
+  const held = kept.readOnly.find(p => isWithin(p, real))
+  const holder = held === undefined ? kept.readOnly.find(p => isWithin(real, p)) : undefined
+  if (held === undefined && holder === undefined) return undefined
+  const what = held === real ? 'it' : held !== undefined ? `${held}, which it holds,` : `part of ${holder ?? ''}`
+  return `would make ${what} writable inside the sandbox, where claudebox keeps it read-only because the host runs or reads it; bind a folder that holds none of it instead, or use --ro-bind`
+}
+
 /** Whether a path lies in a claudebox session's sockets directory, wherever that is. */
 export const insideSessionSockets = (real: string): boolean => real.split(path.sep).some(part => SESSION_SOCKETS_NAME.test(part))
 
