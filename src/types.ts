@@ -115,6 +115,8 @@ export interface GitProtectFacts {
    * in the project, .git/hooks -> ../tools/githooks).
    */
   symlinked: readonly string[]
+  /** The symlinks among them (and on their way) in the project, with their text: anything put in their place is moved aside at once. */
+  links: readonly { path: string; text: string }[]
 }
 
 export type InstanceState =
@@ -189,6 +191,8 @@ export interface LaunchPlan {
 export interface GitWatchSpec {
   /** Names that must not appear (a commondir in a git dir): moved aside at once if they do. */
   forbidden: readonly string[]
+  /** Symlinks that lead to protected files: a replacement of one is moved aside at once. */
+  links: readonly { path: string; text: string }[]
   /** Git dirs whose HEAD must stay valid and whose modules/ and worktrees/ must not grow unnoticed. */
   gitDirs: readonly string[]
   /** The working tree searched for new or changed nested `.git` entries after the session. */

@@ -7,6 +7,7 @@ import path from 'node:path'
 import { lstatKind, safeReaddir } from './fs.js'
 import { gitConfig, gitDirsOf, gitmodulesPaths, isGitDir, MAX_MODULES_DEPTH, readSmall, type GitDirEntry } from './git-dirs.js'
 import { isWithin } from '../state/instance.js'
+import { protectLink, throughLinkedFolders } from './link-targets.js'
 import { HOST_RUN_FILES } from '../sandbox/persistence.js'
 import type { GitFacts, GitProtectFacts } from '../types.js'
 
@@ -14,7 +15,7 @@ import type { GitFacts, GitProtectFacts } from '../types.js'
 const REDIRECTING = ['config', 'config.worktree', 'commondir', 'gitdir', 'hooks'] as const
 
 export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly string[], home: string): GitProtectFacts {
-  const facts: MutableProtect = { pinned: [], gitDirs: [], refusals: [], readOnly: [], missingHooks: [], emptyConfigs: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [] }
+  const facts: MutableProtect = { pinned: [], gitDirs: [], refusals: [], readOnly: [], missingHooks: [], emptyConfigs: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [], links: [] }
   if (git !== undefined) {
     const search = gitDirsOf(git)
     if (search.refusal !== undefined) facts.refusals.push(search.refusal)
@@ -23,7 +24,7 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
       if (!projectDirs.some(p => isWithin(dir, p))) continue // not writable inside: nothing to pin
       for (const p of [...parents, dir]) if (!facts.pinned.includes(p)) facts.pinned.push(p)
       facts.gitDirs.push(dir)
-      protectGitDir(facts, dir, linked, worktreeConfig(common))
+      protectGitDir(facts, dir, linked, worktreeConfig(common), projectDirs)
     }
     const dotGit = path.join(git.topLevel, '.git')
     if (lstatKind(dotGit) === 'file') facts.readOnly.push(dotGit) // a linked worktree's or submodule's pointer
@@ -37,16 +38,18 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
       if (!projectDirs.some(p => isWithin(target, p)) || projectDirs.includes(target)) continue
       const kind = lstatKind(target)
       if (kind === 'missing') facts.forbidden.push(target)
+      else if (kind === 'symlink') watchLink(facts, target, projectDirs)
       else facts.workTree.push({ path: target, kind })
     }
   }
   for (const dir of projectDirs.slice(0, 1)) {
     for (const entry of HOST_RUN_FILES) {
-      const p = path.join(dir, entry.path)
       if (entry.decision !== 'read-only') continue
+      const p = hostRunPath(facts, path.join(dir, entry.path), dir, projectDirs)
+      if (p === undefined) continue
       const kind = lstatKind(p)
       facts.workTree.push({ path: p, kind })
-      if (kind === 'symlink') watchLink(facts, p)
+      if (kind === 'symlink') watchLink(facts, p, projectDirs)
     }
     // A read-only entry below a plain directory (.claude/settings.json) would leave with its
     // parent when that is renamed, and a new one take its place: the parents are pinned too.
@@ -61,14 +64,38 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
   return facts
 }
 
-/** A symlinked entry: the link, and what it leads to (while that exists). */
-function watchLink(facts: MutableProtect, link: string): void {
+/**
+ * Where a host-run entry really is: below a symlinked folder (.claude -> config/claude), its path
+ * through the links, which are guarded (a bind through them would be refused as changed, and the
+ * agent could swap them). Undefined when that lies outside the project (not writable inside).
+ */
+function hostRunPath(facts: MutableProtect, p: string, top: string, projectDirs: readonly string[]): string | undefined {
+  const through = throughLinkedFolders(p, top)
+  if (through === undefined) return p
+  addLinks(facts, through.links.filter(l => projectDirs.some(d => isWithin(l.path, d))))
+  return projectDirs.some(d => isWithin(through.path, d)) ? through.path : undefined
+}
+
+function addLinks(facts: MutableProtect, links: readonly { path: string; text: string }[]): void {
+  facts.links.push(...links.filter(l => !facts.links.some(known => known.path === l.path)))
+}
+
+/**
+ * A symlinked entry: a bind would follow it, so what it leads to in the project is protected
+ * instead (read-only, or moved aside when it appears), the links on the way are guarded, and the
+ * link and its target are watched for the report after the session.
+ */
+function watchLink(facts: MutableProtect, link: string, projectDirs: readonly string[]): void {
   facts.symlinked.push(link)
   try {
     facts.symlinked.push(fs.realpathSync(link))
   } catch {
     // leads nowhere (yet): the link itself is watched
   }
+  const protection = protectLink(link, projectDirs)
+  addLinks(facts, protection.links)
+  if (protection.target !== undefined && !facts.workTree.some(e => e.path === protection.target?.path)) facts.workTree.push(protection.target)
+  if (protection.missing !== undefined && !facts.forbidden.includes(protection.missing)) facts.forbidden.push(protection.missing)
 }
 
 function memo<T>(f: (key: string) => T): (key: string) => T {
@@ -81,7 +108,7 @@ function memo<T>(f: (key: string) => T): (key: string) => T {
 
 type MutableProtect = { [K in keyof GitProtectFacts]: GitProtectFacts[K] extends readonly (infer T)[] ? T[] : GitProtectFacts[K] }
 
-function protectGitDir(facts: MutableProtect, dir: string, linked: boolean, worktreeConfig: boolean): void {
+function protectGitDir(facts: MutableProtect, dir: string, linked: boolean, worktreeConfig: boolean, projectDirs: readonly string[]): void {
   for (const name of REDIRECTING) {
     const p = path.join(dir, name)
     const kind = lstatKind(p)
@@ -93,7 +120,7 @@ function protectGitDir(facts: MutableProtect, dir: string, linked: boolean, work
       // A bind would land on the link's target: not bound (a user's symlinked config or hooks),
       // watched with what it leads to instead (red team: a hooks dir kept in the project changed
       // unreported).
-      watchLink(facts, p)
+      watchLink(facts, p, projectDirs)
     } else if (name === 'hooks' && !linked) {
       facts.missingHooks.push(p)
     } else if (name === 'config.worktree' && worktreeConfig) {

@@ -60,19 +60,39 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
     }
   }
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), new Set(safeReaddir(path.join(dir, sub)))] as const)))
-  const watchers = watchForbidden(spec.forbidden, quarantine)
-  // A flood of other events can overflow the inotify queue and drop the one that matters: look
-  // every POLL_MS as well.
-  const poll = spec.forbidden.length === 0 ? undefined : setInterval(() => spec.forbidden.forEach(quarantine), POLL_MS).unref()
+  const watch = watchDuringSession(spec, quarantine)
   return {
     finish(): string[] {
-      for (const w of watchers) w.close()
-      clearInterval(poll)
-      for (const p of spec.forbidden) quarantine(p)
+      watch.stop()
       const warnings: string[] = []
-      if (moved.length > 0) warnings.push(`the session created files that the host's git would take its config or hooks from; moved aside (inspect, then delete): ${moved.join(', ')}`)
+      if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (inspect, then delete): ${moved.join(', ')}`)
       warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedGit(spec.workTree, startedMs))
       return warnings.map(w => `WARNING: ${w}`)
+    },
+  }
+}
+
+/**
+ * Looks at the forbidden names and the guarded links at each inotify event and every POLL_MS (a
+ * flood of other events can overflow the inotify queue and drop the one that matters). A guarded
+ * link replaced by anything else (a real hooks dir, a link elsewhere) is moved aside; one only
+ * removed stays removed: nothing runs from it.
+ */
+function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void): { stop(): void } {
+  const texts = new Map(spec.links.map(l => [l.path, l.text]))
+  const check = (p: string): void => {
+    const text = texts.get(p)
+    if (text === undefined) quarantine(p)
+    else if (lstatKind(p) !== 'missing' && readLink(p) !== text) quarantine(p)
+  }
+  const watched = [...spec.forbidden, ...texts.keys()]
+  const watchers = watchForbidden(watched, check)
+  const poll = watched.length === 0 ? undefined : setInterval(() => watched.forEach(check), POLL_MS).unref()
+  return {
+    stop(): void {
+      for (const w of watchers) w.close()
+      clearInterval(poll)
+      watched.forEach(check)
     },
   }
 }
@@ -103,6 +123,14 @@ function openParentNoFollow(p: string, spec: GitWatchSpec): number | undefined {
     fd = next
   }
   return fd
+}
+
+function readLink(p: string): string | undefined {
+  try {
+    return fs.readlinkSync(p)
+  } catch {
+    return undefined
+  }
 }
 
 /** Whether `p` exists when its parents are followed (a symlinked parent leading elsewhere). */

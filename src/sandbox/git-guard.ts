@@ -13,6 +13,8 @@ export interface GitGuardPlan {
   protections: string[]
   /** Names that must not appear during the session (moved aside by the launcher if they do). */
   forbidden: string[]
+  /** Symlinks leading to protected files: anything put in their place is moved aside at once. */
+  links: { path: string; text: string }[]
   /** Git dirs to check after the session (HEAD still valid, nothing new in modules/ or worktrees/). */
   gitDirs: string[]
 }
@@ -33,7 +35,7 @@ export function planGitGuard(protect: GitProtectFacts, writableGitConfig: boolea
       `${first ?? ''} would make git use another repository's configuration, and git never writes it there; inspect it, move it out of the git dir (mv ${first ?? ''} /tmp/), then rerun claudebox`,
     )
   }
-  const plan: GitGuardPlan = { groups: [], readOnly: [], mkdirs: [], files: [], protections: [], forbidden: [], gitDirs: [] }
+  const plan: GitGuardPlan = { groups: [], readOnly: [], mkdirs: [], files: [], protections: [], forbidden: [], links: [...protect.links], gitDirs: [] }
   const hostRun = protect.workTree.filter(entry => entry.kind === 'file' || entry.kind === 'dir').map(entry => entry.path)
   if (hostRun.length > 0) plan.protections.push('working-tree files the host runs (.envrc, .vscode, .npmrc, .husky, ...) read-only while they exist')
   // Pins first, parents before children: a read-only bind below a pin must not be covered by it.

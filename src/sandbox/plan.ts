@@ -170,7 +170,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     pinWithin: writablePlaces(facts, options, projectDirs),
     warnings: b.warnings,
     watch,
-    gitWatch: { forbidden: guard.forbidden, gitDirs: guard.gitDirs, workTree: git?.topLevel ?? cwd },
+    gitWatch: { forbidden: guard.forbidden, links: guard.links, gitDirs: guard.gitDirs, workTree: git?.topLevel ?? cwd },
     ...(policy === undefined || request.egressSocket === undefined ? {} : { egress: egressPlan(request.egressSocket, request.socketsKey ?? '', policy, facts.env) }),
     cgroups: command.cgroups,
     ...(command.socketsDir === undefined ? {} : { socketsDir: command.socketsDir }),

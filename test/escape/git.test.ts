@@ -18,7 +18,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     const s = scene()
     const r = await inside(s, `mkdir evil && cp -r .git/objects .git/refs .git/HEAD evil/ && ${payload(s, 'evil/config')} && echo "$PWD/evil" > .git/commondir; sleep 0.5; test -e .git/commondir && echo STILL-THERE || echo MOVED`)
     expect(r.out).toBe('MOVED')
-    expect(r.err).toMatch(/WARNING: the session created files that the host's git would take its config or hooks from; moved aside.*\.git\/commondir -> .*commondir\.claudebox-quarantine-/)
+    expect(r.err).toMatch(/WARNING: the session created files that the host's git or tools would take config, hooks or code from; moved aside.*\.git\/commondir -> .*commondir\.claudebox-quarantine-/)
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
   })
@@ -153,18 +153,69 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(r.err).toMatch(/changed files that run code outside the sandbox: .*\.yarnrc\.yml \(created\)/)
   })
 
-  test('.git/hooks and .git/config kept as symlinks into the project: what they lead to is watched, a change reported after the session (red team: unreported)', async () => {
+  test('.git/hooks and .git/config kept as symlinks into the project: what they lead to is read-only, a replaced link is moved aside at once', async () => {
     const s = scene()
+    payloadWorks(s)
     const dotGit = path.join(s.project, '.git')
     fs.mkdirSync(path.join(s.project, 'tools/githooks'), { recursive: true })
     fs.rmSync(path.join(dotGit, 'hooks'), { recursive: true, force: true })
     fs.symlinkSync('../tools/githooks', path.join(dotGit, 'hooks'))
     fs.renameSync(path.join(dotGit, 'config'), path.join(s.project, 'tools/gitconfig'))
     fs.symlinkSync('../tools/gitconfig', path.join(dotGit, 'config'))
-    const r = await inside(s, `printf '#!/bin/sh\\ntouch ${s.marker}\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; printf '[core]\\n\\tbare = false\\n' >> .git/config`)
+    const hook = `printf '#!/bin/sh\\ntouch ${s.marker}\\n' > .git/hooks/pre-commit 2>/dev/null && chmod +x .git/hooks/pre-commit && echo ESCAPED || echo BLOCKED`
+    const r = await inside(
+      s,
+      [
+        hook,
+        `${payload(s, '.git/config')} 2>/dev/null && echo ESCAPED || echo BLOCKED`,
+        'mv tools tools-old 2>/dev/null && echo ESCAPED || echo BLOCKED',
+        `rm .git/hooks && mkdir .git/hooks && ${hook.replace(' 2>/dev/null', '')} >/dev/null; sleep 0.6; test -e .git/hooks/pre-commit && echo ESCAPED || echo BLOCKED`,
+        `rm .git/config && ${payload(s, '.git/config')}; sleep 0.6; test -e .git/config && echo ESCAPED || echo BLOCKED`,
+      ].join('; '),
+    )
+    expect(r.out.split('\n')).toEqual(Array(5).fill('BLOCKED'))
+    expect(r.err).toMatch(/moved aside .*\.git\/hooks -> .*claudebox-quarantine/)
+    fs.symlinkSync('../tools/gitconfig', path.join(dotGit, 'config'))
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('a host-run file kept as a symlink (.envrc -> config/envrc): its target is read-only; a missing target is moved aside when created', async () => {
+    const s = scene()
+    fs.mkdirSync(path.join(s.project, 'config'))
+    fs.writeFileSync(path.join(s.project, 'config/envrc'), 'original\n')
+    fs.symlinkSync('config/envrc', path.join(s.project, '.envrc'))
+    fs.symlinkSync('config/npmrc', path.join(s.project, '.npmrc'))
+    const r = await inside(
+      s,
+      [
+        'echo evil >> config/envrc 2>/dev/null && echo ESCAPED || echo BLOCKED',
+        'echo evil >> .envrc 2>/dev/null && echo ESCAPED || echo BLOCKED',
+        'echo "script-shell=/tmp/x" > config/npmrc; sleep 0.6; test -e config/npmrc && echo ESCAPED || echo BLOCKED',
+      ].join('; '),
+    )
+    expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED', 'BLOCKED'])
+    expect(fs.readFileSync(path.join(s.project, 'config/envrc'), 'utf8')).toBe('original\n')
+    expect(r.err).toMatch(/config\/npmrc -> .*claudebox-quarantine/)
+  })
+
+  test('a host-run file below a symlinked folder (.claude -> config/claude): the launch works, the file is read-only, a swapped link is moved aside', async () => {
+    const s = scene()
+    fs.mkdirSync(path.join(s.project, 'config/claude'), { recursive: true })
+    fs.writeFileSync(path.join(s.project, 'config/claude/settings.json'), '{}\n')
+    fs.symlinkSync('config/claude', path.join(s.project, '.claude'))
+    const r = await inside(
+      s,
+      [
+        'echo evil >> .claude/settings.json 2>/dev/null && echo ESCAPED || echo BLOCKED',
+        'mv config config-old 2>/dev/null && echo ESCAPED || echo BLOCKED',
+        'rm .claude && mkdir .claude && echo "{}" > .claude/settings.json; sleep 0.6; test -e .claude/settings.json && echo ESCAPED || echo BLOCKED',
+      ].join('; '),
+    )
     expect(r.code, r.err).toBe(0)
-    expect(r.err).toMatch(/changed files that run code outside the sandbox: .*tools\/githooks\/pre-commit \(created\)/)
-    expect(r.err).toMatch(/tools\/gitconfig \(changed\)/)
+    expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED', 'BLOCKED'])
+    expect(fs.readFileSync(path.join(s.project, 'config/claude/settings.json'), 'utf8')).toBe('{}\n')
+    expect(r.err).toMatch(/\.claude -> .*claudebox-quarantine/)
   })
 
   test("core.hooksPath inside the project: its target is read-only", async () => {
