@@ -170,12 +170,24 @@ export function gitConfig(file: string, args: string[]): string | undefined {
   }
 }
 
-/** A regular file's text when under 1 MiB (config files); undefined otherwise. */
+/**
+ * A config file's text when it is a regular file under 1 MiB, read through symlinks (a
+ * stow-managed ~/.gitconfig, a .git/config kept in the project: git reads through them too) and
+ * never blocking on a FIFO planted in its place; undefined otherwise.
+ */
 export function readSmall(file: string): string | undefined {
+  let fd: number
   try {
-    const st = fs.lstatSync(file)
-    return st.isFile() && st.size < 1 << 20 ? fs.readFileSync(file, 'utf8') : undefined
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
   } catch {
     return undefined
+  }
+  try {
+    const st = fs.fstatSync(fd)
+    return st.isFile() && st.size < 1 << 20 ? fs.readFileSync(fd, 'utf8') : undefined
+  } catch {
+    return undefined
+  } finally {
+    fs.closeSync(fd)
   }
 }

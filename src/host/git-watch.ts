@@ -49,11 +49,10 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
       // A random suffix: the agent cannot occupy the name in advance to make the move fail.
       const asideName = `${name}.claudebox-quarantine-${randomHex(6)}`
       const aside = path.join(path.dirname(planned), asideName)
-      try {
-        fs.renameSync(`${here}/${name}`, `${here}/${asideName}`)
-        moved.push(`${inlineSafe(planned)} -> ${inlineSafe(aside)}`)
-      } catch {
+      if (renameInside(parent, name, asideName)) moved.push(`${inlineSafe(planned)} -> ${inlineSafe(aside)}`)
+      else if (!reported.has(planned)) {
         moved.push(`${inlineSafe(planned)} (could not be moved aside: remove it before running git here)`)
+        reported.add(planned)
       }
     } finally {
       fs.closeSync(parent)
@@ -69,6 +68,33 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
       warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedGit(spec.workTree, startedMs))
       return warnings.map(w => `WARNING: ${w}`)
     },
+  }
+}
+
+/**
+ * Renames `name` to `asideName` in the directory open as `dir`. A directory the session made
+ * read-only (chmod a-w: as a user, the rename then failed and the host's git used the planted
+ * file) is made writable for the moment of the rename: it is the user's own.
+ */
+function renameInside(dir: number, name: string, asideName: string): boolean {
+  const here = `/proc/self/fd/${dir}`
+  try {
+    fs.renameSync(`${here}/${name}`, `${here}/${asideName}`)
+    return true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EACCES') return false
+  }
+  try {
+    const mode = fs.fstatSync(dir).mode & 0o7777
+    fs.fchmodSync(dir, mode | 0o700)
+    try {
+      fs.renameSync(`${here}/${name}`, `${here}/${asideName}`)
+      return true
+    } finally {
+      fs.fchmodSync(dir, mode)
+    }
+  } catch {
+    return false
   }
 }
 

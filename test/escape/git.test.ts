@@ -269,6 +269,37 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
+  test("a ~/.gitconfig kept as a symlink (stow) and a .git/config kept in the project: read through, so their hooksPath is protected (red team: both went unprotected)", async () => {
+    const s = scene()
+    const gitconfig = path.join(s.world.home, '.gitconfig')
+    fs.mkdirSync(path.join(s.world.home, 'dotfiles'))
+    fs.writeFileSync(path.join(s.world.home, 'dotfiles/gitconfig'), `${fs.existsSync(gitconfig) ? fs.readFileSync(gitconfig, 'utf8') : ''}[core]\n\thooksPath = .githooks\n`)
+    fs.rmSync(gitconfig, { force: true })
+    fs.symlinkSync('dotfiles/gitconfig', gitconfig)
+    fs.mkdirSync(path.join(s.project, '.githooks'))
+    fs.mkdirSync(path.join(s.project, 'tools/hooks'), { recursive: true })
+    const dotGit = path.join(s.project, '.git')
+    fs.renameSync(path.join(dotGit, 'config'), path.join(s.project, 'tools/gitconfig'))
+    fs.appendFileSync(path.join(s.project, 'tools/gitconfig'), '[core]\n\thooksPath = tools/hooks\n')
+    fs.symlinkSync('../tools/gitconfig', path.join(dotGit, 'config'))
+    const hook = (dir: string): string => `printf '#!/bin/sh\\ntouch ${s.marker}\\n' > ${dir}/pre-commit 2>/dev/null && chmod +x ${dir}/pre-commit && echo ESCAPED || echo BLOCKED`
+    const r = await inside(s, [hook('tools/hooks'), hook('.githooks')].join('; '))
+    expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED'])
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('a planted file in a folder the session made read-only is still moved aside (as a user, it stayed, and the host ran it)', async () => {
+    const s = scene()
+    fs.mkdirSync(path.join(s.project, 'config'))
+    fs.symlinkSync('config/npmrc', path.join(s.project, '.npmrc'))
+    const r = await inside(s, 'mkdir c2 && echo "script-shell=/tmp/x" > c2/npmrc && chmod 555 c2 && rmdir config && mv c2 config; sleep 0.6; test -e config/npmrc && echo ESCAPED || echo BLOCKED')
+    expect(r.out).toBe('BLOCKED')
+    expect(r.err).toMatch(/config\/npmrc -> .*claudebox-quarantine/)
+    expect(fs.statSync(path.join(s.project, 'config')).mode & 0o777).toBe(0o555) // its mode is given back
+    fs.chmodSync(path.join(s.project, 'config'), 0o755) // for the test's cleanup
+  })
+
   test('a watched path whose parent the agent turned into a symlink out of the project: nothing outside is moved', async () => {
     const s = scene()
     const outside = path.join(s.world.root, 'outside')
