@@ -7,12 +7,15 @@ import path from 'node:path'
 import { lstatKind, safeReaddir } from './fs.js'
 import { gitConfig, gitDirsOf, gitmodulesPaths, isGitDir, MAX_MODULES_DEPTH, readSmall, type GitDirEntry } from './git-dirs.js'
 import { isWithin } from '../state/instance.js'
-import { protectLink, throughLinkedFolders } from './link-targets.js'
+import { linksBelow, protectLink, throughLinkedFolders } from './link-targets.js'
 import { HOST_RUN_FILES } from '../sandbox/persistence.js'
 import type { GitFacts, GitProtectFacts } from '../types.js'
 
 /** Files and directories of a git dir that make git run programs or use another repository. */
 const REDIRECTING = ['config', 'config.worktree', 'commondir', 'gitdir', 'hooks'] as const
+/** Links inside protected folders followed at most, per folder and in all (each target is a bind). */
+const LINKS_PER_FOLDER = 32
+const LINKS_IN_ALL = 128
 
 export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly string[], home: string): GitProtectFacts {
   const facts: MutableProtect = { pinned: [], gitDirs: [], refusals: [], readOnly: [], missingHooks: [], emptyConfigs: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [], links: [] }
@@ -51,6 +54,7 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
       facts.workTree.push({ path: p, kind })
       if (kind === 'symlink') watchLink(facts, p, projectDirs)
     }
+    protectLinksInside(facts, projectDirs)
     // A read-only entry below a plain directory (.claude/settings.json) would leave with its
     // parent when that is renamed, and a new one take its place: the parents are pinned too.
     const submoduleDotGits = facts.readOnly.filter(p => path.basename(p) === '.git').map(p => ({ path: p, kind: 'file' as const }))
@@ -82,8 +86,7 @@ function addLinks(facts: MutableProtect, links: readonly { path: string; text: s
 
 /**
  * A symlinked entry: a bind would follow it, so what it leads to in the project is protected
- * instead (read-only, or moved aside when it appears), the links on the way are guarded, and the
- * link and its target are watched for the report after the session.
+ * instead, and the link and its target are watched for the report after the session.
  */
 function watchLink(facts: MutableProtect, link: string, projectDirs: readonly string[]): void {
   facts.symlinked.push(link)
@@ -92,10 +95,37 @@ function watchLink(facts: MutableProtect, link: string, projectDirs: readonly st
   } catch {
     // leads nowhere (yet): the link itself is watched
   }
+  protectLinkTarget(facts, link, projectDirs)
+}
+
+/** What a link leads to in the project: read-only, or moved aside when it appears; the links on the way guarded. */
+function protectLinkTarget(facts: MutableProtect, link: string, projectDirs: readonly string[]): void {
   const protection = protectLink(link, projectDirs)
   addLinks(facts, protection.links)
-  if (protection.target !== undefined && !facts.workTree.some(e => e.path === protection.target?.path)) facts.workTree.push(protection.target)
+  const target = protection.target
+  // A folder holding the project's top or a git dir (`x -> ..`) is not made read-only: that would
+  // stop every commit. It is watched only.
+  if (target?.kind === 'dir' && [...projectDirs, ...facts.pinned].some(p => isWithin(p, target.path))) facts.symlinked.push(target.path)
+  else if (target !== undefined && !facts.workTree.some(e => e.path === target.path)) facts.workTree.push(target)
   if (protection.missing !== undefined && !facts.forbidden.includes(protection.missing)) facts.forbidden.push(protection.missing)
+}
+
+/**
+ * Links kept inside a protected folder (.git/hooks/pre-commit -> ../../scripts/pre-commit): the
+ * folder is read-only, what they lead to would not be. Bounded, so that links a session left in a
+ * folder it created cannot make the next launch slow or too big for bwrap; the project's own
+ * folders come first (configured and host-run entries, then the git dirs' hooks in the order found).
+ */
+function protectLinksInside(facts: MutableProtect, projectDirs: readonly string[]): void {
+  const folders = [...facts.workTree.filter(e => e.kind === 'dir').map(e => e.path), ...facts.readOnly.filter(p => path.basename(p) === 'hooks' && lstatKind(p) === 'dir')]
+  let left = LINKS_IN_ALL
+  for (const folder of folders) {
+    for (const link of linksBelow(folder, Math.min(LINKS_PER_FOLDER, left))) {
+      protectLinkTarget(facts, link, projectDirs)
+      left--
+    }
+    if (left === 0) return
+  }
 }
 
 function memo<T>(f: (key: string) => T): (key: string) => T {

@@ -82,3 +82,29 @@ export function throughLinkedFolders(entry: string, top: string): { path: string
   }
   return links.length === 0 ? undefined : { path: path.join(here, parts[parts.length - 1] ?? ''), links }
 }
+
+/** Entries looked at, at most, when searching a folder for links (a folder is small: hooks, .vscode). */
+const SCAN_ENTRIES = 512
+const SCAN_DEPTH = 4
+
+/** The symlinks below `folder` (not followed), at most `max`, in a bounded search. */
+export function linksBelow(folder: string, max: number): string[] {
+  const found: string[] = []
+  let budget = SCAN_ENTRIES
+  const walk = (dir: string, depth: number): void => {
+    let entries: fs.Dirent[]
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1)) // the same ones at every launch
+    } catch {
+      return
+    }
+    for (const entry of entries) {
+      if (found.length >= max || budget-- <= 0) return
+      const p = path.join(dir, entry.name)
+      if (entry.isSymbolicLink()) found.push(p)
+      else if (entry.isDirectory() && depth < SCAN_DEPTH) walk(p, depth + 1)
+    }
+  }
+  walk(folder, 0)
+  return found
+}

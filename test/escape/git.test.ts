@@ -300,6 +300,42 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     fs.chmodSync(path.join(s.project, 'config'), 0o755) // for the test's cleanup
   })
 
+  test('links kept inside protected folders (.git/hooks/pre-commit -> ../../scripts/pre-commit.sh): what they lead to is read-only', async () => {
+    const s = scene()
+    fs.mkdirSync(path.join(s.project, 'scripts'))
+    fs.writeFileSync(path.join(s.project, 'scripts/pre-commit.sh'), '#!/bin/sh\nexit 0\n', { mode: 0o755 })
+    fs.writeFileSync(path.join(s.project, 'scripts/task.sh'), 'echo task\n')
+    fs.symlinkSync('../../scripts/pre-commit.sh', path.join(s.project, '.git/hooks/pre-commit'))
+    fs.mkdirSync(path.join(s.project, '.vscode'))
+    fs.symlinkSync('../scripts/task.sh', path.join(s.project, '.vscode/task.sh'))
+    fs.symlinkSync('..', path.join(s.project, '.vscode/up')) // a folder holding the project: watched only
+    const r = await inside(
+      s,
+      [
+        `printf '#!/bin/sh\\ntouch ${s.marker}\\n' > scripts/pre-commit.sh 2>/dev/null && echo ESCAPED || echo BLOCKED`,
+        'echo evil >> scripts/task.sh 2>/dev/null && echo ESCAPED || echo BLOCKED',
+        'mv scripts scripts-old 2>/dev/null && echo ESCAPED || echo BLOCKED',
+        'echo ok > README && git add README && git commit -qm inside && echo COMMITTED',
+      ].join('; '),
+    )
+    expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED', 'BLOCKED', 'COMMITTED'])
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('hundreds of links a session left in a folder it created: the next launch still starts, and the first ones are protected', async () => {
+    const s = scene()
+    fs.mkdirSync(path.join(s.project, 'scripts'))
+    fs.mkdirSync(path.join(s.project, '.vscode'))
+    for (let i = 0; i < 400; i++) {
+      fs.writeFileSync(path.join(s.project, `scripts/f${i}`), 'x\n')
+      fs.symlinkSync(`../scripts/f${i}`, path.join(s.project, `.vscode/l${String(i).padStart(3, '0')}`))
+    }
+    const r = await inside(s, 'echo RAN; echo evil >> scripts/f0 2>/dev/null && echo ESCAPED || echo BLOCKED')
+    expect(r.code, r.err).toBe(0)
+    expect(r.out.split('\n')).toEqual(['RAN', 'BLOCKED'])
+  })
+
   test('a watched path whose parent the agent turned into a symlink out of the project: nothing outside is moved', async () => {
     const s = scene()
     const outside = path.join(s.world.root, 'outside')
