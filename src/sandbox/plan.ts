@@ -19,6 +19,7 @@ import type { SignInKind } from '../types.js'
 import { upstreamFromEnv } from '../network/upstream-proxy.js'
 import type { FileStep, HostFacts, LaunchPlan, LaunchSummary } from '../types.js'
 import { SandboxBuilder } from './builder.js'
+import { bwrapArgv } from './arg-limit.js'
 import { HOME_FILES_RO, newlineRefusal, SYSTEM_PATHS } from './host-paths.js'
 
 /** bwrap writes {"child-pid": N} here: the launcher signals the sandboxed program through it. */
@@ -160,7 +161,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   if (options.writableGitConfig) watch.push(...facts.gitProtect.readOnly)
   return {
     file: bwrap,
-    argv: b.groups.flat(),
+    argv: bwrapArgv(b.groups, { user: options.binds.length + options.roBinds.length, git: guard.groups.length }),
     ...environment,
     groups: b.groups,
     mkdirs: [...b.mkdirs, ...state.tiers.mkdirs],

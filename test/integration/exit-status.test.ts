@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
-import { BIN, claudebox, FIXTURES, HAVE_BWRAP, inSandbox, IS_ROOT, makeRepo, makeWorld, noticeGiven, tempDir } from '../helpers/cli.js'
+import { BIN, claudebox, FIXTURES, HAVE_BWRAP, inSandbox, instancePath, IS_ROOT, makeRepo, makeWorld, noticeGiven, tempDir } from '../helpers/cli.js'
 
 describe.skipIf(!HAVE_BWRAP)('exit status', () => {
   test.each([0, 1, 3, 77, 255])("claude's status %i passes through", async status => {
@@ -63,6 +63,30 @@ describe('launch failures', () => {
     expect(r.stderr).toContain('bwrap: No permissions to create new namespace')
     expect(r.stderr).toMatch(/claudebox: bwrap could not create the sandbox .*claudebox --check/)
   })
+
+  // bwrap refuses more than its MAX_ARGS (9000) arguments before it makes any namespace, and
+  // claudebox took that for refused user namespaces (or printed bwrap's own puzzle). Now the plan
+  // is refused first: 125, what the arguments are for and the next step; nothing created or run.
+  test.skipIf(!HAVE_BWRAP)('more arguments than bwrap accepts (thousands of --ro-bind): 125 and the cause, nothing started or left', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const data = path.join(world.root, 'data')
+    fs.mkdirSync(data)
+    const binds = Array.from({ length: 3000 }, (_, i) => path.join(data, `f${i}`))
+    for (const file of binds) fs.writeFileSync(file, '')
+    // bwrap as the launch would run it, with a note that it was run.
+    const ran = path.join(world.root, 'bwrap-ran')
+    const bwrap = path.join(world.root, 'bwrap')
+    fs.writeFileSync(bwrap, `#!/bin/sh\necho "$#" >> '${ran}'\nexec bwrap "$@"\n`, { mode: 0o755 })
+    const r = await claudebox(world, [...binds.flatMap(file => ['--ro-bind', file]), '--', '-c', 'touch program-ran'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh', CLAUDEBOX_BWRAP: bwrap } })
+    expect(r.exitCode, r.stderr).toBe(125)
+    expect(r.stderr).toMatch(/^claudebox: bwrap accepts at most 9000 arguments and this sandbox needs \d+: 9000 for 3000 --bind\/--ro-bind paths .*; bind one directory that holds those paths instead of each, and rerun$/)
+    expect(r.stderr.trim().split('\n')).toHaveLength(1)
+    expect(fs.existsSync(ran), 'bwrap ran').toBe(false)
+    expect(fs.existsSync(path.join(repo, 'program-ran'))).toBe(false)
+    // A first launch: no instance was made (nor anything else under the state dir but what setup reads).
+    expect(fs.existsSync(instancePath(world, path.join(repo, '.git')))).toBe(false)
+  }, 60_000)
 
   test('no claude: 127', async () => {
     const world = makeWorld()

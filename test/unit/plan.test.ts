@@ -1,6 +1,8 @@
 import { describe, expect, test } from 'vitest'
 import { instanceId } from '../../src/state/instance.js'
 import { GO_GATE, planLaunch, SCOPE_HELPER, sessionSettings } from '../../src/sandbox/plan.js'
+import { BWRAP_MAX_ARGS } from '../../src/sandbox/arg-limit.js'
+import { ClaudeboxError } from '../../src/errors.js'
 
 /** The gate every sandboxed program waits behind for the launcher's go. */
 const GATE = ['/bin/sh', '-c', GO_GATE, 'claudebox-go']
@@ -334,6 +336,45 @@ describe('planLaunch', () => {
     expect(plan.mkdirs.map(m => m.path)).toContain('/home/ada/src/shop/.git/hooks')
     // The read-only binds come after the project's read-write bind, so they win.
     expect(plan.argv.indexOf('/home/ada/src/shop/.git/config')).toBeGreaterThan(plan.argv.indexOf('/home/ada/src/shop'))
+  })
+
+  // bwrap's MAX_ARGS (arg-limit.ts): past it bwrap dies before any namespace, and claudebox blamed
+  // the machine's user namespaces. The plan is refused first, with where the arguments come from.
+  describe('more arguments than bwrap accepts', () => {
+    const many = (n: number, dir: string): string[] => Array.from({ length: n }, (_, i) => `${dir}/f${i}`)
+    const refusal = (run: () => unknown): ClaudeboxError => {
+      try {
+        run()
+      } catch (error) {
+        if (error instanceof ClaudeboxError) return error
+        throw error
+      }
+      throw new Error('the plan was not refused')
+    }
+
+    test('the last that fits is planned; one bind more is refused with 125, naming the binds and the next step', () => {
+      const fits = planLaunch(debianFacts(), request).argv.length
+      const under = Math.floor((BWRAP_MAX_ARGS - fits) / 3)
+      const binds = many(under + 1, '/srv/data')
+      const facts = debianFacts({ paths: Object.fromEntries(binds.map(p => [p, { kind: 'file' as const, real: p }])) })
+      expect(planLaunch(facts, { ...request, sandbox: { ...OPEN, roBinds: binds.slice(0, under) } }).argv.length).toBeLessThanOrEqual(BWRAP_MAX_ARGS)
+      const error = refusal(() => planLaunch(facts, { ...request, sandbox: { ...OPEN, roBinds: binds } }))
+      expect(error.exitCode).toBe(125)
+      expect(error.message).toMatch(new RegExp(`^bwrap accepts at most 9000 arguments and this sandbox needs \\d+: ${3 * binds.length} for ${binds.length} --bind/--ro-bind paths .*; bind one directory that holds those paths instead of each, and rerun$`))
+      expect(error.message.split('\n')).toHaveLength(1)
+    })
+
+    test("the project's git dirs: the message says so and what would do with fewer", () => {
+      const pinned = many(3000, '/home/ada/src/shop/.git/modules')
+      const error = refusal(() => planLaunch(debianFacts({ gitProtect: gitProtect({ pinned }) }), request))
+      expect(error.exitCode).toBe(125)
+      expect(error.message).toMatch(/ 9000 for the project's git dirs and submodules, .*; run claudebox in a checkout with fewer submodules or worktrees \(or with --writable-git-config/)
+    })
+
+    test("Claude's own arguments count too (bwrap counts the command's)", () => {
+      const error = refusal(() => planLaunch(debianFacts(), { claudeArgs: many(BWRAP_MAX_ARGS, '-x'), sandbox: OPEN }))
+      expect(error.message).toMatch(/needs \d+: \d+ for the project's git dirs and submodules, \d+ for the rest; pass Claude fewer arguments \(after --\), and rerun$/)
+    })
   })
 
   test('/proc/sys is read-only and /etc secrets are masked (root inside could read them)', () => {
