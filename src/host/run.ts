@@ -7,7 +7,7 @@ import type { Readable, Writable } from 'node:stream'
 import { ENDING_SIGNALS, EXIT, launchError } from '../errors.js'
 import { debug, warn } from '../cli/log.js'
 import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.js'
-import { relayStdio } from './stdio-relay.js'
+import { relayStdio, type Relay } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
 import { childrenOf, killQuietly, processStartTime } from './fs.js'
 import { pinBinds } from './bind-fds.js'
@@ -52,16 +52,24 @@ interface SessionState {
   /** A signal that came before the go: the launch is abandoned with it. */
   early?: NodeJS.Signals
   abort?: () => Promise<void>
+  /** The first signal forwarded to the program. */
+  forwarded?: NodeJS.Signals
+  /** Once bwrap has exited: when, and how a signal then ends the launcher (dropOutput). */
+  exited?: { at: number; drop: (signal: NodeJS.Signals) => void }
+  /** The signal for which the launcher gave up the output still on its way: it ends by it. */
+  dropped?: NodeJS.Signals
+  /** Wakes lastOutput's wait, when a signal gives up that output. */
+  wake?: () => void
 }
 
 async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: SessionState, cgroups: readonly Cgroup[]): Promise<RunResult> {
   const { child, ways, merged, left } = await spawnInCgroups(plan, cgroups)
-  const stopRelay = relayStdio(child, ways)
+  const relay = relayStdio(child, ways)
   const sandbox = watchInfo(child.stdio[3] as Readable | null | undefined)
   const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: NodeJS.ErrnoException }>(resolve => {
     child.on('error', error => resolve({ code: null, signal: null, error }))
     child.on('close', (code, signal) => resolve({ code, signal }))
-    child.on('exit', () => endPipesLater(child, sandbox))
+    child.on('exit', () => endPipesLater(child, sandbox, state))
   })
   // Without the go the gate stops the sandbox; its init and bwrap are killed too, so nothing
   // lingers (as uid 1001, a bwrap told SIGINT here was seen to live on, and the launcher with it).
@@ -87,7 +95,8 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
     state.released = true
   }
   const result = await ended
-  stopRelay()
+  await lastOutput(state, relay)
+  relay.stop()
   await limited.catch(() => {})
   await removeCgroups(cgroups)
   if (failure !== undefined) throw failure
@@ -96,7 +105,8 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
 
   if (result.error) throw launchError(`cannot start ${plan.file}: ${result.error.message}; check CLAUDEBOX_BWRAP or reinstall bubblewrap`)
   const sandboxStarted = sandbox.pid !== undefined
-  if (result.signal) return { status: 128 + (os.constants.signals[result.signal] ?? 0), sandboxStarted, signal: result.signal }
+  const signal = state.dropped ?? result.signal
+  if (signal) return { status: 128 + (os.constants.signals[signal] ?? 0), sandboxStarted, signal }
   return { status: result.code ?? EXIT.cannotLaunch, sandboxStarted }
 }
 
@@ -132,14 +142,17 @@ async function spawnInCgroups(plan: LaunchPlan, cgroups: readonly Cgroup[]): Pro
 /**
  * bwrap's end is the sandbox's (--die-with-parent, then its pid namespace goes with its init), and
  * its pipes close once the reader has taken what is in them (a slow pager is no reason to cut the
- * output: nothing here is ever thrown away). Should the init have escaped that (a bwrap killed
- * before --die-with-parent was in force) it is killed after EXIT_GRACE_MS; should bwrap have died
- * before even reporting it, that init never got as far as the program, and the pipes it holds are
- * closed rather than keep the launcher waiting for ever.
+ * output). Should the init have escaped that (a bwrap killed before --die-with-parent was in
+ * force) it is killed after EXIT_GRACE_MS; should bwrap have died before even reporting it, that
+ * init never got as far as the program, and the pipes it holds are closed rather than keep the
+ * launcher waiting for ever. Output still waiting then after a signal the program got is dropped
+ * (lastOutput says why).
  */
-function endPipesLater(child: ChildProcess, sandbox: Sandbox): void {
+function endPipesLater(child: ChildProcess, sandbox: Sandbox, state: SessionState): void {
   let closed = false
   child.once('close', () => (closed = true))
+  const drop = (signal: NodeJS.Signals): void => dropOutput(child, sandbox, state, signal)
+  state.exited = { at: Date.now(), drop }
   setTimeout(() => {
     if (closed) return
     if (sandbox.pid === undefined) {
@@ -149,7 +162,43 @@ function endPipesLater(child: ChildProcess, sandbox: Sandbox): void {
       debug(`bwrap has ended but the sandbox's init ${sandbox.pid} lives on: killing it`)
       killInit(sandbox)
     }
+    if (state.forwarded !== undefined) drop(state.forwarded)
   }, EXIT_GRACE_MS).unref()
+}
+
+/**
+ * A signal once bwrap has exited: there is nothing left to forward it to, only output on its way
+ * to a reader that does not take it (`claudebox ... | (sleep 1000)`, then `timeout`'s SIGTERM,
+ * which only SIGKILL could follow). That output is dropped, what is left of the sandbox goes, and
+ * the launcher ends by the signal after its usual cleanup, as if it had not caught it.
+ */
+function dropOutput(child: ChildProcess, sandbox: Sandbox, state: SessionState, signal: NodeJS.Signals): void {
+  if (state.dropped === undefined) debug(`${signal} after bwrap's end: the launcher ends by it, dropping any output the reader has not taken`)
+  state.dropped ??= signal
+  killInit(sandbox)
+  for (const stream of child.stdio) stream?.destroy()
+  state.wake?.()
+}
+
+/**
+ * bwrap's pipes are at their end, but the launcher may hold output the reader has not taken yet.
+ * bin/claudebox.js waits for it, as long as it takes; but after a signal the program got (one
+ * SIGTERM from `timeout`) nothing else would end a launcher whose reader never reads: output still
+ * waiting EXIT_GRACE_MS after bwrap's end is dropped, and the launcher ends by that signal.
+ */
+async function lastOutput(state: SessionState, relay: Relay): Promise<void> {
+  const { forwarded, exited } = state
+  if (forwarded === undefined || exited === undefined || state.dropped !== undefined || !relay.pending()) return
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([
+    relay.written(),
+    new Promise<void>(resolve => {
+      state.wake = resolve
+      timer = setTimeout(resolve, Math.max(0, exited.at + EXIT_GRACE_MS - Date.now()))
+    }),
+  ])
+  clearTimeout(timer)
+  if (relay.pending()) exited.drop(forwarded)
 }
 
 /** bwrap's stdio: the terminal, the --info-fd pipe, and the plan's files (seccomp program, Landlock helper) opened. */
@@ -224,7 +273,7 @@ function watchInfo(infoStream: Readable | null | undefined): Sandbox {
  * bwrap itself does not forward signals (bubblewrap#369): killing it would SIGKILL Claude through
  * --die-with-parent and lose its state, so signals go to the init's children, the sandboxed
  * program itself. Before the go, a signal abandons the launch instead (kept for later when it
- * comes before bwrap is even spawned).
+ * comes before bwrap is even spawned); after bwrap's exit, it ends the launcher (dropOutput).
  */
 function relaySignals(state: SessionState): (signal: NodeJS.Signals) => void {
   return signal => {
@@ -234,7 +283,9 @@ function relaySignals(state: SessionState): (signal: NodeJS.Signals) => void {
       if (abort !== undefined) void abort().catch(() => {})
       return
     }
+    if (state.exited !== undefined) return state.exited.drop(signal)
     if (child === undefined || sandbox === undefined) return
+    state.forwarded ??= signal
     // Until bwrap has said which process is the sandbox's init, the signal waits: a bwrap killed
     // in its first milliseconds can leave its child running before --die-with-parent is in force
     // (seen here under load: the sandbox lived on and held the launcher's pipes open).
