@@ -143,8 +143,8 @@ export interface FileStep {
 /** Extra file descriptors bwrap reads or writes, and how a pasted command provides them. */
 export interface FdStep {
   fd: number
-  /** 'info' is bwrap's --info-fd; 'go' the launcher's go to the sandbox's gate (plan.ts GO_FD); 'file' is opened read-only from `path`. */
-  kind: 'info' | 'go' | 'file'
+  /** 'info' is bwrap's --info-fd; 'go' the launcher's go to the sandbox's gate (plan.ts GO_FD); 'ready' the gate's word that the sandbox is built (READY_FD); 'file' is opened read-only from `path`. */
+  kind: 'info' | 'go' | 'ready' | 'file'
   path?: string
   /** For 'go': the words that also send the program's stderr into its stdout (plan.ts GO_MERGED). */
   merged?: string

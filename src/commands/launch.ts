@@ -211,14 +211,18 @@ interface Session {
 }
 
 /** claudebox's own status when the sandbox never started (bwrap's would read as Claude's); else undefined. */
-function failedStart(result: { status: number; signal?: unknown; sandboxStarted: boolean }, plan: LaunchPlan, facts: HostFacts): number | undefined {
+function failedStart(result: { status: number; signal?: unknown; sandboxStarted: boolean; built: boolean }, plan: LaunchPlan, facts: HostFacts): number | undefined {
   const vanished = [facts.git?.topLevel ?? facts.cwd ?? '/', facts.git?.commonDir ?? '/', plan.summary.instanceDir].find(p => !fs.existsSync(p))
-  if (result.status === 1 && !result.signal && vanished !== undefined) {
+  if (result.status === 1 && !result.signal && !result.built && vanished !== undefined) {
     // The project (or the instance) was removed while the launch ran: bwrap's "Can't find source
-    // path" with status 1 would read as Claude's own status. (bwrap reports the sandbox's pid before
-    // it mounts, so this cannot wait for a "not started"; a project deleted during a session that
-    // then ends with 1 reads the same, which is the rarer case.)
+    // path" with status 1 would read as Claude's own status. A session that removed its project and
+    // then ended with 1 keeps its 1: the gate had said the sandbox was built.
     warn(`the sandbox could not start: ${vanished} no longer exists (removed while claudebox started); cd into your project and rerun`)
+    return EXIT.cannotLaunch
+  }
+  if (result.sandboxStarted && !result.built && result.status !== 0 && !result.signal) {
+    // bwrap reports the sandbox's pid before it mounts: a mount it then refused is its status, not Claude's.
+    warn(`bwrap could not set up the sandbox (status ${result.status}, message above); the program never ran. claudebox --check shows more`)
     return EXIT.cannotLaunch
   }
   if (!result.sandboxStarted && result.status !== 0) {

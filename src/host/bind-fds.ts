@@ -31,9 +31,10 @@ export interface Pinning {
  * bwrap's argv from the plan's `groups`, with each bind to pin turned into a bind of a descriptor,
  * which goes to bwrap at the next free numbers of `stdio`; a `-try` bind whose source is missing is
  * left out (bwrap would skip it). The descriptors opened are pushed to `opened` (the caller closes
- * them after the spawn).
+ * them after the spawn), and where each must be mounted to `mounts` (checked once bwrap has built
+ * the sandbox).
  */
-export function pinBinds(groups: readonly (readonly string[])[], pinning: Pinning, stdio: unknown[], opened: number[]): string[] {
+export function pinBinds(groups: readonly (readonly string[])[], pinning: Pinning, stdio: unknown[], opened: number[], mounts: PinnedMount[] = []): string[] {
   const users = new Set(pinning.userBinds)
   const realRoots = new Map(pinning.writable.map(root => [root, resolveExisting(root)]))
   return groups.flatMap(group => {
@@ -45,6 +46,7 @@ export function pinBinds(groups: readonly (readonly string[])[], pinning: Pinnin
     const fd = openPinned(source, expected)
     opened.push(fd)
     stdio.push(fd)
+    mounts.push({ target, readOnly: option.startsWith('--ro') })
     return [`${option.replace(/-try$/, '')}-fd`, String(stdio.length - 1), target]
   })
 }
@@ -74,4 +76,39 @@ function openPinned(source: string, expected: string): number {
   if (now === expected) return fd
   fs.closeSync(fd)
   throw changed(`it now leads to ${now}`)
+}
+
+/** A bind given to bwrap as a descriptor: where it must be mounted inside, and whether read-only. */
+export interface PinnedMount {
+  target: string
+  readOnly: boolean
+}
+
+/**
+ * What is wrong with the sandbox's mounts, once bwrap has built it: each pinned bind must be a
+ * mount at its own target, read-only where planned. bwrap 0.8 turns a descriptor back into a path
+ * for its mount and only checks that the target then holds the descriptor's object, so a target
+ * swapped for a symlink and back for that moment put the mount elsewhere (red team, round 11).
+ * Undefined when all is well.
+ */
+export function mountsProblem(mountinfo: string, pinned: readonly PinnedMount[]): string | undefined {
+  const top = new Map<string, boolean>() // mount point -> read-only, of the last (uppermost) mount there
+  for (const line of mountinfo.split('\n')) {
+    const fields = line.split(' ')
+    const point = fields[4]
+    const options = fields[5]
+    if (point === undefined || options === undefined) continue
+    top.set(unescapeMountPath(point), options.split(',').includes('ro'))
+  }
+  for (const { target, readOnly } of pinned) {
+    const ro = top.get(target)
+    if (ro === undefined) return `${target} is not mounted where planned`
+    if (readOnly && !ro) return `${target} is mounted writable where it should be read-only`
+  }
+  return undefined
+}
+
+/** The kernel writes space, tab, newline and backslash in mountinfo paths as octal escapes. */
+function unescapeMountPath(p: string): string {
+  return p.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)))
 }

@@ -10,7 +10,7 @@ import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.
 import { relayStdio, type Relay } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
 import { childrenOf, killQuietly, processStartTime } from './fs.js'
-import { pinBinds } from './bind-fds.js'
+import { mountsProblem, pinBinds, type PinnedMount } from './bind-fds.js'
 import { joinCgroups, leaveAndRemove, leaveCgroups, removeCgroups, writeLimits, type Cgroup, type CgroupJoin } from './cgroups.js'
 
 const EXIT_GRACE_MS = 2000
@@ -19,6 +19,8 @@ const EXIT_GRACE_MS = 2000
 export interface RunResult {
   status: number
   sandboxStarted: boolean
+  /** The gate said the sandbox was built (READY_FD): a failure after that is the program's, not bwrap's. */
+  built: boolean
   /** bwrap itself died of this signal: the caller re-raises it after cleaning up. */
   signal?: NodeJS.Signals
 }
@@ -63,7 +65,7 @@ interface SessionState {
 }
 
 async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: SessionState, cgroups: readonly Cgroup[]): Promise<RunResult> {
-  const { child, ways, merged, left } = await spawnInCgroups(plan, cgroups)
+  const { child, ways, merged, left, mounts } = await spawnInCgroups(plan, cgroups)
   const relay = relayStdio(child, ways)
   const sandbox = watchInfo(child.stdio[3] as Readable | null | undefined)
   const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: NodeJS.ErrnoException }>(resolve => {
@@ -86,7 +88,9 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
   // where signals are read: one that came while `started` ran is seen before the go (red team:
   // its checks took 450 ms on a large instance, and the program ran after a Ctrl-C).
   const limited = left.then(() => writeLimits(cgroups))
-  const failure = await Promise.all([Promise.resolve().then(started), limited]).then(() => undefined, asError)
+  const ready = watchReady(child, plan)
+  const built = ready.then(isReady => (isReady ? checkMounts(sandbox, mounts) : undefined))
+  const failure = await Promise.all([Promise.resolve().then(started), limited, built]).then(() => undefined, asError)
   await afterAPoll()
   // Nothing may run in a sandbox whose proxy or record is missing, or after a signal.
   if (failure !== undefined || state.early !== undefined) await abort()
@@ -101,13 +105,14 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
   await removeCgroups(cgroups)
   if (failure !== undefined) throw failure
   // Abandoned for a signal: the launcher's status is that signal's, as if it had not caught it.
-  if (state.early !== undefined) return { status: 128 + (os.constants.signals[state.early] ?? 0), sandboxStarted: true, signal: state.early }
+  if (state.early !== undefined) return { status: 128 + (os.constants.signals[state.early] ?? 0), sandboxStarted: true, built: true, signal: state.early }
 
   if (result.error) throw launchError(`cannot start ${plan.file}: ${result.error.message}; check CLAUDEBOX_BWRAP or reinstall bubblewrap`)
   const sandboxStarted = sandbox.pid !== undefined
+  const isBuilt = await ready
   const signal = state.dropped ?? result.signal
-  if (signal) return { status: 128 + (os.constants.signals[signal] ?? 0), sandboxStarted, signal }
-  return { status: result.code ?? EXIT.cannotLaunch, sandboxStarted }
+  if (signal) return { status: 128 + (os.constants.signals[signal] ?? 0), sandboxStarted, built: isBuilt, signal }
+  return { status: result.code ?? EXIT.cannotLaunch, sandboxStarted, built: isBuilt }
 }
 
 const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)))
@@ -118,14 +123,15 @@ const afterAPoll = async (): Promise<void> => {
 }
 
 /** bwrap spawned inside the cgroups of its limits, which the launcher has joined (cgroups.ts) and leaves now. */
-async function spawnInCgroups(plan: LaunchPlan, cgroups: readonly Cgroup[]): Promise<{ child: ChildProcess; ways: StdioWay[]; merged: boolean; left: Promise<void> }> {
+async function spawnInCgroups(plan: LaunchPlan, cgroups: readonly Cgroup[]): Promise<{ child: ChildProcess; ways: StdioWay[]; merged: boolean; left: Promise<void>; mounts: PinnedMount[] }> {
   let fds: ReturnType<typeof openFds> | undefined
   let argv: string[]
+  const mounts: PinnedMount[] = []
   try {
     const inherited = closeInheritedFds()
     if (inherited.length > 0) debug(`closed descriptors inherited from the parent: ${inherited.join(', ')}`)
     fds = openFds(plan)
-    argv = pinBinds(plan.groups, { userBinds: plan.userBinds, writable: plan.pinWithin }, fds.stdio, fds.opened)
+    argv = pinBinds(plan.groups, { userBinds: plan.userBinds, writable: plan.pinWithin }, fds.stdio, fds.opened, mounts)
   } catch (error) {
     for (const fd of fds?.opened ?? []) fs.closeSync(fd)
     await leaveAndRemove(cgroups)
@@ -136,7 +142,7 @@ async function spawnInCgroups(plan: LaunchPlan, cgroups: readonly Cgroup[]): Pro
   const left = leaveCgroups(cgroups)
   left.catch(() => {}) // awaited before the go, which it stops
   for (const fd of opened) fs.closeSync(fd)
-  return { child, ways, merged, left }
+  return { child, ways, merged, left, mounts }
 }
 
 /**
@@ -216,7 +222,7 @@ function openFds(plan: LaunchPlan): { stdio: ('inherit' | 'ignore' | 'pipe' | nu
     // A number no step uses stays closed in bwrap: 'inherit' would hand it the launcher's own
     // descriptor of that number (libuv's signal pipe, which the sandbox could then write to).
     while (stdio.length < step.fd) stdio.push('ignore')
-    if (step.kind === 'info' || step.kind === 'go') stdio[step.fd] = 'pipe'
+    if (step.kind !== 'file') stdio[step.fd] = 'pipe'
     else {
       const fd = fs.openSync(step.path as string, 'r')
       opened.push(fd)
@@ -238,6 +244,42 @@ function release(child: ChildProcess, plan: LaunchPlan, merged: boolean): void {
   stream?.on('error', () => {}) // bwrap gone already: its status says why
   stream?.end(`${words ?? 'go'}\n`)
   debug('go given to the sandbox')
+}
+
+/** Whether the gate said `ready` (plan.ts READY_FD) before its pipe closed. */
+async function watchReady(child: ChildProcess, plan: LaunchPlan): Promise<boolean> {
+  const step = plan.fds.find(s => s.kind === 'ready')
+  const stream = step === undefined ? undefined : (child.stdio[step.fd] as Readable | null | undefined)
+  if (!stream) return true // a plan without the word (tests' fixtures): nothing to wait for
+  stream.setEncoding('utf8')
+  let text = ''
+  return new Promise(resolve => {
+    stream.on('data', (chunk: string) => {
+      text += chunk
+      if (!'ready\n'.startsWith(text.slice(0, 6))) stream.destroy() // not the gate's word: nothing more is read
+      if (!text.startsWith('ready\n')) return
+      resolve(true)
+      stream.destroy() // nothing else is ever read from it
+    })
+    stream.on('close', () => resolve(text.startsWith('ready\n')))
+    stream.on('error', () => resolve(false))
+  })
+}
+
+/** Refuses the go when a pinned bind is not mounted where planned (bind-fds.ts mountsProblem). */
+async function checkMounts(sandbox: Sandbox, mounts: readonly PinnedMount[]): Promise<void> {
+  if (mounts.length === 0) return
+  await sandbox.reported
+  let mountinfo: string
+  try {
+    mountinfo = await fs.promises.readFile(`/proc/${sandbox.pid ?? 0}/mountinfo`, 'utf8')
+  } catch (error) {
+    throw launchError(`cannot read the sandbox's mount table to check its binds (${(error as NodeJS.ErrnoException).code ?? 'error'}); nothing ran, rerun`)
+  }
+  const problem = mountsProblem(mountinfo, mounts)
+  if (problem !== undefined) {
+    throw launchError(`the sandbox was not built as planned: ${problem} (a path was swapped while bwrap mounted it: a session of this project may be running); nothing ran, rerun`)
+  }
 }
 
 /** The sandbox's init as bwrap reported it: its host pid and that process's start time. */

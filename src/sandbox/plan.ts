@@ -37,7 +37,15 @@ export const GO_FD = 7
  * come on stderr).
  */
 export const GO_MERGED = 'go 2>&1'
+/**
+ * The gate says `ready` here first: bwrap has built the whole sandbox. The launcher then checks its
+ * mounts (bind-fds.ts mountsProblem) before the go, and knows that a failure after this point is
+ * the program's, not bwrap's.
+ */
+export const READY_FD = 8
 export const GO_GATE = [
+  'echo ready >&8',
+  'exec 8>&-',
   'IFS= read -r go <&7 || go=',
   'exec 7<&-',
   `[ "$go" = '${GO_MERGED}' ] && { exec 2>&1; go=go; }`,
@@ -146,7 +154,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   // The API endpoint named on the host is the gateway's business when there is one (secretless).
   const policy = options.network === 'allow' ? egressPolicy(options, request.api === undefined ? facts.env : {}) : undefined
   b.add('--info-fd', String(INFO_FD))
-  b.fds.push({ fd: INFO_FD, kind: 'info' }, { fd: GO_FD, kind: 'go', merged: GO_MERGED })
+  b.fds.push({ fd: INFO_FD, kind: 'info' }, { fd: GO_FD, kind: 'go', merged: GO_MERGED }, { fd: READY_FD, kind: 'ready' })
   const scope = terminalAndSyscalls(b, facts)
   const system = systemAndHome(b, facts)
   const guard = projectAndGit(b, facts, options, projectDirs, instance)

@@ -28,7 +28,7 @@ export function renderDryRun(plan: LaunchPlan, audit: readonly string[] = []): s
     lines.push(`{ ${[`mkdir ${dir}`, ...writes, `echo $$ > ${dir}/cgroup.procs`].join(' && ')}; } || ${fail}`)
   }
   // A pasted script has nothing to wait for: it gives the sandbox's gate its go at once.
-  const redirects = plan.fds.map(step => (step.kind === 'info' ? `${step.fd}>/dev/null` : step.kind === 'go' ? `${step.fd}<<'CLAUDEBOX_GO'` : `${step.fd}<${shq(step.path ?? '')}`))
+  const redirects = plan.fds.map(step => (step.kind === 'info' || step.kind === 'ready' ? `${step.fd}>/dev/null` : step.kind === 'go' ? `${step.fd}<<'CLAUDEBOX_GO'` : `${step.fd}<${shq(step.path ?? '')}`))
   const groups = plan.groups.map(group => group.map(shq).join(' '))
   const last = groups.length - 1
   if (last >= 0) groups[last] = [groups[last], ...redirects].join(' ')

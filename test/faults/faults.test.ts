@@ -330,6 +330,61 @@ describe.skipIf(!HAVE_BWRAP)('a project removed while the launch starts', () => 
   })
 })
 
+describe.skipIf(!HAVE_BWRAP)('the sandbox not built as planned', () => {
+  /** A bwrap that runs the real one with its arguments rewritten by `edit` (bash, on the array a). */
+  function bwrapEditing(world: World, edit: string): string {
+    const bwrap = path.join(world.root, 'bwrap-edit')
+    fs.writeFileSync(bwrap, `#!/bin/bash\na=("$@")\n${edit}\nexec bwrap "\${a[@]}"\n`, { mode: 0o755 })
+    return bwrap
+  }
+  /** The index of the first `--ro-bind-fd N <target>` whose target ends with `suffix`. */
+  const findRoBind = (suffix: string): string =>
+    `for i in "\${!a[@]}"; do [ "\${a[$i]}" = --ro-bind-fd ] && [[ "\${a[$((i+2))]}" == *${suffix} ]] && { k=$i; break; }; done; [ -n "$k" ] || { echo NO-BIND >&2; exit 99; }`
+
+  test('a pinned read-only bind mounted writable (a swap while bwrap mounted it): 125, nothing ran, the config untouched', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const bwrap = bwrapEditing(world, `${findRoBind('/.git/config')}; a[$k]=--bind-fd`)
+    const r = await claudebox(world, ['--', '-c', 'echo RAN; echo x >> .git/config'], { cwd: project, env: { ...sh, CLAUDEBOX_BWRAP: bwrap } })
+    expect(r.stderr).not.toContain('NO-BIND')
+    expect(r.exitCode).toBe(125)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toMatch(/the sandbox was not built as planned: .*\.git\/config is mounted writable where it should be read-only.*nothing ran/)
+    expect(fs.readFileSync(path.join(project, '.git/config'), 'utf8')).not.toMatch(/^x$/m)
+  })
+
+  test('a pinned bind that landed elsewhere: 125, nothing ran', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    // The bind of .git/config taken out: as if its mount had gone to where a symlink pointed.
+    const bwrap = bwrapEditing(world, `${findRoBind('/.git/config')}; unset "a[$k]" "a[$((k+1))]" "a[$((k+2))]"`)
+    const r = await claudebox(world, ['--', '-c', 'echo RAN'], { cwd: project, env: { ...sh, CLAUDEBOX_BWRAP: bwrap } })
+    expect(r.exitCode).toBe(125)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toMatch(/\.git\/config is not mounted where planned/)
+  })
+
+  test("a mount bwrap refuses after it reported the sandbox: claudebox's 125, not bwrap's 1 read as the program's", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const bwrap = bwrapEditing(world, `n=\${#a[@]}; for i in "\${!a[@]}"; do [ "\${a[$i]}" = --chdir ] && { a=("\${a[@]:0:$i}" --ro-bind /nonexistent-claudebox-test /mnt/x "\${a[@]:$i}"); break; }; done`)
+    const r = await claudebox(world, ['--', '-c', 'echo RAN'], { cwd: project, env: { ...sh, CLAUDEBOX_BWRAP: bwrap } })
+    expect(r.stderr).toMatch(/Can't find source path/)
+    expect(r.exitCode).toBe(125)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toMatch(/bwrap could not set up the sandbox \(status 1, message above\); the program never ran/)
+  })
+
+  test('a session that ends with 1 keeps its 1', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const r = await claudebox(world, ['--', '-c', 'echo RAN; exit 1'], { cwd: project, env: sh })
+    expect(r.exitCode).toBe(1)
+    expect(r.stdout.trim()).toBe('RAN')
+    expect(r.stderr).not.toMatch(/could not set up/)
+  })
+})
+
 describe.skipIf(!HAVE_BWRAP)('kill -9 during --adopt', () => {
   test('at a few points: the conversations are in exactly one instance, whose project-root matches it', async () => {
     for (const delay of [1, 10, 30, 60, 120]) {
