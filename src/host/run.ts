@@ -103,9 +103,11 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
   relay.stop()
   await limited.catch(() => {})
   await removeCgroups(cgroups)
-  if (failure !== undefined) throw failure
-  // Abandoned for a signal: the launcher's status is that signal's, as if it had not caught it.
+  // Abandoned for a signal: the launcher's status is that signal's, as if it had not caught it. It
+  // wins over a failure of the work before the go, which the abandon itself may have caused (the
+  // mount check of a sandbox being killed).
   if (state.early !== undefined) return { status: 128 + (os.constants.signals[state.early] ?? 0), sandboxStarted: true, built: true, signal: state.early }
+  if (failure !== undefined) throw failure
 
   if (result.error) throw launchError(`cannot start ${plan.file}: ${result.error.message}; check CLAUDEBOX_BWRAP or reinstall bubblewrap`)
   const sandboxStarted = sandbox.pid !== undefined
@@ -250,7 +252,7 @@ function release(child: ChildProcess, plan: LaunchPlan, merged: boolean): void {
 async function watchReady(child: ChildProcess, plan: LaunchPlan): Promise<boolean> {
   const step = plan.fds.find(s => s.kind === 'ready')
   const stream = step === undefined ? undefined : (child.stdio[step.fd] as Readable | null | undefined)
-  if (!stream) return true // a plan without the word (tests' fixtures): nothing to wait for
+  if (!stream) return false // a plan without the word (tests' hand-made plans): not known to be built, nothing to check
   stream.setEncoding('utf8')
   let text = ''
   return new Promise(resolve => {

@@ -39,13 +39,16 @@ export function applyMkdirs(steps: readonly MkdirStep[], claudeboxHome: string):
  * with temp file + rename when their content differs.
  */
 export function applyFiles(steps: readonly FileStep[]): void {
+  const cleaned = new Set<string>()
   for (const step of steps) {
     if (!step.replace && isRegularFile(step.path)) continue // the common case: created by an earlier launch
     const temp = path.join(path.dirname(step.path), `${tempPrefix(step.path)}${process.pid}.${Math.random().toString(16).slice(2)}`)
     try {
       fs.mkdirSync(path.dirname(step.path), { recursive: true, mode: 0o700 })
       if (step.replace && sameContent(step.path, step.content)) continue
-      removeGoneTemps(step.path)
+      const dir = path.dirname(step.path)
+      if (!cleaned.has(dir)) removeGoneTemps(dir)
+      cleaned.add(dir)
       fs.writeFileSync(temp, step.content, { mode: step.mode, flag: 'wx' })
       if (step.replace) fs.renameSync(temp, step.path)
       else {
@@ -70,14 +73,12 @@ function tempPrefix(file: string): string {
 }
 
 /**
- * Removes the temp files of `file` that launchers killed with SIGKILL while writing it left (a
- * first launch killed at the wrong moment leaves one beside a missing project-root). Only names
- * of our own pattern, only regular files, only of launchers that are gone.
+ * Removes the temp files that launchers killed with SIGKILL while writing in `dir` left (a first
+ * launch killed at the wrong moment leaves one beside a missing project-root). Only names of our
+ * own pattern, only regular files, only of launchers that are gone; one look per directory.
  */
-function removeGoneTemps(file: string): void {
-  const prefix = tempPrefix(file)
-  const dir = path.dirname(file)
-  for (const name of leftByGoneLaunchers(dir, entry => entry.startsWith(prefix) ? /^(\d+)\.[0-9a-f]*$/.exec(entry.slice(prefix.length))?.[1] : undefined)) {
+function removeGoneTemps(dir: string): void {
+  for (const name of leftByGoneLaunchers(dir, entry => /^\..+\.tmp\.(\d+)\.[0-9a-f]*$/.exec(entry)?.[1])) {
     const temp = path.join(dir, name)
     if (isRegularFile(temp)) fs.rmSync(temp, { force: true })
   }
