@@ -220,37 +220,57 @@ function newGitDirs(listings: ReadonlyMap<string, ReadonlySet<string>>): string[
  * a gitlink, for `git status` at the top. The tree is searched without following symlinks.
  */
 function nestedGit(workTree: string, sinceMs: number): string[] {
-  const found: string[] = []
-  const stack = [workTree]
+  // Names are bytes: a folder named in something other than UTF-8 (d\377) must still be entered
+  // (red team: a string path lost the byte, the folder was skipped and its repository unreported).
+  const found: Buffer[] = []
+  const unreadable: Buffer[] = []
+  const top = Buffer.from(workTree)
+  const stack = [top]
   let seen = 0
   while (stack.length > 0 && seen < SCAN_LIMIT) {
-    const dir = stack.pop() as string
-    let entries: fs.Dirent[]
+    const dir = stack.pop() as Buffer
+    let entries: fs.Dirent<Buffer>[]
     try {
-      entries = fs.readdirSync(dir, { withFileTypes: true })
-    } catch {
+      entries = fs.readdirSync(dir, { withFileTypes: true, encoding: 'buffer' })
+    } catch (error) {
+      // A folder that can be entered but not listed (chmod 111) still lets git reach a .git in it by name.
+      if (!['ENOENT', 'ENOTDIR'].includes((error as NodeJS.ErrnoException).code ?? '')) unreadable.push(dir)
       continue
     }
     seen += entries.length
     for (const entry of entries) {
-      const p = path.join(dir, entry.name)
-      if (entry.name === '.git') {
-        if (dir !== workTree && changedSince(p, sinceMs, entry.isDirectory())) found.push(p)
+      const p = Buffer.concat([dir, Buffer.from('/'), entry.name])
+      if (entry.name.toString('latin1') === '.git') {
+        if (!dir.equals(top) && changedSince(p, sinceMs, entry.isDirectory())) found.push(p)
       } else if (entry.isDirectory()) {
         stack.push(p)
       }
     }
   }
+  const shown = (paths: Buffer[]): string => paths.map(p => inlineSafe(p.toString())).join(', ')
   const out: string[] = []
   if (found.length > 0) {
-    out.push(`the session created or changed nested git repositories, whose config and hooks run when git is used there (or at the top, for a submodule): ${found.map(inlineSafe).join(', ')}; inspect them (cat <dir>/config, ls <dir>/hooks) before running git in or above them`)
+    out.push(`the session created or changed nested git repositories, whose config and hooks run when git is used there (or at the top, for a submodule): ${shown(found)}; inspect them (cat <dir>/config, ls <dir>/hooks) before running git in or above them`)
+  }
+  if (unreadable.length > 0) {
+    out.push(`folders the search for nested git repositories could not list (a repository in them would run its config and hooks unseen): ${shown(unreadable)}; make them readable (chmod u+rx) and look inside before running git here`)
   }
   if (stack.length > 0) out.push(`the search for nested .git stopped after ${SCAN_LIMIT} entries in ${workTree}; run: find ${workTree} -name .git -newer ${workTree}/.git/HEAD`)
   return out
 }
 
-function changedSince(dotGit: string, sinceMs: number, isDir: boolean): boolean {
-  const candidates = isDir ? [dotGit, ...NESTED_REDIRECTING.map(name => path.join(dotGit, name)), ...safeReaddir(path.join(dotGit, 'hooks')).map(h => path.join(dotGit, 'hooks', h))] : [dotGit]
+function namesIn(dir: Buffer): Buffer[] {
+  try {
+    return fs.readdirSync(dir, { encoding: 'buffer' })
+  } catch {
+    return []
+  }
+}
+
+function changedSince(dotGit: Buffer, sinceMs: number, isDir: boolean): boolean {
+  const below = (...names: string[]): Buffer => Buffer.concat([dotGit, Buffer.from(`/${names.join('/')}`)])
+  const hooks = isDir ? namesIn(below('hooks')).map(h => Buffer.concat([below('hooks'), Buffer.from('/'), h])) : []
+  const candidates = isDir ? [dotGit, ...NESTED_REDIRECTING.map(name => below(name)), ...hooks] : [dotGit]
   return candidates.some(p => {
     try {
       return fs.lstatSync(p).ctimeMs >= sinceMs - 1

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { claudebox, git, HAVE_BWRAP, makeRepo } from '../helpers/cli.js'
+import { claudebox, git, HAVE_BWRAP, IS_ROOT, makeRepo } from '../helpers/cli.js'
 import { hostGit, inside, payload, payloadWorks, scene } from '../helpers/git-scene.js'
 
 describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agent planted', () => {
@@ -123,6 +123,22 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(r.err).toMatch(/WARNING: the session created or changed nested git repositories.*nested\/\.git/)
     expect(r.err).toMatch(/deep\/dir\/\.git/)
     expect(r.err).toMatch(/WARNING: new git dirs appeared in .*\.git\/modules: planted/)
+  })
+
+  test('a nested repository below a folder whose name is not UTF-8, or below one that can be entered but not listed: reported (red team: unreported)', async () => {
+    const s = scene()
+    const r = await inside(
+      s,
+      [
+        `D=$(printf 'd\\377'); mkdir -p "$D/sub" && git init -q "$D/sub" && (cd "$D/sub" && ${payload(s, '.git/config')})`,
+        `mkdir -p hidden/sub && git init -q hidden/sub && (cd hidden/sub && ${payload(s, '.git/config')}) && chmod 111 hidden`,
+      ].join('; '),
+    )
+    expect(r.code, r.err).toBe(0)
+    expect(r.err).toMatch(/nested git repositories.*d\uFFFD\/sub\/\.git/)
+    if (!IS_ROOT) expect(r.err).toMatch(/could not list .*hidden/)
+    else expect(r.err).toMatch(/nested git repositories.*hidden\/sub\/\.git/)
+    fs.chmodSync(path.join(s.project, 'hidden'), 0o755)
   })
 
   test('a nested repository that existed before: a config changed during the session is reported', async () => {
