@@ -48,7 +48,7 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
   for (const dir of projectDirs.slice(0, 1)) {
     for (const entry of HOST_RUN_FILES) {
       if (entry.decision !== 'read-only') continue
-      const p = hostRunPath(facts, path.join(dir, entry.path), dir, projectDirs)
+      const p = hostRunPath(facts, path.join(dir, entry.path), projectDirs)
       if (p === undefined) continue
       const kind = lstatKind(p)
       facts.workTree.push({ path: p, kind })
@@ -73,8 +73,8 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
  * through the links, which are guarded (a bind through them would be refused as changed, and the
  * agent could swap them). Undefined when that lies outside the project (not writable inside).
  */
-function hostRunPath(facts: MutableProtect, p: string, top: string, projectDirs: readonly string[]): string | undefined {
-  const through = throughLinkedFolders(p, top)
+function hostRunPath(facts: MutableProtect, p: string, projectDirs: readonly string[]): string | undefined {
+  const through = throughLinkedFolders(p)
   if (through === undefined) return p
   addLinks(facts, through.links.filter(l => projectDirs.some(d => isWithin(l.path, d))))
   return projectDirs.some(d => isWithin(through.path, d)) ? through.path : undefined

@@ -8,79 +8,85 @@ import { lstatKind } from './fs.js'
 import { isWithin } from '../state/instance.js'
 import type { PathKind } from '../types.js'
 
-/** Links followed at most (the kernel's own limit is 40; a user's layout needs a few). */
-const MAX_HOPS = 16
+/** Links followed at most, as the kernel's own limit. */
+const MAX_HOPS = 40
 
 export interface LinkChain {
-  /** The links met, with the text each held: guarded while the session runs. */
+  /** Every symlink met on the way, at the end or in a folder on the way, with its text. */
   links: { path: string; text: string }[]
-  /** Where the chain ends, and what is there ('missing': nothing yet; undefined: too many hops). */
+  /** Where the path really ends ('missing': nothing yet; undefined: a loop or too many links). */
   end?: { path: string; kind: PathKind }
+  /** When the end is missing: its first missing folder or name (what a session would create first). */
+  firstMissing?: string
 }
 
-/** Follows `link` one hop at a time, as the kernel would. */
-export function followLinks(link: string): LinkChain {
+/**
+ * Resolves `start` one name at a time, as the kernel does, following every symlink on the way and
+ * at the end (a stow-like `.envrc -> dotfiles/envrc` with `dotfiles -> config/dotfiles`), so the
+ * end is a path without links and each link met can be guarded.
+ */
+export function resolveChain(start: string): LinkChain {
   const links: LinkChain['links'] = []
-  let p = link
-  for (let hop = 0; hop < MAX_HOPS; hop++) {
-    const kind = lstatKind(p)
-    if (kind !== 'symlink') return { links, end: { path: p, kind } }
+  const parts = start.split('/')
+  let here = '/'
+  while (parts.length > 0) {
+    const part = parts.shift() as string
+    if (part === '' || part === '.') continue
+    if (part === '..') {
+      here = path.dirname(here)
+      continue
+    }
+    const next = path.join(here, part)
+    const kind = lstatKind(next)
+    if (kind === 'missing') return { links, end: { path: path.join(next, ...parts), kind }, firstMissing: next }
+    if (kind !== 'symlink') {
+      here = next
+      continue
+    }
+    if (links.length >= MAX_HOPS) return { links }
     let text: string
-    let dir: string
     try {
-      text = fs.readlinkSync(p)
-      dir = fs.realpathSync(path.dirname(p))
+      text = fs.readlinkSync(next)
     } catch {
       return { links }
     }
-    links.push({ path: p, text })
-    p = path.resolve(dir, text)
+    links.push({ path: next, text })
+    parts.unshift(...text.split('/'))
+    if (text.startsWith('/')) here = '/'
   }
-  return { links }
+  return { links, end: { path: here, kind: lstatKind(here) } }
 }
 
 /** What protecting a symlinked entry adds to the probe's facts. */
 export interface LinkProtection {
   /** The existing target in the project: read-only. */
   target?: { path: string; kind: PathKind }
-  /** The missing target in the project: moved aside if it appears. */
+  /** The first missing name on the way to a missing target in the project: moved aside if it appears. */
   missing?: string
   /** Links in the project: guarded. */
   links: { path: string; text: string }[]
 }
 
 export function protectLink(link: string, projectDirs: readonly string[]): LinkProtection {
-  const chain = followLinks(link)
+  const chain = resolveChain(link)
   const inProject = (p: string): boolean => projectDirs.some(dir => isWithin(p, dir))
   const out: LinkProtection = { links: chain.links.filter(l => inProject(l.path)) }
   const end = chain.end
   if (end === undefined || !inProject(end.path)) return out
   if (end.kind === 'file' || end.kind === 'dir') out.target = end
-  else if (end.kind === 'missing' && lstatKind(path.dirname(end.path)) === 'dir') out.missing = end.path
+  else if (chain.firstMissing !== undefined && inProject(chain.firstMissing) && !projectDirs.includes(chain.firstMissing)) out.missing = chain.firstMissing
   return out
 }
 
 /**
  * Where an entry below a symlinked folder really is (`.claude/settings.json` with `.claude ->
- * config/claude`), and the links on the way; undefined when no folder on the way is a link, or
- * when one leads nowhere.
+ * config/claude`), and the links on the way; undefined when no folder on the way is a link.
  */
-export function throughLinkedFolders(entry: string, top: string): { path: string; links: LinkChain['links'] } | undefined {
-  const parts = path.relative(top, entry).split(path.sep)
-  const links: LinkChain['links'] = []
-  let here = top
-  for (const part of parts.slice(0, -1)) {
-    const next = path.join(here, part)
-    if (lstatKind(next) !== 'symlink') {
-      here = next
-      continue
-    }
-    const chain = followLinks(next)
-    if (chain.end?.kind !== 'dir') return undefined
-    links.push(...chain.links)
-    here = chain.end.path
-  }
-  return links.length === 0 ? undefined : { path: path.join(here, parts[parts.length - 1] ?? ''), links }
+export function throughLinkedFolders(entry: string): { path: string; links: LinkChain['links'] } | undefined {
+  const folder = resolveChain(path.dirname(entry))
+  if (folder.links.length === 0 || folder.end === undefined) return undefined
+  if (folder.end.kind !== 'dir') return folder.end.kind === 'missing' ? undefined : { path: entry, links: folder.links }
+  return { path: path.join(folder.end.path, path.basename(entry)), links: folder.links }
 }
 
 /** Entries looked at, at most, when searching a folder for links (a folder is small: hooks, .vscode). */

@@ -234,6 +234,38 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(r.err).toMatch(/\.claude -> .*claudebox-quarantine/)
   })
 
+  test('a stow-like chain through a folder link (.envrc -> dotfiles/envrc, dotfiles -> config/dotfiles): launches, the file is read-only, the folder link guarded (red team: no launch ever)', async () => {
+    const s = scene()
+    fs.mkdirSync(path.join(s.project, 'config/dotfiles'), { recursive: true })
+    fs.writeFileSync(path.join(s.project, 'config/dotfiles/envrc'), 'original\n')
+    fs.symlinkSync('config/dotfiles', path.join(s.project, 'dotfiles'))
+    fs.symlinkSync('dotfiles/envrc', path.join(s.project, '.envrc'))
+    const r = await inside(
+      s,
+      [
+        'echo evil >> .envrc 2>/dev/null && echo ESCAPED || echo BLOCKED',
+        'mkdir -p other && echo evil > other/envrc && rm dotfiles && ln -s other dotfiles; sleep 0.6; test "$(readlink dotfiles)" = other && echo ESCAPED || echo BLOCKED',
+      ].join('; '),
+    )
+    expect(r.code, r.err).toBe(0)
+    expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED'])
+    expect(fs.readFileSync(path.join(s.project, 'config/dotfiles/envrc'), 'utf8')).toBe('original\n')
+  })
+
+  test('a hooks link whose target and its folder are missing (.git/hooks -> ../tools/githooks, no tools/): what a session creates there is moved aside, over two sessions (red team: ran at commit)', async () => {
+    const s = scene()
+    fs.rmSync(path.join(s.project, '.git/hooks'), { recursive: true, force: true })
+    fs.symlinkSync('../tools/githooks', path.join(s.project, '.git/hooks'))
+    const hook = `mkdir -p tools/githooks && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > tools/githooks/pre-commit && chmod +x tools/githooks/pre-commit; sleep 0.6; test -e tools/githooks/pre-commit && echo ESCAPED || echo BLOCKED`
+    const first = await inside(s, hook)
+    expect(first.out).toBe('BLOCKED')
+    expect(first.err).toMatch(/tools -> .*claudebox-quarantine/)
+    const second = await inside(s, hook)
+    expect(second.out).toBe('BLOCKED')
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
   test("core.hooksPath inside the project: its target is read-only", async () => {
     const s = scene()
     fs.mkdirSync(path.join(s.project, 'tools/hooks'), { recursive: true })
