@@ -112,19 +112,29 @@ function protectLinkTarget(facts: MutableProtect, link: string, projectDirs: rea
 
 /**
  * Links kept inside a protected folder (.git/hooks/pre-commit -> ../../scripts/pre-commit): the
- * folder is read-only, what they lead to would not be. Bounded, so that links a session left in a
- * folder it created cannot make the next launch slow or too big for bwrap; the project's own
- * folders come first (configured and host-run entries, then the git dirs' hooks in the order found).
+ * folder is read-only, what they lead to would not be. Each such target is one more bind, so there
+ * is a bound; beyond it, or in a folder too big to search, the launch refuses, naming the folder
+ * (red team: decoys a session made in other folders used up a budget, and the user's own hook
+ * script was left writable, unreported). Links leading out of the project cost nothing.
  */
 function protectLinksInside(facts: MutableProtect, projectDirs: readonly string[]): void {
-  const folders = [...facts.workTree.filter(e => e.kind === 'dir').map(e => e.path), ...facts.readOnly.filter(p => path.basename(p) === 'hooks' && lstatKind(p) === 'dir')]
-  let left = LINKS_IN_ALL
+  const hooks = facts.readOnly.filter(p => path.basename(p) === 'hooks' && lstatKind(p) === 'dir')
+  const folders = [...hooks, ...facts.workTree.filter(e => e.kind === 'dir').map(e => e.path)]
+  let all = 0
   for (const folder of folders) {
-    for (const link of linksBelow(folder, Math.min(LINKS_PER_FOLDER, left))) {
+    const { links, complete } = linksBelow(folder)
+    if (!complete) return void facts.refusals.push(`${folder} is too big for claudebox to search for links (more than 512 entries or 4 levels), and it runs on the host; move what is not needed out of it, then rerun`)
+    let here = 0
+    for (const link of links) {
+      const before = facts.workTree.length + facts.forbidden.length
       protectLinkTarget(facts, link, projectDirs)
-      left--
+      const added = facts.workTree.length + facts.forbidden.length - before
+      here += added
+      all += added
+      if (here > LINKS_PER_FOLDER || all > LINKS_IN_ALL) {
+        return void facts.refusals.push(`${folder} holds more links into the project than claudebox protects (${LINKS_PER_FOLDER} per folder, ${LINKS_IN_ALL} in all), and it runs on the host; remove the links you do not use, then rerun`)
+      }
     }
-    if (left === 0) return
   }
 }
 

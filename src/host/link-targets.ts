@@ -93,24 +93,29 @@ export function throughLinkedFolders(entry: string): { path: string; links: Link
 const SCAN_ENTRIES = 512
 const SCAN_DEPTH = 4
 
-/** The symlinks below `folder` (not followed), at most `max`, in a bounded search. */
-export function linksBelow(folder: string, max: number): string[] {
-  const found: string[] = []
+/** The symlinks below `folder` (not followed), and whether the bounded search saw all of it. */
+export function linksBelow(folder: string): { links: string[]; complete: boolean } {
+  const links: string[] = []
   let budget = SCAN_ENTRIES
+  let complete = true
   const walk = (dir: string, depth: number): void => {
     let entries: fs.Dirent[]
     try {
-      entries = fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1)) // the same ones at every launch
+      entries = fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))
     } catch {
       return
     }
     for (const entry of entries) {
-      if (found.length >= max || budget-- <= 0) return
+      if (budget-- <= 0) {
+        complete = false
+        return
+      }
       const p = path.join(dir, entry.name)
-      if (entry.isSymbolicLink()) found.push(p)
+      if (entry.isSymbolicLink()) links.push(p)
       else if (entry.isDirectory() && depth < SCAN_DEPTH) walk(p, depth + 1)
+      else if (entry.isDirectory()) complete = false
     }
   }
   walk(folder, 0)
-  return found
+  return { links, complete }
 }

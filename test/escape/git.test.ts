@@ -371,17 +371,19 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
-  test('hundreds of links a session left in a folder it created: the next launch still starts, and the first ones are protected', async () => {
+  test('links a session left in folders it created: dangling decoys cost nothing (the user\'s hook script stays protected); hundreds into the project refuse the next launch, naming the folder (red team: a budget used up left the hook writable)', async () => {
     const s = scene()
     fs.mkdirSync(path.join(s.project, 'scripts'))
-    fs.mkdirSync(path.join(s.project, '.vscode'))
-    for (let i = 0; i < 400; i++) {
-      fs.writeFileSync(path.join(s.project, `scripts/f${i}`), 'x\n')
-      fs.symlinkSync(`../scripts/f${i}`, path.join(s.project, `.vscode/l${String(i).padStart(3, '0')}`))
-    }
-    const r = await inside(s, 'echo RAN; echo evil >> scripts/f0 2>/dev/null && echo ESCAPED || echo BLOCKED')
-    expect(r.code, r.err).toBe(0)
-    expect(r.out.split('\n')).toEqual(['RAN', 'BLOCKED'])
+    fs.writeFileSync(path.join(s.project, 'scripts/pre-commit.sh'), '#!/bin/sh\nexit 0\n', { mode: 0o755 })
+    fs.symlinkSync('../../scripts/pre-commit.sh', path.join(s.project, '.git/hooks/pre-commit'))
+    await inside(s, 'for d in .githooks .vscode .idea .devcontainer; do mkdir -p $d; for i in $(seq 10 60); do ln -s /nonexistent $d/l$i; done; done')
+    const r = await inside(s, 'echo evil >> scripts/pre-commit.sh 2>/dev/null && echo ESCAPED || echo BLOCKED')
+    expect(r.out).toBe('BLOCKED')
+    await inside(s, 'mkdir .husky; for i in $(seq 100 499); do echo x > scripts/f$i; ln -s ../scripts/f$i .husky/l$i; done')
+    const flooded = await inside(s, 'echo RAN')
+    expect(flooded.code).toBe(125)
+    expect(flooded.out).toBe('')
+    expect(flooded.err).toMatch(/\.husky holds more links into the project than claudebox protects .*remove the links you do not use/)
   })
 
   test('a watched path whose parent the agent turned into a symlink out of the project: nothing outside is moved', async () => {
