@@ -24,12 +24,13 @@ export interface GitDirEntry {
 }
 
 /** The git dirs, or why the launch cannot protect them (a folder it cannot list, too deep, too many). */
-export type GitDirSearch = { entries: GitDirEntry[]; refusal?: string }
+export type GitDirSearch = { entries: GitDirEntry[]; submodules: string[]; refusal?: string }
 
 class Refusal extends Error {}
 
-export function gitDirsOf(git: GitFacts): GitDirSearch {
+export function gitDirsOf(git: GitFacts, home: string): GitDirSearch {
   const entries: GitDirEntry[] = []
+  const submodules: string[] = []
   const add = (entry: GitDirEntry): void => {
     if (entries.some(e => e.dir === entry.dir)) return
     if (entries.length >= MAX_GIT_DIRS) {
@@ -41,11 +42,17 @@ export function gitDirsOf(git: GitFacts): GitDirSearch {
   try {
     add({ dir: git.commonDir, parents: [], linked: false, common: git.commonDir })
     if (git.gitDir !== git.commonDir) add({ dir: git.gitDir, parents: [], linked: true, common: git.commonDir })
-    for (const embedded of gitmodulesGitDirs(git.topLevel, 0)) add(embedded)
-    for (const remote of localRemotes(entries, git.topLevel)) add(remote)
-    return { entries }
+    // The submodules of the top and of each linked worktree (their .gitmodules are their own).
+    const tops = [git.topLevel, ...entries.filter(e => e.linked).flatMap(e => worktreeTop(e.dir) ?? [])]
+    for (const top of new Set(tops)) submodules.push(...submodulePaths(top).filter(sub => !submodules.includes(sub)))
+    for (const sub of submodules) {
+      const dotGit = path.join(sub, '.git')
+      if (lstatKind(dotGit) === 'dir' && isGitDir(dotGit)) add({ dir: dotGit, parents: workTreeParents(git.topLevel, sub), linked: false, common: dotGit })
+    }
+    for (const remote of localRemotes(entries, git.topLevel, home)) add(remote)
+    return { entries, submodules }
   } catch (error) {
-    if (error instanceof Refusal) return { entries, refusal: error.message }
+    if (error instanceof Refusal) return { entries, submodules, refusal: error.message }
     throw error
   }
 }
@@ -96,19 +103,35 @@ function listHolder(holder: string): string[] {
   }
 }
 
+/** A linked worktree's top, from the `.git` file its admin dir's `gitdir` names. */
+export function worktreeTop(adminDir: string): string | undefined {
+  const dotGit = readSmall(path.join(adminDir, 'gitdir'))?.trim()
+  return dotGit !== undefined && path.isAbsolute(dotGit) ? path.dirname(path.normalize(dotGit)) : undefined
+}
+
+/** How many submodule paths `.gitmodules` files may list in all (nested ones included) before the launch refuses. */
+const MAX_SUBMODULE_PATHS = 256
+
 /**
- * Git dirs kept in the working tree as `<path>/.git` folders of submodules (`git submodule add`
- * of an existing clone), found through `.gitmodules`, and those of nested submodules.
+ * The submodule paths in the working tree, as `.gitmodules` files list them (nested submodules'
+ * own too), each once: a git dir kept there (`lib/.git` as a folder, from `git submodule add` of an
+ * existing clone) and each `.git` file name what git uses. Bounded: repeated or nested paths a
+ * session wrote made the next launch run git 10^8 times (red team).
  */
-function gitmodulesGitDirs(workTree: string, depth: number): GitDirEntry[] {
-  if (depth > 8) return []
-  const out: GitDirEntry[] = []
-  for (const sub of gitmodulesPaths(workTree)) {
-    const dotGit = path.join(sub, '.git')
-    if (lstatKind(dotGit) === 'dir' && isGitDir(dotGit)) out.push({ dir: dotGit, parents: workTreeParents(workTree, sub), linked: false, common: dotGit })
-    if (lstatKind(sub) === 'dir') out.push(...gitmodulesGitDirs(sub, depth + 1))
+function submodulePaths(top: string): string[] {
+  const seen = new Set<string>()
+  const queue = [{ workTree: top, depth: 0 }]
+  while (queue.length > 0) {
+    const { workTree, depth } = queue.shift() as { workTree: string; depth: number }
+    if (depth > 8) continue
+    for (const sub of gitmodulesPaths(workTree)) {
+      if (seen.has(sub)) continue
+      seen.add(sub)
+      if (seen.size > MAX_SUBMODULE_PATHS) throw new Refusal(`the .gitmodules files in ${top} list more than ${MAX_SUBMODULE_PATHS} submodule paths (last: ${sub}); remove what you do not use, then rerun claudebox`)
+      if (lstatKind(sub) === 'dir') queue.push({ workTree: sub, depth: depth + 1 })
+    }
   }
-  return out
+  return [...seen]
 }
 
 /** The submodule paths `.gitmodules` lists, inside `workTree` (others are ignored, as git does). */
@@ -133,31 +156,43 @@ export function workTreeParents(top: string, dir: string): string[] {
 /**
  * Repositories a remote of a config names by a local path (`url = ../mirror.git`): `git push`
  * there runs that repository's hooks on the host. Relative URLs are taken from the top of the
- * working tree, where git runs them.
+ * working tree, where git runs them; `~/` is the home; the names git tries are tried (a `./mirror`
+ * remote reaches mirror.git), and each is taken by its real path (one through a symlink counts).
  */
-function localRemotes(entries: readonly GitDirEntry[], top: string): GitDirEntry[] {
+function localRemotes(entries: readonly GitDirEntry[], top: string, home: string): GitDirEntry[] {
   const out: GitDirEntry[] = []
   for (const config of new Set(entries.map(e => path.join(e.common, 'config')))) {
     if (!/url\s*=/i.test(readSmall(config) ?? '')) continue
     const lines = gitConfig(config, ['--get-regexp', '^remote\\..*\\.(push)?url$']) ?? ''
     for (const line of lines.split('\n')) {
-      const url = line.slice(line.indexOf(' ') + 1)
-      const local = localPath(url, top)
-      if (!line.includes(' ') || local === undefined) continue
-      for (const dir of [local, path.join(local, '.git')]) {
-        if (lstatKind(dir) === 'dir' && isGitDir(dir)) out.push({ dir, parents: workTreeParents(top, dir).slice(0, -1), linked: false, common: dir })
+      const local = line.includes(' ') ? localPath(line.slice(line.indexOf(' ') + 1), top, home) : undefined
+      if (local === undefined) continue
+      // git's enter_repo: these suffixes, in this order.
+      for (const candidate of [`${local}/.git`, local, `${local}.git/.git`, `${local}.git`]) {
+        const dir = realDir(candidate)
+        if (dir !== undefined && isGitDir(dir)) out.push({ dir, parents: workTreeParents(top, dir).slice(0, -1), linked: false, common: dir })
       }
     }
   }
   return out
 }
 
-function localPath(url: string, top: string): string | undefined {
+function realDir(p: string): string | undefined {
+  try {
+    const real = fs.realpathSync(p)
+    return lstatKind(real) === 'dir' ? real : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function localPath(url: string, top: string, home: string): string | undefined {
   if (url.startsWith('file://')) return path.resolve(top, decodeURIComponent(url.slice('file://'.length)))
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return undefined // another transport
   // scp-like host:path, unless a path component holds the colon (git's own rule)
   const colon = url.indexOf(':')
   if (colon > 0 && !url.slice(0, colon).includes('/')) return undefined
+  if (url === '~' || url.startsWith('~/')) return path.join(home, url.slice(1))
   return path.resolve(top, url)
 }
 

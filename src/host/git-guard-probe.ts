@@ -5,7 +5,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind, safeReaddir } from './fs.js'
-import { gitConfig, gitDirsOf, gitmodulesPaths, isGitDir, MAX_MODULES_DEPTH, readSmall, type GitDirEntry } from './git-dirs.js'
+import { gitConfig, gitDirsOf, isGitDir, MAX_MODULES_DEPTH, readSmall, type GitDirSearch } from './git-dirs.js'
 import { isWithin } from '../state/instance.js'
 import { linksBelow, protectLink, throughLinkedFolders } from './link-targets.js'
 import { HOST_RUN_FILES } from '../sandbox/persistence.js'
@@ -20,7 +20,7 @@ const LINKS_IN_ALL = 128
 export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly string[], home: string): GitProtectFacts {
   const facts: MutableProtect = { pinned: [], gitDirs: [], refusals: [], readOnly: [], missingHooks: [], emptyConfigs: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [], links: [] }
   if (git !== undefined) {
-    const search = gitDirsOf(git)
+    const search = gitDirsOf(git, home)
     if (search.refusal !== undefined) facts.refusals.push(search.refusal)
     const worktreeConfig = memo((common: string) => readsWorktreeConfig(path.join(common, 'config')))
     for (const { dir, parents, linked, common } of search.entries) {
@@ -31,7 +31,7 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
     }
     const dotGit = path.join(git.topLevel, '.git')
     if (lstatKind(dotGit) === 'file') facts.readOnly.push(dotGit) // a linked worktree's or submodule's pointer
-    for (const file of dotGitFiles(git, search.entries)) {
+    for (const file of dotGitFiles(git, search)) {
       if (file !== dotGit && projectDirs.some(p => isWithin(file, p))) facts.readOnly.push(file)
     }
     // Files the repository config takes programs or more config from, when they lie in the project:
@@ -176,7 +176,7 @@ function protectGitDir(facts: MutableProtect, dir: string, linked: boolean, work
  * says, also nested) and of linked worktrees checked out inside the project: each names the git
  * dir that git uses there.
  */
-function dotGitFiles(git: GitFacts, entries: readonly GitDirEntry[]): string[] {
+function dotGitFiles(git: GitFacts, search: GitDirSearch): string[] {
   const out = new Set<string>()
   const walk = (modules: string, workTree: string, depth: number): void => {
     if (depth > MAX_MODULES_DEPTH) return
@@ -188,19 +188,10 @@ function dotGitFiles(git: GitFacts, entries: readonly GitDirEntry[]): string[] {
     }
   }
   walk(path.join(git.commonDir, 'modules'), git.topLevel, 0)
-  const fromGitmodules = (workTree: string, depth: number): void => {
-    if (depth > 8) return
-    for (const sub of gitmodulesPaths(workTree)) {
-      if (lstatKind(path.join(sub, '.git')) === 'file') out.add(path.join(sub, '.git'))
-      if (lstatKind(sub) === 'dir') fromGitmodules(sub, depth + 1)
-    }
-  }
-  fromGitmodules(git.topLevel, 0)
-  for (const entry of entries.filter(e => e.linked)) {
+  for (const sub of search.submodules) if (lstatKind(path.join(sub, '.git')) === 'file') out.add(path.join(sub, '.git'))
+  for (const entry of search.entries.filter(e => e.linked)) {
     const dotGit = readSmall(path.join(entry.dir, 'gitdir'))?.trim()
-    if (dotGit === undefined || !path.isAbsolute(dotGit) || lstatKind(dotGit) !== 'file') continue
-    out.add(path.normalize(dotGit))
-    fromGitmodules(path.dirname(path.normalize(dotGit)), 1) // that worktree's own submodules
+    if (dotGit !== undefined && path.isAbsolute(dotGit) && lstatKind(dotGit) === 'file') out.add(path.normalize(dotGit))
   }
   return [...out]
 }

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { scopeHelper } from '../sandbox/landlock.js'
 import { isDir, lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
 import { probeGitProtect } from './git-guard-probe.js'
+import { readSmall } from './git-dirs.js'
 import { discoverGit } from './git-discovery.js'
 import { canonicalRoot, instanceDir, instanceId, isWithin, PROJECT_ROOT_FILE, sharedPaths, validProjectRoot } from '../state/instance.js'
 import { SANDBOX_NOTE } from '../sandbox/tiers.js'
@@ -532,8 +533,10 @@ function realpathOrUndefined(p: string): string | undefined {
 }
 
 function gitConfigValue(file: string, key: string): string | undefined {
+  // Not a regular file (a FIFO a session planted as a config): git would block on it for ever.
+  if (readSmall(file) === undefined) return undefined
   try {
-    return execFileSync('git', ['config', '--file', file, '--get', key], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+    return execFileSync('git', ['config', '--file', file, '--get', key], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 }).trim()
   } catch {
     return undefined
   }

@@ -2,10 +2,11 @@
 // keeps them, linked worktrees' and submodules' own, and repositories a remote names by a local
 // path. In each, the agent writes the config (core.fsmonitor runs the payload) or a hook, and the
 // host's git must never run it afterwards.
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { git, HAVE_BWRAP, IS_ROOT, makeRepo } from '../helpers/cli.js'
+import { claudebox, git, HAVE_BWRAP, IS_ROOT, makeRepo } from '../helpers/cli.js'
 import { hostGit, inside, payload, scene, type Scene } from '../helpers/git-scene.js'
 
 /** Adds the repository src/lib of the scene's home as a submodule at `at`, committed. */
@@ -136,5 +137,43 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED'])
     git(s.project, 'push', '-q', 'mirror', 'main')
     expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('remotes git reaches by the names it tries (./mirror for mirror.git), by ~/, and through a symlinked path: their hooks are read-only (red team: each ran at git push)', async () => {
+    const s = scene()
+    git(s.project, 'clone', '-q', '--bare', '.', 'mirror.git')
+    git(s.project, 'clone', '-q', '--bare', '.', 'tilde.git')
+    git(s.project, 'clone', '-q', '--bare', '.', 'linked.git')
+    fs.symlinkSync(s.project, path.join(s.world.root, 'via-link'))
+    git(s.project, 'remote', 'add', 'suffix', './mirror')
+    git(s.project, 'remote', 'add', 'tilde', `~/${path.relative(s.world.home, s.project)}/tilde.git`)
+    git(s.project, 'remote', 'add', 'linked', path.join(s.world.root, 'via-link', 'linked.git'))
+    const hook = (repo: string): string => `printf '#!/bin/sh\\ntouch ${s.marker}\\n' > ${repo}/hooks/pre-receive 2>/dev/null && chmod +x ${repo}/hooks/pre-receive && echo ESCAPED || echo BLOCKED`
+    const r = await inside(s, ['mirror.git', 'tilde.git', 'linked.git'].map(hook).join('; '))
+    expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED', 'BLOCKED'])
+    for (const remote of ['suffix', 'tilde', 'linked']) {
+      const push = spawnSync('git', ['push', '-q', remote, 'main'], { cwd: s.project, env: { ...process.env, HOME: s.world.home }, encoding: 'utf8' })
+      expect(push.status, push.stderr).toBe(0)
+    }
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('.gitmodules files a session nested and repeated: the next launch stays quick (red team: it ran git 10^8 times)', async () => {
+    const s = scene()
+    submodule(s, 'lib')
+    const bomb = 'cd lib; d=.; for l in 0 1 2 3 4 5 6 7 8; do mkdir -p $d; : > $d/.gitmodules; for i in 0 1 2 3 4 5 6 7 8 9; do printf "[submodule \\"s$i\\"]\\n\\tpath = x\\n" >> $d/.gitmodules; done; d=$d/x; done'
+    await inside(s, bomb)
+    const started = Date.now()
+    const r = await inside(s, 'echo RAN')
+    expect(r.out).toBe('RAN')
+    expect(Date.now() - started).toBeLessThan(20_000)
+  })
+
+  test('a FIFO planted as the config of the git dir a .git file names: the next launch from there does not hang', async () => {
+    const s = scene()
+    await inside(s, 'mkdir -p sub evil && cp .git/HEAD evil/ && mkdir evil/objects evil/refs && mkfifo evil/config && echo "gitdir: ../evil" > sub/.git')
+    const r = await claudebox(s.world, ['--', '-c', 'echo RAN'], { cwd: path.join(s.project, 'sub'), env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.exitCode).not.toBe(undefined)
+    expect(r.exitCode, r.stderr).not.toBe(0) // a git dir git cannot read: refused, not run
   })
 })
