@@ -5,6 +5,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind, safeReaddir } from './fs.js'
+import { configReader, repoConfigOf, userGitConfigs, workTreesIn } from './git-configs.js'
 import { gitConfig, gitDirsOf, isGitDir, MAX_MODULES_DEPTH, readSmall, type GitDirSearch } from './git-dirs.js'
 import { isWithin } from '../state/instance.js'
 import { linksBelow, protectLink, throughLinkedFolders } from './link-targets.js'
@@ -19,6 +20,7 @@ const LINKS_IN_ALL = 128
 
 export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly string[], home: string): GitProtectFacts {
   const facts: MutableProtect = { pinned: [], gitDirs: [], refusals: [], readOnly: [], missingHooks: [], emptyConfigs: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [], links: [] }
+  let trees = projectDirs.slice(0, 1)
   if (git !== undefined) {
     const search = gitDirsOf(git, home)
     if (search.refusal !== undefined) facts.refusals.push(search.refusal)
@@ -34,38 +36,56 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
     for (const file of dotGitFiles(git, search)) {
       if (file !== dotGit && projectDirs.some(p => isWithin(file, p))) facts.readOnly.push(file)
     }
-    // Files the repository config takes programs or more config from, when they lie in the project:
-    // read-only when present; watched like commondir when missing (git skips a missing include).
-    const configs = [path.join(git.commonDir, 'config'), ...userGitConfigs(home)]
-    for (const target of configs.flatMap(config => configuredPaths(config, git))) {
-      if (!projectDirs.some(p => isWithin(target, p)) || projectDirs.includes(target)) continue
-      const kind = lstatKind(target)
-      if (kind === 'missing') facts.forbidden.push(target)
-      else if (kind === 'symlink') watchLink(facts, target, projectDirs)
-      else facts.workTree.push({ path: target, kind })
+    // Files the configs take programs or more config from, when they lie in the project: read-only
+    // when present; watched like commondir when missing (git skips a missing include). For each
+    // work tree in the project: a relative hooksPath names a folder in each (red team: the
+    // submodule's and the linked worktree's hooks ran).
+    const reader = configReader()
+    trees = workTreesIn(git, search, projectDirs)
+    for (const tree of trees) {
+      for (const target of reader.targets(tree, [repoConfigOf(tree, git), ...userGitConfigs(home)])) protectConfigured(facts, target, projectDirs)
     }
   }
-  for (const dir of projectDirs.slice(0, 1)) {
-    for (const entry of HOST_RUN_FILES) {
-      if (entry.decision !== 'read-only') continue
-      const p = hostRunPath(facts, path.join(dir, entry.path), projectDirs)
-      if (p === undefined) continue
-      const kind = lstatKind(p)
-      facts.workTree.push({ path: p, kind })
-      if (kind === 'symlink') watchLink(facts, p, projectDirs)
-    }
-    protectLinksInside(facts, projectDirs)
-    // A read-only entry below a plain directory (.claude/settings.json) would leave with its
-    // parent when that is renamed, and a new one take its place: the parents are pinned too.
-    const submoduleDotGits = facts.readOnly.filter(p => path.basename(p) === '.git').map(p => ({ path: p, kind: 'file' as const }))
-    for (const { path: p, kind } of [...facts.workTree, ...submoduleDotGits]) {
-      if (kind !== 'file' && kind !== 'dir') continue
-      for (let parent = path.dirname(p); parent !== dir && isWithin(parent, dir); parent = path.dirname(parent)) {
-        if (lstatKind(parent) === 'dir' && !facts.workTreePins.includes(parent)) facts.workTreePins.unshift(parent)
-      }
-    }
-  }
+  for (const tree of trees) protectHostRun(facts, tree, projectDirs)
+  protectLinksInside(facts, projectDirs)
+  pinWorkTreeParents(facts, projectDirs[0])
   return facts
+}
+
+function protectConfigured(facts: MutableProtect, target: string, projectDirs: readonly string[]): void {
+  if (!projectDirs.some(p => isWithin(target, p)) || projectDirs.includes(target)) return
+  if (facts.workTree.some(e => e.path === target) || facts.forbidden.includes(target)) return
+  const kind = lstatKind(target)
+  if (kind === 'missing') facts.forbidden.push(target)
+  else if (kind === 'symlink') watchLink(facts, target, projectDirs)
+  else facts.workTree.push({ path: target, kind })
+}
+
+/** The files at the top of a work tree that the host runs (.envrc, .vscode, ...): read-only. */
+function protectHostRun(facts: MutableProtect, tree: string, projectDirs: readonly string[]): void {
+  for (const entry of HOST_RUN_FILES) {
+    if (entry.decision !== 'read-only') continue
+    const p = hostRunPath(facts, path.join(tree, entry.path), projectDirs)
+    if (p === undefined || facts.workTree.some(e => e.path === p)) continue
+    const kind = lstatKind(p)
+    facts.workTree.push({ path: p, kind })
+    if (kind === 'symlink') watchLink(facts, p, projectDirs)
+  }
+}
+
+/**
+ * A read-only entry below a plain directory (.claude/settings.json) would leave with its parent
+ * when that is renamed, and a new one take its place: the parents up to the top are pinned too.
+ */
+function pinWorkTreeParents(facts: MutableProtect, top: string | undefined): void {
+  if (top === undefined) return
+  const submoduleDotGits = facts.readOnly.filter(p => path.basename(p) === '.git').map(p => ({ path: p, kind: 'file' as const }))
+  for (const { path: p, kind } of [...facts.workTree, ...submoduleDotGits]) {
+    if (kind !== 'file' && kind !== 'dir') continue
+    for (let parent = path.dirname(p); parent !== top && isWithin(parent, top); parent = path.dirname(parent)) {
+      if (lstatKind(parent) === 'dir' && !facts.workTreePins.includes(parent)) facts.workTreePins.unshift(parent)
+    }
+  }
 }
 
 /**
@@ -203,23 +223,3 @@ function readsWorktreeConfig(config: string): boolean {
   return gitConfig(config, ['--type=bool', 'extensions.worktreeConfig']) === 'true'
 }
 
-/** The user's own git configs: a core.hooksPath there (`.githooks`) names a directory in every project. */
-const userGitConfigs = (home: string): string[] => [path.join(home, '.gitconfig'), path.join(home, '.config/git/config')]
-
-/**
- * core.hooksPath (relative to the working tree, as git resolves it) and include.path /
- * includeIf.*.path (relative to the config file), when the config names them.
- */
-function configuredPaths(config: string, git: GitFacts): string[] {
-  const text = readSmall(config)
-  if (text === undefined || !/hookspath|include/i.test(text)) return []
-  const out: string[] = []
-  const hooks = gitConfig(config, ['--type=path', 'core.hooksPath'])
-  if (hooks) out.push(path.resolve(git.topLevel, hooks))
-  const includes = gitConfig(config, ['--type=path', '--get-regexp', '^include(if\\..*)?\\.path$']) ?? ''
-  for (const line of includes.split('\n')) {
-    const value = line.slice(line.indexOf(' ') + 1)
-    if (line.includes(' ') && value !== '') out.push(path.resolve(path.dirname(config), value))
-  }
-  return out
-}

@@ -176,4 +176,31 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(r.exitCode).not.toBe(undefined)
     expect(r.exitCode, r.stderr).not.toBe(0) // a git dir git cannot read: refused, not run
   })
+
+  test('a nested include (config includes a committed file, which includes a missing one): the missing one is moved aside when created (red team: ran at git status)', async () => {
+    const s = scene()
+    fs.writeFileSync(path.join(s.project, '.gitconfig.project'), '[include]\n\tpath = .gitconfig.local\n')
+    git(s.project, 'config', 'include.path', '../.gitconfig.project')
+    const r = await inside(s, `${payload(s, '.gitconfig.local')}; sleep 0.6; test -e .gitconfig.local && echo ESCAPED || echo BLOCKED`)
+    expect(r.out).toBe('BLOCKED')
+    expect(r.err).toMatch(/\.gitconfig\.local -> .*claudebox-quarantine/)
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test("a relative core.hooksPath in the user's config: protected in each work tree in the project (a submodule, a linked worktree), and their host-run files too (red team: their hooks ran)", async () => {
+    const s = scene()
+    fs.appendFileSync(path.join(s.world.home, '.gitconfig'), '[core]\n\thooksPath = .githooks\n')
+    submodule(s, 'lib')
+    git(s.project, 'worktree', 'add', '-q', '-b', 'side', path.join(s.project, 'wt'))
+    fs.writeFileSync(path.join(s.project, 'lib/.envrc'), 'original\n')
+    const plant = (dir: string): string => `mkdir -p ${dir}/.githooks && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > ${dir}/.githooks/pre-commit && chmod +x ${dir}/.githooks/pre-commit; sleep 0.6; test -e ${dir}/.githooks/pre-commit && echo ESCAPED || echo BLOCKED`
+    const r = await inside(s, [plant('lib'), plant('wt'), 'echo evil >> lib/.envrc 2>/dev/null && echo ESCAPED || echo BLOCKED'].join('; '))
+    expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED', 'BLOCKED'])
+    for (const tree of ['lib', 'wt']) {
+      fs.appendFileSync(path.join(s.project, tree, 'README'), 'more\n')
+      hostGit(path.join(s.project, tree), s.world)
+    }
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
 })
