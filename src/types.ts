@@ -91,6 +91,8 @@ export interface HostFacts {
 export interface GitProtectFacts {
   /** Git dirs and the directories leading to them, parents first: bound onto themselves so they cannot be renamed or replaced. */
   pinned: readonly string[]
+  /** The work trees in the project where the host's git runs (the top, submodules, linked worktrees inside): their host-run files are protected and watched. */
+  workTrees: readonly string[]
   /** The git dirs among them (the rest are folders on the way): their HEAD is checked after the session. */
   gitDirs: readonly string[]
   /** Why the git dirs cannot all be protected (a folder the launcher cannot list, too many, too deep): the launch refuses. */

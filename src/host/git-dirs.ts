@@ -6,6 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 import { lstatKind } from './fs.js'
+import { resolveChain } from './link-targets.js'
 import type { GitFacts } from '../types.js'
 
 /** How deep `modules/` may nest (name parts and nested submodules together) before the launch refuses. */
@@ -24,13 +25,20 @@ export interface GitDirEntry {
 }
 
 /** The git dirs, or why the launch cannot protect them (a folder it cannot list, too deep, too many). */
-export type GitDirSearch = { entries: GitDirEntry[]; submodules: string[]; refusal?: string }
+export type GitDirSearch = {
+  entries: GitDirEntry[]
+  submodules: string[]
+  /** Names where a git dir would take precedence if one appeared (git's earlier remote candidates): moved aside when they do. */
+  forbidden: string[]
+  refusal?: string
+}
 
 class Refusal extends Error {}
 
 export function gitDirsOf(git: GitFacts, home: string): GitDirSearch {
   const entries: GitDirEntry[] = []
   const submodules: string[] = []
+  const forbidden: string[] = []
   const add = (entry: GitDirEntry): void => {
     if (entries.some(e => e.dir === entry.dir)) return
     if (entries.length >= MAX_GIT_DIRS) {
@@ -49,10 +57,10 @@ export function gitDirsOf(git: GitFacts, home: string): GitDirSearch {
       const dotGit = path.join(sub, '.git')
       if (lstatKind(dotGit) === 'dir' && isGitDir(dotGit)) add({ dir: dotGit, parents: workTreeParents(git.topLevel, sub), linked: false, common: dotGit })
     }
-    for (const remote of localRemotes(entries, git.topLevel, home)) add(remote)
-    return { entries, submodules }
+    for (const remote of localRemotes(entries, git.topLevel, home, forbidden)) add(remote)
+    return { entries, submodules, forbidden }
   } catch (error) {
-    if (error instanceof Refusal) return { entries, submodules, refusal: error.message }
+    if (error instanceof Refusal) return { entries, submodules, forbidden, refusal: error.message }
     throw error
   }
 }
@@ -159,22 +167,34 @@ export function workTreeParents(top: string, dir: string): string[] {
  * working tree, where git runs them; `~/` is the home; the names git tries are tried (a `./mirror`
  * remote reaches mirror.git), and each is taken by its real path (one through a symlink counts).
  */
-function localRemotes(entries: readonly GitDirEntry[], top: string, home: string): GitDirEntry[] {
+function localRemotes(entries: readonly GitDirEntry[], top: string, home: string, forbidden: string[]): GitDirEntry[] {
   const out: GitDirEntry[] = []
   for (const config of new Set(entries.map(e => path.join(e.common, 'config')))) {
     if (!/url\s*=/i.test(readSmall(config) ?? '')) continue
     const lines = gitConfig(config, ['--get-regexp', '^remote\\..*\\.(push)?url$']) ?? ''
     for (const line of lines.split('\n')) {
       const local = line.includes(' ') ? localPath(line.slice(line.indexOf(' ') + 1), top, home) : undefined
-      if (local === undefined) continue
-      // git's enter_repo: these suffixes, in this order.
-      for (const candidate of [`${local}/.git`, local, `${local}.git/.git`, `${local}.git`]) {
-        const dir = realDir(candidate)
-        if (dir !== undefined && isGitDir(dir)) out.push({ dir, parents: workTreeParents(top, dir).slice(0, -1), linked: false, common: dir })
-      }
+      if (local !== undefined) out.push(...remoteGitDir(local, top, forbidden))
     }
   }
   return out
+}
+
+/**
+ * The git dir git's enter_repo takes for a local remote: the first of these names that is one.
+ * Each name before it could become one during a session and take precedence (red team: a bare
+ * layout created at ./mirror took over a ./mirror remote meant for mirror.git): a missing one is
+ * watched (its first missing name), an existing folder's HEAD must not appear.
+ */
+function remoteGitDir(local: string, top: string, forbidden: string[]): GitDirEntry[] {
+  for (const candidate of [`${local}/.git`, local, `${local}.git/.git`, `${local}.git`]) {
+    const dir = realDir(candidate)
+    if (dir !== undefined && isGitDir(dir)) return [{ dir, parents: workTreeParents(top, dir).slice(0, -1), linked: false, common: dir }]
+    const chain = resolveChain(candidate)
+    if (chain.end?.kind === 'missing' && chain.firstMissing !== undefined) forbidden.push(chain.firstMissing)
+    else if (dir !== undefined) forbidden.push(path.join(dir, 'HEAD'))
+  }
+  return []
 }
 
 function realDir(p: string): string | undefined {

@@ -19,15 +19,18 @@ const LINKS_PER_FOLDER = 32
 const LINKS_IN_ALL = 128
 
 export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly string[], home: string): GitProtectFacts {
-  const facts: MutableProtect = { pinned: [], gitDirs: [], refusals: [], readOnly: [], missingHooks: [], emptyConfigs: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [], links: [] }
+  const facts: MutableProtect = { pinned: [], workTrees: [], gitDirs: [], refusals: [], readOnly: [], missingHooks: [], emptyConfigs: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [], links: [] }
   let trees = projectDirs.slice(0, 1)
   if (git !== undefined) {
     const search = gitDirsOf(git, home)
     if (search.refusal !== undefined) facts.refusals.push(search.refusal)
+    for (const name of search.forbidden) if (projectDirs.some(p => isWithin(name, p)) && !projectDirs.includes(name)) facts.forbidden.push(name)
     const worktreeConfig = memo((common: string) => readsWorktreeConfig(path.join(common, 'config')))
     for (const { dir, parents, linked, common } of search.entries) {
       if (!projectDirs.some(p => isWithin(dir, p))) continue // not writable inside: nothing to pin
-      for (const p of [...parents, dir]) if (!facts.pinned.includes(p)) facts.pinned.push(p)
+      // objects/ and refs/ too: without them git rejects the git dir and may take another folder for the repository.
+      const kept = ['objects', 'refs'].map(name => path.join(dir, name)).filter(p => lstatKind(p) === 'dir')
+      for (const p of [...parents, dir, ...kept]) if (!facts.pinned.includes(p)) facts.pinned.push(p)
       facts.gitDirs.push(dir)
       protectGitDir(facts, dir, linked, worktreeConfig(common), projectDirs)
     }
@@ -46,6 +49,7 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
       for (const target of reader.targets(tree, [repoConfigOf(tree, git), ...userGitConfigs(home)])) protectConfigured(facts, target, projectDirs)
     }
   }
+  facts.workTrees.push(...trees)
   for (const tree of trees) protectHostRun(facts, tree, projectDirs)
   protectLinksInside(facts, projectDirs)
   pinWorkTreeParents(facts, projectDirs[0])

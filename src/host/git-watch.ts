@@ -5,8 +5,8 @@
 import { randomHex } from './fs.js'
 import fs from 'node:fs'
 import path from 'node:path'
-import { readNoFollow } from './probe.js'
 import { lstatKind, safeReaddir } from './fs.js'
+import { guardHeads, headIsValid } from './head-guard.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
 
@@ -58,13 +58,16 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
       fs.closeSync(parent)
     }
   }
-  const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), new Set(safeReaddir(path.join(dir, sub)))] as const)))
-  const watch = watchDuringSession(spec, quarantine)
+  const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
+  const heads = guardHeads(spec.gitDirs)
+  const watch = watchDuringSession(spec, quarantine, () => heads.check())
   return {
     finish(): string[] {
       watch.stop()
       const warnings: string[] = []
       if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (inspect, then delete): ${moved.join(', ')}`)
+      const restored = heads.restored()
+      if (restored.length > 0) warnings.push(`the session made HEAD of a git dir one git rejects (git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`)
       warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedGit(spec.workTree, startedMs))
       return warnings.map(w => `WARNING: ${w}`)
     },
@@ -104,7 +107,7 @@ function renameInside(dir: number, name: string, asideName: string): boolean {
  * link replaced by anything else (a real hooks dir, a link elsewhere) is moved aside; one only
  * removed stays removed: nothing runs from it.
  */
-function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void): { stop(): void } {
+function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void, checkHeads: () => void): { stop(): void } {
   const texts = new Map(spec.links.map(l => [l.path, l.text]))
   const check = (p: string): void => {
     const text = texts.get(p)
@@ -113,12 +116,16 @@ function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void)
   }
   const watched = [...spec.forbidden, ...texts.keys()]
   const watchers = watchForbidden(watched, check)
-  const poll = watched.length === 0 ? undefined : setInterval(() => watched.forEach(check), POLL_MS).unref()
+  const each = (): void => {
+    watched.forEach(check)
+    checkHeads()
+  }
+  const poll = watched.length === 0 && spec.gitDirs.length === 0 ? undefined : setInterval(each, POLL_MS).unref()
   return {
     stop(): void {
       for (const w of watchers) w.close()
       clearInterval(poll)
-      watched.forEach(check)
+      each()
     },
   }
 }
@@ -189,29 +196,36 @@ function watchForbidden(forbidden: readonly string[], quarantine: (p: string) =>
 
 /** A HEAD git does not accept makes git skip this repository and use one further up. */
 function brokenHeads(gitDirs: readonly string[]): string[] {
-  const out: string[] = []
-  for (const dir of gitDirs) {
-    if (lstatKind(path.join(dir, 'HEAD')) === 'symlink') continue // git follows it (a legacy layout): not ours to judge
-    // Never opened blocking: a FIFO planted as HEAD would hang the launcher (and does hang git).
-    const head = readNoFollow(path.join(dir, 'HEAD'), 4096)
-    if (head === undefined) {
-      out.push(`${dir}/HEAD is gone or not a regular file: git no longer sees this repository (or hangs on it); restore it before running git here`)
-      continue
-    }
-    if (!/^(ref: refs\/\S+|[0-9a-f]{40}|[0-9a-f]{64})$/.test(head)) {
-      out.push(`${dir}/HEAD was made invalid: git no longer sees this repository; inspect it and restore it (e.g. echo 'ref: refs/heads/main' > ${dir}/HEAD)`)
-    }
-  }
-  return out
+  return gitDirs
+    .filter(dir => !headIsValid(dir))
+    .map(dir => `${inlineSafe(dir)}/HEAD is one git rejects (gone, not a file, junk, or a symlink out of refs/): git no longer sees this repository and may take another folder for it; restore it before running git here (e.g. echo 'ref: refs/heads/main' > ${inlineSafe(dir)}/HEAD)`)
 }
 
 function newGitDirs(listings: ReadonlyMap<string, ReadonlySet<string>>): string[] {
   const out: string[] = []
   for (const [dir, before] of listings) {
-    const added = safeReaddir(dir).filter(name => !before.has(name))
+    const added = [...gitDirNames(dir)].filter(name => !before.has(name))
     if (added.length > 0) out.push(`new git dirs appeared in ${dir}: ${added.map(inlineSafe).join(', ')}; their config and hooks run when git uses them: inspect them`)
   }
   return out
+}
+
+/** Git dirs below `holder` (modules/ or worktrees/) by name, names of several parts included (vendor/x). */
+function gitDirNames(holder: string): Set<string> {
+  const names = new Set<string>()
+  let budget = 10_000
+  const walk = (dir: string, depth: number): void => {
+    for (const name of safeReaddir(dir)) {
+      if (budget-- <= 0) return
+      const p = path.join(dir, name)
+      if (lstatKind(p) !== 'dir') continue
+      const head = lstatKind(path.join(p, 'HEAD'))
+      if (head === 'file' || head === 'symlink') names.add(path.relative(holder, p))
+      else if (depth < 40) walk(p, depth + 1) // a name of several parts (red team: vendor/y went unseen)
+    }
+  }
+  walk(holder, 0)
+  return names
 }
 
 /**
@@ -238,6 +252,9 @@ function nestedGit(workTree: string, sinceMs: number): string[] {
       continue
     }
     seen += entries.length
+    // A folder shaped like a git dir (HEAD, objects/, refs/) is a repository to git run there, or
+    // below when a .git is rejected (red team: the top's own config then ran at git status).
+    if (looksLikeGitDir(entries) && changedSince(dir, sinceMs, true)) found.push(dir)
     for (const entry of entries) {
       const p = Buffer.concat([dir, Buffer.from('/'), entry.name])
       if (entry.name.toString('latin1') === '.git') {
@@ -259,6 +276,11 @@ function nestedGit(workTree: string, sinceMs: number): string[] {
   return out
 }
 
+function looksLikeGitDir(entries: readonly fs.Dirent<Buffer>[]): boolean {
+  const has = (name: string, dir: boolean): boolean => entries.some(e => e.name.toString('latin1') === name && (dir ? e.isDirectory() : !e.isDirectory()))
+  return has('HEAD', false) && has('objects', true) && has('refs', true)
+}
+
 function namesIn(dir: Buffer): Buffer[] {
   try {
     return fs.readdirSync(dir, { encoding: 'buffer' })
@@ -270,7 +292,8 @@ function namesIn(dir: Buffer): Buffer[] {
 function changedSince(dotGit: Buffer, sinceMs: number, isDir: boolean): boolean {
   const below = (...names: string[]): Buffer => Buffer.concat([dotGit, Buffer.from(`/${names.join('/')}`)])
   const hooks = isDir ? namesIn(below('hooks')).map(h => Buffer.concat([below('hooks'), Buffer.from('/'), h])) : []
-  const candidates = isDir ? [dotGit, ...NESTED_REDIRECTING.map(name => below(name)), ...hooks] : [dotGit]
+  // Not a git dir's own change time: git changes it at every index write (a false report each session).
+  const candidates = isDir ? [below('HEAD'), ...NESTED_REDIRECTING.map(name => below(name)), ...hooks] : [dotGit]
   return candidates.some(p => {
     try {
       return fs.lstatSync(p).ctimeMs >= sinceMs - 1

@@ -165,7 +165,8 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   b.add('--chdir', cwd)
   b.add('--', ...command.argv)
 
-  const watch = [...watchedPaths(git ? [git.topLevel] : [cwd]), ...facts.gitProtect.symlinked]
+  const trees = facts.gitProtect.workTrees.length > 0 ? facts.gitProtect.workTrees : [git?.topLevel ?? cwd]
+  const watch = [...watchedPaths(trees), ...facts.gitProtect.symlinked]
   if (options.writableGitConfig) watch.push(...facts.gitProtect.readOnly)
   return {
     file: bwrap,

@@ -203,4 +203,47 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     }
     expect(fs.existsSync(s.marker)).toBe(false)
   })
+
+  test('.git made one git rejects (refs/ moved away, HEAD a symlink out of refs/) so that the top, shaped as a repository with its own config, is taken instead: refs/ stays, HEAD is put back (red team: ran at git status, unreported)', async () => {
+    const s = scene()
+    const bare = `mkdir -p objects refs && echo "ref: refs/heads/main" > HEAD && printf "[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = %s\\n\\tfsmonitor = %s/.payload\\n" "$PWD" "$PWD" > config && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > .payload && chmod +x .payload`
+    const r = await inside(s, [bare, 'mv .git/refs .git/refs.x 2>/dev/null && echo ESCAPED || echo BLOCKED', 'ln -sfn garbage .git/H2 && mv -f .git/H2 .git/HEAD; sleep 0.6; test "$(readlink .git/HEAD)" = garbage && echo ESCAPED || echo BLOCKED'].join('; '))
+    expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED'])
+    expect(r.err).toMatch(/HEAD of a git dir one git rejects .*put back as it was: .*\.git\/HEAD \(put back: ref: refs\/heads\/main\)/)
+    expect(r.err).toMatch(/nested git repositories.*project[,;]/) // the top shaped as a repository is reported too
+    const status = spawnSync('git', ['status'], { cwd: s.project, env: { ...process.env, HOME: s.world.home }, timeout: 10_000 })
+    expect(status.status).toBe(0)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('a subfolder shaped as a repository (HEAD, objects/, refs/, a config with worktree = ..): reported', async () => {
+    const s = scene()
+    const r = await inside(s, `mkdir -p src/objects src/refs && echo "ref: refs/heads/main" > src/HEAD && ${payload(s, 'src/config')}`)
+    expect(r.err).toMatch(/nested git repositories.*src[,;]/)
+  })
+
+  test('a new submodule git dir under a name of two parts (.git/modules/vendor/y beside vendor/x): reported (red team: unseen)', async () => {
+    const s = scene()
+    submodule(s, 'vendor/x')
+    const r = await inside(s, 'cp -a .git/modules/vendor/x .git/modules/vendor/y')
+    expect(r.err).toMatch(/new git dirs appeared in .*\.git\/modules: vendor\/y/)
+  })
+
+  test('a remote ./mirror that git resolves to mirror.git: a bare layout created at ./mirror, which git would take first, is moved aside (red team: its hook ran at push)', async () => {
+    const s = scene()
+    git(s.project, 'init', '-q', '--bare', 'mirror.git')
+    git(s.project, 'remote', 'add', 'backup', './mirror')
+    const r = await inside(s, `mkdir -p mirror/objects mirror/refs mirror/hooks && cp mirror.git/HEAD mirror/ && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > mirror/hooks/pre-receive && chmod +x mirror/hooks/pre-receive; sleep 0.6; test -e mirror/hooks/pre-receive && echo ESCAPED || echo BLOCKED`)
+    expect(r.out).toBe('BLOCKED')
+    const push = spawnSync('git', ['push', '-q', 'backup', 'main'], { cwd: s.project, env: { ...process.env, HOME: s.world.home }, encoding: 'utf8' })
+    expect(push.status, push.stderr).toBe(0)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test("host-run files created in a submodule's work tree are reported, as at the top (red team: sub/.npmrc unreported)", async () => {
+    const s = scene()
+    submodule(s, 'lib')
+    const r = await inside(s, 'echo "script-shell=/tmp/x" > lib/.npmrc')
+    expect(r.err).toMatch(/changed files that run code outside the sandbox: lib\/\.npmrc \(created\)/)
+  })
 })

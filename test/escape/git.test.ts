@@ -31,15 +31,13 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
-  test('junk in .git/HEAD: reported, and the next launch refuses instead of seeing "no repository"', async () => {
+  test('junk in .git/HEAD (git would reject the repository and look further up): put back within moments, reported', async () => {
     const s = scene()
-    const first = await inside(s, 'echo junk > .git/HEAD')
-    expect(first.err).toMatch(/WARNING: .*\.git\/HEAD was made invalid/)
-    const second = await inside(s, `${payload(s, '.git/config')}; echo 'ref: refs/heads/main' > .git/HEAD; echo RAN`)
-    expect(second.code).toBe(125)
-    expect(second.out).toBe('')
-    expect(second.err).toMatch(/\.git exists but git does not accept it as a repository/)
-    fs.writeFileSync(path.join(s.project, '.git/HEAD'), 'ref: refs/heads/main\n')
+    const first = await inside(s, 'echo junk > .git/HEAD; sleep 0.6; cat .git/HEAD')
+    expect(first.out).toBe('ref: refs/heads/main')
+    expect(first.err).toMatch(/WARNING: the session made HEAD of a git dir one git rejects .*\.git\/HEAD \(put back: ref: refs\/heads\/main\)/)
+    const second = await inside(s, 'echo RAN')
+    expect(second.out).toBe('RAN')
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
   })
@@ -297,15 +295,15 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
-  test('a FIFO planted as .git/HEAD hangs neither the end of the session nor the next launch', async () => {
+  test('a FIFO planted as .git/HEAD hangs neither the end of the session nor the next launch: it is put back', async () => {
     const s = scene()
     const first = await claudebox(s.world, ['--', '-c', 'rm .git/HEAD && mkfifo .git/HEAD'], { cwd: s.project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' }, timeout: 30_000 })
     expect(first.signal).toBeUndefined()
-    expect(first.stderr).toMatch(/WARNING: .*\.git\/HEAD is gone or not a regular file/)
+    expect(first.stderr).toMatch(/WARNING: the session made HEAD of a git dir one git rejects .*\.git\/HEAD \(put back/)
     const second = await claudebox(s.world, ['--', '-c', 'echo RAN'], { cwd: s.project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' }, timeout: 30_000 })
     expect(second.signal).toBeUndefined()
-    expect(second.exitCode).toBe(125)
-    expect(second.stdout).toBe('')
+    expect(second.exitCode).toBe(0)
+    expect(second.stdout.trim()).toBe('RAN')
   })
 
   test("core.hooksPath in the user's own git config (a relative .githooks): created inside, moved aside", async () => {

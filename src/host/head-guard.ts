@@ -1,0 +1,72 @@
+// HEAD of each git dir, kept one git accepts while the session runs. A HEAD git rejects makes it
+// skip that .git and take the folder itself, or one above, for the repository if it looks like
+// one (HEAD, objects/, refs/): the agent's config there then ran at the host's next git status
+// (red team, round 24). objects/ and refs/ are pinned; HEAD cannot be (git replaces it by a rename),
+// so a rejected one is put back as it was at the start, and that is reported.
+import fs from 'node:fs'
+import path from 'node:path'
+import { lstatKind, randomHex, readNoFollow } from './fs.js'
+import { inlineSafe } from '../cli/terminal-safe.js'
+
+type Head = { kind: 'file' | 'symlink'; text: string }
+
+/** git's validate_headref: a symlink into refs/, "ref: refs/...", or an object id. */
+export function headIsValid(dir: string): boolean {
+  const head = readHead(dir)
+  if (head === undefined) return false
+  if (head.kind === 'symlink') return head.text.startsWith('refs/')
+  return /^ref:\s*refs\//.test(head.text) || /^([0-9a-f]{40}|[0-9a-f]{64})(\s|$)/.test(head.text)
+}
+
+function readHead(dir: string): Head | undefined {
+  const file = path.join(dir, 'HEAD')
+  const kind = lstatKind(file)
+  try {
+    if (kind === 'symlink') return { kind, text: fs.readlinkSync(file) }
+  } catch {
+    return undefined
+  }
+  // Never opened blocking: a FIFO planted as HEAD would hang the launcher (and does hang git).
+  const text = kind === 'file' ? readNoFollow(file, 4096) : undefined
+  return text === undefined ? undefined : { kind: 'file', text }
+}
+
+export interface HeadGuard {
+  /** Puts back each HEAD git would now reject. */
+  check(): void
+  /** What was put back, for the report after the session. */
+  restored(): string[]
+}
+
+export function guardHeads(gitDirs: readonly string[]): HeadGuard {
+  const recorded = new Map<string, Head>()
+  for (const dir of gitDirs) {
+    const head = readHead(dir)
+    if (head !== undefined && headIsValid(dir)) recorded.set(dir, head)
+  }
+  const restored = new Set<string>()
+  return {
+    check(): void {
+      for (const [dir, head] of recorded) {
+        if (headIsValid(dir)) continue
+        if (putBack(dir, head)) restored.add(`${inlineSafe(dir)}/HEAD (put back: ${inlineSafe(head.text.trim())})`)
+      }
+    },
+    restored: () => [...restored],
+  }
+}
+
+/** Writes `head` beside HEAD and renames it over HEAD (what is there is moved aside if it is a folder). */
+function putBack(dir: string, head: Head): boolean {
+  const temp = path.join(dir, `HEAD.claudebox-restore-${randomHex(6)}`)
+  try {
+    if (head.kind === 'symlink') fs.symlinkSync(head.text, temp)
+    else fs.writeFileSync(temp, head.text.endsWith('\n') ? head.text : `${head.text}\n`, { flag: 'wx', mode: 0o644 })
+    if (lstatKind(path.join(dir, 'HEAD')) === 'dir') fs.renameSync(path.join(dir, 'HEAD'), path.join(dir, `HEAD.claudebox-quarantine-${randomHex(6)}`))
+    fs.renameSync(temp, path.join(dir, 'HEAD'))
+    return true
+  } catch {
+    fs.rmSync(temp, { force: true })
+    return false
+  }
+}
