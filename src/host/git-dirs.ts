@@ -143,9 +143,11 @@ function submodulePaths(top: string): string[] {
 }
 
 /** The submodule paths `.gitmodules` lists, inside `workTree` (others are ignored, as git does). */
-export function gitmodulesPaths(workTree: string): string[] {
+function gitmodulesPaths(workTree: string): string[] {
   const file = path.join(workTree, '.gitmodules')
-  if (lstatKind(file) !== 'file') return []
+  if (lstatKind(file) === 'missing') return []
+  // A FIFO (or anything but a small file) would hide the submodules and hang git (red team).
+  if (readSmall(file) === undefined) throw new Refusal(`${file} is not a regular file git can read, and it decides which submodules git uses; restore it (git checkout -- .gitmodules), then rerun claudebox`)
   const lines = gitConfig(file, ['--get-regexp', '^submodule\\..*\\.path$']) ?? ''
   return lines.split('\n').flatMap(line => {
     const value = line.slice(line.indexOf(' ') + 1)
@@ -217,6 +219,7 @@ function localPath(url: string, top: string, home: string): string | undefined {
 }
 
 export function gitConfig(file: string, args: string[]): string | undefined {
+  if (readSmall(file) === undefined) return undefined // a FIFO planted as a config would block git
   const get = args.includes('--get-regexp') ? [] : ['--get']
   try {
     return execFileSync('git', ['config', '--file', file, ...get, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 }).trim()

@@ -64,10 +64,11 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
   return {
     finish(): string[] {
       watch.stop()
+      for (const dir of spec.gitDirs) specialFilesIn(dir).forEach(quarantine)
       const warnings: string[] = []
       if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (inspect, then delete): ${moved.join(', ')}`)
       const restored = heads.restored()
-      if (restored.length > 0) warnings.push(`the session made HEAD of a git dir one git rejects (git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`)
+      if (restored.length > 0) warnings.push(`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`)
       warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedGit(spec.workTree, startedMs))
       return warnings.map(w => `WARNING: ${w}`)
     },
@@ -254,7 +255,7 @@ function nestedGit(workTree: string, sinceMs: number): string[] {
     seen += entries.length
     // A folder shaped like a git dir (HEAD, objects/, refs/) is a repository to git run there, or
     // below when a .git is rejected (red team: the top's own config then ran at git status).
-    if (looksLikeGitDir(entries) && changedSince(dir, sinceMs, true)) found.push(dir)
+    if (looksLikeGitDir(dir, entries) && changedSince(dir, sinceMs, true)) found.push(dir)
     for (const entry of entries) {
       const p = Buffer.concat([dir, Buffer.from('/'), entry.name])
       if (entry.name.toString('latin1') === '.git') {
@@ -276,9 +277,38 @@ function nestedGit(workTree: string, sinceMs: number): string[] {
   return out
 }
 
-function looksLikeGitDir(entries: readonly fs.Dirent<Buffer>[]): boolean {
-  const has = (name: string, dir: boolean): boolean => entries.some(e => e.name.toString('latin1') === name && (dir ? e.isDirectory() : !e.isDirectory()))
-  return has('HEAD', false) && has('objects', true) && has('refs', true)
+/**
+ * git's is_git_directory: HEAD, and objects/ and refs/ it can enter (through symlinks: red team,
+ * `objects -> ../.git/objects`), or a commondir naming where they are.
+ */
+/**
+ * FIFOs, sockets and devices in a git dir and its info/ (packed-refs, info/exclude ...): git reads
+ * those files, and would hang on a FIFO at the user's next git status (red team).
+ */
+function specialFilesIn(gitDir: string): string[] {
+  return [gitDir, path.join(gitDir, 'info')].flatMap(dir => {
+    try {
+      return fs.readdirSync(dir, { withFileTypes: true }).filter(e => e.isFIFO() || e.isSocket() || e.isBlockDevice() || e.isCharacterDevice()).map(e => path.join(dir, e.name))
+    } catch {
+      return []
+    }
+  })
+}
+
+function looksLikeGitDir(dir: Buffer, entries: readonly fs.Dirent<Buffer>[]): boolean {
+  const named = (name: string): fs.Dirent<Buffer> | undefined => entries.find(e => e.name.toString('latin1') === name)
+  const head = named('HEAD')
+  if (head === undefined || head.isDirectory()) return false
+  if (named('commondir') !== undefined) return true
+  const enterable = (name: string): boolean => {
+    if (named(name) === undefined) return false
+    try {
+      return fs.statSync(Buffer.concat([dir, Buffer.from(`/${name}`)])).isDirectory()
+    } catch {
+      return false
+    }
+  }
+  return enterable('objects') && enterable('refs')
 }
 
 function namesIn(dir: Buffer): Buffer[] {

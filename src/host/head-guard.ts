@@ -44,6 +44,7 @@ export function guardHeads(gitDirs: readonly string[]): HeadGuard {
     const head = readHead(dir)
     if (head !== undefined && headIsValid(dir)) recorded.set(dir, head)
   }
+  const modes = recordModes(gitDirs)
   const restored = new Set<string>()
   return {
     check(): void {
@@ -51,8 +52,44 @@ export function guardHeads(gitDirs: readonly string[]): HeadGuard {
         if (headIsValid(dir)) continue
         if (putBack(dir, head)) restored.add(`${inlineSafe(dir)}/HEAD (put back: ${inlineSafe(head.text.trim())})`)
       }
+      for (const [dir, mode] of modes) {
+        if (canEnter(dir)) continue
+        try {
+          fs.chmodSync(dir, mode)
+          restored.add(`${inlineSafe(dir)} (mode put back: ${mode.toString(8)})`)
+        } catch {
+          // gone or not ours: the launch after refuses a git dir git rejects
+        }
+      }
     },
     restored: () => [...restored],
+  }
+}
+
+/**
+ * The modes of the git dirs and their objects/ and refs/ (pinned, so these paths stay theirs): a
+ * session that takes the user's access away (chmod 000 .git/refs) makes git reject the git dir as
+ * surely as a bad HEAD (red team: the top then became the repository, as uid 1001).
+ */
+function recordModes(gitDirs: readonly string[]): Map<string, number> {
+  const modes = new Map<string, number>()
+  for (const p of gitDirs.flatMap(dir => [dir, path.join(dir, 'objects'), path.join(dir, 'refs')])) {
+    try {
+      const st = fs.lstatSync(p)
+      if (st.isDirectory() && canEnter(p)) modes.set(p, st.mode & 0o7777)
+    } catch {
+      // not there (a linked worktree's admin dir has no objects/): nothing to keep
+    }
+  }
+  return modes
+}
+
+function canEnter(dir: string): boolean {
+  try {
+    fs.accessSync(dir, fs.constants.R_OK | fs.constants.X_OK)
+    return true
+  } catch {
+    return false
   }
 }
 

@@ -209,7 +209,7 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     const bare = `mkdir -p objects refs && echo "ref: refs/heads/main" > HEAD && printf "[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = %s\\n\\tfsmonitor = %s/.payload\\n" "$PWD" "$PWD" > config && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > .payload && chmod +x .payload`
     const r = await inside(s, [bare, 'mv .git/refs .git/refs.x 2>/dev/null && echo ESCAPED || echo BLOCKED', 'ln -sfn garbage .git/H2 && mv -f .git/H2 .git/HEAD; sleep 0.6; test "$(readlink .git/HEAD)" = garbage && echo ESCAPED || echo BLOCKED'].join('; '))
     expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED'])
-    expect(r.err).toMatch(/HEAD of a git dir one git rejects .*put back as it was: .*\.git\/HEAD \(put back: ref: refs\/heads\/main\)/)
+    expect(r.err).toMatch(/made a git dir one git rejects .*put back as it was: .*\.git\/HEAD \(put back: ref: refs\/heads\/main\)/)
     expect(r.err).toMatch(/nested git repositories.*project[,;]/) // the top shaped as a repository is reported too
     const status = spawnSync('git', ['status'], { cwd: s.project, env: { ...process.env, HOME: s.world.home }, timeout: 10_000 })
     expect(status.status).toBe(0)
@@ -245,5 +245,35 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     submodule(s, 'lib')
     const r = await inside(s, 'echo "script-shell=/tmp/x" > lib/.npmrc')
     expect(r.err).toMatch(/changed files that run code outside the sandbox: lib\/\.npmrc \(created\)/)
+  })
+
+  test('a subfolder shaped as a repository through symlinks (objects -> ../.git/objects), its files hidden by info/exclude: reported (red team: ran unreported)', async () => {
+    const s = scene()
+    fs.mkdirSync(path.join(s.project, 'src'))
+    const r = await inside(s, `cd src && echo 'ref: refs/heads/main' > HEAD && ln -s ../.git/objects objects && ln -s ../.git/refs refs && ${payload(s, 'config')} && printf 'HEAD\\nobjects\\nrefs\\nconfig\\n.payload\\n' >> ../.git/info/exclude`)
+    expect(r.err).toMatch(/nested git repositories.*src[,;]/)
+  })
+
+  test("a git dir's access taken away (chmod 000 .git/refs) so that git rejects it: the mode is put back and reported", async () => {
+    const s = scene()
+    const r = await inside(s, 'chmod 000 .git/refs; sleep 0.6; stat -c %a .git/refs')
+    // Root's git enters a mode-000 folder anyway: nothing to put back for it.
+    if (!IS_ROOT) {
+      expect(r.out).toBe('755')
+      expect(r.err).toMatch(/made a git dir one git rejects .*\.git\/refs \(mode put back: 755\)/)
+    }
+    const status = spawnSync('git', ['status', '--porcelain'], { cwd: s.project, env: { ...process.env, HOME: s.world.home }, encoding: 'utf8' })
+    expect(status.status, status.stderr).toBe(0)
+  })
+
+  test('a FIFO planted as .gitmodules: the next launch refuses at once, naming it; FIFOs in the git dir are moved aside (red team: 5 s, submodules unprotected; host git hung)', async () => {
+    const s = scene()
+    const first = await inside(s, 'rm -f .gitmodules; mkfifo .gitmodules; mkfifo .git/packed-refs; rm -f .git/info/exclude; mkfifo .git/info/exclude')
+    expect(first.err).toMatch(/moved aside .*packed-refs -> .*info\/exclude -> |moved aside .*info\/exclude -> .*packed-refs -> /)
+    const started = Date.now()
+    const second = await inside(s, 'echo RAN')
+    expect(second.code).toBe(125)
+    expect(second.err).toMatch(/\.gitmodules is not a regular file git can read/)
+    expect(Date.now() - started).toBeLessThan(4000)
   })
 })
