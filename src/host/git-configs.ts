@@ -2,6 +2,7 @@
 // checked out inside), and the files each one's configs make git take programs or more config from:
 // core.hooksPath (relative to that work tree) and include files (relative to the config that names
 // them, followed into further includes). Read from the files; git itself only for config syntax.
+import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind } from './fs.js'
 import { gitConfig, readSmall, worktreeTop, type GitDirSearch } from './git-dirs.js'
@@ -18,8 +19,17 @@ export const userGitConfigs = (home: string): string[] => [path.join(home, '.git
 export function workTreesIn(git: GitFacts, search: GitDirSearch, projectDirs: readonly string[]): string[] {
   const linked = search.entries.filter(e => e.linked).flatMap(e => worktreeTop(e.dir) ?? [])
   const subs = search.submodules.filter(sub => lstatKind(path.join(sub, '.git')) !== 'missing')
-  const trees = [git.topLevel, ...subs, ...linked].filter(tree => projectDirs.some(p => isWithin(tree, p)) && lstatKind(tree) === 'dir')
+  // Only trees reached without a link (their host-run files are bound by these paths).
+  const trees = [git.topLevel, ...subs, ...linked].filter(tree => projectDirs.some(p => isWithin(tree, p)) && realPathIs(tree))
   return [...new Set(trees)]
+}
+
+function realPathIs(p: string): boolean {
+  try {
+    return fs.realpathSync(p) === p && lstatKind(p) === 'dir'
+  } catch {
+    return false
+  }
 }
 
 /** The config of the repository checked out at `tree` (its git dir's, or its common dir's for a linked worktree). */

@@ -69,7 +69,7 @@ function protectConfigured(facts: MutableProtect, target: string, projectDirs: r
 function protectHostRun(facts: MutableProtect, tree: string, projectDirs: readonly string[]): void {
   for (const entry of HOST_RUN_FILES) {
     if (entry.decision !== 'read-only') continue
-    const p = hostRunPath(facts, path.join(tree, entry.path), projectDirs)
+    const p = hostRunPath(facts, path.join(tree, entry.path), tree, projectDirs)
     if (p === undefined || facts.workTree.some(e => e.path === p)) continue
     const kind = lstatKind(p)
     facts.workTree.push({ path: p, kind })
@@ -97,8 +97,8 @@ function pinWorkTreeParents(facts: MutableProtect, top: string | undefined): voi
  * through the links, which are guarded (a bind through them would be refused as changed, and the
  * agent could swap them). Undefined when that lies outside the project (not writable inside).
  */
-function hostRunPath(facts: MutableProtect, p: string, projectDirs: readonly string[]): string | undefined {
-  const through = throughLinkedFolders(p)
+function hostRunPath(facts: MutableProtect, p: string, tree: string, projectDirs: readonly string[]): string | undefined {
+  const through = throughLinkedFolders(p, tree)
   if (through === undefined) return p
   addLinks(facts, through.links.filter(l => projectDirs.some(d => isWithin(l.path, d))))
   return projectDirs.some(d => isWithin(through.path, d)) ? through.path : undefined

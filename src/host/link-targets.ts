@@ -25,10 +25,12 @@ export interface LinkChain {
  * at the end (a stow-like `.envrc -> dotfiles/envrc` with `dotfiles -> config/dotfiles`), so the
  * end is a path without links and each link met can be guarded.
  */
-export function resolveChain(start: string): LinkChain {
+export function resolveChain(start: string, realBase = '/'): LinkChain {
   const links: LinkChain['links'] = []
-  const parts = start.split('/')
-  let here = '/'
+  // Below a base known to hold no link (the project's real path), only the names under it are looked at.
+  const within = realBase !== '/' && start.startsWith(`${realBase}/`)
+  const parts = (within ? start.slice(realBase.length) : start).split('/')
+  let here = within ? realBase : '/'
   while (parts.length > 0) {
     const part = parts.shift() as string
     if (part === '' || part === '.') continue
@@ -82,8 +84,9 @@ export function protectLink(link: string, projectDirs: readonly string[]): LinkP
  * Where an entry below a symlinked folder really is (`.claude/settings.json` with `.claude ->
  * config/claude`), and the links on the way; undefined when no folder on the way is a link.
  */
-export function throughLinkedFolders(entry: string): { path: string; links: LinkChain['links'] } | undefined {
-  const folder = resolveChain(path.dirname(entry))
+export function throughLinkedFolders(entry: string, realTop: string): { path: string; links: LinkChain['links'] } | undefined {
+  if (path.dirname(entry) === realTop) return undefined // the common case: an entry at the top
+  const folder = resolveChain(path.dirname(entry), realTop)
   if (folder.links.length === 0 || folder.end === undefined) return undefined
   if (folder.end.kind !== 'dir') return folder.end.kind === 'missing' ? undefined : { path: entry, links: folder.links }
   return { path: path.join(folder.end.path, path.basename(entry)), links: folder.links }
