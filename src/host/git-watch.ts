@@ -278,21 +278,33 @@ function nestedGit(workTree: string, sinceMs: number): string[] {
 }
 
 /**
- * git's is_git_directory: HEAD, and objects/ and refs/ it can enter (through symlinks: red team,
- * `objects -> ../.git/objects`), or a commondir naming where they are.
+ * git's is_git_directory: HEAD, and objects and refs it may enter (access X_OK, through symlinks:
+ * red team, `objects -> ../.git/objects`), or a commondir naming where they are.
  */
 /**
- * FIFOs, sockets and devices in a git dir and its info/ (packed-refs, info/exclude ...): git reads
- * those files, and would hang on a FIFO at the user's next git status (red team).
+ * FIFOs, sockets and devices anywhere in a git dir (packed-refs, info/exclude, refs/heads/main ...):
+ * git reads those files, and would hang on a FIFO at the user's next git status (red team).
  */
 function specialFilesIn(gitDir: string): string[] {
-  return [gitDir, path.join(gitDir, 'info')].flatMap(dir => {
+  const found: string[] = []
+  let budget = 50_000
+  const walk = (dir: string): void => {
+    let entries: fs.Dirent[]
     try {
-      return fs.readdirSync(dir, { withFileTypes: true }).filter(e => e.isFIFO() || e.isSocket() || e.isBlockDevice() || e.isCharacterDevice()).map(e => path.join(dir, e.name))
+      entries = fs.readdirSync(dir, { withFileTypes: true })
     } catch {
-      return []
+      return
     }
-  })
+    for (const e of entries) {
+      if (budget-- <= 0) return
+      const p = path.join(dir, e.name)
+      if (e.isFIFO() || e.isSocket() || e.isBlockDevice() || e.isCharacterDevice()) found.push(p)
+      // modules/ and worktrees/ hold git dirs of their own, each looked at in turn.
+      else if (e.isDirectory() && !(dir === gitDir && ['modules', 'worktrees'].includes(e.name))) walk(p)
+    }
+  }
+  walk(gitDir)
+  return found
 }
 
 function looksLikeGitDir(dir: Buffer, entries: readonly fs.Dirent<Buffer>[]): boolean {
@@ -300,10 +312,12 @@ function looksLikeGitDir(dir: Buffer, entries: readonly fs.Dirent<Buffer>[]): bo
   const head = named('HEAD')
   if (head === undefined || head.isDirectory()) return false
   if (named('commondir') !== undefined) return true
+  // git only asks access(X_OK): an executable file, or a link to one, passes (red team, round 26).
   const enterable = (name: string): boolean => {
     if (named(name) === undefined) return false
     try {
-      return fs.statSync(Buffer.concat([dir, Buffer.from(`/${name}`)])).isDirectory()
+      fs.accessSync(Buffer.concat([dir, Buffer.from(`/${name}`)]), fs.constants.X_OK)
+      return true
     } catch {
       return false
     }

@@ -15,7 +15,8 @@ export function headIsValid(dir: string): boolean {
   const head = readHead(dir)
   if (head === undefined) return false
   if (head.kind === 'symlink') return head.text.startsWith('refs/')
-  return /^ref:\s*refs\//.test(head.text) || /^([0-9a-f]{40}|[0-9a-f]{64})(\s|$)/.test(head.text)
+  // git's own isspace (space, tab, CR, LF), not JavaScript's \s (red team: a form feed passed here and not in git).
+  return /^ref:[ \t\r\n]*refs\//.test(head.text) || /^[0-9a-f]{40}/.test(head.text)
 }
 
 function readHead(dir: string): Head | undefined {

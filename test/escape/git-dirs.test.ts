@@ -276,4 +276,22 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(second.err).toMatch(/\.gitmodules is not a regular file git can read/)
     expect(Date.now() - started).toBeLessThan(4000)
   })
+
+  test('round 26: a folder shaped as a repository with objects an executable file (git only asks access X_OK), and a HEAD of "ref:\\frefs/..." (git rejects it, \\s in JavaScript accepted it), and a FIFO at refs/heads/main', async () => {
+    const s = scene()
+    const r = await inside(
+      s,
+      [
+        `mkdir sub && cd sub && echo 'ref: refs/heads/main' > HEAD && : > objects && chmod +x objects && mkdir refs && ${payload(s, 'config')} && cd ..`,
+        "printf 'ref:\\frefs/heads/main\\n' > .git/HEAD; sleep 0.6; head -c 4 .git/HEAD | od -c | head -1",
+        'git -c user.name=t -c user.email=t@e commit -q --allow-empty -m x; rm .git/refs/heads/main && mkfifo .git/refs/heads/main',
+      ].join('; '),
+    )
+    expect(r.err).toMatch(/nested git repositories.*sub[,;]/)
+    expect(r.err).toMatch(/made a git dir one git rejects .*\.git\/HEAD \(put back/)
+    expect(r.err).toMatch(/moved aside .*refs\/heads\/main -> /)
+    const status = spawnSync('git', ['status', '--porcelain'], { cwd: s.project, env: { ...process.env, HOME: s.world.home }, timeout: 10_000 })
+    expect(status.signal).toBeNull()
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
 })
