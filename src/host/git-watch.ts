@@ -67,9 +67,11 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
       for (const dir of spec.gitDirs) specialFilesIn(dir).forEach(quarantine)
       const warnings: string[] = []
       if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (inspect, then delete): ${moved.join(', ')}`)
+      const movedBefore = moved.length
       const restored = heads.restored()
       if (restored.length > 0) warnings.push(`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`)
-      warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedGit(spec.workTree, startedMs))
+      warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedGit(spec.workTree, startedMs, quarantine))
+      if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them); moved aside: ${moved.slice(movedBefore).join(', ')}`)
       return warnings.map(w => `WARNING: ${w}`)
     },
   }
@@ -234,7 +236,10 @@ function gitDirNames(holder: string): Set<string> {
  * hooks changed, runs its own config for git started there (a shell prompt does) and, registered as
  * a gitlink, for `git status` at the top. The tree is searched without following symlinks.
  */
-function nestedGit(workTree: string, sinceMs: number): string[] {
+/** Files git opens in every folder of the work tree: a FIFO there hangs the host's git (red team). */
+const READ_BY_GIT = new Set(['.gitignore', '.gitattributes', '.gitmodules', '.mailmap'])
+
+function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => void): string[] {
   // Names are bytes: a folder named in something other than UTF-8 (d\377) must still be entered
   // (red team: a string path lost the byte, the folder was skipped and its repository unreported).
   const found: Buffer[] = []
@@ -258,7 +263,9 @@ function nestedGit(workTree: string, sinceMs: number): string[] {
     if (looksLikeGitDir(dir, entries) && changedSince(dir, sinceMs, true)) found.push(dir)
     for (const entry of entries) {
       const p = Buffer.concat([dir, Buffer.from('/'), entry.name])
-      if (entry.name.toString('latin1') === '.git') {
+      const name = entry.name.toString('latin1')
+      if (READ_BY_GIT.has(name) && (entry.isFIFO() || entry.isSocket() || entry.isBlockDevice() || entry.isCharacterDevice())) moveAside(p.toString())
+      if (name === '.git') {
         if (!dir.equals(top) && changedSince(p, sinceMs, entry.isDirectory())) found.push(p)
       } else if (entry.isDirectory()) {
         stack.push(p)

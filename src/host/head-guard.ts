@@ -15,8 +15,10 @@ export function headIsValid(dir: string): boolean {
   const head = readHead(dir)
   if (head === undefined) return false
   if (head.kind === 'symlink') return head.text.startsWith('refs/')
-  // git's own isspace (space, tab, CR, LF), not JavaScript's \s (red team: a form feed passed here and not in git).
-  return /^ref:[ \t\r\n]*refs\//.test(head.text) || /^[0-9a-f]{40}/.test(head.text)
+  // As git reads it: its first 255 bytes only (red team: "ref:" and 300 spaces passed here), git's
+  // own isspace (space, tab, CR, LF; not JavaScript's \s, which took a form feed), hex of any case.
+  const text = head.text.slice(0, 255)
+  return /^ref:[ \t\r\n]*refs\//.test(text) || /^[0-9a-fA-F]{40}/.test(text)
 }
 
 function readHead(dir: string): Head | undefined {

@@ -294,4 +294,22 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(status.signal).toBeNull()
     expect(fs.existsSync(s.marker)).toBe(false)
   })
+
+  test('round 27: a HEAD git rejects for its length ("ref:" and 300 spaces) is put back; an upper-case object id git accepts is left alone; a FIFO planted as a .gitignore is moved aside', async () => {
+    const s = scene()
+    const r = await inside(
+      s,
+      [
+        "printf 'ref:%300srefs/heads/main\\n' '' > .git/HEAD; sleep 0.6; cat .git/HEAD",
+        'git -c user.name=t -c user.email=t@e commit -q --allow-empty -m x && git rev-parse HEAD | tr a-f A-F > .git/H2 && mv .git/H2 .git/HEAD; sleep 0.6; grep -c "^[0-9A-F]\\{40\\}$" .git/HEAD',
+        'echo ref: refs/heads/main > .git/HEAD; mkdir sub && mkfifo sub/.gitignore',
+      ].join('; '),
+    )
+    expect(r.out.split('\n')).toEqual(['ref: refs/heads/main', '1'])
+    expect(r.err).toMatch(/\.git\/HEAD \(put back: ref: refs\/heads\/main\)/)
+    expect(r.err).toMatch(/FIFOs or sockets .*moved aside: .*sub\/\.gitignore -> /)
+    const status = spawnSync('git', ['status', '--porcelain'], { cwd: s.project, env: { ...process.env, HOME: s.world.home }, timeout: 10_000 })
+    expect(status.signal).toBeNull()
+    expect(status.status).toBe(0)
+  })
 })
