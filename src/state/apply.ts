@@ -156,7 +156,14 @@ export function recordInstanceMeta(instance: string, facts: HostFacts): void {
   } catch {
     // not recorded yet
   }
-  const meta: InstanceMeta = { rootDevice: fs.statSync(path.dirname(root)).dev, name: path.basename(top) }
+  let rootDevice: number
+  try {
+    rootDevice = fs.statSync(path.dirname(root)).dev
+  } catch {
+    // Removed while the launch ran (this runs beside bwrap): the reason, not an internal error (flaky in CI).
+    throw launchError(`the sandbox could not start: ${path.dirname(root)} no longer exists (removed while claudebox started); cd into your project and rerun`)
+  }
+  const meta: InstanceMeta = { rootDevice, name: path.basename(top) }
   if (facts.gitRemote) meta.remote = facts.gitRemote
   applyFiles([{ path: file, content: `${JSON.stringify(meta)}\n`, mode: 0o600 }])
 }
