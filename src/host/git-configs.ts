@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind } from './fs.js'
 import { gitConfig, readSmall, worktreeTop, type GitDirSearch } from './git-dirs.js'
-import { isWithin } from '../state/instance.js'
+import { isWithinAny } from '../state/instance.js'
 import type { GitFacts } from '../types.js'
 
 /** Include files followed at most, nested or not, per probe (each may cost a git run). */
@@ -20,7 +20,7 @@ export function workTreesIn(git: GitFacts, search: GitDirSearch, projectDirs: re
   const linked = search.entries.filter(e => e.linked).flatMap(e => worktreeTop(e.dir) ?? [])
   const subs = search.submodules.filter(sub => lstatKind(path.join(sub, '.git')) !== 'missing')
   // Only trees reached without a link (their host-run files are bound by these paths).
-  const trees = [git.topLevel, ...subs, ...linked].filter(tree => projectDirs.some(p => isWithin(tree, p)) && realPathIs(tree))
+  const trees = [git.topLevel, ...subs, ...linked].filter(tree => isWithinAny(tree, projectDirs) && realPathIs(tree))
   return [...new Set(trees)]
 }
 

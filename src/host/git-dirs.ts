@@ -111,10 +111,16 @@ function listHolder(holder: string): string[] {
   }
 }
 
-/** A linked worktree's top, from the `.git` file its admin dir's `gitdir` names. */
-export function worktreeTop(adminDir: string): string | undefined {
+/** The `.git` file of a linked worktree, as its admin dir's `gitdir` names it (absolute). */
+export function worktreeDotGit(adminDir: string): string | undefined {
   const dotGit = readSmall(path.join(adminDir, 'gitdir'))?.trim()
-  return dotGit !== undefined && path.isAbsolute(dotGit) ? path.dirname(path.normalize(dotGit)) : undefined
+  return dotGit !== undefined && path.isAbsolute(dotGit) ? path.normalize(dotGit) : undefined
+}
+
+/** A linked worktree's top: the folder of that `.git` file. */
+export function worktreeTop(adminDir: string): string | undefined {
+  const dotGit = worktreeDotGit(adminDir)
+  return dotGit === undefined ? undefined : path.dirname(dotGit)
 }
 
 /** How many submodule paths `.gitmodules` files may list in all (nested ones included) before the launch refuses. */

@@ -6,8 +6,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind, safeReaddir } from './fs.js'
 import { configReader, repoConfigOf, userGitConfigs, workTreesIn } from './git-configs.js'
-import { gitConfig, gitDirsOf, isGitDir, MAX_MODULES_DEPTH, readSmall, type GitDirSearch } from './git-dirs.js'
-import { isWithin } from '../state/instance.js'
+import { gitConfig, gitDirsOf, isGitDir, MAX_MODULES_DEPTH, readSmall, worktreeDotGit, type GitDirSearch } from './git-dirs.js'
+import { isWithin, isWithinAny } from '../state/instance.js'
 import { linksBelow, protectLink, throughLinkedFolders } from './link-targets.js'
 import { HOST_RUN_FILES } from '../sandbox/persistence.js'
 import type { GitFacts, GitProtectFacts } from '../types.js'
@@ -24,10 +24,10 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
   if (git !== undefined) {
     const search = gitDirsOf(git, home)
     if (search.refusal !== undefined) facts.refusals.push(search.refusal)
-    for (const name of search.forbidden) if (projectDirs.some(p => isWithin(name, p)) && !projectDirs.includes(name)) facts.forbidden.push(name)
+    for (const name of search.forbidden) if (isWithinAny(name, projectDirs) && !projectDirs.includes(name)) facts.forbidden.push(name)
     const worktreeConfig = memo((common: string) => readsWorktreeConfig(path.join(common, 'config')))
     for (const { dir, parents, linked, common } of search.entries) {
-      if (!projectDirs.some(p => isWithin(dir, p))) continue // not writable inside: nothing to pin
+      if (!isWithinAny(dir, projectDirs)) continue // not writable inside: nothing to pin
       // objects/ and refs/ too: without them git rejects the git dir and may take another folder for the repository.
       const kept = ['objects', 'refs'].map(name => path.join(dir, name)).filter(p => lstatKind(p) === 'dir')
       for (const p of [...parents, dir, ...kept]) if (!facts.pinned.includes(p)) facts.pinned.push(p)
@@ -37,7 +37,7 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
     const dotGit = path.join(git.topLevel, '.git')
     if (lstatKind(dotGit) === 'file') facts.readOnly.push(dotGit) // a linked worktree's or submodule's pointer
     for (const file of dotGitFiles(git, search)) {
-      if (file !== dotGit && projectDirs.some(p => isWithin(file, p))) facts.readOnly.push(file)
+      if (file !== dotGit && isWithinAny(file, projectDirs)) facts.readOnly.push(file)
     }
     // Files the configs take programs or more config from, when they lie in the project: read-only
     // when present; watched like commondir when missing (git skips a missing include). For each
@@ -57,7 +57,7 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
 }
 
 function protectConfigured(facts: MutableProtect, target: string, projectDirs: readonly string[]): void {
-  if (!projectDirs.some(p => isWithin(target, p)) || projectDirs.includes(target)) return
+  if (!isWithinAny(target, projectDirs) || projectDirs.includes(target)) return
   if (facts.workTree.some(e => e.path === target) || facts.forbidden.includes(target)) return
   const kind = lstatKind(target)
   if (kind === 'missing') facts.forbidden.push(target)
@@ -100,8 +100,8 @@ function pinWorkTreeParents(facts: MutableProtect, top: string | undefined): voi
 function hostRunPath(facts: MutableProtect, p: string, tree: string, projectDirs: readonly string[]): string | undefined {
   const through = throughLinkedFolders(p, tree)
   if (through === undefined) return p
-  addLinks(facts, through.links.filter(l => projectDirs.some(d => isWithin(l.path, d))))
-  return projectDirs.some(d => isWithin(through.path, d)) ? through.path : undefined
+  addLinks(facts, through.links.filter(l => isWithinAny(l.path, projectDirs)))
+  return isWithinAny(through.path, projectDirs) ? through.path : undefined
 }
 
 function addLinks(facts: MutableProtect, links: readonly { path: string; text: string }[]): void {
@@ -214,8 +214,8 @@ function dotGitFiles(git: GitFacts, search: GitDirSearch): string[] {
   walk(path.join(git.commonDir, 'modules'), git.topLevel, 0)
   for (const sub of search.submodules) if (lstatKind(path.join(sub, '.git')) === 'file') out.add(path.join(sub, '.git'))
   for (const entry of search.entries.filter(e => e.linked)) {
-    const dotGit = readSmall(path.join(entry.dir, 'gitdir'))?.trim()
-    if (dotGit !== undefined && path.isAbsolute(dotGit) && lstatKind(dotGit) === 'file') out.add(path.normalize(dotGit))
+    const dotGit = worktreeDotGit(entry.dir)
+    if (dotGit !== undefined && lstatKind(dotGit) === 'file') out.add(dotGit)
   }
   return [...out]
 }

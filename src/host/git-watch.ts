@@ -236,6 +236,9 @@ function gitDirNames(holder: string): Set<string> {
  * hooks changed, runs its own config for git started there (a shell prompt does) and, registered as
  * a gitlink, for `git status` at the top. The tree is searched without following symlinks.
  */
+/** A FIFO, socket or device: git blocks on, or cannot read, what it expects to be a file. */
+const isSpecial = (e: fs.Dirent<Buffer> | fs.Dirent): boolean => e.isFIFO() || e.isSocket() || e.isBlockDevice() || e.isCharacterDevice()
+
 /** Files git opens in every folder of the work tree: a FIFO there hangs the host's git (red team). */
 const READ_BY_GIT = new Set(['.gitignore', '.gitattributes', '.gitmodules', '.mailmap'])
 
@@ -264,7 +267,7 @@ function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => 
     for (const entry of entries) {
       const p = Buffer.concat([dir, Buffer.from('/'), entry.name])
       const name = entry.name.toString('latin1')
-      if (READ_BY_GIT.has(name) && (entry.isFIFO() || entry.isSocket() || entry.isBlockDevice() || entry.isCharacterDevice())) moveAside(p.toString())
+      if (READ_BY_GIT.has(name) && isSpecial(entry)) moveAside(p.toString())
       if (name === '.git') {
         if (!dir.equals(top) && changedSince(p, sinceMs, entry.isDirectory())) found.push(p)
       } else if (entry.isDirectory()) {
@@ -305,7 +308,7 @@ function specialFilesIn(gitDir: string): string[] {
     for (const e of entries) {
       if (budget-- <= 0) return
       const p = path.join(dir, e.name)
-      if (e.isFIFO() || e.isSocket() || e.isBlockDevice() || e.isCharacterDevice()) found.push(p)
+      if (isSpecial(e)) found.push(p)
       // modules/ and worktrees/ hold git dirs of their own, each looked at in turn.
       else if (e.isDirectory() && !(dir === gitDir && ['modules', 'worktrees'].includes(e.name))) walk(p)
     }

@@ -5,7 +5,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind } from './fs.js'
-import { isWithin } from '../state/instance.js'
+import { isWithinAny } from '../state/instance.js'
 import type { PathKind } from '../types.js'
 
 /** Links followed at most, as the kernel's own limit. */
@@ -71,7 +71,7 @@ export interface LinkProtection {
 
 export function protectLink(link: string, projectDirs: readonly string[]): LinkProtection {
   const chain = resolveChain(link)
-  const inProject = (p: string): boolean => projectDirs.some(dir => isWithin(p, dir))
+  const inProject = (p: string): boolean => isWithinAny(p, projectDirs)
   const out: LinkProtection = { links: chain.links.filter(l => inProject(l.path)) }
   const end = chain.end
   if (end === undefined || !inProject(end.path)) return out

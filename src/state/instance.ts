@@ -55,3 +55,6 @@ export function isWithin(child: string, parent: string): boolean {
   // "..tmp" is a name below parent; only ".." itself or "../" goes up (red team: /p/..tmp was outside /p).
   return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel))
 }
+
+/** Whether `child` is one of `parents` or below one of them. */
+export const isWithinAny = (child: string, parents: readonly string[]): boolean => parents.some(parent => isWithin(child, parent))
