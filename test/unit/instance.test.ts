@@ -1,3 +1,4 @@
+import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { describe, expect, test } from 'vitest'
 import { canonicalRoot, instanceDir, instanceId, isWithin } from '../../src/state/instance.js'
@@ -40,8 +41,27 @@ describe('instance id', () => {
     ['/a/...', '/a', true],
     ['/a/b/..c/d', '/a/b', true],
     ['/a..', '/a', false],
+    ['/a/b', '/', true],
+    ['/', '/', true],
+    ['/a//b', '/a/b', true],
+    ['/a/b/', '/a/b', true],
+    ['/a/./b', '/a/b', true],
+    ['/a/b', '/a/b/.', true],
+    ['/a/bc', '/a/b/', false],
   ])('isWithin(%s, %s) = %s', (child, parent, expected) => {
     expect(isWithin(child, parent)).toBe(expected)
+  })
+
+  test('isWithin reads every path as path.relative does (its string fast path included)', () => {
+    const names = ['a', 'b', 'ab', '.', '..', '..a', 'a..', '...', '']
+    const paths = new Set<string>(['/', '//'])
+    for (const x of names) for (const y of names) for (const z of ['', ...names]) paths.add(`/${x}/${y}${z === '' ? '' : `/${z}`}`)
+    const byRelative = (child: string, parent: string): boolean => {
+      const rel = path.relative(parent, child)
+      return rel === '' || (rel !== '..' && !rel.startsWith('../') && !path.isAbsolute(rel))
+    }
+    const all = [...paths]
+    for (const child of all) for (const parent of all) if (isWithin(child, parent) !== byRelative(child, parent)) expect({ child, parent, within: isWithin(child, parent) }).toBe('as path.relative reads it')
   })
 })
 
