@@ -7,7 +7,9 @@ import type { PathKind } from '../types.js'
 /** What `p` itself is (a symlink is never followed); 'missing' when it cannot be looked at. */
 export function lstatKind(p: string): PathKind {
   try {
-    const st = fs.lstatSync(p)
+    // A missing path answers undefined rather than an exception (~20 µs each, ~60 a launch).
+    const st = fs.lstatSync(p, { throwIfNoEntry: false })
+    if (st === undefined) return 'missing'
     return st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'dir' : 'file'
   } catch {
     return 'missing'

@@ -271,8 +271,10 @@ export function whichSync(name: string, pathVar: string | undefined): string | u
     if (dir === '') continue
     const candidate = path.join(dir, name)
     try {
+      // stat first: most PATH entries lack the name, and a missing one then throws nothing.
+      if (fs.statSync(candidate, { throwIfNoEntry: false })?.isFile() !== true) continue
       fs.accessSync(candidate, fs.constants.X_OK)
-      if (fs.statSync(candidate).isFile()) return candidate
+      return candidate
     } catch {
       // not here; keep looking
     }
@@ -464,21 +466,23 @@ export function snapshot(paths: readonly string[]): Record<string, string> {
   // The change time too: a hard link made and removed by another session's sandbox can put a file
   // back with the same inode, size and mtime (red team), and no one can set ctime back.
   const record = (p: string, st: fs.Stats): void => void (result[p] = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`)
-  for (const p of paths) {
-    let st: fs.Stats
+  // Most watched paths do not exist: asked without an exception for them (~20 µs each).
+  const lstat = (p: string): fs.Stats | undefined => {
     try {
-      st = fs.lstatSync(p)
+      return fs.lstatSync(p, { throwIfNoEntry: false })
     } catch {
-      continue
+      return undefined
     }
+  }
+  for (const p of paths) {
+    const st = lstat(p)
+    if (st === undefined) continue
     record(p, st)
     if (!st.isDirectory()) continue
     for (const name of safeReaddir(p)) {
-      try {
-        record(path.join(p, name), fs.lstatSync(path.join(p, name)))
-      } catch {
-        // vanished between readdir and lstat
-      }
+      const child = path.join(p, name)
+      const inside = lstat(child) // undefined: vanished between readdir and lstat
+      if (inside !== undefined) record(child, inside)
     }
   }
   return result

@@ -13,6 +13,8 @@ import { isatty } from 'node:tty'
 
 export function applyMkdirs(steps: readonly MkdirStep[], claudeboxHome: string): void {
   for (const step of steps) {
+    // Made by an earlier launch, mostly: looked at first (an EEXIST costs an exception, ~20 µs).
+    if (existingDir(step.path, claudeboxHome)) continue
     try {
       fs.mkdirSync(step.path, { mode: step.mode })
     } catch (error) {
@@ -30,6 +32,15 @@ export function applyMkdirs(steps: readonly MkdirStep[], claudeboxHome: string):
     if (!st.isDirectory()) {
       throw launchError(`${step.path} should be a directory but is a ${st.isSymbolicLink() ? 'symlink' : 'file'}; move it away and rerun`)
     }
+  }
+}
+
+/** Whether `dir` is a directory already (the state dir through a symlink the user made; nothing below it). */
+function existingDir(dir: string, claudeboxHome: string): boolean {
+  try {
+    return (dir === claudeboxHome ? fs.statSync(dir, { throwIfNoEntry: false }) : fs.lstatSync(dir, { throwIfNoEntry: false }))?.isDirectory() === true
+  } catch {
+    return false // mkdir and the check after it say what is wrong
   }
 }
 
