@@ -42,19 +42,24 @@ function* padded(bytes: Uint8Array): Generator<DataView> {
   for (let at = 0; at < tail.length; at += 64) yield new DataView(tail.buffer, at, 64)
 }
 
-const rotr = (x: number, n: number): number => (x >>> n) | (x << (32 - n))
-
+// The rotations are written out (x >>> n | x << 32 - n) rather than called: a launch hashes a few
+// hundred blocks in V8's interpreter, where each of the 576 calls a block would make costs more
+// than the rotation, and they made the helper hot enough for V8's optimizing compiler.
 function compress(state: Uint32Array, block: DataView, w: Uint32Array): void {
   for (let i = 0; i < 16; i++) w[i] = block.getUint32(i * 4)
   for (let i = 16; i < 64; i++) {
     const a = w[i - 15] as number
     const b = w[i - 2] as number
-    w[i] = (w[i - 16] as number) + (rotr(a, 7) ^ rotr(a, 18) ^ (a >>> 3)) + (w[i - 7] as number) + (rotr(b, 17) ^ rotr(b, 19) ^ (b >>> 10))
+    const s0 = ((a >>> 7) | (a << 25)) ^ ((a >>> 18) | (a << 14)) ^ (a >>> 3)
+    const s1 = ((b >>> 17) | (b << 15)) ^ ((b >>> 19) | (b << 13)) ^ (b >>> 10)
+    w[i] = (w[i - 16] as number) + s0 + (w[i - 7] as number) + s1
   }
   let [a, b, c, d, e, f, g, h] = Array.from(state) as [number, number, number, number, number, number, number, number]
   for (let i = 0; i < 64; i++) {
-    const t1 = (h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + (K[i] as number) + (w[i] as number)) | 0
-    const t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) | 0
+    const S1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7))
+    const t1 = (h + S1 + ((e & f) ^ (~e & g)) + (K[i] as number) + (w[i] as number)) | 0
+    const S0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10))
+    const t2 = (S0 + ((a & b) ^ (a & c) ^ (b & c))) | 0
     h = g
     g = f
     f = e
