@@ -48,12 +48,26 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
     for (const tree of trees) {
       for (const target of reader.targets(tree, [repoConfigOf(tree, git), ...userGitConfigs(home)])) protectConfigured(facts, target, projectDirs)
     }
-  }
+  } else if (trees[0] !== undefined) forbidRepositoryAt(facts, trees[0])
   facts.workTrees.push(...trees)
   for (const tree of trees) protectHostRun(facts, tree, projectDirs)
   protectLinksInside(facts, projectDirs)
   pinWorkTreeParents(facts, projectDirs[0])
   return facts
+}
+
+/**
+ * A folder that is not in a repository: a `.git` created at its top, or a `HEAD` (with objects/
+ * and refs/ the folder itself is a git dir to git), would be the repository the host's git uses
+ * there, with the session's config (red team: `git init; git config core.fsmonitor ...` inside,
+ * and the shell prompt's `git status` on the host ran it after the session, unreported). Moved
+ * aside the moment they appear; --writable-git-config lets a session make a repository there.
+ */
+function forbidRepositoryAt(facts: MutableProtect, top: string): void {
+  for (const name of ['.git', 'HEAD']) {
+    const p = path.join(top, name)
+    if (lstatKind(p) === 'missing') facts.forbidden.push(p)
+  }
 }
 
 function protectConfigured(facts: MutableProtect, target: string, projectDirs: readonly string[]): void {

@@ -23,6 +23,25 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
+  test('a project that is not a repository: a .git or a HEAD made at its top is moved aside at once, reported (red team: the prompt ran its fsmonitor)', async () => {
+    const s = scene()
+    const plain = path.join(s.world.home, 'src/plain')
+    fs.mkdirSync(plain, { recursive: true })
+    const bare = `printf 'ref: refs/heads/main\\n' > HEAD; mkdir -p objects refs; ${payload(s, 'config')}`
+    const r = await inside(s, `git init -q . 2>/dev/null; ${payload(s, '.git/config')} 2>/dev/null; ${bare}; sleep 0.5; ls -A`, plain)
+    expect(r.out.split('\n')).not.toContain('.git')
+    expect(r.out.split('\n')).not.toContain('HEAD')
+    expect(r.err).toMatch(/moved aside.*plain\/\.git -> \S*plain\/\.git\.claudebox-quarantine-.*plain\/HEAD -> \S*plain\/HEAD\.claudebox-quarantine-/)
+    hostGit(plain, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+    // The opt-in: a session may make the repository.
+    const other = path.join(s.world.home, 'src/new-repo')
+    fs.mkdirSync(other)
+    const allowed = await claudebox(s.world, ['--writable-git-config', '--', '-c', 'git init -q . && echo MADE'], { cwd: other, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(allowed.stdout.trim()).toBe('MADE')
+    expect(fs.existsSync(path.join(other, '.git/HEAD'))).toBe(true)
+  })
+
   test('.git renamed away and rebuilt: the rename fails', async () => {
     const s = scene()
     const r = await inside(s, `mv .git .git-old && mkdir .git && cp -r .git-old/objects .git-old/refs .git-old/HEAD .git/ && ${payload(s, '.git/config')} && echo ESCAPED || echo BLOCKED`)
