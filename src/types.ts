@@ -61,6 +61,8 @@ export interface HostFacts {
   arch: string
   /** Paths named by options (extra binds, the ssh-agent socket): their real path and kind. */
   paths: Readonly<Record<string, { real: string | undefined; kind: PathKind | 'socket'; holdsSessions?: true }>>
+  /** Each writable --bind of a directory, by real path: the git protections it gets (probe.ts bindGitFacts). */
+  bindGit?: Readonly<Record<string, BindGit>>
   /**
    * Resolved: claudebox homes (this one, ~/.claudebox) and where sessions keep their sockets
    * ($XDG_RUNTIME_DIR, /tmp): no bind may expose them (sandbox/policy.ts bindRefusal).
@@ -120,6 +122,9 @@ export interface GitProtectFacts {
   /** The symlinks among them (and on their way) in the project, with their text: anything put in their place is moved aside at once. */
   links: readonly { path: string; text: string }[]
 }
+
+/** A writable bind's protections, or the git dir it is or lies in (refused). */
+export type BindGit = { protect: GitProtectFacts } | { gitDir: string }
 
 export type InstanceState =
   | { kind: 'missing' }
@@ -197,8 +202,8 @@ export interface GitWatchSpec {
   links: readonly { path: string; text: string }[]
   /** Git dirs whose HEAD must stay valid and whose modules/ and worktrees/ must not grow unnoticed. */
   gitDirs: readonly string[]
-  /** The working tree searched for new or changed nested `.git` entries after the session. */
-  workTree: string
+  /** The working trees searched for new or changed nested `.git` entries after the session: the project's, then each writable bind. */
+  workTrees: readonly string[]
 }
 
 export interface LaunchSummary {

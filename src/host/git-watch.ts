@@ -70,7 +70,7 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
       const movedBefore = moved.length
       const restored = heads.restored()
       if (restored.length > 0) warnings.push(`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`)
-      warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedGit(spec.workTree, startedMs, quarantine))
+      warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...spec.workTrees.flatMap(tree => nestedGit(tree, startedMs, quarantine)))
       if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them); moved aside: ${moved.slice(movedBefore).join(', ')}`)
       return warnings.map(w => `WARNING: ${w}`)
     },
@@ -138,7 +138,7 @@ function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void,
  * component at a time, never through a symlink (a component that is one ends the walk: undefined).
  */
 function openParentNoFollow(p: string, spec: GitWatchSpec): number | undefined {
-  const root = [spec.workTree, ...spec.gitDirs].filter(r => path.dirname(p) === r || p.startsWith(`${r}/`)).sort((a, b) => b.length - a.length)[0]
+  const root = [...spec.workTrees, ...spec.gitDirs].filter(r => path.dirname(p) === r || p.startsWith(`${r}/`)).sort((a, b) => b.length - a.length)[0]
   if (root === undefined) return undefined
   const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fs.constants
   let fd: number

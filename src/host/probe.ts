@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { scopeHelper } from '../sandbox/landlock.js'
 import { isDir, lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
 import { probeGitProtect } from './git-guard-probe.js'
-import { readSmall } from './git-dirs.js'
+import { isGitDir, readSmall } from './git-dirs.js'
 import { discoverGit } from './git-discovery.js'
 import { canonicalRoot, instanceDir, instanceId, isWithin, PROJECT_ROOT_FILE, sharedPaths, validProjectRoot } from '../state/instance.js'
 import { SANDBOX_NOTE } from '../sandbox/tiers.js'
@@ -21,7 +21,7 @@ import type { SandboxOptions } from '../config/sandbox-options.js'
 import type { Settings } from '../config/settings.js'
 import type { CgroupFacts, Controller } from '../sandbox/limits.js'
 import { USERNS_SYSCTLS, type UsernsFacts } from '../sandbox/userns.js'
-import type { ClaudeFacts, GitFacts, GitLayout, HostFacts, InstanceState, PathKind } from '../types.js'
+import type { BindGit, ClaudeFacts, GitFacts, GitLayout, HostFacts, InstanceState, PathKind } from '../types.js'
 
 export { lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT }
 
@@ -105,14 +105,32 @@ export function withOptionFacts(facts: HostFacts, options: SandboxOptions, share
   const entries = ['.claude.json', '.credentials.json', SANDBOX_NOTE, ...sharedEntries]
   const instance = facts.cwd === undefined ? undefined : instanceDir(facts.claudeboxHome, instanceId(canonicalRoot(facts.cwd, facts.git)))
   const shared = sharedPaths(facts.claudeboxHome).dir
+  const paths = Object.fromEntries(named.map(p => [p, realAndKind(p)]))
+  const writable = options.binds.map(p => paths[path.resolve(facts.cwd ?? '/', p)]).flatMap(info => (info?.kind === 'dir' && info.real !== undefined ? [info.real] : []))
   return {
     ...facts,
-    paths: Object.fromEntries(named.map(p => [p, realAndKind(p)])),
+    paths,
+    ...(writable.length > 0 ? { bindGit: Object.fromEntries(writable.map(real => [real, bindGitFacts(real, facts.env, facts.home)])) } : {}),
     ...(named.length > 0 ? { guarded } : {}),
     instanceEntries: instance === undefined ? {} : Object.fromEntries(entries.map(name => [path.join(instance, name), lstatKind(path.join(instance, name))])),
     sharedKinds: Object.fromEntries([SANDBOX_NOTE, ...sharedEntries].map(name => [name, statKind(path.join(shared, name))])),
     ...(options.network === 'allow' ? egressFacts() : {}),
   }
+}
+
+/**
+ * What a writable --bind of the directory `real` needs on git's side, as the project does: a
+ * repository's top gets the project's protections of its git dirs and host-run files; any other
+ * folder, that a .git or HEAD made at its top is moved aside (git run there on the host would take
+ * it). A git dir, or a folder inside one, is refused (plan.ts): its config and hooks are the point.
+ */
+function bindGitFacts(real: string, env: Readonly<Record<string, string | undefined>>, home: string): BindGit {
+  for (let dir = real; ; dir = path.dirname(dir)) {
+    if (path.basename(dir) === '.git' || (isGitDir(dir) && ['objects', 'commondir'].some(name => lstatKind(path.join(dir, name)) !== 'missing'))) return { gitDir: dir }
+    if (dir === '/') break
+  }
+  const git = probeGit(real, env).facts
+  return { protect: probeGitProtect(git?.topLevel === real ? git : undefined, [real], home) }
 }
 
 /** --network=allow: the node running claudebox also runs the bridge inside; dist/bridge.js is the bridge. */

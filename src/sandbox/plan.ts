@@ -5,10 +5,10 @@ import { isPassedThrough, SECRET_VARIABLES } from './env.js'
 import { ClaudeboxError, EXIT, launchError, usageError } from '../errors.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, isWithin, PROJECT_ROOT_FILE, sharedPaths } from '../state/instance.js'
 import { trustGit } from './git-trust.js'
-import { planGitGuard } from './git-guard.js'
+import { planGitGuard, type GitGuardPlan } from './git-guard.js'
 import { watchedPaths } from './persistence.js'
 import { OWN_DIR, SESSIONS_DIR } from '../state/registry.js'
-import { bindRefusal, dangerousRootReason, insideSessionSockets, sandboxHomeRefusal, writableBindRefusal, type KeptFromBinds } from './policy.js'
+import { bindRefusal, dangerousRootReason, insideSessionSockets, sandboxHomeRefusal, writableBindRefusal } from './policy.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
 import { scopeHelper } from './landlock.js'
 import { nativeBridge } from '../network/bridge-native.js'
@@ -17,7 +17,7 @@ import { hostSeccompArch, seccompFilter } from './seccomp.js'
 import { planTiers, SANDBOX_NOTE } from './tiers.js'
 import type { SignInKind } from '../types.js'
 import { upstreamFromEnv } from '../network/upstream-proxy.js'
-import type { FileStep, HostFacts, LaunchPlan, LaunchSummary } from '../types.js'
+import type { BindGit, FileStep, GitProtectFacts, HostFacts, LaunchPlan, LaunchSummary } from '../types.js'
 import { SandboxBuilder } from './builder.js'
 import { bwrapArgv } from './arg-limit.js'
 import { HOME_FILES_RO, newlineRefusal, SYSTEM_PATHS } from './host-paths.js'
@@ -158,16 +158,13 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   const scope = terminalAndSyscalls(b, facts)
   const system = systemAndHome(b, facts)
   const guard = projectAndGit(b, facts, options, projectDirs, instance)
-  extraBinds(b, facts, options, projectDirs)
+  const bindGuards = extraBinds(b, facts, options, projectDirs)
   const state = instanceState(b, facts, request, instance)
   const environment = sandboxEnvironment(b, facts, request, { instance, storeDir: state.storeDir, policy, shell })
   const command = commandLine(b, facts, request, { policy, shell, scope, alreadyVisible: system.alreadyVisible })
   b.add('--chdir', cwd)
   b.add('--', ...command.argv)
 
-  const trees = facts.gitProtect.workTrees.length > 0 ? facts.gitProtect.workTrees : [git?.topLevel ?? cwd]
-  const watch = [...watchedPaths(trees), ...facts.gitProtect.symlinked]
-  if (options.writableGitConfig) watch.push(...facts.gitProtect.readOnly)
   return {
     file: bwrap,
     argv: bwrapArgv(b.groups, { user: options.binds.length + options.roBinds.length, git: guard.groups.length }),
@@ -179,8 +176,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     userBinds: b.userBinds,
     pinWithin: writablePlaces(facts, options, projectDirs),
     warnings: b.warnings,
-    watch,
-    gitWatch: { forbidden: guard.forbidden, links: guard.links, gitDirs: guard.gitDirs, workTree: git?.topLevel ?? cwd },
+    ...watches(facts, options, cwd, guard, bindGuards),
     ...(policy === undefined || request.egressSocket === undefined ? {} : { egress: egressPlan(request.egressSocket, request.socketsKey ?? '', policy, facts.env) }),
     cgroups: command.cgroups,
     ...(command.socketsDir === undefined ? {} : { socketsDir: command.socketsDir }),
@@ -196,6 +192,24 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
       applied: request.applied ?? [],
       claudeCode: shell === undefined && isClaudeCode(facts.claude),
     },
+  }
+}
+
+/**
+ * What the launcher looks at around the session: the host-run files of every work tree (the
+ * project's, a writable bind's) for the report after it, and for the git watch the names to move
+ * aside, the guarded links, the git dirs and the trees searched for nested repositories.
+ */
+function watches(facts: HostFacts, options: SandboxOptions, cwd: string, guard: GitGuardPlan, bindGuards: readonly BoundGuard[]): Pick<LaunchPlan, 'watch' | 'gitWatch'> {
+  const top = facts.git?.topLevel ?? cwd
+  const protects = [facts.gitProtect, ...bindGuards.map(g => g.protect)]
+  const trees = [...(facts.gitProtect.workTrees.length > 0 ? [] : [top]), ...protects.flatMap(p => p.workTrees)]
+  const watch = [...watchedPaths(trees), ...protects.flatMap(p => p.symlinked)]
+  if (options.writableGitConfig) watch.push(...facts.gitProtect.readOnly)
+  const guards = [guard, ...bindGuards.map(g => g.plan)]
+  return {
+    watch,
+    gitWatch: { forbidden: guards.flatMap(g => g.forbidden), links: guards.flatMap(g => g.links), gitDirs: guards.flatMap(g => g.gitDirs), workTrees: [top, ...bindGuards.map(g => g.real)] },
   }
 }
 
@@ -349,25 +363,70 @@ export function writablePlaces(facts: HostFacts, options: SandboxOptions, projec
  * --ro-bind and --bind the user asked for, refused when they would expose what the sandbox hides,
  * name one path twice (the later mount would silently win over the other), or, writable,
  * cover the project's protections, which are mounted before them (policy.ts writableBindRefusal).
+ * Mounted parents first, whatever their kind: `--bind A --ro-bind A/sub` keeps A/sub read-only
+ * (all --ro-binds went first, and A's mount covered it). A writable bind gets the project's git
+ * protections right after its mount (bindGuard); they are returned for the watch.
  */
-function extraBinds(b: SandboxBuilder, facts: HostFacts, options: SandboxOptions, projectDirs: readonly string[]): void {
+function extraBinds(b: SandboxBuilder, facts: HostFacts, options: SandboxOptions, projectDirs: readonly string[]): BoundGuard[] {
   // Taken before the user's own --ro-binds: a writable folder inside one of those is their choice.
   const guarded = facts.git !== undefined && !options.writableGitConfig
-  const kept: KeptFromBinds = { project: guarded ? projectDirs : [], gitDirs: guarded ? facts.gitProtect.pinned : [], readOnly: [...b.readOnly] }
-  const named = new Map<string, string>()
-  for (const [list, flag] of [[options.roBinds, '--ro-bind'], [options.binds, '--bind']] as const) {
-    for (const requested of list) {
-      const real = checkedBind(facts, requested)
-      const before = named.get(real)
-      if (before !== undefined) throw usageError(`${before} and ${flag} ${requested} name the same path ${real}; name it once (--bind for writable, --ro-bind for read-only)`)
-      named.set(real, `${flag} ${requested}`)
-      const refusal = flag === '--bind' ? writableBindRefusal(real, kept) : undefined
-      if (refusal !== undefined) throw usageError(`--bind ${requested} ${refusal}`)
-      if (flag === '--ro-bind') b.roBind(real)
-      else b.bind(real)
-      b.userBinds.push(real)
-    }
+  const kept = { project: guarded ? projectDirs : [], gitDirs: guarded ? [...facts.gitProtect.pinned] : [], readOnly: [...b.readOnly] }
+  const guards: BoundGuard[] = []
+  for (const { flag, requested, real } of userBinds(facts, options)) {
+    const refusal = flag === '--bind' ? writableBindRefusal(real, kept) : undefined
+    if (refusal !== undefined) throw usageError(`--bind ${requested} ${refusal}`)
+    if (flag === '--ro-bind') b.roBind(real)
+    else b.bind(real)
+    b.userBinds.push(real)
+    const guard = flag === '--bind' ? bindGuard(b, real, facts.bindGit?.[real], requested, options.writableGitConfig) : undefined
+    if (guard === undefined) continue
+    guards.push(guard)
+    // A writable bind deeper down must not cover them either.
+    if (!options.writableGitConfig) kept.gitDirs.push(...guard.protect.pinned)
+    kept.readOnly.push(...guard.plan.readOnly)
   }
+  if (guards.length > 0 && !options.writableGitConfig) b.protections.push("writable binds: a repository's git dirs and host-run files kept as the project's; a .git or HEAD made at the top of any other moved aside")
+  return guards
+}
+
+/** A writable bind's git protections: the facts (probe.ts bindGitFacts) and their mounts. */
+interface BoundGuard {
+  real: string
+  protect: GitProtectFacts
+  plan: GitGuardPlan
+}
+
+/** The user's binds, checked, each path named once, parents before what lies below them. */
+function userBinds(facts: HostFacts, options: SandboxOptions): { flag: '--ro-bind' | '--bind'; requested: string; real: string }[] {
+  const named = new Map<string, string>()
+  const binds = [...options.roBinds.map(p => ['--ro-bind', p] as const), ...options.binds.map(p => ['--bind', p] as const)].map(([flag, requested]) => {
+    const real = checkedBind(facts, requested)
+    const before = named.get(real)
+    if (before !== undefined) throw usageError(`${before} and ${flag} ${requested} name the same path ${real}; name it once (--bind for writable, --ro-bind for read-only)`)
+    named.set(real, `${flag} ${requested}`)
+    return { flag, requested, real }
+  })
+  const depth = (p: string): number => p.split('/').length
+  return binds.sort((x, y) => depth(x.real) - depth(y.real))
+}
+
+/**
+ * What the host's git would run from a writable bind is protected as the project's is (probe.ts
+ * bindGitFacts): a repository's git dirs and host-run files, or a .git or HEAD made at the top of
+ * any other folder moved aside. A git dir itself is refused. --writable-git-config lifts it all.
+ */
+function bindGuard(b: SandboxBuilder, real: string, bindGit: BindGit | undefined, requested: string, writableGitConfig: boolean): BoundGuard | undefined {
+  if (bindGit === undefined) return undefined
+  if ('gitDir' in bindGit) {
+    if (writableGitConfig) return undefined
+    throw usageError(`--bind ${requested} would make the git dir ${bindGit.gitDir} writable inside the sandbox, and the host's git runs its config and hooks; bind the repository's folder instead, use --ro-bind, or pass --writable-git-config if you accept that`)
+  }
+  const plan = planGitGuard(bindGit.protect, writableGitConfig)
+  b.groups.push(...plan.groups)
+  b.readOnly.push(...plan.readOnly)
+  b.mkdirs.push(...plan.mkdirs)
+  b.files.push(...plan.files)
+  return { real, protect: bindGit.protect, plan }
 }
 
 /** The real path of a user's bind, refused when it would expose what the sandbox hides. */

@@ -4,7 +4,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { claudebox, HAVE_BWRAP, makeRepo, makeWorld } from '../helpers/cli.js'
+import { claudebox, git, HAVE_BWRAP, makeRepo, makeWorld } from '../helpers/cli.js'
+import { hostGit, payload, type Scene } from '../helpers/git-scene.js'
 
 describe.skipIf(!HAVE_BWRAP)('--bind over the project', () => {
   test('--bind of a folder holding the project exits 2 and runs nothing; --ro-bind of it runs, and .git/hooks stays read-only inside', async () => {
@@ -31,5 +32,59 @@ describe.skipIf(!HAVE_BWRAP)('--bind over the project', () => {
     expect(fs.existsSync(path.join(beside, 'RAN'))).toBe(true)
     expect(fs.existsSync(path.join(hooks, 'x'))).toBe(false)
     expect(fs.existsSync(path.join(hooks, 'pre-commit'))).toBe(false)
+  })
+
+  test("a writable --bind of another repository: its git config and hooks stay read-only, its files writable, and the host's git there runs nothing the session wrote", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const other = makeRepo(world.home, 'src/other')
+    git(other, 'commit', '-q', '--allow-empty', '-m', 'one')
+    const s: Scene = { world, project, marker: path.join(world.root, 'PWNED') }
+    const attacks = [
+      `cd ${other} && ${payload(s, '.git/config')} 2>/dev/null && echo config-ESCAPED || echo config-blocked`,
+      `printf '#!/bin/sh\\ntouch ${s.marker}\\n' > ${other}/.git/hooks/pre-commit 2>/dev/null && echo hook-ESCAPED || echo hook-blocked`,
+      `mv ${other}/.git ${other}/.git-old 2>/dev/null && echo rename-ESCAPED || echo rename-blocked`,
+      `mkdir -p ${other}/.vscode; echo '{}' > ${other}/.vscode/tasks.json && echo vscode-created`,
+      `echo edit > ${other}/README && echo file-written`,
+    ]
+    const r = await claudebox(world, ['--bind', other, '--', '-c', attacks.join('; ')], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout.trim().split('\n')).toEqual(['config-blocked', 'hook-blocked', 'rename-blocked', 'vscode-created', 'file-written'])
+    // As in the project: a host-run file the session creates is reported (read-only once it exists).
+    expect(r.stderr).toMatch(/the session changed files that run code outside the sandbox: \S*other\/\.vscode \(created\)/)
+    hostGit(other, world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+    expect(fs.readFileSync(path.join(other, 'README'), 'utf8')).toBe('edit\n')
+  })
+
+  test('a writable --bind of a folder that is no repository: a .git made at its top is moved aside; one made below is reported; a git dir is refused (exit 2)', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const data = path.join(world.home, 'data')
+    fs.mkdirSync(data)
+    const env = { CLAUDEBOX_CLAUDE: '/bin/sh' }
+    const r = await claudebox(world, ['--bind', data, '--', '-c', `cd ${data} && git init -q . 2>/dev/null; git init -q sub; sleep 0.4; ls -A`], { cwd: project, env })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout.split('\n')).not.toContain('.git')
+    expect(r.stderr).toMatch(/moved aside.*data\/\.git -> \S*data\/\.git\.claudebox-quarantine-/)
+    expect(r.stderr).toMatch(/nested git repositories.*data\/sub\/\.git/)
+    const bare = path.join(world.home, 'mirror.git')
+    git(world.home, 'init', '-q', '--bare', bare)
+    for (const dir of [bare, path.join(bare, 'hooks'), path.join(project, '.git/objects')]) {
+      const refused = await claudebox(world, ['--bind', dir, '--', '-c', 'echo RAN'], { cwd: project, env })
+      expect(refused.exitCode, refused.stderr).toBe(2)
+      expect(refused.stderr).toMatch(/would make (the git dir \S*mirror\.git|the project's git config and hooks) writable inside the sandbox/)
+      expect(refused.stdout).toBe('')
+    }
+  })
+
+  test('--bind A --ro-bind A/sub: A/sub is read-only inside (the nested bind is mounted after its parent, whatever the order of kinds)', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const a = path.join(world.home, 'a')
+    fs.mkdirSync(path.join(a, 'sub'), { recursive: true })
+    const r = await claudebox(world, ['--bind', a, '--ro-bind', path.join(a, 'sub'), '--', '-c', `touch ${a}/top && echo top-writable; touch ${a}/sub/x 2>/dev/null && echo sub-WRITABLE || echo sub-readonly`], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout.trim().split('\n')).toEqual(['top-writable', 'sub-readonly'])
   })
 })
