@@ -48,7 +48,7 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
     for (const tree of trees) {
       for (const target of reader.targets(tree, [repoConfigOf(tree, git), ...userGitConfigs(home)])) protectConfigured(facts, target, projectDirs)
     }
-  } else if (trees[0] !== undefined) forbidRepositoryAt(facts, trees[0])
+  } else if (trees[0] !== undefined) forbidRepositoryAt(facts, trees[0], projectDirs)
   facts.workTrees.push(...trees)
   for (const tree of trees) protectHostRun(facts, tree, projectDirs)
   protectLinksInside(facts, projectDirs)
@@ -63,10 +63,14 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
  * and the shell prompt's `git status` on the host ran it after the session, unreported). Moved
  * aside the moment they appear; --writable-git-config lets a session make a repository there.
  */
-function forbidRepositoryAt(facts: MutableProtect, top: string): void {
+function forbidRepositoryAt(facts: MutableProtect, top: string, projectDirs: readonly string[]): void {
   for (const name of ['.git', 'HEAD']) {
     const p = path.join(top, name)
-    if (lstatKind(p) === 'missing') facts.forbidden.push(p)
+    const kind = lstatKind(p)
+    if (kind === 'missing') facts.forbidden.push(p)
+    // A HEAD of the user's own: read-only, or the session could make it one git accepts.
+    else if (name === 'HEAD' && kind === 'symlink') watchLink(facts, p, projectDirs)
+    else if (name === 'HEAD') facts.readOnly.push(p)
   }
 }
 

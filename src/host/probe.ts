@@ -106,11 +106,14 @@ export function withOptionFacts(facts: HostFacts, options: SandboxOptions, share
   const instance = facts.cwd === undefined ? undefined : instanceDir(facts.claudeboxHome, instanceId(canonicalRoot(facts.cwd, facts.git)))
   const shared = sharedPaths(facts.claudeboxHome).dir
   const paths = Object.fromEntries(named.map(p => [p, realAndKind(p)]))
-  const writable = options.binds.map(p => paths[path.resolve(facts.cwd ?? '/', p)]).flatMap(info => (info?.kind === 'dir' && info.real !== undefined ? [info.real] : []))
+  const writable = options.binds.flatMap(p => {
+    const info = paths[path.resolve(facts.cwd ?? '/', p)]
+    return info?.real === undefined ? [] : [{ real: info.real, dir: info.kind === 'dir' }]
+  })
   return {
     ...facts,
     paths,
-    ...(writable.length > 0 ? { bindGit: Object.fromEntries(writable.map(real => [real, bindGitFacts(real, facts.env, facts.home)])) } : {}),
+    ...(writable.length > 0 ? withBindsWritable(facts, writable) : {}),
     ...(named.length > 0 ? { guarded } : {}),
     instanceEntries: instance === undefined ? {} : Object.fromEntries(entries.map(name => [path.join(instance, name), lstatKind(path.join(instance, name))])),
     sharedKinds: Object.fromEntries([SANDBOX_NOTE, ...sharedEntries].map(name => [name, statKind(path.join(shared, name))])),
@@ -124,13 +127,31 @@ export function withOptionFacts(facts: HostFacts, options: SandboxOptions, share
  * folder, that a .git or HEAD made at its top is moved aside (git run there on the host would take
  * it). A git dir, or a folder inside one, is refused (plan.ts): its config and hooks are the point.
  */
-function bindGitFacts(real: string, env: Readonly<Record<string, string | undefined>>, home: string): BindGit {
+function bindGitFacts(real: string, isDir: boolean, writable: readonly string[], facts: HostFacts): BindGit | undefined {
   for (let dir = real; ; dir = path.dirname(dir)) {
     if (path.basename(dir) === '.git' || (isGitDir(dir) && ['objects', 'commondir'].some(name => lstatKind(path.join(dir, name)) !== 'missing'))) return { gitDir: dir }
     if (dir === '/') break
   }
-  const git = probeGit(real, env).facts
-  return { protect: probeGitProtect(git?.topLevel === real ? git : undefined, [real], home) }
+  if (!isDir) return undefined // a file of your choosing, not in a git dir
+  const git = probeGit(real, facts.env).facts
+  return { protect: probeGitProtect(git?.topLevel === real ? git : undefined, [real, ...writable.filter(p => p !== real)], facts.home) }
+}
+
+/**
+ * With writable binds, what the sandbox writes is more than the project: a hook of the project
+ * kept in a bound folder (`.git/hooks/pre-commit -> ../../lib/hook.sh`), or one of a bound
+ * repository kept in the project, must be protected where it lies. The project's protections are
+ * probed again with every writable place (one a bind would then cover refuses that bind, plan.ts),
+ * and each bind's with the same.
+ */
+function withBindsWritable(facts: HostFacts, binds: readonly { real: string; dir: boolean }[]): Pick<HostFacts, 'bindGit' | 'gitProtect'> {
+  const project = projectDirsOf(facts.cwd, facts.git)
+  const writable = [...project, ...binds.filter(b => b.dir).map(b => b.real)]
+  const bindGit = binds.flatMap(({ real, dir }) => {
+    const found = bindGitFacts(real, dir, writable, facts)
+    return found === undefined ? [] : [[real, found] as const]
+  })
+  return { bindGit: Object.fromEntries(bindGit), gitProtect: probeGitProtect(facts.git, writable, facts.home) }
 }
 
 /** --network=allow: the node running claudebox also runs the bridge inside; dist/bridge.js is the bridge. */

@@ -87,4 +87,38 @@ describe.skipIf(!HAVE_BWRAP)('--bind over the project', () => {
     expect(r.exitCode, r.stderr).toBe(0)
     expect(r.stdout.trim().split('\n')).toEqual(['top-writable', 'sub-readonly'])
   })
+
+  test('hooks kept across the two: a bound repository\'s hook that is a link into the project makes its target read-only; a project hook kept in a bound folder refuses that bind (exit 2); a file in a git dir cannot be bound writable', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const other = makeRepo(world.home, 'src/other')
+    const env = { CLAUDEBOX_CLAUDE: '/bin/sh' }
+    fs.mkdirSync(path.join(project, 'scripts'))
+    fs.writeFileSync(path.join(project, 'scripts/hook.sh'), '#!/bin/sh\n', { mode: 0o755 })
+    fs.symlinkSync(path.join(project, 'scripts/hook.sh'), path.join(other, '.git/hooks/pre-commit'))
+    const r = await claudebox(world, ['--bind', other, '--', '-c', 'echo evil >> scripts/hook.sh 2>/dev/null && echo hook-WRITABLE || echo hook-readonly'], { cwd: project, env })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout.trim()).toBe('hook-readonly')
+
+    fs.writeFileSync(path.join(other, 'tool.sh'), '#!/bin/sh\n', { mode: 0o755 })
+    fs.symlinkSync(path.join(other, 'tool.sh'), path.join(project, '.git/hooks/pre-push'))
+    const refused = await claudebox(world, ['--bind', other, '--', '-c', 'echo RAN'], { cwd: project, env })
+    expect(refused.exitCode, refused.stderr).toBe(2)
+    expect(refused.stderr).toContain(`--bind ${other} would make ${other}/tool.sh, which it holds, writable inside the sandbox`)
+
+    const config = await claudebox(world, ['--bind', path.join(other, '.git/config'), '--', '-c', 'echo RAN'], { cwd: project, env })
+    expect(config.exitCode, config.stderr).toBe(2)
+    expect(config.stderr).toContain(`would make the git dir ${other}/.git writable inside the sandbox`)
+  })
+
+  test('a project that is not a repository, with a HEAD file of its own: read-only inside (the session could make it one git accepts)', async () => {
+    const world = makeWorld()
+    const plain = path.join(world.home, 'plain')
+    fs.mkdirSync(plain)
+    fs.writeFileSync(path.join(plain, 'HEAD'), 'notes\n')
+    const r = await claudebox(world, ['--', '-c', "printf 'ref: refs/heads/main\\n' > HEAD 2>/dev/null && echo head-WRITABLE || echo head-readonly"], { cwd: plain, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout.trim()).toBe('head-readonly')
+    expect(fs.readFileSync(path.join(plain, 'HEAD'), 'utf8')).toBe('notes\n')
+  })
 })
