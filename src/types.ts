@@ -33,6 +33,8 @@ export interface ClaudeFacts {
 export interface HostFacts {
   /** Resolved current directory, or undefined when it was deleted. */
   cwd: string | undefined
+  /** The current directory exists but its path is not UTF-8 (shown with U+FFFD): it cannot be named to bwrap, git or Claude. */
+  cwdNotText?: string
   home: string
   uid: number
   /** The full host environment; the planner picks the allowlisted part. */

@@ -9,6 +9,7 @@ import { EXIT, launchError, usageError } from '../errors.js'
 import { lstatKind, probeProject, safeReaddir, type ProjectFacts } from '../host/probe.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, PROJECT_ROOT_FILE } from '../state/instance.js'
 import { warn } from '../cli/log.js'
+import { noCurrentDir } from '../sandbox/policy.js'
 import { META_FILE } from '../state/registry.js'
 import { liveSessions, measureUsage, scanWithDetails } from '../state/scan.js'
 import type { Settings } from '../config/settings.js'
@@ -26,7 +27,7 @@ export function runAdopt(settings: Settings, oldRootArg: string, dryRun: boolean
 
 /** What adopting OLD_ROOT into the current project would do (throws the reason it cannot). */
 export function adoptPlanFor(facts: ProjectFacts, oldRootArg: string): AdoptPlan {
-  if (facts.cwd === undefined) throw usageError('the current directory no longer exists; cd into the moved project and rerun')
+  if (facts.cwd === undefined) throw usageError(noCurrentDir(facts, 'cd into the moved project and rerun'))
   const oldRoot = path.resolve(facts.cwd, oldRootArg)
   const newRoot = canonicalRoot(facts.cwd, facts.git)
   const newId = instanceId(newRoot)

@@ -1,4 +1,5 @@
 // --sessions: lists this project's Claude conversations, newest first, across its worktrees.
+import { noCurrentDir } from '../sandbox/policy.js'
 import { jsonSafe, writeOut } from '../cli/terminal-safe.js'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -16,7 +17,7 @@ const HEAD_BYTES = 256 * 1024
 
 export function runSessions(settings: Settings, json: boolean): number {
   const facts = probeProject(settings)
-  if (facts.cwd === undefined) throw usageError('the current directory no longer exists; cd into your project and rerun')
+  if (facts.cwd === undefined) throw usageError(noCurrentDir(facts, 'cd into your project and rerun'))
   const instance = instanceDir(facts.claudeboxHome, instanceId(canonicalRoot(facts.cwd, facts.git)))
   const live = liveSessionRecords(instance).map(r => Date.parse(r.started))
   const projects = path.join(instance, 'projects')

@@ -30,12 +30,12 @@ export { lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT 
  * depends on them (setup.ts, once the project's file is read). --sessions and --adopt need no more.
  */
 /** What names this project's instance: the directory, git's view of it, claudebox's home. */
-export type ProjectFacts = Pick<HostFacts, 'cwd' | 'claudeboxHome' | 'git'>
+export type ProjectFacts = Pick<HostFacts, 'cwd' | 'cwdNotText' | 'claudeboxHome' | 'git'>
 
 /** Only the project's facts (--sessions, --adopt): no Claude install, kernel or /etc lookups. */
 export function probeProject(settings: Settings, env: Readonly<Record<string, string | undefined>> = process.env): ProjectFacts {
   const cwd = currentDir()
-  return { cwd, claudeboxHome: resolveExisting(settings.claudeboxHome), git: cwd === undefined ? undefined : probeGit(cwd, env).facts }
+  return { cwd, ...notText(cwd), claudeboxHome: resolveExisting(settings.claudeboxHome), git: cwd === undefined ? undefined : probeGit(cwd, env).facts }
 }
 
 export function probe(settings: Settings, env: Readonly<Record<string, string | undefined>> = process.env): HostFacts {
@@ -48,6 +48,7 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
   const instance = id === undefined ? undefined : instanceDir(claudeboxHome, id)
   const facts: HostFacts = {
     cwd,
+    ...notText(cwd),
     home,
     uid: process.getuid?.() ?? -1,
     env,
@@ -242,6 +243,17 @@ export function homeProblem(home: string): string | undefined {
   if (!st.isDirectory()) return 'is not a directory'
   if (st.uid !== process.getuid?.()) return `belongs to uid ${st.uid}, not to you`
   return undefined
+}
+
+/** A current directory that exists but whose path Node can only show with U+FFFD (not UTF-8). */
+function notText(cwd: string | undefined): Pick<HostFacts, 'cwdNotText'> {
+  if (cwd !== undefined) return {}
+  try {
+    const shown = process.cwd()
+    return shown.includes('\uFFFD') && fs.statSync('.').isDirectory() ? { cwdNotText: shown } : {}
+  } catch {
+    return {}
+  }
 }
 
 function currentDir(): string | undefined {

@@ -8,7 +8,7 @@ import { trustGit } from './git-trust.js'
 import { planGitGuard, type GitGuardPlan } from './git-guard.js'
 import { watchedPaths } from './persistence.js'
 import { OWN_DIR, SESSIONS_DIR } from '../state/registry.js'
-import { bindRefusal, dangerousRootReason, insideSessionSockets, sandboxHomeRefusal, writableBindRefusal } from './policy.js'
+import { bindRefusal, dangerousRootReason, insideSessionSockets, noCurrentDir, sandboxHomeRefusal, writableBindRefusal } from './policy.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
 import { scopeHelper } from './landlock.js'
 import { nativeBridge } from '../network/bridge-native.js'
@@ -229,7 +229,7 @@ function auditOf(b: SandboxBuilder, options: SandboxOptions, policy: EgressPolic
 /** What must hold before anything is planned: a directory, a usable home, bwrap, and claude (or --shell). */
 function launchable(facts: HostFacts, options: SandboxOptions): { cwd: string; shell: string | undefined; bwrap: string } {
   const { cwd, home } = facts
-  if (cwd === undefined) throw launchError('the current directory no longer exists; cd into your project again and rerun claudebox')
+  if (cwd === undefined) throw launchError(noCurrentDir(facts, 'cd into your project again and rerun claudebox'))
   if (cwd.includes('\n')) throw newlineRefusal(cwd)
   const homeRefusal = sandboxHomeRefusal(home)
   if (homeRefusal !== undefined) throw launchError(`HOME=${home} cannot be the sandbox's home: ${homeRefusal}; set HOME to your home directory`)

@@ -81,6 +81,12 @@ export function writableBindRefusal(real: string, kept: KeptFromBinds): string |
   return `would make ${what} writable inside the sandbox, where claudebox keeps it read-only because the host runs or reads it; bind a folder that holds none of it instead, or use --ro-bind`
 }
 
+/** Why there is no current directory to work in: gone, or not nameable as text. */
+export function noCurrentDir(facts: { cwdNotText?: string }, next: string): string {
+  if (facts.cwdNotText === undefined) return `the current directory no longer exists; ${next}`
+  return `the current directory's path is not UTF-8 (${facts.cwdNotText}), and claudebox names paths to bwrap, git and Claude as text; rename the folder to a UTF-8 name, then rerun`
+}
+
 /** Whether a path lies in a claudebox session's sockets directory, wherever that is. */
 export const insideSessionSockets = (real: string): boolean => real.split(path.sep).some(part => SESSION_SOCKETS_NAME.test(part))
 

@@ -145,6 +145,20 @@ describe('launch failures', () => {
     expect(r.stderr).toMatch(/current directory no longer exists/)
   })
 
+  test('a current directory whose name is not UTF-8: 125, saying so (not that it no longer exists)', async () => {
+    const world = makeWorld()
+    const bytes = Buffer.concat([Buffer.from(`${world.root}/bad`), Buffer.from([0xff])])
+    fs.mkdirSync(bytes)
+    const r = await execa('sh', ['-c', `cd "$(printf '${world.root}/bad\\377')" && exec node '${BIN}'`], {
+      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/true' },
+      extendEnv: false,
+      reject: false,
+    })
+    expect(r.exitCode).toBe(125)
+    expect(r.stderr).toMatch(/current directory's path is not UTF-8 \(.*bad\uFFFD\).*rename the folder to a UTF-8 name/)
+    expect(r.stderr).not.toMatch(/no longer exists/)
+  })
+
   test.skipIf(!HAVE_BWRAP)('CLAUDEBOX_HOME not writable: 125, nothing half-written', async () => {
     const world = makeWorld()
     const locked = path.join(world.root, 'locked')
