@@ -1,6 +1,6 @@
 // The one way claudebox replaces a file of its own: a new temp file beside it, then rename(2), so
 // a reader sees the old content or the new, never a half-written file; the temp goes on failure.
-import { randomHex } from './fs.js'
+import { randomHex, removeFile } from './fs.js'
 import fs from 'node:fs'
 
 export function writeFileAtomic(file: string, content: string | Uint8Array, mode = 0o600): void {
@@ -9,7 +9,7 @@ export function writeFileAtomic(file: string, content: string | Uint8Array, mode
     fs.writeFileSync(temp, content, { mode, flag: 'wx' })
     fs.renameSync(temp, file)
   } catch (error) {
-    fs.rmSync(temp, { force: true })
+    removeFile(temp)
     throw error
   }
 }

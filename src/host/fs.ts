@@ -4,6 +4,18 @@ import fs from 'node:fs'
 import { nodeCrypto } from '../sha256.js'
 import type { PathKind } from '../types.js'
 
+/**
+ * Removes a file; one that is already gone is fine (fs.rmSync(p, { force: true }) for a file,
+ * without its JavaScript walk: ~0.15 ms a call, seven calls a launch).
+ */
+export function removeFile(p: string): void {
+  try {
+    fs.unlinkSync(p)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+  }
+}
+
 /** What `p` itself is (a symlink is never followed); 'missing' when it cannot be looked at. */
 export function lstatKind(p: string): PathKind {
   try {

@@ -8,6 +8,7 @@
 // not hold a launcher for ever, so nobody waits longer than twice `staleMs` (then the step runs
 // unlocked, which the opt-out's sandbox, holding the login itself, could do no worse).
 import fs from 'node:fs'
+import { removeFile } from './fs.js'
 
 export type Release = () => void
 
@@ -21,7 +22,7 @@ function tryLock(file: string, staleMs: number): Release | undefined {
     writeNew(file, `${token}\n`)
     // Only our own: a lock taken over meanwhile is the new holder's, never removed by us.
     return () => {
-      if (readToken(file) === token) fs.rmSync(file, { force: true })
+      if (readToken(file) === token) removeFile(file)
     }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
@@ -39,7 +40,7 @@ function writeNew(file: string, text: string): void {
   try {
     fs.writeFileSync(fd, text)
   } catch (error) {
-    fs.rmSync(file, { force: true })
+    removeFile(file)
     throw error
   } finally {
     fs.closeSync(fd)

@@ -3,7 +3,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { launchError } from '../errors.js'
-import { leftByGoneLaunchers, processStartTime } from '../host/fs.js'
+import { leftByGoneLaunchers, processStartTime, removeFile } from '../host/fs.js'
 import { lstatKind } from '../host/probe.js'
 import { sanitizePath } from './adopt.js'
 import { META_FILE, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
@@ -72,7 +72,7 @@ export function applyFiles(steps: readonly FileStep[]): void {
     } catch (error) {
       throw stateError(step.path, error)
     } finally {
-      fs.rmSync(temp, { force: true })
+      removeFile(temp)
     }
     const st = fs.lstatSync(step.path)
     if (!st.isFile()) throw launchError(`${step.path} should be a regular file but is not; move it away and rerun`)
@@ -91,7 +91,7 @@ function tempPrefix(file: string): string {
 function removeGoneTemps(dir: string): void {
   for (const name of leftByGoneLaunchers(dir, entry => /^\..+\.tmp\.(\d+)\.[0-9a-f]*$/.exec(entry)?.[1])) {
     const temp = path.join(dir, name)
-    if (isRegularFile(temp)) fs.rmSync(temp, { force: true })
+    if (isRegularFile(temp)) removeFile(temp)
   }
 }
 
@@ -141,7 +141,7 @@ export function registerSession(instance: string, cwd: string, version: string):
   const pane = process.env['TMUX_PANE']
   if (pane) record.tmuxPane = pane
   try {
-    fs.rmSync(file, { force: true }) // a stale record of an earlier process with our pid
+    removeFile(file) // a stale record of an earlier process with our pid
     const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600)
     try {
       fs.writeSync(fd, `${JSON.stringify(record)}\n`)
@@ -149,10 +149,10 @@ export function registerSession(instance: string, cwd: string, version: string):
       fs.closeSync(fd)
     }
   } catch (error) {
-    fs.rmSync(file, { force: true }) // never an empty record (a full disk)
+    removeFile(file) // never an empty record (a full disk)
     throw stateError(file, error)
   }
-  return () => fs.rmSync(file, { force: true })
+  return () => removeFile(file)
 }
 
 /** Writes claudebox/meta.json once: the root's device (for GC's mount check), name and remote. */
