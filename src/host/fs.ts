@@ -16,6 +16,30 @@ export function removeFile(p: string): void {
   }
 }
 
+/**
+ * Removes a directory and what is in it, never following a symlink; a missing one is fine. One of
+ * files only (a session's credential store) is emptied by hand: fs.rmSync's recursive walk is
+ * JavaScript (~1 ms), used only when there are directories inside.
+ */
+export function removeDir(dir: string): void {
+  let entries: fs.Dirent[]
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+    throw error
+  }
+  if (!entries.some(e => e.isDirectory())) {
+    for (const e of entries) removeFile(`${dir}/${e.name}`)
+    try {
+      return void fs.rmdirSync(dir)
+    } catch {
+      // something appeared meanwhile: the walk below takes it
+    }
+  }
+  fs.rmSync(dir, { recursive: true, force: true })
+}
+
 /** What `p` itself is (a symlink is never followed); 'missing' when it cannot be looked at. */
 export function lstatKind(p: string): PathKind {
   try {

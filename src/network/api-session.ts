@@ -10,7 +10,7 @@ import { writeFileAtomic } from '../host/atomic-write.js'
 import { currentLogin, customHeaders, placeholderFor, placeholderLogin, readLogin, replaceLogin, signInKind, storeFileOf, TOKEN_URL, type OAuthLogin, type SignIn } from './credentials.js'
 import { launchError, usageError } from '../errors.js'
 import { lstatKind, readNoFollow } from '../host/probe.js'
-import { killQuietly, processTree } from '../host/fs.js'
+import { killQuietly, processTree, removeDir } from '../host/fs.js'
 import { parseJson } from '../state/tier-files.js'
 import { sharedPaths } from '../state/instance.js'
 import type { LaunchRequest } from '../sandbox/plan.js'
@@ -264,7 +264,7 @@ function sessionStore(instance: string, session: string): { login: OAuthLogin | 
   return {
     login: real ? readLogin(path.join(dir, '.credentials.json')) : undefined,
     remove: () => {
-      if (real) fs.rmSync(dir, { recursive: true, force: true })
+      if (real) removeDir(dir)
     },
   }
 }
