@@ -125,8 +125,8 @@ export interface GitProtectFacts {
   links: readonly { path: string; text: string }[]
 }
 
-/** A writable bind's protections, or the git dir it is or lies in (refused). */
-export type BindGit = { protect: GitProtectFacts } | { gitDir: string }
+/** A writable bind's protections, or why it cannot have them (the rest of a sentence after "--bind X"). */
+export type BindGit = { protect: GitProtectFacts } | { refusal: string }
 
 export type InstanceState =
   | { kind: 'missing' }
@@ -206,6 +206,8 @@ export interface GitWatchSpec {
   gitDirs: readonly string[]
   /** The working trees searched for new or changed nested `.git` entries after the session: the project's, then each writable bind. */
   workTrees: readonly string[]
+  /** Where planted files are moved, out of the session's reach (the instance's own records); in place on another file system. */
+  quarantineDir: string
 }
 
 export interface LaunchSummary {

@@ -30,7 +30,7 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
       if (!isWithinAny(dir, projectDirs)) continue // not writable inside: nothing to pin
       // objects/ and refs/ too: without them git rejects the git dir and may take another folder for the repository.
       const kept = ['objects', 'refs'].map(name => path.join(dir, name)).filter(p => lstatKind(p) === 'dir')
-      for (const p of [...parents, dir, ...kept]) if (!facts.pinned.includes(p)) facts.pinned.push(p)
+      for (const p of [...foldersLeadingTo(dir, projectDirs), ...parents, dir, ...kept]) if (!facts.pinned.includes(p)) facts.pinned.push(p)
       facts.gitDirs.push(dir)
       protectGitDir(facts, dir, linked, worktreeConfig(common), projectDirs)
     }
@@ -68,10 +68,25 @@ function forbidRepositoryAt(facts: MutableProtect, top: string, projectDirs: rea
     const p = path.join(top, name)
     const kind = lstatKind(p)
     if (kind === 'missing') facts.forbidden.push(p)
+    // git took no repository from it (a dangling symlink): the session could make it lead to one.
+    else if (name === '.git') facts.refusals.push(`${p} is there, but git takes no repository from it (a symlink that leads nowhere, say); the session could make it lead to one, for the host's git to run; remove it or make it a repository, then rerun claudebox`)
     // A HEAD of the user's own: read-only, or the session could make it one git accepts.
     else if (name === 'HEAD' && kind === 'symlink') watchLink(facts, p, projectDirs)
     else if (name === 'HEAD') facts.readOnly.push(p)
   }
+}
+
+/**
+ * The folders between the writable place that holds `dir` and `dir`, parents first: a git dir kept
+ * in the work tree (`gitdir: .meta/gd`, or in a bound folder) would leave with a folder renamed on
+ * its way, and the .git file would then name whatever the session put there (red team).
+ */
+function foldersLeadingTo(dir: string, places: readonly string[]): string[] {
+  const place = places.filter(p => p !== dir && isWithin(dir, p)).sort((a, b) => b.length - a.length)[0]
+  const folders: string[] = []
+  if (place === undefined) return folders
+  for (let folder = path.dirname(dir); folder !== place && isWithin(folder, place); folder = path.dirname(folder)) folders.unshift(folder)
+  return folders
 }
 
 function protectConfigured(facts: MutableProtect, target: string, projectDirs: readonly string[]): void {

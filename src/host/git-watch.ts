@@ -10,6 +10,8 @@ import { guardHeads, headIsValid } from './head-guard.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
 
+/** Linux's O_PATH (the same on x86_64 and arm64): a descriptor that only names the directory. */
+const O_PATH = 0o10000000
 /** How often the forbidden names are looked at besides inotify's events. */
 const POLL_MS = 200
 /** How many directory entries the after-session search for nested `.git` looks at, at most. */
@@ -26,6 +28,7 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
   const startedMs = Date.now()
   const moved: string[] = []
   const reported = new Set<string>()
+  const away = awayFromTheSession(spec.quarantineDir)
   const quarantine = (planned: string): void => {
     // The agent may replace a parent by a symlink, even while this runs: the parent is reached
     // through directory fds opened one component at a time without following a symlink, and the
@@ -33,7 +36,7 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
     const parent = openParentNoFollow(planned, spec)
     if (parent === undefined) {
       if (!reported.has(planned) && existsThroughLinks(planned)) {
-        moved.push(`${inlineSafe(planned)} (not moved: a parent directory now leads out of the project; remove that symlink before running git here)`)
+        moved.push(`${inlineSafe(planned)} (not moved: a folder on its way is now a symlink that leads out of the project, or cannot be opened; fix that before running git here)`)
         reported.add(planned)
       }
       return
@@ -42,14 +45,14 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
       const name = path.basename(planned)
       const here = `/proc/self/fd/${parent}`
       try {
-        fs.lstatSync(`${here}/${name}`)
+        withAccess(parent, () => fs.lstatSync(`${here}/${name}`))
       } catch {
         return
       }
       // A random suffix: the agent cannot occupy the name in advance to make the move fail.
       const asideName = `${name}.claudebox-quarantine-${randomHex(6)}`
-      const aside = path.join(path.dirname(planned), asideName)
-      if (renameInside(parent, name, asideName)) moved.push(`${inlineSafe(planned)} -> ${inlineSafe(aside)}`)
+      const where = moveAside(parent, name, asideName, away)
+      if (where !== 'failed') moved.push(`${inlineSafe(planned)} -> ${inlineSafe(path.join(where === 'away' ? spec.quarantineDir : path.dirname(planned), asideName))}`)
       else if (!reported.has(planned)) {
         moved.push(`${inlineSafe(planned)} (could not be moved aside: remove it before running git here)`)
         reported.add(planned)
@@ -61,20 +64,62 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
   const heads = guardHeads(spec.gitDirs)
   const watch = watchDuringSession(spec, quarantine, () => heads.check())
+  const report = (): string[] => {
+    const warnings: string[] = []
+    if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (inspect, then delete): ${moved.join(', ')}`)
+    const movedBefore = moved.length
+    const restored = heads.restored()
+    if (restored.length > 0) warnings.push(`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`)
+    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...spec.workTrees.flatMap(tree => nestedGit(tree, startedMs, quarantine)))
+    if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them); moved aside: ${moved.slice(movedBefore).join(', ')}`)
+    return warnings.map(w => `WARNING: ${w}`)
+  }
   return {
     finish(): string[] {
       watch.stop()
       for (const dir of spec.gitDirs) specialFilesIn(dir).forEach(quarantine)
-      const warnings: string[] = []
-      if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (inspect, then delete): ${moved.join(', ')}`)
-      const movedBefore = moved.length
-      const restored = heads.restored()
-      if (restored.length > 0) warnings.push(`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`)
-      warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...spec.workTrees.flatMap(tree => nestedGit(tree, startedMs, quarantine)))
-      if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them); moved aside: ${moved.slice(movedBefore).join(', ')}`)
-      return warnings.map(w => `WARNING: ${w}`)
+      const warnings = report()
+      away.close()
+      return warnings
     },
   }
+}
+
+/**
+ * The folder planted files are moved into, out of the session's reach: the instance's own records
+ * (read-only inside). In place, the session could rename one back, again and again, until a git
+ * the host ran meanwhile took it (red team: a shell loop of `git status` did). Opened once, when
+ * first needed; on another file system (rename fails with EXDEV) files are moved aside in place.
+ */
+function awayFromTheSession(dir: string): { fd(): number | undefined; close(): void } {
+  let fd: number | undefined | null = null
+  return {
+    fd() {
+      if (fd !== null) return fd
+      fd = undefined
+      try {
+        fs.mkdirSync(dir, { mode: 0o700 })
+      } catch {
+        // there already (a session before), or not possible: then in place
+      }
+      try {
+        fd = fs.openSync(dir, O_PATH | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW)
+      } catch {
+        fd = undefined
+      }
+      return fd
+    },
+    close() {
+      if (typeof fd === 'number') fs.closeSync(fd)
+    },
+  }
+}
+
+/** Moves `name` out of the directory open as `dir`: into the quarantine when it can, else aside in place. */
+function moveAside(dir: number, name: string, asideName: string, away: { fd(): number | undefined }): 'away' | 'here' | 'failed' {
+  const target = away.fd()
+  if (target !== undefined && renameInside(dir, name, `/proc/self/fd/${target}/${asideName}`)) return 'away'
+  return renameInside(dir, name, asideName) ? 'here' : 'failed'
 }
 
 /**
@@ -85,22 +130,31 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
 function renameInside(dir: number, name: string, asideName: string): boolean {
   const here = `/proc/self/fd/${dir}`
   try {
-    fs.renameSync(`${here}/${name}`, `${here}/${asideName}`)
+    withAccess(dir, () => fs.renameSync(`${here}/${name}`, asideName.startsWith('/') ? asideName : `${here}/${asideName}`))
     return true
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EACCES') return false
-  }
-  try {
-    const mode = fs.fstatSync(dir).mode & 0o7777
-    fs.fchmodSync(dir, mode | 0o700)
-    try {
-      fs.renameSync(`${here}/${name}`, `${here}/${asideName}`)
-      return true
-    } finally {
-      fs.fchmodSync(dir, mode)
-    }
   } catch {
     return false
+  }
+}
+
+/**
+ * `op` on the directory open (O_PATH) as `dir`; when the session took the user's access away
+ * (chmod 100, 300 or 000 of a folder: as a user the launcher then could neither see nor move what
+ * was planted in it, red team), again with it given back for that moment, then the mode restored.
+ */
+function withAccess<T>(dir: number, op: () => T): T {
+  try {
+    return op()
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EACCES') throw error
+  }
+  const here = `/proc/self/fd/${dir}`
+  const mode = fs.statSync(here).mode & 0o7777
+  fs.chmodSync(here, mode | 0o700)
+  try {
+    return op()
+  } finally {
+    fs.chmodSync(here, mode)
   }
 }
 
@@ -140,17 +194,19 @@ function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void,
 function openParentNoFollow(p: string, spec: GitWatchSpec): number | undefined {
   const root = [...spec.workTrees, ...spec.gitDirs].filter(r => path.dirname(p) === r || p.startsWith(`${r}/`)).sort((a, b) => b.length - a.length)[0]
   if (root === undefined) return undefined
-  const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fs.constants
+  const { O_DIRECTORY, O_NOFOLLOW } = fs.constants
   let fd: number
   try {
-    fd = fs.openSync(root, O_RDONLY | O_DIRECTORY)
+    // O_PATH: a folder the session made unreadable (chmod 300) is still opened.
+    fd = fs.openSync(root, O_PATH | O_DIRECTORY)
   } catch {
     return undefined
   }
   for (const part of path.relative(root, path.dirname(p)).split(path.sep).filter(Boolean)) {
     let next: number
     try {
-      next = fs.openSync(`/proc/self/fd/${fd}/${part}`, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+      const parent = fd
+      next = withAccess(parent, () => fs.openSync(`/proc/self/fd/${parent}/${part}`, O_PATH | O_DIRECTORY | O_NOFOLLOW))
     } catch {
       fs.closeSync(fd)
       return undefined

@@ -130,10 +130,15 @@ export function withOptionFacts(facts: HostFacts, options: SandboxOptions, share
  */
 function bindGitFacts(real: string, isDir: boolean, writable: readonly string[], facts: HostFacts): BindGit | undefined {
   for (let dir = real; ; dir = path.dirname(dir)) {
-    if (path.basename(dir) === '.git' || (isGitDir(dir) && ['objects', 'commondir'].some(name => lstatKind(path.join(dir, name)) !== 'missing'))) return { gitDir: dir }
+    if (path.basename(dir) === '.git' || (isGitDir(dir) && ['objects', 'commondir'].some(name => lstatKind(path.join(dir, name)) !== 'missing'))) {
+      return { refusal: `would make the git dir ${dir} writable inside the sandbox, and the host's git runs its config and hooks; bind the repository's folder instead, use --ro-bind, or pass --writable-git-config if you accept that` }
+    }
     if (dir === '/') break
   }
   if (!isDir) return undefined // a file of your choosing, not in a git dir
+  // As for the project (refused there too): the session could point the link at a repository it made.
+  const dotGit = path.join(real, '.git')
+  if (lstatKind(dotGit) === 'symlink') return { refusal: `has a .git that is a symlink (${dotGit}), which the session could point at a repository it made, for the host's git to run; make it a directory or a gitdir: file, use --ro-bind, or pass --writable-git-config if you accept that` }
   const git = probeGit(real, facts.env).facts
   return { protect: probeGitProtect(git?.topLevel === real ? git : undefined, [real, ...writable.filter(p => p !== real)], facts.home) }
 }

@@ -7,7 +7,7 @@ import { canonicalRoot, instanceDir, instanceId, instancesDir, isWithin, PROJECT
 import { trustGit } from './git-trust.js'
 import { planGitGuard, type GitGuardPlan } from './git-guard.js'
 import { watchedPaths } from './persistence.js'
-import { OWN_DIR, SESSIONS_DIR } from '../state/registry.js'
+import { OWN_DIR, QUARANTINE_DIR, SESSIONS_DIR } from '../state/registry.js'
 import { bindRefusal, dangerousRootReason, insideSessionSockets, noCurrentDir, sandboxHomeRefusal, writableBindRefusal } from './policy.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
 import { scopeHelper } from './landlock.js'
@@ -176,7 +176,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     userBinds: b.userBinds,
     pinWithin: writablePlaces(facts, options, projectDirs),
     warnings: b.warnings,
-    ...watches(facts, options, cwd, guard, bindGuards),
+    ...watches(facts, options, { cwd, instance }, guard, bindGuards),
     ...(policy === undefined || request.egressSocket === undefined ? {} : { egress: egressPlan(request.egressSocket, request.socketsKey ?? '', policy, facts.env) }),
     cgroups: command.cgroups,
     ...(command.socketsDir === undefined ? {} : { socketsDir: command.socketsDir }),
@@ -200,7 +200,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
  * project's, a writable bind's) for the report after it, and for the git watch the names to move
  * aside, the guarded links, the git dirs and the trees searched for nested repositories.
  */
-function watches(facts: HostFacts, options: SandboxOptions, cwd: string, guard: GitGuardPlan, bindGuards: readonly BoundGuard[]): Pick<LaunchPlan, 'watch' | 'gitWatch'> {
+function watches(facts: HostFacts, options: SandboxOptions, { cwd, instance }: { cwd: string; instance: string }, guard: GitGuardPlan, bindGuards: readonly BoundGuard[]): Pick<LaunchPlan, 'watch' | 'gitWatch'> {
   const top = facts.git?.topLevel ?? cwd
   const protects = [facts.gitProtect, ...bindGuards.map(g => g.protect)]
   const trees = [...(facts.gitProtect.workTrees.length > 0 ? [] : [top]), ...protects.flatMap(p => p.workTrees)]
@@ -209,7 +209,7 @@ function watches(facts: HostFacts, options: SandboxOptions, cwd: string, guard: 
   const guards = [guard, ...bindGuards.map(g => g.plan)]
   return {
     watch,
-    gitWatch: { forbidden: guards.flatMap(g => g.forbidden), links: guards.flatMap(g => g.links), gitDirs: guards.flatMap(g => g.gitDirs), workTrees: [top, ...bindGuards.map(g => g.real)] },
+    gitWatch: { forbidden: guards.flatMap(g => g.forbidden), links: guards.flatMap(g => g.links), gitDirs: guards.flatMap(g => g.gitDirs), workTrees: [top, ...bindGuards.map(g => g.real)], quarantineDir: path.join(instance, OWN_DIR, QUARANTINE_DIR) },
   }
 }
 
@@ -370,7 +370,8 @@ export function writablePlaces(facts: HostFacts, options: SandboxOptions, projec
 function extraBinds(b: SandboxBuilder, facts: HostFacts, options: SandboxOptions, projectDirs: readonly string[]): BoundGuard[] {
   // Taken before the user's own --ro-binds: a writable folder inside one of those is their choice.
   const guarded = facts.git !== undefined && !options.writableGitConfig
-  const kept = { project: guarded ? projectDirs : [], gitDirs: guarded ? [...facts.gitProtect.pinned] : [], readOnly: [...b.readOnly] }
+  // A folder holding the project, repository or not: the session could make a .git above its top.
+  const kept = { project: options.writableGitConfig ? [] : projectDirs, gitDirs: guarded ? [...facts.gitProtect.pinned] : [], readOnly: [...b.readOnly] }
   const guards: BoundGuard[] = []
   for (const { flag, requested, real } of userBinds(facts, options)) {
     const refusal = flag === '--bind' ? writableBindRefusal(real, kept) : undefined
@@ -417,9 +418,9 @@ function userBinds(facts: HostFacts, options: SandboxOptions): { flag: '--ro-bin
  */
 function bindGuard(b: SandboxBuilder, real: string, bindGit: BindGit | undefined, requested: string, writableGitConfig: boolean): BoundGuard | undefined {
   if (bindGit === undefined) return undefined
-  if ('gitDir' in bindGit) {
+  if ('refusal' in bindGit) {
     if (writableGitConfig) return undefined
-    throw usageError(`--bind ${requested} would make the git dir ${bindGit.gitDir} writable inside the sandbox, and the host's git runs its config and hooks; bind the repository's folder instead, use --ro-bind, or pass --writable-git-config if you accept that`)
+    throw usageError(`--bind ${requested} ${bindGit.refusal}`)
   }
   const plan = planGitGuard(bindGit.protect, writableGitConfig)
   b.groups.push(...plan.groups)

@@ -73,7 +73,7 @@ export function writableBindRefusal(real: string, kept: KeptFromBinds): string |
   const accept = 'bind a folder beside the project instead, use --ro-bind, or pass --writable-git-config if you accept that'
   if (gitDir !== undefined) return `would make the project's git config and hooks writable inside the sandbox, and the host's git runs them (${relation(gitDir)} the project's git dir ${gitDir}); ${accept}`
   const project = kept.project.find(dir => isWithin(dir, real))
-  if (project !== undefined) return `would mount the project again inside the sandbox, writable over the git files it keeps read-only (${relation(project)} the project ${project}); ${accept}`
+  if (project !== undefined) return `would mount the project again inside the sandbox, writable over the git files it keeps read-only, or let the session make a repository above it for the host's git to use there (${relation(project)} the project ${project}); ${accept}`
   const held = kept.readOnly.find(p => isWithin(p, real))
   const holder = held === undefined ? kept.readOnly.find(p => isWithin(real, p)) : undefined
   if (held === undefined && holder === undefined) return undefined

@@ -4,6 +4,8 @@
 
 /** The directory, inside an instance, that holds claudebox's own state (Claude Code does not use it). */
 export const OWN_DIR = 'claudebox'
+/** In OWN_DIR: what the git watch moved out of the project, out of the session's reach (host/git-watch.ts). */
+export const QUARANTINE_DIR = 'quarantine'
 export const SESSIONS_DIR = 'claudebox/sessions'
 export const META_FILE = 'claudebox/meta.json'
 /** Size and conversation count of the instance, written when a session ends (for --list). */

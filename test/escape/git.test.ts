@@ -31,7 +31,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     const r = await inside(s, `git init -q . 2>/dev/null; ${payload(s, '.git/config')} 2>/dev/null; ${bare}; sleep 0.5; ls -A`, plain)
     expect(r.out.split('\n')).not.toContain('.git')
     expect(r.out.split('\n')).not.toContain('HEAD')
-    expect(r.err).toMatch(/moved aside.*plain\/\.git -> \S*plain\/\.git\.claudebox-quarantine-.*plain\/HEAD -> \S*plain\/HEAD\.claudebox-quarantine-/)
+    expect(r.err).toMatch(/moved aside.*plain\/\.git -> \S*\/claudebox\/quarantine\/\.git\.claudebox-quarantine-.*plain\/HEAD -> \S*\/claudebox\/quarantine\/HEAD\.claudebox-quarantine-/)
     hostGit(plain, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
     // The opt-in: a session may make the repository.
@@ -40,6 +40,49 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     const allowed = await claudebox(s.world, ['--writable-git-config', '--', '-c', 'git init -q . && echo MADE'], { cwd: other, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
     expect(allowed.stdout.trim()).toBe('MADE')
     expect(fs.existsSync(path.join(other, '.git/HEAD'))).toBe(true)
+  })
+
+  test('round 28: what is moved aside goes out of the session\'s reach (it cannot put it back for a git the host runs meanwhile); a dangling .git at the top refuses the launch', async () => {
+    const s = scene()
+    const plain = path.join(s.world.home, 'src/plain')
+    fs.mkdirSync(plain, { recursive: true })
+    const script = `git init -q . 2>/dev/null; sleep 0.5; echo "here: $(ls -A)"; echo "away: $(ls -A "$CLAUDE_CONFIG_DIR"/claudebox/quarantine | grep -c '^\\.git\\.claudebox-quarantine-')"; for q in "$CLAUDE_CONFIG_DIR"/claudebox/quarantine/.git.*; do mv "$q" .git 2>/dev/null && echo RESTORED || echo kept-away; done`
+    const r = await inside(s, script, plain)
+    // git init may make .git more than once as it fails: each went away, none came back.
+    const [here, away, ...tries] = r.out.split('\n')
+    expect(here).toBe('here: ')
+    expect(Number(away?.replace('away: ', ''))).toBeGreaterThanOrEqual(1)
+    expect(tries).toEqual(Array(Number(away?.replace('away: ', ''))).fill('kept-away'))
+    expect(fs.existsSync(path.join(plain, '.git'))).toBe(false)
+    fs.symlinkSync(path.join(s.world.root, 'gone/repo'), path.join(plain, '.git'))
+    const dangling = await inside(s, 'echo RAN', plain)
+    expect(dangling.code).toBe(125)
+    expect(dangling.err).toContain(`${plain}/.git is there, but git takes no repository from it`)
+  })
+
+  test("round 28: a git dir kept in the work tree (gitdir: .meta/gd): the folders on its way are pinned, so it cannot be swapped for the session's own", async () => {
+    const s = scene()
+    fs.mkdirSync(path.join(s.project, '.meta'))
+    fs.renameSync(path.join(s.project, '.git'), path.join(s.project, '.meta/gd'))
+    fs.writeFileSync(path.join(s.project, '.git'), 'gitdir: .meta/gd\n')
+    git(s.project, 'config', 'core.worktree', s.project)
+    const r = await inside(s, `mkdir -p evil && git init -q --bare evil/gd && ${payload(s, 'evil/gd/config')}; mv .meta .meta.old 2>/dev/null && mv evil .meta && echo SWAPPED || echo pinned`)
+    expect(r.out).toBe('pinned')
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('round 28: a top folder the session made unreadable (chmod 300, then 100) does not stop the move (as a user, the launcher could not open it)', async () => {
+    const s = scene()
+    const plain = path.join(s.world.home, 'src/plain')
+    fs.mkdirSync(plain, { recursive: true })
+    const r = await inside(s, `git init -q --bare prep && git --git-dir=prep config core.bare false && ${payload(s, 'prep/config')}; chmod 300 .; mv prep .git; chmod 100 .; sleep 0.5; echo done`, plain)
+    expect(r.out).toMatch(/done$/)
+    fs.chmodSync(plain, 0o755)
+    expect(fs.existsSync(path.join(plain, '.git'))).toBe(false)
+    expect(r.err).toMatch(/plain\/\.git -> \S*quarantine\/\.git\.claudebox-quarantine-/)
+    hostGit(plain, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
   })
 
   test('.git renamed away and rebuilt: the rename fails', async () => {
@@ -202,7 +245,8 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
         hook,
         `${payload(s, '.git/config')} 2>/dev/null && echo ESCAPED || echo BLOCKED`,
         'mv tools tools-old 2>/dev/null && echo ESCAPED || echo BLOCKED',
-        `rm .git/hooks && mkdir .git/hooks && ${hook.replace(' 2>/dev/null', '')} >/dev/null; sleep 0.6; test -e .git/hooks/pre-commit && echo ESCAPED || echo BLOCKED`,
+        // Whether the hook is written before the move is a race; what counts is that it is gone.
+        `rm .git/hooks && mkdir .git/hooks && { ${hook}; } >/dev/null 2>&1; sleep 0.6; test -e .git/hooks/pre-commit && echo ESCAPED || echo BLOCKED`,
         `rm .git/config && ${payload(s, '.git/config')}; sleep 0.6; test -e .git/config && echo ESCAPED || echo BLOCKED`,
       ].join('; '),
     )
@@ -413,7 +457,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(r.code).toBe(0)
     expect(fs.readFileSync(path.join(outside, 'hooks/keep'), 'utf8')).toBe('user data\n')
     expect(fs.readdirSync(outside)).toEqual(['hooks'])
-    expect(r.err).toMatch(/tools\/hooks \(not moved: a parent directory now leads out of the project/)
+    expect(r.err).toMatch(/tools\/hooks \(not moved: a folder on its way is now a symlink that leads out of the project/)
   })
 
   test('a parent swapped between a directory and a symlink out, in a loop (racing the watch): nothing outside is ever moved', async () => {

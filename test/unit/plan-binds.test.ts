@@ -49,7 +49,7 @@ describe('rule 1: a writable --bind may not be or hold the project or its git di
     const git = { topLevel: '/home/ada/wt/feature', gitDir: `${SHOP}/.git/worktrees/feature`, commonDir: `${SHOP}/.git` }
     const pinned = [`${SHOP}/.git`, `${SHOP}/.git/worktrees`, `${SHOP}/.git/worktrees/feature`]
     const more = { cwd: '/home/ada/wt/feature', git, gitLayout: { kind: 'file' as const, worktree: '/home/ada/wt/feature', target: `${SHOP}/.git/worktrees/feature`, backPointer: '/home/ada/wt/feature/.git' }, gitProtect: gitProtect({ pinned }) }
-    expect(refusal(factsWith(['/home/ada/wt'], more), { binds: ['/home/ada/wt'] }).message).toContain('would mount the project again inside the sandbox, writable over the git files it keeps read-only (it holds the project /home/ada/wt/feature)')
+    expect(refusal(factsWith(['/home/ada/wt'], more), { binds: ['/home/ada/wt'] }).message).toContain('would mount the project again inside the sandbox, writable over the git files it keeps read-only, or let the session make a repository above it for the host\'s git to use there (it holds the project /home/ada/wt/feature)')
     expect(refusal(factsWith([`${SHOP}/.git/worktrees`], more), { binds: [`${SHOP}/.git/worktrees`] }).message).toContain(`(it is the project's git dir ${SHOP}/.git/worktrees)`)
   })
 
@@ -70,11 +70,12 @@ describe('rule 1: a writable --bind may not be or hold the project or its git di
     expect(optionArgs(argv, '--bind', 2)).toContainEqual(['/home/ada/src', '/home/ada/src'])
   })
 
-  test('a directory that is not a git repository has no git guard: --bind of it is rule 2 alone', () => {
-    const more = { cwd: '/home/ada/notes', git: undefined, gitLayout: { kind: 'none' as const }, gitProtect: gitProtect() }
-    expect(optionArgs(plan(factsWith(['/home/ada/notes'], more), { binds: ['/home/ada/notes'] }).argv, '--bind', 2)).toContainEqual(['/home/ada/notes', '/home/ada/notes'])
-    const envrc = { ...more, gitProtect: gitProtect({ workTree: [{ path: '/home/ada/notes/.envrc', kind: 'file' }] }) }
-    expect(refusal(factsWith(['/home/ada/notes'], envrc), { binds: ['/home/ada/notes'] }).message).toContain('would make /home/ada/notes/.envrc, which it holds, writable inside the sandbox')
+  test('a project that is not a git repository: --bind of it or of a folder holding it is refused too (round 28: a .git made above its top is one the host\'s git takes there); beside it, rule 2 alone', () => {
+    const more = { cwd: '/home/ada/notes/n1', git: undefined, gitLayout: { kind: 'none' as const }, gitProtect: gitProtect() }
+    for (const p of ['/home/ada/notes/n1', '/home/ada/notes']) expect(refusal(factsWith([p], more), { binds: [p] }).message).toContain('or let the session make a repository above it')
+    expect(optionArgs(plan(factsWith(['/home/ada/data'], more), { binds: ['/home/ada/data'] }).argv, '--bind', 2)).toContainEqual(['/home/ada/data', '/home/ada/data'])
+    const envrc = { ...more, gitProtect: gitProtect({ readOnly: ['/home/ada/data/.envrc'] }) }
+    expect(refusal(factsWith(['/home/ada/data'], envrc), { binds: ['/home/ada/data'] }).message).toContain('would make /home/ada/data/.envrc, which it holds, writable inside the sandbox')
   })
 })
 
