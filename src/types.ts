@@ -206,7 +206,7 @@ export interface GitWatchSpec {
   gitDirs: readonly string[]
   /** The working trees searched for new or changed nested `.git` entries after the session: the project's, then each writable bind. */
   workTrees: readonly string[]
-  /** Where planted files are moved, out of the session's reach (the instance's own records); in place on another file system. */
+  /** Where planted files are moved, out of the session's reach ($CLAUDEBOX_HOME/quarantine/<id>); in place on another file system. */
   quarantineDir: string
 }
 

@@ -180,10 +180,10 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
   try {
     const result = await runForeground(
       plan,
-      async () => {
+      async end => {
         lastChecks(plan, facts, options, apply)
         before = snapshot(plan.watch)
-        gitWatch = startGitWatch(plan.gitWatch)
+        gitWatch = startGitWatch(plan.gitWatch, end)
         record = apply.registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
         await servers.startPending()
       },

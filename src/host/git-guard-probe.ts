@@ -53,7 +53,38 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
   for (const tree of trees) protectHostRun(facts, tree, projectDirs)
   protectLinksInside(facts, projectDirs)
   pinWorkTreeParents(facts, projectDirs[0])
+  for (const file of facts.readOnly.filter(p => path.basename(p) === '.git')) pinGitdirWay(facts, file, projectDirs)
+  // Parents before children, whatever found them: a pin mounted later would cover one below it.
+  facts.pinned.sort((a, b) => a.split('/').length - b.split('/').length)
   return facts
+}
+
+/**
+ * The folders a `.git` file's `gitdir:` path goes through as the kernel walks it, where the
+ * sandbox writes: pinned, or the session could rename one and put its own in its place (red team,
+ * round 29: `gitdir: sub/../metadata/gd` went through `sub`). A symlink on the way cannot be pinned
+ * (a bind follows it): the launch refuses, naming it.
+ */
+function pinGitdirWay(facts: MutableProtect, file: string, projectDirs: readonly string[]): void {
+  const pointer = /^gitdir: (.+)$/m.exec(readSmall(file) ?? '')?.[1]?.trim()
+  if (pointer === undefined) return
+  let here = pointer.startsWith('/') ? '/' : path.dirname(file)
+  for (const part of pointer.split('/')) {
+    if (part === '' || part === '.') continue
+    if (part === '..') {
+      here = path.dirname(here)
+      continue
+    }
+    here = path.join(here, part)
+    if (!isWithinAny(here, projectDirs) || projectDirs.includes(here)) continue
+    const kind = lstatKind(here)
+    if (kind === 'symlink') {
+      facts.refusals.push(`${file} names its git dir through the symlink ${here}, which the session could point at a git dir of its own, for the host's git to run; write the git dir's path without links in ${file}, then rerun claudebox`)
+      return
+    }
+    if (kind !== 'dir') return
+    if (!facts.pinned.includes(here)) facts.pinned.push(here)
+  }
 }
 
 /**
@@ -89,8 +120,13 @@ function foldersLeadingTo(dir: string, places: readonly string[]): string[] {
   return folders
 }
 
-function protectConfigured(facts: MutableProtect, target: string, projectDirs: readonly string[]): void {
-  if (!isWithinAny(target, projectDirs) || projectDirs.includes(target)) return
+function protectConfigured(facts: MutableProtect, named: string, projectDirs: readonly string[]): void {
+  if (!isWithinAny(named, projectDirs) || projectDirs.includes(named)) return
+  // Below a symlinked folder (`conf -> cfgdir`): where it really is, the links guarded (red team,
+  // round 29: the planted `cfgdir/inc` was never moved, its way being a link).
+  const place = projectDirs.filter(dir => isWithin(named, dir)).sort((a, b) => b.length - a.length)[0] ?? named
+  const target = hostRunPath(facts, named, place, projectDirs)
+  if (target === undefined || projectDirs.includes(target)) return
   if (facts.workTree.some(e => e.path === target) || facts.forbidden.includes(target)) return
   const kind = lstatKind(target)
   if (kind === 'missing') facts.forbidden.push(target)

@@ -12,6 +12,8 @@ import type { GitWatchSpec } from '../types.js'
 
 /** Linux's O_PATH (the same on x86_64 and arm64): a descriptor that only names the directory. */
 const O_PATH = 0o10000000
+/** How many times a session may plant one forbidden name before it is ended (git init alone makes .git two or three times). */
+const REPLANT_LIMIT = 10
 /** How often the forbidden names are looked at besides inotify's events. */
 const POLL_MS = 200
 /** How many directory entries the after-session search for nested `.git` looks at, at most. */
@@ -24,12 +26,56 @@ export interface GitWatch {
   finish(): string[]
 }
 
-export function startGitWatch(spec: GitWatchSpec): GitWatch {
+export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): GitWatch {
   const startedMs = Date.now()
   const moved: string[] = []
   const reported = new Set<string>()
+  const planted = new Map<string, number>()
+  let ended: string | undefined
+  // Each plant is moved within moments, but a git the host runs in that moment could take it:
+  // a session that plants the same name again and again is ended (red team, round 29: 613 plants
+  // against a host loop of `git status`, one of which ran the session's config).
+  const again = (p: string): void => {
+    const times = (planted.get(p) ?? 0) + 1
+    planted.set(p, times)
+    if (times < REPLANT_LIMIT || ended !== undefined) return
+    ended = p
+    end()
+  }
   const away = awayFromTheSession(spec.quarantineDir)
-  const quarantine = (planned: string): void => {
+  const quarantine = quarantineIn(spec, away, { moved, reported }, again)
+  const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
+  const heads = guardHeads(spec.gitDirs)
+  const watch = watchDuringSession(spec, quarantine, () => heads.check())
+  const report = (): string[] => {
+    const warnings: string[] = []
+    if (ended !== undefined) warnings.push(`the session made ${inlineSafe(ended)} ${REPLANT_LIMIT} times, each moved aside, and was ended: a git the host ran at the moment of one could have taken it; look at what git ran in this project since (the config of each one moved aside below)`)
+    if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (inspect, then delete): ${moved.join(', ')}`)
+    const movedBefore = moved.length
+    const restored = heads.restored()
+    if (restored.length > 0) warnings.push(`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`)
+    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...spec.workTrees.flatMap(tree => nestedGit(tree, startedMs, quarantine)))
+    if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them); moved aside: ${moved.slice(movedBefore).join(', ')}`)
+    return warnings.map(w => `WARNING: ${w}`)
+  }
+  return {
+    finish(): string[] {
+      watch.stop()
+      for (const dir of spec.gitDirs) specialFilesIn(dir).forEach(quarantine)
+      const warnings = report()
+      away.close()
+      return warnings
+    },
+  }
+}
+
+/**
+ * Moves what was planted at `planned` out of the session's reach (moveAside), noting it in `log`;
+ * `again` counts the plants of each name.
+ */
+function quarantineIn(spec: GitWatchSpec, away: Away, log: { moved: string[]; reported: Set<string> }, again: (p: string) => void): (planned: string) => void {
+  const { moved, reported } = log
+  return (planned: string): void => {
     // The agent may replace a parent by a symlink, even while this runs: the parent is reached
     // through directory fds opened one component at a time without following a symlink, and the
     // rename names the file through that fd, so nothing outside the project can be moved.
@@ -52,7 +98,10 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
       // A random suffix: the agent cannot occupy the name in advance to make the move fail.
       const asideName = `${name}.claudebox-quarantine-${randomHex(6)}`
       const where = moveAside(parent, name, asideName, away)
-      if (where !== 'failed') moved.push(`${inlineSafe(planned)} -> ${inlineSafe(path.join(where === 'away' ? spec.quarantineDir : path.dirname(planned), asideName))}`)
+      if (where !== 'failed') {
+        moved.push(`${inlineSafe(planned)} -> ${inlineSafe(path.join(where === 'away' ? spec.quarantineDir : path.dirname(planned), asideName))}`)
+        again(planned)
+      }
       else if (!reported.has(planned)) {
         moved.push(`${inlineSafe(planned)} (could not be moved aside: remove it before running git here)`)
         reported.add(planned)
@@ -61,44 +110,28 @@ export function startGitWatch(spec: GitWatchSpec): GitWatch {
       fs.closeSync(parent)
     }
   }
-  const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
-  const heads = guardHeads(spec.gitDirs)
-  const watch = watchDuringSession(spec, quarantine, () => heads.check())
-  const report = (): string[] => {
-    const warnings: string[] = []
-    if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (inspect, then delete): ${moved.join(', ')}`)
-    const movedBefore = moved.length
-    const restored = heads.restored()
-    if (restored.length > 0) warnings.push(`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`)
-    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...spec.workTrees.flatMap(tree => nestedGit(tree, startedMs, quarantine)))
-    if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them); moved aside: ${moved.slice(movedBefore).join(', ')}`)
-    return warnings.map(w => `WARNING: ${w}`)
-  }
-  return {
-    finish(): string[] {
-      watch.stop()
-      for (const dir of spec.gitDirs) specialFilesIn(dir).forEach(quarantine)
-      const warnings = report()
-      away.close()
-      return warnings
-    },
-  }
 }
 
 /**
- * The folder planted files are moved into, out of the session's reach: the instance's own records
- * (read-only inside). In place, the session could rename one back, again and again, until a git
- * the host ran meanwhile took it (red team: a shell loop of `git status` did). Opened once, when
- * first needed; on another file system (rename fails with EXDEV) files are moved aside in place.
+ * The folder planted files are moved into, out of the session's reach ($CLAUDEBOX_HOME/quarantine/
+ * <id>, never bound into a sandbox). In place, the session could rename one back, again and again,
+ * until a git the host ran meanwhile took it (red team: a shell loop of `git status` did). Opened
+ * once, when first needed; on another file system (EXDEV) files are moved aside in place.
  */
-function awayFromTheSession(dir: string): { fd(): number | undefined; close(): void } {
+/** The quarantine folder, opened when first needed. */
+interface Away {
+  fd(): number | undefined
+  close(): void
+}
+
+function awayFromTheSession(dir: string): Away {
   let fd: number | undefined | null = null
   return {
     fd() {
       if (fd !== null) return fd
       fd = undefined
       try {
-        fs.mkdirSync(dir, { mode: 0o700 })
+        fs.mkdirSync(dir, { mode: 0o700, recursive: true })
       } catch {
         // there already (a session before), or not possible: then in place
       }
@@ -115,11 +148,39 @@ function awayFromTheSession(dir: string): { fd(): number | undefined; close(): v
   }
 }
 
-/** Moves `name` out of the directory open as `dir`: into the quarantine when it can, else aside in place. */
-function moveAside(dir: number, name: string, asideName: string, away: { fd(): number | undefined }): 'away' | 'here' | 'failed' {
+/**
+ * Moves `name` out of the directory open as `dir`: into the quarantine when it can, else aside in
+ * place. A folder moved to another folder must itself be writable (its `..` changes): one the
+ * session made read-only (chmod 500: as a user the move failed, and it went aside in place, where
+ * the session renamed it back, red team round 29) is given write access for that moment.
+ */
+function moveAside(dir: number, name: string, asideName: string, away: Away): 'away' | 'here' | 'failed' {
   const target = away.fd()
-  if (target !== undefined && renameInside(dir, name, `/proc/self/fd/${target}/${asideName}`)) return 'away'
+  if (target !== undefined) {
+    const into = `/proc/self/fd/${target}/${asideName}`
+    if (renameInside(dir, name, into)) return 'away'
+    const entry = openEntryNoFollow(dir, name)
+    if (entry !== undefined) {
+      try {
+        withAccess(entry, () => withAccess(dir, () => fs.renameSync(`/proc/self/fd/${dir}/${name}`, into)))
+        return 'away'
+      } catch {
+        // not ours to change: aside in place
+      } finally {
+        fs.closeSync(entry)
+      }
+    }
+  }
   return renameInside(dir, name, asideName) ? 'here' : 'failed'
+}
+
+/** The folder `name` in the directory open as `dir` (O_PATH, never through a symlink); undefined when it is not one. */
+function openEntryNoFollow(dir: number, name: string): number | undefined {
+  try {
+    return withAccess(dir, () => fs.openSync(`/proc/self/fd/${dir}/${name}`, O_PATH | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW))
+  } catch {
+    return undefined
+  }
 }
 
 /**

@@ -32,7 +32,7 @@ export interface RunResult {
  * killed and its program never runs. Signals are caught from before the spawn: a launcher killed
  * by one in between would leave the sandbox unsupervised.
  */
-export async function runForeground(plan: LaunchPlan, started: () => Promise<void> = async () => {}, join: CgroupJoin = joinCgroups(plan.cgroups)): Promise<RunResult> {
+export async function runForeground(plan: LaunchPlan, started: (end: () => void) => Promise<void> = async () => {}, join: CgroupJoin = joinCgroups(plan.cgroups)): Promise<RunResult> {
   const state: SessionState = { released: false }
   const relay = relaySignals(state)
   // These first, then the join's own handlers go: a signal still pending (one that came while the
@@ -64,7 +64,7 @@ interface SessionState {
   wake?: () => void
 }
 
-async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: SessionState, cgroups: readonly Cgroup[]): Promise<RunResult> {
+async function supervise(plan: LaunchPlan, started: (end: () => void) => Promise<void>, state: SessionState, cgroups: readonly Cgroup[]): Promise<RunResult> {
   const { child, ways, merged, left, mounts } = await spawnInCgroups(plan, cgroups)
   const relay = relayStdio(child, ways)
   const sandbox = watchInfo(child.stdio[3] as Readable | null | undefined)
@@ -90,7 +90,8 @@ async function supervise(plan: LaunchPlan, started: () => Promise<void>, state: 
   const limited = left.then(() => writeLimits(cgroups))
   const ready = watchReady(child, plan)
   const built = ready.then(isReady => (isReady ? checkMounts(sandbox, mounts) : undefined))
-  const failure = await Promise.all([Promise.resolve().then(started), limited, built]).then(() => undefined, asError)
+  // `end`, for the git watch: the whole sandbox goes (its init, then its pid namespace); bwrap reports it.
+  const failure = await Promise.all([Promise.resolve().then(() => started(() => killInit(sandbox))), limited, built]).then(() => undefined, asError)
   await afterAPoll()
   // Nothing may run in a sandbox whose proxy or record is missing, or after a signal.
   if (failure !== undefined || state.early !== undefined) await abort()

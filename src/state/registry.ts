@@ -4,7 +4,11 @@
 
 /** The directory, inside an instance, that holds claudebox's own state (Claude Code does not use it). */
 export const OWN_DIR = 'claudebox'
-/** In OWN_DIR: what the git watch moved out of the project, out of the session's reach (host/git-watch.ts). */
+/**
+ * In $CLAUDEBOX_HOME, per instance id: what the git watch moved out of the project (host/git-watch.ts).
+ * Not in the instance, which the session writes: a .git it made there would be the repository of a
+ * git the user runs in the quarantine to look (red team, round 29).
+ */
 export const QUARANTINE_DIR = 'quarantine'
 export const SESSIONS_DIR = 'claudebox/sessions'
 export const META_FILE = 'claudebox/meta.json'

@@ -66,7 +66,7 @@ describe.skipIf(!HAVE_BWRAP)('--bind over the project', () => {
     const r = await claudebox(world, ['--bind', data, '--', '-c', `cd ${data} && git init -q . 2>/dev/null; git init -q sub; sleep 0.4; ls -A`], { cwd: project, env })
     expect(r.exitCode, r.stderr).toBe(0)
     expect(r.stdout.split('\n')).not.toContain('.git')
-    expect(r.stderr).toMatch(/moved aside.*data\/\.git -> \S*\/claudebox\/quarantine\/\.git\.claudebox-quarantine-/)
+    expect(r.stderr).toMatch(/moved aside.*data\/\.git -> \S*\/quarantine\/[0-9a-f]{16}\/\.git\.claudebox-quarantine-/)
     expect(r.stderr).toMatch(/nested git repositories.*data\/sub\/\.git/)
     const bare = path.join(world.home, 'mirror.git')
     git(world.home, 'init', '-q', '--bare', bare)
