@@ -206,6 +206,8 @@ export interface GitWatchSpec {
   gitDirs: readonly string[]
   /** The working trees searched for new or changed nested `.git` entries after the session: the project's, then each writable bind. */
   workTrees: readonly string[]
+  /** The user's home: the git configs there name hooks folders in every repository (nested ones too). */
+  home: string
   /** Where planted files are moved, out of the session's reach ($CLAUDEBOX_HOME/quarantine/<id>); in place on another file system. */
   quarantineDir: string
 }

@@ -5,7 +5,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind } from './fs.js'
-import { gitConfig, readSmall, worktreeTop, type GitDirSearch } from './git-dirs.js'
+import { gitConfig, gitdirOf, readSmall, worktreeTop, type GitDirSearch } from './git-dirs.js'
 import { isWithinAny } from '../state/instance.js'
 import type { GitFacts } from '../types.js'
 
@@ -37,7 +37,7 @@ export function repoConfigOf(tree: string, git: GitFacts): string | undefined {
   if (tree === git.topLevel) return path.join(git.commonDir, 'config')
   const dotGit = path.join(tree, '.git')
   if (lstatKind(dotGit) === 'dir') return path.join(dotGit, 'config')
-  const pointer = /^gitdir: (.+)$/m.exec(readSmall(dotGit) ?? '')?.[1]?.trim()
+  const pointer = gitdirOf(readSmall(dotGit))
   if (pointer === undefined) return undefined
   const gitDir = path.resolve(tree, pointer)
   const common = readSmall(path.join(gitDir, 'commondir'))?.trim()

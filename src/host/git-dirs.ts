@@ -88,6 +88,16 @@ function searchModules(modules: string, parents: string[], depth: number, add: (
   }
 }
 
+/**
+ * The path a `.git` file names, read as git reads it (read_gitfile_gently): `gitdir: ` at its very
+ * start, then the rest with trailing newlines and carriage returns dropped, spaces kept (red team,
+ * round 30: `gitdir:  x/..` with a trimmed space walked a folder git never went through).
+ */
+export function gitdirOf(text: string | undefined): string | undefined {
+  const body = text?.replace(/[\r\n]+$/, '')
+  return body?.startsWith('gitdir: ') ? body.slice('gitdir: '.length) : undefined
+}
+
 /** A git dir as git takes one: HEAD present, as a file or a symlink (git follows a symlinked HEAD). */
 export function isGitDir(dir: string): boolean {
   const head = lstatKind(path.join(dir, 'HEAD'))

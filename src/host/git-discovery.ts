@@ -8,6 +8,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { isDir, readNoFollow } from './fs.js'
+import { gitdirOf } from './git-dirs.js'
 import type { GitFacts } from '../types.js'
 
 export type Discovery = { kind: 'repo'; facts: GitFacts } | { kind: 'none' } | { kind: 'ask-git' }
@@ -61,8 +62,8 @@ function repositoryAt(dir: string, euid: number): Discovery | undefined {
 
 /** A .git file's `gitdir: PATH` (relative to the work tree), resolved; undefined when it is anything else. */
 function gitFileTarget(file: string, dir: string): string | undefined {
-  const match = /^gitdir: (.+)\n?$/.exec(readNoFollow(file, 4096) ?? '')
-  return match?.[1] === undefined ? undefined : path.resolve(dir, match[1])
+  const pointer = gitdirOf(readNoFollow(file, 4096))
+  return pointer === undefined || pointer === '' ? undefined : path.resolve(dir, pointer)
 }
 
 /**

@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind, safeReaddir } from './fs.js'
 import { configReader, repoConfigOf, userGitConfigs, workTreesIn } from './git-configs.js'
-import { gitConfig, gitDirsOf, isGitDir, MAX_MODULES_DEPTH, readSmall, worktreeDotGit, type GitDirSearch } from './git-dirs.js'
+import { gitConfig, gitdirOf, gitDirsOf, isGitDir, MAX_MODULES_DEPTH, readSmall, worktreeDotGit, type GitDirSearch } from './git-dirs.js'
 import { isWithin, isWithinAny } from '../state/instance.js'
 import { linksBelow, protectLink, throughLinkedFolders } from './link-targets.js'
 import { HOST_RUN_FILES } from '../sandbox/persistence.js'
@@ -54,6 +54,7 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
   protectLinksInside(facts, projectDirs)
   pinWorkTreeParents(facts, projectDirs[0])
   for (const file of facts.readOnly.filter(p => path.basename(p) === '.git')) pinGitdirWay(facts, file, projectDirs)
+  pinFoldersOnTheWay(facts, projectDirs)
   // Parents before children, whatever found them: a pin mounted later would cover one below it.
   facts.pinned.sort((a, b) => a.split('/').length - b.split('/').length)
   return facts
@@ -62,28 +63,58 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
 /**
  * The folders a `.git` file's `gitdir:` path goes through as the kernel walks it, where the
  * sandbox writes: pinned, or the session could rename one and put its own in its place (red team,
- * round 29: `gitdir: sub/../metadata/gd` went through `sub`). A symlink on the way cannot be pinned
- * (a bind follows it): the launch refuses, naming it.
+ * round 29: `gitdir: sub/../metadata/gd` went through `sub`). Links outside those places are the
+ * user's and followed (round 30: the path went through a linked folder above the project); a link
+ * inside them cannot be pinned (a bind follows it): the launch refuses, naming it.
  */
 function pinGitdirWay(facts: MutableProtect, file: string, projectDirs: readonly string[]): void {
-  const pointer = /^gitdir: (.+)$/m.exec(readSmall(file) ?? '')?.[1]?.trim()
+  const pointer = gitdirOf(readSmall(file))
   if (pointer === undefined) return
+  const parts = pointer.split('/')
   let here = pointer.startsWith('/') ? '/' : path.dirname(file)
-  for (const part of pointer.split('/')) {
+  for (let hops = 0; parts.length > 0; ) {
+    const part = parts.shift() as string
     if (part === '' || part === '.') continue
     if (part === '..') {
       here = path.dirname(here)
       continue
     }
-    here = path.join(here, part)
-    if (!isWithinAny(here, projectDirs) || projectDirs.includes(here)) continue
-    const kind = lstatKind(here)
-    if (kind === 'symlink') {
-      facts.refusals.push(`${file} names its git dir through the symlink ${here}, which the session could point at a git dir of its own, for the host's git to run; write the git dir's path without links in ${file}, then rerun claudebox`)
+    const next = path.join(here, part)
+    const writable = isWithinAny(next, projectDirs)
+    const kind = lstatKind(next)
+    if (kind === 'symlink' && writable) {
+      facts.refusals.push(`${file} names its git dir through the symlink ${next}, which the session could point at a git dir of its own, for the host's git to run; write the git dir's path without links in ${file}, then rerun claudebox`)
       return
     }
+    if (kind === 'symlink') {
+      const text = hops++ < 40 ? readLinkText(next) : undefined
+      if (text === undefined) return
+      parts.unshift(...text.split('/'))
+      if (text.startsWith('/')) here = '/'
+      continue
+    }
     if (kind !== 'dir') return
-    if (!facts.pinned.includes(here)) facts.pinned.push(here)
+    if (writable && !projectDirs.includes(next) && !facts.pinned.includes(next)) facts.pinned.push(next)
+    here = next
+  }
+}
+
+function readLinkText(link: string): string | undefined {
+  try {
+    return fs.readlinkSync(link)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Guarded links and names watched for are judged by their path: a folder on the way renamed and
+ * replaced (by a link into the instance, with the same link text behind it) would change what the
+ * path means while the guard saw nothing wrong (red team, round 30). Those folders are pinned.
+ */
+function pinFoldersOnTheWay(facts: MutableProtect, projectDirs: readonly string[]): void {
+  for (const p of [...facts.links.map(link => link.path), ...facts.forbidden]) {
+    for (const folder of foldersLeadingTo(p, projectDirs)) if (!facts.pinned.includes(folder) && lstatKind(folder) === 'dir') facts.pinned.push(folder)
   }
 }
 

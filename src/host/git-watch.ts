@@ -7,6 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind, safeReaddir } from './fs.js'
 import { guardHeads, headIsValid } from './head-guard.js'
+import { configReader, userGitConfigs } from './git-configs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
 
@@ -50,11 +51,11 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
   const report = (): string[] => {
     const warnings: string[] = []
     if (ended !== undefined) warnings.push(`the session made ${inlineSafe(ended)} ${REPLANT_LIMIT} times, each moved aside, and was ended: a git the host ran at the moment of one could have taken it; look at what git ran in this project since (the config of each one moved aside below)`)
-    if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (inspect, then delete): ${moved.join(', ')}`)
+    if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (look at them with ls and cat, not with git, which would take one for a repository; then delete them): ${moved.join(', ')}`)
     const movedBefore = moved.length
     const restored = heads.restored()
     if (restored.length > 0) warnings.push(`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`)
-    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...spec.workTrees.flatMap(tree => nestedGit(tree, startedMs, quarantine)))
+    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...spec.workTrees.flatMap(tree => nestedGit(tree, startedMs, quarantine, configuredOf(spec.home))))
     if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them); moved aside: ${moved.slice(movedBefore).join(', ')}`)
     return warnings.map(w => `WARNING: ${w}`)
   }
@@ -359,7 +360,7 @@ const isSpecial = (e: fs.Dirent<Buffer> | fs.Dirent): boolean => e.isFIFO() || e
 /** Files git opens in every folder of the work tree: a FIFO there hangs the host's git (red team). */
 const READ_BY_GIT = new Set(['.gitignore', '.gitattributes', '.gitmodules', '.mailmap'])
 
-function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => void): string[] {
+function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => void, configured: (dotGit: Buffer) => string[]): string[] {
   // Names are bytes: a folder named in something other than UTF-8 (d\377) must still be entered
   // (red team: a string path lost the byte, the folder was skipped and its repository unreported).
   const found: Buffer[] = []
@@ -380,13 +381,13 @@ function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => 
     seen += entries.length
     // A folder shaped like a git dir (HEAD, objects/, refs/) is a repository to git run there, or
     // below when a .git is rejected (red team: the top's own config then ran at git status).
-    if (looksLikeGitDir(dir, entries) && changedSince(dir, sinceMs, true)) found.push(dir)
+    if (looksLikeGitDir(dir, entries) && changedSince(dir, sinceMs, true, [])) found.push(dir)
     for (const entry of entries) {
       const p = Buffer.concat([dir, Buffer.from('/'), entry.name])
       const name = entry.name.toString('latin1')
       if (READ_BY_GIT.has(name) && isSpecial(entry)) moveAside(p.toString())
       if (name === '.git') {
-        if (!dir.equals(top) && changedSince(p, sinceMs, entry.isDirectory())) found.push(p)
+        if (!dir.equals(top) && changedSince(p, sinceMs, entry.isDirectory(), entry.isDirectory() ? configured(p) : [])) found.push(p)
       } else if (entry.isDirectory()) {
         stack.push(p)
       }
@@ -395,7 +396,7 @@ function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => 
   const shown = (paths: Buffer[]): string => paths.map(p => inlineSafe(p.toString())).join(', ')
   const out: string[] = []
   if (found.length > 0) {
-    out.push(`the session created or changed nested git repositories, whose config and hooks run when git is used there (or at the top, for a submodule): ${shown(found)}; inspect them (cat <dir>/config, ls <dir>/hooks) before running git in or above them`)
+    out.push(`the session created or changed nested git repositories, whose config and hooks run when git is used there (or at the top, for a submodule): ${shown(found)}; inspect them (cat <dir>/config, ls <dir>/hooks and the folder its core.hooksPath names) before running git in or above them`)
   }
   if (unreadable.length > 0) {
     out.push(`folders the search for nested git repositories could not list (a repository in them would run its config and hooks unseen): ${shown(unreadable)}; make them readable (chmod u+rx) and look inside before running git here`)
@@ -460,9 +461,24 @@ function namesIn(dir: Buffer): Buffer[] {
   }
 }
 
-function changedSince(dotGit: Buffer, sinceMs: number, isDir: boolean): boolean {
+/** For a nested repository's `.git` folder: the hooksPath folder and include files its config and the user's name. */
+function configuredOf(home: string): (dotGit: Buffer) => string[] {
+  const reader = configReader()
+  return dotGit => {
+    const gitDir = dotGit.toString()
+    return reader.targets(path.dirname(gitDir), [path.join(gitDir, 'config'), ...userGitConfigs(home)])
+  }
+}
+
+/**
+ * Whether a nested repository's `.git` (or folder shaped as one) changed since the session began:
+ * what makes git run programs or look elsewhere, in it and in `configured` (its core.hooksPath
+ * folder and include files: red team, round 30, a clone's `.husky/pre-commit` changed unreported).
+ */
+function changedSince(dotGit: Buffer, sinceMs: number, isDir: boolean, configured: readonly string[]): boolean {
   const below = (...names: string[]): Buffer => Buffer.concat([dotGit, Buffer.from(`/${names.join('/')}`)])
-  const hooks = isDir ? namesIn(below('hooks')).map(h => Buffer.concat([below('hooks'), Buffer.from('/'), h])) : []
+  const inside = (dir: Buffer): Buffer[] => namesIn(dir).map(name => Buffer.concat([dir, Buffer.from('/'), name]))
+  const hooks = isDir ? [below('hooks'), ...configured.map(p => Buffer.from(p))].flatMap(dir => [dir, ...inside(dir)]) : []
   // Not a git dir's own change time: git changes it at every index write (a false report each session).
   const candidates = isDir ? [below('HEAD'), ...NESTED_REDIRECTING.map(name => below(name)), ...hooks] : [dotGit]
   return candidates.some(p => {

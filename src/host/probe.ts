@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { scopeHelper } from '../sandbox/landlock.js'
 import { isDir, lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
 import { probeGitProtect } from './git-guard-probe.js'
-import { isGitDir, readSmall } from './git-dirs.js'
+import { gitdirOf, isGitDir, readSmall } from './git-dirs.js'
 import { discoverGit } from './git-discovery.js'
 import { canonicalRoot, instanceDir, instanceId, isWithin, PROJECT_ROOT_FILE, sharedPaths, validProjectRoot } from '../state/instance.js'
 import { SANDBOX_NOTE } from '../sandbox/tiers.js'
@@ -562,7 +562,7 @@ function layoutFrom(start: string, depth: number): GitLayout {
   }
   const dotGit = path.join(worktree, '.git')
   if (lstatKind(dotGit) === 'dir') return { kind: 'dir', worktree }
-  const pointer = /^gitdir: (.*)$/m.exec(readNoFollow(dotGit) ?? '')?.[1]
+  const pointer = gitdirOf(readNoFollow(dotGit))
   const target = pointer === undefined ? undefined : realpathOrUndefined(path.resolve(worktree, pointer))
   if (target === undefined) return { kind: 'file', worktree }
   const back = readNoFollow(path.join(target, 'gitdir'))

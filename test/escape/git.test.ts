@@ -134,6 +134,52 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(path.join(plain, '.git'))).toBe(false)
   })
 
+  test('round 30: a gitdir: read as git reads it (a space kept), through a linked folder above the project (followed), and a folder on the way to a guarded link or a watched name: pinned or refused', async () => {
+    const s = scene()
+    // gitdir:  x/../meta/gd (two spaces): git walks " x", which is pinned.
+    fs.mkdirSync(path.join(s.project, ' x'))
+    fs.mkdirSync(path.join(s.project, 'meta'))
+    fs.renameSync(path.join(s.project, '.git'), path.join(s.project, 'meta/gd'))
+    fs.writeFileSync(path.join(s.project, '.git'), 'gitdir:  x/../meta/gd\n')
+    git(s.project, 'config', 'core.worktree', s.project)
+    const spaced = await inside(s, 'mv " x" " x.old" 2>/dev/null && echo SWAPPED || echo pinned')
+    expect(spaced.out).toBe('pinned')
+    // An absolute gitdir: through a link above the project, to a linked folder inside it: refused.
+    fs.symlinkSync(path.dirname(s.project), path.join(s.world.root, 'above'))
+    fs.renameSync(path.join(s.project, 'meta'), path.join(s.project, 'metadata'))
+    fs.symlinkSync('metadata', path.join(s.project, '.meta'))
+    fs.writeFileSync(path.join(s.project, '.git'), `gitdir: ${s.world.root}/above/${path.basename(s.project)}/.meta/gd\n`)
+    const linked = await inside(s, 'echo RAN')
+    expect(linked.code).toBe(125)
+    expect(linked.err).toContain(`names its git dir through the symlink ${s.project}/.meta`)
+  })
+
+  test('round 30: the folder holding a guarded link (a/conf -> ../cfgdir) and one on the way to a missing include are pinned, so they cannot be swapped for links into the instance', async () => {
+    const s = scene()
+    fs.mkdirSync(path.join(s.project, 'a'))
+    fs.mkdirSync(path.join(s.project, 'cfgdir'))
+    fs.mkdirSync(path.join(s.project, 'b'))
+    fs.symlinkSync('../cfgdir', path.join(s.project, 'a/conf'))
+    git(s.project, 'config', 'include.path', path.join(s.project, 'a/conf/inc'))
+    git(s.project, 'config', '--add', 'include.path', path.join(s.project, 'b/inc'))
+    const r = await inside(s, `D=$CLAUDE_CONFIG_DIR/x; mkdir -p $D; ln -s ../cfgdir $D/conf; ln -s x $CLAUDE_CONFIG_DIR/b; for f in a b; do mv $f $f.old 2>/dev/null && echo $f-SWAPPED || echo $f-pinned; done`)
+    expect(r.out.split('\n')).toEqual(['a-pinned', 'b-pinned'])
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test("round 30: a nested clone's own core.hooksPath folder (.husky) changed in the session is reported", async () => {
+    const s = scene()
+    const clone = makeRepo(s.project, 'vendor/foo')
+    fs.mkdirSync(path.join(clone, '.husky'))
+    fs.writeFileSync(path.join(clone, '.husky/pre-commit'), '#!/bin/sh\nexit 0\n', { mode: 0o755 })
+    git(clone, 'config', 'core.hooksPath', '.husky')
+    const quiet = await inside(s, 'echo nothing')
+    expect(quiet.err).not.toMatch(/nested git/)
+    const r = await inside(s, `printf '#!/bin/sh\\ntouch ${s.marker}\\n' > vendor/foo/.husky/pre-commit`)
+    expect(r.err).toMatch(/nested git repositories, .*vendor\/foo\/\.git; inspect them/)
+  })
+
   test('.git renamed away and rebuilt: the rename fails', async () => {
     const s = scene()
     const r = await inside(s, `mv .git .git-old && mkdir .git && cp -r .git-old/objects .git-old/refs .git-old/HEAD .git/ && ${payload(s, '.git/config')} && echo ESCAPED || echo BLOCKED`)
@@ -402,7 +448,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
       ].join('; '),
     )
     expect(r.out).toBe('BLOCKED')
-    expect(r.err).toMatch(/moved aside \(inspect, then delete\): .*later\.gitconfig -> .*quarantine.*missing-hooks -> /)
+    expect(r.err).toMatch(/moved aside \(look at them with ls and cat, not with git, which would take one for a repository; then delete them\): .*later\.gitconfig -> .*quarantine.*missing-hooks -> /)
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
   })
@@ -422,7 +468,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     const s = scene()
     fs.appendFileSync(path.join(s.world.home, '.gitconfig'), '[core]\n\thooksPath = .githooks\n')
     const r = await inside(s, `mkdir .githooks && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > .githooks/pre-commit && chmod +x .githooks/pre-commit`)
-    expect(r.err).toMatch(/moved aside \(inspect, then delete\): .*\.githooks -> /)
+    expect(r.err).toMatch(/moved aside \(look at them with ls and cat, not with git, which would take one for a repository; then delete them\): .*\.githooks -> /)
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
   })
