@@ -497,7 +497,8 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     const s = scene()
     fs.mkdirSync(path.join(s.project, 'config'))
     fs.symlinkSync('config/npmrc', path.join(s.project, '.npmrc'))
-    const r = await inside(s, 'mkdir c2 && echo "script-shell=/tmp/x" > c2/npmrc && chmod 555 c2 && rmdir config && mv c2 config; sleep 0.6; test -e config/npmrc && echo ESCAPED || echo BLOCKED')
+    // The folder on the way is pinned (round 30): it cannot be swapped for one made read-only, only made so.
+    const r = await inside(s, 'rmdir config 2>/dev/null && echo SWAPPED; echo "script-shell=/tmp/x" > config/npmrc; chmod 555 config; sleep 0.6; test -e config/npmrc && echo ESCAPED || echo BLOCKED')
     expect(r.out).toBe('BLOCKED')
     expect(r.err).toMatch(/config\/npmrc -> .*claudebox-quarantine/)
     expect(fs.statSync(path.join(s.project, 'config')).mode & 0o777).toBe(0o555) // its mode is given back
