@@ -30,6 +30,8 @@ export type GitDirSearch = {
   submodules: string[]
   /** Names where a git dir would take precedence if one appeared (git's earlier remote candidates): moved aside when they do. */
   forbidden: string[]
+  /** Symlinks on the way to a local remote (`mirror -> store/mirror.git`): guarded, or the session re-points them. */
+  links: { path: string; text: string }[]
   refusal?: string
 }
 
@@ -39,6 +41,7 @@ export function gitDirsOf(git: GitFacts, home: string): GitDirSearch {
   const entries: GitDirEntry[] = []
   const submodules: string[] = []
   const forbidden: string[] = []
+  const links: { path: string; text: string }[] = []
   const add = (entry: GitDirEntry): void => {
     if (entries.some(e => e.dir === entry.dir)) return
     if (entries.length >= MAX_GIT_DIRS) {
@@ -57,10 +60,10 @@ export function gitDirsOf(git: GitFacts, home: string): GitDirSearch {
       const dotGit = path.join(sub, '.git')
       if (lstatKind(dotGit) === 'dir' && isGitDir(dotGit)) add({ dir: dotGit, parents: workTreeParents(git.topLevel, sub), linked: false, common: dotGit })
     }
-    for (const remote of localRemotes(entries, git.topLevel, home, forbidden)) add(remote)
-    return { entries, submodules, forbidden }
+    for (const remote of localRemotes(entries, git.topLevel, home, { forbidden, links })) add(remote)
+    return { entries, submodules, forbidden, links }
   } catch (error) {
-    if (error instanceof Refusal) return { entries, submodules, forbidden, refusal: error.message }
+    if (error instanceof Refusal) return { entries, submodules, forbidden, links, refusal: error.message }
     throw error
   }
 }
@@ -185,14 +188,14 @@ export function workTreeParents(top: string, dir: string): string[] {
  * working tree, where git runs them; `~/` is the home; the names git tries are tried (a `./mirror`
  * remote reaches mirror.git), and each is taken by its real path (one through a symlink counts).
  */
-function localRemotes(entries: readonly GitDirEntry[], top: string, home: string, forbidden: string[]): GitDirEntry[] {
+function localRemotes(entries: readonly GitDirEntry[], top: string, home: string, watched: { forbidden: string[]; links: { path: string; text: string }[] }): GitDirEntry[] {
   const out: GitDirEntry[] = []
   for (const config of new Set(entries.map(e => path.join(e.common, 'config')))) {
     if (!/url\s*=/i.test(readSmall(config) ?? '')) continue
     const lines = gitConfig(config, ['--get-regexp', '^remote\\..*\\.(push)?url$']) ?? ''
     for (const line of lines.split('\n')) {
       const local = line.includes(' ') ? localPath(line.slice(line.indexOf(' ') + 1), top, home) : undefined
-      if (local !== undefined) out.push(...remoteGitDir(local, top, forbidden))
+      if (local !== undefined) out.push(...remoteGitDir(local, top, watched))
     }
   }
   return out
@@ -204,13 +207,15 @@ function localRemotes(entries: readonly GitDirEntry[], top: string, home: string
  * layout created at ./mirror took over a ./mirror remote meant for mirror.git): a missing one is
  * watched (its first missing name), an existing folder's HEAD must not appear.
  */
-function remoteGitDir(local: string, top: string, forbidden: string[]): GitDirEntry[] {
+function remoteGitDir(local: string, top: string, watched: { forbidden: string[]; links: { path: string; text: string }[] }): GitDirEntry[] {
   for (const candidate of [`${local}/.git`, local, `${local}.git/.git`, `${local}.git`]) {
     const dir = realDir(candidate)
-    if (dir !== undefined && isGitDir(dir)) return [{ dir, parents: workTreeParents(top, dir).slice(0, -1), linked: false, common: dir }]
+    // The links on the way are the user's (red team, round 31: `mirror -> store/mirror.git`, re-pointed inside, ran at git push).
     const chain = resolveChain(candidate)
-    if (chain.end?.kind === 'missing' && chain.firstMissing !== undefined) forbidden.push(chain.firstMissing)
-    else if (dir !== undefined) forbidden.push(path.join(dir, 'HEAD'))
+    watched.links.push(...chain.links)
+    if (dir !== undefined && isGitDir(dir)) return [{ dir, parents: workTreeParents(top, dir).slice(0, -1), linked: false, common: dir }]
+    if (chain.end?.kind === 'missing' && chain.firstMissing !== undefined) watched.forbidden.push(chain.firstMissing)
+    else if (dir !== undefined) watched.forbidden.push(path.join(dir, 'HEAD'))
   }
   return []
 }

@@ -25,6 +25,7 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
     const search = gitDirsOf(git, home)
     if (search.refusal !== undefined) facts.refusals.push(search.refusal)
     for (const name of search.forbidden) if (isWithinAny(name, projectDirs) && !projectDirs.includes(name)) facts.forbidden.push(name)
+    addLinks(facts, search.links.filter(link => isWithinAny(link.path, projectDirs)))
     const worktreeConfig = memo((common: string) => readsWorktreeConfig(path.join(common, 'config')))
     for (const { dir, parents, linked, common } of search.entries) {
       if (!isWithinAny(dir, projectDirs)) continue // not writable inside: nothing to pin
@@ -151,18 +152,13 @@ function foldersLeadingTo(dir: string, places: readonly string[]): string[] {
   return folders
 }
 
+/**
+ * A file or folder a config makes git run or read, named as written (`conf/link/../inc`): walked
+ * as the kernel walks it, each link on the way guarded, what it leads to in the project read-only,
+ * or moved aside when it appears (red team, rounds 29 and 31).
+ */
 function protectConfigured(facts: MutableProtect, named: string, projectDirs: readonly string[]): void {
-  if (!isWithinAny(named, projectDirs) || projectDirs.includes(named)) return
-  // Below a symlinked folder (`conf -> cfgdir`): where it really is, the links guarded (red team,
-  // round 29: the planted `cfgdir/inc` was never moved, its way being a link).
-  const place = projectDirs.filter(dir => isWithin(named, dir)).sort((a, b) => b.length - a.length)[0] ?? named
-  const target = hostRunPath(facts, named, place, projectDirs)
-  if (target === undefined || projectDirs.includes(target)) return
-  if (facts.workTree.some(e => e.path === target) || facts.forbidden.includes(target)) return
-  const kind = lstatKind(target)
-  if (kind === 'missing') facts.forbidden.push(target)
-  else if (kind === 'symlink') watchLink(facts, target, projectDirs)
-  else facts.workTree.push({ path: target, kind })
+  protectLinkTarget(facts, named, projectDirs)
 }
 
 /** The files at the top of a work tree that the host runs (.envrc, .vscode, ...): read-only. */

@@ -15,6 +15,9 @@ export const HOST_RUN_FILES: readonly { path: string; decision: 'read-only' | 'r
   { path: '.husky', decision: 'read-only' },
   { path: '.githooks', decision: 'read-only' },
   { path: '.pre-commit-config.yaml', decision: 'read-only' },
+  // lefthook's hook commands (red team, round 31: the hooks are read-only, what they run was not).
+  { path: 'lefthook.yml', decision: 'read-only' },
+  { path: '.lefthook.yml', decision: 'read-only' },
   // direnv on cd (after `direnv allow`), VS Code tasks/settings/launch, JetBrains run configs,
   // devcontainer initializeCommand (runs on the host).
   { path: '.envrc', decision: 'read-only' },
