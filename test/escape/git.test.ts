@@ -553,7 +553,8 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(r.code).toBe(0)
     expect(fs.readFileSync(path.join(outside, 'hooks/keep'), 'utf8')).toBe('user data\n')
     expect(fs.readdirSync(outside)).toEqual(['hooks'])
-    expect(r.err).toMatch(/tools\/hooks \(not moved: a folder on its way is now a symlink that leads out of the project/)
+    // tools, missing, is the name watched for (round 31): the link itself is moved, never what it leads to.
+    expect(r.err).toMatch(/project\/tools -> \S*quarantine\/[0-9a-f]{16}\/tools\.claudebox-quarantine-/)
   })
 
   test('a parent swapped between a directory and a symlink out, in a loop (racing the watch): nothing outside is ever moved', async () => {
@@ -564,7 +565,8 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     git(s.project, 'config', 'core.hooksPath', 'tools/hooks')
     const swap = `i=0; while [ $i -lt 600 ]; do rm -rf tools; mkdir -p tools/hooks; rm -rf tools; ln -s '${outside}' tools; i=$((i+1)); done; rm -f tools`
     const r = await inside(s, swap)
-    expect(r.code).toBe(0)
+    // Planting the watched name again and again ends the session (round 29); nothing outside moved meanwhile.
+    expect([0, 137]).toContain(r.code)
     expect(fs.readdirSync(outside)).toEqual(['hooks'])
     expect(fs.readFileSync(path.join(outside, 'hooks/keep'), 'utf8')).toBe('user data\n')
   })
