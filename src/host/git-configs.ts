@@ -43,52 +43,63 @@ function realPathIs(p: string): boolean {
   }
 }
 
-/** The config of the repository checked out at `tree` (its git dir's, or its common dir's for a linked worktree). */
-export function repoConfigOf(tree: string, git: GitFacts): string | undefined {
-  if (tree === git.topLevel) return path.join(git.commonDir, 'config')
+/**
+ * The configs of the repository checked out at `tree`: its common dir's, and its own git dir's
+ * config.worktree, which git reads with extensions.worktreeConfig (red team, round 32: a
+ * `git config --worktree core.hooksPath hk` went unread; reading it without the extension only
+ * protects more).
+ */
+export function repoConfigsOf(tree: string, git: GitFacts): string[] {
+  if (tree === git.topLevel) return [path.join(git.commonDir, 'config'), path.join(git.gitDir, 'config.worktree')]
   const dotGit = path.join(tree, '.git')
-  if (lstatKind(dotGit) === 'dir') return path.join(dotGit, 'config')
+  if (lstatKind(dotGit) === 'dir') return [path.join(dotGit, 'config'), path.join(dotGit, 'config.worktree')]
   const pointer = gitdirOf(readSmall(dotGit))
-  if (pointer === undefined) return undefined
+  if (pointer === undefined) return []
   const gitDir = path.resolve(tree, pointer)
   const common = readSmall(path.join(gitDir, 'commondir'))?.trim()
-  return path.join(common === undefined ? gitDir : path.resolve(gitDir, common), 'config')
+  return [path.join(common === undefined ? gitDir : path.resolve(gitDir, common), 'config'), path.join(gitDir, 'config.worktree')]
 }
 
 export interface ConfigReader {
   /** The files `configs` make git take programs or config from, when git runs in `tree`. */
   targets(tree: string, configs: readonly (string | undefined)[]): string[]
+  /** Paths named anywhere in those configs (`sh tools/x`, `-c core.fsmonitor=tools/x`): protected when they exist. */
+  mentioned(tree: string, configs: readonly (string | undefined)[]): string[]
+  /** Set when there were more config files than it reads: the launch refuses rather than skip one. */
+  readonly overflow: string | undefined
 }
 
 /** One reader per probe: each config file's values are read once, and the include files followed are bounded. */
-export function configReader(): ConfigReader {
+export function configReader(home: string): ConfigReader {
   const values = new Map<string, ConfigValues>()
-  const read = (config: string): ConfigValues => {
-    let known = values.get(config)
-    if (known === undefined) {
-      known = values.size >= MAX_CONFIG_FILES ? { includes: [], programs: [] } : configValues(config)
-      values.set(config, known)
-    }
-    return known
+  const reader = {
+    overflow: undefined as string | undefined,
+    targets: (tree: string, configs: readonly (string | undefined)[]): string[] => walk(tree, configs).flatMap(v => v.targets),
+    mentioned: (tree: string, configs: readonly (string | undefined)[]): string[] => walk(tree, configs).flatMap(v => v.mentioned),
   }
-  return {
-    targets(tree, configs) {
-      const out: string[] = []
-      const queue = configs.filter((c): c is string => c !== undefined)
-      for (let i = 0; i < queue.length && i < MAX_CONFIG_FILES; i++) {
-        const config = queue[i] as string
-        const { hooks, includes, programs } = read(config)
-        // As written, from the work tree: the kernel walks it (a link, then `..`), protectLink follows.
-        if (hooks) out.push(hooks.startsWith('/') ? hooks : `${tree}/${hooks}`)
-        for (const program of programs) out.push(program.startsWith('/') ? program : `${tree}/${program}`)
-        for (const include of includes) {
-          out.push(include)
-          if (!queue.includes(include)) queue.push(include) // an include's own includes and hooksPath count too
+  // Each config, then the includes it names (their own includes, hooksPath and programs count too).
+  const walk = (tree: string, configs: readonly (string | undefined)[]): { targets: string[]; mentioned: string[] }[] => {
+    const queue = configs.filter((c): c is string => c !== undefined)
+    const out: { targets: string[]; mentioned: string[] }[] = []
+    for (let i = 0; i < queue.length; i++) {
+      const config = queue[i] as string
+      let known = values.get(config)
+      if (known === undefined) {
+        if (values.size >= MAX_CONFIG_FILES) {
+          reader.overflow ??= `more than ${MAX_CONFIG_FILES} git config files to read (${config} and the includes before it), and any of them could make git run a file in the project; include fewer files, then rerun claudebox`
+          break
         }
+        known = configValues(config, home)
+        values.set(config, known)
       }
-      return out
-    },
+      // As written, from the work tree: the kernel walks it (a link, then `..`), protectLink follows.
+      const from = (p: string): string => (p.startsWith('/') ? p : `${tree}/${p}`)
+      out.push({ targets: [...(known.hooks ? [from(known.hooks)] : []), ...known.programs.map(from), ...known.includes], mentioned: known.mentioned.map(from) })
+      for (const include of known.includes) if (!queue.includes(include)) queue.push(include)
+    }
+    return out
   }
+  return reader
 }
 
 interface ConfigValues {
@@ -96,6 +107,8 @@ interface ConfigValues {
   includes: string[]
   /** Programs the config runs named by a path (`core.fsmonitor = tools/prog`), relative to the work tree. */
   programs: string[]
+  /** Every path-like word in it (with a slash), `~` and $HOME expanded: what a command there may run. */
+  mentioned: string[]
 }
 
 /** Keys whose value is a command git runs (the first word of it, a path when it holds a slash). */
@@ -107,10 +120,11 @@ const PROGRAM_KEYS = '^(core\\.(fsmonitor|sshcommand|pager|editor|askpass)|seque
  * host's git status). An include is relative to the folder of the config as git opened it: the
  * kernel walks `conf/link/../x` through the link (round 31), so that folder's real path is used.
  */
-function configValues(config: string): ConfigValues {
+function configValues(config: string, home: string): ConfigValues {
   const text = readSmall(config)
-  const values: ConfigValues = { includes: [], programs: [] }
+  const values: ConfigValues = { includes: [], programs: [], mentioned: [] }
   if (text === undefined) return values
+  values.mentioned = pathWords(text, home)
   if (/hookspath/i.test(text)) {
     const hooks = gitConfig(config, ['--type=path', 'core.hooksPath'])
     if (hooks) values.hooks = hooks
@@ -121,12 +135,27 @@ function configValues(config: string): ConfigValues {
   }
   if (/fsmonitor|command|pager|editor|askpass|program|helper|clean|smudge|process|textconv|driver|alias/i.test(text)) {
     for (const value of valuesOf(gitConfig(config, ['--get-regexp', PROGRAM_KEYS]))) {
-      const word = value.replace(/^!/, '').trim().split(/\s+/)[0] ?? ''
-      if (word.includes('/') && !word.startsWith('~')) values.programs.push(word)
+      const word = expandHome(value.replace(/^!/, '').trim().split(/\s+/)[0] ?? '', home)
+      if (word.includes('/')) values.programs.push(word)
     }
   }
   return values
 }
+
+/**
+ * The words of a config that could name a file a command runs (red team, round 32: `sh tools/x`,
+ * `"tools/x"`, `$HOME/p/tools/x`, `~/p/tools/x`, `-c core.fsmonitor=tools/x` in an alias, keys
+ * such as diff.external or remote.*.receivepack): any word with a slash in a value, read from the
+ * text without git (backslash escapes, comment lines and section headers left out); only those
+ * that exist in the project are kept.
+ */
+function pathWords(text: string, home: string): string[] {
+  const values = text.split('\n').filter(line => !/^\s*[#;[]/.test(line))
+  const words = values.join('\n').split(/[\s\\"'=;,()!`]+/).map(word => expandHome(word, home))
+  return [...new Set(words.filter(word => word.includes('/') && !word.includes('://') && !/[*$]/.test(word)))]
+}
+
+const expandHome = (word: string, home: string): string => word.replace(/^(~|\$HOME|\$\{HOME\})(?=\/)/, home)
 
 /** The values of `git config --get-regexp` output (one `key value` a line). */
 const valuesOf = (lines: string | undefined): string[] => (lines ?? '').split('\n').flatMap(line => (line.includes(' ') && line.slice(line.indexOf(' ') + 1) !== '' ? [line.slice(line.indexOf(' ') + 1)] : []))

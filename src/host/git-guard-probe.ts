@@ -5,10 +5,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind, safeReaddir } from './fs.js'
-import { configReader, repoConfigOf, userGitConfigs, workTreesIn } from './git-configs.js'
+import { configReader, repoConfigsOf, userGitConfigs, workTreesIn } from './git-configs.js'
 import { gitConfig, gitdirOf, gitDirsOf, isGitDir, MAX_MODULES_DEPTH, readSmall, worktreeDotGit, type GitDirSearch } from './git-dirs.js'
 import { isWithin, isWithinAny } from '../state/instance.js'
-import { linksBelow, protectLink, throughLinkedFolders } from './link-targets.js'
+import { linksBelow, protectLink, resolveChain, throughLinkedFolders } from './link-targets.js'
 import { HOST_RUN_FILES } from '../sandbox/persistence.js'
 import type { GitFacts, GitProtectFacts } from '../types.js'
 
@@ -44,11 +44,14 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
     // when present; watched like commondir when missing (git skips a missing include). For each
     // work tree in the project: a relative hooksPath names a folder in each (red team: the
     // submodule's and the linked worktree's hooks ran).
-    const reader = configReader()
+    const reader = configReader(home)
     trees = workTreesIn(git, search, projectDirs)
     for (const tree of trees) {
-      for (const target of reader.targets(tree, [repoConfigOf(tree, git), ...userGitConfigs(home)])) protectConfigured(facts, target, projectDirs)
+      const configs = [...repoConfigsOf(tree, git), ...userGitConfigs(home)]
+      for (const target of reader.targets(tree, configs)) protectConfigured(facts, target, projectDirs)
+      for (const word of reader.mentioned(tree, configs)) protectIfPresent(facts, word, projectDirs)
     }
+    if (reader.overflow !== undefined) facts.refusals.push(reader.overflow)
   } else if (trees[0] !== undefined) forbidRepositoryAt(facts, trees[0], projectDirs)
   facts.workTrees.push(...trees)
   for (const tree of trees) protectHostRun(facts, tree, projectDirs)
@@ -159,6 +162,12 @@ function foldersLeadingTo(dir: string, places: readonly string[]): string[] {
  */
 function protectConfigured(facts: MutableProtect, named: string, projectDirs: readonly string[]): void {
   protectLinkTarget(facts, named, projectDirs)
+}
+
+/** A path a config mentions: protected as a configured one when it exists in the project (a missing one is no program yet). */
+function protectIfPresent(facts: MutableProtect, word: string, projectDirs: readonly string[]): void {
+  const end = resolveChain(word).end
+  if (end !== undefined && (end.kind === 'file' || end.kind === 'dir') && isWithinAny(end.path, projectDirs) && !projectDirs.includes(end.path)) protectLinkTarget(facts, word, projectDirs)
 }
 
 /** The files at the top of a work tree that the host runs (.envrc, .vscode, ...): read-only. */

@@ -463,7 +463,7 @@ function namesIn(dir: Buffer): Buffer[] {
 
 /** For a nested repository's `.git` folder: the hooksPath folder and include files its config and the user's name. */
 function configuredOf(home: string): (dotGit: Buffer) => string[] {
-  const reader = configReader()
+  const reader = configReader(home)
   return dotGit => {
     const gitDir = dotGit.toString()
     return reader.targets(path.dirname(gitDir), [path.join(gitDir, 'config'), ...userGitConfigs(home)])
