@@ -74,41 +74,13 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
 function pinGitdirWay(facts: MutableProtect, file: string, projectDirs: readonly string[]): void {
   const pointer = gitdirOf(readSmall(file))
   if (pointer === undefined) return
-  const parts = pointer.split('/')
-  let here = pointer.startsWith('/') ? '/' : path.dirname(file)
-  for (let hops = 0; parts.length > 0; ) {
-    const part = parts.shift() as string
-    if (part === '' || part === '.') continue
-    if (part === '..') {
-      here = path.dirname(here)
-      continue
-    }
-    const next = path.join(here, part)
-    const writable = isWithinAny(next, projectDirs)
-    const kind = lstatKind(next)
-    if (kind === 'symlink' && writable) {
-      facts.refusals.push(`${file} names its git dir through the symlink ${next}, which the session could point at a git dir of its own, for the host's git to run; write the git dir's path without links in ${file}, then rerun claudebox`)
-      return
-    }
-    if (kind === 'symlink') {
-      const text = hops++ < 40 ? readLinkText(next) : undefined
-      if (text === undefined) return
-      parts.unshift(...text.split('/'))
-      if (text.startsWith('/')) here = '/'
-      continue
-    }
-    if (kind !== 'dir') return
-    if (writable && !projectDirs.includes(next) && !facts.pinned.includes(next)) facts.pinned.push(next)
-    here = next
+  const chain = resolveChain(pointer.startsWith('/') ? pointer : `${path.dirname(file)}/${pointer}`)
+  const link = chain.links.find(l => isWithinAny(l.path, projectDirs))
+  if (link !== undefined) {
+    facts.refusals.push(`${file} names its git dir through the symlink ${link.path}, which the session could point at a git dir of its own, for the host's git to run; write the git dir's path without links in ${file}, then rerun claudebox`)
+    return
   }
-}
-
-function readLinkText(link: string): string | undefined {
-  try {
-    return fs.readlinkSync(link)
-  } catch {
-    return undefined
-  }
+  for (const folder of chain.folders) if (isWithinAny(folder, projectDirs) && !projectDirs.includes(folder) && !facts.pinned.includes(folder)) facts.pinned.push(folder)
 }
 
 /**

@@ -18,6 +18,8 @@ export interface LinkChain {
   end?: { path: string; kind: PathKind }
   /** When the end is missing: its first missing folder or name (what a session would create first). */
   firstMissing?: string
+  /** The folders walked through on the way, in order (a `..` after one still went through it). */
+  folders: string[]
 }
 
 /**
@@ -27,6 +29,7 @@ export interface LinkChain {
  */
 export function resolveChain(start: string, realBase = '/'): LinkChain {
   const links: LinkChain['links'] = []
+  const folders: string[] = []
   // Below a base known to hold no link (the project's real path), only the names under it are looked at.
   const within = realBase !== '/' && start.startsWith(`${realBase}/`)
   const parts = (within ? start.slice(realBase.length) : start).split('/')
@@ -40,23 +43,24 @@ export function resolveChain(start: string, realBase = '/'): LinkChain {
     }
     const next = path.join(here, part)
     const kind = lstatKind(next)
-    if (kind === 'missing') return { links, end: { path: path.join(next, ...parts), kind }, firstMissing: next }
+    if (kind === 'missing') return { links, folders, end: { path: path.join(next, ...parts), kind }, firstMissing: next }
     if (kind !== 'symlink') {
+      if (kind === 'dir' && parts.length > 0) folders.push(next)
       here = next
       continue
     }
-    if (links.length >= MAX_HOPS) return { links }
+    if (links.length >= MAX_HOPS) return { links, folders }
     let text: string
     try {
       text = fs.readlinkSync(next)
     } catch {
-      return { links }
+      return { links, folders }
     }
     links.push({ path: next, text })
     parts.unshift(...text.split('/'))
     if (text.startsWith('/')) here = '/'
   }
-  return { links, end: { path: here, kind: lstatKind(here) } }
+  return { links, folders, end: { path: here, kind: lstatKind(here) } }
 }
 
 /** What protecting a symlinked entry adds to the probe's facts. */
