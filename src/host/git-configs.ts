@@ -3,9 +3,10 @@
 // core.hooksPath (relative to that work tree) and include files (relative to the config that names
 // them, followed into further includes). Read from the files; git itself only for config syntax.
 import fs from 'node:fs'
+import { execFileSync } from 'node:child_process'
 import path from 'node:path'
 import { lstatKind } from './fs.js'
-import { gitConfig, gitdirOf, readSmall, worktreeTop, type GitDirSearch } from './git-dirs.js'
+import { gitdirOf, readSmall, worktreeTop, type GitDirSearch } from './git-dirs.js'
 import { isWithinAny } from '../state/instance.js'
 import type { GitFacts } from '../types.js'
 
@@ -63,8 +64,6 @@ export function repoConfigsOf(tree: string, git: GitFacts): string[] {
 export interface ConfigReader {
   /** The files `configs` make git take programs or config from, when git runs in `tree`. */
   targets(tree: string, configs: readonly (string | undefined)[]): string[]
-  /** Paths named anywhere in those configs (`sh tools/x`, `-c core.fsmonitor=tools/x`): protected when they exist. */
-  mentioned(tree: string, configs: readonly (string | undefined)[]): string[]
   /** Set when there were more config files than it reads: the launch refuses rather than skip one. */
   readonly overflow: string | undefined
 }
@@ -74,13 +73,12 @@ export function configReader(home: string): ConfigReader {
   const values = new Map<string, ConfigValues>()
   const reader = {
     overflow: undefined as string | undefined,
-    targets: (tree: string, configs: readonly (string | undefined)[]): string[] => walk(tree, configs).flatMap(v => v.targets),
-    mentioned: (tree: string, configs: readonly (string | undefined)[]): string[] => walk(tree, configs).flatMap(v => v.mentioned),
+    targets: (tree: string, configs: readonly (string | undefined)[]): string[] => walk(tree, configs),
   }
   // Each config, then the includes it names (their own includes, hooksPath and programs count too).
-  const walk = (tree: string, configs: readonly (string | undefined)[]): { targets: string[]; mentioned: string[] }[] => {
+  const walk = (tree: string, configs: readonly (string | undefined)[]): string[] => {
     const queue = configs.filter((c): c is string => c !== undefined)
-    const out: { targets: string[]; mentioned: string[] }[] = []
+    const out: string[] = []
     for (let i = 0; i < queue.length; i++) {
       const config = queue[i] as string
       let known = values.get(config)
@@ -94,7 +92,7 @@ export function configReader(home: string): ConfigReader {
       }
       // As written, from the work tree: the kernel walks it (a link, then `..`), protectLink follows.
       const from = (p: string): string => (p.startsWith('/') ? p : `${tree}/${p}`)
-      out.push({ targets: [...(known.hooks ? [from(known.hooks)] : []), ...known.programs.map(from), ...known.includes], mentioned: known.mentioned.map(from) })
+      out.push(...(known.hooks ? [from(known.hooks)] : []), ...known.programs.map(from), ...known.includes)
       for (const include of known.includes) if (!queue.includes(include)) queue.push(include)
     }
     return out
@@ -105,60 +103,90 @@ export function configReader(home: string): ConfigReader {
 interface ConfigValues {
   hooks?: string
   includes: string[]
-  /** Programs the config runs named by a path (`core.fsmonitor = tools/prog`), relative to the work tree. */
+  /** What its values may run, named by a path (`core.fsmonitor = tools/prog`, `sh tools/x`), relative to the work tree. */
   programs: string[]
-  /** Every path-like word in it (with a slash), `~` and $HOME expanded: what a command there may run. */
-  mentioned: string[]
 }
 
-/** Keys whose value is a command git runs (the first word of it, a path when it holds a slash). */
-const PROGRAM_KEYS = '^(core\\.(fsmonitor|sshcommand|pager|editor|askpass)|sequence\\.editor|gpg\\.(.*\\.)?program|credential\\.(.*\\.)?helper|(filter|diff|merge)\\..*\\.(clean|smudge|process|textconv|command|driver)|alias\\..*)$'
+/**
+ * Keys whose values are data git never runs (URLs, refs, names, settings): their words are not
+ * taken for programs. Every other value may be a command (core.fsmonitor, diff.external,
+ * remote.*.receivepack, pager.*, gpg.ssh.defaultKeyCommand, submodule.*.update=!..., aliases ...).
+ */
+const DATA_KEYS = /^(remote\..*\.(url|pushurl|fetch|push|mirror|tagopt|prune|proxy)|branch\..*|url\..*|http\..*|user\..*|author\..*|committer\..*|init\..*|core\.(worktree|excludesfile|attributesfile|hookspath|bare|filemode|repositoryformatversion|logallrefupdates|ignorecase|precomposeunicode|symlinks|autocrlf|eol|abbrev|compression)|commit\.template|safe\..*|submodule\..*\.(url|path|branch|active|ignore)|include\.path|includeif\..*|extensions\..*|gc\..*|pack\..*|fetch\..*|pull\..*|push\..*|rebase\..*|color\..*|log\..*|status\..*|advice\..*|maintenance\..*|format\..*|blame\..*|merge\.conflictstyle|diff\.(algorithm|renames|colormoved|mnemonicprefix|noprefix|submodule))$/
 
 /**
- * A config's core.hooksPath, its include files (include.path, includeIf.*.path) and the programs
- * it runs by path (red team, round 31: `core.fsmonitor = tools/prog`, rewritten inside, ran at the
- * host's git status). An include is relative to the folder of the config as git opened it: the
- * kernel walks `conf/link/../x` through the link (round 31), so that folder's real path is used.
+ * A config's core.hooksPath, its include files (include.path, includeIf.*.path) and the files its
+ * other values may run, from git's own reading of it (`git config --list`: quotes, escapes,
+ * continuation lines and keys on a section's line as git reads them; red team, round 33, found a
+ * text scan splitting where git joins). An include is relative to the folder of the config as git
+ * opened it: the kernel walks `conf/link/../x` through the link (round 31), so that folder's real
+ * path is used.
  */
 function configValues(config: string, home: string): ConfigValues {
-  const text = readSmall(config)
-  const values: ConfigValues = { includes: [], programs: [], mentioned: [] }
-  if (text === undefined) return values
-  values.mentioned = pathWords(text, home)
-  if (/hookspath/i.test(text)) {
-    const hooks = gitConfig(config, ['--type=path', 'core.hooksPath'])
-    if (hooks) values.hooks = hooks
-  }
-  if (/include/i.test(text)) {
-    const base = realFolderOf(config)
-    for (const value of valuesOf(gitConfig(config, ['--type=path', '--get-regexp', '^include(if\\..*)?\\.path$']))) values.includes.push(value.startsWith('/') ? value : `${base}/${value}`)
-  }
-  if (/fsmonitor|command|pager|editor|askpass|program|helper|clean|smudge|process|textconv|driver|alias/i.test(text)) {
-    for (const value of valuesOf(gitConfig(config, ['--get-regexp', PROGRAM_KEYS]))) {
-      const word = expandHome(value.replace(/^!/, '').trim().split(/\s+/)[0] ?? '', home)
-      if (word.includes('/')) values.programs.push(word)
-    }
+  const values: ConfigValues = { includes: [], programs: [] }
+  for (const [key, value] of configEntries(config)) {
+    if (key === 'core.hookspath') values.hooks = expandHome(value, home)
+    else if (key === 'include.path' || /^includeif\..*\.path$/.test(key)) {
+      const include = expandHome(value, home)
+      values.includes.push(include.startsWith('/') ? include : `${realFolderOf(config)}/${include}`)
+    } else if (!DATA_KEYS.test(key)) values.programs.push(...commandWords(value, home))
   }
   return values
 }
 
-/**
- * The words of a config that could name a file a command runs (red team, round 32: `sh tools/x`,
- * `"tools/x"`, `$HOME/p/tools/x`, `~/p/tools/x`, `-c core.fsmonitor=tools/x` in an alias, keys
- * such as diff.external or remote.*.receivepack): any word with a slash in a value, read from the
- * text without git (backslash escapes, comment lines and section headers left out); only those
- * that exist in the project are kept.
- */
-function pathWords(text: string, home: string): string[] {
-  const values = text.split('\n').filter(line => !/^\s*[#;[]/.test(line))
-  const words = values.join('\n').split(/[\s\\"'=;,()!`]+/).map(word => expandHome(word, home))
-  return [...new Set(words.filter(word => word.includes('/') && !word.includes('://') && !/[*$]/.test(word)))]
+/** A config's entries as git reads it; none when it cannot be read (a FIFO planted as one would block git). */
+function configEntries(config: string): [string, string][] {
+  if (readSmall(config) === undefined) return []
+  let out: string
+  try {
+    out = execFileSync('git', ['config', '--file', config, '--null', '--list'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 })
+  } catch {
+    return []
+  }
+  return out.split('\0').flatMap(entry => {
+    const newline = entry.indexOf('\n')
+    return newline > 0 ? [[entry.slice(0, newline).toLowerCase(), entry.slice(newline + 1)] as [string, string]] : []
+  })
 }
 
-const expandHome = (word: string, home: string): string => word.replace(/^(~|\$HOME|\$\{HOME\})(?=\/)/, home)
+/**
+ * The words of a command that could name a file it runs (red team, rounds 32 and 33: `sh tools/x`,
+ * `"tools"/x`, `~/p/tools/x`, `$HOME/...`, `$PWD/tools/x`, `$(git rev-parse --show-toplevel)/tools/x`,
+ * `-c core.fsmonitor=tools/x`): split as a shell would roughly split it, `~`, `~user`, $HOME and
+ * $PWD (git runs them at the top of the work tree) expanded, other variables from the environment;
+ * a word after a `$(...)` or a variable not set is taken from the work tree too. Relative words
+ * are from the work tree; absolute ones as they are.
+ */
+function commandWords(value: string, home: string): string[] {
+  const out = new Set<string>()
+  for (const word of value.replace(/["'\\]/g, '').split(/[\s;|&<>()`=,!]+/)) {
+    const expanded = expandVariables(expandHome(word, home), home)
+    if (!expanded.includes('/') || expanded.includes('://') || expanded.includes('*')) continue
+    // An unexpanded prefix ($(...), a variable not set): the rest, from the top of the work tree.
+    out.add(expanded.startsWith('$') ? expanded.replace(/^[^/]*\//, '') : expanded)
+    // After a $(...) the rest of the word was split off: `/tools/x` may be the work tree's.
+    if (expanded.startsWith('/') && /\$\(|`/.test(value)) out.add(expanded.slice(1))
+  }
+  return [...out]
+}
 
-/** The values of `git config --get-regexp` output (one `key value` a line). */
-const valuesOf = (lines: string | undefined): string[] => (lines ?? '').split('\n').flatMap(line => (line.includes(' ') && line.slice(line.indexOf(' ') + 1) !== '' ? [line.slice(line.indexOf(' ') + 1)] : []))
+function expandVariables(word: string, home: string): string {
+  return word.replace(/^\$\{?(\w+)\}?(?=\/)/, (whole, name: string) => (name === 'PWD' ? '.' : name === 'HOME' ? home : (process.env[name] ?? whole)))
+}
+
+/** `~/` and `~user/` at the start, as git's --type=path and a shell expand them. */
+function expandHome(word: string, home: string): string {
+  const tilde = /^~([a-z_][a-z0-9_-]*)?(?=\/|$)/i.exec(word)
+  if (tilde === null) return word
+  const user = tilde[1]
+  const dir = user === undefined ? home : homeOfUser(user)
+  return dir === undefined ? word : `${dir}${word.slice(tilde[0].length)}`
+}
+
+function homeOfUser(user: string): string | undefined {
+  const line = (readSmall('/etc/passwd') ?? '').split('\n').find(entry => entry.startsWith(`${user}:`))
+  return line?.split(':')[5] || undefined
+}
 
 function realFolderOf(file: string): string {
   try {

@@ -49,7 +49,6 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
     for (const tree of trees) {
       const configs = [...repoConfigsOf(tree, git), ...userGitConfigs(home)]
       for (const target of reader.targets(tree, configs)) protectConfigured(facts, target, projectDirs)
-      for (const word of reader.mentioned(tree, configs)) protectIfPresent(facts, word, projectDirs)
     }
     if (reader.overflow !== undefined) facts.refusals.push(reader.overflow)
   } else if (trees[0] !== undefined) forbidRepositoryAt(facts, trees[0], projectDirs)
@@ -136,11 +135,6 @@ function protectConfigured(facts: MutableProtect, named: string, projectDirs: re
   protectLinkTarget(facts, named, projectDirs)
 }
 
-/** A path a config mentions: protected as a configured one when it exists in the project (a missing one is no program yet). */
-function protectIfPresent(facts: MutableProtect, word: string, projectDirs: readonly string[]): void {
-  const end = resolveChain(word).end
-  if (end !== undefined && (end.kind === 'file' || end.kind === 'dir') && isWithinAny(end.path, projectDirs) && !projectDirs.includes(end.path)) protectLinkTarget(facts, word, projectDirs)
-}
 
 /** The files at the top of a work tree that the host runs (.envrc, .vscode, ...): read-only. */
 function protectHostRun(facts: MutableProtect, tree: string, projectDirs: readonly string[]): void {

@@ -368,4 +368,15 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(refused.code).toBe(125)
     expect(refused.err).toContain('more than 64 git config files to read')
   })
+
+  test("round 33: values read as git reads them (a key on its section's line, quotes and continuation lines, $PWD), and a program not there yet under any key is moved aside when it appears", async () => {
+    const s = scene()
+    fs.mkdirSync(path.join(s.project, 'tools'))
+    const files = ['tools/a', 'tools/b', 'tools/c']
+    for (const f of files) fs.writeFileSync(path.join(s.project, f), '#!/bin/sh\nexit 0\n', { mode: 0o755 })
+    fs.writeFileSync(path.join(s.world.home, '.gitconfig'), '[diff] external = tools/a\n[core]\n\tfsmonitor = "tools"/b\n\tpager = $PWD/too\\\nls/c\n[remote "x"]\n\treceivepack = tools/missing\n')
+    const writes = files.map(f => `echo x >> ${f} 2>/dev/null && echo ${f}-WRITABLE || echo ${f}-readonly`)
+    const r = await inside(s, `${writes.join('; ')}; printf 'touch ${s.marker}\\n' > tools/missing; sleep 0.5; test -e tools/missing && echo missing-THERE || echo missing-moved`)
+    expect(r.out.split('\n')).toEqual([...files.map(f => `${f}-readonly`), 'missing-moved'])
+  })
 })
