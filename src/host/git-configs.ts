@@ -64,15 +64,15 @@ export function repoConfigsOf(tree: string, git: GitFacts): string[] {
 export interface ConfigReader {
   /** The files `configs` make git take programs or config from, when git runs in `tree`. */
   targets(tree: string, configs: readonly (string | undefined)[]): string[]
-  /** Set when there were more config files than it reads: the launch refuses rather than skip one. */
-  readonly overflow: string | undefined
+  /** Set when a config could not be read whole, or there were more than it reads: the launch refuses rather than skip one. */
+  readonly refusal: string | undefined
 }
 
 /** One reader per probe: each config file's values are read once, and the include files followed are bounded. */
 export function configReader(home: string): ConfigReader {
   const values = new Map<string, ConfigValues>()
   const reader = {
-    overflow: undefined as string | undefined,
+    refusal: undefined as string | undefined,
     targets: (tree: string, configs: readonly (string | undefined)[]): string[] => walk(tree, configs),
   }
   // Each config, then the includes it names (their own includes, hooksPath and programs count too).
@@ -84,10 +84,15 @@ export function configReader(home: string): ConfigReader {
       let known = values.get(config)
       if (known === undefined) {
         if (values.size >= MAX_CONFIG_FILES) {
-          reader.overflow ??= `more than ${MAX_CONFIG_FILES} git config files to read (${config} and the includes before it), and any of them could make git run a file in the project; include fewer files, then rerun claudebox`
+          reader.refusal ??= `more than ${MAX_CONFIG_FILES} git config files to read (${config} and the includes before it), and any of them could make git run a file in the project; include fewer files, then rerun claudebox`
           break
         }
-        known = configValues(config, home)
+        const read = configValues(config, home)
+        if (read === 'unreadable') {
+          reader.refusal ??= `git reads the config ${config}, and claudebox cannot (larger than 1 MiB, not a regular file, or git could not parse it in 5 s), so it cannot see what it makes git run in the project; make it a smaller regular file, then rerun claudebox`
+          break
+        }
+        known = read
         values.set(config, known)
       }
       // As written, from the work tree: the kernel walks it (a link, then `..`), protectLink follows.
@@ -122,9 +127,11 @@ const DATA_KEYS = /^(remote\..*\.(url|pushurl|fetch|push|mirror|tagopt|prune|pro
  * opened it: the kernel walks `conf/link/../x` through the link (round 31), so that folder's real
  * path is used.
  */
-function configValues(config: string, home: string): ConfigValues {
+function configValues(config: string, home: string): ConfigValues | 'unreadable' {
   const values: ConfigValues = { includes: [], programs: [] }
-  for (const [key, value] of configEntries(config)) {
+  const entries = configEntries(config)
+  if (entries === 'unreadable') return entries
+  for (const [key, value] of entries) {
     if (key === 'core.hookspath') values.hooks = expandHome(value, home)
     else if (key === 'include.path' || /^includeif\..*\.path$/.test(key)) {
       const include = expandHome(value, home)
@@ -134,14 +141,19 @@ function configValues(config: string, home: string): ConfigValues {
   return values
 }
 
-/** A config's entries as git reads it; none when it cannot be read (a FIFO planted as one would block git). */
-function configEntries(config: string): [string, string][] {
-  if (readSmall(config) === undefined) return []
+/**
+ * A config's entries as git reads it; none when there is no such file. One that is there but
+ * cannot be read whole (over 1 MiB, a FIFO that would block git, git failing on it) is
+ * 'unreadable': skipping it silently let a padded ~/.gitconfig's fsmonitor run (red team, round 34).
+ */
+function configEntries(config: string): [string, string][] | 'unreadable' {
+  if (statKindOf(config) === 'missing') return []
+  if (readSmall(config) === undefined) return 'unreadable'
   let out: string
   try {
-    out = execFileSync('git', ['config', '--file', config, '--null', '--list'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 })
+    out = execFileSync('git', ['config', '--file', config, '--null', '--list'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000, maxBuffer: 8 << 20 })
   } catch {
-    return []
+    return 'unreadable'
   }
   return out.split('\0').flatMap(entry => {
     const newline = entry.indexOf('\n')
@@ -186,6 +198,15 @@ function expandHome(word: string, home: string): string {
 function homeOfUser(user: string): string | undefined {
   const line = (readSmall('/etc/passwd') ?? '').split('\n').find(entry => entry.startsWith(`${user}:`))
   return line?.split(':')[5] || undefined
+}
+
+/** Whether `file` is there, through links (configs are read through them); a dangling link is missing, as to git. */
+function statKindOf(file: string): 'missing' | 'present' {
+  try {
+    return fs.statSync(file, { throwIfNoEntry: false }) === undefined ? 'missing' : 'present'
+  } catch {
+    return 'present' // there, but not to be looked at (EACCES): git would fail on it too, and it is refused
+  }
 }
 
 function realFolderOf(file: string): string {

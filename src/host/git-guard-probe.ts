@@ -50,7 +50,7 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
       const configs = [...repoConfigsOf(tree, git), ...userGitConfigs(home)]
       for (const target of reader.targets(tree, configs)) protectConfigured(facts, target, projectDirs)
     }
-    if (reader.overflow !== undefined) facts.refusals.push(reader.overflow)
+    if (reader.refusal !== undefined) facts.refusals.push(reader.refusal)
   } else if (trees[0] !== undefined) forbidRepositoryAt(facts, trees[0], projectDirs)
   facts.workTrees.push(...trees)
   for (const tree of trees) protectHostRun(facts, tree, projectDirs)

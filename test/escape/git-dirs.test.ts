@@ -379,4 +379,14 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     const r = await inside(s, `${writes.join('; ')}; printf 'touch ${s.marker}\\n' > tools/missing; sleep 0.5; test -e tools/missing && echo missing-THERE || echo missing-moved`)
     expect(r.out.split('\n')).toEqual([...files.map(f => `${f}-readonly`), 'missing-moved'])
   })
+
+  test('round 34: a config claudebox cannot read whole (padded past 1 MiB) refuses the launch rather than be skipped', async () => {
+    const s = scene()
+    const padding = Array.from({ length: 16_000 }, (_, i) => `\tkey${i} = ${'v'.repeat(60)}\n`).join('')
+    fs.writeFileSync(path.join(s.world.home, '.gitconfig'), `[core]\n\tfsmonitor = tools/x\n[x]\n${padding}`)
+    const r = await inside(s, 'echo RAN')
+    expect(r.code).toBe(125)
+    expect(r.out).toBe('')
+    expect(r.err).toContain(`git reads the config ${s.world.home}/.gitconfig, and claudebox cannot`)
+  })
 })
