@@ -48,7 +48,9 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
     trees = workTreesIn(git, search, projectDirs)
     for (const tree of trees) {
       const configs = [...repoConfigsOf(tree, git), ...userGitConfigs(home)]
-      for (const target of reader.targets(tree, configs)) protectConfigured(facts, target, projectDirs)
+      // Each walked as the kernel walks it (`conf/link/../inc`): links on the way guarded, what it
+      // leads to in the project read-only, or moved aside when it appears (red team, rounds 29, 31).
+      for (const target of reader.targets(tree, configs)) protectLinkTarget(facts, target, projectDirs)
     }
     if (reader.refusal !== undefined) facts.refusals.push(reader.refusal)
   } else if (trees[0] !== undefined) forbidRepositoryAt(facts, trees[0], projectDirs)
@@ -124,15 +126,6 @@ function foldersLeadingTo(dir: string, places: readonly string[]): string[] {
   if (place === undefined) return folders
   for (let folder = path.dirname(dir); folder !== place && isWithin(folder, place); folder = path.dirname(folder)) folders.unshift(folder)
   return folders
-}
-
-/**
- * A file or folder a config makes git run or read, named as written (`conf/link/../inc`): walked
- * as the kernel walks it, each link on the way guarded, what it leads to in the project read-only,
- * or moved aside when it appears (red team, rounds 29 and 31).
- */
-function protectConfigured(facts: MutableProtect, named: string, projectDirs: readonly string[]): void {
-  protectLinkTarget(facts, named, projectDirs)
 }
 
 

@@ -55,7 +55,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
     const movedBefore = moved.length
     const restored = heads.restored()
     if (restored.length > 0) warnings.push(`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`)
-    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...spec.workTrees.flatMap(tree => nestedGit(tree, startedMs, quarantine, configuredOf(spec.home))))
+    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine))
     if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them); moved aside: ${moved.slice(movedBefore).join(', ')}`)
     return warnings.map(w => `WARNING: ${w}`)
   }
@@ -113,18 +113,18 @@ function quarantineIn(spec: GitWatchSpec, away: Away, log: { moved: string[]; re
   }
 }
 
-/**
- * The folder planted files are moved into, out of the session's reach ($CLAUDEBOX_HOME/quarantine/
- * <id>, never bound into a sandbox). In place, the session could rename one back, again and again,
- * until a git the host ran meanwhile took it (red team: a shell loop of `git status` did). Opened
- * once, when first needed; on another file system (EXDEV) files are moved aside in place.
- */
 /** The quarantine folder, opened when first needed. */
 interface Away {
   fd(): number | undefined
   close(): void
 }
 
+/**
+ * The folder planted files are moved into, out of the session's reach ($CLAUDEBOX_HOME/quarantine/
+ * <id>, never bound into a sandbox). In place, the session could rename one back, again and again,
+ * until a git the host ran meanwhile took it (red team: a shell loop of `git status` did). Opened
+ * once, when first needed; on another file system (EXDEV) files are moved aside in place.
+ */
 function awayFromTheSession(dir: string): Away {
   let fd: number | undefined | null = null
   return {
@@ -349,17 +349,17 @@ function gitDirNames(holder: string): Set<string> {
   return names
 }
 
-/**
- * A `.git` file or directory created in a subdirectory, or a nested repository whose config or
- * hooks changed, runs its own config for git started there (a shell prompt does) and, registered as
- * a gitlink, for `git status` at the top. The tree is searched without following symlinks.
- */
 /** A FIFO, socket or device: git blocks on, or cannot read, what it expects to be a file. */
 const isSpecial = (e: fs.Dirent<Buffer> | fs.Dirent): boolean => e.isFIFO() || e.isSocket() || e.isBlockDevice() || e.isCharacterDevice()
 
 /** Files git opens in every folder of the work tree: a FIFO there hangs the host's git (red team). */
 const READ_BY_GIT = new Set(['.gitignore', '.gitattributes', '.gitmodules', '.mailmap'])
 
+/**
+ * A `.git` file or directory created in a subdirectory, or a nested repository whose config or
+ * hooks changed, runs its own config for git started there (a shell prompt does) and, registered as
+ * a gitlink, for `git status` at the top. The tree is searched without following symlinks.
+ */
 function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => void, configured: (dotGit: Buffer) => string[]): string[] {
   // Names are bytes: a folder named in something other than UTF-8 (d\377) must still be entered
   // (red team: a string path lost the byte, the folder was skipped and its repository unreported).
@@ -406,10 +406,6 @@ function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => 
 }
 
 /**
- * git's is_git_directory: HEAD, and objects and refs it may enter (access X_OK, through symlinks:
- * red team, `objects -> ../.git/objects`), or a commondir naming where they are.
- */
-/**
  * FIFOs, sockets and devices anywhere in a git dir (packed-refs, info/exclude, refs/heads/main ...):
  * git reads those files, and would hang on a FIFO at the user's next git status (red team).
  */
@@ -435,6 +431,10 @@ function specialFilesIn(gitDir: string): string[] {
   return found
 }
 
+/**
+ * git's is_git_directory: HEAD, and objects and refs it may enter (access X_OK, through symlinks:
+ * red team, `objects -> ../.git/objects`), or a commondir naming where they are.
+ */
 function looksLikeGitDir(dir: Buffer, entries: readonly fs.Dirent<Buffer>[]): boolean {
   const named = (name: string): fs.Dirent<Buffer> | undefined => entries.find(e => e.name.toString('latin1') === name)
   const head = named('HEAD')
@@ -459,6 +459,12 @@ function namesIn(dir: Buffer): Buffer[] {
   } catch {
     return []
   }
+}
+
+/** The nested-repository search over every work tree, with one config reader for all of them. */
+function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void): string[] {
+  const configured = configuredOf(spec.home)
+  return spec.workTrees.flatMap(tree => nestedGit(tree, sinceMs, moveAside, configured))
 }
 
 /** For a nested repository's `.git` folder: the hooksPath folder and include files its config and the user's name. */

@@ -7,7 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { claudebox, git, HAVE_BWRAP, IS_ROOT, makeRepo } from '../helpers/cli.js'
-import { hostGit, inside, payload, payloadWorks, scene } from '../helpers/git-scene.js'
+import { hostGit, inside, payload, payloadWorks, plainFolder, scene } from '../helpers/git-scene.js'
 
 describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agent planted', () => {
   test('the fsmonitor payload runs when git reads such a config (control)', () => {
@@ -25,8 +25,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
 
   test('a project that is not a repository: a .git or a HEAD made at its top is moved aside at once, reported (red team: the prompt ran its fsmonitor)', async () => {
     const s = scene()
-    const plain = path.join(s.world.home, 'src/plain')
-    fs.mkdirSync(plain, { recursive: true })
+    const plain = plainFolder(s)
     const bare = `printf 'ref: refs/heads/main\\n' > HEAD; mkdir -p objects refs; ${payload(s, 'config')}`
     const r = await inside(s, `git init -q . 2>/dev/null; ${payload(s, '.git/config')} 2>/dev/null; ${bare}; sleep 0.5; ls -A`, plain)
     expect(r.out.split('\n')).not.toContain('.git')
@@ -44,8 +43,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
 
   test('round 28: what is moved aside goes out of the session\'s reach (it cannot put it back for a git the host runs meanwhile); a dangling .git at the top refuses the launch', async () => {
     const s = scene()
-    const plain = path.join(s.world.home, 'src/plain')
-    fs.mkdirSync(plain, { recursive: true })
+    const plain = plainFolder(s)
     const r = await inside(s, 'git init -q . 2>/dev/null; sleep 0.5; echo "here: $(ls -A)"; ls "$CLAUDE_CONFIG_DIR/../../quarantine" 2>/dev/null || echo not-reachable', plain)
     expect(r.out.split('\n')).toEqual(['here: ', 'not-reachable'])
     // Outside every sandbox, where a git the user runs to look finds no repository the session made above it.
@@ -74,8 +72,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
 
   test('round 28: a top folder the session made unreadable (chmod 300, then 100) does not stop the move (as a user, the launcher could not open it)', async () => {
     const s = scene()
-    const plain = path.join(s.world.home, 'src/plain')
-    fs.mkdirSync(plain, { recursive: true })
+    const plain = plainFolder(s)
     const r = await inside(s, `git init -q --bare prep && git --git-dir=prep config core.bare false && ${payload(s, 'prep/config')}; chmod 300 .; mv prep .git; chmod 100 .; sleep 0.5; echo done`, plain)
     expect(r.out).toMatch(/done$/)
     fs.chmodSync(plain, 0o755)
@@ -114,8 +111,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(r.err).toMatch(/cfgdir\/inc -> \S*quarantine\/[0-9a-f]{16}\/inc\.claudebox-quarantine-/)
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
-    const plain = path.join(s.world.home, 'src/plain')
-    fs.mkdirSync(plain)
+    const plain = plainFolder(s)
     const locked = await inside(s, `git init -q --bare prep && ${payload(s, 'prep/config')}; chmod 500 prep; mv prep .git; sleep 0.5; echo done`, plain)
     const moved = /plain\/\.git -> (\S*quarantine\/[0-9a-f]{16}\/\.git\.claudebox-quarantine-[0-9a-f]+)/.exec(locked.err)?.[1]
     expect(moved, locked.err).toBeDefined()
@@ -125,8 +121,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
 
   test('round 29: a session that plants the same name again and again (racing a git the host runs) is ended at the tenth, and says so', async () => {
     const s = scene()
-    const plain = path.join(s.world.home, 'src/plain')
-    fs.mkdirSync(plain, { recursive: true })
+    const plain = plainFolder(s)
     const r = await inside(s, 'for i in $(seq 40); do mkdir .git 2>/dev/null; sleep 0.1; done; echo LOOP-FINISHED', plain)
     expect(r.code).toBe(137)
     expect(r.out).not.toContain('LOOP-FINISHED')

@@ -21,6 +21,13 @@ export function scene(): Scene {
   return { world, project, marker: path.join(world.root, 'PWNED') }
 }
 
+/** A folder of the scene's home that is no repository: a project of that kind. */
+export function plainFolder(s: Scene): string {
+  const plain = path.join(s.world.home, 'src/plain')
+  fs.mkdirSync(plain, { recursive: true })
+  return plain
+}
+
 /** Shell lines (run inside) that write the payload script and a git config that runs it. */
 export const payload = (s: Scene, configFile: string): string =>
   [`printf '#!/bin/sh\\ntouch ${s.marker}\\n' > .payload`, 'chmod +x .payload', `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = %s/.payload\\n' "$PWD" > ${configFile}`].join('; ')
