@@ -6,7 +6,8 @@ import fs from 'node:fs'
 import { execFileSync } from 'node:child_process'
 import path from 'node:path'
 import { lstatKind } from './fs.js'
-import { gitdirOf, readSmall, worktreeTop, type GitDirSearch } from './git-dirs.js'
+import { commandWords, expandHome } from './config-commands.js'
+import { gitdirOf, readSmall, worktreeTop, type GitDirSearch, type RemoteSettings, type RemotesOf } from './git-dirs.js'
 import { isWithinAny } from '../state/instance.js'
 import type { GitFacts } from '../types.js'
 
@@ -64,6 +65,8 @@ export function repoConfigsOf(tree: string, git: GitFacts): string[] {
 export interface ConfigReader {
   /** The files `configs` make git take programs or config from, when git runs in `tree`. */
   targets(tree: string, configs: readonly (string | undefined)[]): string[]
+  /** What a repository's config, the user's configs and their includes say of its remotes. */
+  remotesOf: RemotesOf
   /** Set when a config could not be read whole, or there were more than it reads: the launch refuses rather than skip one. */
   readonly refusal: string | undefined
 }
@@ -71,33 +74,42 @@ export interface ConfigReader {
 /** One reader per probe: each config file's values are read once, and the include files followed are bounded. */
 export function configReader(home: string): ConfigReader {
   const values = new Map<string, ConfigValues>()
-  const reader = {
-    refusal: undefined as string | undefined,
-    targets: (tree: string, configs: readonly (string | undefined)[]): string[] => walk(tree, configs),
+  let refusal: string | undefined
+  const reader: ConfigReader = {
+    get refusal() {
+      return refusal
+    },
+    targets: (tree, configs) => {
+      // As written, from the work tree: the kernel walks it (a link, then `..`), protectLink follows.
+      const from = (p: string): string => (p.startsWith('/') ? p : `${tree}/${p}`)
+      return visit(configs).flatMap(known => [...(known.hooks ? [from(known.hooks)] : []), ...known.programs.map(from), ...known.includes])
+    },
+    remotesOf: repoConfig => {
+      const all = visit([repoConfig, ...userGitConfigs(home)]).map(known => known.remotes)
+      return { urls: all.flatMap(r => r.urls), names: all.flatMap(r => r.names), used: all.flatMap(r => r.used), rewrites: all.flatMap(r => r.rewrites) }
+    },
   }
-  // Each config, then the includes it names (their own includes, hooksPath and programs count too).
-  const walk = (tree: string, configs: readonly (string | undefined)[]): string[] => {
+  // Each config, then the includes it names (their own includes count too), read once.
+  const visit = (configs: readonly (string | undefined)[]): ConfigValues[] => {
     const queue = configs.filter((c): c is string => c !== undefined)
-    const out: string[] = []
+    const out: ConfigValues[] = []
     for (let i = 0; i < queue.length; i++) {
       const config = queue[i] as string
       let known = values.get(config)
       if (known === undefined) {
         if (values.size >= MAX_CONFIG_FILES) {
-          reader.refusal ??= `more than ${MAX_CONFIG_FILES} git config files to read (${config} and the includes before it), and any of them could make git run a file in the project; include fewer files, then rerun claudebox`
+          refusal ??= `more than ${MAX_CONFIG_FILES} git config files to read (${config} and the includes before it), and any of them could make git run a file in the project; include fewer files, then rerun claudebox`
           break
         }
         const read = configValues(config, home)
         if (read === 'unreadable') {
-          reader.refusal ??= `git reads the config ${config}, and claudebox cannot (larger than 1 MiB, not a regular file, or git could not parse it in 5 s), so it cannot see what it makes git run in the project; make it a smaller regular file, then rerun claudebox`
+          refusal ??= `git reads the config ${config}, and claudebox cannot (larger than 1 MiB, not a regular file, or git could not parse it in 5 s), so it cannot see what it makes git run in the project; make it a smaller regular file, then rerun claudebox`
           break
         }
         known = read
         values.set(config, known)
       }
-      // As written, from the work tree: the kernel walks it (a link, then `..`), protectLink follows.
-      const from = (p: string): string => (p.startsWith('/') ? p : `${tree}/${p}`)
-      out.push(...(known.hooks ? [from(known.hooks)] : []), ...known.programs.map(from), ...known.includes)
+      out.push(known)
       for (const include of known.includes) if (!queue.includes(include)) queue.push(include)
     }
     return out
@@ -110,6 +122,7 @@ interface ConfigValues {
   includes: string[]
   /** What its values may run, named by a path (`core.fsmonitor = tools/prog`, `sh tools/x`), relative to the work tree. */
   programs: string[]
+  remotes: RemoteSettings
 }
 
 /**
@@ -117,7 +130,7 @@ interface ConfigValues {
  * taken for programs. Every other value may be a command (core.fsmonitor, diff.external,
  * remote.*.receivepack, pager.*, gpg.ssh.defaultKeyCommand, submodule.*.update=!..., aliases ...).
  */
-const DATA_KEYS = /^(remote\..*\.(url|pushurl|fetch|push|mirror|tagopt|prune|proxy)|branch\..*|url\..*|http\..*|user\..*|author\..*|committer\..*|init\..*|core\.(worktree|excludesfile|attributesfile|hookspath|bare|filemode|repositoryformatversion|logallrefupdates|ignorecase|precomposeunicode|symlinks|autocrlf|eol|abbrev|compression)|commit\.template|safe\..*|submodule\..*\.(url|path|branch|active|ignore)|include\.path|includeif\..*|extensions\..*|gc\..*|pack\..*|fetch\..*|pull\..*|push\..*|rebase\..*|color\..*|log\..*|status\..*|advice\..*|maintenance\..*|format\..*|blame\..*|merge\.conflictstyle|diff\.(algorithm|renames|colormoved|mnemonicprefix|noprefix|submodule))$/
+const DATA_KEYS = /^(remote\..*\.(url|pushurl|fetch|push|mirror|tagopt|prune|proxy)|branch\..*|url\..*|http\..*|user\..*|author\..*|committer\..*|init\.defaultbranch|core\.(worktree|excludesfile|attributesfile|hookspath|bare|filemode|repositoryformatversion|logallrefupdates|ignorecase|precomposeunicode|symlinks|autocrlf|eol|abbrev|compression)|commit\.template|safe\..*|submodule\..*\.(url|path|branch|active|ignore)|include\.path|includeif\..*|extensions\..*|gc\..*|pack\..*|fetch\..*|pull\..*|push\..*|rebase\..*|color\..*|log\..*|status\..*|advice\..*|maintenance\..*|format\..*|blame\..*|merge\.conflictstyle|diff\.(algorithm|renames|colormoved|mnemonicprefix|noprefix|submodule))$/
 
 /**
  * A config's core.hooksPath, its include files (include.path, includeIf.*.path) and the files its
@@ -128,10 +141,11 @@ const DATA_KEYS = /^(remote\..*\.(url|pushurl|fetch|push|mirror|tagopt|prune|pro
  * path is used.
  */
 function configValues(config: string, home: string): ConfigValues | 'unreadable' {
-  const values: ConfigValues = { includes: [], programs: [] }
+  const values: ConfigValues = { includes: [], programs: [], remotes: { urls: [], names: [], used: [], rewrites: [] } }
   const entries = configEntries(config)
   if (entries === 'unreadable') return entries
   for (const [key, value] of entries) {
+    addRemoteSetting(values.remotes, key, value)
     if (key === 'core.hookspath') values.hooks = expandHome(value, home)
     else if (key === 'include.path' || /^includeif\..*\.path$/.test(key)) {
       const include = expandHome(value, home)
@@ -139,6 +153,17 @@ function configValues(config: string, home: string): ConfigValues | 'unreadable'
     } else if (!DATA_KEYS.test(key)) values.programs.push(...commandWords(value, home))
   }
   return values
+}
+
+/** What one entry says of remotes: a configured remote's name and URLs, a remote named where git also takes a path, a URL rewrite. */
+function addRemoteSetting(remotes: RemoteSettings, key: string, value: string): void {
+  const remote = /^remote\.(.+)\.([a-z]+)$/.exec(key)
+  if (remote !== null) {
+    remotes.names.push(remote[1] as string)
+    if (remote[2] === 'url' || remote[2] === 'pushurl') remotes.urls.push(value)
+  } else if (key === 'remote.pushdefault' || /^branch\..+\.(remote|pushremote)$/.test(key)) remotes.used.push(value)
+  const rewrite = /^url\.(.+)\.(insteadof|pushinsteadof)$/.exec(key)
+  if (rewrite !== null) remotes.rewrites.push({ prefix: value, base: rewrite[1] as string, push: rewrite[2] === 'pushinsteadof' })
 }
 
 /**
@@ -157,47 +182,9 @@ function configEntries(config: string): [string, string][] | 'unreadable' {
   }
   return out.split('\0').flatMap(entry => {
     const newline = entry.indexOf('\n')
-    return newline > 0 ? [[entry.slice(0, newline).toLowerCase(), entry.slice(newline + 1)] as [string, string]] : []
+    // git prints section and key in lower case and a subsection as written (a remote's name, a url base).
+    return newline > 0 ? [[entry.slice(0, newline), entry.slice(newline + 1)] as [string, string]] : []
   })
-}
-
-/**
- * The words of a command that could name a file it runs (red team, rounds 32 and 33: `sh tools/x`,
- * `"tools"/x`, `~/p/tools/x`, `$HOME/...`, `$PWD/tools/x`, `$(git rev-parse --show-toplevel)/tools/x`,
- * `-c core.fsmonitor=tools/x`): split as a shell would roughly split it, `~`, `~user`, $HOME and
- * $PWD (git runs them at the top of the work tree) expanded, other variables from the environment;
- * a word after a `$(...)` or a variable not set is taken from the work tree too. Relative words
- * are from the work tree; absolute ones as they are.
- */
-function commandWords(value: string, home: string): string[] {
-  const out = new Set<string>()
-  for (const word of value.replace(/["'\\]/g, '').split(/[\s;|&<>()`=,!]+/)) {
-    const expanded = expandVariables(expandHome(word, home), home)
-    if (!expanded.includes('/') || expanded.includes('://') || expanded.includes('*')) continue
-    // An unexpanded prefix ($(...), a variable not set): the rest, from the top of the work tree.
-    out.add(expanded.startsWith('$') ? expanded.replace(/^[^/]*\//, '') : expanded)
-    // After a $(...) the rest of the word was split off: `/tools/x` may be the work tree's.
-    if (expanded.startsWith('/') && /\$\(|`/.test(value)) out.add(expanded.slice(1))
-  }
-  return [...out]
-}
-
-function expandVariables(word: string, home: string): string {
-  return word.replace(/^\$\{?(\w+)\}?(?=\/)/, (whole, name: string) => (name === 'PWD' ? '.' : name === 'HOME' ? home : (process.env[name] ?? whole)))
-}
-
-/** `~/` and `~user/` at the start, as git's --type=path and a shell expand them. */
-function expandHome(word: string, home: string): string {
-  const tilde = /^~([a-z_][a-z0-9_-]*)?(?=\/|$)/i.exec(word)
-  if (tilde === null) return word
-  const user = tilde[1]
-  const dir = user === undefined ? home : homeOfUser(user)
-  return dir === undefined ? word : `${dir}${word.slice(tilde[0].length)}`
-}
-
-function homeOfUser(user: string): string | undefined {
-  const line = (readSmall('/etc/passwd') ?? '').split('\n').find(entry => entry.startsWith(`${user}:`))
-  return line?.split(':')[5] || undefined
 }
 
 /** Whether `file` is there, through links (configs are read through them); a dangling link is missing, as to git. */

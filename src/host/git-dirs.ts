@@ -35,9 +35,23 @@ export type GitDirSearch = {
   refusal?: string
 }
 
+/** What a repository's configs (its own, the user's, their includes) say of its remotes, for finding the local ones. */
+export interface RemoteSettings {
+  /** remote.<name>.url and pushurl. */
+  urls: string[]
+  /** The names of the remotes configured (remote.<name>.*). */
+  names: string[]
+  /** Remotes named by branch.*.remote, branch.*.pushRemote and remote.pushDefault; git takes one no remote has for a URL. */
+  used: string[]
+  /** url.<base>.insteadOf (fetch) and pushInsteadOf (push). */
+  rewrites: { prefix: string; base: string; push: boolean }[]
+}
+
+export type RemotesOf = (repoConfig: string) => RemoteSettings
+
 class Refusal extends Error {}
 
-export function gitDirsOf(git: GitFacts, home: string): GitDirSearch {
+export function gitDirsOf(git: GitFacts, home: string, remotesOf: RemotesOf): GitDirSearch {
   const entries: GitDirEntry[] = []
   const submodules: string[] = []
   const forbidden: string[] = []
@@ -60,7 +74,7 @@ export function gitDirsOf(git: GitFacts, home: string): GitDirSearch {
       const dotGit = path.join(sub, '.git')
       if (lstatKind(dotGit) === 'dir' && isGitDir(dotGit)) add({ dir: dotGit, parents: workTreeParents(git.topLevel, sub), linked: false, common: dotGit })
     }
-    for (const remote of localRemotes(entries, git.topLevel, home, { forbidden, links })) add(remote)
+    for (const remote of localRemotes(entries, git.topLevel, home, remotesOf, { forbidden, links })) add(remote)
     return { entries, submodules, forbidden, links }
   } catch (error) {
     if (error instanceof Refusal) return { entries, submodules, forbidden, links, refusal: error.message }
@@ -183,22 +197,38 @@ export function workTreeParents(top: string, dir: string): string[] {
 }
 
 /**
- * Repositories a remote of a config names by a local path (`url = ../mirror.git`): `git push`
- * there runs that repository's hooks on the host. Relative URLs are taken from the top of the
- * working tree, where git runs them; `~/` is the home; the names git tries are tried (a `./mirror`
- * remote reaches mirror.git), and each is taken by its real path (one through a symlink counts).
+ * Repositories a remote names by a local path (`url = ../mirror.git`): `git push` there runs that
+ * repository's hooks on the host. Relative URLs are taken from the top of the working tree, where
+ * git runs them; `~/` is the home; the names git tries are tried (a `./mirror` remote reaches
+ * mirror.git), and each is taken by its real path (one through a symlink counts).
  */
-function localRemotes(entries: readonly GitDirEntry[], top: string, home: string, watched: { forbidden: string[]; links: { path: string; text: string }[] }): GitDirEntry[] {
+function localRemotes(entries: readonly GitDirEntry[], top: string, home: string, remotesOf: RemotesOf, watched: { forbidden: string[]; links: { path: string; text: string }[] }): GitDirEntry[] {
   const out: GitDirEntry[] = []
   for (const config of new Set(entries.map(e => path.join(e.common, 'config')))) {
-    if (!/url\s*=/i.test(readSmall(config) ?? '')) continue
-    const lines = gitConfig(config, ['--get-regexp', '^remote\\..*\\.(push)?url$']) ?? ''
-    for (const line of lines.split('\n')) {
-      const local = line.includes(' ') ? localPath(line.slice(line.indexOf(' ') + 1), top, home) : undefined
+    for (const url of remoteUrls(remotesOf(config))) {
+      const local = localPath(url, top, home)
       if (local !== undefined) out.push(...remoteGitDir(local, top, watched))
     }
   }
   return out
+}
+
+/**
+ * Every URL git may fetch from or push to: the remotes' URLs from the repository's config and the
+ * user's (red team, round 34: only the repository's were read), and each name branch.*.remote,
+ * branch.*.pushRemote or remote.pushDefault gives that no remote has (git takes `./mirror.git`
+ * there for a URL); each as written and as the longest url.*.insteadOf and pushInsteadOf rewrite it.
+ */
+export function remoteUrls(settings: RemoteSettings): string[] {
+  const urls = [...settings.urls, ...settings.used.filter(name => !settings.names.includes(name))]
+  const rewritten = urls.flatMap(url =>
+    [false, true].flatMap(push => {
+      const matches = settings.rewrites.filter(r => r.push === push && url.startsWith(r.prefix))
+      const longest = matches.sort((a, b) => b.prefix.length - a.prefix.length)[0]
+      return longest === undefined ? [] : [longest.base + url.slice(longest.prefix.length)]
+    }),
+  )
+  return [...new Set([...urls, ...rewritten])]
 }
 
 /**

@@ -22,7 +22,8 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
   const facts: MutableProtect = { pinned: [], workTrees: [], gitDirs: [], refusals: [], readOnly: [], missingHooks: [], emptyConfigs: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [], links: [] }
   let trees = projectDirs.slice(0, 1)
   if (git !== undefined) {
-    const search = gitDirsOf(git, home)
+    const reader = configReader(home)
+    const search = gitDirsOf(git, home, reader.remotesOf)
     if (search.refusal !== undefined) facts.refusals.push(search.refusal)
     for (const name of search.forbidden) if (isWithinAny(name, projectDirs) && !projectDirs.includes(name)) facts.forbidden.push(name)
     addLinks(facts, search.links.filter(link => isWithinAny(link.path, projectDirs)))
@@ -44,7 +45,6 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
     // when present; watched like commondir when missing (git skips a missing include). For each
     // work tree in the project: a relative hooksPath names a folder in each (red team: the
     // submodule's and the linked worktree's hooks ran).
-    const reader = configReader(home)
     trees = workTreesIn(git, search, projectDirs)
     for (const tree of trees) {
       const configs = [...repoConfigsOf(tree, git), ...userGitConfigs(home)]

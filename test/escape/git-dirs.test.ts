@@ -380,6 +380,43 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(r.out.split('\n')).toEqual([...files.map(f => `${f}-readonly`), 'missing-moved'])
   })
 
+  test('round 35: a config command that goes to a folder first (cd tools && ./x, sh -c, pushd) runs files there: they are read-only, and one not there yet is moved aside (red team, round 34: ran at git status)', async () => {
+    const s = scene()
+    fs.mkdirSync(path.join(s.project, 'tools/sub'), { recursive: true })
+    for (const f of ['tools/x', 'tools/sub/y']) fs.writeFileSync(path.join(s.project, f), '#!/bin/sh\nexit 0\n', { mode: 0o755 })
+    fs.writeFileSync(path.join(s.world.home, '.gitconfig'), '[core]\n\tfsmonitor = "cd tools && ./x"\n[alias]\n\ty = !sh -c \'cd tools/sub && sh y\'\n\tz = !pushd tools >/dev/null && ./later\n')
+    const writes = ['tools/x', 'tools/sub/y'].map(f => `printf 'touch ${s.marker}\\n' >> ${f} 2>/dev/null && echo ${f}-WRITABLE || echo ${f}-readonly`)
+    const r = await inside(s, `${writes.join('; ')}; printf '#!/bin/sh\\ntouch ${s.marker}\\n' > tools/later; sleep 0.5; test -e tools/later && echo later-THERE || echo later-moved`)
+    expect(r.out.split('\n')).toEqual(['tools/x-readonly', 'tools/sub/y-readonly', 'later-moved'])
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test("round 35: repositories a branch's remote, remote.pushDefault, the user's config or a url.*.insteadOf name by a local path: their hooks are read-only (red team, round 34: ran at git push)", async () => {
+    const s = scene()
+    for (const name of ['by-branch.git', 'by-default.git', 'by-global.git', 'mirrors/by-rewrite.git']) git(s.project, 'init', '-q', '--bare', name)
+    git(s.project, 'config', 'branch.main.remote', './by-branch.git')
+    git(s.project, 'config', 'remote.pushDefault', './by-default.git')
+    fs.writeFileSync(path.join(s.world.home, '.gitconfig'), `[remote "global"]\n\turl = ${s.project}/by-global.git\n[url "${s.project}/mirrors/"]\n\tinsteadOf = mine:\n`)
+    git(s.project, 'remote', 'add', 'rewritten', 'mine:by-rewrite.git')
+    const hooks = ['by-branch.git', 'by-default.git', 'by-global.git', 'mirrors/by-rewrite.git'].map(repo => `printf '#!/bin/sh\\ntouch ${s.marker}\\n' > ${repo}/hooks/pre-receive 2>/dev/null && chmod +x ${repo}/hooks/pre-receive && echo ${repo}-ESCAPED || echo ${repo}-BLOCKED`)
+    const r = await inside(s, hooks.join('; '))
+    expect(r.out.split('\n')).toEqual(['by-branch.git-BLOCKED', 'by-default.git-BLOCKED', 'by-global.git-BLOCKED', 'mirrors/by-rewrite.git-BLOCKED'])
+    for (const remote of ['./by-branch.git', './by-default.git', 'global', 'rewritten']) {
+      const push = spawnSync('git', ['push', '-q', remote, 'main'], { cwd: s.project, env: { ...process.env, HOME: s.world.home }, encoding: 'utf8' })
+      expect(push.status, push.stderr).toBe(0)
+    }
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test("round 35: init.templateDir in the project (the user's config): read-only, for the host's next git init or clone copies its hooks", async () => {
+    const s = scene()
+    fs.mkdirSync(path.join(s.project, 'templates/hooks'), { recursive: true })
+    fs.writeFileSync(path.join(s.world.home, '.gitconfig'), `[init]\n\ttemplateDir = ${s.project}/templates\n`)
+    const r = await inside(s, `printf '#!/bin/sh\\ntouch ${s.marker}\\n' > templates/hooks/post-checkout 2>/dev/null && echo ESCAPED || echo BLOCKED`)
+    expect(r.out).toBe('BLOCKED')
+  })
+
   test('round 34: a config claudebox cannot read whole (padded past 1 MiB) refuses the launch rather than be skipped', async () => {
     const s = scene()
     const padding = Array.from({ length: 16_000 }, (_, i) => `\tkey${i} = ${'v'.repeat(60)}\n`).join('')

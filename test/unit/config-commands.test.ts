@@ -1,0 +1,61 @@
+// What a git config value may run, as the launch reads it: the path words, from every folder a
+// `cd` takes the command to, and the file an interpreter runs; and the URLs git may push to.
+import { describe, expect, test } from 'vitest'
+import { commandWords } from '../../src/host/config-commands.js'
+import { remoteUrls, type RemoteSettings } from '../../src/host/git-dirs.js'
+
+const HOME = '/home/u'
+const words = (value: string): string[] => commandWords(value, HOME).sort()
+
+describe('commandWords', () => {
+  test('path words as before: sh tools/x, quoted, ~/, $HOME, $PWD, $(...)/, -c key=path', () => {
+    expect(words('sh tools/x')).toEqual(['tools/x'])
+    expect(words('"tools"/x')).toEqual(['tools/x'])
+    expect(words('~/p/x')).toEqual(['/home/u/p/x'])
+    expect(words('$HOME/p/x')).toEqual(['/home/u/p/x'])
+    expect(words('$PWD/tools/x')).toEqual(['./tools/x'])
+    expect(words('"$(git rev-parse --show-toplevel)"/tools/x')).toEqual(['tools/x'])
+    expect(words('-c core.fsmonitor=tools/x status')).toEqual(['tools/x'])
+    expect(words('less -R')).toEqual([])
+    expect(words('git-lfs clean -- %f')).toEqual([])
+  })
+
+  test('round 34: a cd (or pushd, or -C) before the program: its words are taken from that folder too', () => {
+    expect(words('cd tools && ./x')).toEqual(['./x', 'tools/./x'])
+    expect(words('!cd tools; cd sub; ./x')).toEqual(['./x', 'tools/./x', 'tools/sub/./x'].concat('sub/./x').sort())
+    expect(words('pushd "tools" >/dev/null && bin/x')).toEqual(['/dev/null', 'bin/x', 'tools/bin/x'])
+    expect(words('git -C sub/dir run/x')).toEqual(['run/x', 'sub/dir/run/x'])
+    expect(words('!f() { cd tools; ./x; }; f')).toEqual(['./x', 'tools/./x'])
+    expect(words('cd "$(git rev-parse --show-toplevel)/tools" && ./x')).toEqual(['./x', 'tools/./x'])
+    expect(words('cd ~/p && ./x')).toEqual(['./x', '/home/u/p/./x'])
+  })
+
+  test('an interpreter runs its first argument from its folder: sh x, bash -c "cd a && sh b", env python3 -u x.py', () => {
+    expect(words('sh x')).toEqual(['x'])
+    expect(words('bash -c "cd a && sh b"')).toEqual(['a/b', 'b'])
+    expect(words('env FOO=1 python3 -u x.py')).toEqual(['x.py'])
+    expect(words('node -e 1')).toEqual(['1'])
+  })
+
+  test('cd targets are bounded: a value with many cds does not take every combination', () => {
+    const value = Array.from({ length: 40 }, (_, i) => `cd d${i}`).join('; ') + '; ./x'
+    expect(words(value).length).toBeLessThanOrEqual(16)
+  })
+})
+
+describe('remoteUrls', () => {
+  const none: RemoteSettings = { urls: [], names: [], used: [], rewrites: [] }
+
+  test("round 34: a branch's remote, pushRemote or remote.pushDefault that no remote has is a URL", () => {
+    expect(remoteUrls({ ...none, names: ['origin'], urls: ['git@h:x'], used: ['origin', './mirror.git', '.'] })).toEqual(['git@h:x', './mirror.git', '.'])
+  })
+
+  test('url.*.insteadOf and pushInsteadOf rewrite a URL by their longest prefix, each kind apart', () => {
+    const rewrites = [
+      { prefix: 'gh:', base: 'https://github.com/', push: false },
+      { prefix: 'gh:me/', base: '/home/u/p/mirrors/', push: false },
+      { prefix: 'gh:', base: '../pushes/', push: true },
+    ]
+    expect(remoteUrls({ ...none, urls: ['gh:me/x.git'], rewrites })).toEqual(['gh:me/x.git', '/home/u/p/mirrors/x.git', '../pushes/me/x.git'])
+  })
+})
