@@ -1,12 +1,12 @@
 // removeFile and removeDir (host/fs.ts), the launch path's stand-ins for fs.rmSync: a missing path
 // is fine, a symlink is removed and never followed, a directory with folders inside still goes whole.
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { removeDir, removeFile } from '../../src/host/fs.js'
+import { tempDir } from '../helpers/temp.js'
 
-const temp = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'cb-remove-'))
+const temp = (): string => tempDir('cb-remove-')
 
 describe('removeFile and removeDir', () => {
   test('removeFile: a file goes, a missing one is fine, a directory is an error (as fs.rmSync without recursive)', () => {
