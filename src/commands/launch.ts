@@ -34,6 +34,7 @@ import type { ApiSession } from '../network/api-session.js'
 import type * as Apply from '../state/apply.js'
 import { SessionServers } from './session-servers.js'
 import { joinCgroups, type CgroupJoin } from '../host/cgroups.js'
+import { saveConfigCache, useConfigCache } from '../host/config-cache.js'
 
 import { VERSION } from '../version.js'
 import { print } from '../cli/log.js'
@@ -44,6 +45,7 @@ export async function launch(settings: Settings, options: CliOptions): Promise<n
   if (options.mode === 'launch' && process.env['CLAUDEBOX'] === '1') {
     throw launchError('this is already inside a claudebox sandbox, which forbids nested ones (no user namespaces inside); run claudebox on the host')
   }
+  useConfigCache(settings.claudeboxHome)
   let setup = await setupWithApproval(settings, options)
   // First run: the normal Claude Code's login, copied with consent, is this launch's sign-in already.
   if (options.mode === 'launch' && mayTakeOver(setup.facts) && (await (await import('./takeover.js')).offerTakeovers(setup.facts, options.yes))) setup = setupLaunch(settings, options)
@@ -186,6 +188,7 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
         gitWatch = startGitWatch(plan.gitWatch, end)
         record = apply.registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION)
         await servers.startPending()
+        saveConfigCache()
       },
       cgroups,
     )

@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process'
 import path from 'node:path'
 import { lstatKind } from './fs.js'
 import { commandWords, expandHome } from './config-commands.js'
+import { keepEntries, keptEntries, type ConfigEntries } from './config-cache.js'
 import { gitdirOf, readSmall, worktreeTop, type GitDirSearch, type RemoteSettings, type RemotesOf } from './git-dirs.js'
 import { isWithinAny } from '../state/instance.js'
 import type { GitFacts } from '../types.js'
@@ -171,20 +172,26 @@ function addRemoteSetting(remotes: RemoteSettings, key: string, value: string): 
  * cannot be read whole (over 1 MiB, a FIFO that would block git, git failing on it) is
  * 'unreadable': skipping it silently let a padded ~/.gitconfig's fsmonitor run (red team, round 34).
  */
-function configEntries(config: string): [string, string][] | 'unreadable' {
+function configEntries(config: string): ConfigEntries | 'unreadable' {
   if (statKindOf(config) === 'missing') return []
-  if (readSmall(config) === undefined) return 'unreadable'
+  const text = readSmall(config)
+  if (text === undefined) return 'unreadable'
+  const kept = keptEntries(config, text)
+  if (kept !== undefined) return kept
   let out: string
   try {
-    out = execFileSync('git', ['config', '--file', config, '--null', '--list'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000, maxBuffer: 8 << 20 })
+    // The text read, on stdin: what git makes of it is what is kept for it (--file follows no includes).
+    out = execFileSync('git', ['config', '--file', '-', '--null', '--list'], { input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'ignore'], timeout: 5_000, maxBuffer: 8 << 20 })
   } catch {
     return 'unreadable'
   }
-  return out.split('\0').flatMap(entry => {
+  const entries = out.split('\0').flatMap(entry => {
     const newline = entry.indexOf('\n')
     // git prints section and key in lower case and a subsection as written (a remote's name, a url base).
     return newline > 0 ? [[entry.slice(0, newline), entry.slice(newline + 1)] as [string, string]] : []
   })
+  keepEntries(config, text, entries)
+  return entries
 }
 
 /** Whether `file` is there, through links (configs are read through them); a dangling link is missing, as to git. */

@@ -409,6 +409,26 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
+  test('what git read in a config is kept between launches by its whole text: a config changed since (same size, same time) is read again, a damaged cache is read as none', async () => {
+    const s = scene()
+    fs.mkdirSync(path.join(s.project, 'tools'))
+    for (const f of ['tools/a', 'tools/b']) fs.writeFileSync(path.join(s.project, f), '#!/bin/sh\nexit 0\n', { mode: 0o755 })
+    const gitconfig = path.join(s.world.home, '.gitconfig')
+    const cache = path.join(s.world.claudeboxHome, 'cache/git-configs.json')
+    const tryBoth = ['tools/a', 'tools/b'].map(f => `echo x >> ${f} 2>/dev/null && echo ${f}-WRITABLE || echo ${f}-readonly`).join('; ')
+    fs.writeFileSync(gitconfig, '[core]\n\tfsmonitor = tools/a\n')
+    expect((await inside(s, tryBoth)).out.split('\n')).toEqual(['tools/a-readonly', 'tools/b-WRITABLE'])
+    expect(fs.readFileSync(cache, 'utf8')).toContain('tools/a')
+    expect((await inside(s, `cat ${cache} >/dev/null 2>&1 && echo VISIBLE || echo hidden`)).out).toBe('hidden')
+    const { mtime } = fs.statSync(gitconfig)
+    fs.writeFileSync(gitconfig, '[core]\n\tfsmonitor = tools/b\n')
+    fs.utimesSync(gitconfig, mtime, mtime)
+    expect((await inside(s, tryBoth)).out.split('\n')).toEqual(['tools/a-WRITABLE', 'tools/b-readonly'])
+    fs.writeFileSync(cache, '{"files": {"x": 1')
+    expect((await inside(s, tryBoth)).out.split('\n')).toEqual(['tools/a-WRITABLE', 'tools/b-readonly'])
+    expect((JSON.parse(fs.readFileSync(cache, 'utf8')) as { files: Record<string, { entries: unknown }> }).files[gitconfig]?.entries).toEqual([['core.fsmonitor', 'tools/b']])
+  })
+
   test("round 35: init.templateDir in the project (the user's config): read-only, for the host's next git init or clone copies its hooks", async () => {
     const s = scene()
     fs.mkdirSync(path.join(s.project, 'templates/hooks'), { recursive: true })

@@ -1,0 +1,80 @@
+// What git read in a config file's exact text, kept between launches: each launch reads every
+// config git reads (the repository's, /etc/gitconfig, ~/.gitconfig: two or three files) and a git
+// run costs ~3 ms. Kept in $CLAUDEBOX_HOME/cache/git-configs.json, which no sandbox sees, keyed by
+// the file's path and its whole text: git is given that text on stdin, so what is kept is what git
+// made of those bytes, and a config changed in any way is read by git again. Only a launch turns
+// it on (useConfigCache); other readers, and a launch without a claudebox home, run git each time.
+import fs from 'node:fs'
+import path from 'node:path'
+import { writeFileAtomic } from './atomic-write.js'
+import { lstatKind, readNoFollow } from './fs.js'
+
+export type ConfigEntries = [string, string][]
+
+/** Texts kept at most, and each one's size: a config larger than this is read by git each time. */
+const MAX_FILES = 16
+const MAX_TEXT = 64 << 10
+
+interface Kept {
+  text: string
+  entries: ConfigEntries
+}
+
+let cache: { file: string; kept: Map<string, Kept>; used: Map<string, Kept>; changed: boolean } | undefined
+
+/** Reads the cache of `claudeboxHome` for this launch; a missing or damaged one is an empty one. */
+export function useConfigCache(claudeboxHome: string): void {
+  const file = path.join(realOrAsGiven(claudeboxHome), 'cache', 'git-configs.json')
+  cache = { file, kept: new Map(), used: new Map(), changed: false }
+  try {
+    const saved = JSON.parse(readNoFollow(file) ?? '{}') as { files?: Record<string, Kept> }
+    for (const [config, kept] of Object.entries(saved.files ?? {})) if (isKept(kept)) cache.kept.set(config, kept)
+  } catch {
+    // damaged: read every config with git, and write it anew
+  }
+}
+
+function realOrAsGiven(dir: string): string {
+  try {
+    return fs.realpathSync(dir)
+  } catch {
+    return dir // not made yet: the first launch makes it
+  }
+}
+
+function isKept(kept: unknown): kept is Kept {
+  const k = kept as Kept
+  return typeof k?.text === 'string' && Array.isArray(k.entries) && k.entries.every(e => Array.isArray(e) && e.length === 2 && e.every(s => typeof s === 'string'))
+}
+
+/** What git read in `text` at `config` last time, if that was this very text. */
+export function keptEntries(config: string, text: string): ConfigEntries | undefined {
+  const kept = cache?.kept.get(config)
+  if (kept === undefined || kept.text !== text) return undefined
+  cache?.used.set(config, kept)
+  return kept.entries
+}
+
+export function keepEntries(config: string, text: string, entries: ConfigEntries): void {
+  if (cache === undefined || text.length > MAX_TEXT || cache.used.size >= MAX_FILES) return
+  cache.used.set(config, { text, entries })
+  cache.changed = true
+}
+
+/**
+ * Writes what this launch used (only that: configs no longer read drop out), when anything was
+ * new. A failure (a read-only home, a full disk) costs only the next launch's git runs.
+ */
+export function saveConfigCache(): void {
+  if (cache === undefined || !cache.changed) return
+  const dir = path.dirname(cache.file)
+  try {
+    if (lstatKind(path.dirname(dir)) !== 'dir') return
+    if (lstatKind(dir) === 'missing') fs.mkdirSync(dir, { mode: 0o700 })
+    if (lstatKind(dir) !== 'dir') return
+    writeFileAtomic(cache.file, JSON.stringify({ files: Object.fromEntries(cache.used) }))
+    cache.changed = false
+  } catch {
+    // the next launch runs git again
+  }
+}
