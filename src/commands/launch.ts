@@ -35,6 +35,7 @@ import type * as Apply from '../state/apply.js'
 import { SessionServers } from './session-servers.js'
 import { joinCgroups, type CgroupJoin } from '../host/cgroups.js'
 import { saveConfigCache, useConfigCache } from '../host/config-cache.js'
+import { enterLoginPlace } from './login-place.js'
 
 import { VERSION } from '../version.js'
 import { print } from '../cli/log.js'
@@ -45,6 +46,16 @@ export async function launch(settings: Settings, options: CliOptions): Promise<n
   if (options.mode === 'launch' && process.env['CLAUDEBOX'] === '1') {
     throw launchError('this is already inside a claudebox sandbox, which forbids nested ones (no user namespaces inside); run claudebox on the host')
   }
+  if (options.login !== true) return await launchHere(settings, options)
+  const leave = enterLoginPlace(settings.claudeboxHome)
+  try {
+    return await launchHere(settings, options)
+  } finally {
+    leave()
+  }
+}
+
+async function launchHere(settings: Settings, options: CliOptions): Promise<number> {
   useConfigCache(settings.claudeboxHome)
   let setup = await setupWithApproval(settings, options)
   // First run: the normal Claude Code's login, copied with consent, is this launch's sign-in already.

@@ -27,6 +27,23 @@ describe.skipIf(!HAVE_BWRAP)('claudebox --login', () => {
     expect(inside.stdout).toContain('URL=http://127.0.0.1:3129')
   })
 
+  test("round 35: --login runs in no project: not the project's instance, whose settings.json a session wrote (Claude applies its env during auth login), nor the project; nothing of it is left", async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const plant = `printf '{"env":{"BROWSER":"%s/evil.sh"}}' "$PWD" > "\${CLAUDE_CONFIG_DIR:-$HOME/.claude}/settings.json" && echo PLANTED`
+    const session = await claudebox(world, ['--', '-c', plant], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(session.stdout.trim()).toBe('PLANTED')
+    const instances = fs.readdirSync(path.join(world.claudeboxHome, 'instances')).sort()
+    const fake = path.join(world.root, 'fake-claude')
+    fs.writeFileSync(fake, `#!/bin/sh\ncat "\${CLAUDE_CONFIG_DIR:-$HOME/.claude}/settings.json" 2>/dev/null | grep -q BROWSER && echo SETTINGS-PLANTED || echo settings-clean\ntest -e ${repo} && echo PROJECT-THERE || echo project-absent\n`, { mode: 0o755 })
+    const tmp = path.join(world.root, 'tmp')
+    fs.mkdirSync(tmp)
+    const login = await claudebox(world, ['--login'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: fake, TMPDIR: tmp } })
+    expect(login.stdout.trim().split('\n')).toEqual(['settings-clean', 'project-absent'])
+    expect(fs.readdirSync(path.join(world.claudeboxHome, 'instances')).sort()).toEqual(instances)
+    expect(fs.readdirSync(tmp)).toEqual([])
+  })
+
   test('a login that did not finish changes nothing', async () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')
