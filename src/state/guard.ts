@@ -65,20 +65,49 @@ export function guardJson(file: string, backups: readonly string[], goodDir: str
   // Copied aside and rewritten in place, never renamed: running sessions have this very file
   // (its inode) bound into their sandboxes and must keep sharing it.
   const setAside = setAsideCopy(file, text, now)
-  // The newest valid copy wins, whoever made it: Claude's own backups or claudebox's good copies.
-  const candidates = [
-    ...backups.flatMap(dir => listSorted(dir, `${name}.backup.`).map(f => path.join(dir, f))),
-    ...listSorted(goodDir, `${name}.`).map(f => path.join(goodDir, f)),
-  ].sort((a, b) => mtime(b) - mtime(a))
-  for (const candidate of candidates) {
-    const content = readNoFollow(candidate, JSON_LIMIT)
-    if (content !== undefined && isValidJson(content)) {
-      overwriteInPlace(file, content)
-      return { kind: 'restored', from: candidate, setAside }
-    }
-  }
+  const restored = restoreNewestCopy(file, [...backups.map(dir => ({ dir, prefix: `${name}.backup.` })), { dir: goodDir, prefix: `${name}.` }])
+  if (restored !== undefined) return { kind: 'restored', from: restored, setAside }
   overwriteInPlace(file, '{}\n')
   return { kind: 'set-aside', setAside }
+}
+
+/**
+ * The newest valid copy wins, whoever made it: Claude's own backups or claudebox's good copies;
+ * written over `file`, and its path returned. Each folder is opened once, without following a
+ * link, and its files are listed and read through that descriptor: Claude's backups/ sits in the
+ * instance, which a running session of the project writes (red team, round 35: `backups` swapped
+ * for a symlink between the check and the reads, with renameat2, had the host copy another
+ * folder's `.claude.json.backup.*` (the user's own ~/.claude, another project's instance) into the
+ * sandbox's .claude.json).
+ */
+export function restoreNewestCopy(file: string, folders: readonly { dir: string; prefix: string }[]): string | undefined {
+  const open = folders.flatMap(folder => {
+    const fd = openFolder(folder.dir)
+    return fd === undefined ? [] : [{ ...folder, fd }]
+  })
+  try {
+    const candidates = open
+      .flatMap(({ dir, prefix, fd }) => namesIn(`/proc/self/fd/${fd}`, prefix).map(f => ({ shown: path.join(dir, f), at: `/proc/self/fd/${fd}/${f}` })))
+      .sort((a, b) => mtime(b.at) - mtime(a.at))
+    for (const candidate of candidates) {
+      const content = readNoFollow(candidate.at, JSON_LIMIT)
+      if (content !== undefined && isValidJson(content)) {
+        overwriteInPlace(file, content)
+        return candidate.shown
+      }
+    }
+    return undefined
+  } finally {
+    for (const { fd } of open) fs.closeSync(fd)
+  }
+}
+
+function openFolder(dir: string): number | undefined {
+  try {
+    return fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW)
+  } catch {
+    return undefined // missing, or a symlink: no copies from it
+  }
 }
 
 /**
@@ -146,11 +175,17 @@ function isValidJson(text: string): boolean {
   }
 }
 
-/** Newest first: names end in a sortable timestamp. */
+/** Newest first: names end in a sortable timestamp. Never through a symlink. */
 function listSorted(dir: string, prefix: string): string[] {
   try {
-    // Claude's backups/ sits in the instance, which the agent can write: never through a symlink.
-    if (!fs.lstatSync(dir).isDirectory()) return []
+    return fs.lstatSync(dir).isDirectory() ? namesIn(dir, prefix) : []
+  } catch {
+    return []
+  }
+}
+
+function namesIn(dir: string, prefix: string): string[] {
+  try {
     return fs
       .readdirSync(dir)
       .filter(f => f.startsWith(prefix))
