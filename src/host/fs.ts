@@ -16,6 +16,30 @@ export function removeFile(p: string): void {
   }
 }
 
+/** A folder opened without following a link (a symlink or no folder: undefined), to be used through /proc/self/fd. */
+export function openDirNoFollow(dir: string): number | undefined {
+  try {
+    return fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Runs `use` with a path naming `dir` as it was when opened (/proc/self/fd/N), opened without
+ * following a link: names below it stay in that folder however a sandbox renames or swaps it
+ * meanwhile. Undefined when it is missing, a symlink or no folder.
+ */
+export function inPinnedDir<T>(dir: string, use: (at: string) => T): T | undefined {
+  const fd = openDirNoFollow(dir)
+  if (fd === undefined) return undefined
+  try {
+    return use(`/proc/self/fd/${fd}`)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
 /**
  * Removes a directory and what is in it, never following a symlink; a missing one is fine. One of
  * files only (a session's credential store) is emptied by hand: fs.rmSync's recursive walk is

@@ -3,7 +3,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { launchError } from '../errors.js'
-import { leftByGoneLaunchers, processStartTime, removeFile } from '../host/fs.js'
+import { inPinnedDir, leftByGoneLaunchers, processStartTime, removeFile } from '../host/fs.js'
 import { lstatKind } from '../host/probe.js'
 import { sanitizePath } from './adopt.js'
 import { META_FILE, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
@@ -182,22 +182,37 @@ export function recordInstanceMeta(instance: string, facts: HostFacts): void {
 /**
  * Claude Code looks a conversation up under projects/<sanitized cwd>/. One started in another
  * worktree of the same repository lives under that worktree's folder: hard-link it into this
- * one, so `--resume ID` finds it and both names see what Claude appends.
+ * one, so `--resume ID` finds it and both names see what Claude appends. The agent writes in
+ * projects/, during another session of this project too: each folder is opened once without
+ * following a link and used through that descriptor, so a symlink swapped in between a check and
+ * the link cannot lead this step out of the instance (red team, round 35), neither to read a
+ * transcript from elsewhere nor to put a link elsewhere.
  */
 export function linkResumedTranscript(instance: string, cwd: string, id: string): void {
   if (!/^[0-9a-zA-Z-]+$/.test(id)) return
-  // The agent can write in projects/: a symlink there must never lead this step out of the
-  // instance, neither to read a transcript from elsewhere nor to write a link elsewhere.
-  const projects = path.join(instance, 'projects')
-  const here = path.join(projects, sanitizePath(cwd))
-  if (lstatKind(projects) !== 'dir' || (fs.existsSync(here) && lstatKind(here) !== 'dir')) return
-  if (fs.existsSync(path.join(here, `${id}.jsonl`))) return
-  for (const folder of fs.readdirSync(projects)) {
-    const source = path.join(projects, folder, `${id}.jsonl`)
-    if (lstatKind(path.join(projects, folder)) !== 'dir' || !isRegularFile(source)) continue
-    if (!fs.existsSync(here)) fs.mkdirSync(here, { mode: 0o700 })
-    fs.linkSync(source, path.join(here, `${id}.jsonl`))
-    return
+  const name = `${id}.jsonl`
+  inPinnedDir(path.join(instance, 'projects'), projects => {
+    const here = `${projects}/${sanitizePath(cwd)}`
+    const hereKind = lstatKind(here)
+    if (hereKind !== 'missing' && (hereKind !== 'dir' || lstatKind(`${here}/${name}`) !== 'missing')) return
+    for (const folder of fs.readdirSync(projects)) {
+      const linked = inPinnedDir(`${projects}/${folder}`, from => {
+        if (!isRegularFile(`${from}/${name}`)) return false
+        if (lstatKind(here) === 'missing') makeDir(here)
+        inPinnedDir(here, to => lstatKind(`${to}/${name}`) === 'missing' && fs.linkSync(`${from}/${name}`, `${to}/${name}`))
+        return true
+      })
+      if (linked === true) return
+    }
+  })
+}
+
+/** A folder; one made meanwhile is fine (whatever it is, inPinnedDir takes it only if it is a folder). */
+function makeDir(dir: string): void {
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 })
+  } catch {
+    // made meanwhile
   }
 }
 

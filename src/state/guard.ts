@@ -5,6 +5,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomic } from '../host/atomic-write.js'
+import { openDirNoFollow } from '../host/fs.js'
 import { readNoFollow } from '../host/probe.js'
 
 /** How many last good copies of each file are kept. */
@@ -82,7 +83,7 @@ export function guardJson(file: string, backups: readonly string[], goodDir: str
  */
 export function restoreNewestCopy(file: string, folders: readonly { dir: string; prefix: string }[]): string | undefined {
   const open = folders.flatMap(folder => {
-    const fd = openFolder(folder.dir)
+    const fd = openDirNoFollow(folder.dir) // missing, or a symlink: no copies from it
     return fd === undefined ? [] : [{ ...folder, fd }]
   })
   try {
@@ -102,13 +103,6 @@ export function restoreNewestCopy(file: string, folders: readonly { dir: string;
   }
 }
 
-function openFolder(dir: string): number | undefined {
-  try {
-    return fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW)
-  } catch {
-    return undefined // missing, or a symlink: no copies from it
-  }
-}
 
 /**
  * Rewrites the file's own inode (sessions may have it open), never through a symlink: a project's
