@@ -36,6 +36,18 @@ const IDENTITY_KEYS = ['oauthAccount', 'userID']
 /** The largest value carried back, as JSON text. */
 const VALUE_LIMIT = 64 * 1024
 
+/**
+ * The shape of each setting carried back from any project: what Claude writes there, nothing else
+ * (red team, round 35: any JSON value up to 64 KiB crossed to every other project, 192 KB of data
+ * from a --network=none project to an open one). The identity keys come back only from a sign-in.
+ */
+const SETTING_SHAPES: Record<string, (value: unknown) => boolean> = {
+  hasCompletedOnboarding: value => typeof value === 'boolean',
+  lastOnboardingVersion: value => typeof value === 'string' && /^[0-9][0-9A-Za-z.+-]{0,31}$/.test(value),
+  theme: value => typeof value === 'string' && /^[a-z][a-z0-9-]{0,31}$/.test(value),
+}
+const carriedShape = (key: string, value: unknown): boolean => SETTING_SHAPES[key]?.(value) ?? (JSON.stringify(value) ?? '').length <= VALUE_LIMIT
+
 /** What was carried in at the last launch: the comparison point for carrying back. */
 const CARRIED_FILE = `${OWN_DIR}/account-in.json`
 
@@ -93,7 +105,7 @@ export function carryAccountOut(sharedFile: string, instance: string, identity =
   const before: Json = typeof carried === 'object' ? carried : {}
   // A value is small (an account, a theme): a session cannot grow every project's file through one.
   const keys = ACCOUNT_KEYS_BACK.filter(key => identity || !IDENTITY_KEYS.includes(key))
-  const changed = keys.filter(key => Object.hasOwn(current, key) && !same(current[key], before[key]) && (JSON.stringify(current[key]) ?? '').length <= VALUE_LIMIT)
+  const changed = keys.filter(key => Object.hasOwn(current, key) && !same(current[key], before[key]) && carriedShape(key, current[key]))
   if (changed.length === 0) return []
   return withSharedAccountFile(sharedFile, shared => {
     if (shared === undefined) return []

@@ -74,9 +74,22 @@ describe('account keys', () => {
   })
 })
 
+describe('account keys carried back have the shape Claude writes', () => {
+  test('round 35: a theme, onboarding flag or version of another shape stays in its project (it crossed to every project: 192 KB of any data)', () => {
+    const s = setup({ theme: 'dark' }, {})
+    carryAccountIn(s.sharedFile, s.instance)
+    fs.writeFileSync(path.join(s.instance, '.claude.json'), JSON.stringify({ ...s.own(), theme: { msg: 'x'.repeat(60_000) }, lastOnboardingVersion: 'x$(id)', hasCompletedOnboarding: 'yes' }))
+    expect(carryAccountOut(s.sharedFile, s.instance)).toEqual([])
+    fs.writeFileSync(path.join(s.instance, '.claude.json'), JSON.stringify({ ...s.own(), theme: 'light-daltonized', lastOnboardingVersion: '2.1.330', hasCompletedOnboarding: true }))
+    expect(carryAccountOut(s.sharedFile, s.instance).sort()).toEqual(['hasCompletedOnboarding', 'lastOnboardingVersion', 'theme'])
+    expect(JSON.parse(fs.readFileSync(s.sharedFile, 'utf8'))).toEqual({ theme: 'light-daltonized', lastOnboardingVersion: '2.1.330', hasCompletedOnboarding: true })
+  })
+})
+
 describe('account keys from sessions that end together', () => {
   // Each process is one launcher after its session: it carries the key its project changed back.
-  const KEYS = ['oauthAccount', 'userID', 'hasCompletedOnboarding', 'lastOnboardingVersion', 'theme']
+  const VALUES: Record<string, unknown> = { oauthAccount: { emailAddress: 'a@example.com' }, userID: 'u1', hasCompletedOnboarding: true, lastOnboardingVersion: '2.1.0', theme: 'light' }
+  const KEYS = Object.keys(VALUES)
   const launcher = `const { carryAccountOut } = require(process.argv[1]); const start = Number(process.argv[4])
 while (Date.now() < start);
 carryAccountOut(process.argv[2], process.argv[3], true)`
@@ -89,7 +102,7 @@ carryAccountOut(process.argv[2], process.argv[3], true)`
     const instances = KEYS.map(key => {
       const instance = path.join(dir, key)
       fs.mkdirSync(path.join(instance, 'claudebox'), { recursive: true })
-      fs.writeFileSync(path.join(instance, '.claude.json'), JSON.stringify({ [key]: `new ${key}` }))
+      fs.writeFileSync(path.join(instance, '.claude.json'), JSON.stringify({ [key]: VALUES[key] }))
       return instance
     })
     const lost: string[] = []
