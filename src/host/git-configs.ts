@@ -181,7 +181,7 @@ function configEntries(config: string): ConfigEntries | 'unreadable' {
   let out: string
   try {
     // The text read, on stdin: what git makes of it is what is kept for it (--file follows no includes).
-    out = execFileSync('git', ['config', '--file', '-', '--null', '--list'], { input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'ignore'], timeout: 5_000, maxBuffer: 8 << 20 })
+    out = execFileSync('git', ['config', '--no-includes', '--file', '-', '--null', '--list'], { input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'ignore'], timeout: 5_000, maxBuffer: 8 << 20 })
   } catch {
     return 'unreadable'
   }

@@ -6,9 +6,10 @@ import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { claudebox, HAVE_BWRAP, makeRepo, makeWorld, type World } from '../helpers/cli.js'
 
+/** The code caches in the cache folder (beside them: git-configs.json, what git read in each config). */
 const caches = (world: World): string[] => {
   const dir = path.join(world.claudeboxHome, 'cache')
-  return fs.existsSync(dir) ? fs.readdirSync(dir).map(name => path.join(dir, name)) : []
+  return fs.existsSync(dir) ? fs.readdirSync(dir).filter(name => name.startsWith('main-')).map(name => path.join(dir, name)) : []
 }
 
 describe.skipIf(!HAVE_BWRAP)('the code cache of the launch bundle', () => {
