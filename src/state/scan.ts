@@ -2,7 +2,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomic } from '../host/atomic-write.js'
-import { processStartTime } from '../host/fs.js'
+import { inPinnedDir, processStartTime } from '../host/fs.js'
 import { readNoFollow } from '../host/probe.js'
 import type { ScannedEntry } from './gc.js'
 import { INSTANCE_ID, PROJECT_ROOT_FILE, validProjectRoot } from './instance.js'
@@ -137,7 +137,15 @@ function readUsage(instance: string): Usage | undefined {
   }
 }
 
-/** Bytes in the instance and its Claude transcripts (projects/<folder>/<uuid>.jsonl); never follows symlinks. */
+/** Folders below the instance measured at most (each open one holds a descriptor). */
+const MAX_DEPTH = 64
+
+/**
+ * Bytes in the instance and its Claude transcripts (projects/<folder>/<uuid>.jsonl); never follows
+ * symlinks. Each folder is opened without following a link and read through that descriptor: a
+ * session of the project running meanwhile swapped a folder with a link to / between the check and
+ * the read (renameat2; red team, round 36), and --list walked the whole machine for 30 s.
+ */
 export function measureUsage(instance: string): Usage {
   const usage: Usage = { size: 0, conversations: 0 }
   const walk = (dir: string, depth: number, inProjects: boolean): void => {
@@ -148,9 +156,10 @@ export function measureUsage(instance: string): Usage {
       return
     }
     for (const entry of entries) {
-      const p = path.join(dir, entry.name)
-      if (entry.isDirectory()) walk(p, depth + 1, depth === 0 && entry.name === 'projects' ? true : inProjects && depth === 1)
-      else {
+      const p = `${dir}/${entry.name}`
+      if (entry.isDirectory()) {
+        if (depth < MAX_DEPTH) inPinnedDir(p, at => walk(at, depth + 1, depth === 0 && entry.name === 'projects' ? true : inProjects && depth === 1))
+      } else {
         try {
           usage.size += fs.lstatSync(p).size
         } catch {
@@ -160,7 +169,7 @@ export function measureUsage(instance: string): Usage {
       }
     }
   }
-  walk(instance, 0, false)
+  inPinnedDir(instance, at => walk(at, 0, false))
   return usage
 }
 

@@ -10,6 +10,7 @@ import { describe, expect, test } from 'vitest'
 import { restoreNewestCopy } from '../../src/state/guard.js'
 import { linkResumedTranscript } from '../../src/state/apply.js'
 import { sanitizePath } from '../../src/state/adopt.js'
+import { measureUsage } from '../../src/state/scan.js'
 import { tempDir } from '../helpers/temp.js'
 
 describe('restoring .claude.json from backups a session can swap', () => {
@@ -77,6 +78,29 @@ describe('restoring .claude.json from backups a session can swap', () => {
       swapper.kill()
     }
     expect([...seen].sort()).toEqual(['none', 'own\n'])
+  }, 20_000)
+})
+
+describe('measuring an instance a session writes', () => {
+  test('a folder swapped with a link to a big tree while --list measures: the tree is never counted (red team, round 36: --list walked / for 30 s)', async () => {
+    const root = tempDir()
+    const instance = path.join(root, 'instance')
+    const big = path.join(root, 'big')
+    fs.mkdirSync(path.join(instance, 'zz'), { recursive: true })
+    fs.mkdirSync(big)
+    fs.writeFileSync(path.join(instance, 'zz/own'), 'x')
+    const sparse = fs.openSync(path.join(big, 'huge'), 'w')
+    fs.ftruncateSync(sparse, 1 << 30)
+    fs.closeSync(sparse)
+    fs.symlinkSync(big, path.join(instance, 'zzl'))
+    const swapper = await swapping(path.join(instance, 'zz'), path.join(instance, 'zzl'))
+    let largest = 0
+    try {
+      for (let i = 0; i < 3000 && swapper.exitCode === null; i++) largest = Math.max(largest, measureUsage(instance).size)
+    } finally {
+      swapper.kill()
+    }
+    expect(largest).toBeLessThan(1 << 20)
   }, 20_000)
 })
 
