@@ -12,8 +12,15 @@ import { linksBelow, protectLink, resolveChain, throughLinkedFolders } from './l
 import { HOST_RUN_FILES } from '../sandbox/persistence.js'
 import type { GitFacts, GitProtectFacts } from '../types.js'
 
-/** Files and directories of a git dir that make git run programs or use another repository. */
-const REDIRECTING = ['config', 'config.worktree', 'commondir', 'gitdir', 'hooks'] as const
+/**
+ * Files and directories of a git dir that make git run programs or use another repository:
+ * remotes/ and branches/ too, git's old remote files, read for a remote name the config does not
+ * define, `origin` included (red team, round 36: `.git/remotes/origin` with `URL: <a repository in
+ * the instance>` had the host's `git push` run its hook).
+ */
+const REDIRECTING = ['config', 'config.worktree', 'commondir', 'gitdir', 'hooks', 'remotes', 'branches'] as const
+/** Of those, the ones only a linked worktree's admin dir or the common dir has, that the session must not create. */
+const NOT_TO_CREATE = new Set(['commondir', 'remotes', 'branches'])
 /** Links inside protected folders followed at most, per folder and in all (each target is a bind). */
 const LINKS_PER_FOLDER = 32
 const LINKS_IN_ALL = 128
@@ -253,7 +260,7 @@ function protectGitDir(facts: MutableProtect, dir: string, linked: boolean, work
       facts.missingHooks.push(p)
     } else if (name === 'config.worktree' && worktreeConfig) {
       facts.emptyConfigs.push(p)
-    } else if (name === 'commondir' && !linked) {
+    } else if (NOT_TO_CREATE.has(name) && !linked) {
       facts.forbidden.push(p)
     }
   }

@@ -223,11 +223,11 @@ describe.skipIf(!HAVE_BWRAP)('account keys between projects', () => {
     fs.writeFileSync(account, JSON.stringify({ theme: 'light', userID: 'u1', primaryApiKey: 'sk-ant-user' }))
     const set = (key: string, value: string): string =>
       `sleep 1; node -e 'const f=process.env.CLAUDE_CONFIG_DIR+"/.claude.json";const j=JSON.parse(require("fs").readFileSync(f,"utf8"));j[process.argv[1]]=process.argv[2];j.primaryApiKey="sk-ant-evil";j.mcpServers={x:{}};require("fs").writeFileSync(f,JSON.stringify(j))' ${key} ${value}`
-    const [ra, rb] = await Promise.all([inSandbox(world, a, set('theme', 'dark')), inSandbox(world, b, set('hasCompletedOnboarding', 'yes'))])
+    const [ra, rb] = await Promise.all([inSandbox(world, a, set('theme', 'dark')), inSandbox(world, b, set('lastOnboardingVersion', '2.1.330'))])
     expect(ra.exitCode, ra.stderr).toBe(0)
     expect(rb.exitCode, rb.stderr).toBe(0)
     const shared = JSON.parse(fs.readFileSync(account, 'utf8')) as Record<string, unknown>
-    expect(shared).toEqual({ theme: 'dark', userID: 'u1', hasCompletedOnboarding: 'yes', primaryApiKey: 'sk-ant-user' })
+    expect(shared).toEqual({ theme: 'dark', userID: 'u1', lastOnboardingVersion: '2.1.330', primaryApiKey: 'sk-ant-user' })
     // An identity written inside stays in its project: another project never sees it.
     expect((await inSandbox(world, a, set('userID', 'evil'))).exitCode).toBe(0)
     expect((JSON.parse(fs.readFileSync(account, 'utf8')) as Record<string, unknown>)['userID']).toBe('u1')

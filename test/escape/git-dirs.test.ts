@@ -437,6 +437,17 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(r.out).toBe('BLOCKED')
   })
 
+  test("round 36: git's old remote files (.git/remotes/<name>, .git/branches/<name>), read for a remote the config does not define: cannot be made, so the host's git push does not reach the session's repository", async () => {
+    const s = scene()
+    const hook = `git init -q --bare "$CLAUDE_CONFIG_DIR/m.git" && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > "$CLAUDE_CONFIG_DIR/m.git/hooks/pre-receive" && chmod +x "$CLAUDE_CONFIG_DIR/m.git/hooks/pre-receive"`
+    const remotes = `mkdir -p .git/remotes && printf 'URL: %s\\nPush: refs/heads/*:refs/heads/*\\n' "$CLAUDE_CONFIG_DIR/m.git" > .git/remotes/origin && echo remotes-WRITTEN || echo remotes-refused`
+    const branches = `mkdir -p .git/branches && echo "$CLAUDE_CONFIG_DIR/m.git" > .git/branches/other 2>/dev/null && echo branches-WRITTEN || echo branches-refused`
+    const r = await inside(s, `${hook}; ${remotes}; ${branches}; sleep 0.5; test -e .git/remotes && echo remotes-THERE || echo remotes-moved`)
+    expect(r.out.split('\n').slice(-2)).toEqual(['branches-refused', 'remotes-moved'])
+    for (const remote of ['origin', 'other']) spawnSync('git', ['push', '-q', remote, 'main'], { cwd: s.project, env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
   test('round 34: a config claudebox cannot read whole (padded past 1 MiB) refuses the launch rather than be skipped', async () => {
     const s = scene()
     const padding = Array.from({ length: 16_000 }, (_, i) => `\tkey${i} = ${'v'.repeat(60)}\n`).join('')
