@@ -2,7 +2,7 @@
 // words that name a path, from every folder the command may be in when it names them (the work
 // tree's top, where git runs it, and each folder a `cd` or `-C` takes it to), and the file an
 // interpreter (`sh x`) runs. Plain string work; the caller protects what the words lead to.
-import { readSmall } from './git-dirs.js'
+import fs from 'node:fs'
 
 /** Programs whose first argument is a file they run, found from their working folder (`sh x`, `python x`). */
 const INTERPRETERS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'fish', 'python', 'python2', 'python3', 'node', 'nodejs', 'deno', 'bun', 'perl', 'ruby', 'php', 'lua', 'tclsh', 'source', '.'])
@@ -104,6 +104,12 @@ export function expandHome(word: string, home: string): string {
 }
 
 function homeOfUser(user: string): string | undefined {
-  const line = (readSmall('/etc/passwd') ?? '').split('\n').find(entry => entry.startsWith(`${user}:`))
+  let passwd: string
+  try {
+    passwd = fs.readFileSync('/etc/passwd', 'utf8')
+  } catch {
+    return undefined
+  }
+  const line = passwd.split('\n').find(entry => entry.startsWith(`${user}:`))
   return line?.split(':')[5] || undefined
 }

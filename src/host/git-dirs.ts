@@ -7,6 +7,7 @@ import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 import { lstatKind } from './fs.js'
 import { resolveChain } from './link-targets.js'
+import { expandHome } from './config-commands.js'
 import type { GitFacts } from '../types.js'
 
 /** How deep `modules/` may nest (name parts and nested submodules together) before the launch refuses. */
@@ -74,7 +75,9 @@ export function gitDirsOf(git: GitFacts, home: string, remotesOf: RemotesOf): Gi
       const dotGit = path.join(sub, '.git')
       if (lstatKind(dotGit) === 'dir' && isGitDir(dotGit)) add({ dir: dotGit, parents: workTreeParents(git.topLevel, sub), linked: false, common: dotGit })
     }
-    for (const remote of localRemotes(entries, git.topLevel, home, remotesOf, { forbidden, links })) add(remote)
+    // A relative remote URL is taken from the top of the work tree git runs in (red team, round 36: from a linked worktree's).
+    const trees = [...new Set([...tops, ...submodules])]
+    for (const remote of localRemotes(entries, trees, home, remotesOf, { forbidden, links })) add(remote)
     return { entries, submodules, forbidden, links }
   } catch (error) {
     if (error instanceof Refusal) return { entries, submodules, forbidden, links, refusal: error.message }
@@ -202,12 +205,14 @@ export function workTreeParents(top: string, dir: string): string[] {
  * git runs them; `~/` is the home; the names git tries are tried (a `./mirror` remote reaches
  * mirror.git), and each is taken by its real path (one through a symlink counts).
  */
-function localRemotes(entries: readonly GitDirEntry[], top: string, home: string, remotesOf: RemotesOf, watched: { forbidden: string[]; links: { path: string; text: string }[] }): GitDirEntry[] {
+function localRemotes(entries: readonly GitDirEntry[], trees: readonly string[], home: string, remotesOf: RemotesOf, watched: { forbidden: string[]; links: { path: string; text: string }[] }): GitDirEntry[] {
   const out: GitDirEntry[] = []
+  const top = trees[0] as string
   for (const config of new Set(entries.map(e => path.join(e.common, 'config')))) {
     for (const url of remoteUrls(remotesOf(config))) {
-      const local = localPath(url, top, home)
-      if (local !== undefined) out.push(...remoteGitDir(local, top, watched))
+      const local = localPath(url, home)
+      if (local === undefined) continue
+      for (const at of local.startsWith('/') ? [local] : trees.map(tree => path.resolve(tree, local))) out.push(...remoteGitDir(at, top, watched))
     }
   }
   return out
@@ -259,14 +264,22 @@ function realDir(p: string): string | undefined {
   }
 }
 
-function localPath(url: string, top: string, home: string): string | undefined {
-  if (url.startsWith('file://')) return path.resolve(top, decodeURIComponent(url.slice('file://'.length)))
+/**
+ * The path a local remote URL names: absolute, or relative to the work tree's top; undefined for
+ * another transport. `file://HOST/path` is `/path` (git ignores the host; red team, round 36:
+ * `file://localhost/...` was read as a relative path), `~` and `~user` are expanded as git's
+ * enter_repo does.
+ */
+function localPath(url: string, home: string): string | undefined {
+  if (url.startsWith('file://')) {
+    const rest = url.slice('file://'.length)
+    return decodeURIComponent(rest.startsWith('/') ? rest : rest.slice(Math.max(rest.indexOf('/'), 0)))
+  }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return undefined // another transport
   // scp-like host:path, unless a path component holds the colon (git's own rule)
   const colon = url.indexOf(':')
   if (colon > 0 && !url.slice(0, colon).includes('/')) return undefined
-  if (url === '~' || url.startsWith('~/')) return path.join(home, url.slice(1))
-  return path.resolve(top, url)
+  return expandHome(url, home)
 }
 
 export function gitConfig(file: string, args: string[]): string | undefined {

@@ -4,6 +4,7 @@
 // host's git must never run it afterwards.
 import { execFileSync, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { claudebox, git, HAVE_BWRAP, IS_ROOT, makeRepo } from '../helpers/cli.js'
@@ -446,6 +447,18 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(r.out.split('\n').slice(-2)).toEqual(['branches-refused', 'remotes-moved'])
     for (const remote of ['origin', 'other']) spawnSync('git', ['push', '-q', remote, 'main'], { cwd: s.project, env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
     expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('round 36: local remotes git reads otherwise than a path from the top (file://localhost/..., ~user/..., a relative URL from a linked worktree): the repository a session would make there is moved aside', async () => {
+    const s = scene()
+    const user = os.userInfo().username
+    git(s.project, 'remote', 'add', 'a', `file://localhost${s.project}/a.git`)
+    git(s.project, 'remote', 'add', 'b', `~${user}${'/..'.repeat(12)}${s.project}/b.git`)
+    git(s.project, 'remote', 'add', 'c', '../c.git')
+    git(s.project, 'worktree', 'add', '-q', '-b', 'side', path.join(s.project, 'wt'))
+    const plant = (name: string): string => `printf 'gitdir: %s\\n' "$CLAUDE_CONFIG_DIR/evil.git" > ${name}`
+    const r = await inside(s, `git init -q --bare "$CLAUDE_CONFIG_DIR/evil.git"; ${['a.git', 'b.git', 'c.git'].map(plant).join('; ')}; sleep 0.6; ls -d a.git b.git c.git 2>/dev/null | wc -l`)
+    expect(r.out.split('\n').pop()).toBe('0')
   })
 
   test('round 34: a config claudebox cannot read whole (padded past 1 MiB) refuses the launch rather than be skipped', async () => {
