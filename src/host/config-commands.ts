@@ -1,36 +1,45 @@
 // The files a git config value may run, read from its words as a shell would roughly read them: the
 // words that name a path, from every folder the command may be in when it names them (the work
-// tree's top, where git runs it, and each folder a `cd` or `-C` takes it to), and the file an
-// interpreter (`sh x`) runs. Plain string work; the caller protects what the words lead to.
+// tree's top, where git runs it, and each folder a `cd`, `-C` or `--chdir` takes it to), and the
+// files an interpreter runs (`sh x`, `timeout 60 python3 -W ignore x.py`). Plain string work; the
+// caller protects what the words lead to.
 import fs from 'node:fs'
 
-/** Programs whose first argument is a file they run, found from their working folder (`sh x`, `python x`). */
-const INTERPRETERS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'fish', 'python', 'python2', 'python3', 'node', 'nodejs', 'deno', 'bun', 'perl', 'ruby', 'php', 'lua', 'tclsh', 'source', '.'])
-/** Words before a command that leave it the command (`env X=1 sh x`, `{ cd a; ./x; }`, `if ! ./x`). */
-const BEFORE_COMMAND = new Set(['env', 'exec', 'command', 'nohup', 'time', 'nice', 'builtin', 'xargs', 'sudo', '{', '}', 'if', 'then', 'else', 'elif', 'do', 'while', 'until'])
+/** Programs whose arguments are files they run or read as code, from their working folder (`sh x`, `deno run x.ts`, `cat x | sh`). */
+const INTERPRETER = /^(sh|bash|dash|zsh|ksh|mksh|yash|fish|busybox|python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|tsx|ts-node|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|awk|gawk|mawk|nawk|source|\.|cat)$/
+/** Words that run the command after them (`env X=1 sh x`, `timeout 60 sh x`), and shell keywords before a command. */
+const WRAPPERS = new Set(['env', 'exec', 'command', 'nohup', 'time', 'nice', 'ionice', 'chrt', 'taskset', 'timeout', 'stdbuf', 'setsid', 'sudo', 'doas', 'xargs', 'flock', 'unbuffer', 'builtin', '{', '}', 'if', 'then', 'else', 'elif', 'do', 'while', 'until'])
+/** What a wrapper takes as its own option values: numbers, durations, signal names (`nice -n 10`, `timeout -s KILL 60`). */
+const WRAPPER_VALUE = /^([0-9][0-9.,:-]*[smhd]?|[A-Z][A-Z0-9]*)$/
+/** Variables whose value a program runs as a file: a shell's startup file, Python's and Node's. */
+const FILE_VARIABLES = new Set(['BASH_ENV', 'ENV', 'PYTHONSTARTUP', 'NODE_OPTIONS', 'PERL5OPT', 'RUBYOPT'])
+/** Config keys given with `-c` whose value is a path even without a slash (`-c core.hooksPath=.githooks`). */
+const PATH_KEYS = /^(core\.hookspath|init\.templatedir)=/i
 /** Folders a command's `cd`s may take it to, at most (each multiplies the paths protected). */
 const MAX_FOLDERS = 16
 
 /**
  * The paths a command (a config value) could run, relative to the work tree's top or absolute (red
- * team, rounds 32 to 34: `sh tools/x`, `"tools"/x`, `~/p/tools/x`, `$HOME/...`, `$PWD/tools/x`,
- * `$(git rev-parse --show-toplevel)/tools/x`, `-c core.fsmonitor=tools/x`, `cd tools && ./x`).
- * `~`, `~user`, $HOME and $PWD are expanded (git runs the command at the top of the work tree),
- * other variables from the environment; what follows a `$(...)` or a variable not set is taken from
- * the top. Words are taken from every folder a `cd` or `-C` names, in any order (a subshell's `cd`
- * counts too: more is protected, never less).
+ * team, rounds 32 to 36: `sh tools/x`, `"tools"/x`, `~/p/tools/x`, `$HOME/...`, `$PWD/tools/x`,
+ * `$(git rev-parse --show-toplevel)/tools/x`, `-c core.fsmonitor=tools/x`, `cd tools && ./x`,
+ * `/usr/bin/env bash x`, `bash -o pipefail x`, `D=tools; $D/x`). `~`, `~user`, `~+`, $HOME and
+ * $PWD are expanded (git runs the command at the top of the work tree), variables the value sets
+ * from it, others from the environment; what follows a `$(...)` or a variable not set is taken from
+ * the top. Words are taken from every folder a `cd`, `-C` or `--chdir` names, in any order (a
+ * subshell's `cd` counts too: more is protected, never less).
  */
 export function commandWords(value: string, home: string): string[] {
-  const out = new Set<string>()
-  const folders = ['.']
-  for (const segment of segments(value.replace(/["'\\]/g, ''))) commandSegment(segment.split(/\s+/).filter(Boolean), { home, folders, out })
-  return [...out]
+  const reading: Reading = { home, folders: ['.'], vars: new Map(), out: new Set() }
+  for (const segment of segments(value.replace(/["'\\]/g, ''))) commandSegment(segment.split(/\s+/).filter(Boolean), reading)
+  return [...reading.out]
 }
 
 interface Reading {
   home: string
   /** Where the command may be, relative to the top (or absolute): '.' first. */
   folders: string[]
+  /** Variables the value sets (`D=tools`). */
+  vars: Map<string, string>
   out: Set<string>
 }
 
@@ -47,27 +56,68 @@ function segments(text: string): string[] {
 }
 
 function commandSegment(words: string[], reading: Reading): void {
-  let at = 0
-  while (at < words.length && (BEFORE_COMMAND.has(words[at] as string) || /^\w+=/.test(words[at] as string) || (at > 0 && (words[at] as string).startsWith('-')))) at++
-  const command = words[at]?.split('/').pop() ?? ''
+  const at = commandAt(words, reading)
+  const command = baseName(expand(words[at] ?? '', reading))
   const args = words.slice(at + 1)
   // The folders it goes to are not files it runs (a folder made read-only would stop the work in it).
   const folders = new Set<number>()
   if (command === 'cd' || command === 'pushd') folders.add(words.findIndex((w, i) => i > at && !w.startsWith('-')))
   words.forEach((w, i) => w === '-C' && folders.add(i + 1))
   for (const i of folders) enter(words[i], reading)
-  // `sh -c 'cd tools && ./x'`: the quotes are gone, the script's words follow -c.
+  for (const word of words) if (word.startsWith('--chdir=')) enter(word.slice('--chdir='.length), reading)
+  // `sh -c 'cd tools && ./x'`: the quotes are gone, the script's words follow -c (and a `--`).
   const script = args.findIndex(w => /^-\w*c$/.test(w))
-  if (INTERPRETERS.has(command) && script >= 0) return commandSegment(args.slice(script + 1), reading)
-  words.forEach((word, i) => folders.has(i) || word.split(/[=,<>]+/).forEach(piece => pathWord(expand(piece, reading.home), reading)))
-  const file = args.find(w => !w.startsWith('-'))
-  if (INTERPRETERS.has(command) && file !== undefined && !file.includes('/')) fromEachFolder(expand(file, reading.home), reading)
+  if (INTERPRETER.test(command) && script >= 0) return commandSegment(args.slice(args[script + 1] === '--' ? script + 2 : script + 1), reading)
+  words.forEach((word, i) => folders.has(i) || pathWords(word, reading))
+  if (INTERPRETER.test(command)) interpreterFiles(args, reading)
+  words.forEach((word, i) => (word === '<' ? fileWord(words[i + 1], reading) : word.startsWith('<') && fileWord(word.slice(1), reading)))
 }
 
-/** A word naming a path: from each folder when relative; an unexpanded prefix (`$SUB/`, a variable not set) leaves the rest, from the top. */
-function pathWord(word: string, reading: Reading): void {
-  if (!word.includes('/') || word.includes('://') || word.includes('*')) return
-  fromEachFolder(word.startsWith('$') ? word.replace(/^[^/]*\//, '') : word, reading)
+/** Where the command is among the words: after assignments (remembered; a startup file's counted) and wrappers with their options. */
+function commandAt(words: readonly string[], reading: Reading): number {
+  let at = 0
+  while (at < words.length) {
+    const word = words[at] as string
+    const assignment = /^(\w+)=(.*)$/.exec(word)
+    if (assignment !== null) {
+      const [, name, value] = assignment as unknown as [string, string, string]
+      reading.vars.set(name, expand(value, reading))
+      if (FILE_VARIABLES.has(name)) fileWord(value, reading)
+    } else if (!WRAPPERS.has(baseName(expand(word, reading)))) return at
+    at++
+    while (at < words.length && ((words[at] as string).startsWith('-') || WRAPPER_VALUE.test(words[at] as string))) at++
+  }
+  return at
+}
+
+/** The words of one shell word that name a path: split at = , < > (`-c core.fsmonitor=tools/x`); a hooksPath given with -c counts without a slash. */
+function pathWords(word: string, reading: Reading): void {
+  if (PATH_KEYS.test(word)) fileWord(word.slice(word.indexOf('=') + 1), reading)
+  for (const piece of word.split(/[=,<>]+/)) {
+    const expanded = expand(piece, reading)
+    if (!expanded.includes('/') || expanded.includes('://') || expanded.includes('*')) continue
+    // An unexpanded prefix ($SUB/, a variable not set): the rest, from the top.
+    fromEachFolder(expanded.startsWith('$') ? expanded.replace(/^[^/]*\//, '') : expanded, reading)
+  }
+}
+
+/** An interpreter's arguments that are no options: each may be the file it runs (`bash -o pipefail x` takes `pipefail` too); `-m pkg.mod` is pkg/mod.py. */
+function interpreterFiles(args: readonly string[], reading: Reading): void {
+  args.forEach((arg, i) => {
+    if (arg.startsWith('-')) return
+    if (args[i - 1] === '-m') {
+      const module = arg.replace(/\./g, '/')
+      fileWord(`${module}.py`, reading)
+      fileWord(`${module}/__main__.py`, reading)
+    } else if (!expand(arg, reading).includes('/')) fileWord(arg, reading)
+  })
+}
+
+/** A word that names a file whatever it looks like (an interpreter's argument, a startup file, a redirected input). */
+function fileWord(word: string | undefined, reading: Reading): void {
+  if (word === undefined || word === '') return
+  const expanded = expand(word, reading)
+  fromEachFolder(expanded.startsWith('$') ? expanded.replace(/^[^/]*\/?/, '') : expanded, reading)
 }
 
 function fromEachFolder(word: string, reading: Reading): void {
@@ -79,19 +129,26 @@ function fromEachFolder(word: string, reading: Reading): void {
 /** A `cd` target: each folder the command may be in, joined with it, is one more it may be in. */
 function enter(target: string | undefined, reading: Reading): void {
   if (target === undefined) return
-  const word = expand(target, reading.home)
+  const word = expand(target, reading)
   const relative = word.startsWith('$') ? word.replace(/^[^/]*\/?/, '') : word
   if (relative === '' || relative.startsWith('$')) return
   const reached = relative.startsWith('/') ? [relative] : reading.folders.map(f => (f === '.' ? relative : `${f}/${relative}`))
   for (const folder of reached) if (!reading.folders.includes(folder) && reading.folders.length < MAX_FOLDERS) reading.folders.push(folder)
 }
 
-function expand(word: string, home: string): string {
-  return expandVariables(expandHome(word, home), home)
+const baseName = (word: string): string => word.slice(word.lastIndexOf('/') + 1)
+
+function expand(word: string, reading: Reading): string {
+  return expandVariables(expandHome(word.replace(/^~\+(?=\/|$)/, '.'), reading.home), reading)
 }
 
-function expandVariables(word: string, home: string): string {
-  return word.replace(/^\$\{?(\w+)\}?(?=\/|$)/, (whole, name: string) => (name === 'PWD' ? '.' : name === 'HOME' ? home : name === 'SUB' ? whole : (process.env[name] ?? whole)))
+function expandVariables(word: string, reading: Reading): string {
+  return word.replace(/^\$\{?(\w+)\}?(?=\/|$)/, (whole, name: string) => {
+    if (name === 'PWD') return '.'
+    if (name === 'HOME') return reading.home
+    if (name === 'SUB') return whole
+    return reading.vars.get(name) ?? process.env[name] ?? whole
+  })
 }
 
 /** `~/` and `~user/` at the start, as git's --type=path and a shell expand them. */

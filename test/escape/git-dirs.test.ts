@@ -393,6 +393,19 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
+  test('round 36: command shapes a config runs through a wrapper or an option (/usr/bin/env bash x, timeout 60 sh x, -c core.hooksPath=.githooks in an alias): their files are read-only, a missing one moved aside', async () => {
+    const s = scene()
+    for (const f of ['fsmon.sh', 'slow.sh']) fs.writeFileSync(path.join(s.project, f), '#!/bin/sh\nexit 0\n', { mode: 0o755 })
+    git(s.project, 'config', 'core.fsmonitor', '/usr/bin/env bash fsmon.sh')
+    git(s.project, 'config', 'diff.external', 'timeout 60 sh slow.sh')
+    git(s.project, 'config', 'alias.ci', '-c core.hooksPath=.githooks commit')
+    const writes = ['fsmon.sh', 'slow.sh'].map(f => `echo 'touch ${s.marker}' >> ${f} 2>/dev/null && echo ${f}-WRITABLE || echo ${f}-readonly`)
+    const r = await inside(s, `${writes.join('; ')}; mkdir .githooks; sleep 0.5; test -e .githooks && echo githooks-THERE || echo githooks-moved`)
+    expect(r.out.split('\n')).toEqual(['fsmon.sh-readonly', 'slow.sh-readonly', 'githooks-moved'])
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
   test("round 35: repositories a branch's remote, remote.pushDefault, the user's config or a url.*.insteadOf name by a local path: their hooks are read-only (red team, round 34: ran at git push)", async () => {
     const s = scene()
     for (const name of ['by-branch.git', 'by-default.git', 'by-global.git', 'mirrors/by-rewrite.git']) git(s.project, 'init', '-q', '--bare', name)

@@ -37,6 +37,39 @@ describe('commandWords', () => {
     expect(words('node -e 1')).toEqual(['1'])
   })
 
+  test('round 36: wrappers by their base name and with their options, interpreter options that take a value, -m, $SHELL, redirected input, startup files, -c hooksPath, variables the value sets, --chdir, sh -c --', () => {
+    const has = (value: string, ...paths: string[]): void => expect(words(value)).toEqual(expect.arrayContaining(paths))
+    has('timeout 60 sh hook.sh', 'hook.sh')
+    has('timeout -s KILL 60 sh hook.sh', 'hook.sh')
+    has('nice -n 10 sh hook.sh', 'hook.sh')
+    has('busybox sh x', 'x')
+    has('/usr/bin/env bash hook.sh', 'hook.sh')
+    has('bash -o pipefail x', 'x')
+    has('python3 -W ignore x.py', 'x.py')
+    has('perl -I lib x.pl', 'x.pl')
+    has('node --require dotenv/config x.js', 'x.js', 'dotenv/config')
+    has('deno run -A x.ts', 'x.ts')
+    has('python3.12 x.py', 'x.py')
+    has('tsx x.ts', 'x.ts')
+    has('python3 -m tools.fsmon', 'tools/fsmon.py', 'tools/fsmon/__main__.py')
+    has('sh < x', 'x')
+    has('cat x | sh', 'x')
+    has('env BASH_ENV=x bash -c true', 'x')
+    has('-c core.hooksPath=.githooks commit', '.githooks')
+    has('D=tools; $D/x', 'tools/x')
+    has('env --chdir=tools ./x', 'tools/./x')
+    has('bash -c -- "cd tools && ./x"', 'tools/./x')
+    has('~+/tools/x', './tools/x')
+    const shell = process.env['SHELL']
+    process.env['SHELL'] = '/bin/bash'
+    try {
+      has('$SHELL x', 'x')
+    } finally {
+      if (shell === undefined) delete process.env['SHELL']
+      else process.env['SHELL'] = shell
+    }
+  })
+
   test('cd targets are bounded: a value with many cds does not take every combination', () => {
     const value = Array.from({ length: 40 }, (_, i) => `cd d${i}`).join('; ') + '; ./x'
     expect(words(value).length).toBeLessThanOrEqual(16)
