@@ -70,6 +70,13 @@ export function diffSnapshots(before: Snapshot, after: Snapshot): Change[] {
   return changes.sort((a, b) => (a.path < b.path ? -1 : 1))
 }
 
+/**
+ * Files of a git dir that run commands at the user's next git command: the to-do list of a rebase
+ * or cherry-pick in progress (`exec` lines run at `git rebase --continue`). The session may rebase,
+ * so they stay writable; one it made or changed is reported (red team, round 36).
+ */
+export const GIT_DIR_TODO_FILES = ['rebase-merge/git-rebase-todo', 'sequencer/todo'] as const
+
 /** Every entry of the table, under each project dir: a read-only one that is created is reported too. */
 export function watchedPaths(projectDirs: readonly string[]): string[] {
   return projectDirs.flatMap(dir => HOST_RUN_FILES.map(entry => path.join(dir, entry.path)))

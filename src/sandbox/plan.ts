@@ -6,7 +6,7 @@ import { ClaudeboxError, EXIT, launchError, usageError } from '../errors.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, isWithin, PROJECT_ROOT_FILE, sharedPaths } from '../state/instance.js'
 import { trustGit } from './git-trust.js'
 import { planGitGuard, type GitGuardPlan } from './git-guard.js'
-import { watchedPaths } from './persistence.js'
+import { GIT_DIR_TODO_FILES, watchedPaths } from './persistence.js'
 import { OWN_DIR, QUARANTINE_DIR, SESSIONS_DIR } from '../state/registry.js'
 import { bindRefusal, dangerousRootReason, insideSessionSockets, noCurrentDir, sandboxHomeRefusal, writableBindRefusal } from './policy.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
@@ -204,7 +204,8 @@ function watches(facts: HostFacts, options: SandboxOptions, { cwd, instance }: {
   const top = facts.git?.topLevel ?? cwd
   const protects = [facts.gitProtect, ...bindGuards.map(g => g.protect)]
   const trees = [...(facts.gitProtect.workTrees.length > 0 ? [] : [top]), ...protects.flatMap(p => p.workTrees)]
-  const watch = [...watchedPaths(trees), ...protects.flatMap(p => p.symlinked)]
+  const todos = protects.flatMap(p => p.gitDirs).flatMap(dir => GIT_DIR_TODO_FILES.map(name => path.join(dir, name)))
+  const watch = [...watchedPaths(trees), ...todos, ...protects.flatMap(p => p.symlinked)]
   if (options.writableGitConfig) watch.push(...facts.gitProtect.readOnly)
   const guards = [guard, ...bindGuards.map(g => g.plan)]
   return {

@@ -474,6 +474,13 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(r.out.split('\n').pop()).toBe('0')
   })
 
+  test("round 36: a rebase left in progress with exec lines (run at the user's git rebase --continue) is reported after the session", async () => {
+    const s = scene()
+    const r = await inside(s, `mkdir -p .git/rebase-merge && printf 'exec touch ${s.marker}\\n' > .git/rebase-merge/git-rebase-todo && echo made`)
+    expect(r.out).toBe('made')
+    expect(r.err).toMatch(/the session changed files that run code outside the sandbox: .*\.git\/rebase-merge\/git-rebase-todo \(created\)/)
+  })
+
   test('round 34: a config claudebox cannot read whole (padded past 1 MiB) refuses the launch rather than be skipped', async () => {
     const s = scene()
     const padding = Array.from({ length: 16_000 }, (_, i) => `\tkey${i} = ${'v'.repeat(60)}\n`).join('')
