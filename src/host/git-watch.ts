@@ -7,6 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind, safeReaddir } from './fs.js'
 import { guardHeads, headIsValid } from './head-guard.js'
+import { checkInProgress } from './in-progress.js'
 import { configReader, userGitConfigs } from './git-configs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
@@ -63,7 +64,8 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
     finish(): string[] {
       watch.stop()
       for (const dir of spec.gitDirs) specialFilesIn(dir).forEach(quarantine)
-      const warnings = report()
+      const execs = checkInProgress(spec.gitDirs, quarantine)
+      const warnings = [...report(), ...execs]
       away.close()
       return warnings
     },

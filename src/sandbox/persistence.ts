@@ -72,10 +72,11 @@ export function diffSnapshots(before: Snapshot, after: Snapshot): Change[] {
 
 /**
  * Files of a git dir that run commands at the user's next git command: the to-do list of a rebase
- * or cherry-pick in progress (`exec` lines run at `git rebase --continue`). The session may rebase,
+ * or cherry-pick in progress (`exec` lines run at `git rebase --continue`) and its merge strategy
+ * (host/in-progress.ts). The session may rebase,
  * so they stay writable; one it made or changed is reported (red team, round 36).
  */
-export const GIT_DIR_TODO_FILES = ['rebase-merge/git-rebase-todo', 'sequencer/todo'] as const
+export const GIT_DIR_TODO_FILES = ['rebase-merge/git-rebase-todo', 'rebase-merge/strategy', 'sequencer/todo', 'sequencer/opts'] as const
 
 /** Every entry of the table, under each project dir: a read-only one that is created is reported too. */
 export function watchedPaths(projectDirs: readonly string[]): string[] {

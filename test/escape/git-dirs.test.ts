@@ -474,11 +474,37 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(r.out.split('\n').pop()).toBe('0')
   })
 
-  test("round 36: a rebase left in progress with exec lines (run at the user's git rebase --continue) is reported after the session", async () => {
+  test("round 36: a rebase left in progress with exec lines (run at the user's git rebase --continue) is reported after the session, naming them", async () => {
     const s = scene()
-    const r = await inside(s, `mkdir -p .git/rebase-merge && printf 'exec touch ${s.marker}\\n' > .git/rebase-merge/git-rebase-todo && echo made`)
+    const r = await inside(s, `mkdir -p .git/rebase-merge && printf 'pick 0000000 x\\nexec touch ${s.marker}\\n' > .git/rebase-merge/git-rebase-todo && echo made`)
     expect(r.out).toBe('made')
     expect(r.err).toMatch(/the session changed files that run code outside the sandbox: .*\.git\/rebase-merge\/git-rebase-todo \(created\)/)
+    expect(r.err).toContain(`runs these commands on the host at git rebase --continue (or cherry-pick --continue); read rebase-merge/git-rebase-todo before you continue it: exec touch ${s.marker}`)
+  })
+
+  test("round 37: a merge strategy that names a path (git runs git-merge-<strategy>, from the top with a slash) in the user's stopped rebase is moved aside at the session's end, so git rebase --continue runs none", async () => {
+    const s = scene()
+    const env = { ...process.env, HOME: s.world.home, GIT_EDITOR: 'true' }
+    const run = (...args: string[]) => spawnSync('git', args, { cwd: s.project, env, encoding: 'utf8', timeout: 20_000 })
+    run('checkout', '-qb', 'side')
+    const commit = (text: string): void => {
+      fs.writeFileSync(path.join(s.project, 'f'), `${text}\n`)
+      run('add', 'f')
+      run('commit', '-qm', text)
+    }
+    commit('a')
+    commit('b')
+    run('checkout', '-q', 'main')
+    commit('c')
+    run('checkout', '-q', 'side')
+    expect(run('rebase', 'main').status).not.toBe(0) // stopped on the conflict, as a user brings it to a session
+    const r = await inside(s, `mkdir -p git-merge- tools && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > tools/x && chmod +x tools/x && printf '/../tools/x\\n' > .git/rebase-merge/strategy && echo planted`)
+    expect(r.out).toBe('planted')
+    expect(r.err).toMatch(/moved aside .*rebase-merge\/strategy -> /)
+    fs.writeFileSync(path.join(s.project, 'f'), 'a\n')
+    run('add', 'f')
+    run('rebase', '--continue')
+    expect(fs.existsSync(s.marker)).toBe(false)
   })
 
   test('round 34: a config claudebox cannot read whole (padded past 1 MiB) refuses the launch rather than be skipped', async () => {

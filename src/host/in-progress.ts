@@ -1,0 +1,32 @@
+// A rebase, cherry-pick or revert in progress keeps in the git dir what git runs at the user's
+// `--continue`: the exec lines of its to-do list, and the merge strategy, which git runs as the
+// program `git-merge-<strategy>`, found from the work tree's top when the name holds a slash (red
+// team, round 37: a strategy of `/../tools/x` beside an empty `git-merge-` folder ran tools/x at
+// `git rebase --continue`, unreported). The session may rebase, so these stay writable; at its end a
+// strategy that names a path is moved aside (git then takes its default strategy), and exec lines
+// are named for the user.
+import path from 'node:path'
+import { readNoFollow } from './fs.js'
+import { inlineSafe } from '../cli/terminal-safe.js'
+
+/** Files holding the strategy a rebase (merge or apply backend) or the sequencer (cherry-pick, revert) runs. */
+const STRATEGY_FILES = ['rebase-merge/strategy', 'rebase-apply/strategy', 'sequencer/opts']
+const TODO_FILES = ['rebase-merge/git-rebase-todo', 'sequencer/todo']
+
+/** Moves path strategies aside through `quarantine`; returns the warnings about exec lines. */
+export function checkInProgress(gitDirs: readonly string[], quarantine: (planted: string) => void): string[] {
+  const warnings: string[] = []
+  for (const dir of gitDirs) {
+    for (const name of STRATEGY_FILES) {
+      const file = path.join(dir, name)
+      const text = readNoFollow(file)
+      // sequencer/opts is a config file: any line naming a strategy with a slash (or a continuation) is taken for one.
+      if (text !== undefined && (name.endsWith('/strategy') ? text.includes('/') : /strategy[^\n]*[/\\]/i.test(text))) quarantine(file)
+    }
+    for (const name of TODO_FILES) {
+      const execs = (readNoFollow(path.join(dir, name)) ?? '').split('\n').filter(line => /^\s*(x|exec)\s/.test(line))
+      if (execs.length > 0) warnings.push(`WARNING: an operation in progress in ${inlineSafe(dir)} runs these commands on the host at git rebase --continue (or cherry-pick --continue); read ${inlineSafe(name)} before you continue it: ${execs.slice(0, 5).map(line => inlineSafe(line.trim())).join('; ')}${execs.length > 5 ? ` (and ${execs.length - 5} more)` : ''}`)
+    }
+  }
+  return warnings
+}
