@@ -5,7 +5,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { conversationJson, renderConversations, summarizeTranscript, uniqueConversations, type Conversation } from '../state/conversations.js'
 import { EXIT } from '../errors.js'
-import { lstatKind, probeProject, safeReaddir } from '../host/probe.js'
+import { probeProject, safeReaddir } from '../host/probe.js'
+import { inPinnedDir } from '../host/fs.js'
 import { canonicalRoot, instanceDir, instanceId } from '../state/instance.js'
 import { liveSessionRecords } from '../state/scan.js'
 import type { Settings } from '../config/settings.js'
@@ -20,30 +21,39 @@ export function runSessions(settings: Settings, json: boolean): number {
   if (facts.cwd === undefined) throw usageError(noCurrentDir(facts, 'cd into your project and rerun'))
   const instance = instanceDir(facts.claudeboxHome, instanceId(canonicalRoot(facts.cwd, facts.git)))
   const live = liveSessionRecords(instance).map(r => Date.parse(r.started))
-  const projects = path.join(instance, 'projects')
-  const conversations: Conversation[] = []
-  // The agent can replace projects/ by a symlink out of the instance: then there is nothing to list.
-  const folders = lstatKind(projects) === 'dir' ? safeReaddir(projects) : []
-  for (const folder of folders) {
-    // A symlinked folder (the agent can plant one) is not this project's history: skip it.
-    if (lstatKind(path.join(projects, folder)) !== 'dir') continue
-    for (const name of safeReaddir(path.join(projects, folder))) {
-      if (!name.endsWith('.jsonl')) continue
-      const file = path.join(projects, folder, name)
-      let st: fs.Stats
-      try {
-        st = fs.lstatSync(file)
-      } catch {
-        continue
-      }
-      if (!st.isFile()) continue
-      const { firstMessage, cwd } = summarizeTranscript(readHead(file))
-      conversations.push({ id: name.slice(0, -'.jsonl'.length), folder, modified: st.mtimeMs, size: st.size, firstMessage, cwd, live: live.some(start => start <= st.mtimeMs) })
-    }
-  }
+  const conversations = listConversations(path.join(instance, 'projects'), live)
   const unique = uniqueConversations(conversations)
   writeOut(json ? `${jsonSafe(unique.map(conversationJson))}\n` : renderConversations(unique))
   return EXIT.ok
+}
+
+/**
+ * The transcripts in projects/<folder>/. The agent writes there, also while this runs: projects/
+ * and each folder are opened without following a link and read through that descriptor (red team,
+ * round 37: a folder swapped for a link between the check and the listing had --sessions print a
+ * file outside the instance). A folder that is a symlink is not this project's history: skipped.
+ */
+export function listConversations(projects: string, live: readonly number[]): Conversation[] {
+  const conversations: Conversation[] = []
+  inPinnedDir(projects, at => {
+    for (const folder of safeReaddir(at)) {
+      inPinnedDir(`${at}/${folder}`, here => {
+        for (const name of safeReaddir(here)) {
+          if (!name.endsWith('.jsonl')) continue
+          let st: fs.Stats
+          try {
+            st = fs.lstatSync(`${here}/${name}`)
+          } catch {
+            continue
+          }
+          if (!st.isFile()) continue
+          const { firstMessage, cwd } = summarizeTranscript(readHead(`${here}/${name}`))
+          conversations.push({ id: name.slice(0, -'.jsonl'.length), folder, modified: st.mtimeMs, size: st.size, firstMessage, cwd, live: live.some(start => start <= st.mtimeMs) })
+        }
+      })
+    }
+  })
+  return conversations
 }
 
 function readHead(file: string): string {
@@ -64,17 +74,19 @@ function readHead(file: string): string {
  * itself prints `claude --resume ID`, which fails outside the sandbox.
  */
 export function conversationSince(instance: string, cwd: string, since: number): string | undefined {
-  const folder = path.join(instance, 'projects', sanitizePath(cwd))
-  if (lstatKind(path.join(instance, 'projects')) !== 'dir' || lstatKind(folder) !== 'dir') return undefined
   let newest: { id: string; modified: number } | undefined
-  for (const name of safeReaddir(folder)) {
-    if (!name.endsWith('.jsonl')) continue
-    try {
-      const st = fs.lstatSync(path.join(folder, name))
-      if (st.isFile() && st.mtimeMs >= since && (newest === undefined || st.mtimeMs > newest.modified)) newest = { id: name.slice(0, -'.jsonl'.length), modified: st.mtimeMs }
-    } catch {
-      // removed meanwhile
-    }
-  }
+  inPinnedDir(path.join(instance, 'projects'), projects =>
+    inPinnedDir(`${projects}/${sanitizePath(cwd)}`, folder => {
+      for (const name of safeReaddir(folder)) {
+        if (!name.endsWith('.jsonl')) continue
+        try {
+          const st = fs.lstatSync(`${folder}/${name}`)
+          if (st.isFile() && st.mtimeMs >= since && (newest === undefined || st.mtimeMs > newest.modified)) newest = { id: name.slice(0, -'.jsonl'.length), modified: st.mtimeMs }
+        } catch {
+          // removed meanwhile
+        }
+      }
+    }),
+  )
   return newest?.id
 }

@@ -11,6 +11,7 @@ import { restoreNewestCopy } from '../../src/state/guard.js'
 import { linkResumedTranscript } from '../../src/state/apply.js'
 import { sanitizePath } from '../../src/state/adopt.js'
 import { measureUsage } from '../../src/state/scan.js'
+import { listConversations } from '../../src/commands/sessions.js'
 import { tempDir } from '../helpers/temp.js'
 
 describe('restoring .claude.json from backups a session can swap', () => {
@@ -78,6 +79,23 @@ describe('restoring .claude.json from backups a session can swap', () => {
       swapper.kill()
     }
     expect([...seen].sort()).toEqual(['none', 'own\n'])
+  }, 20_000)
+})
+
+describe('--sessions while a session swaps a folder of projects/', () => {
+  test('a transcript folder swapped with a link to another place: --sessions never lists what is there (red team, round 37: it printed a file outside the instance)', async () => {
+    const { projects, outside } = transcripts()
+    fs.symlinkSync(outside, path.join(projects, 'other.lnk'))
+    const swapper = await swapping(path.join(projects, 'other'), path.join(projects, 'other.lnk'))
+    const seen = new Set<string>()
+    try {
+      for (let i = 0; i < 3000 && swapper.exitCode === null; i++) for (const c of listConversations(projects, [])) seen.add(`${c.folder} ${c.size}`)
+    } finally {
+      swapper.kill()
+    }
+    // own\n is 4 bytes, HOST\n 5: only the instance's own transcript was ever read, under whichever name it had.
+    expect(seen.size).toBeGreaterThan(0)
+    expect([...seen].filter(entry => !/^other(\.lnk)? 4$/.test(entry))).toEqual([])
   }, 20_000)
 })
 
