@@ -11,10 +11,14 @@ const INTERPRETER = /^(sh|bash|dash|zsh|ksh|mksh|yash|fish|busybox|python[0-9.]*
 const WRAPPERS = new Set(['env', 'exec', 'command', 'nohup', 'time', 'nice', 'ionice', 'chrt', 'taskset', 'timeout', 'stdbuf', 'setsid', 'sudo', 'doas', 'xargs', 'flock', 'unbuffer', 'builtin', '{', '}', 'if', 'then', 'else', 'elif', 'do', 'while', 'until'])
 /** What a wrapper takes as its own option values: numbers, durations, signal names (`nice -n 10`, `timeout -s KILL 60`). */
 const WRAPPER_VALUE = /^([0-9][0-9.,:-]*[smhd]?|[A-Z][A-Z0-9]*)$/
-/** Variables whose value a program runs as a file: a shell's startup file, Python's and Node's. */
-const FILE_VARIABLES = new Set(['BASH_ENV', 'ENV', 'PYTHONSTARTUP', 'NODE_OPTIONS', 'PERL5OPT', 'RUBYOPT'])
-/** Config keys given with `-c` whose value is a path even without a slash (`-c core.hooksPath=.githooks`). */
-const PATH_KEYS = /^(core\.hookspath|init\.templatedir)=/i
+/** Variables whose value a program runs as a file: a shell's startup file, Python's and Node's, git's dir and programs. */
+const FILE_VARIABLES = new Set(['BASH_ENV', 'ENV', 'PYTHONSTARTUP', 'NODE_OPTIONS', 'PERL5OPT', 'RUBYOPT', 'GIT_DIR', 'GIT_EXEC_PATH'])
+/**
+ * Words whose value is a path even without a slash: config keys given with `-c`
+ * (`-c core.hooksPath=.githooks`), git's own options for the git dir and its programs
+ * (`--git-dir=.meta`: that folder's config and hooks run; red team, round 37).
+ */
+const PATH_KEYS = /^(core\.hookspath|init\.templatedir|--git-dir|--exec-path)=/i
 /** Folders a command's `cd`s may take it to, at most (each multiplies the paths protected). */
 const MAX_FOLDERS = 16
 

@@ -60,6 +60,9 @@ describe('commandWords', () => {
     has('env --chdir=tools ./x', 'tools/./x')
     has('bash -c -- "cd tools && ./x"', 'tools/./x')
     has('~+/tools/x', './tools/x')
+    has('!git --git-dir=.meta --work-tree=. status', '.meta')
+    has('!GIT_DIR=.meta git status', '.meta')
+    has('!git --exec-path=tools status', 'tools')
     const shell = process.env['SHELL']
     process.env['SHELL'] = '/bin/bash'
     try {
