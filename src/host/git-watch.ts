@@ -8,6 +8,7 @@ import path from 'node:path'
 import { lstatKind, safeReaddir } from './fs.js'
 import { guardHeads, headIsValid } from './head-guard.js'
 import { checkInProgress } from './in-progress.js'
+import { checkIndexes } from './index-entries.js'
 import { configReader, userGitConfigs } from './git-configs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
@@ -64,8 +65,8 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
     finish(): string[] {
       watch.stop()
       for (const dir of spec.gitDirs) specialFilesIn(dir).forEach(quarantine)
-      const execs = checkInProgress(spec.gitDirs, quarantine)
-      const warnings = [...report(), ...execs]
+      const later = [...checkInProgress(spec.gitDirs, quarantine), ...checkIndexes(spec.gitDirs, startedMs, quarantine)]
+      const warnings = [...report(), ...later]
       away.close()
       return warnings
     },

@@ -6,25 +6,38 @@
 // strategy that names a path is moved aside (git then takes its default strategy), and exec lines
 // are named for the user.
 import path from 'node:path'
-import { readNoFollow } from './fs.js'
+import { lstatKind, readNoFollow } from './fs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 
 /** Files holding the strategy a rebase (merge or apply backend) or the sequencer (cherry-pick, revert) runs. */
 const STRATEGY_FILES = ['rebase-merge/strategy', 'rebase-apply/strategy', 'sequencer/opts']
 const TODO_FILES = ['rebase-merge/git-rebase-todo', 'sequencer/todo']
 
-/** Moves path strategies aside through `quarantine`; returns the warnings about exec lines. */
+/** Git reads these of any size; larger ones are moved aside rather than left unread. */
+const READ_LIMIT = 16 << 20
+
+/**
+ * Moves path strategies aside through `quarantine`, and any of these files that is a symlink or
+ * too large to read (git follows a link and reads any size: red team, round 38, a symlinked
+ * strategy file was skipped); returns the warnings about exec lines.
+ */
 export function checkInProgress(gitDirs: readonly string[], quarantine: (planted: string) => void): string[] {
   const warnings: string[] = []
+  const read = (file: string): string | undefined => {
+    if (lstatKind(file) === 'missing') return undefined
+    const text = readNoFollow(file, READ_LIMIT)
+    if (text === undefined) quarantine(file)
+    return text
+  }
   for (const dir of gitDirs) {
     for (const name of STRATEGY_FILES) {
       const file = path.join(dir, name)
-      const text = readNoFollow(file)
+      const text = read(file)
       // sequencer/opts is a config file: any line naming a strategy with a slash (or a continuation) is taken for one.
       if (text !== undefined && (name.endsWith('/strategy') ? text.includes('/') : /strategy[^\n]*[/\\]/i.test(text))) quarantine(file)
     }
     for (const name of TODO_FILES) {
-      const execs = (readNoFollow(path.join(dir, name)) ?? '').split('\n').filter(line => /^\s*(x|exec)\s/.test(line))
+      const execs = (read(path.join(dir, name)) ?? '').split('\n').filter(line => /^\s*(x|exec)\s/.test(line))
       if (execs.length > 0) warnings.push(`WARNING: an operation in progress in ${inlineSafe(dir)} runs these commands on the host at git rebase --continue (or cherry-pick --continue); read ${inlineSafe(name)} before you continue it: ${execs.slice(0, 5).map(line => inlineSafe(line.trim())).join('; ')}${execs.length > 5 ? ` (and ${execs.length - 5} more)` : ''}`)
     }
   }

@@ -76,7 +76,7 @@ export function diffSnapshots(before: Snapshot, after: Snapshot): Change[] {
  * (host/in-progress.ts). The session may rebase,
  * so they stay writable; one it made or changed is reported (red team, round 36).
  */
-export const GIT_DIR_TODO_FILES = ['rebase-merge/git-rebase-todo', 'rebase-merge/strategy', 'sequencer/todo', 'sequencer/opts'] as const
+export const GIT_DIR_TODO_FILES = ['rebase-merge/git-rebase-todo', 'rebase-merge/strategy', 'rebase-apply/strategy', 'sequencer/todo', 'sequencer/opts'] as const
 
 /** Every entry of the table, under each project dir: a read-only one that is created is reported too. */
 export function watchedPaths(projectDirs: readonly string[]): string[] {

@@ -507,6 +507,38 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
+  test("round 38: index entries renamed to .git/config and .git/hooks/pre-commit (git writes them at the user's git checkout .): the index is moved aside at the session's end, and git checkout . writes nothing into .git", async () => {
+    const s = scene()
+    const config = fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')
+    const rename = `import hashlib; d=open('.git/index','rb').read()[:-20]; d=d.replace(b'Xgit/hooks/pre-commit',b'.git/hooks/pre-commit').replace(b'Xgit/config\\0',b'.git/config\\0'); open('.git/index','wb').write(d+hashlib.sha1(d).digest())`
+    const script = [
+      `b=$(printf '#!/bin/sh\\ntouch ${s.marker}\\n' | git hash-object -w --stdin)`,
+      `c=$(printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' | git hash-object -w --stdin)`,
+      'git update-index --add --cacheinfo 100755,$b,Xgit/hooks/pre-commit',
+      'git update-index --add --cacheinfo 100644,$c,Xgit/config',
+      `python3 -c "${rename}"`,
+      'git ls-files | grep -c "^.git/"',
+    ].join(' && ')
+    const r = await inside(s, script)
+    expect(r.out).toBe('2')
+    expect(r.err).toContain('that git would write into a .git folder at your next git checkout or restore (.git/config, .git/hooks/pre-commit)')
+    const env = { ...process.env, HOME: s.world.home }
+    spawnSync('git', ['checkout', '.'], { cwd: s.project, env, stdio: 'ignore', timeout: 20_000 })
+    expect(fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')).toBe(config)
+    expect(fs.existsSync(path.join(s.project, '.git/hooks/pre-commit'))).toBe(false)
+    spawnSync('git', ['reset', '-q'], { cwd: s.project, env, timeout: 20_000 })
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('round 38: a strategy file that is a symlink (git follows it) is moved aside at the session\'s end too', async () => {
+    const s = scene()
+    const r = await inside(s, `mkdir -p .git/rebase-merge git-merge- tools && printf '/../tools/x\\n' > notes.txt && ln -s ../../notes.txt .git/rebase-merge/strategy && echo planted`)
+    expect(r.out).toBe('planted')
+    expect(r.err).toMatch(/moved aside .*rebase-merge\/strategy -> /)
+    expect(fs.existsSync(path.join(s.project, '.git/rebase-merge/strategy'))).toBe(false)
+  })
+
   test('round 34: a config claudebox cannot read whole (padded past 1 MiB) refuses the launch rather than be skipped', async () => {
     const s = scene()
     const padding = Array.from({ length: 16_000 }, (_, i) => `\tkey${i} = ${'v'.repeat(60)}\n`).join('')

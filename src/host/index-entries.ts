@@ -1,0 +1,46 @@
+// The git index is the session's to write (the agent stages and commits), and git writes what it
+// lists into the work tree at the user's `git checkout .` or `git restore .`: it checks a path when
+// one is added, not when it reads an index from disk (red team, round 38: entries named
+// `.git/config` and `.git/hooks/pre-commit`, renamed in the index file, were written into the
+// host's git dir by `git checkout .`, and the next `git status` ran the session's fsmonitor). At the
+// session's end an index the session wrote is read by git, and one with a path through a `.git`
+// folder is moved aside, with the way to rebuild it.
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { inlineSafe } from '../cli/terminal-safe.js'
+
+/** Each git dir's index written since `sinceMs`: moved aside through `quarantine` when git would write into a `.git` from it. */
+export function checkIndexes(gitDirs: readonly string[], sinceMs: number, quarantine: (planted: string) => void): string[] {
+  const warnings: string[] = []
+  for (const dir of gitDirs) {
+    const index = path.join(dir, 'index')
+    if (!writtenSince(index, sinceMs)) continue
+    const bad = throughGitFolder(dir)
+    if (bad.length === 0) continue
+    quarantine(index)
+    warnings.push(`WARNING: the session left entries in the git index of ${inlineSafe(dir)} that git would write into a .git folder at your next git checkout or restore (${bad.slice(0, 3).map(inlineSafe).join(', ')}); the index was moved aside (see above): run git reset to make it anew from HEAD (what was staged is lost from it, the files stay as they are)`)
+  }
+  return warnings
+}
+
+function writtenSince(file: string, sinceMs: number): boolean {
+  try {
+    const st = fs.lstatSync(file)
+    return !st.isFile() || st.ctimeMs >= sinceMs - 1000
+  } catch {
+    return false
+  }
+}
+
+/** The index's paths that go through a `.git` folder, as git reads the index (any version); one git cannot read counts as bad. */
+function throughGitFolder(gitDir: string): string[] {
+  let out: string
+  try {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('GIT_')))
+    out = execFileSync('git', ['--git-dir', gitDir, '-c', 'core.fsmonitor=false', 'ls-files', '-z', '--cached'], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000, maxBuffer: 256 << 20 })
+  } catch {
+    return ['(an index git cannot read)']
+  }
+  return out.split('\0').filter(entry => entry.split('/').some(part => part.toLowerCase() === '.git'))
+}
