@@ -3,8 +3,9 @@
 // one is added, not when it reads an index from disk (red team, round 38: entries named
 // `.git/config` and `.git/hooks/pre-commit`, renamed in the index file, were written into the
 // host's git dir by `git checkout .`, and the next `git status` ran the session's fsmonitor). At the
-// session's end an index the session wrote is read by git, and one with a path through a `.git`
-// folder is moved aside, with the way to rebuild it.
+// session's end an index the session wrote is read by git, and one with a path git would refuse
+// (through a `.git` folder, or out of the work tree with `..`) is moved aside, with the way to
+// rebuild it.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -16,10 +17,10 @@ export function checkIndexes(gitDirs: readonly string[], sinceMs: number, quaran
   for (const dir of gitDirs) {
     const index = path.join(dir, 'index')
     if (!writtenSince(index, sinceMs)) continue
-    const bad = throughGitFolder(dir)
+    const bad = unsafePaths(dir)
     if (bad.length === 0) continue
     quarantine(index)
-    warnings.push(`WARNING: the session left entries in the git index of ${inlineSafe(dir)} that git would write into a .git folder at your next git checkout or restore (${bad.slice(0, 3).map(inlineSafe).join(', ')}); the index was moved aside (see above): run git reset to make it anew from HEAD (what was staged is lost from it, the files stay as they are)`)
+    warnings.push(`WARNING: the session left entries in the git index of ${inlineSafe(dir)} that git would write outside the work tree or into a .git folder at your next git checkout or restore (${bad.slice(0, 3).map(inlineSafe).join(', ')}); the index was moved aside (see above): run git reset to make it anew from HEAD (what was staged is lost from it, the files stay as they are)`)
   }
   return warnings
 }
@@ -33,8 +34,13 @@ function writtenSince(file: string, sinceMs: number): boolean {
   }
 }
 
-/** The index's paths that go through a `.git` folder, as git reads the index (any version); one git cannot read counts as bad. */
-function throughGitFolder(gitDir: string): string[] {
+/**
+ * The index's paths git would refuse to add, as git reads the index (any version): through a `.git`
+ * folder, or with a `..`, `.` or empty part, which leads out of the work tree (red team, round 39:
+ * `../.gitconfig` became the user's global config at `git checkout .`). One git cannot read counts
+ * as bad.
+ */
+function unsafePaths(gitDir: string): string[] {
   let out: string
   try {
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('GIT_')))
@@ -42,5 +48,5 @@ function throughGitFolder(gitDir: string): string[] {
   } catch {
     return ['(an index git cannot read)']
   }
-  return out.split('\0').filter(entry => entry.split('/').some(part => part.toLowerCase() === '.git'))
+  return out.split('\0').filter(entry => entry !== '' && entry.split('/').some(part => part === '' || part === '.' || part === '..' || part.toLowerCase() === '.git'))
 }

@@ -507,28 +507,40 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
-  test("round 38: index entries renamed to .git/config and .git/hooks/pre-commit (git writes them at the user's git checkout .): the index is moved aside at the session's end, and git checkout . writes nothing into .git", async () => {
+  test("rounds 38 and 39: index entries renamed to .git/config, .git/hooks/pre-commit and ../.gitconfig (git writes them at the user's git checkout .): the index is moved aside at the session's end, and git checkout . writes nothing into .git", async () => {
     const s = scene()
     const config = fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')
-    const rename = `import hashlib; d=open('.git/index','rb').read()[:-20]; d=d.replace(b'Xgit/hooks/pre-commit',b'.git/hooks/pre-commit').replace(b'Xgit/config\\0',b'.git/config\\0'); open('.git/index','wb').write(d+hashlib.sha1(d).digest())`
+    const rename = `import hashlib; d=open('.git/index','rb').read()[:-20]; d=d.replace(b'Xgit/hooks/pre-commit',b'.git/hooks/pre-commit').replace(b'Xgit/config\\0',b'.git/config\\0').replace(b'XX/.gitconfig\\0',b'../.gitconfig\\0'); open('.git/index','wb').write(d+hashlib.sha1(d).digest())`
     const script = [
       `b=$(printf '#!/bin/sh\\ntouch ${s.marker}\\n' | git hash-object -w --stdin)`,
       `c=$(printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' | git hash-object -w --stdin)`,
       'git update-index --add --cacheinfo 100755,$b,Xgit/hooks/pre-commit',
       'git update-index --add --cacheinfo 100644,$c,Xgit/config',
+      'git update-index --add --cacheinfo 100644,$c,XX/.gitconfig',
       `python3 -c "${rename}"`,
-      'git ls-files | grep -c "^.git/"',
+      'git ls-files | grep -c "^\\.\\{1,2\\}[a-z]*/"',
     ].join(' && ')
     const r = await inside(s, script)
-    expect(r.out).toBe('2')
-    expect(r.err).toContain('that git would write into a .git folder at your next git checkout or restore (.git/config, .git/hooks/pre-commit)')
+    expect(r.out).toBe('3')
+    expect(r.err).toContain('that git would write outside the work tree or into a .git folder at your next git checkout or restore (../.gitconfig, .git/config, .git/hooks/pre-commit)')
     const env = { ...process.env, HOME: s.world.home }
     spawnSync('git', ['checkout', '.'], { cwd: s.project, env, stdio: 'ignore', timeout: 20_000 })
     expect(fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')).toBe(config)
     expect(fs.existsSync(path.join(s.project, '.git/hooks/pre-commit'))).toBe(false)
+    expect(fs.existsSync(path.join(path.dirname(s.project), '.gitconfig'))).toBe(false)
     spawnSync('git', ['reset', '-q'], { cwd: s.project, env, timeout: 20_000 })
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test("round 39: an index entry ../.gitconfig alone (git checkout . writes it above the work tree, the user's global config when the project sits in the home): moved aside", async () => {
+    const s = scene()
+    const rename = `import hashlib; d=open('.git/index','rb').read()[:-20]; d=d.replace(b'.X/.gitconfig\\0',b'../.gitconfig\\0'); open('.git/index','wb').write(d+hashlib.sha1(d).digest())`
+    const r = await inside(s, `c=$(printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' | git hash-object -w --stdin) && git update-index --add --cacheinfo 100644,$c,.X/.gitconfig && python3 -c "${rename}" && git ls-files | grep -c "^\\\\.\\\\./"`)
+    expect(r.out).toBe('1')
+    expect(r.err).toContain('at your next git checkout or restore (../.gitconfig)')
+    spawnSync('git', ['checkout', '.'], { cwd: s.project, env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
+    expect(fs.existsSync(path.join(path.dirname(s.project), '.gitconfig'))).toBe(false)
   })
 
   test('round 38: a strategy file that is a symlink (git follows it) is moved aside at the session\'s end too', async () => {
