@@ -6,9 +6,9 @@
 import fs from 'node:fs'
 
 /** Programs whose arguments are files they run or read as code, from their working folder (`sh x`, `deno run x.ts`, `cat x | sh`). */
-const INTERPRETER = /^(sh|bash|dash|zsh|ksh|mksh|yash|fish|busybox|python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|tsx|ts-node|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|awk|gawk|mawk|nawk|source|\.|cat)$/
+const INTERPRETER = /^(sh|bash|dash|zsh|ksh|mksh|yash|fish|busybox|python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|tsx|ts-node|npx|bunx|pnpx|uv|uvx|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|awk|gawk|mawk|nawk|source|\.|cat)$/
 /** Words that run the command after them (`env X=1 sh x`, `timeout 60 sh x`), and shell keywords before a command. */
-const WRAPPERS = new Set(['env', 'exec', 'command', 'nohup', 'time', 'nice', 'ionice', 'chrt', 'taskset', 'timeout', 'stdbuf', 'setsid', 'sudo', 'doas', 'xargs', 'flock', 'unbuffer', 'builtin', '{', '}', 'if', 'then', 'else', 'elif', 'do', 'while', 'until'])
+const WRAPPERS = new Set(['export', 'local', 'readonly', 'declare', 'env', 'exec', 'command', 'nohup', 'time', 'nice', 'ionice', 'chrt', 'taskset', 'timeout', 'stdbuf', 'setsid', 'sudo', 'doas', 'xargs', 'flock', 'unbuffer', 'builtin', '{', '}', 'if', 'then', 'else', 'elif', 'do', 'while', 'until'])
 /** What a wrapper takes as its own option values: numbers, durations, signal names (`nice -n 10`, `timeout -s KILL 60`). */
 const WRAPPER_VALUE = /^([0-9][0-9.,:-]*[smhd]?|[A-Z][A-Z0-9]*)$/
 /** Variables whose value a program runs as a file: a shell's startup file, Python's and Node's, git's dir and programs. */
@@ -146,12 +146,14 @@ function expand(word: string, reading: Reading): string {
   return expandVariables(expandHome(word.replace(/^~\+(?=\/|$)/, '.'), reading.home), reading)
 }
 
+/** A variable at the start of a word: $NAME, ${NAME}, or ${NAME:-word} (its word when NAME is not known). */
 function expandVariables(word: string, reading: Reading): string {
-  return word.replace(/^\$\{?(\w+)\}?(?=\/|$)/, (whole, name: string) => {
+  return word.replace(/^\$(?:(\w+)|\{(\w+)(?::?[-=]([^}]*))?\})(?=\/|$)/, (whole, plain: string | undefined, braced: string | undefined, fallback: string | undefined) => {
+    const name = (plain ?? braced) as string
     if (name === 'PWD') return '.'
     if (name === 'HOME') return reading.home
     if (name === 'SUB') return whole
-    return reading.vars.get(name) ?? process.env[name] ?? whole
+    return reading.vars.get(name) ?? process.env[name] ?? fallback ?? whole
   })
 }
 

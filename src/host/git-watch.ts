@@ -65,7 +65,8 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
     finish(): string[] {
       watch.stop()
       for (const dir of spec.gitDirs) specialFilesIn(dir).forEach(quarantine)
-      const later = [...checkInProgress(spec.gitDirs, quarantine), ...checkIndexes(spec.gitDirs, startedMs, quarantine)]
+      const gitDirs = gitDirsNow(spec.gitDirs)
+      const later = [...checkInProgress(gitDirs, quarantine), ...checkIndexes(gitDirs, startedMs, quarantine)]
       const warnings = [...report(), ...later]
       away.close()
       return warnings
@@ -332,6 +333,21 @@ function newGitDirs(listings: ReadonlyMap<string, ReadonlySet<string>>): string[
     if (added.length > 0) out.push(`new git dirs appeared in ${dir}: ${added.map(inlineSafe).join(', ')}; their config and hooks run when git uses them: inspect them`)
   }
   return out
+}
+
+/**
+ * The git dirs there are when the session ends: those of the launch and the linked worktrees' and
+ * submodules' the session made below them (red team, round 40: a `git worktree add` inside, whose
+ * index then wrote `../.git/config` at the host's `git checkout .`, was never looked at). At most 256.
+ */
+function gitDirsNow(known: readonly string[]): string[] {
+  const all = [...known]
+  for (let i = 0; i < all.length && all.length < 256; i++) {
+    for (const holder of ['worktrees', 'modules'].map(sub => path.join(all[i] as string, sub))) {
+      for (const name of gitDirNames(holder)) if (!all.includes(path.join(holder, name))) all.push(path.join(holder, name))
+    }
+  }
+  return all.slice(0, 256)
 }
 
 /** Git dirs below `holder` (modules/ or worktrees/) by name, names of several parts included (vendor/x). */

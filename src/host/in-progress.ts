@@ -13,6 +13,24 @@ import { inlineSafe } from '../cli/terminal-safe.js'
 const STRATEGY_FILES = ['rebase-merge/strategy', 'rebase-apply/strategy', 'sequencer/opts']
 const TODO_FILES = ['rebase-merge/git-rebase-todo', 'sequencer/todo']
 
+/**
+ * git's own strategies. Any other name git runs as the program `git-merge-<name>`: from the work
+ * tree with a slash in it, or from an empty or relative entry of the user's PATH without one (red
+ * team, rounds 37 and 40). A strategy of another name that the session leaves is moved aside.
+ */
+const BUILTIN_STRATEGIES = new Set(['ort', 'recursive', 'resolve', 'octopus', 'ours', 'subtree'])
+
+/**
+ * Whether a strategy file names only git's own strategies. sequencer/opts is a config file: each
+ * `strategy =` value (also on the section's line), quotes taken off; a continuation (`\`) or anything
+ * else counts as another.
+ */
+function builtinStrategy(name: string, text: string): boolean {
+  if (name.endsWith('/strategy')) return BUILTIN_STRATEGIES.has(text.trim())
+  const values = [...text.matchAll(/(?:^|[\s\]])strategy\s*=(.*)$/gim)].map(m => (m[1] as string).trim().replace(/^"(.*)"$/, '$1'))
+  return values.every(value => BUILTIN_STRATEGIES.has(value)) && !/strategy[^\n]*\\\s*$/im.test(text)
+}
+
 /** Git reads these of any size; larger ones are moved aside rather than left unread. */
 const READ_LIMIT = 16 << 20
 
@@ -33,8 +51,7 @@ export function checkInProgress(gitDirs: readonly string[], quarantine: (planted
     for (const name of STRATEGY_FILES) {
       const file = path.join(dir, name)
       const text = read(file)
-      // sequencer/opts is a config file: any line naming a strategy with a slash (or a continuation) is taken for one.
-      if (text !== undefined && (name.endsWith('/strategy') ? text.includes('/') : /strategy[^\n]*[/\\]/i.test(text))) quarantine(file)
+      if (text !== undefined && !builtinStrategy(name, text)) quarantine(file)
     }
     for (const name of TODO_FILES) {
       const execs = (read(path.join(dir, name)) ?? '').split('\n').filter(line => /^\s*(x|exec)\s/.test(line))

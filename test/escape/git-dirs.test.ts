@@ -543,6 +543,17 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(fs.existsSync(path.join(path.dirname(s.project), '.gitconfig'))).toBe(false)
   })
 
+  test("round 40: the index of a linked worktree the session made (git checkout . there wrote ../.git/config): checked at the session's end like the others", async () => {
+    const s = scene()
+    const config = fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')
+    const rename = `import hashlib; f='../.git/worktrees/wt/index'; d=open(f,'rb').read()[:-20]; d=d.replace(b'.X/.gxt/config\\0',b'../.git/config\\0'); open(f,'wb').write(d+hashlib.sha1(d).digest())`
+    const r = await inside(s, `git worktree add -q wt 2>/dev/null && cd wt && c=$(printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' | git hash-object -w --stdin) && git update-index --add --cacheinfo 100644,$c,.X/.gxt/config && python3 -c "${rename}" && git ls-files | grep -c "^\\.\\./"`)
+    expect(r.out).toBe('1')
+    expect(r.err).toContain('at your next git checkout or restore (../.git/config)')
+    spawnSync('git', ['checkout', '.'], { cwd: path.join(s.project, 'wt'), env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
+    expect(fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')).toBe(config)
+  })
+
   test('round 38: a strategy file that is a symlink (git follows it) is moved aside at the session\'s end too', async () => {
     const s = scene()
     const r = await inside(s, `mkdir -p .git/rebase-merge git-merge- tools && printf '/../tools/x\\n' > notes.txt && ln -s ../../notes.txt .git/rebase-merge/strategy && echo planted`)

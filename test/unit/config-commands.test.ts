@@ -63,6 +63,11 @@ describe('commandWords', () => {
     has('!git --git-dir=.meta --work-tree=. status', '.meta')
     has('!GIT_DIR=.meta git status', '.meta')
     has('!git --exec-path=tools status', 'tools')
+    has('!cd "${TOOLS_DIR:-tools}" && ./x', 'tools/./x')
+    has('!export D=tools; $D/x', 'tools/x')
+    has('!f() { local d=tools; $d/x; }; f', 'tools/x')
+    has('!npx tsx x.ts', 'x.ts')
+    has('!uv run x.py', 'x.py')
     const shell = process.env['SHELL']
     process.env['SHELL'] = '/bin/bash'
     try {
