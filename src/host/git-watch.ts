@@ -10,6 +10,7 @@ import { guardHeads, headIsValid } from './head-guard.js'
 import { checkInProgress } from './in-progress.js'
 import { checkIndexes } from './index-entries.js'
 import { configReader, userGitConfigs } from './git-configs.js'
+import { gitdirOf, readSmall } from './git-dirs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
 
@@ -50,14 +51,14 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
   const heads = guardHeads(spec.gitDirs)
   const watch = watchDuringSession(spec, quarantine, () => heads.check())
-  const report = (): string[] => {
+  const report = (nestedDirs: string[]): string[] => {
     const warnings: string[] = []
     if (ended !== undefined) warnings.push(`the session made ${inlineSafe(ended)} ${REPLANT_LIMIT} times, each moved aside, and was ended: a git the host ran at the moment of one could have taken it; look at what git ran in this project since (the config of each one moved aside below)`)
     if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (look at them with ls and cat, not with git, which would take one for a repository; then delete them): ${moved.join(', ')}`)
     const movedBefore = moved.length
     const restored = heads.restored()
     if (restored.length > 0) warnings.push(`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`)
-    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine))
+    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs))
     if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them); moved aside: ${moved.slice(movedBefore).join(', ')}`)
     return warnings.map(w => `WARNING: ${w}`)
   }
@@ -65,11 +66,16 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
     finish(): string[] {
       watch.stop()
       for (const dir of spec.gitDirs) specialFilesIn(dir).forEach(quarantine)
-      const gitDirs = gitDirsNow(spec.gitDirs)
+      const nestedDirs: string[] = []
+      const warnings = report(nestedDirs)
+      // Every git dir there is now, nested repositories' too (red team, round 41: a nested
+      // repository's index wrote ../.git/config at the host's git checkout . there).
+      const gitDirs = [...new Set([...gitDirsNow(spec.gitDirs), ...nestedDirs])]
+      const movedBefore = moved.length
       const later = [...checkInProgress(gitDirs, quarantine), ...checkIndexes(gitDirs, startedMs, quarantine)]
-      const warnings = [...report(), ...later]
+      if (moved.length > movedBefore) warnings.push(`WARNING: moved aside at the session's end (look at them with ls and cat, not with git): ${moved.slice(movedBefore).join(', ')}`)
       away.close()
-      return warnings
+      return [...warnings, ...later]
     },
   }
 }
@@ -379,11 +385,13 @@ const READ_BY_GIT = new Set(['.gitignore', '.gitattributes', '.gitmodules', '.ma
  * hooks changed, runs its own config for git started there (a shell prompt does) and, registered as
  * a gitlink, for `git status` at the top. The tree is searched without following symlinks.
  */
-function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => void, configured: (dotGit: Buffer) => string[]): string[] {
+function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => void, configured: (dotGit: Buffer) => string[], gitDirs: string[]): string[] {
   // Names are bytes: a folder named in something other than UTF-8 (d\377) must still be entered
   // (red team: a string path lost the byte, the folder was skipped and its repository unreported).
   const found: Buffer[] = []
   const unreadable: Buffer[] = []
+  /** Repositories at paths that are not UTF-8: git's index of them cannot be read here. */
+  const unchecked: Buffer[] = []
   const top = Buffer.from(workTree)
   const stack = [top]
   let seen = 0
@@ -400,12 +408,15 @@ function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => 
     seen += entries.length
     // A folder shaped like a git dir (HEAD, objects/, refs/) is a repository to git run there, or
     // below when a .git is rejected (red team: the top's own config then ran at git status).
-    if (looksLikeGitDir(dir, entries) && changedSince(dir, sinceMs, true, [])) found.push(dir)
+    const gitDirShaped = looksLikeGitDir(dir, entries)
+    if (gitDirShaped) gitDirs.push(textPath(dir, unchecked))
+    if (gitDirShaped && changedSince(dir, sinceMs, true, [])) found.push(dir)
     for (const entry of entries) {
       const p = Buffer.concat([dir, Buffer.from('/'), entry.name])
       const name = entry.name.toString('latin1')
       if (READ_BY_GIT.has(name) && isSpecial(entry)) moveAside(p.toString())
       if (name === '.git') {
+        if (!dir.equals(top)) gitDirs.push(...gitDirOfDotGit(p, entry.isDirectory(), unchecked))
         if (!dir.equals(top) && changedSince(p, sinceMs, entry.isDirectory(), entry.isDirectory() ? configured(p) : [])) found.push(p)
       } else if (entry.isDirectory()) {
         stack.push(p)
@@ -420,8 +431,24 @@ function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => 
   if (unreadable.length > 0) {
     out.push(`folders the search for nested git repositories could not list (a repository in them would run its config and hooks unseen): ${shown(unreadable)}; make them readable (chmod u+rx) and look inside before running git here`)
   }
+  if (unchecked.length > 0) out.push(`nested git repositories at paths that are not UTF-8, whose index claudebox cannot have git read (git checkout there could write what it lists anywhere): ${shown(unchecked)}; rename them, then run git reset in them before any git checkout`)
   if (stack.length > 0) out.push(`the search for nested .git stopped after ${SCAN_LIMIT} entries in ${workTree}; run: find ${workTree} -name .git -newer ${workTree}/.git/HEAD`)
   return out
+}
+
+/** A path as text, for git; one that is not UTF-8 is noted in `unchecked` (and its text will not be found). */
+function textPath(p: Buffer, unchecked: Buffer[]): string {
+  const text = p.toString()
+  if (!Buffer.from(text).equals(p)) unchecked.push(p)
+  return text
+}
+
+/** The git dir a nested `.git` is (a folder) or names (a `gitdir:` file, relative to its folder). */
+function gitDirOfDotGit(dotGit: Buffer, isDir: boolean, unchecked: Buffer[]): string[] {
+  const text = textPath(dotGit, unchecked)
+  if (isDir) return [text]
+  const pointer = gitdirOf(readSmall(text))
+  return pointer === undefined ? [] : [path.resolve(path.dirname(text), pointer)]
 }
 
 /**
@@ -481,9 +508,9 @@ function namesIn(dir: Buffer): Buffer[] {
 }
 
 /** The nested-repository search over every work tree, with one config reader for all of them. */
-function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void): string[] {
+function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[]): string[] {
   const configured = configuredOf(spec.home)
-  return spec.workTrees.flatMap(tree => nestedGit(tree, sinceMs, moveAside, configured))
+  return spec.workTrees.flatMap(tree => nestedGit(tree, sinceMs, moveAside, configured, gitDirs))
 }
 
 /** For a nested repository's `.git` folder: the hooksPath folder and include files its config and the user's name. */

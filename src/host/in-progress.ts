@@ -5,6 +5,7 @@
 // `git rebase --continue`, unreported). The session may rebase, so these stay writable; at its end a
 // strategy that names a path is moved aside (git then takes its default strategy), and exec lines
 // are named for the user.
+import { execFileSync } from 'node:child_process'
 import path from 'node:path'
 import { lstatKind, readNoFollow } from './fs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
@@ -21,14 +22,21 @@ const TODO_FILES = ['rebase-merge/git-rebase-todo', 'sequencer/todo']
 const BUILTIN_STRATEGIES = new Set(['ort', 'recursive', 'resolve', 'octopus', 'ours', 'subtree'])
 
 /**
- * Whether a strategy file names only git's own strategies. sequencer/opts is a config file: each
- * `strategy =` value (also on the section's line), quotes taken off; a continuation (`\`) or anything
- * else counts as another.
+ * Whether a strategy file names only git's own strategies, read as git reads it: a strategy file
+ * as git writes it (the name and a newline; readNoFollow drops the newline, and anything else,
+ * even a `\r`, counts as another name),
+ * sequencer/opts by git itself (red team, round 41: a bare `\r` that git turns into a space ended a
+ * regular expression's value early, and `ort\r/../p` passed for `ort`). One git cannot read is not.
  */
 function builtinStrategy(name: string, text: string): boolean {
-  if (name.endsWith('/strategy')) return BUILTIN_STRATEGIES.has(text.trim())
-  const values = [...text.matchAll(/(?:^|[\s\]])strategy\s*=(.*)$/gim)].map(m => (m[1] as string).trim().replace(/^"(.*)"$/, '$1'))
-  return values.every(value => BUILTIN_STRATEGIES.has(value)) && !/strategy[^\n]*\\\s*$/im.test(text)
+  if (name.endsWith('/strategy')) return BUILTIN_STRATEGIES.has(text) // git writes `ort\n`; anything else is not taken for git's own
+  let out: string
+  try {
+    out = execFileSync('git', ['config', '--no-includes', '--file', '-', '--null', '--get-all', 'options.strategy'], { input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'ignore'], timeout: 5_000 })
+  } catch (error) {
+    return (error as { status?: number }).status === 1 // 1: no such key; anything else: git could not read it
+  }
+  return out.split('\0').filter(value => value !== '').every(value => BUILTIN_STRATEGIES.has(value))
 }
 
 /** Git reads these of any size; larger ones are moved aside rather than left unread. */

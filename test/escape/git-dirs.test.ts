@@ -554,6 +554,17 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')).toBe(config)
   })
 
+  test("round 41: the index of a nested repository whose git dir lies elsewhere in the project (git init --separate-git-dir): checked at the session's end too", async () => {
+    const s = scene()
+    const config = fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')
+    const rename = `import hashlib; f='../hid/index'; d=open(f,'rb').read()[:-20]; d=d.replace(b'zz/.gix/config\\0',b'../.git/config\\0'); open(f,'wb').write(d+hashlib.sha1(d).digest())`
+    const r = await inside(s, `mkdir sub && cd sub && git init -q --separate-git-dir ../hid . && mkdir -p zz/.gix && printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' > zz/.gix/config && git add zz/.gix/config && python3 -c "${rename}" && rm -r zz && git ls-files`)
+    expect(r.out).toBe('../.git/config')
+    expect(r.err).toContain('at your next git checkout or restore (../.git/config)')
+    spawnSync('git', ['checkout', '.'], { cwd: path.join(s.project, 'sub'), env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
+    expect(fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')).toBe(config)
+  })
+
   test('round 38: a strategy file that is a symlink (git follows it) is moved aside at the session\'s end too', async () => {
     const s = scene()
     const r = await inside(s, `mkdir -p .git/rebase-merge git-merge- tools && printf '/../tools/x\\n' > notes.txt && ln -s ../../notes.txt .git/rebase-merge/strategy && echo planted`)

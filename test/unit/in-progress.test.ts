@@ -17,12 +17,14 @@ function judged(file: string, text: string): boolean {
 }
 
 describe('strategies of an operation in progress', () => {
-  test("git's own strategies stay; any other name, a path, quotes or a continuation is moved aside", () => {
+  test("git's own strategies stay; any other name, a path, quotes, a bare carriage return (round 41) or a file git cannot read is moved aside", () => {
     for (const own of ['ort', 'recursive\n', 'ours']) expect(judged('rebase-merge/strategy', own)).toBe(false)
-    for (const other of ['evil', '/../tools/x', 'ort/..']) expect(judged('rebase-merge/strategy', other)).toBe(true)
+    for (const other of ['evil', '/../tools/x', 'ort/..', 'ort ', 'ort\r', ' ort']) expect(judged('rebase-merge/strategy', other)).toBe(true)
     expect(judged('sequencer/opts', '[options]\n\tstrategy = ort\n\tstrategy-option = theirs\n')).toBe(false)
     expect(judged('sequencer/opts', '[options]\n\tno-commit = true\n')).toBe(false)
-    for (const other of ['[options]\n\tstrategy = evil\n', '[options] strategy = evil\n', '[options]\n\tStrategy = "ev"il\n', '[options]\n\tstrategy = o\\\nrt\n']) {
+    // Read by git itself: a continuation is joined as git joins it (o\ + rt is ort).
+    expect(judged('sequencer/opts', '[options]\n\tstrategy = o\\\nrt\n')).toBe(false)
+    for (const other of ['[options]\n\tstrategy = evil\n', '[options] strategy = evil\n', '[options]\n\tStrategy = "ev"il\n', '[options]\n\tstrategy = ort\r/../p\n', '[options\n']) {
       expect(judged('sequencer/opts', other), other).toBe(true)
     }
   })
