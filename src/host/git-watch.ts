@@ -72,7 +72,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
       // repository's index wrote ../.git/config at the host's git checkout . there).
       const gitDirs = [...new Set([...gitDirsNow(spec.gitDirs), ...nestedDirs])]
       const movedBefore = moved.length
-      const later = [...checkInProgress(gitDirs, quarantine), ...checkIndexes(gitDirs, startedMs, quarantine)]
+      const later = [...checkInProgress(gitDirs, quarantine), ...checkIndexes(gitDirs, quarantine)]
       if (moved.length > movedBefore) warnings.push(`WARNING: moved aside at the session's end (look at them with ls and cat, not with git): ${moved.slice(movedBefore).join(', ')}`)
       away.close()
       return [...warnings, ...later]

@@ -3,7 +3,7 @@
 // one is added, not when it reads an index from disk (red team, round 38: entries named
 // `.git/config` and `.git/hooks/pre-commit`, renamed in the index file, were written into the
 // host's git dir by `git checkout .`, and the next `git status` ran the session's fsmonitor). At the
-// session's end an index the session wrote is read by git, and one with a path git would refuse
+// session's end every index there is read by git, and one with a path git would refuse
 // (through a `.git` folder, or out of the work tree with `..`) is moved aside, with the way to
 // rebuild it.
 import { execFileSync } from 'node:child_process'
@@ -11,12 +11,18 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { inlineSafe } from '../cli/terminal-safe.js'
 
-/** Each git dir's index written since `sinceMs`: moved aside through `quarantine` when git would write into a `.git` from it. */
-export function checkIndexes(gitDirs: readonly string[], sinceMs: number, quarantine: (planted: string) => void): string[] {
+/**
+ * Each git dir's index, whenever it was written: moved aside through `quarantine` when git would
+ * write outside the work tree or into a `.git` from it. Not only those written during the session
+ * (red team, round 42: a split index's `sharedindex.*` rewritten while `index` kept its time, and a
+ * nested git dir prepared in one session and renamed into place in the next, its files' times
+ * older than the session). One `git ls-files` per git dir, after Claude has exited.
+ */
+export function checkIndexes(gitDirs: readonly string[], quarantine: (planted: string) => void): string[] {
   const warnings: string[] = []
   for (const dir of gitDirs) {
     const index = path.join(dir, 'index')
-    if (!writtenSince(index, sinceMs)) continue
+    if (!present(index)) continue
     const bad = unsafePaths(dir)
     if (bad.length === 0) continue
     quarantine(index)
@@ -25,10 +31,10 @@ export function checkIndexes(gitDirs: readonly string[], sinceMs: number, quaran
   return warnings
 }
 
-function writtenSince(file: string, sinceMs: number): boolean {
+function present(file: string): boolean {
   try {
-    const st = fs.lstatSync(file)
-    return !st.isFile() || st.ctimeMs >= sinceMs - 1000
+    fs.lstatSync(file)
+    return true
   } catch {
     return false
   }

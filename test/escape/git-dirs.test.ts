@@ -3,6 +3,7 @@
 // path. In each, the agent writes the config (core.fsmonitor runs the payload) or a hook, and the
 // host's git must never run it afterwards.
 import { execFileSync, spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -562,6 +563,38 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(r.out).toBe('../.git/config')
     expect(r.err).toContain('at your next git checkout or restore (../.git/config)')
     spawnSync('git', ['checkout', '.'], { cwd: path.join(s.project, 'sub'), env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
+    expect(fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')).toBe(config)
+  })
+
+  test("round 42: indexes made before the session (a split index's forged sharedindex.*, a nested git dir renamed into place): checked whatever their times", async () => {
+    const s = scene()
+    const config = fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')
+    const evil = `[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch ${s.marker}; false"\n`
+    // What a session before left: a split index whose shared part names .git/config (its trailer kept, which git does not check) ...
+    fs.mkdirSync(path.join(s.project, '.aaa'))
+    fs.writeFileSync(path.join(s.project, '.aaa/config'), evil)
+    git(s.project, 'add', '.aaa/config')
+    git(s.project, 'commit', '-qm', 'aaa')
+    git(s.project, 'update-index', '--split-index')
+    const shared = fs.readdirSync(path.join(s.project, '.git')).find(name => name.startsWith('sharedindex.')) as string
+    const file = path.join(s.project, '.git', shared)
+    fs.writeFileSync(file, Buffer.from(fs.readFileSync(file).toString('latin1').replace('.aaa/config', '.git/config'), 'latin1'))
+    // ... and a nested repository whose index names ../.git/config.
+    const nested = path.join(s.project, 'n')
+    execFileSync('git', ['init', '-q', nested])
+    fs.mkdirSync(path.join(nested, 'zz/.gix'), { recursive: true })
+    fs.writeFileSync(path.join(nested, 'zz/.gix/config'), evil)
+    git(nested, 'add', 'zz/.gix/config')
+    const index = path.join(nested, '.git/index')
+    const body = fs.readFileSync(index).subarray(0, -20)
+    const renamed = Buffer.from(body.toString('latin1').replace('zz/.gix/config', '../.git/config'), 'latin1')
+    fs.writeFileSync(index, Buffer.concat([renamed, createHash('sha1').update(renamed).digest()]))
+    fs.rmSync(path.join(nested, 'zz'), { recursive: true })
+    await new Promise(resolve => setTimeout(resolve, 1500)) // older than the session by more than the second the old check allowed
+    const r = await inside(s, 'true')
+    expect(r.err).toContain('at your next git checkout or restore (.git/config)')
+    expect(r.err).toContain('at your next git checkout or restore (../.git/config)')
+    for (const cwd of [s.project, nested]) spawnSync('git', ['checkout', '.'], { cwd, env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
     expect(fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')).toBe(config)
   })
 
