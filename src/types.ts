@@ -210,6 +210,12 @@ export interface GitWatchSpec {
   home: string
   /** Where planted files are moved, out of the session's reach ($CLAUDEBOX_HOME/quarantine/<id>); in place on another file system. */
   quarantineDir: string
+  /**
+   * The instance folder: writable inside and there on the host afterwards, so a repository made in
+   * it and reached through a symlink in the project runs its config there; searched like the work
+   * trees, its own top included.
+   */
+  instance: string
 }
 
 export interface LaunchSummary {

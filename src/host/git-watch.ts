@@ -385,7 +385,7 @@ const READ_BY_GIT = new Set(['.gitignore', '.gitattributes', '.gitmodules', '.ma
  * hooks changed, runs its own config for git started there (a shell prompt does) and, registered as
  * a gitlink, for `git status` at the top. The tree is searched without following symlinks.
  */
-function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => void, configured: (dotGit: Buffer) => string[], gitDirs: string[]): string[] {
+function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => void, configured: (dotGit: Buffer) => string[], gitDirs: string[], ownTop = true): string[] {
   // Names are bytes: a folder named in something other than UTF-8 (d\377) must still be entered
   // (red team: a string path lost the byte, the folder was skipped and its repository unreported).
   const found: Buffer[] = []
@@ -416,8 +416,9 @@ function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => 
       const name = entry.name.toString('latin1')
       if (READ_BY_GIT.has(name) && isSpecial(entry)) moveAside(p.toString())
       if (name === '.git') {
-        if (!dir.equals(top)) gitDirs.push(...gitDirOfDotGit(p, entry.isDirectory(), unchecked))
-        if (!dir.equals(top) && changedSince(p, sinceMs, entry.isDirectory(), entry.isDirectory() ? configured(p) : [])) found.push(p)
+        const nested = !ownTop || !dir.equals(top) // the project's own .git is not a nested one; the instance has none of its own
+        if (nested) gitDirs.push(...gitDirOfDotGit(p, entry.isDirectory(), unchecked))
+        if (nested && changedSince(p, sinceMs, entry.isDirectory(), entry.isDirectory() ? configured(p) : [])) found.push(p)
       } else if (entry.isDirectory()) {
         stack.push(p)
       }
@@ -510,7 +511,10 @@ function namesIn(dir: Buffer): Buffer[] {
 /** The nested-repository search over every work tree, with one config reader for all of them. */
 function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[]): string[] {
   const configured = configuredOf(spec.home)
-  return spec.workTrees.flatMap(tree => nestedGit(tree, sinceMs, moveAside, configured, gitDirs))
+  // The instance too, its own top included (red team, round 42: a repository made there, reached
+  // by a symlink `sub` in the project, ran its fsmonitor at the host's git status in sub).
+  const trees = [...spec.workTrees.map(tree => ({ tree, ownTop: true })), { tree: spec.instance, ownTop: false }]
+  return trees.flatMap(({ tree, ownTop }) => nestedGit(tree, sinceMs, moveAside, configured, gitDirs, ownTop))
 }
 
 /** For a nested repository's `.git` folder: the hooksPath folder and include files its config and the user's name. */

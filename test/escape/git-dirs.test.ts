@@ -598,6 +598,14 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')).toBe(config)
   })
 
+  test("round 42: a repository made in the instance folder (writable inside, on the host after) and linked into the project: reported, its top's too", async () => {
+    const s = scene()
+    const r = await inside(s, 'git init -q "$CLAUDE_CONFIG_DIR/x/sub" && git -C "$CLAUDE_CONFIG_DIR/x/sub" config core.fsmonitor "touch /tmp/x" && ln -s "$CLAUDE_CONFIG_DIR/x/sub" sub && git init -q "$CLAUDE_CONFIG_DIR" && echo made')
+    expect(r.out).toBe('made')
+    expect(r.err).toMatch(/the session created or changed nested git repositories[^\n]*instances\/[0-9a-f]+\/x\/sub\/\.git/)
+    expect(r.err).toMatch(/the session created or changed nested git repositories[^\n]*instances\/[0-9a-f]+\/\.git/)
+  })
+
   test('round 38: a strategy file that is a symlink (git follows it) is moved aside at the session\'s end too', async () => {
     const s = scene()
     const r = await inside(s, `mkdir -p .git/rebase-merge git-merge- tools && printf '/../tools/x\\n' > notes.txt && ln -s ../../notes.txt .git/rebase-merge/strategy && echo planted`)
