@@ -20,15 +20,35 @@ import { inlineSafe } from '../cli/terminal-safe.js'
  */
 export function checkIndexes(gitDirs: readonly string[], quarantine: (planted: string) => void): string[] {
   const warnings: string[] = []
-  for (const dir of gitDirs) {
+  const indexed = gitDirs.filter(dir => present(path.join(dir, 'index')))
+  // Each costs a git run: a session that made thousands of repositories must not hold the end of it for minutes.
+  if (indexed.length > MAX_INDEXES) {
+    warnings.push(`WARNING: the project holds ${indexed.length} git repositories with an index; claudebox had git read the first ${MAX_INDEXES}, the rest not (${indexed.slice(MAX_INDEXES, MAX_INDEXES + 3).map(inlineSafe).join(', ')}, ...): a git checkout or restore in one of them could write what its index lists anywhere; run git reset in each before you do`)
+  }
+  const moved: string[] = []
+  for (const dir of indexed.slice(0, MAX_INDEXES)) {
     const index = path.join(dir, 'index')
-    if (!present(index)) continue
-    const bad = unsafePaths(dir)
+    // A FIFO or other special file would hold git for its whole timeout, in every such repository.
+    const bad = isRegularFile(index) ? unsafePaths(dir) : ['(an index that is no regular file)']
     if (bad.length === 0) continue
     quarantine(index)
-    warnings.push(`WARNING: the session left entries in the git index of ${inlineSafe(dir)} that git would write outside the work tree or into a .git folder at your next git checkout or restore (${bad.slice(0, 3).map(inlineSafe).join(', ')}); the index was moved aside (see above): run git reset to make it anew from HEAD (what was staged is lost from it, the files stay as they are)`)
+    moved.push(`${inlineSafe(dir)} (${bad.slice(0, 3).map(inlineSafe).join(', ')})`)
+  }
+  if (moved.length > 0) {
+    warnings.push(`WARNING: the session left git indexes listing paths that git would write outside the work tree or into a .git folder at your next git checkout or restore; each was moved aside (see above): run git reset there to make it anew from HEAD (what was staged is lost from it, the files stay as they are): ${moved.slice(0, 5).join('; ')}${moved.length > 5 ? ` (and ${moved.length - 5} more)` : ''}`)
   }
   return warnings
+}
+
+/** Indexes read at most at a session's end (~3 ms each). */
+const MAX_INDEXES = 64
+
+function isRegularFile(file: string): boolean {
+  try {
+    return fs.lstatSync(file).isFile()
+  } catch {
+    return false
+  }
 }
 
 function present(file: string): boolean {
