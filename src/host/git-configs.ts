@@ -205,7 +205,7 @@ function statKindOf(file: string): 'missing' | 'present' {
 
 function realFolderOf(file: string): string {
   try {
-    return fs.realpathSync(path.dirname(file))
+    return fs.realpathSync.native(path.dirname(file)) // native: the JavaScript one takes `link/..` as text
   } catch {
     return path.dirname(file)
   }

@@ -257,7 +257,7 @@ function remoteGitDir(local: string, top: string, watched: { forbidden: string[]
 
 function realDir(p: string): string | undefined {
   try {
-    const real = fs.realpathSync(p)
+    const real = fs.realpathSync.native(p) // native: the JavaScript one takes `link/..` as text
     return lstatKind(real) === 'dir' ? real : undefined
   } catch {
     return undefined

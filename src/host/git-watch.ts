@@ -444,12 +444,22 @@ function textPath(p: Buffer, unchecked: Buffer[]): string {
   return text
 }
 
-/** The git dir a nested `.git` is (a folder) or names (a `gitdir:` file, relative to its folder). */
+/**
+ * The git dir a nested `.git` is (a folder) or names (a `gitdir:` file, relative to its folder),
+ * resolved as the kernel walks it: `x/..` is the parent of where the link `x` leads (red team,
+ * round 43: resolved as text, the index checked was not the one git used).
+ */
 function gitDirOfDotGit(dotGit: Buffer, isDir: boolean, unchecked: Buffer[]): string[] {
   const text = textPath(dotGit, unchecked)
   if (isDir) return [text]
   const pointer = gitdirOf(readSmall(text))
-  return pointer === undefined ? [] : [path.resolve(path.dirname(text), pointer)]
+  if (pointer === undefined) return []
+  const named = pointer.startsWith('/') ? pointer : `${path.dirname(text)}/${pointer}`
+  try {
+    return [fs.realpathSync.native(named)] // the native one: the JavaScript one resolves `..` as text first
+  } catch {
+    return [path.resolve(named)] // leads nowhere: git finds no repository there either
+  }
 }
 
 /**

@@ -29,7 +29,7 @@ export function checkIndexes(gitDirs: readonly string[], quarantine: (planted: s
   for (const dir of indexed.slice(0, MAX_INDEXES)) {
     const index = path.join(dir, 'index')
     // A FIFO or other special file would hold git for its whole timeout, in every such repository.
-    const bad = isRegularFile(index) ? unsafePaths(dir) : ['(an index that is no regular file)']
+    const bad = isRegularFile(index) ? unsafePaths(dir) : ['(an index that is no regular file, or larger than 256 MiB)']
     if (bad.length === 0) continue
     quarantine(index)
     moved.push(`${inlineSafe(dir)} (${bad.slice(0, 3).map(inlineSafe).join(', ')})`)
@@ -45,11 +45,15 @@ const MAX_INDEXES = 64
 
 function isRegularFile(file: string): boolean {
   try {
-    return fs.lstatSync(file).isFile()
+    const st = fs.lstatSync(file)
+    return st.isFile() && st.size <= MAX_INDEX_BYTES
   } catch {
     return false
   }
 }
+
+/** An index larger than this (a repository of millions of files) is not read: git would take long over it. */
+const MAX_INDEX_BYTES = 256 << 20
 
 function present(file: string): boolean {
   try {

@@ -613,9 +613,34 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     const r = await inside(s, 'for i in $(seq 80); do mkdir -p r/$i && git init -q r/$i && mkfifo r/$i/.git/index; done; echo made')
     expect(r.out).toBe('made')
     expect(r.err).toMatch(/the project holds \d+ git repositories with an index; claudebox had git read the first 64/)
-    expect(r.err).toMatch(/r\/\d+\/\.git \(\(an index that is no regular file\)\)/)
+    expect(r.err).toMatch(/r\/\d+\/\.git \(\(an index that is no regular file, or larger than 256 MiB\)\)/)
     expect(Date.now() - started).toBeLessThan(20_000)
   }, 30_000)
+
+  test("round 43: a .git file whose gitdir: goes through a link and then .. (git resolves it as the kernel does): the index git uses is the one checked", async () => {
+    const s = scene()
+    const config = fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')
+    const rename = `import hashlib; f='../h/.git/g/index'; d=open(f,'rb').read()[:-20]; d=d.replace(b'zz/.gix/config\\0',b'../.git/config\\0'); open(f,'wb').write(d+hashlib.sha1(d).digest())`
+    const script = [
+      'mkdir -p h/.git m',
+      'git init -q --separate-git-dir "$PWD/h/.git/g" m',
+      '(git --git-dir=h/.git/g config --unset core.worktree || true)',
+      'cd m',
+      'mkdir -p zz/.gix',
+      `printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' > zz/.gix/config`,
+      'git add zz/.gix/config',
+      `python3 -c "${rename}"`,
+      'rm -r zz',
+      'ln -s ../h x',
+      "printf 'gitdir: x/../h/.git/g\\n' > .git",
+      'git ls-files',
+    ].join(' && ')
+    const r = await inside(s, script)
+    expect(r.out).toBe('../.git/config')
+    expect(r.err).toContain('/h/.git/g (../.git/config)')
+    spawnSync('git', ['checkout', '.'], { cwd: path.join(s.project, 'm'), env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
+    expect(fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')).toBe(config)
+  })
 
   test('round 38: a strategy file that is a symlink (git follows it) is moved aside at the session\'s end too', async () => {
     const s = scene()
