@@ -8,7 +8,10 @@
 // rebuild it.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
+import { removeDir } from './fs.js'
+import { readSmall } from './git-dirs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 
 /**
@@ -73,10 +76,30 @@ function present(file: string): boolean {
 function unsafePaths(gitDir: string): string[] {
   let out: string
   try {
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('GIT_')))
-    out = execFileSync('git', ['--git-dir', gitDir, '-c', 'core.fsmonitor=false', 'ls-files', '-z', '--cached'], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000, maxBuffer: 256 << 20 })
+    out = withBareGit(gitDir, env => execFileSync('git', ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--cached'], { env, cwd: env['GIT_DIR'], encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000, maxBuffer: 256 << 20 }))
   } catch {
     return ['(an index git cannot read)']
   }
   return out.split('\0').filter(entry => entry !== '' && entry.split('/').some(part => part === '' || part === '.' || part === '..' || part.toLowerCase() === '.git'))
+}
+
+/**
+ * Runs git on a repository's index and objects only, never on its config: git would act on a config
+ * the session wrote (red team, round 44: a sparse index with a tree removed made `ls-files` lazily
+ * fetch it from a promisor remote whose uploadpack ran the session's command on the host). An empty
+ * git dir of claudebox's own, no system or global config; the index and the objects named by
+ * GIT_INDEX_FILE and GIT_OBJECT_DIRECTORY (a split index's shared part is found beside the index).
+ */
+function withBareGit<T>(gitDir: string, run: (env: Record<string, string>) => T): T {
+  const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'claudebox-index-'))
+  try {
+    for (const dir of ['objects', 'refs']) fs.mkdirSync(path.join(empty, dir))
+    fs.writeFileSync(path.join(empty, 'HEAD'), 'ref: refs/heads/main\n')
+    const common = readSmall(path.join(gitDir, 'commondir'))?.trim()
+    const objects = path.join(common === undefined ? gitDir : path.resolve(gitDir, common), 'objects')
+    const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: empty, LC_ALL: 'C', GIT_DIR: empty, GIT_INDEX_FILE: path.join(gitDir, 'index'), GIT_OBJECT_DIRECTORY: objects, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_NO_LAZY_FETCH: '1', GIT_TERMINAL_PROMPT: '0' }
+    return run(env)
+  } finally {
+    removeDir(empty)
+  }
 }

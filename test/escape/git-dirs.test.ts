@@ -642,6 +642,21 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')).toBe(config)
   })
 
+  test("round 44: the index check never acts on a nested repository's config (a sparse index with a tree removed made ls-files lazily fetch it from a promisor remote, whose uploadpack ran on the host)", async () => {
+    const s = scene()
+    const script = [
+      'mkdir n && cd n && git init -q && mkdir sub && echo f > sub/f && echo t > top && git add . && git -c user.name=u -c user.email=e commit -qm i',
+      'git sparse-checkout init --cone --sparse-index && git sparse-checkout set other',
+      't=$(git rev-parse HEAD:sub) && rm -f .git/objects/$(echo $t | cut -c1-2)/$(echo $t | cut -c3-)',
+      'git config core.repositoryformatversion 1 && git config extensions.partialClone origin && git config remote.origin.url "$PWD"',
+      `git config remote.origin.uploadpack "touch ${s.marker}; false"`,
+      'echo planted',
+    ].join(' && ')
+    const r = await inside(s, script)
+    expect(r.out).toBe('planted')
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
   test('round 38: a strategy file that is a symlink (git follows it) is moved aside at the session\'s end too', async () => {
     const s = scene()
     const r = await inside(s, `mkdir -p .git/rebase-merge git-merge- tools && printf '/../tools/x\\n' > notes.txt && ln -s ../../notes.txt .git/rebase-merge/strategy && echo planted`)
