@@ -3,7 +3,7 @@
 import { terminalSafe } from '../cli/terminal-safe.js'
 import { ClaudeboxError, EXIT, launchError } from '../errors.js'
 import { resumeId } from '../state/adopt.js'
-import { lstatKind, probeUserns, readInstanceState, snapshot } from '../host/probe.js'
+import { lstatKind, probeUserns, readInstanceState, resolveExisting, snapshot } from '../host/probe.js'
 import { setupLaunch, type LaunchSetup } from './setup.js'
 import { storeNewLogin, takeInsideLogin } from '../network/api-session.js'
 import { ApprovalNeeded } from '../config/profiles.js'
@@ -56,7 +56,7 @@ export async function launch(settings: Settings, options: CliOptions): Promise<n
 }
 
 async function launchHere(settings: Settings, options: CliOptions): Promise<number> {
-  useConfigCache(settings.claudeboxHome)
+  useConfigCache(resolveExisting(settings.claudeboxHome))
   let setup = await setupWithApproval(settings, options)
   // First run: the normal Claude Code's login, copied with consent, is this launch's sign-in already.
   if (options.mode === 'launch' && mayTakeOver(setup.facts) && (await (await import('./takeover.js')).offerTakeovers(setup.facts, options.yes))) setup = setupLaunch(settings, options)

@@ -22,23 +22,15 @@ interface Kept {
 
 let cache: { file: string; kept: Map<string, Kept>; used: Map<string, Kept>; changed: boolean } | undefined
 
-/** Reads the cache of `claudeboxHome` for this launch; a missing or damaged one is an empty one. */
+/** Reads the cache of `claudeboxHome` (its real path) for this launch; a missing or damaged one is an empty one. */
 export function useConfigCache(claudeboxHome: string): void {
-  const file = path.join(realOrAsGiven(claudeboxHome), 'cache', 'git-configs.json')
+  const file = path.join(claudeboxHome, 'cache', 'git-configs.json')
   cache = { file, kept: new Map(), used: new Map(), changed: false }
   try {
     const saved = JSON.parse(readNoFollow(file) ?? '{}') as { files?: Record<string, Kept> }
     for (const [config, kept] of Object.entries(saved.files ?? {})) if (isKept(kept)) cache.kept.set(config, kept)
   } catch {
     // damaged: read every config with git, and write it anew
-  }
-}
-
-function realOrAsGiven(dir: string): string {
-  try {
-    return fs.realpathSync(dir)
-  } catch {
-    return dir // not made yet: the first launch makes it
   }
 }
 

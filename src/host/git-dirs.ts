@@ -244,24 +244,16 @@ export function remoteUrls(settings: RemoteSettings): string[] {
  */
 function remoteGitDir(local: string, top: string, watched: { forbidden: string[]; links: { path: string; text: string }[] }): GitDirEntry[] {
   for (const candidate of [`${local}/.git`, local, `${local}.git/.git`, `${local}.git`]) {
-    const dir = realDir(candidate)
     // The links on the way are the user's (red team, round 31: `mirror -> store/mirror.git`, re-pointed inside, ran at git push).
+    // Walked as the kernel walks it, `link/..` included; its end is the real path.
     const chain = resolveChain(candidate)
+    const dir = chain.end?.kind === 'dir' ? chain.end.path : undefined
     watched.links.push(...chain.links)
     if (dir !== undefined && isGitDir(dir)) return [{ dir, parents: workTreeParents(top, dir).slice(0, -1), linked: false, common: dir }]
     if (chain.end?.kind === 'missing' && chain.firstMissing !== undefined) watched.forbidden.push(chain.firstMissing)
     else if (dir !== undefined) watched.forbidden.push(path.join(dir, 'HEAD'))
   }
   return []
-}
-
-function realDir(p: string): string | undefined {
-  try {
-    const real = fs.realpathSync.native(p) // native: the JavaScript one takes `link/..` as text
-    return lstatKind(real) === 'dir' ? real : undefined
-  } catch {
-    return undefined
-  }
 }
 
 /**

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { removeDir } from './fs.js'
+import { lstatKind, removeDir } from './fs.js'
 import { readSmall } from './git-dirs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 
@@ -23,7 +23,7 @@ import { inlineSafe } from '../cli/terminal-safe.js'
  */
 export function checkIndexes(gitDirs: readonly string[], quarantine: (planted: string) => void): string[] {
   const warnings: string[] = []
-  const indexed = gitDirs.filter(dir => present(path.join(dir, 'index')))
+  const indexed = gitDirs.filter(dir => lstatKind(path.join(dir, 'index')) !== 'missing')
   // Each costs a git run: a session that made thousands of repositories must not hold the end of it for minutes.
   if (indexed.length > MAX_INDEXES) {
     warnings.push(`WARNING: the project holds ${indexed.length} git repositories with an index; claudebox had git read the first ${MAX_INDEXES}, the rest not (${indexed.slice(MAX_INDEXES, MAX_INDEXES + 3).map(inlineSafe).join(', ')}, ...): a git checkout or restore in one of them could write what its index lists anywhere; run git reset in each before you do`)
@@ -57,15 +57,6 @@ function isRegularFile(file: string): boolean {
 
 /** An index larger than this (a repository of millions of files) is not read: git would take long over it. */
 const MAX_INDEX_BYTES = 256 << 20
-
-function present(file: string): boolean {
-  try {
-    fs.lstatSync(file)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /**
  * The index's paths git would refuse to add, as git reads the index (any version): through a `.git`
