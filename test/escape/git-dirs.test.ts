@@ -18,6 +18,16 @@ function submodule(s: Scene, at: string, name?: string): void {
   git(s.project, 'commit', '-qm', `submodule ${at}`)
 }
 
+/**
+ * Shell line (run inside) renaming index entries in place, each to a name of the same length, with
+ * the index's SHA-1 trailer written anew: git checks a path when it is added, not when it reads an
+ * index from disk, so the host's `git checkout .` would write the new names.
+ */
+const renameInIndex = (index: string, renames: Record<string, string>): string => {
+  const replaced = Object.entries(renames).map(([from, to]) => `.replace(b'${from}\\0',b'${to}\\0')`).join('')
+  return `python3 -c "import hashlib; f='${index}'; d=open(f,'rb').read()[:-20]; d=d${replaced}; open(f,'wb').write(d+hashlib.sha1(d).digest())"`
+}
+
 /** Shell lines: the payload written to `config`, then ESCAPED or BLOCKED. */
 const tryConfig = (s: Scene, config: string): string => `${payload(s, config)} 2>/dev/null && echo ESCAPED || echo BLOCKED`
 const tryPointer = (file: string): string => `echo "gitdir: $PWD/evil" > ${file} 2>/dev/null && echo ESCAPED || echo BLOCKED`
@@ -511,14 +521,14 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
   test("rounds 38 and 39: index entries renamed to .git/config, .git/hooks/pre-commit and ../.gitconfig (git writes them at the user's git checkout .): the index is moved aside at the session's end, and git checkout . writes nothing into .git", async () => {
     const s = scene()
     const config = fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')
-    const rename = `import hashlib; d=open('.git/index','rb').read()[:-20]; d=d.replace(b'Xgit/hooks/pre-commit',b'.git/hooks/pre-commit').replace(b'Xgit/config\\0',b'.git/config\\0').replace(b'XX/.gitconfig\\0',b'../.gitconfig\\0'); open('.git/index','wb').write(d+hashlib.sha1(d).digest())`
+    const rename = renameInIndex('.git/index', { 'Xgit/hooks/pre-commit': '.git/hooks/pre-commit', 'Xgit/config': '.git/config', 'XX/.gitconfig': '../.gitconfig' })
     const script = [
       `b=$(printf '#!/bin/sh\\ntouch ${s.marker}\\n' | git hash-object -w --stdin)`,
       `c=$(printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' | git hash-object -w --stdin)`,
       'git update-index --add --cacheinfo 100755,$b,Xgit/hooks/pre-commit',
       'git update-index --add --cacheinfo 100644,$c,Xgit/config',
       'git update-index --add --cacheinfo 100644,$c,XX/.gitconfig',
-      `python3 -c "${rename}"`,
+      rename,
       'git ls-files | grep -c "^\\.\\{1,2\\}[a-z]*/"',
     ].join(' && ')
     const r = await inside(s, script)
@@ -537,8 +547,8 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
 
   test("round 39: an index entry ../.gitconfig alone (git checkout . writes it above the work tree, the user's global config when the project sits in the home): moved aside", async () => {
     const s = scene()
-    const rename = `import hashlib; d=open('.git/index','rb').read()[:-20]; d=d.replace(b'.X/.gitconfig\\0',b'../.gitconfig\\0'); open('.git/index','wb').write(d+hashlib.sha1(d).digest())`
-    const r = await inside(s, `c=$(printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' | git hash-object -w --stdin) && git update-index --add --cacheinfo 100644,$c,.X/.gitconfig && python3 -c "${rename}" && git ls-files | grep -c "^\\\\.\\\\./"`)
+    const rename = renameInIndex('.git/index', { '.X/.gitconfig': '../.gitconfig' })
+    const r = await inside(s, `c=$(printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' | git hash-object -w --stdin) && git update-index --add --cacheinfo 100644,$c,.X/.gitconfig && ${rename} && git ls-files | grep -c "^\\\\.\\\\./"`)
     expect(r.out).toBe('1')
     expect(r.err).toContain('/.git (../.gitconfig)')
     spawnSync('git', ['checkout', '.'], { cwd: s.project, env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
@@ -548,8 +558,8 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
   test("round 40: the index of a linked worktree the session made (git checkout . there wrote ../.git/config): checked at the session's end like the others", async () => {
     const s = scene()
     const config = fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')
-    const rename = `import hashlib; f='../.git/worktrees/wt/index'; d=open(f,'rb').read()[:-20]; d=d.replace(b'.X/.gxt/config\\0',b'../.git/config\\0'); open(f,'wb').write(d+hashlib.sha1(d).digest())`
-    const r = await inside(s, `git worktree add -q wt 2>/dev/null && cd wt && c=$(printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' | git hash-object -w --stdin) && git update-index --add --cacheinfo 100644,$c,.X/.gxt/config && python3 -c "${rename}" && git ls-files | grep -c "^\\.\\./"`)
+    const rename = renameInIndex('../.git/worktrees/wt/index', { '.X/.gxt/config': '../.git/config' })
+    const r = await inside(s, `git worktree add -q wt 2>/dev/null && cd wt && c=$(printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' | git hash-object -w --stdin) && git update-index --add --cacheinfo 100644,$c,.X/.gxt/config && ${rename} && git ls-files | grep -c "^\\.\\./"`)
     expect(r.out).toBe('1')
     expect(r.err).toContain('worktrees/wt (../.git/config)')
     spawnSync('git', ['checkout', '.'], { cwd: path.join(s.project, 'wt'), env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
@@ -559,8 +569,8 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
   test("round 41: the index of a nested repository whose git dir lies elsewhere in the project (git init --separate-git-dir): checked at the session's end too", async () => {
     const s = scene()
     const config = fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')
-    const rename = `import hashlib; f='../hid/index'; d=open(f,'rb').read()[:-20]; d=d.replace(b'zz/.gix/config\\0',b'../.git/config\\0'); open(f,'wb').write(d+hashlib.sha1(d).digest())`
-    const r = await inside(s, `mkdir sub && cd sub && git init -q --separate-git-dir ../hid . && mkdir -p zz/.gix && printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' > zz/.gix/config && git add zz/.gix/config && python3 -c "${rename}" && rm -r zz && git ls-files`)
+    const rename = renameInIndex('../hid/index', { 'zz/.gix/config': '../.git/config' })
+    const r = await inside(s, `mkdir sub && cd sub && git init -q --separate-git-dir ../hid . && mkdir -p zz/.gix && printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' > zz/.gix/config && git add zz/.gix/config && ${rename} && rm -r zz && git ls-files`)
     expect(r.out).toBe('../.git/config')
     expect(r.err).toContain('/hid (../.git/config)')
     spawnSync('git', ['checkout', '.'], { cwd: path.join(s.project, 'sub'), env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
@@ -620,7 +630,7 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
   test("round 43: a .git file whose gitdir: goes through a link and then .. (git resolves it as the kernel does): the index git uses is the one checked", async () => {
     const s = scene()
     const config = fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')
-    const rename = `import hashlib; f='../h/.git/g/index'; d=open(f,'rb').read()[:-20]; d=d.replace(b'zz/.gix/config\\0',b'../.git/config\\0'); open(f,'wb').write(d+hashlib.sha1(d).digest())`
+    const rename = renameInIndex('../h/.git/g/index', { 'zz/.gix/config': '../.git/config' })
     const script = [
       'mkdir -p h/.git m',
       'git init -q --separate-git-dir "$PWD/h/.git/g" m',
@@ -629,7 +639,7 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
       'mkdir -p zz/.gix',
       `printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' > zz/.gix/config`,
       'git add zz/.gix/config',
-      `python3 -c "${rename}"`,
+      rename,
       'rm -r zz',
       'ln -s ../h x',
       "printf 'gitdir: x/../h/.git/g\\n' > .git",
