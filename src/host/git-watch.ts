@@ -11,6 +11,7 @@ import { checkInProgress } from './in-progress.js'
 import { checkIndexes } from './index-entries.js'
 import { configReader, userGitConfigs } from './git-configs.js'
 import { gitdirOf, readSmall } from './git-dirs.js'
+import { resolveChain } from './link-targets.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
 
@@ -454,12 +455,8 @@ function gitDirOfDotGit(dotGit: Buffer, isDir: boolean, unchecked: Buffer[]): st
   if (isDir) return [text]
   const pointer = gitdirOf(readSmall(text))
   if (pointer === undefined) return []
-  const named = pointer.startsWith('/') ? pointer : `${path.dirname(text)}/${pointer}`
-  try {
-    return [fs.realpathSync.native(named)] // the native one: the JavaScript one resolves `..` as text first
-  } catch {
-    return [path.resolve(named)] // leads nowhere: git finds no repository there either
-  }
+  const end = resolveChain(pointer.startsWith('/') ? pointer : `${path.dirname(text)}/${pointer}`).end
+  return end === undefined ? [] : [end.path] // undefined: a loop of links, where git finds no repository either
 }
 
 /**
