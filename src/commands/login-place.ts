@@ -19,7 +19,7 @@ export function enterLoginPlace(claudeboxHome: string): () => void {
   } catch {
     back = undefined // the folder it was started in is gone: nothing to go back to
   }
-  const place = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'claudebox-login-')))
+  const place = fs.realpathSync.native(fs.mkdtempSync(path.join(os.tmpdir(), 'claudebox-login-')))
   process.chdir(place)
   return () => {
     try {
@@ -27,7 +27,7 @@ export function enterLoginPlace(claudeboxHome: string): () => void {
     } catch {
       process.chdir('/')
     }
-    const home = fs.existsSync(claudeboxHome) ? fs.realpathSync(claudeboxHome) : claudeboxHome
+    const home = fs.existsSync(claudeboxHome) ? fs.realpathSync.native(claudeboxHome) : claudeboxHome
     removeDir(instanceDir(home, instanceId(canonicalRoot(place, undefined))))
     removeDir(place)
   }

@@ -172,7 +172,7 @@ function sharedTarget(sharedDir: string, rel: string): string {
   const top = path.join(sharedDir, rel)
   if (!rel.includes(path.sep)) {
     try {
-      if (fs.lstatSync(top).isSymbolicLink()) return fs.realpathSync(top)
+      if (fs.lstatSync(top).isSymbolicLink()) return fs.realpathSync.native(top)
     } catch {
       return top
     }

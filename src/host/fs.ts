@@ -65,6 +65,16 @@ export function removeDir(dir: string): void {
 }
 
 /** What `p` itself is (a symlink is never followed); 'missing' when it cannot be looked at. */
+/**
+ * The real path the kernel, and git, reach from `base` by `text`: one name at a time, each symlink
+ * followed before a `..` after it. Node's JavaScript `fs.realpathSync` and `path.resolve` take
+ * `link/..` as text and can end elsewhere (red team, round 43), so the whole of `src/` resolves
+ * with the native one. Throws as realpath does (ENOENT, ELOOP).
+ */
+export function realPathFrom(base: string, text: string): string {
+  return fs.realpathSync.native(text.startsWith('/') ? text : `${base}/${text}`)
+}
+
 export function lstatKind(p: string): PathKind {
   try {
     // A missing path answers undefined rather than an exception (~20 µs each, ~60 a launch).

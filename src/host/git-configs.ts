@@ -5,10 +5,10 @@
 import fs from 'node:fs'
 import { execFileSync } from 'node:child_process'
 import path from 'node:path'
-import { lstatKind } from './fs.js'
+import { lstatKind, realPathFrom } from './fs.js'
 import { commandWords, expandHome } from './config-commands.js'
 import { keepEntries, keptEntries, type ConfigEntries } from './config-cache.js'
-import { gitdirOf, readSmall, worktreeTop, type GitDirSearch, type RemoteSettings, type RemotesOf } from './git-dirs.js'
+import { commonDirOf, gitdirOf, readSmall, worktreeTop, type GitDirSearch, type RemoteSettings, type RemotesOf } from './git-dirs.js'
 import { isWithinAny } from '../state/instance.js'
 import type { GitFacts } from '../types.js'
 
@@ -40,7 +40,7 @@ export function workTreesIn(git: GitFacts, search: GitDirSearch, projectDirs: re
 
 function realPathIs(p: string): boolean {
   try {
-    return fs.realpathSync(p) === p && lstatKind(p) === 'dir'
+    return fs.realpathSync.native(p) === p && lstatKind(p) === 'dir'
   } catch {
     return false
   }
@@ -58,9 +58,14 @@ export function repoConfigsOf(tree: string, git: GitFacts): string[] {
   if (lstatKind(dotGit) === 'dir') return [path.join(dotGit, 'config'), path.join(dotGit, 'config.worktree')]
   const pointer = gitdirOf(readSmall(dotGit))
   if (pointer === undefined) return []
-  const gitDir = path.resolve(tree, pointer)
-  const common = readSmall(path.join(gitDir, 'commondir'))?.trim()
-  return [path.join(common === undefined ? gitDir : path.resolve(gitDir, common), 'config'), path.join(gitDir, 'config.worktree')]
+  let gitDir: string
+  try {
+    gitDir = realPathFrom(tree, pointer) // as git walks it: `link/..` is not text (red team, round 43)
+  } catch {
+    return []
+  }
+  const common = commonDirOf(gitDir)
+  return [...(common === undefined ? [] : [path.join(common, 'config')]), path.join(gitDir, 'config.worktree')]
 }
 
 export interface ConfigReader {

@@ -5,7 +5,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
-import { lstatKind } from './fs.js'
+import { lstatKind, realPathFrom } from './fs.js'
 import { resolveChain } from './link-targets.js'
 import { expandHome } from './config-commands.js'
 import type { GitFacts } from '../types.js'
@@ -118,6 +118,21 @@ export function gitdirOf(text: string | undefined): string | undefined {
   return body?.startsWith('gitdir: ') ? body.slice('gitdir: '.length) : undefined
 }
 
+/**
+ * The common dir of `gitDir` as git's get_common_dir_noenv reads it: `commondir`'s text without its
+ * trailing newlines and carriage returns (spaces kept), from the git dir, walked as the kernel
+ * walks it. The git dir itself when it has none; undefined when that text leads nowhere.
+ */
+export function commonDirOf(gitDir: string): string | undefined {
+  const text = readSmall(path.join(gitDir, 'commondir'))
+  if (text === undefined) return gitDir
+  try {
+    return realPathFrom(gitDir, text.replace(/[\r\n]+$/, ''))
+  } catch {
+    return undefined
+  }
+}
+
 /** A git dir as git takes one: HEAD present, as a file or a symlink (git follows a symlinked HEAD). */
 export function isGitDir(dir: string): boolean {
   const head = lstatKind(path.join(dir, 'HEAD'))
@@ -212,7 +227,8 @@ function localRemotes(entries: readonly GitDirEntry[], trees: readonly string[],
     for (const url of remoteUrls(remotesOf(config))) {
       const local = localPath(url, home)
       if (local === undefined) continue
-      for (const at of local.startsWith('/') ? [local] : trees.map(tree => path.resolve(tree, local))) out.push(...remoteGitDir(at, top, watched))
+      // Joined as text, not path.resolve'd: git walks `link/..` through the link, and so does resolveChain.
+      for (const at of local.startsWith('/') ? [local] : trees.map(tree => `${tree}/${local}`)) out.push(...remoteGitDir(at, top, watched))
     }
   }
   return out

@@ -7,7 +7,7 @@
 // not what a valid repository has.
 import fs from 'node:fs'
 import path from 'node:path'
-import { isDir, readNoFollow } from './fs.js'
+import { isDir, readNoFollow, realPathFrom } from './fs.js'
 import { gitdirOf } from './git-dirs.js'
 import type { GitFacts } from '../types.js'
 
@@ -22,7 +22,7 @@ export function discoverGit(cwd: string, env: Readonly<Record<string, string | u
   if (GIT_DISCOVERY_VARIABLES.some(name => env[name] !== undefined)) return ASK_GIT
   let dir: string
   try {
-    dir = fs.realpathSync(cwd)
+    dir = fs.realpathSync.native(cwd)
   } catch {
     return ASK_GIT
   }
@@ -63,7 +63,7 @@ function repositoryAt(dir: string, euid: number): Discovery | undefined {
 /** A .git file's `gitdir: PATH` (relative to the work tree), resolved; undefined when it is anything else. */
 function gitFileTarget(file: string, dir: string): string | undefined {
   const pointer = gitdirOf(readNoFollow(file, 4096))
-  return pointer === undefined || pointer === '' ? undefined : path.resolve(dir, pointer)
+  return pointer === undefined || pointer === '' ? undefined : pointer.startsWith('/') ? pointer : `${dir}/${pointer}`
 }
 
 /**
@@ -72,9 +72,9 @@ function gitFileTarget(file: string, dir: string): string | undefined {
  */
 function validRepository(topLevel: string, gitDir: string): GitFacts | undefined {
   try {
-    const realGitDir = fs.realpathSync(gitDir)
+    const realGitDir = fs.realpathSync.native(gitDir)
     const common = readNoFollow(path.join(realGitDir, 'commondir'), 4096)
-    const commonDir = fs.realpathSync(common === undefined ? realGitDir : path.resolve(realGitDir, common.replace(/\n$/, '')))
+    const commonDir = common === undefined ? realGitDir : realPathFrom(realGitDir, common.replace(/\n$/, ''))
     if (!validHead(path.join(realGitDir, 'HEAD'))) return undefined
     if (!isDir(path.join(commonDir, 'objects')) || !isDir(path.join(commonDir, 'refs'))) return undefined
     if (!plainConfig(path.join(commonDir, 'config')) || !plainConfig(path.join(realGitDir, 'config.worktree'), true)) return undefined

@@ -186,7 +186,7 @@ function addLinks(facts: MutableProtect, links: readonly { path: string; text: s
 function watchLink(facts: MutableProtect, link: string, projectDirs: readonly string[]): void {
   facts.symlinked.push(link)
   try {
-    facts.symlinked.push(fs.realpathSync(link))
+    facts.symlinked.push(fs.realpathSync.native(link))
   } catch {
     // leads nowhere (yet): the link itself is watched
   }

@@ -11,7 +11,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { lstatKind, removeDir } from './fs.js'
-import { readSmall } from './git-dirs.js'
+import { commonDirOf } from './git-dirs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 
 /**
@@ -86,8 +86,7 @@ function withBareGit<T>(gitDir: string, run: (env: Record<string, string>) => T)
   try {
     for (const dir of ['objects', 'refs']) fs.mkdirSync(path.join(empty, dir))
     fs.writeFileSync(path.join(empty, 'HEAD'), 'ref: refs/heads/main\n')
-    const common = readSmall(path.join(gitDir, 'commondir'))?.trim()
-    const objects = path.join(common === undefined ? gitDir : path.resolve(gitDir, common), 'objects')
+    const objects = path.join(commonDirOf(gitDir) ?? gitDir, 'objects')
     const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: empty, LC_ALL: 'C', GIT_DIR: empty, GIT_INDEX_FILE: path.join(gitDir, 'index'), GIT_OBJECT_DIRECTORY: objects, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_NO_LAZY_FETCH: '1', GIT_TERMINAL_PROMPT: '0' }
     return run(env)
   } finally {

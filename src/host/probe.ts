@@ -1,7 +1,6 @@
 // The probe: everything the planners need to know about the host, gathered into plain data.
 // With run.ts, the only module that touches the file system or starts processes on the launch path.
 import { execFileSync, spawnSync } from 'node:child_process'
-import { randomHex } from './fs.js'
 import { sha256Hex } from '../sha256.js'
 import { launchError } from '../errors.js'
 import fs from 'node:fs'
@@ -9,7 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { scopeHelper } from '../sandbox/landlock.js'
-import { isDir, lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
+import { isDir, lstatKind, randomHex, readConfigText, readNoFollow, realPathFrom, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
 import { probeGitProtect } from './git-guard-probe.js'
 import { gitdirOf, isGitDir, readSmall } from './git-dirs.js'
 import { discoverGit } from './git-discovery.js'
@@ -69,7 +68,7 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
     etcLinks: Object.fromEntries(
       ETC_ENTRIES.map(rel => `/etc/${rel}`)
         .filter(p => lstatKind(p) === 'symlink')
-        .map(p => [p, realpathOrUndefined(p)])
+        .map(p => [p, realpathOrUndefined('/', p)])
         .filter((entry): entry is [string, string] => entry[1] !== undefined),
     ),
     etcSecrets: etcSecrets(),
@@ -164,7 +163,7 @@ function withBindsWritable(facts: HostFacts, binds: readonly { real: string; dir
 function egressFacts(): Pick<HostFacts, 'egress'> {
   const bridge = fileURLToPath(new URL('./bridge.js', import.meta.url))
   if (!fs.existsSync(bridge)) return {}
-  const node = fs.realpathSync(process.execPath)
+  const node = fs.realpathSync.native(process.execPath)
   return { egress: { node, nodeRoot: interpreterRoot(node), bridge } }
 }
 
@@ -263,7 +262,7 @@ function notText(cwd: string | undefined): Pick<HostFacts, 'cwdNotText'> {
 
 function currentDir(): string | undefined {
   try {
-    return fs.realpathSync(process.cwd())
+    return fs.realpathSync.native(process.cwd())
   } catch {
     return undefined // deleted under us (ENOENT from uv_cwd)
   }
@@ -272,7 +271,7 @@ function currentDir(): string | undefined {
 /** The real path of `p`, or of its nearest existing ancestor joined with the rest. */
 export function resolveExisting(p: string): string {
   try {
-    return fs.realpathSync(p)
+    return fs.realpathSync.native(p)
   } catch {
     const parent = path.dirname(p)
     return parent === p ? p : path.join(resolveExisting(parent), path.basename(p))
@@ -313,10 +312,10 @@ function askGit(cwd: string): { facts: GitFacts | undefined; available: boolean 
   if (!topLevel || !gitDir || !commonDir) return { facts: undefined, available: true }
   return {
     facts: {
-      topLevel: fs.realpathSync(topLevel),
-      gitDir: fs.realpathSync(gitDir),
+      topLevel: fs.realpathSync.native(topLevel),
+      gitDir: fs.realpathSync.native(gitDir),
       // --git-common-dir is relative to the current directory unless git made it absolute.
-      commonDir: fs.realpathSync(path.resolve(cwd, commonDir)),
+      commonDir: fs.realpathSync.native(path.resolve(cwd, commonDir)),
     },
     available: true,
   }
@@ -356,7 +355,7 @@ function probeClaude(
   if (found === undefined) return { problem: 'not-found' }
   let resolved: string
   try {
-    resolved = fs.realpathSync(resolveShim(found, homeDir(env), env))
+    resolved = fs.realpathSync.native(resolveShim(found, homeDir(env), env))
   } catch {
     return { problem: 'not-found' }
   }
@@ -457,7 +456,7 @@ function scriptInterpreter(file: string, pathVar: string | undefined): string | 
   const located = program.includes('/') ? program : whichSync(program, pathVar)
   if (located === undefined) return undefined
   try {
-    return fs.realpathSync(located)
+    return fs.realpathSync.native(located)
   } catch {
     return undefined
   }
@@ -496,7 +495,7 @@ export function readInstanceState(dir: string): InstanceState {
 
 function realAndKind(p: string): { real: string | undefined; kind: PathKind | 'socket'; holdsSessions?: true } {
   try {
-    const real = fs.realpathSync(p)
+    const real = fs.realpathSync.native(p)
     const st = fs.statSync(real)
     const kind = st.isSocket() ? 'socket' : st.isDirectory() ? 'dir' : 'file'
     return { real, kind, ...(kind === 'dir' && holdsSessions(real) ? { holdsSessions: true as const } : {}) }
@@ -563,16 +562,16 @@ function layoutFrom(start: string, depth: number): GitLayout {
   const dotGit = path.join(worktree, '.git')
   if (lstatKind(dotGit) === 'dir') return { kind: 'dir', worktree }
   const pointer = gitdirOf(readNoFollow(dotGit))
-  const target = pointer === undefined ? undefined : realpathOrUndefined(path.resolve(worktree, pointer))
+  const target = pointer === undefined ? undefined : realpathOrUndefined(worktree, pointer)
   if (target === undefined) return { kind: 'file', worktree }
   const back = readNoFollow(path.join(target, 'gitdir'))
   if (back !== undefined) {
-    return { kind: 'file', worktree, target, backPointer: realpathOrUndefined(path.resolve(target, back.trim())) ?? back.trim() }
+    return { kind: 'file', worktree, target, backPointer: realpathOrUndefined(target, back.trim()) ?? back.trim() }
   }
   const layout: GitLayout = { kind: 'file', worktree, target }
   const coreWorktree = gitConfigValue(path.join(target, 'config'), 'core.worktree')
   if (coreWorktree !== undefined) {
-    const resolved = realpathOrUndefined(path.resolve(target, coreWorktree))
+    const resolved = realpathOrUndefined(target, coreWorktree)
     if (resolved !== undefined) layout.coreWorktree = resolved
   }
   if (target.includes('/modules/') && depth < 8 && path.dirname(worktree) !== worktree) {
@@ -584,9 +583,10 @@ function layoutFrom(start: string, depth: number): GitLayout {
   return layout
 }
 
-function realpathOrUndefined(p: string): string | undefined {
+/** The real path reached from `base` by `text` (as git and the kernel walk it), or undefined. */
+function realpathOrUndefined(base: string, text: string): string | undefined {
   try {
-    return fs.realpathSync(p)
+    return realPathFrom(base, text)
   } catch {
     return undefined
   }

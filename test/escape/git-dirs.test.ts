@@ -652,6 +652,19 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')).toBe(config)
   })
 
+  test("a local remote through the user's link and then .. (url = lnk/../mirror.git, lnk -> sub/deep): the repository git reaches, sub/mirror.git, is the one whose hooks are read-only", async () => {
+    const s = scene()
+    fs.mkdirSync(path.join(s.project, 'sub/deep'), { recursive: true })
+    fs.symlinkSync('sub/deep', path.join(s.project, 'lnk'))
+    git(s.project, 'clone', '-q', '--bare', '.', 'sub/mirror.git')
+    git(s.project, 'remote', 'add', 'through', 'lnk/../mirror.git')
+    const r = await inside(s, `printf '#!/bin/sh\\ntouch ${s.marker}\\n' > sub/mirror.git/hooks/pre-receive 2>/dev/null && chmod +x sub/mirror.git/hooks/pre-receive && echo ESCAPED || echo BLOCKED`)
+    expect(r.out).toBe('BLOCKED')
+    const push = spawnSync('git', ['push', '-q', 'through', 'main'], { cwd: s.project, env: { ...process.env, HOME: s.world.home }, encoding: 'utf8' })
+    expect(push.status, push.stderr).toBe(0)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
   test("round 44: the index check never acts on a nested repository's config (a sparse index with a tree removed made ls-files lazily fetch it from a promisor remote, whose uploadpack ran on the host)", async () => {
     const s = scene()
     const script = [
