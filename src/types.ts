@@ -216,6 +216,8 @@ export interface GitWatchSpec {
    * trees, its own top included.
    */
   instance: string
+  /** Where the nested-repository search keeps what it saw in each folder ($CLAUDEBOX_HOME/cache, out of every sandbox's reach); none: every folder is listed. */
+  folderCache?: string
 }
 
 export interface LaunchSummary {

@@ -12,6 +12,7 @@ import { checkIndexes } from './index-entries.js'
 import { configReader, userGitConfigs } from './git-configs.js'
 import { gitdirOf, readSmall } from './git-dirs.js'
 import { resolveChain } from './link-targets.js'
+import { folderCache, type EntryKind, type FolderCache, type Listing } from './folder-cache.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
 
@@ -380,13 +381,17 @@ const isSpecial = (e: fs.Dirent<Buffer> | fs.Dirent): boolean => e.isFIFO() || e
 
 /** Files git opens in every folder of the work tree: a FIFO there hangs the host's git (red team). */
 const READ_BY_GIT = new Set(['.gitignore', '.gitattributes', '.gitmodules', '.mailmap'])
+const SPECIAL_KINDS = new Set<EntryKind>(['p', 's', 'b', 'c'])
+const SLASH = Buffer.from('/')
+/** The names the nested-repository search looks at besides folders: a `.git`, what git reads in every folder, what makes a folder a git dir. */
+const SEARCHED_NAMES = new Set(['.git', ...READ_BY_GIT, 'HEAD', 'commondir', 'objects', 'refs'])
 
 /**
  * A `.git` file or directory created in a subdirectory, or a nested repository whose config or
  * hooks changed, runs its own config for git started there (a shell prompt does) and, registered as
  * a gitlink, for `git status` at the top. The tree is searched without following symlinks.
  */
-function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => void, configured: (dotGit: Buffer) => string[], gitDirs: string[], ownTop = true): string[] {
+function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => void, configured: (dotGit: Buffer) => string[], gitDirs: string[], folders: FolderCache, ownTop = true): string[] {
   // Names are bytes: a folder named in something other than UTF-8 (d\377) must still be entered
   // (red team: a string path lost the byte, the folder was skipped and its repository unreported).
   const found: Buffer[] = []
@@ -398,29 +403,29 @@ function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => 
   let seen = 0
   while (stack.length > 0 && seen < SCAN_LIMIT) {
     const dir = stack.pop() as Buffer
-    let entries: fs.Dirent<Buffer>[]
+    let listing: Listing
     try {
-      entries = fs.readdirSync(dir, { withFileTypes: true, encoding: 'buffer' })
+      listing = folders.list(dir)
     } catch (error) {
       // A folder that can be entered but not listed (chmod 111) still lets git reach a .git in it by name.
       if (!['ENOENT', 'ENOTDIR'].includes((error as NodeJS.ErrnoException).code ?? '')) unreadable.push(dir)
       continue
     }
-    seen += entries.length
+    seen += listing.count
     // A folder shaped like a git dir (HEAD, objects/, refs/) is a repository to git run there, or
     // below when a .git is rejected (red team: the top's own config then ran at git status).
-    const gitDirShaped = looksLikeGitDir(dir, entries)
+    const gitDirShaped = looksLikeGitDir(dir, listing.entries)
     if (gitDirShaped) gitDirs.push(textPath(dir, unchecked))
     if (gitDirShaped && changedSince(dir, sinceMs, true, [])) found.push(dir)
-    for (const entry of entries) {
-      const p = Buffer.concat([dir, Buffer.from('/'), entry.name])
-      const name = entry.name.toString('latin1')
-      if (READ_BY_GIT.has(name) && isSpecial(entry)) moveAside(p.toString())
+    for (const { name: bytes, kind } of listing.entries) {
+      const p = Buffer.concat([dir, SLASH, bytes])
+      const name = bytes.toString('latin1')
+      if (READ_BY_GIT.has(name) && SPECIAL_KINDS.has(kind)) moveAside(p.toString())
       if (name === '.git') {
         const nested = !ownTop || !dir.equals(top) // the project's own .git is not a nested one; the instance has none of its own
-        if (nested) gitDirs.push(...gitDirOfDotGit(p, entry.isDirectory(), unchecked))
-        if (nested && changedSince(p, sinceMs, entry.isDirectory(), entry.isDirectory() ? configured(p) : [])) found.push(p)
-      } else if (entry.isDirectory()) {
+        if (nested) gitDirs.push(...gitDirOfDotGit(p, kind === 'd', unchecked))
+        if (nested && changedSince(p, sinceMs, kind === 'd', kind === 'd' ? configured(p) : [])) found.push(p)
+      } else if (kind === 'd') {
         stack.push(p)
       }
     }
@@ -489,10 +494,10 @@ function specialFilesIn(gitDir: string): string[] {
  * git's is_git_directory: HEAD, and objects and refs it may enter (access X_OK, through symlinks:
  * red team, `objects -> ../.git/objects`), or a commondir naming where they are.
  */
-function looksLikeGitDir(dir: Buffer, entries: readonly fs.Dirent<Buffer>[]): boolean {
-  const named = (name: string): fs.Dirent<Buffer> | undefined => entries.find(e => e.name.toString('latin1') === name)
+function looksLikeGitDir(dir: Buffer, entries: Listing['entries']): boolean {
+  const named = (name: string): Listing['entries'][number] | undefined => entries.find(e => e.name.toString('latin1') === name)
   const head = named('HEAD')
-  if (head === undefined || head.isDirectory()) return false
+  if (head === undefined || head.kind === 'd') return false
   if (named('commondir') !== undefined) return true
   // git only asks access(X_OK): an executable file, or a link to one, passes (red team, round 26).
   const enterable = (name: string): boolean => {
@@ -518,10 +523,13 @@ function namesIn(dir: Buffer): Buffer[] {
 /** The nested-repository search over every work tree, with one config reader for all of them. */
 function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[]): string[] {
   const configured = configuredOf(spec.home)
+  const folders = folderCache(spec.folderCache, name => SEARCHED_NAMES.has(name))
   // The instance too, its own top included (red team, round 42: a repository made there, reached
   // by a symlink `sub` in the project, ran its fsmonitor at the host's git status in sub).
   const trees = [...spec.workTrees.map(tree => ({ tree, ownTop: true })), { tree: spec.instance, ownTop: false }]
-  return trees.flatMap(({ tree, ownTop }) => nestedGit(tree, sinceMs, moveAside, configured, gitDirs, ownTop))
+  const out = trees.flatMap(({ tree, ownTop }) => nestedGit(tree, sinceMs, moveAside, configured, gitDirs, folders, ownTop))
+  folders.save()
+  return out
 }
 
 /** For a nested repository's `.git` folder: the hooksPath folder and include files its config and the user's name. */

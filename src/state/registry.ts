@@ -10,6 +10,8 @@ export const OWN_DIR = 'claudebox'
  * git the user runs in the quarantine to look (red team, round 29).
  */
 export const QUARANTINE_DIR = 'quarantine'
+/** In $CLAUDEBOX_HOME, per instance id: what the search for nested repositories saw in each folder (host/folder-cache.ts). */
+export const folderCacheFile = (claudeboxHome: string, id: string): string => `${claudeboxHome}/cache/folders-${id}.json`
 export const SESSIONS_DIR = 'claudebox/sessions'
 export const META_FILE = 'claudebox/meta.json'
 /** Size and conversation count of the instance, written when a session ends (for --list). */

@@ -665,6 +665,21 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
+  test('the folders the nested-repository search kept from the session before (unchanged since): a repository made deep in one of them, a FIFO .gitignore and a folder renamed into place are still found', async () => {
+    const s = scene()
+    for (const dir of ['a/b/c', 'keep/x/y', 'staged/q']) fs.mkdirSync(path.join(s.project, dir), { recursive: true })
+    await new Promise(resolve => setTimeout(resolve, 1_200)) // older than the freshness margin: kept
+    expect((await inside(s, 'true')).code).toBe(0)
+    const cache = fs.readdirSync(path.join(s.world.claudeboxHome, 'cache')).find(f => f.startsWith('folders-')) ?? ''
+    const kept = JSON.parse(fs.readFileSync(path.join(s.world.claudeboxHome, 'cache', cache), 'utf8')) as Record<string, string[]>
+    expect(Object.keys(kept)).toContain(path.join(fs.realpathSync(s.project), 'keep/x/y'))
+    const r = await inside(s, `ls ${path.join(s.world.claudeboxHome, 'cache')} >/dev/null 2>&1 && echo CACHE-VISIBLE; git init -q a/b/c/deep && mkfifo keep/x/y/.gitignore && git init -q staged/q/r && mv staged/q keep/x/y/moved; echo done`)
+    expect(r.out).toBe('done')
+    expect(r.err).toContain('a/b/c/deep/.git')
+    expect(r.err).toContain('keep/x/y/moved/r/.git')
+    expect(fs.existsSync(path.join(s.project, 'keep/x/y/.gitignore'))).toBe(false)
+  })
+
   test("round 44: the index check never acts on a nested repository's config (a sparse index with a tree removed made ls-files lazily fetch it from a promisor remote, whose uploadpack ran on the host)", async () => {
     const s = scene()
     const script = [

@@ -1,0 +1,81 @@
+// The nested-repository search's folder cache: a folder is taken from it only while its device,
+// inode and change time are the ones kept, and a folder changed moments before it was looked at
+// is not kept at all.
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, describe, expect, test } from 'vitest'
+import { folderCache } from '../../src/host/folder-cache.js'
+
+const temps: string[] = []
+afterEach(() => temps.splice(0).forEach(t => fs.rmSync(t, { recursive: true, force: true })))
+
+function world(): { root: string; file: string } {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'claudebox-folders-'))
+  temps.push(root)
+  fs.mkdirSync(path.join(root, 'home/cache'), { recursive: true })
+  fs.mkdirSync(path.join(root, 'tree/old/sub'), { recursive: true })
+  fs.writeFileSync(path.join(root, 'tree/old/HEAD'), '')
+  fs.writeFileSync(path.join(root, 'tree/old/other'), '')
+  return { root, file: path.join(root, 'home/cache/folders-x.json') }
+}
+
+const names = (dir: string, file: string): string[] =>
+  folderCache(file, n => n === 'HEAD' || n === 'FORGED')
+    .list(Buffer.from(dir))
+    .entries.map(e => e.kind + e.name.toString())
+    .sort()
+
+/** Adds a name to what the cache kept for `dir`: seen again only if the cache is used. */
+function forge(file: string, dir: string): void {
+  const kept = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, string[]>
+  kept[dir]?.push('fFORGED')
+  fs.writeFileSync(file, JSON.stringify(kept))
+}
+
+describe('folder cache', () => {
+  test('an unchanged folder is taken from the cache; one changed since, or replaced by another, is listed again', async () => {
+    const { root, file } = world()
+    const old = path.join(root, 'tree/old')
+    const sub = path.join(old, 'sub')
+    await new Promise(resolve => setTimeout(resolve, 1_100))
+    const first = folderCache(file, n => n === 'HEAD')
+    expect(first.list(Buffer.from(old))).toMatchObject({ count: 3 })
+    first.list(Buffer.from(sub))
+    first.save()
+    forge(file, old)
+    forge(file, sub)
+    expect(names(old, file)).toEqual(['dsub', 'fFORGED', 'fHEAD'])
+    expect(names(sub, file)).toEqual(['fFORGED'])
+    // A folder renamed into the place of a kept one: another inode, listed.
+    fs.renameSync(sub, path.join(root, 'tree/gone'))
+    fs.mkdirSync(sub)
+    expect(names(sub, file)).toEqual([])
+    // An entry made in a kept folder: a newer ctime, listed.
+    expect(names(old, file)).toEqual(['dsub', 'fHEAD'])
+  })
+
+  test('a folder changed less than a second before it was looked at is not kept; a chmod changes it too', async () => {
+    const { root, file } = world()
+    const old = path.join(root, 'tree/old')
+    const first = folderCache(file, () => true)
+    first.list(Buffer.from(old))
+    first.save()
+    expect(fs.existsSync(file) ? Object.keys(JSON.parse(fs.readFileSync(file, 'utf8')) as object) : []).toEqual([])
+    await new Promise(resolve => setTimeout(resolve, 1_100))
+    const second = folderCache(file, () => true)
+    second.list(Buffer.from(old))
+    second.save()
+    forge(file, old)
+    fs.chmodSync(old, 0o700)
+    expect(names(old, file)).not.toContain('fFORGED')
+  })
+
+  test('a damaged cache is read as none; a folder that is gone or a file throws as readdir does', () => {
+    const { root, file } = world()
+    fs.writeFileSync(file, '{"x": [1, 2]')
+    expect(names(path.join(root, 'tree/old'), file)).toEqual(['dsub', 'fHEAD'])
+    expect(() => folderCache(file, () => true).list(Buffer.from(path.join(root, 'missing')))).toThrow(expect.objectContaining({ code: 'ENOENT' }))
+    expect(() => folderCache(file, () => true).list(Buffer.from(path.join(root, 'tree/old/HEAD')))).toThrow(expect.objectContaining({ code: 'ENOTDIR' }))
+  })
+})
