@@ -182,7 +182,7 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
   const { egress } = plan
   if (egress !== undefined) servers.later(async () => (await import('../network/session.js')).startEgress(egress, plan.summary.instanceDir))
   debug(`bwrap argv: ${JSON.stringify([plan.file, ...plan.argv])}`)
-  const { runForeground } = await import('../host/run.js')
+  const { holdingSignals, runForeground } = await import('../host/run.js')
   let before: Record<string, string> = {}
   let gitWatch: GitWatch | undefined
   let record: (() => void) | undefined
@@ -208,9 +208,11 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
     unregister()
     throw error
   } finally {
-    afterSession('checking git', () => {
-      for (const warning of gitWatch?.finish() ?? []) warn(warning)
-    })
+    await holdingSignals(() =>
+      afterSession('checking git', () => {
+        for (const warning of gitWatch?.finish() ?? []) warn(warning)
+      }),
+    )
   }
 }
 

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { lstatKind, realPathFrom } from './fs.js'
 import { commandWords, expandHome } from './config-commands.js'
 import { keepEntries, keptEntries, type ConfigEntries } from './config-cache.js'
-import { commonDirOf, gitdirOf, readSmall, worktreeTop, type GitDirSearch, type RemoteSettings, type RemotesOf } from './git-dirs.js'
+import { commonDirOf, gitConfigRun, gitdirOf, readSmall, worktreeTop, type GitDirSearch, type RemoteSettings, type RemotesOf } from './git-dirs.js'
 import { isWithinAny } from '../state/instance.js'
 import type { GitFacts } from '../types.js'
 
@@ -186,7 +186,7 @@ function configEntries(config: string): ConfigEntries | 'unreadable' {
   let out: string
   try {
     // The text read, on stdin: what git makes of it is what is kept for it (--file follows no includes).
-    out = execFileSync('git', ['config', '--no-includes', '--file', '-', '--null', '--list'], { input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'ignore'], timeout: 5_000, maxBuffer: 8 << 20 })
+    out = execFileSync('git', ['config', '--no-includes', '--file', '-', '--null', '--list'], { ...gitConfigRun(), input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'ignore'], timeout: 5_000, maxBuffer: 8 << 20 })
   } catch {
     return 'unreadable'
   }

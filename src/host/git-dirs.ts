@@ -111,11 +111,13 @@ function searchModules(modules: string, parents: string[], depth: number, add: (
 /**
  * The path a `.git` file names, read as git reads it (read_gitfile_gently): `gitdir: ` at its very
  * start, then the rest with trailing newlines and carriage returns dropped, spaces kept (red team,
- * round 30: `gitdir:  x/..` with a trimmed space walked a folder git never went through).
+ * round 30: `gitdir:  x/..` with a trimmed space walked a folder git never went through), up to a
+ * NUL, where git's C string ends (red team, round 45: `gitdir: ../.git/x\0junk` was dropped as
+ * leading nowhere, and git used ../.git/x).
  */
 export function gitdirOf(text: string | undefined): string | undefined {
   const body = text?.replace(/[\r\n]+$/, '')
-  return body?.startsWith('gitdir: ') ? body.slice('gitdir: '.length) : undefined
+  return body?.startsWith('gitdir: ') ? body.slice('gitdir: '.length).split('\0')[0] : undefined
 }
 
 /**
@@ -290,11 +292,21 @@ function localPath(url: string, home: string): string | undefined {
   return expandHome(url, home)
 }
 
+/**
+ * How claudebox runs `git config` on a file or on text: from `/`, with a git dir that is none, so git
+ * does not look for the repository of the launcher's folder (red team, round 45: a session made
+ * a subfolder's .git a repository whose HEAD was a FIFO, and every such run waited out its
+ * timeout), and with no system or global config.
+ */
+export function gitConfigRun(): { cwd: string; env: NodeJS.ProcessEnv } {
+  return { cwd: '/', env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', LC_ALL: 'C', GIT_DIR: '/nonexistent/claudebox-no-repository', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } }
+}
+
 export function gitConfig(file: string, args: string[]): string | undefined {
   if (readSmall(file) === undefined) return undefined // a FIFO planted as a config would block git
   const get = args.includes('--get-regexp') ? [] : ['--get']
   try {
-    return execFileSync('git', ['config', '--file', file, ...get, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 }).trim()
+    return execFileSync('git', ['config', '--file', file, ...get, ...args], { ...gitConfigRun(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 }).trim()
   } catch {
     return undefined
   }
@@ -305,7 +317,7 @@ export function gitConfig(file: string, args: string[]): string | undefined {
  * stow-managed ~/.gitconfig, a .git/config kept in the project: git reads through them too) and
  * never blocking on a FIFO planted in its place; undefined otherwise.
  */
-export function readSmall(file: string): string | undefined {
+export function readSmall(file: string, encoding: 'utf8' | 'latin1' = 'utf8'): string | undefined {
   let fd: number
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
@@ -314,7 +326,7 @@ export function readSmall(file: string): string | undefined {
   }
   try {
     const st = fs.fstatSync(fd)
-    return st.isFile() && st.size < 1 << 20 ? fs.readFileSync(fd, 'utf8') : undefined
+    return st.isFile() && st.size < 1 << 20 ? fs.readFileSync(fd, encoding) : undefined
   } catch {
     return undefined
   } finally {

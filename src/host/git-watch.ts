@@ -24,6 +24,8 @@ const REPLANT_LIMIT = 10
 const POLL_MS = 200
 /** How many directory entries the after-session search for nested `.git` looks at, at most. */
 const SCAN_LIMIT = 300_000
+/** Nested git dirs whose FIFOs and sockets are moved aside at the session's end, at most. */
+const MAX_NESTED_SWEPT = 64
 /** Files in a nested git dir that make git run programs or look elsewhere. */
 const NESTED_REDIRECTING = ['config', 'config.worktree', 'commondir', 'hooks']
 
@@ -74,6 +76,8 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
       // repository's index wrote ../.git/config at the host's git checkout . there).
       const gitDirs = [...new Set([...gitDirsNow(spec.gitDirs), ...nestedDirs])]
       const movedBefore = moved.length
+      // Theirs too, as many as the index check reads (red team, round 45: a FIFO in a nested git dir).
+      for (const dir of gitDirs.filter(dir => !spec.gitDirs.includes(dir)).slice(0, MAX_NESTED_SWEPT)) specialFilesIn(dir).forEach(quarantine)
       const later = [...checkInProgress(gitDirs, quarantine), ...checkIndexes(gitDirs, quarantine)]
       if (moved.length > movedBefore) warnings.push(`WARNING: moved aside at the session's end (look at them with ls and cat, not with git): ${moved.slice(movedBefore).join(', ')}`)
       away.close()
@@ -391,7 +395,7 @@ const SEARCHED_NAMES = new Set(['.git', ...READ_BY_GIT, 'HEAD', 'commondir', 'ob
  * hooks changed, runs its own config for git started there (a shell prompt does) and, registered as
  * a gitlink, for `git status` at the top. The tree is searched without following symlinks.
  */
-function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => void, configured: (dotGit: Buffer) => string[], gitDirs: string[], folders: FolderCache, ownTop = true): string[] {
+function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => void, configured: Configured, gitDirs: string[], folders: FolderCache, ownTop = true): string[] {
   // Names are bytes: a folder named in something other than UTF-8 (d\377) must still be entered
   // (red team: a string path lost the byte, the folder was skipped and its repository unreported).
   const found: Buffer[] = []
@@ -422,9 +426,8 @@ function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => 
       const name = bytes.toString('latin1')
       if (READ_BY_GIT.has(name) && SPECIAL_KINDS.has(kind)) moveAside(p.toString())
       if (name === '.git') {
-        const nested = !ownTop || !dir.equals(top) // the project's own .git is not a nested one; the instance has none of its own
-        if (nested) gitDirs.push(...gitDirOfDotGit(p, kind === 'd', unchecked))
-        if (nested && changedSince(p, sinceMs, kind === 'd', kind === 'd' ? configured(p) : [])) found.push(p)
+        // The project's own .git is not a nested one; the instance has none of its own.
+        if ((!ownTop || !dir.equals(top)) && nestedChanged(p, kind, sinceMs, configured, gitDirs, unchecked)) found.push(p)
       } else if (kind === 'd') {
         stack.push(p)
       }
@@ -451,17 +454,42 @@ function textPath(p: Buffer, unchecked: Buffer[]): string {
 }
 
 /**
- * The git dir a nested `.git` is (a folder) or names (a `gitdir:` file, relative to its folder),
- * resolved as the kernel walks it: `x/..` is the parent of where the link `x` leads (red team,
- * round 43: resolved as text, the index checked was not the one git used).
+ * A nested `.git`: its git dir goes to `gitDirs` (its index and operation files are checked), and
+ * whether it, or what git takes from the git dir it leads to, changed since the session began.
  */
-function gitDirOfDotGit(dotGit: Buffer, isDir: boolean, unchecked: Buffer[]): string[] {
+function nestedChanged(dotGit: Buffer, kind: EntryKind, sinceMs: number, configured: Configured, gitDirs: string[], unchecked: Buffer[]): boolean {
+  const gitDir = gitDirOfDotGit(dotGit, kind, unchecked)
+  if (gitDir !== undefined) gitDirs.push(gitDir)
+  const tree = path.dirname(dotGit.toString())
+  if (kind === 'd') return changedSince(dotGit, sinceMs, true, configured(tree, dotGit.toString()))
+  // A `.git` file or link: itself, and the git dir it leads to, wherever that lies (red team, round
+  // 45: `sub/.git -> ../.git/x` made in one session, .git/x's config written in the next, unreported).
+  return changedSince(dotGit, sinceMs, false, []) || (gitDir !== undefined && changedSince(Buffer.from(gitDir), sinceMs, true, configured(tree, gitDir)))
+}
+
+/**
+ * The git dir git takes for a nested `.git`: the folder itself; where a symlink leads, when that is
+ * a folder (git follows it: red team, round 45, `sub/.git -> ../.git/x` was never looked at); or the
+ * `gitdir:` of the file it is or leads to, relative to the `.git`'s own folder, resolved as the kernel
+ * walks it (`x/..` is the parent of where the link `x` leads: red team, round 43). Undefined when it
+ * leads nowhere (yet), or loops, where git finds no repository either. A pointer that is not UTF-8
+ * is noted in `unchecked`.
+ */
+function gitDirOfDotGit(dotGit: Buffer, kind: EntryKind, unchecked: Buffer[]): string | undefined {
   const text = textPath(dotGit, unchecked)
-  if (isDir) return [text]
-  const pointer = gitdirOf(readSmall(text))
-  if (pointer === undefined) return []
-  const end = resolveChain(pointer.startsWith('/') ? pointer : `${path.dirname(text)}/${pointer}`).end
-  return end === undefined ? [] : [end.path] // undefined: a loop of links, where git finds no repository either
+  if (kind === 'd') return text
+  const end = resolveChain(text).end
+  if (end?.kind === 'dir') return end.path
+  if (end?.kind !== 'file') return undefined
+  const bytes = readSmall(end.path, 'latin1')
+  const pointer = gitdirOf(bytes === undefined ? undefined : Buffer.from(bytes, 'latin1').toString())
+  if (pointer === undefined) return undefined
+  if (!Buffer.from(pointer).equals(Buffer.from(gitdirOf(bytes) ?? '', 'latin1'))) {
+    unchecked.push(dotGit)
+    return undefined
+  }
+  const target = resolveChain(pointer.startsWith('/') ? pointer : `${path.dirname(text)}/${pointer}`).end
+  return target?.kind === 'dir' ? target.path : undefined
 }
 
 /**
@@ -532,13 +560,12 @@ function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string)
   return out
 }
 
-/** For a nested repository's `.git` folder: the hooksPath folder and include files its config and the user's name. */
-function configuredOf(home: string): (dotGit: Buffer) => string[] {
+/** For a nested repository (its work tree and git dir): the hooksPath folder and include files its config and the user's name. */
+type Configured = (tree: string, gitDir: string) => string[]
+
+function configuredOf(home: string): Configured {
   const reader = configReader(home)
-  return dotGit => {
-    const gitDir = dotGit.toString()
-    return reader.targets(path.dirname(gitDir), [path.join(gitDir, 'config'), ...userGitConfigs(home)])
-  }
+  return (tree, gitDir) => reader.targets(tree, [path.join(gitDir, 'config'), ...userGitConfigs(home)])
 }
 
 /**

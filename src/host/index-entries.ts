@@ -29,10 +29,17 @@ export function checkIndexes(gitDirs: readonly string[], quarantine: (planted: s
     warnings.push(`WARNING: the project holds ${indexed.length} git repositories with an index; claudebox had git read the first ${MAX_INDEXES}, the rest not (${indexed.slice(MAX_INDEXES, MAX_INDEXES + 3).map(inlineSafe).join(', ')}, ...): a git checkout or restore in one of them could write what its index lists anywhere; run git reset in each before you do`)
   }
   const moved: string[] = []
-  for (const dir of indexed.slice(0, MAX_INDEXES)) {
+  const deadline = Date.now() + CHECKS_MS
+  const checked = indexed.slice(0, MAX_INDEXES)
+  for (const [i, dir] of checked.entries()) {
+    const left = deadline - Date.now()
+    if (left <= 0) {
+      warnings.push(`WARNING: claudebox's git runs on the indexes took more than ${CHECKS_MS / 1000} s in all; these were not read: ${checked.slice(i, i + 3).map(inlineSafe).join(', ')}${checked.length - i > 3 ? ', ...' : ''}: a git checkout or restore in one of them could write what its index lists anywhere; run git reset in each before you do`)
+      break
+    }
     const index = path.join(dir, 'index')
     // A FIFO or other special file would hold git for its whole timeout, in every such repository.
-    const bad = isRegularFile(index) ? unsafePaths(dir) : ['(an index that is no regular file, or larger than 256 MiB)']
+    const bad = indexFilesRegular(dir) ? unsafePaths(dir, Math.min(RUN_MS, left)) : ['(an index, or its shared part, that is no regular file, or larger than 256 MiB)']
     if (bad.length === 0) continue
     quarantine(index)
     moved.push(`${inlineSafe(dir)} (${bad.slice(0, 3).map(inlineSafe).join(', ')})`)
@@ -45,14 +52,31 @@ export function checkIndexes(gitDirs: readonly string[], quarantine: (planted: s
 
 /** Indexes read at most at a session's end (~3 ms each). */
 const MAX_INDEXES = 64
+/** How long one git run on an index may take, and all of them together. */
+const RUN_MS = 10_000
+const CHECKS_MS = 20_000
 
-function isRegularFile(file: string): boolean {
+/**
+ * The index, and every shared part of a split index beside it (`sharedindex.<hash>`, which git
+ * opens through a symlink too), are regular files git can read at once: a FIFO as the shared part
+ * held each git run for its whole timeout (red team, round 45: 64 of them, ~11 minutes).
+ */
+function indexFilesRegular(gitDir: string): boolean {
+  const regular = (file: string, follow: boolean): boolean => {
+    try {
+      const st = follow ? fs.statSync(file) : fs.lstatSync(file)
+      return st.isFile() && st.size <= MAX_INDEX_BYTES
+    } catch {
+      return false
+    }
+  }
+  let names: string[]
   try {
-    const st = fs.lstatSync(file)
-    return st.isFile() && st.size <= MAX_INDEX_BYTES
+    names = fs.readdirSync(gitDir)
   } catch {
     return false
   }
+  return regular(path.join(gitDir, 'index'), false) && names.filter(name => name.startsWith('sharedindex.')).every(name => regular(path.join(gitDir, name), true))
 }
 
 /** An index larger than this (a repository of millions of files) is not read: git would take long over it. */
@@ -64,10 +88,10 @@ const MAX_INDEX_BYTES = 256 << 20
  * `../.gitconfig` became the user's global config at `git checkout .`). One git cannot read counts
  * as bad.
  */
-function unsafePaths(gitDir: string): string[] {
+function unsafePaths(gitDir: string, timeout: number): string[] {
   let out: string
   try {
-    out = withBareGit(gitDir, env => execFileSync('git', ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--cached'], { env, cwd: env['GIT_DIR'], encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000, maxBuffer: 256 << 20 }))
+    out = withBareGit(gitDir, env => execFileSync('git', ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--cached'], { env, cwd: env['GIT_DIR'], encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout, maxBuffer: 256 << 20 }))
   } catch {
     return ['(an index git cannot read)']
   }

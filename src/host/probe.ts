@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { scopeHelper } from '../sandbox/landlock.js'
 import { isDir, lstatKind, randomHex, readConfigText, readNoFollow, realPathFrom, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
 import { probeGitProtect } from './git-guard-probe.js'
-import { gitdirOf, isGitDir, readSmall } from './git-dirs.js'
+import { gitConfig, gitdirOf, isGitDir } from './git-dirs.js'
 import { discoverGit } from './git-discovery.js'
 import { canonicalRoot, instanceDir, instanceId, isWithin, PROJECT_ROOT_FILE, sharedPaths, validProjectRoot } from '../state/instance.js'
 import { SANDBOX_NOTE } from '../sandbox/tiers.js'
@@ -82,7 +82,7 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
   const cgroups = probeCgroups()
   if (cgroups !== undefined) facts.cgroups = cgroups
   if (git.facts && facts.instance.kind === 'missing') {
-    const remote = gitConfigValue(path.join(git.facts.commonDir, 'config'), 'remote.origin.url')
+    const remote = gitConfig(path.join(git.facts.commonDir, 'config'), ['remote.origin.url'])
     if (remote) facts.gitRemote = remote
   }
   return facts
@@ -569,7 +569,7 @@ function layoutFrom(start: string, depth: number): GitLayout {
     return { kind: 'file', worktree, target, backPointer: realpathOrUndefined(target, back.trim()) ?? back.trim() }
   }
   const layout: GitLayout = { kind: 'file', worktree, target }
-  const coreWorktree = gitConfigValue(path.join(target, 'config'), 'core.worktree')
+  const coreWorktree = gitConfig(path.join(target, 'config'), ['core.worktree'])
   if (coreWorktree !== undefined) {
     const resolved = realpathOrUndefined(target, coreWorktree)
     if (resolved !== undefined) layout.coreWorktree = resolved
@@ -587,16 +587,6 @@ function layoutFrom(start: string, depth: number): GitLayout {
 function realpathOrUndefined(base: string, text: string): string | undefined {
   try {
     return realPathFrom(base, text)
-  } catch {
-    return undefined
-  }
-}
-
-function gitConfigValue(file: string, key: string): string | undefined {
-  // Not a regular file (a FIFO a session planted as a config): git would block on it for ever.
-  if (readSmall(file) === undefined) return undefined
-  try {
-    return execFileSync('git', ['config', '--file', file, '--get', key], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 }).trim()
   } catch {
     return undefined
   }

@@ -120,6 +120,25 @@ async function supervise(plan: LaunchPlan, started: (end: () => void) => Promise
 
 const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)))
 
+/**
+ * Runs `step` (the checks after a session, which protect the user's next git command) with the
+ * ending signals held, then ends by one that came meanwhile: a Ctrl-C there ended the launcher with
+ * every warning, and the checks after it, lost (red team, round 45). A Ctrl-C from the terminal
+ * still ends the git run of a check under way (it goes to the whole process group).
+ */
+export async function holdingSignals(step: () => void): Promise<void> {
+  let came: NodeJS.Signals | undefined
+  const note = (signal: NodeJS.Signals): void => void (came ??= signal)
+  for (const signal of ENDING_SIGNALS) process.on(signal, note)
+  try {
+    step()
+    await afterAPoll() // where a signal that came during the step is read
+  } finally {
+    for (const signal of ENDING_SIGNALS) process.off(signal, note)
+  }
+  if (came !== undefined) process.kill(process.pid, came)
+}
+
 /** Resolves after the event loop's next poll phase: two check phases, a poll always between them. */
 const afterAPoll = async (): Promise<void> => {
   for (let i = 0; i < 2; i++) await new Promise(resolve => setImmediate(resolve))

@@ -617,13 +617,14 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(r.err).toMatch(/the session created or changed nested git repositories[^\n]*instances\/[0-9a-f]+\/\.git/)
   })
 
-  test('the end-of-session index check is bounded: 80 nested repositories, each index a FIFO, end the session at once (at most 64 read, none by git), said so', async () => {
+  test('the end-of-session index check is bounded: 80 nested repositories whose index is a FIFO and 70 with one, end the session at once (at most 64 read), said so', async () => {
     const s = scene()
     const started = Date.now()
-    const r = await inside(s, 'for i in $(seq 80); do mkdir -p r/$i && git init -q r/$i && mkfifo r/$i/.git/index; done; echo made')
+    const r = await inside(s, 'for i in $(seq 80); do mkdir -p r/$i && git init -q r/$i && mkfifo r/$i/.git/index; done; for i in $(seq 70); do git init -q g/$i && touch g/$i/f && git -C g/$i add f; done; echo made')
     expect(r.out).toBe('made')
     expect(r.err).toMatch(/the project holds \d+ git repositories with an index; claudebox had git read the first 64/)
-    expect(r.err).toMatch(/r\/\d+\/\.git \(\(an index that is no regular file, or larger than 256 MiB\)\)/)
+    expect(r.err).toMatch(/r\/\d+\/\.git \(\(an index, or its shared part, that is no regular file, or larger than 256 MiB\)\)/)
+    for (let i = 1; i <= 80; i++) expect(fs.existsSync(path.join(s.project, `r/${i}/.git/index`))).toBe(false)
     expect(Date.now() - started).toBeLessThan(20_000)
   }, 30_000)
 
@@ -678,6 +679,60 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(r.err).toContain('a/b/c/deep/.git')
     expect(r.err).toContain('keep/x/y/moved/r/.git')
     expect(fs.existsSync(path.join(s.project, 'keep/x/y/.gitignore'))).toBe(false)
+  })
+
+  test.each([
+    ['a symlink to a git dir kept in the main .git', 'ln -s ../.git/x .git'],
+    ['a gitdir: file with a NUL after the path (git stops there)', "printf 'gitdir: ../.git/x\\0junk\\n' > .git"],
+  ])("round 45: a nested repository whose .git is %s: its index is checked at the session's end", async (_what, pointer) => {
+    const s = scene()
+    const config = fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')
+    const script = [
+      'git init -q --separate-git-dir "$PWD/.git/x" sub',
+      '(git --git-dir=.git/x config --unset core.worktree || true)',
+      'cd sub',
+      'rm .git',
+      'mkdir -p zz/.gix',
+      `printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' > zz/.gix/config`,
+      pointer,
+      'git add zz/.gix/config',
+      renameInIndex('../.git/x/index', { 'zz/.gix/config': '../.git/config' }),
+      'rm -r zz',
+      'git ls-files',
+    ].join(' && ')
+    const r = await inside(s, script)
+    expect(r.out).toBe('../.git/config')
+    expect(r.err).toContain('/.git/x (../.git/config)')
+    spawnSync('git', ['checkout', '.'], { cwd: path.join(s.project, 'sub'), env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
+    expect(fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')).toBe(config)
+  })
+
+  test("round 45: a nested .git link made in one session, the git dir it names made in the next (its config runs at git status there): the second session's end reports it", async () => {
+    const s = scene()
+    await inside(s, 'mkdir sub && ln -s ../.git/x sub/.git')
+    const r = await inside(s, `git init -q --bare .git/x && git --git-dir=.git/x config core.bare false && git --git-dir=.git/x config core.fsmonitor "touch ${s.marker}; false"`)
+    expect(r.err).toContain('nested git repositories')
+    expect(r.err).toContain('/sub/.git')
+  })
+
+  test("round 45: a FIFO as a nested split index's shared part (git ls-files waited out its timeout, each repository): the session ends at once, the index moved aside", async () => {
+    const s = scene()
+    const links = Array.from({ length: 3 }, (_, i) => `git init -q n${i} && (cd n${i} && touch f && git add f && git update-index --split-index && f=$(ls .git/sharedindex.*) && rm $f && mkfifo $f)`)
+    const started = Date.now()
+    const r = await inside(s, links.join(' && ') + '; echo made')
+    expect(r.out).toBe('made')
+    expect(Date.now() - started).toBeLessThan(8_000)
+    expect(r.err).toContain('moved aside')
+  })
+
+  test("round 45: launched from a subfolder whose .git the session made a repository with a FIFO as HEAD: claudebox's git config runs do not look for a repository there (each waited out its timeout)", async () => {
+    const s = scene()
+    fs.mkdirSync(path.join(s.project, 'sub'))
+    const nested = Array.from({ length: 3 }, (_, i) => `mkdir -p ../n${i}/.git/objects ../n${i}/.git/refs ../n${i}/.git/sequencer && echo 'ref: refs/heads/main' > ../n${i}/.git/HEAD && printf '[options]\\n\\tstrategy = ort\\n' > ../n${i}/.git/sequencer/opts && printf '[core]\\n\\tbare = false\\n' > ../n${i}/.git/config`)
+    const started = Date.now()
+    const r = await inside(s, `mkdir -p .git/objects .git/refs && mkfifo .git/HEAD && ${nested.join(' && ')} && echo made`, path.join(s.project, 'sub'))
+    expect(r.out).toBe('made')
+    expect(Date.now() - started).toBeLessThan(5_000)
   })
 
   test("round 44: the index check never acts on a nested repository's config (a sparse index with a tree removed made ls-files lazily fetch it from a promisor remote, whose uploadpack ran on the host)", async () => {
