@@ -16,17 +16,21 @@ import { lstatKind, readNoFollow } from './fs.js'
 /** An entry's kind, one letter: d folder, f file, l symlink, p FIFO, s socket, b and c devices. */
 export type EntryKind = 'd' | 'f' | 'l' | 'p' | 's' | 'b' | 'c'
 
+/**
+ * Paths and names here are latin1 strings: one character per byte, so a name that is not UTF-8
+ * (d\377) keeps its bytes (Buffer.from(path, 'latin1') gives them back), and joining is cheap.
+ */
 export interface Listing {
   /** How many entries the folder holds (the search's bound counts them). */
   count: number
   /** Its folders, and its other entries whose names `keep` asked for. */
-  entries: { name: Buffer; kind: EntryKind }[]
+  entries: { name: string; kind: EntryKind }[]
 }
 
 export interface FolderCache {
-  /** The folder's listing; throws as readdir does (ENOENT, ENOTDIR, EACCES). */
-  list(dir: Buffer): Listing
-  /** Writes what this search saw, when anything differs from what was kept. */
+  /** The listing of the folder at `dir` (latin1); throws as readdir does (ENOENT, ENOTDIR, EACCES). */
+  list(dir: string): Listing
+  /** Writes what this search saw (only that), when it differs from what was kept. */
   save(): void
 }
 
@@ -35,38 +39,40 @@ const FRESH_MS = 1_000
 /** The largest cache read: a damaged or foreign one is read as none. */
 const MAX_CACHE_BYTES = 64 << 20
 
-/** [dev, ino, ctime in ns, count, ...entries as kind + name in latin1] */
-type Kept = string[]
-
 /**
  * A folder cache kept in `file` (undefined: none, every folder is listed). `keep` says which names
- * that are not folders a listing holds.
+ * that are not folders a listing holds. Each folder is kept as one text, its parts split by `/`
+ * (no name holds one): device, inode, ctime in ns, the count, then each entry as kind and name.
  */
-export function folderCache(file: string | undefined, keep: (latin1Name: string) => boolean): FolderCache {
-  const kept = file === undefined ? new Map<string, Kept>() : readKept(file)
-  const seen = new Map<string, Kept>()
+export function folderCache(file: string | undefined, keep: (name: string) => boolean): FolderCache {
+  const kept = file === undefined ? new Map<string, string>() : readKept(file)
+  const seen = new Map<string, string>()
   let changed = false
   const freshAfterNs = BigInt(Date.now() - FRESH_MS) * 1_000_000n
   return {
-    list(dir: Buffer): Listing {
-      const key = dir.toString('latin1')
+    list(dir: string): Listing {
+      const bytes = Buffer.from(dir, 'latin1')
       // The folder itself first, then its entries: a change between the two leaves a newer ctime
       // than the one kept, so the folder is listed again next time.
-      const st = fs.lstatSync(dir, { bigint: true })
-      if (!st.isDirectory()) throw Object.assign(new Error(`not a folder: ${key}`), { code: 'ENOTDIR' })
-      const id = [String(st.dev), String(st.ino), String(st.ctimeNs)]
-      const before = kept.get(key)
-      if (before !== undefined && id.every((v, i) => before[i] === v)) {
-        seen.set(key, before)
+      const st = fs.lstatSync(bytes, { bigint: true })
+      if (!st.isDirectory()) throw Object.assign(new Error(`not a folder: ${dir}`), { code: 'ENOTDIR' })
+      const id = `${st.dev}/${st.ino}/${st.ctimeNs}/`
+      const before = kept.get(dir)
+      if (before?.startsWith(id)) {
+        seen.set(dir, before)
         return fromKept(before)
       }
-      const listing = listFolder(dir, keep)
-      changed = true
-      if (st.ctimeNs < freshAfterNs) seen.set(key, [...id, String(listing.count), ...listing.entries.map(e => e.kind + e.name.toString('latin1'))])
+      const listing = listFolder(bytes, keep)
+      if (st.ctimeNs < freshAfterNs) {
+        seen.set(dir, id + [String(listing.count), ...listing.entries.map(e => e.kind + e.name)].join('/'))
+        changed = true
+      }
       return listing
     },
     save(): void {
-      if (file === undefined || (!changed && seen.size === kept.size)) return
+      // Unchanged when every folder kept was seen as it was (one that changes at every session, a
+      // folder of the instance's, drops out once and is then neither kept nor written).
+      if (file === undefined || (!changed && [...kept.keys()].every(dir => seen.has(dir)))) return
       try {
         const dir = path.dirname(file)
         if (lstatKind(path.dirname(dir)) !== 'dir') return
@@ -80,25 +86,27 @@ export function folderCache(file: string | undefined, keep: (latin1Name: string)
   }
 }
 
-function readKept(file: string): Map<string, Kept> {
+function readKept(file: string): Map<string, string> {
   try {
     const saved = JSON.parse(readNoFollow(file, MAX_CACHE_BYTES) ?? '{}') as Record<string, unknown>
-    return new Map(Object.entries(saved).filter((e): e is [string, Kept] => Array.isArray(e[1]) && e[1].length >= 4 && e[1].every(v => typeof v === 'string')))
+    return new Map(Object.entries(saved).filter((e): e is [string, string] => typeof e[1] === 'string'))
   } catch {
     return new Map() // damaged: every folder is listed, and the cache written anew
   }
 }
 
-function fromKept(k: Kept): Listing {
-  return { count: Number(k[3]), entries: k.slice(4).map(e => ({ kind: e[0] as EntryKind, name: Buffer.from(e.slice(1), 'latin1') })) }
+function fromKept(text: string): Listing {
+  const parts = text.split('/')
+  return { count: Number(parts[3]) || 0, entries: parts.slice(4).filter(e => e.length > 1).map(e => ({ kind: e[0] as EntryKind, name: e.slice(1) })) }
 }
 
-function listFolder(dir: Buffer, keep: (latin1Name: string) => boolean): Listing {
+function listFolder(dir: Buffer, keep: (name: string) => boolean): Listing {
   const all = fs.readdirSync(dir, { withFileTypes: true, encoding: 'buffer' })
   const entries: Listing['entries'] = []
   for (const e of all) {
     const kind = kindOf(e)
-    if (kind === 'd' || keep(e.name.toString('latin1'))) entries.push({ name: e.name, kind })
+    const name = e.name.toString('latin1')
+    if (kind === 'd' || keep(name)) entries.push({ name, kind })
   }
   return { count: all.length, entries }
 }

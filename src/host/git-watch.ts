@@ -386,7 +386,6 @@ const isSpecial = (e: fs.Dirent<Buffer> | fs.Dirent): boolean => e.isFIFO() || e
 /** Files git opens in every folder of the work tree: a FIFO there hangs the host's git (red team). */
 const READ_BY_GIT = new Set(['.gitignore', '.gitattributes', '.gitmodules', '.mailmap'])
 const SPECIAL_KINDS = new Set<EntryKind>(['p', 's', 'b', 'c'])
-const SLASH = Buffer.from('/')
 /** The names the nested-repository search looks at besides folders: a `.git`, what git reads in every folder, what makes a folder a git dir. */
 const SEARCHED_NAMES = new Set(['.git', ...READ_BY_GIT, 'HEAD', 'commondir', 'objects', 'refs'])
 
@@ -398,36 +397,38 @@ const SEARCHED_NAMES = new Set(['.git', ...READ_BY_GIT, 'HEAD', 'commondir', 'ob
 function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => void, configured: Configured, gitDirs: string[], folders: FolderCache, ownTop = true): string[] {
   // Names are bytes: a folder named in something other than UTF-8 (d\377) must still be entered
   // (red team: a string path lost the byte, the folder was skipped and its repository unreported).
+  // Paths are latin1 strings on the way (a character per byte, folder-cache.ts), bytes when kept.
   const found: Buffer[] = []
   const unreadable: Buffer[] = []
   /** Repositories at paths that are not UTF-8: git's index of them cannot be read here. */
   const unchecked: Buffer[] = []
-  const top = Buffer.from(workTree)
+  const bytes = (latin1: string): Buffer => Buffer.from(latin1, 'latin1')
+  const top = Buffer.from(workTree).toString('latin1')
   const stack = [top]
   let seen = 0
   while (stack.length > 0 && seen < SCAN_LIMIT) {
-    const dir = stack.pop() as Buffer
+    const dir = stack.pop() as string
     let listing: Listing
     try {
       listing = folders.list(dir)
     } catch (error) {
       // A folder that can be entered but not listed (chmod 111) still lets git reach a .git in it by name.
-      if (!['ENOENT', 'ENOTDIR'].includes((error as NodeJS.ErrnoException).code ?? '')) unreadable.push(dir)
+      if (!['ENOENT', 'ENOTDIR'].includes((error as NodeJS.ErrnoException).code ?? '')) unreadable.push(bytes(dir))
       continue
     }
     seen += listing.count
     // A folder shaped like a git dir (HEAD, objects/, refs/) is a repository to git run there, or
     // below when a .git is rejected (red team: the top's own config then ran at git status).
-    const gitDirShaped = looksLikeGitDir(dir, listing.entries)
-    if (gitDirShaped) gitDirs.push(textPath(dir, unchecked))
-    if (gitDirShaped && changedSince(dir, sinceMs, true, [])) found.push(dir)
-    for (const { name: bytes, kind } of listing.entries) {
-      const p = Buffer.concat([dir, SLASH, bytes])
-      const name = bytes.toString('latin1')
-      if (READ_BY_GIT.has(name) && SPECIAL_KINDS.has(kind)) moveAside(p.toString())
+    if (looksLikeGitDir(dir, listing.entries)) {
+      gitDirs.push(textPath(bytes(dir), unchecked))
+      if (changedSince(bytes(dir), sinceMs, true, [])) found.push(bytes(dir))
+    }
+    for (const { name, kind } of listing.entries) {
+      const p = `${dir}/${name}`
+      if (READ_BY_GIT.has(name) && SPECIAL_KINDS.has(kind)) moveAside(bytes(p).toString())
       if (name === '.git') {
         // The project's own .git is not a nested one; the instance has none of its own.
-        if ((!ownTop || !dir.equals(top)) && nestedChanged(p, kind, sinceMs, configured, gitDirs, unchecked)) found.push(p)
+        if ((!ownTop || dir !== top) && nestedChanged(bytes(p), kind, sinceMs, configured, gitDirs, unchecked)) found.push(bytes(p))
       } else if (kind === 'd') {
         stack.push(p)
       }
@@ -522,8 +523,8 @@ function specialFilesIn(gitDir: string): string[] {
  * git's is_git_directory: HEAD, and objects and refs it may enter (access X_OK, through symlinks:
  * red team, `objects -> ../.git/objects`), or a commondir naming where they are.
  */
-function looksLikeGitDir(dir: Buffer, entries: Listing['entries']): boolean {
-  const named = (name: string): Listing['entries'][number] | undefined => entries.find(e => e.name.toString('latin1') === name)
+function looksLikeGitDir(dir: string, entries: Listing['entries']): boolean {
+  const named = (name: string): Listing['entries'][number] | undefined => entries.find(e => e.name === name)
   const head = named('HEAD')
   if (head === undefined || head.kind === 'd') return false
   if (named('commondir') !== undefined) return true
@@ -531,7 +532,7 @@ function looksLikeGitDir(dir: Buffer, entries: Listing['entries']): boolean {
   const enterable = (name: string): boolean => {
     if (named(name) === undefined) return false
     try {
-      fs.accessSync(Buffer.concat([dir, Buffer.from(`/${name}`)]), fs.constants.X_OK)
+      fs.accessSync(Buffer.from(`${dir}/${name}`, 'latin1'), fs.constants.X_OK)
       return true
     } catch {
       return false
@@ -551,13 +552,14 @@ function namesIn(dir: Buffer): Buffer[] {
 /** The nested-repository search over every work tree, with one config reader for all of them. */
 function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[]): string[] {
   const configured = configuredOf(spec.home)
-  const folders = folderCache(spec.folderCache, name => SEARCHED_NAMES.has(name))
-  // The instance too, its own top included (red team, round 42: a repository made there, reached
-  // by a symlink `sub` in the project, ran its fsmonitor at the host's git status in sub).
-  const trees = [...spec.workTrees.map(tree => ({ tree, ownTop: true })), { tree: spec.instance, ownTop: false }]
-  const out = trees.flatMap(({ tree, ownTop }) => nestedGit(tree, sinceMs, moveAside, configured, gitDirs, folders, ownTop))
+  const searched = (name: string): boolean => SEARCHED_NAMES.has(name)
+  const folders = folderCache(spec.folderCache, searched)
+  const out = spec.workTrees.flatMap(tree => nestedGit(tree, sinceMs, moveAside, configured, gitDirs, folders))
   folders.save()
-  return out
+  // The instance too, its own top included (red team, round 42: a repository made there, reached
+  // by a symlink `sub` in the project, ran its fsmonitor at the host's git status in sub). Listed
+  // whole each time: its folders change at every session (claudebox's own records among them).
+  return [...out, ...nestedGit(spec.instance, sinceMs, moveAside, configured, gitDirs, folderCache(undefined, searched), false)]
 }
 
 /** For a nested repository (its work tree and git dir): the hooksPath folder and include files its config and the user's name. */

@@ -672,7 +672,7 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     await new Promise(resolve => setTimeout(resolve, 1_200)) // older than the freshness margin: kept
     expect((await inside(s, 'true')).code).toBe(0)
     const cache = fs.readdirSync(path.join(s.world.claudeboxHome, 'cache')).find(f => f.startsWith('folders-')) ?? ''
-    const kept = JSON.parse(fs.readFileSync(path.join(s.world.claudeboxHome, 'cache', cache), 'utf8')) as Record<string, string[]>
+    const kept = JSON.parse(fs.readFileSync(path.join(s.world.claudeboxHome, 'cache', cache), 'utf8')) as Record<string, string>
     expect(Object.keys(kept)).toContain(path.join(fs.realpathSync(s.project), 'keep/x/y'))
     const r = await inside(s, `ls ${path.join(s.world.claudeboxHome, 'cache')} >/dev/null 2>&1 && echo CACHE-VISIBLE; git init -q a/b/c/deep && mkfifo keep/x/y/.gitignore && git init -q staged/q/r && mv staged/q keep/x/y/moved; echo done`)
     expect(r.out).toBe('done')

@@ -22,14 +22,14 @@ function world(): { root: string; file: string } {
 
 const names = (dir: string, file: string): string[] =>
   folderCache(file, n => n === 'HEAD' || n === 'FORGED')
-    .list(Buffer.from(dir))
-    .entries.map(e => e.kind + e.name.toString())
+    .list(dir)
+    .entries.map(e => e.kind + e.name)
     .sort()
 
 /** Adds a name to what the cache kept for `dir`: seen again only if the cache is used. */
 function forge(file: string, dir: string): void {
-  const kept = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, string[]>
-  kept[dir]?.push('fFORGED')
+  const kept = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, string>
+  kept[dir] += '/fFORGED'
   fs.writeFileSync(file, JSON.stringify(kept))
 }
 
@@ -40,8 +40,8 @@ describe('folder cache', () => {
     const sub = path.join(old, 'sub')
     await new Promise(resolve => setTimeout(resolve, 1_100))
     const first = folderCache(file, n => n === 'HEAD')
-    expect(first.list(Buffer.from(old))).toMatchObject({ count: 3 })
-    first.list(Buffer.from(sub))
+    expect(first.list(old)).toMatchObject({ count: 3 })
+    first.list(sub)
     first.save()
     forge(file, old)
     forge(file, sub)
@@ -59,12 +59,12 @@ describe('folder cache', () => {
     const { root, file } = world()
     const old = path.join(root, 'tree/old')
     const first = folderCache(file, () => true)
-    first.list(Buffer.from(old))
+    first.list(old)
     first.save()
     expect(fs.existsSync(file) ? Object.keys(JSON.parse(fs.readFileSync(file, 'utf8')) as object) : []).toEqual([])
     await new Promise(resolve => setTimeout(resolve, 1_100))
     const second = folderCache(file, () => true)
-    second.list(Buffer.from(old))
+    second.list(old)
     second.save()
     forge(file, old)
     fs.chmodSync(old, 0o700)
@@ -75,7 +75,7 @@ describe('folder cache', () => {
     const { root, file } = world()
     fs.writeFileSync(file, '{"x": [1, 2]')
     expect(names(path.join(root, 'tree/old'), file)).toEqual(['dsub', 'fHEAD'])
-    expect(() => folderCache(file, () => true).list(Buffer.from(path.join(root, 'missing')))).toThrow(expect.objectContaining({ code: 'ENOENT' }))
-    expect(() => folderCache(file, () => true).list(Buffer.from(path.join(root, 'tree/old/HEAD')))).toThrow(expect.objectContaining({ code: 'ENOTDIR' }))
+    expect(() => folderCache(file, () => true).list(path.join(root, 'missing'))).toThrow(expect.objectContaining({ code: 'ENOENT' }))
+    expect(() => folderCache(file, () => true).list(path.join(root, 'tree/old/HEAD'))).toThrow(expect.objectContaining({ code: 'ENOTDIR' }))
   })
 })
