@@ -4,7 +4,7 @@
 // network's cost, P7 a 30-command turn against plain claude and Claude's own sandbox).
 //   BENCH_RUNS (default 30)  launches per variant for P1/P6; the Claude parts run fewer
 //   BENCH_DOWNLOAD_MB (256)  the size of the throughput download
-//   BENCH_ONLY               a comma-separated subset of the parts: launch, proxy, memory, claude, instances
+//   BENCH_ONLY               a comma-separated subset of the parts: launch, proxy, tree, memory, claude, instances
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -89,6 +89,28 @@ if (part('proxy')) {
   results.p6ttfbPlain = { value: ttfbs.plain - ttfbs.direct, target: 2, unit: 'ms', what: 'P6 time to first byte the proxy adds (plain HTTP)' }
   results.p6speed = { value: speeds.tunnel, target: 1, unit: 'Gbit/s', atLeast: true, what: 'P6 throughput through the proxy, one tunnel' }
   results.p6speedPlain = { value: speeds.plain, target: 1, unit: 'Gbit/s', atLeast: true, what: 'P6 throughput through the proxy, plain HTTP' }
+}
+
+// ---------- A large project: what its size adds to a launch (the nested-repository search at the session's end) ----------
+if (part('tree')) {
+  const small = mkWorld({ CLAUDEBOX_CLAUDE: '/bin/true' })
+  const large = mkWorld({ CLAUDEBOX_CLAUDE: '/bin/true' })
+  // 5,000 folders of 8 files, shaped as node_modules: 50 packages of 100 folders, 5 levels deep.
+  for (let pkg = 0; pkg < 50; pkg++) {
+    for (let dir = 0; dir < 100; dir++) {
+      const folder = path.join(large.project, 'node_modules', `pkg${pkg}`, `d${dir % 5}`, `e${dir % 10}`, `f${dir}`)
+      fs.mkdirSync(folder, { recursive: true })
+      for (let f = 0; f < 8; f++) fs.writeFileSync(path.join(folder, `file${f}.js`), '')
+    }
+  }
+  const launch = world => () => spawnSync(process.execPath, [bin, '--network=open'], { cwd: world.project, env: world.env })
+  launch(large)() // the first session's search lists every folder; later ones only what changed
+  await sleep(1100)
+  const m = interleave({ 'small project': launch(small), 'project of 45,000 entries': launch(large) }, Math.min(runs, 15))
+  console.log(`
+A large project (medians of ${Math.min(runs, 15)} interleaved runs, launching /bin/true with --network=open)`)
+  for (const [name, ms] of Object.entries(m)) console.log(`  ${name.padEnd(30)} ${ms.toFixed(1).padStart(7)} ms`)
+  console.log(`  its size adds ${(m['project of 45,000 entries'] - m['small project']).toFixed(1)} ms (the search for nested repositories at the session's end, from its folder cache)`)
 }
 
 // ---------- P5: the launcher's resident memory while a session runs (default network: proxy included) ----------

@@ -23,8 +23,8 @@ export type EntryKind = 'd' | 'f' | 'l' | 'p' | 's' | 'b' | 'c'
 export interface Listing {
   /** How many entries the folder holds (the search's bound counts them). */
   count: number
-  /** Its folders, and its other entries whose names `keep` asked for. */
-  entries: { name: string; kind: EntryKind }[]
+  /** Its folders, and its other entries whose names `keep` asked for: each its kind's letter, then its name. */
+  entries: string[]
 }
 
 export interface FolderCache {
@@ -34,45 +34,49 @@ export interface FolderCache {
   save(): void
 }
 
-/** A change this recent is not kept (far above the coarse clock's tick). */
+/** A change this recent is not kept (far above the coarse clock's tick, and the ~0.2 µs a ctime in ms keeps). */
 const FRESH_MS = 1_000
 /** The largest cache read: a damaged or foreign one is read as none. */
 const MAX_CACHE_BYTES = 64 << 20
+// eslint-disable-next-line no-control-regex -- every byte outside ASCII, the control ones being ASCII
+const NOT_ASCII = /[^\x00-\x7f]/
 
 /**
  * A folder cache kept in `file` (undefined: none, every folder is listed). `keep` says which names
  * that are not folders a listing holds. Each folder is kept as one text, its parts split by `/`
- * (no name holds one): device, inode, ctime in ns, the count, then each entry as kind and name.
+ * (no name holds one): device, inode, ctime in ms, the count, then the entries.
  */
 export function folderCache(file: string | undefined, keep: (name: string) => boolean): FolderCache {
-  const kept = file === undefined ? new Map<string, string>() : readKept(file)
+  const kept = file === undefined ? {} : readKept(file)
   const seen = new Map<string, string>()
   let changed = false
-  const freshAfterNs = BigInt(Date.now() - FRESH_MS) * 1_000_000n
+  const freshAfterMs = Date.now() - FRESH_MS
   return {
     list(dir: string): Listing {
-      const bytes = Buffer.from(dir, 'latin1')
+      // A path of ASCII is the same text in latin1 and in UTF-8: no Buffer for it.
+      const at = NOT_ASCII.test(dir) ? Buffer.from(dir, 'latin1') : dir
       // The folder itself first, then its entries: a change between the two leaves a newer ctime
       // than the one kept, so the folder is listed again next time.
-      const st = fs.lstatSync(bytes, { bigint: true })
+      const st = fs.lstatSync(at)
       if (!st.isDirectory()) throw Object.assign(new Error(`not a folder: ${dir}`), { code: 'ENOTDIR' })
-      const id = `${st.dev}/${st.ino}/${st.ctimeNs}/`
-      const before = kept.get(dir)
-      if (before?.startsWith(id)) {
+      const id = `${st.dev}/${st.ino}/${st.ctimeMs}/`
+      const before = kept[dir]
+      if (typeof before === 'string' && before.startsWith(id)) {
         seen.set(dir, before)
-        return fromKept(before)
+        const parts = before.split('/')
+        return { count: Number(parts[3]) || 0, entries: parts.slice(4) }
       }
-      const listing = listFolder(bytes, keep)
-      if (st.ctimeNs < freshAfterNs) {
-        seen.set(dir, id + [String(listing.count), ...listing.entries.map(e => e.kind + e.name)].join('/'))
+      const listing = listFolder(at, keep)
+      if (st.ctimeMs < freshAfterMs && Number.isSafeInteger(st.ino)) {
+        seen.set(dir, `${id}${listing.count}${listing.entries.map(e => `/${e}`).join('')}`)
         changed = true
       }
       return listing
     },
     save(): void {
-      // Unchanged when every folder kept was seen as it was (one that changes at every session, a
-      // folder of the instance's, drops out once and is then neither kept nor written).
-      if (file === undefined || (!changed && [...kept.keys()].every(dir => seen.has(dir)))) return
+      // Unchanged when every folder kept was seen as it was (one that changes at every session
+      // drops out once and is then neither kept nor written).
+      if (file === undefined || (!changed && Object.keys(kept).every(dir => seen.has(dir)))) return
       try {
         const dir = path.dirname(file)
         if (lstatKind(path.dirname(dir)) !== 'dir') return
@@ -86,27 +90,23 @@ export function folderCache(file: string | undefined, keep: (name: string) => bo
   }
 }
 
-function readKept(file: string): Map<string, string> {
+/** What was kept, by folder (each key a path from `/`, never a name of Object's own); damaged: none. */
+function readKept(file: string): Record<string, unknown> {
   try {
-    const saved = JSON.parse(readNoFollow(file, MAX_CACHE_BYTES) ?? '{}') as Record<string, unknown>
-    return new Map(Object.entries(saved).filter((e): e is [string, string] => typeof e[1] === 'string'))
+    const saved = JSON.parse(readNoFollow(file, MAX_CACHE_BYTES) ?? '{}') as unknown
+    return typeof saved === 'object' && saved !== null && !Array.isArray(saved) ? (saved as Record<string, unknown>) : {}
   } catch {
-    return new Map() // damaged: every folder is listed, and the cache written anew
+    return {} // every folder is listed, and the cache written anew
   }
 }
 
-function fromKept(text: string): Listing {
-  const parts = text.split('/')
-  return { count: Number(parts[3]) || 0, entries: parts.slice(4).filter(e => e.length > 1).map(e => ({ kind: e[0] as EntryKind, name: e.slice(1) })) }
-}
-
-function listFolder(dir: Buffer, keep: (name: string) => boolean): Listing {
+function listFolder(dir: string | Buffer, keep: (name: string) => boolean): Listing {
   const all = fs.readdirSync(dir, { withFileTypes: true, encoding: 'buffer' })
-  const entries: Listing['entries'] = []
+  const entries: string[] = []
   for (const e of all) {
     const kind = kindOf(e)
     const name = e.name.toString('latin1')
-    if (kind === 'd' || keep(name)) entries.push({ name, kind })
+    if (kind === 'd' || keep(name)) entries.push(kind + name)
   }
   return { count: all.length, entries }
 }

@@ -423,7 +423,9 @@ function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => 
       gitDirs.push(textPath(bytes(dir), unchecked))
       if (changedSince(bytes(dir), sinceMs, true, [])) found.push(bytes(dir))
     }
-    for (const { name, kind } of listing.entries) {
+    for (const entry of listing.entries) {
+      const kind = entry[0] as EntryKind
+      const name = entry.slice(1)
       const p = `${dir}/${name}`
       if (READ_BY_GIT.has(name) && SPECIAL_KINDS.has(kind)) moveAside(bytes(p).toString())
       if (name === '.git') {
@@ -524,9 +526,9 @@ function specialFilesIn(gitDir: string): string[] {
  * red team, `objects -> ../.git/objects`), or a commondir naming where they are.
  */
 function looksLikeGitDir(dir: string, entries: Listing['entries']): boolean {
-  const named = (name: string): Listing['entries'][number] | undefined => entries.find(e => e.name === name)
+  const named = (name: string): string | undefined => entries.find(e => e.slice(1) === name)
   const head = named('HEAD')
-  if (head === undefined || head.kind === 'd') return false
+  if (head === undefined || head.startsWith('d')) return false
   if (named('commondir') !== undefined) return true
   // git only asks access(X_OK): an executable file, or a link to one, passes (red team, round 26).
   const enterable = (name: string): boolean => {

@@ -23,7 +23,7 @@ function world(): { root: string; file: string } {
 const names = (dir: string, file: string): string[] =>
   folderCache(file, n => n === 'HEAD' || n === 'FORGED')
     .list(dir)
-    .entries.map(e => e.kind + e.name)
+    .entries
     .sort()
 
 /** Adds a name to what the cache kept for `dir`: seen again only if the cache is used. */
