@@ -218,6 +218,8 @@ export interface GitWatchSpec {
   instance: string
   /** Where the nested-repository search keeps what it saw in each folder ($CLAUDEBOX_HOME/cache, out of every sandbox's reach); none: every folder is listed. */
   folderCache?: string
+  /** Where what each nested repository was at the session's end is kept for the next ($CLAUDEBOX_HOME/nested, out of every sandbox's reach). */
+  nestedRecord?: string
 }
 
 export interface LaunchSummary {

@@ -10,7 +10,7 @@ import { planGc, type GcPlan, type GcPolicy } from '../state/gc.js'
 import { instancesDir, PROJECT_ROOT_FILE, validProjectRoot } from '../state/instance.js'
 import { warn } from '../cli/log.js'
 import { liveSessions, readMeta, rootState, scanInstances } from '../state/scan.js'
-import { folderCacheFile } from '../state/registry.js'
+import { folderCacheFile, nestedRecordFile } from '../state/registry.js'
 import { removeFile } from '../host/fs.js'
 import type { Settings } from '../config/settings.js'
 import { readNoFollow } from '../host/probe.js'
@@ -95,10 +95,12 @@ function removeInstance(dir: string, id: string, root: string | undefined): bool
     return false
   }
   fse.removeSync(trash) // unlinks symlinks inside, never follows them
-  try {
-    removeFile(folderCacheFile(path.dirname(dir), id))
-  } catch {
-    // a cache left behind costs nothing but its space
+  for (const file of [folderCacheFile(path.dirname(dir), id), nestedRecordFile(path.dirname(dir), id)]) {
+    try {
+      removeFile(file)
+    } catch {
+      // left behind, it costs nothing but its space
+    }
   }
   return true
 }

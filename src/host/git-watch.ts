@@ -10,9 +10,8 @@ import { guardHeads, headIsValid } from './head-guard.js'
 import { checkInProgress } from './in-progress.js'
 import { checkIndexes } from './index-entries.js'
 import { configReader, userGitConfigs } from './git-configs.js'
-import { gitdirOf, readSmall } from './git-dirs.js'
-import { resolveChain } from './link-targets.js'
 import { folderCache, type EntryKind, type FolderCache, type Listing } from './folder-cache.js'
+import { describeNested, nestedRecord, type Configured, type NestedRecord } from './nested-repos.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
 
@@ -26,8 +25,8 @@ const POLL_MS = 200
 const SCAN_LIMIT = 300_000
 /** Nested git dirs whose FIFOs and sockets are moved aside at the session's end, at most. */
 const MAX_NESTED_SWEPT = 64
-/** Files in a nested git dir that make git run programs or look elsewhere. */
-const NESTED_REDIRECTING = ['config', 'config.worktree', 'commondir', 'hooks']
+/** Nested repositories looked into at the session's end, at most; the others are reported as they are found. */
+const MAX_DESCRIBED = 512
 
 export interface GitWatch {
   /** Stops watching and returns the warnings for the user (empty when nothing happened). */
@@ -63,7 +62,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
     const restored = heads.restored()
     if (restored.length > 0) warnings.push(`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`)
     warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs))
-    if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them); moved aside: ${moved.slice(movedBefore).join(', ')}`)
+    if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them), or a .git that leads through /proc or /dev or by a path that is not UTF-8 (where git goes from it cannot be known); moved aside: ${moved.slice(movedBefore).join(', ')}`)
     return warnings.map(w => `WARNING: ${w}`)
   }
   return {
@@ -394,7 +393,7 @@ const SEARCHED_NAMES = new Set(['.git', ...READ_BY_GIT, 'HEAD', 'commondir', 'ob
  * hooks changed, runs its own config for git started there (a shell prompt does) and, registered as
  * a gitlink, for `git status` at the top. The tree is searched without following symlinks.
  */
-function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => void, configured: Configured, gitDirs: string[], folders: FolderCache, ownTop = true): string[] {
+function nestedGit(workTree: string, search: NestedSearch, folders: FolderCache, ownTop = true): string[] {
   // Names are bytes: a folder named in something other than UTF-8 (d\377) must still be entered
   // (red team: a string path lost the byte, the folder was skipped and its repository unreported).
   // Paths are latin1 strings on the way (a character per byte, folder-cache.ts), bytes when kept.
@@ -419,18 +418,16 @@ function nestedGit(workTree: string, sinceMs: number, moveAside: (p: string) => 
     seen += listing.count
     // A folder shaped like a git dir (HEAD, objects/, refs/) is a repository to git run there, or
     // below when a .git is rejected (red team: the top's own config then ran at git status).
-    if (looksLikeGitDir(dir, listing.entries)) {
-      gitDirs.push(textPath(bytes(dir), unchecked))
-      if (changedSince(bytes(dir), sinceMs, true, [])) found.push(bytes(dir))
-    }
+    if (looksLikeGitDir(dir, listing.entries) && nestedChanged(bytes(dir), bytes(dir).toString(), true, search, unchecked)) found.push(bytes(dir))
     for (const entry of listing.entries) {
       const kind = entry[0] as EntryKind
       const name = entry.slice(1)
       const p = `${dir}/${name}`
-      if (READ_BY_GIT.has(name) && SPECIAL_KINDS.has(kind)) moveAside(bytes(p).toString())
+      // git opens these through a link too (red team, round 46: `.gitmodules -> fifo` hung git status).
+      if (READ_BY_GIT.has(name) && (SPECIAL_KINDS.has(kind) || (kind === 'l' && leadsToSpecial(bytes(p))))) search.moveAside(bytes(p).toString())
       if (name === '.git') {
         // The project's own .git is not a nested one; the instance has none of its own.
-        if ((!ownTop || dir !== top) && nestedChanged(bytes(p), kind, sinceMs, configured, gitDirs, unchecked)) found.push(bytes(p))
+        if ((!ownTop || dir !== top) && nestedChanged(bytes(p), bytes(dir).toString(), false, search, unchecked)) found.push(bytes(p))
       } else if (kind === 'd') {
         stack.push(p)
       }
@@ -456,43 +453,50 @@ function textPath(p: Buffer, unchecked: Buffer[]): string {
   return text
 }
 
-/**
- * A nested `.git`: its git dir goes to `gitDirs` (its index and operation files are checked), and
- * whether it, or what git takes from the git dir it leads to, changed since the session began.
- */
-function nestedChanged(dotGit: Buffer, kind: EntryKind, sinceMs: number, configured: Configured, gitDirs: string[], unchecked: Buffer[]): boolean {
-  const gitDir = gitDirOfDotGit(dotGit, kind, unchecked)
-  if (gitDir !== undefined) gitDirs.push(gitDir)
-  const tree = path.dirname(dotGit.toString())
-  if (kind === 'd') return changedSince(dotGit, sinceMs, true, configured(tree, dotGit.toString()))
-  // A `.git` file or link: itself, and the git dir it leads to, wherever that lies (red team, round
-  // 45: `sub/.git -> ../.git/x` made in one session, .git/x's config written in the next, unreported).
-  return changedSince(dotGit, sinceMs, false, []) || (gitDir !== undefined && changedSince(Buffer.from(gitDir), sinceMs, true, configured(tree, gitDir)))
+/** What the search for nested repositories carries from folder to folder. */
+interface NestedSearch {
+  sinceMs: number
+  moveAside: (p: string) => void
+  configured: Configured
+  /** Every git dir found, for the index and operation checks. */
+  gitDirs: string[]
+  /** What each repository was at the last session's end. */
+  record: NestedRecord
+  /** How many repositories were looked into. */
+  described: number
 }
 
 /**
- * The git dir git takes for a nested `.git`: the folder itself; where a symlink leads, when that is
- * a folder (git follows it: red team, round 45, `sub/.git -> ../.git/x` was never looked at); or the
- * `gitdir:` of the file it is or leads to, relative to the `.git`'s own folder, resolved as the kernel
- * walks it (`x/..` is the parent of where the link `x` leads: red team, round 43). Undefined when it
- * leads nowhere (yet), or loops, where git finds no repository either. A pointer that is not UTF-8
- * is noted in `unchecked`.
+ * A nested repository at `entry` (its `.git`, or a folder shaped as a git dir) in the work tree
+ * `tree`: its git dirs go to the search's (their index and operation files are checked), and
+ * whether to report it: what git takes from it differs from the last session's end, or, with no
+ * record of it, changed during this session. One that leads where git's own walk cannot be known
+ * (through /proc) is moved aside.
  */
-function gitDirOfDotGit(dotGit: Buffer, kind: EntryKind, unchecked: Buffer[]): string | undefined {
-  const text = textPath(dotGit, unchecked)
-  if (kind === 'd') return text
-  const end = resolveChain(text).end
-  if (end?.kind === 'dir') return end.path
-  if (end?.kind !== 'file') return undefined
-  const bytes = readSmall(end.path, 'latin1')
-  const pointer = gitdirOf(bytes === undefined ? undefined : Buffer.from(bytes, 'latin1').toString())
-  if (pointer === undefined) return undefined
-  if (!Buffer.from(pointer).equals(Buffer.from(gitdirOf(bytes) ?? '', 'latin1'))) {
-    unchecked.push(dotGit)
-    return undefined
+function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: NestedSearch, unchecked: Buffer[]): boolean {
+  // Each costs a few dozen stats: thousands a session made are reported unread, not read for minutes.
+  if (search.described++ >= MAX_DESCRIBED) return true
+  const text = textPath(entry, unchecked)
+  const repo = describeNested(text, tree, isGitDir, search.configured)
+  search.gitDirs.push(...repo.gitDirs)
+  if (repo.magic !== undefined) {
+    search.moveAside(repo.magic)
+    return true
   }
-  const target = resolveChain(pointer.startsWith('/') ? pointer : `${path.dirname(text)}/${pointer}`).end
-  return target?.kind === 'dir' ? target.path : undefined
+  const before = search.record.previous(text)
+  search.record.keep(text, repo)
+  if (repo.unlisted) return true
+  return before === undefined ? repo.newestMs >= search.sinceMs - 1 : before !== repo.text
+}
+
+/** Whether a link leads to a FIFO, socket or device. */
+function leadsToSpecial(link: Buffer): boolean {
+  try {
+    const st = fs.statSync(link)
+    return !st.isFile() && !st.isDirectory()
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -543,51 +547,24 @@ function looksLikeGitDir(dir: string, entries: Listing['entries']): boolean {
   return enterable('objects') && enterable('refs')
 }
 
-function namesIn(dir: Buffer): Buffer[] {
-  try {
-    return fs.readdirSync(dir, { encoding: 'buffer' })
-  } catch {
-    return []
-  }
-}
-
 /** The nested-repository search over every work tree, with one config reader for all of them. */
 function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[]): string[] {
-  const configured = configuredOf(spec.home)
+  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), described: 0 }
   const searched = (name: string): boolean => SEARCHED_NAMES.has(name)
   const folders = folderCache(spec.folderCache, searched)
-  const out = spec.workTrees.flatMap(tree => nestedGit(tree, sinceMs, moveAside, configured, gitDirs, folders))
+  const out = spec.workTrees.flatMap(tree => nestedGit(tree, search, folders))
   folders.save()
   // The instance too, its own top included (red team, round 42: a repository made there, reached
   // by a symlink `sub` in the project, ran its fsmonitor at the host's git status in sub). Listed
   // whole each time: its folders change at every session (claudebox's own records among them).
-  return [...out, ...nestedGit(spec.instance, sinceMs, moveAside, configured, gitDirs, folderCache(undefined, searched), false)]
+  out.push(...nestedGit(spec.instance, search, folderCache(undefined, searched), false))
+  search.record.save()
+  return out
 }
 
-/** For a nested repository (its work tree and git dir): the hooksPath folder and include files its config and the user's name. */
-type Configured = (tree: string, gitDir: string) => string[]
-
+/** For a nested repository: the hooksPath folder and include files its configs and the user's name. */
 function configuredOf(home: string): Configured {
   const reader = configReader(home)
-  return (tree, gitDir) => reader.targets(tree, [path.join(gitDir, 'config'), ...userGitConfigs(home)])
+  return (tree, repoConfigs) => reader.targets(tree, [...repoConfigs, ...userGitConfigs(home)])
 }
 
-/**
- * Whether a nested repository's `.git` (or folder shaped as one) changed since the session began:
- * what makes git run programs or look elsewhere, in it and in `configured` (its core.hooksPath
- * folder and include files: red team, round 30, a clone's `.husky/pre-commit` changed unreported).
- */
-function changedSince(dotGit: Buffer, sinceMs: number, isDir: boolean, configured: readonly string[]): boolean {
-  const below = (...names: string[]): Buffer => Buffer.concat([dotGit, Buffer.from(`/${names.join('/')}`)])
-  const inside = (dir: Buffer): Buffer[] => namesIn(dir).map(name => Buffer.concat([dir, Buffer.from('/'), name]))
-  const hooks = isDir ? [below('hooks'), ...configured.map(p => Buffer.from(p))].flatMap(dir => [dir, ...inside(dir)]) : []
-  // Not a git dir's own change time: git changes it at every index write (a false report each session).
-  const candidates = isDir ? [below('HEAD'), ...NESTED_REDIRECTING.map(name => below(name)), ...hooks] : [dotGit]
-  return candidates.some(p => {
-    try {
-      return fs.lstatSync(p).ctimeMs >= sinceMs - 1
-    } catch {
-      return false
-    }
-  })
-}

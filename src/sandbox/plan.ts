@@ -7,7 +7,7 @@ import { canonicalRoot, instanceDir, instanceId, instancesDir, isWithin, PROJECT
 import { trustGit } from './git-trust.js'
 import { planGitGuard, type GitGuardPlan } from './git-guard.js'
 import { GIT_DIR_TODO_FILES, watchedPaths } from './persistence.js'
-import { folderCacheFile, OWN_DIR, QUARANTINE_DIR, SESSIONS_DIR } from '../state/registry.js'
+import { folderCacheFile, nestedRecordFile, OWN_DIR, QUARANTINE_DIR, SESSIONS_DIR } from '../state/registry.js'
 import { bindRefusal, dangerousRootReason, insideSessionSockets, noCurrentDir, sandboxHomeRefusal, writableBindRefusal } from './policy.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
 import { scopeHelper } from './landlock.js'
@@ -210,7 +210,7 @@ function watches(facts: HostFacts, options: SandboxOptions, { cwd, instance }: {
   const guards = [guard, ...bindGuards.map(g => g.plan)]
   return {
     watch,
-    gitWatch: { forbidden: guards.flatMap(g => g.forbidden), links: guards.flatMap(g => g.links), gitDirs: guards.flatMap(g => g.gitDirs), workTrees: [top, ...bindGuards.map(g => g.real)], home: facts.home, quarantineDir: path.join(facts.claudeboxHome, QUARANTINE_DIR, path.basename(instance)), instance, folderCache: folderCacheFile(facts.claudeboxHome, path.basename(instance)) },
+    gitWatch: { forbidden: guards.flatMap(g => g.forbidden), links: guards.flatMap(g => g.links), gitDirs: guards.flatMap(g => g.gitDirs), workTrees: [top, ...bindGuards.map(g => g.real)], home: facts.home, quarantineDir: path.join(facts.claudeboxHome, QUARANTINE_DIR, path.basename(instance)), instance, folderCache: folderCacheFile(facts.claudeboxHome, path.basename(instance)), nestedRecord: nestedRecordFile(facts.claudeboxHome, path.basename(instance)) },
   }
 }
 

@@ -12,6 +12,12 @@ export const OWN_DIR = 'claudebox'
 export const QUARANTINE_DIR = 'quarantine'
 /** In $CLAUDEBOX_HOME, per instance id: what the search for nested repositories saw in each folder (host/folder-cache.ts). */
 export const folderCacheFile = (claudeboxHome: string, id: string): string => `${claudeboxHome}/cache/folders-${id}.json`
+/**
+ * In $CLAUDEBOX_HOME, per instance id: what each nested repository of the project was at its last
+ * session's end (host/nested-repos.ts). Not a cache: without it, a change made in one session and
+ * completed in the next is reported only by its own session's times.
+ */
+export const nestedRecordFile = (claudeboxHome: string, id: string): string => `${claudeboxHome}/nested/${id}.json`
 export const SESSIONS_DIR = 'claudebox/sessions'
 export const META_FILE = 'claudebox/meta.json'
 /** Size and conversation count of the instance, written when a session ends (for --list). */

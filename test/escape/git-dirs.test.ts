@@ -28,6 +28,14 @@ const renameInIndex = (index: string, renames: Record<string, string>): string =
   return `python3 -c "import hashlib; f='${index}'; d=open(f,'rb').read()[:-20]; d=d${replaced}; open(f,'wb').write(d+hashlib.sha1(d).digest())"`
 }
 
+const lstatKindOf = (p: string): string => {
+  try {
+    return fs.lstatSync(p).isSymbolicLink() ? 'symlink' : 'other'
+  } catch {
+    return 'missing'
+  }
+}
+
 /** Shell lines: the payload written to `config`, then ESCAPED or BLOCKED. */
 const tryConfig = (s: Scene, config: string): string => `${payload(s, config)} 2>/dev/null && echo ESCAPED || echo BLOCKED`
 const tryPointer = (file: string): string => `echo "gitdir: $PWD/evil" > ${file} 2>/dev/null && echo ESCAPED || echo BLOCKED`
@@ -734,6 +742,51 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(r.out).toBe('made')
     expect(Date.now() - started).toBeLessThan(5_000)
   })
+
+  test("round 46: a nested .git whose gitdir: goes through /proc/self/cwd (the launcher's folder, not git's): moved aside, and git checkout . in sub writes nothing into .git", async () => {
+    const s = scene()
+    const config = fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')
+    const script = [
+      'git init -q --separate-git-dir "$PWD/.git/x" sub',
+      '(git --git-dir=.git/x config --unset core.worktree || true)',
+      'cd sub',
+      'mkdir -p zz/.gix',
+      `printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' > zz/.gix/config`,
+      'git add zz/.gix/config',
+      renameInIndex('../.git/x/index', { 'zz/.gix/config': '../.git/config' }),
+      'rm -r zz',
+      "printf 'gitdir: /proc/self/cwd/../.git/x\\n' > .git",
+      'echo made',
+    ].join(' && ')
+    const r = await inside(s, script)
+    expect(r.out).toBe('made')
+    expect(r.err).toMatch(/leads through \/proc[^\n]*sub\/\.git ->/)
+    expect(fs.existsSync(path.join(s.project, 'sub/.git'))).toBe(false)
+    spawnSync('git', ['checkout', '.'], { cwd: path.join(s.project, 'sub'), env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
+    expect(fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')).toBe(config)
+  })
+
+  test.each([
+    ['its config, a symlink, changed behind the link', 'git init -q sub && mkdir meta && mv sub/.git/config meta/cfg && ln -s ../../meta/cfg sub/.git/config', 'git config --file meta/cfg core.fsmonitor "touch MARK; false"'],
+    ['the config of its commondir', 'git init -q sub && mkdir -p meta && git init -q --bare meta/c && rm -r sub/.git/objects sub/.git/refs sub/.git/config && echo ../../meta/c > sub/.git/commondir', 'git config --file meta/c/config core.fsmonitor "touch MARK; false"'],
+    ['re-pointed in the middle of a chain of links', 'git init -q --bare .git/w && git init -q --bare .git/z && git --git-dir=.git/z config core.fsmonitor "touch MARK; false" && mkdir sub meta && ln -s ../.git/w meta/l && ln -s ../meta/l sub/.git', 'ln -sfn ../.git/z meta/l'],
+    ['a symlink to a gitdir: file that the next session rewrote', 'git init -q --bare .git/w && git init -q --bare .git/z && git --git-dir=.git/z config core.fsmonitor "touch MARK; false" && mkdir sub meta && echo "gitdir: ../.git/w" > meta/gf && ln -s ../meta/gf sub/.git', 'echo "gitdir: ../.git/z" > meta/gf'],
+  ])('round 46: a nested repository made in one session, %s in the next: the second session reports it', async (_what, first, second) => {
+    const s = scene()
+    expect((await inside(s, first)).err).toContain('/sub/.git')
+    await new Promise(resolve => setTimeout(resolve, 1_200)) // what the first made is settled, and kept
+    const r = await inside(s, second.replace('MARK', s.marker))
+    expect(r.err).toContain('nested git repositories')
+    expect(r.err).toContain('/sub/.git')
+  })
+
+  test("round 46: a .gitmodules that is a symlink to a FIFO (git opens it through the link, and hung) is moved aside; a nested repository whose hooks lead to a folder of 20,000 entries ends the session at once", async () => {
+    const s = scene()
+    const r = await inside(s, 'mkfifo q && ln -s q .gitmodules && mkdir big && (cd big && seq 20000 | xargs touch) && for i in $(seq 40); do mkdir -p n/$i/.git && ln -s ../../../big n/$i/.git/hooks; done; date +%s%3N')
+    const end = Date.now() - Number(r.out) // the session's end: its checks, each hooks folder read at most 256 entries in (before: 40 times 20,000)
+    expect(lstatKindOf(path.join(s.project, '.gitmodules'))).toBe('missing')
+    expect(end).toBeLessThan(600)
+  }, 30_000)
 
   test("round 44: the index check never acts on a nested repository's config (a sparse index with a tree removed made ls-files lazily fetch it from a promisor remote, whose uploadpack ran on the host)", async () => {
     const s = scene()

@@ -1,0 +1,202 @@
+// A nested repository (a `.git` below a work tree's top, or a folder shaped as a git dir) as git
+// takes it, written out as text: where its `.git` leads (every link and `gitdir:` on the way), its
+// common dir, and what git reads or runs there (HEAD, config, config.worktree, the hooks, the
+// folders and files its config names), each file by its identity and change time. The text of each
+// is kept from one session's end to the next ($CLAUDEBOX_HOME/nested/<instance id>.json, out of
+// every sandbox), and a repository whose text changed is reported however the change was made (red
+// team, round 46: a config behind a symlink, a commondir's config, a link re-pointed in the middle
+// of a chain, each changed in a second session that printed nothing). A file's change time cannot
+// be set back; one that changed less than FRESH_MS ago (another session of the project may be
+// changing it) is not kept, so that the next look compares with the text from before.
+import fs from 'node:fs'
+import path from 'node:path'
+import { writeFileAtomic } from './atomic-write.js'
+import { lstatKind, readNoFollow } from './fs.js'
+import { gitdirOf, readSmall } from './git-dirs.js'
+import { resolveChain, type LinkChain } from './link-targets.js'
+
+export interface NestedRepo {
+  /** The git dir git takes (its index is checked) and its common dir. */
+  gitDirs: string[]
+  /** Where it leads and what git takes there, as text. */
+  text: string
+  /** A file or link of it changed under FRESH_MS ago: the text is not kept. */
+  fresh: boolean
+  /**
+   * Its `.git`, or its commondir, leads through /proc or /dev, whose links differ for each process
+   * (red team, round 46: `gitdir: /proc/self/cwd/../.git/x` led the launcher elsewhere than git),
+   * or names a path that is not UTF-8: where git goes cannot be known here. The file to move aside.
+   */
+  magic?: string | undefined
+  /** A hooks folder (or one its config names) of more entries than are listed: never taken as unchanged. */
+  unlisted: boolean
+  /** The newest change time among its `.git`, the links on the way and the files noted (ms). */
+  newestMs: number
+}
+
+/** The files and folders its config names for the repository's work tree (hooksPath, includes). */
+export type Configured = (tree: string, repoConfigs: string[]) => string[]
+
+const FRESH_MS = 1_000
+const MAX_LISTED = 256
+const MAGIC = /^\/(proc|dev)(\/|$)/
+
+/**
+ * `entry` is the repository's `.git` (`isGitDir` false) or a folder shaped as a git dir (true), in
+ * the work tree `tree`.
+ */
+export function describeNested(entry: string, tree: string, isGitDir: boolean, configured: Configured): NestedRepo {
+  const lines: string[] = []
+  const state = { fresh: false, unlisted: false, magic: undefined as string | undefined, newestMs: changeTime(entry) }
+  const walk = (start: string, magicAt: string): LinkChain => {
+    const chain = resolveChain(start)
+    for (const link of chain.links) {
+      lines.push(`link ${link.path} -> ${link.text}`)
+      state.newestMs = Math.max(state.newestMs, changeTime(link.path))
+    }
+    if ([start, ...chain.folders, ...chain.links.map(l => l.path), chain.end?.path ?? ''].some(p => MAGIC.test(p))) state.magic ??= magicAt
+    return chain
+  }
+  const note = (file: string): void => {
+    const { text, ctimeMs } = signature(file)
+    lines.push(`${file} ${text}`)
+    state.newestMs = Math.max(state.newestMs, ctimeMs)
+  }
+  const markMagic = (at: string): void => void (state.magic ??= at)
+  const gitDir = isGitDir ? entry : gitDirOf(entry, walk, note, markMagic)
+  const common = gitDir === undefined ? undefined : commonDirOf(gitDir, walk, note, markMagic)
+  for (const dir of new Set([gitDir, common])) {
+    if (dir !== undefined) for (const name of ['HEAD', 'config', 'config.worktree']) note(`${dir}/${name}`)
+  }
+  if (common !== undefined && gitDir !== undefined) {
+    for (const dir of new Set([`${common}/hooks`, ...configured(tree, [`${common}/config`, `${gitDir}/config.worktree`])])) {
+      note(dir)
+      const names = namesIn(dir)
+      if (names === undefined) state.unlisted = true
+      else for (const name of names) note(path.join(dir, name))
+    }
+  }
+  state.fresh = state.newestMs > Date.now() - FRESH_MS
+  return { gitDirs: [...new Set([gitDir, common].filter(d => d !== undefined))], text: lines.join('\n'), ...state }
+}
+
+/**
+ * The git dir a nested `.git` leads to: where a symlink leads, when that is a folder (git follows
+ * it: red team, round 45, `sub/.git -> ../.git/x`); or the `gitdir:` of the file it is or leads to,
+ * relative to the `.git`'s own folder, walked as the kernel walks it (`x/..` is the parent of where
+ * the link `x` leads: round 43). Undefined when it leads nowhere (yet), or loops, where git finds
+ * no repository either.
+ */
+function gitDirOf(dotGit: string, walk: (start: string, magicAt: string) => LinkChain, note: (file: string) => void, markMagic: (at: string) => void): string | undefined {
+  const end = walk(dotGit, dotGit).end
+  if (end?.kind === 'dir') return end.path
+  if (end?.kind !== 'file') return undefined
+  note(end.path) // its text is the pointer
+  const pointer = utf8(gitdirOf(readSmall(end.path, 'latin1')))
+  if (pointer === 'not UTF-8') markMagic(dotGit)
+  if (pointer === undefined || pointer === 'not UTF-8') return undefined
+  const target = walk(pointer.startsWith('/') ? pointer : `${path.dirname(dotGit)}/${pointer}`, dotGit).end
+  return target?.kind === 'dir' ? target.path : undefined
+}
+
+/** The common dir git takes for `gitDir` (its `commondir`, as git reads it), where config and hooks are. */
+function commonDirOf(gitDir: string, walk: (start: string, magicAt: string) => LinkChain, note: (file: string) => void, markMagic: (at: string) => void): string | undefined {
+  note(`${gitDir}/commondir`)
+  const text = utf8(readSmall(`${gitDir}/commondir`, 'latin1')?.replace(/[\r\n]+$/, ''))
+  if (text === undefined) return gitDir
+  if (text === 'not UTF-8') {
+    markMagic(`${gitDir}/commondir`)
+    return undefined
+  }
+  const end = walk(text.startsWith('/') ? text : `${gitDir}/${text}`, `${gitDir}/commondir`).end
+  return end?.kind === 'dir' ? end.path : undefined
+}
+
+/** Text read as latin1 (a character per byte), as UTF-8 again; 'not UTF-8' when its bytes are not (git would take them as they are). */
+function utf8(latin1: string | undefined): string | undefined {
+  if (latin1 === undefined) return undefined
+  const bytes = Buffer.from(latin1, 'latin1')
+  const text = bytes.toString()
+  return Buffer.from(text).equals(bytes) ? text : 'not UTF-8'
+}
+
+/** A file as git reaches it (through links): its kind, identity, size, times and mode. */
+function signature(file: string): { text: string; ctimeMs: number } {
+  let st: fs.Stats
+  try {
+    st = fs.statSync(file)
+  } catch {
+    return { text: 'missing', ctimeMs: changeTime(file) } // a link that leads nowhere still has a time
+  }
+  const kind = st.isFile() ? 'file' : st.isDirectory() ? 'folder' : 'special'
+  return { text: `${kind} ${st.dev}:${st.ino} ${st.size} ${st.ctimeMs} ${st.mtimeMs} ${st.mode}`, ctimeMs: Math.max(st.ctimeMs, changeTime(file)) }
+}
+
+/** The change time of `p` itself (a link's own), 0 when missing. */
+function changeTime(p: string): number {
+  try {
+    return fs.lstatSync(p).ctimeMs
+  } catch {
+    return 0
+  }
+}
+
+/** A folder's names, sorted; none when it is missing or no folder; undefined when it holds more than are listed. */
+function namesIn(dir: string): string[] | undefined {
+  let handle: fs.Dir
+  try {
+    handle = fs.opendirSync(dir)
+  } catch {
+    return []
+  }
+  try {
+    const names: string[] = []
+    // Read one at a time: a hooks folder of 100,000 entries must not be listed whole (red team, round 46).
+    for (let e = handle.readSync(); e !== null; e = handle.readSync()) {
+      if (names.length >= MAX_LISTED) return undefined
+      names.push(e.name)
+    }
+    return names.sort()
+  } finally {
+    handle.closeSync()
+  }
+}
+
+/** The texts kept at the last session's end, by entry; this session's, written at its end. */
+export interface NestedRecord {
+  previous(entry: string): string | undefined
+  keep(entry: string, repo: NestedRepo): void
+  save(): void
+}
+
+export function nestedRecord(file: string | undefined): NestedRecord {
+  let kept: Record<string, unknown> = {}
+  try {
+    const saved = file === undefined ? undefined : (JSON.parse(readNoFollow(file, 16 << 20) ?? '{}') as unknown)
+    if (typeof saved === 'object' && saved !== null && !Array.isArray(saved)) kept = saved as Record<string, unknown>
+  } catch {
+    // damaged: as none
+  }
+  const now: Record<string, string> = {}
+  return {
+    previous: entry => (typeof kept[entry] === 'string' ? kept[entry] : undefined),
+    keep(entry, repo) {
+      const before = kept[entry]
+      // Not settled yet: the text from before stays, so that the next look compares with it.
+      if (repo.fresh) {
+        if (typeof before === 'string') now[entry] = before
+      } else now[entry] = repo.text
+    },
+    save() {
+      if (file === undefined || JSON.stringify(now) === JSON.stringify(kept)) return
+      try {
+        const dir = path.dirname(file)
+        if (lstatKind(path.dirname(dir)) !== 'dir') return
+        if (lstatKind(dir) === 'missing') fs.mkdirSync(dir, { mode: 0o700 })
+        if (lstatKind(dir) === 'dir') writeFileAtomic(file, JSON.stringify(now))
+      } catch {
+        // the next session has no text to compare with: it reports what changed during it only
+      }
+    },
+  }
+}
