@@ -474,9 +474,13 @@ interface NestedSearch {
  * (through /proc) is moved aside.
  */
 function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: NestedSearch, unchecked: Buffer[]): boolean {
-  // Each costs a few dozen stats: thousands a session made are reported unread, not read for minutes.
-  if (search.described++ >= MAX_DESCRIBED) return true
   const text = textPath(entry, unchecked)
+  // Each costs a few dozen stats: thousands a session made are reported unread, not read for
+  // minutes (a folder's own index still counts for the index check's bound and its warning).
+  if (search.described++ >= MAX_DESCRIBED) {
+    search.gitDirs.push(text)
+    return true
+  }
   const repo = describeNested(text, tree, isGitDir, search.configured)
   search.gitDirs.push(...repo.gitDirs)
   if (repo.magic !== undefined) {
