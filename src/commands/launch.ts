@@ -95,7 +95,7 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   } finally {
     await cgroups.abandon()
   }
-  const { result, unregister, before, startedAt, interactive } = ran
+  const { result, unregister, before, startedAt, interactive, held } = ran
   debug('the sandbox has ended')
   let failed: number | undefined
   try {
@@ -113,8 +113,10 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
     await resumeHint(plan.summary.instanceDir, facts.cwd ?? '/', startedAt)
   }
   debug('the bookkeeping after the session is done')
-  // Re-raise a death by signal, so that our caller sees it as it would have without claudebox.
-  if (result.signal) process.kill(process.pid, result.signal)
+  // Re-raise a death by signal, so that our caller sees it as it would have without claudebox; or
+  // end by the signal that came while git was checked.
+  const signal = result.signal ?? held()
+  if (signal) process.kill(process.pid, signal)
   return result.status
 }
 
@@ -186,6 +188,7 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
   let before: Record<string, string> = {}
   let gitWatch: GitWatch | undefined
   let record: (() => void) | undefined
+  let held: NodeJS.Signals | undefined
   const unregister = (): void => {
     if (record !== undefined) afterSession('removing the session record', record)
     record = undefined
@@ -203,12 +206,12 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
       },
       cgroups,
     )
-    return { result, unregister, before, startedAt, interactive }
+    return { result, unregister, before, startedAt, interactive, held: () => held }
   } catch (error) {
     unregister()
     throw error
   } finally {
-    await holdingSignals(() =>
+    held = await holdingSignals(() =>
       afterSession('checking git', () => {
         for (const warning of gitWatch?.finish() ?? []) warn(warning)
       }),
@@ -224,6 +227,8 @@ interface Session {
   before: Record<string, string>
   startedAt: number
   interactive: boolean
+  /** A signal that came while git was checked after the session: the launcher ends by it at the end. */
+  held: () => NodeJS.Signals | undefined
 }
 
 /** claudebox's own status when the sandbox never started (bwrap's would read as Claude's); else undefined. */

@@ -122,11 +122,12 @@ const asError = (error: unknown): Error => (error instanceof Error ? error : new
 
 /**
  * Runs `step` (the checks after a session, which protect the user's next git command) with the
- * ending signals held, then ends by one that came meanwhile: a Ctrl-C there ended the launcher with
- * every warning, and the checks after it, lost (red team, round 45). A Ctrl-C from the terminal
- * still ends the git run of a check under way (it goes to the whole process group).
+ * ending signals held, and says which came meanwhile (the launcher ends by it once its bookkeeping
+ * is done): a Ctrl-C there ended the launcher with every warning, and the checks after it, lost
+ * (red team, round 45). A Ctrl-C from the terminal still ends the git run of a check under way (it
+ * goes to the whole process group).
  */
-export async function holdingSignals(step: () => void): Promise<void> {
+export async function holdingSignals(step: () => void): Promise<NodeJS.Signals | undefined> {
   let came: NodeJS.Signals | undefined
   const note = (signal: NodeJS.Signals): void => void (came ??= signal)
   for (const signal of ENDING_SIGNALS) process.on(signal, note)
@@ -136,7 +137,7 @@ export async function holdingSignals(step: () => void): Promise<void> {
   } finally {
     for (const signal of ENDING_SIGNALS) process.off(signal, note)
   }
-  if (came !== undefined) process.kill(process.pid, came)
+  return came
 }
 
 /** Resolves after the event loop's next poll phase: two check phases, a poll always between them. */
