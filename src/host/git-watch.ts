@@ -11,7 +11,7 @@ import { checkInProgress } from './in-progress.js'
 import { checkIndexes } from './index-entries.js'
 import { configReader, userGitConfigs } from './git-configs.js'
 import { folderCache, type EntryKind, type FolderCache, type Listing } from './folder-cache.js'
-import { describeNested, nestedRecord, type Configured, type NestedRecord } from './nested-repos.js'
+import { describeNested, nestedGitDirOnly, nestedRecord, type Configured, type NestedRecord } from './nested-repos.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
 
@@ -54,14 +54,14 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
   const heads = guardHeads(spec.gitDirs)
   const watch = watchDuringSession(spec, quarantine, () => heads.check())
-  const report = (nestedDirs: string[]): string[] => {
+  const report = (nestedDirs: string[], known: readonly string[]): string[] => {
     const warnings: string[] = []
     if (ended !== undefined) warnings.push(`the session made ${inlineSafe(ended)} ${REPLANT_LIMIT} times, each moved aside, and was ended: a git the host ran at the moment of one could have taken it; look at what git ran in this project since (the config of each one moved aside below)`)
     if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (look at them with ls and cat, not with git, which would take one for a repository; then delete them): ${moved.join(', ')}`)
     const movedBefore = moved.length
     const restored = heads.restored()
     if (restored.length > 0) warnings.push(`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`)
-    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs))
+    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs, known))
     if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them), or a .git that leads through /proc or /dev or by a path that is not UTF-8 (where git goes from it cannot be known); moved aside: ${moved.slice(movedBefore).join(', ')}`)
     return warnings.map(w => `WARNING: ${w}`)
   }
@@ -70,10 +70,11 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
       watch.stop()
       for (const dir of spec.gitDirs) specialFilesIn(dir).forEach(quarantine)
       const nestedDirs: string[] = []
-      const warnings = report(nestedDirs)
+      const known = gitDirsNow(spec.gitDirs)
+      const warnings = report(nestedDirs, known)
       // Every git dir there is now, nested repositories' too (red team, round 41: a nested
       // repository's index wrote ../.git/config at the host's git checkout . there).
-      const gitDirs = [...new Set([...gitDirsNow(spec.gitDirs), ...nestedDirs])]
+      const gitDirs = [...new Set([...known, ...nestedDirs])]
       const movedBefore = moved.length
       // Theirs too, as many as the index check reads (red team, round 45: a FIFO in a nested git dir).
       for (const dir of gitDirs.filter(dir => !spec.gitDirs.includes(dir)).slice(0, MAX_NESTED_SWEPT)) specialFilesIn(dir).forEach(quarantine)
@@ -418,19 +419,22 @@ function nestedGit(workTree: string, search: NestedSearch, folders: FolderCache,
     seen += listing.count
     // A folder shaped like a git dir (HEAD, objects/, refs/) is a repository to git run there, or
     // below when a .git is rejected (red team: the top's own config then ran at git status).
-    if (looksLikeGitDir(dir, listing.entries) && nestedChanged(bytes(dir), bytes(dir).toString(), true, search, unchecked)) found.push(bytes(dir))
+    // A folder shaped like a git dir is looked at as a repository of its own unless it is a `.git`
+    // (the repository whose .git it is is looked at from that entry; the top's is the project's) or a
+    // git dir claudebox knows (the top's, its submodules' and worktrees').
+    const own = dir.endsWith('/.git') || search.known.has(bytes(dir).toString())
+    if (!own && looksLikeGitDir(dir, listing.entries) && nestedChanged(bytes(dir), bytes(dir).toString(), true, search, unchecked)) found.push(bytes(dir))
     for (const entry of listing.entries) {
       const kind = entry[0] as EntryKind
       const name = entry.slice(1)
       const p = `${dir}/${name}`
       // git opens these through a link too (red team, round 46: `.gitmodules -> fifo` hung git status).
       if (READ_BY_GIT.has(name) && (SPECIAL_KINDS.has(kind) || (kind === 'l' && leadsToSpecial(bytes(p))))) search.moveAside(bytes(p).toString())
-      if (name === '.git') {
-        // The project's own .git is not a nested one; the instance has none of its own.
-        if ((!ownTop || dir !== top) && nestedChanged(bytes(p), bytes(dir).toString(), false, search, unchecked)) found.push(bytes(p))
-      } else if (kind === 'd') {
-        stack.push(p)
-      }
+      // The project's own .git is not a nested one; the instance has none of its own.
+      if (name === '.git' && (!ownTop || dir !== top) && nestedChanged(bytes(p), bytes(dir).toString(), false, search, unchecked)) found.push(bytes(p))
+      // Into .git folders too: a repository kept in one and reached by a symlink from the work tree
+      // runs its config at git status there (red team, round 47: `tools -> .git/stash/r`).
+      if (kind === 'd') stack.push(p)
     }
   }
   const shown = (paths: Buffer[]): string => paths.map(p => inlineSafe(p.toString())).join(', ')
@@ -464,6 +468,8 @@ interface NestedSearch {
   record: NestedRecord
   /** How many repositories were looked into. */
   described: number
+  /** The git dirs claudebox knows (the top's, its submodules' and worktrees'), not nested repositories. */
+  known: Set<string>
 }
 
 /**
@@ -478,7 +484,8 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
   // Each costs a few dozen stats: thousands a session made are reported unread, not read for
   // minutes (a folder's own index still counts for the index check's bound and its warning).
   if (search.described++ >= MAX_DESCRIBED) {
-    search.gitDirs.push(text)
+    const gitDir = nestedGitDirOnly(text, isGitDir)
+    if (gitDir !== undefined) search.gitDirs.push(gitDir)
     return true
   }
   const repo = describeNested(text, tree, isGitDir, search.configured)
@@ -489,8 +496,8 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
   }
   const before = search.record.previous(text)
   search.record.keep(text, repo)
-  if (repo.unlisted) return true
-  return before === undefined ? repo.newestMs >= search.sinceMs - 1 : before !== repo.text
+  const appeared = search.record.known && before === undefined
+  return appeared || (before !== undefined && before !== repo.text) || repo.newestMs >= search.sinceMs - 1 || repo.unlisted
 }
 
 /** Whether a link leads to a FIFO, socket or device. */
@@ -520,7 +527,8 @@ function specialFilesIn(gitDir: string): string[] {
     for (const e of entries) {
       if (budget-- <= 0) return
       const p = path.join(dir, e.name)
-      if (isSpecial(e)) found.push(p)
+      // git opens them through a link too (red team, round 47: packed-refs -> ../junk/fifo hung git status).
+      if (isSpecial(e) || (e.isSymbolicLink() && leadsToSpecial(Buffer.from(p)))) found.push(p)
       // modules/ and worktrees/ hold git dirs of their own, each looked at in turn.
       else if (e.isDirectory() && !(dir === gitDir && ['modules', 'worktrees'].includes(e.name))) walk(p)
     }
@@ -552,11 +560,15 @@ function looksLikeGitDir(dir: string, entries: Listing['entries']): boolean {
 }
 
 /** The nested-repository search over every work tree, with one config reader for all of them. */
-function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[]): string[] {
-  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), described: 0 }
+function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[], known: readonly string[]): string[] {
+  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), described: 0, known: new Set(known) }
   const searched = (name: string): boolean => SEARCHED_NAMES.has(name)
   const folders = folderCache(spec.folderCache, searched)
-  const out = spec.workTrees.flatMap(tree => nestedGit(tree, search, folders))
+  // The git dirs outside the work trees too (a --separate-git-dir's, a worktree's in the main .git
+  // elsewhere): a repository kept in one is reached through a symlink the same way.
+  const within = (dir: string, tops: readonly string[]): boolean => tops.some(top => dir !== top && (dir + '/').startsWith(`${top}/`))
+  const outside = known.filter(dir => !spec.workTrees.some(tree => dir === tree || within(dir, [tree])))
+  const out = [...spec.workTrees, ...outside.filter(dir => !within(dir, outside))].flatMap(tree => nestedGit(tree, search, folders))
   folders.save()
   // The instance too, its own top included (red team, round 42: a repository made there, reached
   // by a symlink `sub` in the project, ran its fsmonitor at the host's git status in sub). Listed

@@ -5,14 +5,16 @@
 // is kept from one session's end to the next ($CLAUDEBOX_HOME/nested/<instance id>.json, out of
 // every sandbox), and a repository whose text changed is reported however the change was made (red
 // team, round 46: a config behind a symlink, a commondir's config, a link re-pointed in the middle
-// of a chain, each changed in a second session that printed nothing). A file's change time cannot
-// be set back; one that changed less than FRESH_MS ago (another session of the project may be
-// changing it) is not kept, so that the next look compares with the text from before.
+// of a chain, each changed in a second session that printed nothing). A repository is reported when
+// its text differs from the one kept, when it has none while a record was kept (it appeared, by a
+// rename say, which changes no time inside it: round 47), and whenever anything of it changed
+// during this session, record or not (round 47: two sessions of the project at once each took the
+// other's change for an old one). A file's change time cannot be set back.
 import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomic } from './atomic-write.js'
-import { lstatKind, readNoFollow } from './fs.js'
-import { gitdirOf, readSmall } from './git-dirs.js'
+import { lstatKind, readNoFollow, realPathFrom } from './fs.js'
+import { gitConfig, gitdirOf, readSmall } from './git-dirs.js'
 import { resolveChain, type LinkChain } from './link-targets.js'
 
 export interface NestedRepo {
@@ -20,8 +22,6 @@ export interface NestedRepo {
   gitDirs: string[]
   /** Where it leads and what git takes there, as text. */
   text: string
-  /** A file or link of it changed under FRESH_MS ago: the text is not kept. */
-  fresh: boolean
   /**
    * Its `.git`, or its commondir, leads through /proc or /dev, whose links differ for each process
    * (red team, round 46: `gitdir: /proc/self/cwd/../.git/x` led the launcher elsewhere than git),
@@ -37,7 +37,6 @@ export interface NestedRepo {
 /** The files and folders its config names for the repository's work tree (hooksPath, includes). */
 export type Configured = (tree: string, repoConfigs: string[]) => string[]
 
-const FRESH_MS = 1_000
 const MAX_LISTED = 256
 const MAGIC = /^\/(proc|dev)(\/|$)/
 
@@ -47,7 +46,7 @@ const MAGIC = /^\/(proc|dev)(\/|$)/
  */
 export function describeNested(entry: string, tree: string, isGitDir: boolean, configured: Configured): NestedRepo {
   const lines: string[] = []
-  const state = { fresh: false, unlisted: false, magic: undefined as string | undefined, newestMs: changeTime(entry) }
+  const state = { unlisted: false, magic: undefined as string | undefined, newestMs: changeTime(entry) }
   const walk = (start: string, magicAt: string): LinkChain => {
     const chain = resolveChain(start)
     for (const link of chain.links) {
@@ -69,15 +68,22 @@ export function describeNested(entry: string, tree: string, isGitDir: boolean, c
     if (dir !== undefined) for (const name of ['HEAD', 'config', 'config.worktree']) note(`${dir}/${name}`)
   }
   if (common !== undefined && gitDir !== undefined) {
-    for (const dir of new Set([`${common}/hooks`, ...configured(tree, [`${common}/config`, `${gitDir}/config.worktree`])])) {
+    const configs = [`${common}/config`, `${gitDir}/config.worktree`]
+    // A relative program or hooksPath runs from the work tree, which core.worktree may move (round 47).
+    const trees = [tree, ...configs.flatMap(config => movedWorkTree(config, gitDir))]
+    for (const dir of new Set([`${common}/hooks`, ...trees.flatMap(t => configured(t, configs))])) {
       note(dir)
       const names = namesIn(dir)
       if (names === undefined) state.unlisted = true
       else for (const name of names) note(path.join(dir, name))
     }
   }
-  state.fresh = state.newestMs > Date.now() - FRESH_MS
   return { gitDirs: [...new Set([gitDir, common].filter(d => d !== undefined))], text: lines.join('\n'), ...state }
+}
+
+/** Only the git dir git takes from a nested `.git` (or the folder itself): for the repositories past the bound. */
+export function nestedGitDirOnly(entry: string, isGitDir: boolean): string | undefined {
+  return isGitDir ? entry : gitDirOf(entry, start => resolveChain(start), () => {}, () => {})
 }
 
 /**
@@ -97,6 +103,18 @@ function gitDirOf(dotGit: string, walk: (start: string, magicAt: string) => Link
   if (pointer === undefined || pointer === 'not UTF-8') return undefined
   const target = walk(pointer.startsWith('/') ? pointer : `${path.dirname(dotGit)}/${pointer}`, dotGit).end
   return target?.kind === 'dir' ? target.path : undefined
+}
+
+/** The work tree a config's core.worktree names (from the git dir, walked as the kernel walks it), if it names one. */
+function movedWorkTree(config: string, gitDir: string): string[] {
+  if (!/worktree/i.test(readSmall(config) ?? '')) return []
+  const value = gitConfig(config, ['core.worktree'])
+  if (value === undefined || value === '') return []
+  try {
+    return [realPathFrom(gitDir, value)]
+  } catch {
+    return []
+  }
 }
 
 /** The common dir git takes for `gitDir` (its `commondir`, as git reads it), where config and hooks are. */
@@ -164,6 +182,8 @@ function namesIn(dir: string): string[] | undefined {
 
 /** The texts kept at the last session's end, by entry; this session's, written at its end. */
 export interface NestedRecord {
+  /** Whether there was a record (a first session, or one after --gc or a lost file, has none). */
+  known: boolean
   previous(entry: string): string | undefined
   keep(entry: string, repo: NestedRepo): void
   save(): void
@@ -171,21 +191,19 @@ export interface NestedRecord {
 
 export function nestedRecord(file: string | undefined): NestedRecord {
   let kept: Record<string, unknown> = {}
+  let known = false
   try {
-    const saved = file === undefined ? undefined : (JSON.parse(readNoFollow(file, 16 << 20) ?? '{}') as unknown)
-    if (typeof saved === 'object' && saved !== null && !Array.isArray(saved)) kept = saved as Record<string, unknown>
+    const saved = file === undefined ? undefined : (JSON.parse(readNoFollow(file, 16 << 20) ?? 'null') as unknown)
+    if (typeof saved === 'object' && saved !== null && !Array.isArray(saved)) [kept, known] = [saved as Record<string, unknown>, true]
   } catch {
     // damaged: as none
   }
   const now: Record<string, string> = {}
   return {
+    known,
     previous: entry => (typeof kept[entry] === 'string' ? kept[entry] : undefined),
     keep(entry, repo) {
-      const before = kept[entry]
-      // Not settled yet: the text from before stays, so that the next look compares with it.
-      if (repo.fresh) {
-        if (typeof before === 'string') now[entry] = before
-      } else now[entry] = repo.text
+      now[entry] = repo.text
     },
     save() {
       if (file === undefined || JSON.stringify(now) === JSON.stringify(kept)) return

@@ -788,6 +788,51 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(end).toBeLessThan(600)
   }, 30_000)
 
+  test("round 47: a repository kept inside the project's .git and reached by a symlink from the work tree (git status there ran its fsmonitor): reported", async () => {
+    const s = scene()
+    const r = await inside(s, `git init -q .git/stash/r && git --git-dir=.git/stash/r/.git config core.fsmonitor "touch ${s.marker}; false" && ln -s .git/stash/r tools`)
+    expect(r.err).toContain('/.git/stash/r/.git')
+  })
+
+  test('round 47: a repository hidden in a nested .git in one session and renamed into the work tree in the next (a rename changes no time inside it): reported', async () => {
+    const s = scene()
+    expect((await inside(s, `git init -q n && git init -q n/.git/x/r && git --git-dir=n/.git/x/r/.git config core.fsmonitor "touch ${s.marker}; false"`)).err).toContain('/n/.git')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const r = await inside(s, 'mv n/.git/x/r r')
+    expect(r.err).toContain('/r/.git')
+  })
+
+  test('round 47: two sessions of the project at once, the later ending first (it took the earlier one\'s new repository for an old one, and kept it): the earlier one still reports it', async () => {
+    const s = scene()
+    const first = inside(s, `git init -q n && git -C n config core.fsmonitor "touch ${s.marker}; false" && sleep 4`)
+    await new Promise(resolve => setTimeout(resolve, 2_000))
+    await inside(s, 'true')
+    expect((await first).err).toContain('/n/.git')
+  })
+
+  test('round 47: past the 512 repositories looked into, a repository\'s index is still checked', async () => {
+    const s = scene()
+    const rename = (r: string): string => renameInIndex(`${r}/.git/index`, { 'zz/.gix/config': '../.git/config' })
+    const repo = (r: string): string => `git init -q ${r} && mkdir -p ${r}/zz/.gix && touch ${r}/zz/.gix/config && git -C ${r} add zz/.gix/config && ${rename(r)}`
+    const r = await inside(s, `for i in $(seq 600); do mkdir d$i && : > d$i/.git; done; ${repo('zz')} && ${repo('00')} && echo made`)
+    expect(r.out).toBe('made')
+    for (const dir of ['zz', '00']) expect(fs.existsSync(path.join(s.project, dir, '.git/index'))).toBe(false)
+  }, 30_000)
+
+  test("round 47: a nested repository's core.worktree moves where its relative programs run: one made there in the next session is reported", async () => {
+    const s = scene()
+    expect((await inside(s, 'git init -q n && mkdir w && git -C n config core.worktree ../../w && git -C n config core.fsmonitor ./fsm')).err).toContain('/n/.git')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const r = await inside(s, `printf '#!/bin/sh\\ntouch ${s.marker}\\n' > w/fsm && chmod +x w/fsm`)
+    expect(r.err).toContain('/n/.git')
+  })
+
+  test('round 47: a file of a git dir that is a symlink to a FIFO (packed-refs -> ../junk/fifo: git opens it through the link, and hung): moved aside', async () => {
+    const s = scene()
+    await inside(s, 'mkdir junk && mkfifo junk/ff && ln -s ../junk/ff .git/packed-refs && git init -q n && ln -s ../../junk/ff n/.git/packed-refs')
+    for (const file of ['.git/packed-refs', 'n/.git/packed-refs']) expect(lstatKindOf(path.join(s.project, file))).toBe('missing')
+  })
+
   test("round 44: the index check never acts on a nested repository's config (a sparse index with a tree removed made ls-files lazily fetch it from a promisor remote, whose uploadpack ran on the host)", async () => {
     const s = scene()
     const script = [
