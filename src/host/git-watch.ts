@@ -5,7 +5,7 @@
 import { randomHex } from './fs.js'
 import fs from 'node:fs'
 import path from 'node:path'
-import { lstatKind, safeReaddir } from './fs.js'
+import { lstatKind } from './fs.js'
 import { guardHeads, headIsValid } from './head-guard.js'
 import { checkInProgress } from './in-progress.js'
 import { checkIndexes } from './index-entries.js'
@@ -354,21 +354,44 @@ function newGitDirs(listings: ReadonlyMap<string, ReadonlySet<string>>): string[
  */
 function gitDirsNow(known: readonly string[]): string[] {
   const all = [...known]
+  // One budget of entries for every holder (red team, round 48: a chain of 254 module git dirs, each
+  // `worktrees` a link to a folder of 250,000 files, held the session's end 202 s).
+  const budget = { entries: 20_000 }
   for (let i = 0; i < all.length && all.length < 256; i++) {
     for (const holder of ['worktrees', 'modules'].map(sub => path.join(all[i] as string, sub))) {
-      for (const name of gitDirNames(holder)) if (!all.includes(path.join(holder, name))) all.push(path.join(holder, name))
+      for (const name of gitDirNames(holder, budget)) if (!all.includes(path.join(holder, name))) all.push(path.join(holder, name))
     }
   }
   return all.slice(0, 256)
 }
 
+/** A folder's names, read one at a time while `budget` lasts (each name spends one). */
+function namesUpTo(dir: string, budget: { entries: number }): string[] {
+  const names: string[] = []
+  let handle: fs.Dir
+  try {
+    handle = fs.opendirSync(dir)
+  } catch {
+    return names
+  }
+  try {
+    for (let e = budget.entries > 0 ? handle.readSync() : null; e !== null; e = budget.entries > 0 ? handle.readSync() : null) {
+      budget.entries--
+      names.push(e.name)
+    }
+  } finally {
+    handle.closeSync()
+  }
+  return names
+}
+
 /** Git dirs below `holder` (modules/ or worktrees/) by name, names of several parts included (vendor/x). */
-function gitDirNames(holder: string): Set<string> {
+function gitDirNames(holder: string, budget = { entries: 10_000 }): Set<string> {
   const names = new Set<string>()
-  let budget = 10_000
   const walk = (dir: string, depth: number): void => {
-    for (const name of safeReaddir(dir)) {
-      if (budget-- <= 0) return
+    // Never through a link (the next launch refuses a linked holder), and one entry at a time.
+    if (lstatKind(dir) !== 'dir') return
+    for (const name of namesUpTo(dir, budget)) {
       const p = path.join(dir, name)
       if (lstatKind(p) !== 'dir') continue
       const head = lstatKind(path.join(p, 'HEAD'))
@@ -497,7 +520,7 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
   const before = search.record.previous(text)
   search.record.keep(text, repo)
   const appeared = search.record.known && before === undefined
-  return appeared || (before !== undefined && before !== repo.text) || repo.newestMs >= search.sinceMs - 1 || repo.unlisted
+  return appeared || (before !== undefined && before !== repo.digest) || repo.newestMs >= search.sinceMs - 1 || repo.unlisted
 }
 
 /** Whether a link leads to a FIFO, socket or device. */
@@ -578,9 +601,17 @@ function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string)
   return out
 }
 
-/** For a nested repository: the hooksPath folder and include files its configs and the user's name. */
+/**
+ * For a nested repository: the hooksPath folder and include files its configs and the user's name.
+ * A reader of its own each, so that its bound on config files is this repository's (red team, round
+ * 48: one reader for all spent it on the first 31 of 80); the user's configs are read once, from
+ * the launch's cache of what git read in them.
+ */
 function configuredOf(home: string): Configured {
-  const reader = configReader(home)
-  return (tree, repoConfigs) => reader.targets(tree, [...repoConfigs, ...userGitConfigs(home)])
+  return (tree, repoConfigs) => {
+    const reader = configReader(home)
+    const targets = reader.targets(tree, [...repoConfigs, ...userGitConfigs(home)])
+    return { targets, problem: reader.refusal }
+  }
 }
 

@@ -12,6 +12,7 @@
 // other's change for an old one). A file's change time cannot be set back.
 import fs from 'node:fs'
 import path from 'node:path'
+import { sha256Hex } from '../sha256.js'
 import { writeFileAtomic } from './atomic-write.js'
 import { lstatKind, readNoFollow, realPathFrom } from './fs.js'
 import { gitConfig, gitdirOf, readSmall } from './git-dirs.js'
@@ -22,20 +23,28 @@ export interface NestedRepo {
   gitDirs: string[]
   /** Where it leads and what git takes there, as text. */
   text: string
+  /** That text's SHA-256, which the record keeps. */
+  digest: string
   /**
    * Its `.git`, or its commondir, leads through /proc or /dev, whose links differ for each process
    * (red team, round 46: `gitdir: /proc/self/cwd/../.git/x` led the launcher elsewhere than git),
    * or names a path that is not UTF-8: where git goes cannot be known here. The file to move aside.
    */
   magic?: string | undefined
-  /** A hooks folder (or one its config names) of more entries than are listed: never taken as unchanged. */
+  /**
+   * Not all of it could be looked at (a hooks folder of more entries than are listed, a config too
+   * large to read or naming too many, a program named through /proc): reported at every session.
+   */
   unlisted: boolean
   /** The newest change time among its `.git`, the links on the way and the files noted (ms). */
   newestMs: number
 }
 
-/** The files and folders its config names for the repository's work tree (hooksPath, includes). */
-export type Configured = (tree: string, repoConfigs: string[]) => string[]
+/**
+ * The files and folders its config names for the repository's work tree (hooksPath, includes,
+ * programs), and why that is not all of them, when it is not (a config too large to read, too many).
+ */
+export type Configured = (tree: string, repoConfigs: string[]) => { targets: string[]; problem: string | undefined }
 
 const MAX_LISTED = 256
 const MAGIC = /^\/(proc|dev)(\/|$)/
@@ -71,14 +80,24 @@ export function describeNested(entry: string, tree: string, isGitDir: boolean, c
     const configs = [`${common}/config`, `${gitDir}/config.worktree`]
     // A relative program or hooksPath runs from the work tree, which core.worktree may move (round 47).
     const trees = [tree, ...configs.flatMap(config => movedWorkTree(config, gitDir))]
-    for (const dir of new Set([`${common}/hooks`, ...trees.flatMap(t => configured(t, configs))])) {
+    const named = trees.map(t => configured(t, configs))
+    for (const problem of named.map(n => n.problem)) {
+      if (problem === undefined) continue
+      state.unlisted = true
+      lines.push(`not all read: ${problem}`)
+    }
+    const targets = named.flatMap(n => n.targets)
+    // A path through /proc or /dev means another file to git, run from another folder (round 48: `core.fsmonitor = /proc/self/cwd/fsm`).
+    if (targets.some(t => MAGIC.test(t))) state.unlisted = true
+    for (const dir of new Set([`${common}/hooks`, ...targets])) {
       note(dir)
       const names = namesIn(dir)
       if (names === undefined) state.unlisted = true
       else for (const name of names) note(path.join(dir, name))
     }
   }
-  return { gitDirs: [...new Set([gitDir, common].filter(d => d !== undefined))], text: lines.join('\n'), ...state }
+  const text = lines.join('\n')
+  return { gitDirs: [...new Set([gitDir, common].filter(d => d !== undefined))], text, digest: sha256Hex(text), ...state }
 }
 
 /** Only the git dir git takes from a nested `.git` (or the folder itself): for the repositories past the bound. */
@@ -189,21 +208,27 @@ export interface NestedRecord {
   save(): void
 }
 
+/**
+ * Each repository is kept as the SHA-256 of its text: a record of texts grew past what is read back
+ * (red team, round 48: 17 MB of long paths and hooks, read as no record, turned off the rule for a
+ * repository that appeared). A record file that is there but cannot be read counts as a record in
+ * which no repository is: each is reported once.
+ */
 export function nestedRecord(file: string | undefined): NestedRecord {
   let kept: Record<string, unknown> = {}
-  let known = false
+  const known = file !== undefined && lstatKind(file) !== 'missing'
   try {
-    const saved = file === undefined ? undefined : (JSON.parse(readNoFollow(file, 16 << 20) ?? 'null') as unknown)
-    if (typeof saved === 'object' && saved !== null && !Array.isArray(saved)) [kept, known] = [saved as Record<string, unknown>, true]
+    const saved = known ? (JSON.parse(readNoFollow(file, 16 << 20) ?? 'null') as unknown) : undefined
+    if (typeof saved === 'object' && saved !== null && !Array.isArray(saved)) kept = saved as Record<string, unknown>
   } catch {
-    // damaged: as none
+    // damaged: known, and empty
   }
   const now: Record<string, string> = {}
   return {
     known,
     previous: entry => (typeof kept[entry] === 'string' ? kept[entry] : undefined),
     keep(entry, repo) {
-      now[entry] = repo.text
+      now[entry] = repo.digest
     },
     save() {
       if (file === undefined || JSON.stringify(now) === JSON.stringify(kept)) return

@@ -833,6 +833,32 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     for (const file of ['.git/packed-refs', 'n/.git/packed-refs']) expect(lstatKindOf(path.join(s.project, file))).toBe('missing')
   })
 
+  test.each([
+    ['a program named through /proc/self/cwd (git runs it from the repository, claudebox looked from its own folder)', 'git init -q n && git -C n config core.fsmonitor /proc/self/cwd/fsm && touch n/fsm'],
+    ['a config over 1 MiB (claudebox cannot read it whole)', "git init -q n && git -C n config core.fsmonitor ./fsm && head -c 1200000 /dev/zero | tr '\\0' '#' | fold -w 100 >> n/.git/config && touch n/fsm"],
+  ])("round 48: a nested repository with %s: its program rewritten in the next session is reported", async (_what, first) => {
+    const s = scene()
+    expect((await inside(s, first)).err).toContain('/n/.git')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const r = await inside(s, `printf '#!/bin/sh\\ntouch ${s.marker}\\n' > n/fsm`)
+    expect(r.err).toContain('/n/.git')
+  })
+
+  test('round 48: 80 nested repositories whose programs the next session rewrites: each is reported (one reader for all of them read the configs of 31)', async () => {
+    const s = scene()
+    await inside(s, 'for i in $(seq -w 80); do git init -q r$i && git -C r$i config core.fsmonitor ./fsm && touch r$i/fsm; done')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const r = await inside(s, "for i in $(seq -w 80); do echo 'exit 0' > r$i/fsm; done")
+    for (let i = 1; i <= 80; i++) expect(r.err).toContain(`/r${String(i).padStart(2, '0')}/.git`)
+  }, 30_000)
+
+  test('round 48: a chain of module git dirs whose worktrees folders link to a folder of 100,000 files ends the session at once', async () => {
+    const s = scene()
+    const script = 'mkdir big && (cd big && seq 100000 | xargs touch) && d=.git/modules && for i in $(seq 60); do d=$d/a; mkdir -p $d && echo ref: refs/heads/main > $d/HEAD && ln -s "$PWD/big" $d/worktrees; d=$d/modules; done; date +%s%3N'
+    const r = await inside(s, script)
+    expect(Date.now() - Number(r.out.split('\n').at(-1))).toBeLessThan(3_000)
+  }, 60_000)
+
   test("round 44: the index check never acts on a nested repository's config (a sparse index with a tree removed made ls-files lazily fetch it from a promisor remote, whose uploadpack ran on the host)", async () => {
     const s = scene()
     const script = [
