@@ -10,9 +10,12 @@ export const TESTED_CLAUDE_NEWEST = /newest: '([^']+)'/.exec(fs.readFileSync(new
 export const median = xs => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 /** A temporary HOME with a git project in it, and the environment of a launch there. */
+const worlds = []
+process.on('exit', () => worlds.forEach(root => fs.rmSync(root, { recursive: true, force: true })))
+
 export function mkWorld(extra = {}) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-bench-'))
-  process.on('exit', () => fs.rmSync(root, { recursive: true, force: true }))
+  worlds.push(root)
   const home = path.join(root, 'home')
   const project = path.join(home, 'project')
   fs.mkdirSync(project, { recursive: true })

@@ -11,7 +11,7 @@ import { checkInProgress } from './in-progress.js'
 import { checkIndexes } from './index-entries.js'
 import { configReader, userGitConfigs } from './git-configs.js'
 import { folderCache, type EntryKind, type FolderCache, type Listing } from './folder-cache.js'
-import { describeNested, nestedGitDirOnly, nestedRecord, type Configured, type NestedRecord } from './nested-repos.js'
+import { describeNested, nestedGitDirOnly, nestedRecord, type Configured, type NestedRecord, type NestedRepo } from './nested-repos.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
 
@@ -71,7 +71,9 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
       for (const dir of spec.gitDirs) specialFilesIn(dir).forEach(quarantine)
       const nestedDirs: string[] = []
       const known = gitDirsNow(spec.gitDirs)
-      const warnings = report(nestedDirs, known)
+      // Known: only the git dirs the launch protected (red team, round 49: one below worktrees/a/b,
+      // or past a budget, was taken for known and never looked at, while nothing protected it).
+      const warnings = reportOrSay(() => report(nestedDirs, spec.gitDirs))
       // Every git dir there is now, nested repositories' too (red team, round 41: a nested
       // repository's index wrote ../.git/config at the host's git checkout . there).
       const gitDirs = [...new Set([...known, ...nestedDirs])]
@@ -83,6 +85,18 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
       away.close()
       return [...warnings, ...later]
     },
+  }
+}
+
+/**
+ * The warnings of `report`, or, when it fails, one that says so: the index and operation checks
+ * after it run either way (red team, round 49: a failure there lost every warning and skipped them).
+ */
+function reportOrSay(report: () => string[]): string[] {
+  try {
+    return report()
+  } catch (error) {
+    return [`WARNING: the search for nested git repositories failed (${inlineSafe((error as Error).message)}); look for .git folders and files in the project, and their configs and hooks, before you run git in it`]
   }
 }
 
@@ -489,8 +503,9 @@ interface NestedSearch {
   gitDirs: string[]
   /** What each repository was at the last session's end. */
   record: NestedRecord
-  /** How many repositories were looked into. */
+  /** How many repositories were looked into, and the files still to be looked at for all of them. */
   described: number
+  budget: { lines: number }
   /** The git dirs claudebox knows (the top's, its submodules' and worktrees'), not nested repositories. */
   known: Set<string>
 }
@@ -511,7 +526,12 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
     if (gitDir !== undefined) search.gitDirs.push(gitDir)
     return true
   }
-  const repo = describeNested(text, tree, isGitDir, search.configured)
+  let repo: NestedRepo
+  try {
+    repo = describeNested(text, tree, isGitDir, search.configured, search.budget)
+  } catch {
+    return true // not looked into: reported
+  }
   search.gitDirs.push(...repo.gitDirs)
   if (repo.magic !== undefined) {
     search.moveAside(repo.magic)
@@ -584,7 +604,7 @@ function looksLikeGitDir(dir: string, entries: Listing['entries']): boolean {
 
 /** The nested-repository search over every work tree, with one config reader for all of them. */
 function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[], known: readonly string[]): string[] {
-  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), described: 0, known: new Set(known) }
+  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), described: 0, budget: { lines: 65_536 }, known: new Set(known) }
   const searched = (name: string): boolean => SEARCHED_NAMES.has(name)
   const folders = folderCache(spec.folderCache, searched)
   // The git dirs outside the work trees too (a --separate-git-dir's, a worktree's in the main .git

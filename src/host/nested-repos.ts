@@ -47,13 +47,16 @@ export interface NestedRepo {
 export type Configured = (tree: string, repoConfigs: string[]) => { targets: string[]; problem: string | undefined }
 
 const MAX_LISTED = 256
+/** The files and folders a repository's configs name that are looked at, and the lines of its text, at most. */
+const MAX_TARGETS = 256
+const MAX_LINES = 4_096
 const MAGIC = /^\/(proc|dev)(\/|$)/
 
 /**
  * `entry` is the repository's `.git` (`isGitDir` false) or a folder shaped as a git dir (true), in
  * the work tree `tree`.
  */
-export function describeNested(entry: string, tree: string, isGitDir: boolean, configured: Configured): NestedRepo {
+export function describeNested(entry: string, tree: string, isGitDir: boolean, configured: Configured, budget = { lines: MAX_LINES }): NestedRepo {
   const lines: string[] = []
   const state = { unlisted: false, magic: undefined as string | undefined, newestMs: changeTime(entry) }
   const walk = (start: string, magicAt: string): LinkChain => {
@@ -66,6 +69,12 @@ export function describeNested(entry: string, tree: string, isGitDir: boolean, c
     return chain
   }
   const note = (file: string): void => {
+    // Bounded: a config naming 20,000 folders of 255 files each grew the text past V8's longest string (round 49).
+    if (lines.length >= MAX_LINES || budget.lines <= 0) {
+      state.unlisted = true
+      return
+    }
+    budget.lines--
     const { text, ctimeMs } = signature(file)
     lines.push(`${file} ${text}`)
     state.newestMs = Math.max(state.newestMs, ctimeMs)
@@ -86,7 +95,9 @@ export function describeNested(entry: string, tree: string, isGitDir: boolean, c
       state.unlisted = true
       lines.push(`not all read: ${problem}`)
     }
-    const targets = named.flatMap(n => n.targets)
+    const all = named.flatMap(n => n.targets)
+    if (all.length > MAX_TARGETS) state.unlisted = true
+    const targets = all.slice(0, MAX_TARGETS)
     // A path through /proc or /dev means another file to git, run from another folder (round 48: `core.fsmonitor = /proc/self/cwd/fsm`).
     if (targets.some(t => MAGIC.test(t))) state.unlisted = true
     for (const dir of new Set([`${common}/hooks`, ...targets])) {
