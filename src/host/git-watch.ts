@@ -21,10 +21,11 @@ const O_PATH = 0o10000000
 const REPLANT_LIMIT = 10
 /** How often the forbidden names are looked at besides inotify's events. */
 const POLL_MS = 200
-/** How many directory entries the after-session search for nested `.git` looks at, at most. */
+/** How many folders (and names searched for) the after-session search for nested `.git` looks at, at most. */
 const SCAN_LIMIT = 300_000
 /** Nested git dirs whose FIFOs and sockets are moved aside at the session's end, at most. */
-const MAX_NESTED_SWEPT = 64
+/** Entries of git dirs looked at for FIFOs and sockets at the session's end, in all. */
+const SWEEP_LIMIT = 200_000
 /** Nested repositories looked into at the session's end, at most; the others are reported as they are found. */
 const MAX_DESCRIBED = 512
 
@@ -68,7 +69,8 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
   return {
     finish(): string[] {
       watch.stop()
-      for (const dir of spec.gitDirs) specialFilesIn(dir).forEach(quarantine)
+      const sweep = { entries: SWEEP_LIMIT }
+      for (const dir of spec.gitDirs) specialFilesIn(dir, sweep).forEach(quarantine)
       const nestedDirs: string[] = []
       const known = gitDirsNow(spec.gitDirs)
       // Known: only the git dirs the launch protected (red team, round 49: one below worktrees/a/b,
@@ -79,7 +81,10 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
       const gitDirs = [...new Set([...known, ...nestedDirs])]
       const movedBefore = moved.length
       // Theirs too, as many as the index check reads (red team, round 45: a FIFO in a nested git dir).
-      for (const dir of gitDirs.filter(dir => !spec.gitDirs.includes(dir)).slice(0, MAX_NESTED_SWEPT)) specialFilesIn(dir).forEach(quarantine)
+      // Every nested one, within the one budget (round 50: past 64, a FIFO info/exclude stayed unnamed).
+      const nested = gitDirs.filter(dir => !spec.gitDirs.includes(dir))
+      for (const dir of nested) specialFilesIn(dir, sweep).forEach(quarantine)
+      if (sweep.entries < 0) warnings.push(`WARNING: the search for FIFOs and sockets in git dirs (git hangs on them) stopped after ${SWEEP_LIMIT} entries; git dirs it may not have finished: ${[...spec.gitDirs, ...nested].slice(-3).map(inlineSafe).join(', ')}, ...: look for them there (find <dir> -type p -o -type s) before you run git`)
       const later = [...checkInProgress(gitDirs, quarantine), ...checkIndexes(gitDirs, quarantine)]
       if (moved.length > movedBefore) warnings.push(`WARNING: moved aside at the session's end (look at them with ls and cat, not with git): ${moved.slice(movedBefore).join(', ')}`)
       away.close()
@@ -453,7 +458,9 @@ function nestedGit(workTree: string, search: NestedSearch, folders: FolderCache,
       if (!['ENOENT', 'ENOTDIR'].includes((error as NodeJS.ErrnoException).code ?? '')) unreadable.push(bytes(dir))
       continue
     }
-    seen += listing.count
+    // Folders and the names searched for count, not every file: 300,001 files in one folder ended
+    // the search before a repository beside them (red team, round 50).
+    seen += listing.entries.length
     // A folder shaped like a git dir (HEAD, objects/, refs/) is a repository to git run there, or
     // below when a .git is rejected (red team: the top's own config then ran at git status).
     // A folder shaped like a git dir is looked at as a repository of its own unless it is a `.git`
@@ -483,7 +490,10 @@ function nestedGit(workTree: string, search: NestedSearch, folders: FolderCache,
     out.push(`folders the search for nested git repositories could not list (a repository in them would run its config and hooks unseen): ${shown(unreadable)}; make them readable (chmod u+rx) and look inside before running git here`)
   }
   if (unchecked.length > 0) out.push(`nested git repositories at paths that are not UTF-8, whose index claudebox cannot have git read (git checkout there could write what it lists anywhere): ${shown(unchecked)}; rename them, then run git reset in them before any git checkout`)
-  if (stack.length > 0) out.push(`the search for nested .git stopped after ${SCAN_LIMIT} entries in ${workTree}; run: find ${workTree} -name .git -newer ${workTree}/.git/HEAD`)
+  if (stack.length > 0) {
+    const left = stack.slice(-3).map(p => inlineSafe(bytes(p).toString()))
+    out.push(`the search for nested git repositories stopped after ${SCAN_LIMIT} folders in ${inlineSafe(workTree)}; not searched: ${left.join(', ')} and more, whose repositories' configs, hooks and indexes were not checked: look for them (find ${inlineSafe(workTree)} -name .git -o -name HEAD -o -type p) before you run git there`)
+  }
   return out
 }
 
@@ -557,9 +567,8 @@ function leadsToSpecial(link: Buffer): boolean {
  * FIFOs, sockets and devices anywhere in a git dir (packed-refs, info/exclude, refs/heads/main ...):
  * git reads those files, and would hang on a FIFO at the user's next git status (red team).
  */
-function specialFilesIn(gitDir: string): string[] {
+function specialFilesIn(gitDir: string, budget: { entries: number }): string[] {
   const found: string[] = []
-  let budget = 50_000
   const walk = (dir: string): void => {
     let entries: fs.Dirent[]
     try {
@@ -567,8 +576,11 @@ function specialFilesIn(gitDir: string): string[] {
     } catch {
       return
     }
+    // The files git opens by name first (HEAD, packed-refs, info/, refs/), objects/ last: a budget
+    // spent on loose objects left a FIFO packed-refs in place (red team, round 50).
+    if (dir === gitDir) entries.sort((a, b) => Number(a.name === 'objects') - Number(b.name === 'objects'))
     for (const e of entries) {
-      if (budget-- <= 0) return
+      if (budget.entries-- <= 0) return
       const p = path.join(dir, e.name)
       // git opens them through a link too (red team, round 47: packed-refs -> ../junk/fifo hung git status).
       if (isSpecial(e) || (e.isSymbolicLink() && leadsToSpecial(Buffer.from(p)))) found.push(p)
