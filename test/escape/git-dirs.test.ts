@@ -36,6 +36,24 @@ const lstatKindOf = (p: string): string => {
   }
 }
 
+/**
+ * Shell lines (run in a work tree whose .git is set): its index, the file `index` (relative), gets
+ * an entry `../.git/config` holding a config whose fsmonitor touches the marker.
+ */
+const poisonIndex = (s: Scene, index: string): string[] => [
+  'mkdir -p zz/.gix',
+  `printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' > zz/.gix/config`,
+  'git add zz/.gix/config',
+  renameInIndex(index, { 'zz/.gix/config': '../.git/config' }),
+  'rm -r zz',
+]
+
+/** The host's `git checkout .` in `dir` leaves the top's .git/config as `config` was. */
+function checkoutLeavesConfig(s: Scene, dir: string, config: string): void {
+  spawnSync('git', ['checkout', '.'], { cwd: path.join(s.project, dir), env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
+  expect(fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')).toBe(config)
+}
+
 /** Shell lines: the payload written to `config`, then ESCAPED or BLOCKED. */
 const tryConfig = (s: Scene, config: string): string => `${payload(s, config)} 2>/dev/null && echo ESCAPED || echo BLOCKED`
 const tryPointer = (file: string): string => `echo "gitdir: $PWD/evil" > ${file} 2>/dev/null && echo ESCAPED || echo BLOCKED`
@@ -638,17 +656,12 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
   test("round 43: a .git file whose gitdir: goes through a link and then .. (git resolves it as the kernel does): the index git uses is the one checked", async () => {
     const s = scene()
     const config = fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')
-    const rename = renameInIndex('../h/.git/g/index', { 'zz/.gix/config': '../.git/config' })
     const script = [
       'mkdir -p h/.git m',
       'git init -q --separate-git-dir "$PWD/h/.git/g" m',
       '(git --git-dir=h/.git/g config --unset core.worktree || true)',
       'cd m',
-      'mkdir -p zz/.gix',
-      `printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' > zz/.gix/config`,
-      'git add zz/.gix/config',
-      rename,
-      'rm -r zz',
+      ...poisonIndex(s, '../h/.git/g/index'),
       'ln -s ../h x',
       "printf 'gitdir: x/../h/.git/g\\n' > .git",
       'git ls-files',
@@ -656,8 +669,7 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     const r = await inside(s, script)
     expect(r.out).toBe('../.git/config')
     expect(r.err).toContain('/h/.git/g (../.git/config)')
-    spawnSync('git', ['checkout', '.'], { cwd: path.join(s.project, 'm'), env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
-    expect(fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')).toBe(config)
+    checkoutLeavesConfig(s, 'm', config)
   })
 
   test("a local remote through the user's link and then .. (url = lnk/../mirror.git, lnk -> sub/deep): the repository git reaches, sub/mirror.git, is the one whose hooks are read-only", async () => {
@@ -699,19 +711,14 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
       '(git --git-dir=.git/x config --unset core.worktree || true)',
       'cd sub',
       'rm .git',
-      'mkdir -p zz/.gix',
-      `printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' > zz/.gix/config`,
       pointer,
-      'git add zz/.gix/config',
-      renameInIndex('../.git/x/index', { 'zz/.gix/config': '../.git/config' }),
-      'rm -r zz',
+      ...poisonIndex(s, '../.git/x/index'),
       'git ls-files',
     ].join(' && ')
     const r = await inside(s, script)
     expect(r.out).toBe('../.git/config')
     expect(r.err).toContain('/.git/x (../.git/config)')
-    spawnSync('git', ['checkout', '.'], { cwd: path.join(s.project, 'sub'), env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
-    expect(fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')).toBe(config)
+    checkoutLeavesConfig(s, 'sub', config)
   })
 
   test("round 45: a nested .git link made in one session, the git dir it names made in the next (its config runs at git status there): the second session's end reports it", async () => {
@@ -749,11 +756,7 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
       'git init -q --separate-git-dir "$PWD/.git/x" sub',
       '(git --git-dir=.git/x config --unset core.worktree || true)',
       'cd sub',
-      'mkdir -p zz/.gix',
-      `printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' > zz/.gix/config`,
-      'git add zz/.gix/config',
-      renameInIndex('../.git/x/index', { 'zz/.gix/config': '../.git/config' }),
-      'rm -r zz',
+      ...poisonIndex(s, '../.git/x/index'),
       "printf 'gitdir: /proc/self/cwd/../.git/x\\n' > .git",
       'echo made',
     ].join(' && ')
@@ -761,8 +764,7 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(r.out).toBe('made')
     expect(r.err).toMatch(/leads through \/proc[^\n]*sub\/\.git ->/)
     expect(fs.existsSync(path.join(s.project, 'sub/.git'))).toBe(false)
-    spawnSync('git', ['checkout', '.'], { cwd: path.join(s.project, 'sub'), env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
-    expect(fs.readFileSync(path.join(s.project, '.git/config'), 'utf8')).toBe(config)
+    checkoutLeavesConfig(s, 'sub', config)
   })
 
   test.each([
