@@ -4,10 +4,9 @@
 // the file's path and its whole text: git is given that text on stdin, so what is kept is what git
 // made of those bytes, and a config changed in any way is read by git again. Only a launch turns
 // it on (useConfigCache); other readers, and a launch without a claudebox home, run git each time.
-import fs from 'node:fs'
 import path from 'node:path'
-import { writeFileAtomic } from './atomic-write.js'
-import { lstatKind, readNoFollow } from './fs.js'
+import { writeHomeFile } from './atomic-write.js'
+import { readJsonObject } from './fs.js'
 
 export type ConfigEntries = [string, string][]
 
@@ -26,12 +25,10 @@ let cache: { file: string; kept: Map<string, Kept>; used: Map<string, Kept>; cha
 export function useConfigCache(claudeboxHome: string): void {
   const file = path.join(claudeboxHome, 'cache', 'git-configs.json')
   cache = { file, kept: new Map(), used: new Map(), changed: false }
-  try {
-    const saved = JSON.parse(readNoFollow(file) ?? '{}') as { files?: Record<string, Kept> }
-    for (const [config, kept] of Object.entries(saved.files ?? {})) if (isKept(kept)) cache.kept.set(config, kept)
-  } catch {
-    // damaged: read every config with git, and write it anew
-  }
+  // Damaged: every config is read with git, and the cache written anew.
+  const files = readJsonObject(file)?.['files']
+  if (typeof files !== 'object' || files === null) return
+  for (const [config, kept] of Object.entries(files)) if (isKept(kept)) cache.kept.set(config, kept)
 }
 
 function isKept(kept: unknown): kept is Kept {
@@ -59,14 +56,6 @@ export function keepEntries(config: string, text: string, entries: ConfigEntries
  */
 export function saveConfigCache(): void {
   if (cache === undefined || !cache.changed) return
-  const dir = path.dirname(cache.file)
-  try {
-    if (lstatKind(path.dirname(dir)) !== 'dir') return
-    if (lstatKind(dir) === 'missing') fs.mkdirSync(dir, { mode: 0o700 })
-    if (lstatKind(dir) !== 'dir') return
-    writeFileAtomic(cache.file, JSON.stringify({ files: Object.fromEntries(cache.used) }))
-    cache.changed = false
-  } catch {
-    // the next launch runs git again
-  }
+  writeHomeFile(cache.file, JSON.stringify({ files: Object.fromEntries(cache.used) })) // unwritten, the next launch runs git again
+  cache.changed = false
 }

@@ -9,9 +9,8 @@
 // CAP_SYS_TIME). ctime has the kernel's coarse clock (a few ms), so a folder changed less than
 // FRESH_MS before it was looked at is not kept: a change after that look cannot get the same ctime.
 import fs from 'node:fs'
-import path from 'node:path'
-import { writeFileAtomic } from './atomic-write.js'
-import { lstatKind, readNoFollow } from './fs.js'
+import { writeHomeFile } from './atomic-write.js'
+import { readJsonObject } from './fs.js'
 
 /** An entry's kind, one letter: d folder, f file, l symlink, p FIFO, s socket, b and c devices. */
 export type EntryKind = 'd' | 'f' | 'l' | 'p' | 's' | 'b' | 'c'
@@ -21,8 +20,6 @@ export type EntryKind = 'd' | 'f' | 'l' | 'p' | 's' | 'b' | 'c'
  * (d\377) keeps its bytes (Buffer.from(path, 'latin1') gives them back), and joining is cheap.
  */
 export interface Listing {
-  /** How many entries the folder holds (the search's bound counts them). */
-  count: number
   /** Its folders, and its other entries whose names `keep` asked for: each its kind's letter, then its name. */
   entries: string[]
 }
@@ -44,10 +41,11 @@ const NOT_ASCII = /[^\x00-\x7f]/
 /**
  * A folder cache kept in `file` (undefined: none, every folder is listed). `keep` says which names
  * that are not folders a listing holds. Each folder is kept as one text, its parts split by `/`
- * (no name holds one): device, inode, ctime in ms, the count, then the entries.
+ * (no name holds one): device, inode, ctime in ms, then the entries.
  */
 export function folderCache(file: string | undefined, keep: (name: string) => boolean): FolderCache {
-  const kept = file === undefined ? {} : readKept(file)
+  // A damaged cache is none: every folder is listed, and the cache written anew.
+  const kept = (file === undefined ? undefined : readJsonObject(file, MAX_CACHE_BYTES)) ?? {}
   const seen = new Map<string, string>()
   let changed = false
   const freshAfterMs = Date.now() - FRESH_MS
@@ -63,12 +61,11 @@ export function folderCache(file: string | undefined, keep: (name: string) => bo
       const before = kept[dir]
       if (typeof before === 'string' && before.startsWith(id)) {
         seen.set(dir, before)
-        const parts = before.split('/')
-        return { count: Number(parts[3]) || 0, entries: parts.slice(4) }
+        return { entries: before.split('/').slice(3).filter(entry => entry !== '') } // an empty folder's text ends at its id
       }
       const listing = listFolder(at, keep)
       if (st.ctimeMs < freshAfterMs && Number.isSafeInteger(st.ino)) {
-        seen.set(dir, `${id}${listing.count}${listing.entries.map(e => `/${e}`).join('')}`)
+        seen.set(dir, id + listing.entries.join('/'))
         changed = true
       }
       return listing
@@ -77,38 +74,19 @@ export function folderCache(file: string | undefined, keep: (name: string) => bo
       // Unchanged when every folder kept was seen as it was (one that changes at every session
       // drops out once and is then neither kept nor written).
       if (file === undefined || (!changed && Object.keys(kept).every(dir => seen.has(dir)))) return
-      try {
-        const dir = path.dirname(file)
-        if (lstatKind(path.dirname(dir)) !== 'dir') return
-        if (lstatKind(dir) === 'missing') fs.mkdirSync(dir, { mode: 0o700 })
-        if (lstatKind(dir) !== 'dir') return
-        writeFileAtomic(file, JSON.stringify(Object.fromEntries(seen)))
-      } catch {
-        // the next session lists every folder again
-      }
+      writeHomeFile(file, JSON.stringify(Object.fromEntries(seen)))
     },
   }
 }
 
-/** What was kept, by folder (each key a path from `/`, never a name of Object's own); damaged: none. */
-function readKept(file: string): Record<string, unknown> {
-  try {
-    const saved = JSON.parse(readNoFollow(file, MAX_CACHE_BYTES) ?? '{}') as unknown
-    return typeof saved === 'object' && saved !== null && !Array.isArray(saved) ? (saved as Record<string, unknown>) : {}
-  } catch {
-    return {} // every folder is listed, and the cache written anew
-  }
-}
-
 function listFolder(dir: string | Buffer, keep: (name: string) => boolean): Listing {
-  const all = fs.readdirSync(dir, { withFileTypes: true, encoding: 'buffer' })
   const entries: string[] = []
-  for (const e of all) {
+  for (const e of fs.readdirSync(dir, { withFileTypes: true, encoding: 'buffer' })) {
     const kind = kindOf(e)
     const name = e.name.toString('latin1')
     if (kind === 'd' || keep(name)) entries.push(kind + name)
   }
-  return { count: all.length, entries }
+  return { entries }
 }
 
 function kindOf(e: fs.Dirent<Buffer>): EntryKind {

@@ -16,6 +16,36 @@ export function removeFile(p: string): void {
   }
 }
 
+/** The JSON object in `file`, read without following a symlink; undefined when missing, larger than `limit`, damaged or no object. */
+export function readJsonObject(file: string, limit?: number): Record<string, unknown> | undefined {
+  try {
+    const saved = JSON.parse(readNoFollow(file, limit) ?? 'null') as unknown
+    return typeof saved === 'object' && saved !== null && !Array.isArray(saved) ? (saved as Record<string, unknown>) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The names in `dir`, read one at a time while `budget` lasts (each name spends one); none when it cannot be opened. */
+export function namesUpTo(dir: string, budget: { entries: number }): string[] {
+  const names: string[] = []
+  let handle: fs.Dir
+  try {
+    handle = fs.opendirSync(dir)
+  } catch {
+    return names
+  }
+  try {
+    for (let e = budget.entries > 0 ? handle.readSync() : null; e !== null; e = budget.entries > 0 ? handle.readSync() : null) {
+      budget.entries--
+      names.push(e.name)
+    }
+  } finally {
+    handle.closeSync()
+  }
+  return names
+}
+
 /** A folder opened without following a link (a symlink or no folder: undefined), to be used through /proc/self/fd. */
 export function openDirNoFollow(dir: string): number | undefined {
   try {

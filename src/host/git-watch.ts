@@ -5,7 +5,7 @@
 import { randomHex } from './fs.js'
 import fs from 'node:fs'
 import path from 'node:path'
-import { lstatKind } from './fs.js'
+import { lstatKind, namesUpTo } from './fs.js'
 import { guardHeads, headIsValid } from './head-guard.js'
 import { checkInProgress } from './in-progress.js'
 import { checkIndexes } from './index-entries.js'
@@ -13,6 +13,7 @@ import { configReader, userGitConfigs } from './git-configs.js'
 import { folderCache, type EntryKind, type FolderCache, type Listing } from './folder-cache.js'
 import { describeNested, nestedGitDirOnly, nestedRecord, type Configured, type NestedRecord, type NestedRepo } from './nested-repos.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
+import { isWithin, isWithinAny } from '../state/instance.js'
 import type { GitWatchSpec } from '../types.js'
 
 /** Linux's O_PATH (the same on x86_64 and arm64): a descriptor that only names the directory. */
@@ -23,7 +24,6 @@ const REPLANT_LIMIT = 10
 const POLL_MS = 200
 /** How many folders (and names searched for) the after-session search for nested `.git` looks at, at most. */
 const SCAN_LIMIT = 300_000
-/** Nested git dirs whose FIFOs and sockets are moved aside at the session's end, at most. */
 /** Entries of git dirs looked at for FIFOs and sockets at the session's end, in all. */
 const SWEEP_LIMIT = 200_000
 /** Nested repositories looked into at the session's end, at most; the others are reported as they are found. */
@@ -55,14 +55,14 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
   const heads = guardHeads(spec.gitDirs)
   const watch = watchDuringSession(spec, quarantine, () => heads.check())
-  const report = (nestedDirs: string[], known: readonly string[]): string[] => {
+  const report = (nestedDirs: string[]): string[] => {
     const warnings: string[] = []
     if (ended !== undefined) warnings.push(`the session made ${inlineSafe(ended)} ${REPLANT_LIMIT} times, each moved aside, and was ended: a git the host ran at the moment of one could have taken it; look at what git ran in this project since (the config of each one moved aside below)`)
     if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (look at them with ls and cat, not with git, which would take one for a repository; then delete them): ${moved.join(', ')}`)
     const movedBefore = moved.length
     const restored = heads.restored()
     if (restored.length > 0) warnings.push(`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`)
-    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs, known))
+    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs))
     if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them), or a .git that leads through /proc or /dev or by a path that is not UTF-8 (where git goes from it cannot be known); moved aside: ${moved.slice(movedBefore).join(', ')}`)
     return warnings.map(w => `WARNING: ${w}`)
   }
@@ -72,16 +72,13 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
       const sweep = { entries: SWEEP_LIMIT }
       for (const dir of spec.gitDirs) specialFilesIn(dir, sweep).forEach(quarantine)
       const nestedDirs: string[] = []
-      const known = gitDirsNow(spec.gitDirs)
-      // Known: only the git dirs the launch protected (red team, round 49: one below worktrees/a/b,
-      // or past a budget, was taken for known and never looked at, while nothing protected it).
-      const warnings = reportOrSay(() => report(nestedDirs, spec.gitDirs))
+      const warnings = reportOrSay(() => report(nestedDirs))
       // Every git dir there is now, nested repositories' too (red team, round 41: a nested
       // repository's index wrote ../.git/config at the host's git checkout . there).
-      const gitDirs = [...new Set([...known, ...nestedDirs])]
+      const gitDirs = [...new Set([...gitDirsNow(spec.gitDirs), ...nestedDirs])]
       const movedBefore = moved.length
-      // Theirs too, as many as the index check reads (red team, round 45: a FIFO in a nested git dir).
-      // Every nested one, within the one budget (round 50: past 64, a FIFO info/exclude stayed unnamed).
+      // The nested ones' too (red team, round 45: a FIFO in a nested git dir), every one within the
+      // one budget (round 50: past 64, a FIFO info/exclude stayed unnamed).
       const nested = gitDirs.filter(dir => !spec.gitDirs.includes(dir))
       for (const dir of nested) specialFilesIn(dir, sweep).forEach(quarantine)
       if (sweep.entries < 0) warnings.push(`WARNING: the search for FIFOs and sockets in git dirs (git hangs on them) stopped after ${SWEEP_LIMIT} entries; git dirs it may not have finished: ${[...spec.gitDirs, ...nested].slice(-3).map(inlineSafe).join(', ')}, ...: look for them there (find <dir> -type p -o -type s) before you run git`)
@@ -384,26 +381,6 @@ function gitDirsNow(known: readonly string[]): string[] {
   return all.slice(0, 256)
 }
 
-/** A folder's names, read one at a time while `budget` lasts (each name spends one). */
-function namesUpTo(dir: string, budget: { entries: number }): string[] {
-  const names: string[] = []
-  let handle: fs.Dir
-  try {
-    handle = fs.opendirSync(dir)
-  } catch {
-    return names
-  }
-  try {
-    for (let e = budget.entries > 0 ? handle.readSync() : null; e !== null; e = budget.entries > 0 ? handle.readSync() : null) {
-      budget.entries--
-      names.push(e.name)
-    }
-  } finally {
-    handle.closeSync()
-  }
-  return names
-}
-
 /** Git dirs below `holder` (modules/ or worktrees/) by name, names of several parts included (vendor/x). */
 function gitDirNames(holder: string, budget = { entries: 10_000 }): Set<string> {
   const names = new Set<string>()
@@ -614,16 +591,21 @@ function looksLikeGitDir(dir: string, entries: Listing['entries']): boolean {
   return enterable('objects') && enterable('refs')
 }
 
-/** The nested-repository search over every work tree, with one config reader for all of them. */
-function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[], known: readonly string[]): string[] {
+/**
+ * The nested-repository search over every work tree, the git dirs outside them and the instance.
+ * Only the git dirs the launch protected are the project's own (red team, round 49: one below
+ * worktrees/a/b, or past a budget, was taken for known and never looked at, while nothing protected it).
+ */
+function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[]): string[] {
+  const known = spec.gitDirs
   const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), described: 0, budget: { lines: 65_536 }, known: new Set(known) }
   const searched = (name: string): boolean => SEARCHED_NAMES.has(name)
   const folders = folderCache(spec.folderCache, searched)
   // The git dirs outside the work trees too (a --separate-git-dir's, a worktree's in the main .git
   // elsewhere): a repository kept in one is reached through a symlink the same way.
-  const within = (dir: string, tops: readonly string[]): boolean => tops.some(top => dir !== top && (dir + '/').startsWith(`${top}/`))
-  const outside = known.filter(dir => !spec.workTrees.some(tree => dir === tree || within(dir, [tree])))
-  const out = [...spec.workTrees, ...outside.filter(dir => !within(dir, outside))].flatMap(tree => nestedGit(tree, search, folders))
+  const outside = known.filter(dir => !isWithinAny(dir, spec.workTrees))
+  const tops = outside.filter(dir => !outside.some(top => top !== dir && isWithin(dir, top)))
+  const out = [...spec.workTrees, ...tops].flatMap(tree => nestedGit(tree, search, folders))
   folders.save()
   // The instance too, its own top included (red team, round 42: a repository made there, reached
   // by a symlink `sub` in the project, ran its fsmonitor at the host's git status in sub). Listed

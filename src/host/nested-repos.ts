@@ -13,8 +13,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { sha256Hex } from '../sha256.js'
-import { writeFileAtomic } from './atomic-write.js'
-import { lstatKind, readNoFollow, realPathFrom } from './fs.js'
+import { writeHomeFile } from './atomic-write.js'
+import { lstatKind, namesUpTo, readJsonObject, realPathFrom } from './fs.js'
 import { gitConfig, gitdirOf, readSmall } from './git-dirs.js'
 import { resolveChain, type LinkChain } from './link-targets.js'
 
@@ -191,23 +191,9 @@ function changeTime(p: string): number {
 
 /** A folder's names, sorted; none when it is missing or no folder; undefined when it holds more than are listed. */
 function namesIn(dir: string): string[] | undefined {
-  let handle: fs.Dir
-  try {
-    handle = fs.opendirSync(dir)
-  } catch {
-    return []
-  }
-  try {
-    const names: string[] = []
-    // Read one at a time: a hooks folder of 100,000 entries must not be listed whole (red team, round 46).
-    for (let e = handle.readSync(); e !== null; e = handle.readSync()) {
-      if (names.length >= MAX_LISTED) return undefined
-      names.push(e.name)
-    }
-    return names.sort()
-  } finally {
-    handle.closeSync()
-  }
+  // Read one at a time: a hooks folder of 100,000 entries must not be listed whole (red team, round 46).
+  const names = namesUpTo(dir, { entries: MAX_LISTED + 1 })
+  return names.length > MAX_LISTED ? undefined : names.sort()
 }
 
 /** The texts kept at the last session's end, by entry; this session's, written at its end. */
@@ -226,14 +212,8 @@ export interface NestedRecord {
  * which no repository is: each is reported once.
  */
 export function nestedRecord(file: string | undefined): NestedRecord {
-  let kept: Record<string, unknown> = {}
   const known = file !== undefined && lstatKind(file) !== 'missing'
-  try {
-    const saved = known ? (JSON.parse(readNoFollow(file, 16 << 20) ?? 'null') as unknown) : undefined
-    if (typeof saved === 'object' && saved !== null && !Array.isArray(saved)) kept = saved as Record<string, unknown>
-  } catch {
-    // damaged: known, and empty
-  }
+  const kept = (known ? readJsonObject(file, 16 << 20) : undefined) ?? {} // damaged: known, and empty
   const now: Record<string, string> = {}
   return {
     known,
@@ -242,15 +222,8 @@ export function nestedRecord(file: string | undefined): NestedRecord {
       now[entry] = repo.digest
     },
     save() {
-      if (file === undefined || JSON.stringify(now) === JSON.stringify(kept)) return
-      try {
-        const dir = path.dirname(file)
-        if (lstatKind(path.dirname(dir)) !== 'dir') return
-        if (lstatKind(dir) === 'missing') fs.mkdirSync(dir, { mode: 0o700 })
-        if (lstatKind(dir) === 'dir') writeFileAtomic(file, JSON.stringify(now))
-      } catch {
-        // the next session has no text to compare with: it reports what changed during it only
-      }
+      // Unwritten, the next session has no record: it reports what changed during it only.
+      if (file !== undefined && JSON.stringify(now) !== JSON.stringify(kept)) writeHomeFile(file, JSON.stringify(now))
     },
   }
 }

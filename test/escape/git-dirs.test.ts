@@ -801,8 +801,11 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
   test('round 47: a repository hidden in a nested .git in one session and renamed into the work tree in the next (a rename changes no time inside it): reported', async () => {
     const s = scene()
     expect((await inside(s, `git init -q n && git init -q n/.git/x/r && git --git-dir=n/.git/x/r/.git config core.fsmonitor "touch ${s.marker}; false"`)).err).toContain('/n/.git')
+    const record = path.join(s.world.claudeboxHome, 'nested')
+    expect(fs.readdirSync(record)).toHaveLength(1) // the record of the first session's repositories, which no sandbox sees
     await new Promise(resolve => setTimeout(resolve, 1_200))
-    const r = await inside(s, 'mv n/.git/x/r r')
+    const r = await inside(s, `ls ${record} >/dev/null 2>&1 && echo RECORD-VISIBLE; mv n/.git/x/r r`)
+    expect(r.out).toBe('')
     expect(r.err).toContain('/r/.git')
   })
 
