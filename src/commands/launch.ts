@@ -33,7 +33,7 @@ import type { RunResult } from '../host/run.js'
 import type { ApiSession } from '../network/api-session.js'
 import type * as Apply from '../state/apply.js'
 import { SessionServers } from './session-servers.js'
-import { joinCgroups, type CgroupJoin } from '../host/cgroups.js'
+import { makeCgroups, type CgroupsMade } from '../host/cgroups.js'
 import { saveConfigCache, useConfigCache } from '../host/config-cache.js'
 import { enterLoginPlace } from './login-place.js'
 
@@ -84,8 +84,9 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   for (const warning of plan.warnings) warn(warning)
   if (options.mode === 'dry-run') return await dryRun(plan, facts)
   if (facts.instance.kind === 'missing') await firstLaunch(plan, request.sandbox ?? DEFAULT_SANDBOX, options.yes)
-  // The launcher joins the cgroups of the limits while it prepares (the kernel makes that wait).
-  const cgroups = joinCgroups(plan.cgroups)
+  // The cgroups of the limits, made now: the kernel's wait for the first move passes while the
+  // launcher prepares (cgroups.ts).
+  const cgroups = makeCgroups(plan.cgroups)
   let ran: Awaited<ReturnType<typeof runSession>>
   try {
     await prepareState(plan, setup)
@@ -176,7 +177,7 @@ function lastChecks(plan: LaunchPlan, facts: HostFacts, options: CliOptions, app
  * before bwrap binds it). The record is removed by the caller, after the bookkeeping (or here,
  * when the launch failed).
  */
-async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOptions, servers: SessionServers, cgroups: CgroupJoin): Promise<Session> {
+async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOptions, servers: SessionServers, cgroups: CgroupsMade): Promise<Session> {
   const { facts } = setup
   const [startedAt, interactive] = [Date.now() - 1000, isatty(0) && isatty(1)]
   const apply = await import('../state/apply.js')

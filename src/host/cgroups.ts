@@ -1,15 +1,18 @@
 // The cgroups of bwrap's limits (sandbox/limits.ts plans them, host/probe.ts finds their parents).
-// bwrap is spawned inside them: the launcher joins them for the moment of the spawn, then leaves.
-// Joining is the slow part: the kernel's first migration of a process waits for an RCU grace
-// period (12-20 ms measured here, as root), so the launcher joins early, on a thread of libuv's
-// pool, while it prepares the launch (launch.ts), and the spawn waits only for what is left of it.
-// The limits are written once the launcher has left, before the go (nothing of the program runs
-// earlier): they never count the launcher, and a small memory limit cannot kill it.
+// They are made before bwrap starts; bwrap, the sandbox's init and its gate are moved into them
+// once the gate says the sandbox is built, then the limits are written, then the go (nothing of
+// the program runs earlier, and all it starts is inside). The launcher itself never joins them:
+// they never count it, and a small memory limit cannot kill it.
+// Moving is the slow part: the kernel's first move of a process into a cgroup, after a quiet
+// while, waits for an RCU grace period (5-20 ms measured here, as root), and moves soon after one
+// are quick. So the launcher makes that first move when it makes the cgroups, a move of itself to
+// where it already is (a no-op that takes the same lock), on a thread of libuv's pool: the wait
+// passes while the launch is prepared and bwrap builds the sandbox, and the real moves are quick.
 import fs from 'node:fs'
 import path from 'node:path'
 import { ENDING_SIGNALS, launchError } from '../errors.js'
 import type { CgroupStep } from '../sandbox/limits.js'
-import { killQuietly, leftByGoneLaunchers } from './fs.js'
+import { childrenOf, killQuietly, leftByGoneLaunchers } from './fs.js'
 
 export interface Cgroup {
   parent: string
@@ -18,37 +21,36 @@ export interface Cgroup {
 }
 
 /**
- * A join under way: `take()` hands it to run.ts (which spawns bwrap, leaves, writes the limits
- * and at the end removes them); `abandon()` is for a launch that stops before bwrap (the launcher
- * leaves and they go). Whichever comes first owns the cgroups; the other does nothing. Until then
- * a signal that ends the launcher (its default) first takes it out and removes them.
+ * Cgroups made for a launch: `take()` hands them to run.ts (which spawns bwrap, moves the sandbox
+ * in, writes the limits and at the end removes them); `abandon()` is for a launch that stops
+ * before bwrap (they go). Whichever comes first owns them; the other does nothing. Until then a
+ * signal that ends the launcher (its default) first removes them.
  */
-export interface CgroupJoin {
-  take(): Promise<Cgroup[]>
+export interface CgroupsMade {
+  take(): Made
   abandon(): Promise<void>
 }
 
-/**
- * Creates claudebox-<pid>-<time> in each parent and starts moving the launcher into them. While
- * it is inside, the launcher's own allocations count in a memory cgroup (they stay there when it
- * leaves): measured 1.6 MB at the spawn against 1.1 when it joined only for the spawn.
- */
-export function joinCgroups(steps: readonly CgroupStep[]): CgroupJoin {
-  let [owned, dying] = [false, false]
-  let joined: Promise<Cgroup[]> = Promise.resolve([])
+/** The cgroups, and the first move (settled: done or failed). */
+export interface Made {
+  cgroups: Cgroup[]
+  warm: Promise<void>
+}
+
+/** Creates claudebox-<pid>-<time> in each parent, and starts the first move (see above). */
+export function makeCgroups(steps: readonly CgroupStep[]): CgroupsMade {
+  let owned = false
   let cgroups: Cgroup[] = []
-  // A signal whose default ends the launcher: once the join is through (leaving before it would
-  // race it back in), out of the cgroups, which go, then that default. The launch stops at take().
-  // Listened for before the first cgroup exists: one that came between would leave it behind.
+  let warm: Promise<void> = Promise.resolve()
+  // A signal whose default ends the launcher: the cgroups go, then that default. Listened for
+  // before the first cgroup exists: one that came between would leave it behind.
   const ending = (signal: NodeJS.Signals): void => {
     release()
-    ;[owned, dying] = [true, true]
-    void joined
-      .then(() => leaveAndRemove(cgroups), () => undefined)
-      .finally(() => {
-        process.removeAllListeners(signal)
-        process.kill(process.pid, signal)
-      })
+    owned = true
+    void warm.then(() => removeCgroups(cgroups)).finally(() => {
+      process.removeAllListeners(signal)
+      process.kill(process.pid, signal)
+    })
   }
   const release = (): void => {
     for (const signal of ENDING_SIGNALS) process.off(signal, ending)
@@ -60,40 +62,55 @@ export function joinCgroups(steps: readonly CgroupStep[]): CgroupJoin {
     release()
     throw error
   }
-  joined = moveInto(cgroups).then(
-    () => cgroups,
-    async (error: unknown) => {
-      await leaveAndRemove(cgroups)
-      throw launchError(`cannot start bwrap in the cgroups of its limits: ${(error as Error).message}; ${WITHOUT}`)
-    },
-  )
-  joined.catch(() => {}) // reported by take(); an abandoned launch has its own error already
+  warm = warmUp(cgroups)
   return {
     take: () => {
       owned = true
       release()
-      return dying ? new Promise<never>(() => {}) : joined
+      return { cgroups, warm }
     },
     abandon: async () => {
       if (owned) return
       owned = true
       release()
-      if (await joined.then(() => true, () => false)) await leaveAndRemove(cgroups)
+      await warm
+      await removeCgroups(cgroups)
     },
   }
 }
 
 const WITHOUT = 'set "pidsLimit": 0 in config.json (or drop --memory-limit/--cpu-limit) to launch without them'
 
-/**
- * Each write is one request to libuv's pool, started now (fs.promises.writeFile would open, write
- * and close in three, each waiting for the launcher's busy main thread to hand it on). Together:
- * the first migration waits for the grace period, the others come right after it.
- */
-async function moveInto(cgroups: readonly Cgroup[]): Promise<void> {
-  await Promise.all(cgroups.map(({ dir }) => writeSoon(path.join(dir, 'cgroup.procs'), String(process.pid))))
+/** The first move: the launcher to where it is. A failure costs only speed (the real moves report theirs). */
+function warmUp(cgroups: readonly Cgroup[]): Promise<void> {
+  const first = cgroups[0]
+  if (first === undefined) return Promise.resolve()
+  try {
+    return writeSoon(path.join(first.parent, 'cgroup.procs'), String(process.pid)).catch(() => {})
+  } catch {
+    return Promise.resolve() // not opened: the real moves say why
+  }
 }
 
+/**
+ * bwrap, the sandbox's init and what it runs (before the go: the gate alone) into each cgroup.
+ * After the first move (while it waits, the kernel holds the lock every cgroup change takes, so
+ * the removal of a cgroup would wait on the main thread too).
+ */
+export async function moveInto({ cgroups, warm }: Made, bwrap: number, init: number): Promise<void> {
+  await warm
+  const pids = [bwrap, init, ...childrenOf(init)]
+  try {
+    for (const { dir } of cgroups) for (const pid of pids) await writeSoon(path.join(dir, 'cgroup.procs'), String(pid))
+  } catch (error) {
+    throw launchError(`cannot start the sandbox in the cgroups of its limits: ${(error as Error).message}; ${WITHOUT}`)
+  }
+}
+
+/**
+ * The write is one request to libuv's pool, started now (fs.promises.writeFile would open, write
+ * and close in three, each waiting for the launcher's busy main thread to hand it on).
+ */
 function writeSoon(file: string, text: string): Promise<void> {
   const fd = fs.openSync(file, 'w')
   return new Promise((resolve, reject) =>
@@ -105,7 +122,7 @@ function writeSoon(file: string, text: string): Promise<void> {
   )
 }
 
-/** The limits, once the launcher has left. A failure is claudebox's, status 125. */
+/** The limits, once the sandbox is in the cgroups. A failure is claudebox's, status 125. */
 export function writeLimits(cgroups: readonly Cgroup[]): void {
   for (const { dir, files } of cgroups) {
     try {
@@ -114,26 +131,6 @@ export function writeLimits(cgroups: readonly Cgroup[]): void {
       throw launchError(`cannot set the limits in the cgroup ${dir}: ${(error as Error).message}; ${WITHOUT}`)
     }
   }
-}
-
-/**
- * Back to where the launcher was; what it spawned meanwhile stays. Soon after joining this is
- * quick; later it waits for a grace period of its own, which bwrap's start then overlaps.
- */
-export async function leaveCgroups(cgroups: readonly Cgroup[]): Promise<void> {
-  await Promise.all(cgroups.map(({ parent }) => writeSoon(path.join(parent, 'cgroup.procs'), String(process.pid)))).catch((error: unknown) => {
-    throw launchError(`cannot leave the cgroups of bwrap's limits: ${(error as Error).message}; ${WITHOUT}`)
-  })
-}
-
-/** For a launch that stops before bwrap runs: as far as it goes (its own error says why it stopped). */
-export async function leaveAndRemove(cgroups: readonly Cgroup[]): Promise<void> {
-  try {
-    await leaveCgroups(cgroups)
-  } catch {
-    // a parent that no longer takes the launcher: the cgroups stay, and go after it has exited
-  }
-  await removeCgroups(cgroups)
 }
 
 /**
@@ -178,7 +175,7 @@ export async function removeCgroups(cgroups: readonly { dir: string }[]): Promis
   removeLeftCgroups(cgroups.map(({ dir }) => path.dirname(dir)))
 }
 
-/** SIGKILL to what is in the cgroup, but never the launcher (which a failed leave kept in it). */
+/** SIGKILL to what is in the cgroup, but never the launcher (which never joins; should it be there, it stays). */
 function killInside(dir: string): void {
   let pids: number[]
   try {

@@ -11,7 +11,7 @@ import { relayStdio, type Relay } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
 import { childrenOf, killQuietly, processStartTime } from './fs.js'
 import { mountsProblem, pinBinds, type PinnedMount } from './bind-fds.js'
-import { joinCgroups, leaveAndRemove, leaveCgroups, removeCgroups, writeLimits, type Cgroup, type CgroupJoin } from './cgroups.js'
+import { makeCgroups, moveInto, removeCgroups, writeLimits, type CgroupsMade, type Made } from './cgroups.js'
 
 const EXIT_GRACE_MS = 2000
 
@@ -32,16 +32,16 @@ export interface RunResult {
  * killed and its program never runs. Signals are caught from before the spawn: a launcher killed
  * by one in between would leave the sandbox unsupervised.
  */
-export async function runForeground(plan: LaunchPlan, started: (end: () => void) => Promise<void> = async () => {}, join: CgroupJoin = joinCgroups(plan.cgroups)): Promise<RunResult> {
+export async function runForeground(plan: LaunchPlan, started: (end: () => void) => Promise<void> = async () => {}, made: CgroupsMade = makeCgroups(plan.cgroups)): Promise<RunResult> {
   const state: SessionState = { released: false }
   const relay = relaySignals(state)
-  // These first, then the join's own handlers go: a signal still pending (one that came while the
+  // These first, then the cgroups' own handlers go: a signal still pending (one that came while the
   // launcher prepared, in code that never yields) reaches these; with no listener between, Node
   // would close the signal's handle and the signal would be lost (red team: the program then ran).
   for (const signal of ENDING_SIGNALS) process.on(signal, relay)
-  const joined = join.take()
+  const cgroups = made.take()
   try {
-    return await supervise(plan, started, state, await joined)
+    return await supervise(plan, started, state, cgroups)
   } finally {
     for (const signal of ENDING_SIGNALS) process.off(signal, relay)
   }
@@ -64,8 +64,9 @@ interface SessionState {
   wake?: () => void
 }
 
-async function supervise(plan: LaunchPlan, started: (end: () => void) => Promise<void>, state: SessionState, cgroups: readonly Cgroup[]): Promise<RunResult> {
-  const { child, ways, merged, left, mounts } = await spawnInCgroups(plan, cgroups)
+async function supervise(plan: LaunchPlan, started: (end: () => void) => Promise<void>, state: SessionState, made: Made): Promise<RunResult> {
+  const { cgroups } = made
+  const { child, ways, merged, mounts } = await spawnBwrap(plan, made)
   const relay = relayStdio(child, ways)
   const sandbox = watchInfo(child.stdio[3] as Readable | null | undefined)
   const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: NodeJS.ErrnoException }>(resolve => {
@@ -84,17 +85,21 @@ async function supervise(plan: LaunchPlan, started: (end: () => void) => Promise
   Object.assign(state, { child, sandbox, abort })
   // Through a promise: a step that throws at once must be caught like one that rejects (a full
   // disk's session record threw, and the launcher left bwrap waiting at the gate for ever). The
-  // limits once the launcher has left the cgroups, before the go. Then a poll of the event loop,
-  // where signals are read: one that came while `started` ran is seen before the go (red team:
-  // its checks took 450 ms on a large instance, and the program ran after a Ctrl-C).
-  const limited = left.then(() => writeLimits(cgroups))
+  // sandbox into the cgroups and their limits once it is built, before the go. Then a poll of the
+  // event loop, where signals are read: one that came while `started` ran is seen before the go
+  // (red team: its checks took 450 ms on a large instance, and the program ran after a Ctrl-C).
   const ready = watchReady(child, plan)
+  const limited = ready.then(isReady => limit(made, child, sandbox, isReady))
   const built = ready.then(isReady => (isReady ? checkMounts(sandbox, mounts) : undefined))
   // `end`, for the git watch: the whole sandbox goes (its init, then its pid namespace); bwrap reports it.
-  const failure = await Promise.all([Promise.resolve().then(() => started(() => killInit(sandbox))), limited, built]).then(() => undefined, asError)
+  const [failure, placed] = await Promise.all([Promise.resolve().then(() => started(() => killInit(sandbox))), limited, built]).then(
+    ([, isPlaced]) => [undefined, isPlaced] as const,
+    (error: unknown) => [asError(error), false] as const,
+  )
   await afterAPoll()
-  // Nothing may run in a sandbox whose proxy or record is missing, or after a signal.
-  if (failure !== undefined || state.early !== undefined) await abort()
+  // Nothing may run in a sandbox whose proxy or record is missing, that is not under its limits,
+  // or after a signal. (One never built is abandoned too: bwrap's own status says why.)
+  if (failure !== undefined || !placed || state.early !== undefined) await abort()
   else {
     release(child, plan, merged)
     state.released = true
@@ -103,6 +108,7 @@ async function supervise(plan: LaunchPlan, started: (end: () => void) => Promise
   await lastOutput(state, relay)
   relay.stop()
   await limited.catch(() => {})
+  await made.warm
   await removeCgroups(cgroups)
   // Abandoned for a signal: the launcher's status is that signal's, as if it had not caught it. It
   // wins over a failure of the work before the go, which the abandon itself may have caused (the
@@ -145,8 +151,8 @@ const afterAPoll = async (): Promise<void> => {
   for (let i = 0; i < 2; i++) await new Promise(resolve => setImmediate(resolve))
 }
 
-/** bwrap spawned inside the cgroups of its limits, which the launcher has joined (cgroups.ts) and leaves now. */
-async function spawnInCgroups(plan: LaunchPlan, cgroups: readonly Cgroup[]): Promise<{ child: ChildProcess; ways: StdioWay[]; merged: boolean; left: Promise<void>; mounts: PinnedMount[] }> {
+/** bwrap, spawned with the plan's descriptors (the launch's cgroups go if it cannot be). */
+async function spawnBwrap(plan: LaunchPlan, made: Made): Promise<{ child: ChildProcess; ways: StdioWay[]; merged: boolean; mounts: PinnedMount[] }> {
   let fds: ReturnType<typeof openFds> | undefined
   let argv: string[]
   const mounts: PinnedMount[] = []
@@ -157,15 +163,28 @@ async function spawnInCgroups(plan: LaunchPlan, cgroups: readonly Cgroup[]): Pro
     argv = pinBinds(plan.groups, { userBinds: plan.userBinds, writable: plan.pinWithin }, fds.stdio, fds.opened, mounts)
   } catch (error) {
     for (const fd of fds?.opened ?? []) fs.closeSync(fd)
-    await leaveAndRemove(cgroups)
+    await made.warm
+    await removeCgroups(made.cgroups)
     throw error
   }
   const { stdio, opened, ways, merged } = fds
   const child = spawn(plan.file, argv, { stdio, env: { ...plan.env } })
-  const left = leaveCgroups(cgroups)
-  left.catch(() => {}) // awaited before the go, which it stops
   for (const fd of opened) fs.closeSync(fd)
-  return { child, ways, merged, left, mounts }
+  return { child, ways, merged, mounts }
+}
+
+/**
+ * With limits: once the gate has said the sandbox is built, bwrap, its init and the gate go into
+ * the cgroups, then the limits are written. Whether the go may be given: a sandbox that never said
+ * so could not be put under its limits (bwrap failed to build it, and its status says why).
+ */
+async function limit(made: Made, child: ChildProcess, sandbox: Sandbox, isReady: boolean): Promise<boolean> {
+  if (made.cgroups.length === 0) return true
+  await sandbox.reported
+  if (!isReady || child.pid === undefined || sandbox.pid === undefined) return false
+  await moveInto(made, child.pid, sandbox.pid)
+  writeLimits(made.cgroups)
+  return true
 }
 
 /**

@@ -1,5 +1,5 @@
 // Resource limits of a sandbox: processes by default, memory and CPU on request. Pure planning;
-// host/probe.ts finds the cgroups and run.ts creates and joins them.
+// host/probe.ts finds the cgroups, host/cgroups.ts makes them and run.ts moves the sandbox in.
 import { launchError, usageError } from '../errors.js'
 
 /** Processes and threads inside, by default: room for `make -j`, node worker pools and Claude's own threads. */

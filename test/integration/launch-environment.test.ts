@@ -175,7 +175,7 @@ describe.skipIf(!HAVE_BWRAP)('resource limits', () => {
     expect(r.stdout).toBe('RAN')
   })
 
-  test("the launcher joins the limits' cgroup early (cgroups.ts): during the session only the sandbox is in it, with the exact limit; a launch that stops before bwrap leaves no cgroup (root's pids cgroup)", async () => {
+  test("the limits' cgroup (cgroups.ts): during the session the sandbox is in it, the program and what it started too, never the launcher, with the exact limit; a launch that stops before bwrap leaves no cgroup (root's pids cgroup)", async () => {
     const world = makeWorld()
     const repo = makeRepo(world.root, 'p')
     const parent = probeCgroups()?.dirs.pids
@@ -183,12 +183,13 @@ describe.skipIf(!HAVE_BWRAP)('resource limits', () => {
     // Other tests launch meanwhile: only the cgroups named after this test's launchers count.
     const ours = (pid: number | undefined): string[] => (parent === undefined ? [] : fs.readdirSync(parent).filter(name => name.startsWith(`claudebox-${pid}-`)))
     const env = { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }
-    const child = execa(process.execPath, [BIN, '--pids-limit', '50', '--', '-c', 'echo started; read _'], { cwd: repo, env, extendEnv: false, reject: false, timeout: 30_000, stdin: 'pipe' })
+    const child = execa(process.execPath, [BIN, '--pids-limit', '50', '--', '-c', 'sleep 30 & echo started; read _; kill $!'], { cwd: repo, env, extendEnv: false, reject: false, timeout: 30_000, stdin: 'pipe' })
     await new Promise<void>(resolve => child.stdout?.once('data', () => resolve()))
     const launcherCgroup = fs.readFileSync(`/proc/${child.pid}/cgroup`, 'utf8')
     const during = ours(child.pid)
     const inside = during.map(name => fs.readFileSync(path.join(parent as string, name, 'cgroup.procs'), 'utf8').trim().split('\n').map(Number))
     const limits = during.map(name => fs.readFileSync(path.join(parent as string, name, 'pids.max'), 'utf8').trim())
+    const commands = (inside[0] ?? []).map(pid => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' '))
     child.stdin?.end('\n')
     const r = await child
     expect(r.exitCode, String(r.stderr)).toBe(0)
@@ -197,7 +198,11 @@ describe.skipIf(!HAVE_BWRAP)('resource limits', () => {
       expect(during).toHaveLength(1)
       expect(limits).toEqual(['50'])
       expect(inside[0]).not.toContain(child.pid)
-      expect(inside[0]?.length).toBeGreaterThanOrEqual(2) // bwrap, the sandbox's init and the program
+      // bwrap and the sandbox's init (a bwrap too), the network bridge, the program and its sleep
+      expect(commands.filter(command => command.startsWith('/usr/bin/bwrap '))).toHaveLength(2)
+      expect(inside[0]).toHaveLength(5)
+      expect(commands).toContain('sleep 30')
+      expect(commands.some(command => command.endsWith("-c sleep 30 & echo started; read _; kill $!"))).toBe(true)
     }
     // Stopped after the join started, before bwrap (its session store cannot be made): no cgroup left.
     fs.rmSync(path.join(world.claudeboxHome, 'session-stores'), { recursive: true, force: true })
@@ -209,7 +214,7 @@ describe.skipIf(!HAVE_BWRAP)('resource limits', () => {
     expect(ours(stopped.pid)).toEqual([])
   })
 
-  test("a SIGTERM while the launcher prepares, in the limits' cgroup it joined early: it leaves and removes it, dies of the signal, nothing ran (root's pids cgroup)", async () => {
+  test("a SIGTERM while the launcher prepares, once it has made the limits' cgroup: it removes it, dies of the signal, nothing ran (root's pids cgroup)", async () => {
     const world = makeWorld()
     const repo = makeRepo(world.root, 'p')
     const parent = probeCgroups()?.dirs.pids
