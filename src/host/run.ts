@@ -97,9 +97,11 @@ async function supervise(plan: LaunchPlan, started: (end: () => void) => Promise
     (error: unknown) => [asError(error), false] as const,
   )
   await afterAPoll()
-  // Nothing may run in a sandbox whose proxy or record is missing, that is not under its limits,
-  // or after a signal. (One never built is abandoned too: bwrap's own status says why.)
-  if (failure !== undefined || !placed || state.early !== undefined) await abort()
+  // Nothing may run in a sandbox whose proxy or record is missing, or after a signal. One that
+  // never said it was built (bwrap failed, and its status says why) gets no go either: it could
+  // not be put under its limits.
+  if (failure !== undefined || state.early !== undefined) await abort()
+  else if (!placed) goStream(child, plan)?.destroy()
   else {
     release(child, plan, merged)
     state.released = true
