@@ -843,10 +843,14 @@ function shellProgram(facts: HostFacts): string {
   return visible ? shell : '/bin/sh'
 }
 
-/** A short tag of a binary's content, so a changed filter gets a new file name. */
+/**
+ * A short tag of a binary's content, so a changed filter gets a new file name. An index loop: a
+ * launch runs this before V8 has optimized anything, and the interpreter's for...of over the
+ * bytes took ~0.7 ms for the three programs (a tenth of that now).
+ */
 function contentTag(data: Uint8Array): string {
   let hash = 2166136261
-  for (const byte of data) hash = Math.imul(hash ^ byte, 16777619) >>> 0
+  for (let i = 0; i < data.length; i++) hash = Math.imul(hash ^ (data[i] as number), 16777619) >>> 0
   return hash.toString(16).padStart(8, '0')
 }
 
