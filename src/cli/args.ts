@@ -2,7 +2,7 @@
 import { hostProblem } from '../config/file.js'
 import { PRESETS, presetProblem, type NetworkMode } from '../network/policy.js'
 import { usageError } from '../errors.js'
-import { parseSize } from '../sandbox/limits.js'
+import { MAX_PIDS_LIMIT, parseSize } from '../sandbox/limits.js'
 import { closestOption, OWN_OPTIONS, splitArgs } from './options.js'
 import type { SandboxOptions } from '../config/sandbox-options.js'
 
@@ -44,7 +44,7 @@ export interface CliOptions {
 function limitOptions(opts: { pidsLimit?: string; memoryLimit?: string; cpuLimit?: string }): Partial<SandboxOptions> {
   const limits: Partial<SandboxOptions> = {}
   if (opts.pidsLimit !== undefined) {
-    if (!/^\d+$/.test(opts.pidsLimit)) throw usageError(`--pids-limit ${opts.pidsLimit}: give a whole number of processes, like 4096 (0: no limit)`)
+    if (!/^\d+$/.test(opts.pidsLimit) || Number(opts.pidsLimit) > MAX_PIDS_LIMIT) throw usageError(`--pids-limit ${opts.pidsLimit}: give a whole number of processes up to ${MAX_PIDS_LIMIT}, like 4096 (0: no limit)`)
     limits.pidsLimit = Number(opts.pidsLimit)
   }
   if (opts.memoryLimit !== undefined) {

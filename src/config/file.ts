@@ -4,6 +4,7 @@
 import { NETWORK_MODES, parseHostPattern, PRESETS, presetProblem } from '../network/policy.js'
 import { ClaudeboxError, EXIT } from '../errors.js'
 import type { SandboxOptions } from './sandbox-options.js'
+import { MAX_PIDS_LIMIT } from '../sandbox/limits.js'
 
 type Kind = 'boolean' | 'string' | 'string[]' | 'network' | 'hosts' | 'presets' | 'limit'
 
@@ -176,11 +177,11 @@ function limitValue(file: string, key: string, value: unknown): unknown {
   const name = key.split('.').pop()
   const ok =
     name === 'pidsLimit'
-      ? Number.isInteger(value) && (value as number) >= 0
+      ? Number.isInteger(value) && (value as number) >= 0 && (value as number) <= MAX_PIDS_LIMIT
       : name === 'cpuLimit'
         ? typeof value === 'number' && value >= 0.01
         : typeof value === 'string' && /^[1-9]\d*[KMG]?$/i.test(value)
-  const what = name === 'pidsLimit' ? 'a whole number of processes, like 4096 (0: no limit)' : name === 'cpuLimit' ? 'a number of CPUs, like 2 or 0.5' : 'a size like "4G" or "512M"'
+  const what = name === 'pidsLimit' ? `a whole number of processes up to ${MAX_PIDS_LIMIT}, like 4096 (0: no limit)` : name === 'cpuLimit' ? 'a number of CPUs, like 2 or 0.5' : 'a size like "4G" or "512M"'
   if (!ok) throw configError(file, `"${key}" must be ${what}`)
   return value
 }

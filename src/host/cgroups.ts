@@ -12,7 +12,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { ENDING_SIGNALS, launchError } from '../errors.js'
 import type { CgroupStep } from '../sandbox/limits.js'
-import { childrenOf, killQuietly, leftByGoneLaunchers } from './fs.js'
+import { killQuietly, leftByGoneLaunchers, processStartTime } from './fs.js'
 
 export interface Cgroup {
   parent: string
@@ -92,16 +92,27 @@ function warmUp(cgroups: readonly Cgroup[]): Promise<void> {
   }
 }
 
+/** A process as first seen: its pid, and its start time, which tells it from a later one with that pid. */
+export interface Seen {
+  pid: number
+  startTime: string | undefined
+}
+
 /**
- * bwrap, the sandbox's init and what it runs (before the go: the gate alone) into each cgroup.
- * After the first move (while it waits, the kernel holds the lock every cgroup change takes, so
- * the removal of a cgroup would wait on the main thread too).
+ * The sandbox's processes (before the go: bwrap, its init and the gate) into each cgroup, after
+ * the first move (while that one waits, the kernel holds the lock every cgroup change takes). Each
+ * is checked to be the process first seen just before its move: a pid freed meanwhile and taken by
+ * a host process would put that one under the limits, and the cleanup kills what is inside.
  */
-export async function moveInto({ cgroups, warm }: Made, bwrap: number, init: number): Promise<void> {
+export async function moveInto({ cgroups, warm }: Made, sandbox: readonly Seen[]): Promise<void> {
   await warm
-  const pids = [bwrap, init, ...childrenOf(init)]
   try {
-    for (const { dir } of cgroups) for (const pid of pids) await writeSoon(path.join(dir, 'cgroup.procs'), String(pid))
+    for (const { dir } of cgroups) {
+      for (const { pid, startTime } of sandbox) {
+        if (startTime === undefined || processStartTime(pid) !== startTime) throw new Error(`process ${pid} of the sandbox is gone`)
+        await writeSoon(path.join(dir, 'cgroup.procs'), String(pid))
+      }
+    }
   } catch (error) {
     throw launchError(`cannot start the sandbox in the cgroups of its limits: ${(error as Error).message}; ${WITHOUT}`)
   }

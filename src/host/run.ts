@@ -11,7 +11,7 @@ import { relayStdio, type Relay } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
 import { childrenOf, killQuietly, processStartTime } from './fs.js'
 import { mountsProblem, pinBinds, type PinnedMount } from './bind-fds.js'
-import { makeCgroups, moveInto, removeCgroups, writeLimits, type CgroupsMade, type Made } from './cgroups.js'
+import { makeCgroups, moveInto, removeCgroups, writeLimits, type CgroupsMade, type Made, type Seen } from './cgroups.js'
 
 const EXIT_GRACE_MS = 2000
 
@@ -65,8 +65,7 @@ interface SessionState {
 }
 
 async function supervise(plan: LaunchPlan, started: (end: () => void) => Promise<void>, state: SessionState, made: Made): Promise<RunResult> {
-  const { cgroups } = made
-  const { child, ways, merged, mounts } = await spawnBwrap(plan, made)
+  const { child, ways, merged, mounts, bwrap } = await spawnBwrap(plan, made)
   const relay = relayStdio(child, ways)
   const sandbox = watchInfo(child.stdio[3] as Readable | null | undefined)
   const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: NodeJS.ErrnoException }>(resolve => {
@@ -89,7 +88,7 @@ async function supervise(plan: LaunchPlan, started: (end: () => void) => Promise
   // event loop, where signals are read: one that came while `started` ran is seen before the go
   // (red team: its checks took 450 ms on a large instance, and the program ran after a Ctrl-C).
   const ready = watchReady(child, plan)
-  const limited = ready.then(isReady => limit(made, child, sandbox, isReady))
+  const limited = ready.then(isReady => limit(made, bwrap, sandbox, isReady))
   const built = ready.then(isReady => (isReady ? checkMounts(sandbox, mounts) : undefined))
   // `end`, for the git watch: the whole sandbox goes (its init, then its pid namespace); bwrap reports it.
   const [failure, placed] = await Promise.all([Promise.resolve().then(() => started(() => killInit(sandbox))), limited, built]).then(
@@ -109,9 +108,7 @@ async function supervise(plan: LaunchPlan, started: (end: () => void) => Promise
   const result = await ended
   await lastOutput(state, relay)
   relay.stop()
-  await limited.catch(() => {})
-  await made.warm
-  await removeCgroups(cgroups)
+  await limited.then(removeAfter(made), removeAfter(made))
   // Abandoned for a signal: the launcher's status is that signal's, as if it had not caught it. It
   // wins over a failure of the work before the go, which the abandon itself may have caused (the
   // mount check of a sandbox being killed).
@@ -127,6 +124,12 @@ async function supervise(plan: LaunchPlan, started: (end: () => void) => Promise
 }
 
 const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)))
+
+/** The cgroups go once the moves are over and the first move has settled (cgroups.ts). */
+const removeAfter = (made: Made) => async (): Promise<void> => {
+  await made.warm
+  await removeCgroups(made.cgroups)
+}
 
 /**
  * Runs `step` (the checks after a session, which protect the user's next git command) with the
@@ -154,7 +157,7 @@ const afterAPoll = async (): Promise<void> => {
 }
 
 /** bwrap, spawned with the plan's descriptors (the launch's cgroups go if it cannot be). */
-async function spawnBwrap(plan: LaunchPlan, made: Made): Promise<{ child: ChildProcess; ways: StdioWay[]; merged: boolean; mounts: PinnedMount[] }> {
+async function spawnBwrap(plan: LaunchPlan, made: Made): Promise<{ child: ChildProcess; ways: StdioWay[]; merged: boolean; mounts: PinnedMount[]; bwrap: Seen }> {
   let fds: ReturnType<typeof openFds> | undefined
   let argv: string[]
   const mounts: PinnedMount[] = []
@@ -172,7 +175,9 @@ async function spawnBwrap(plan: LaunchPlan, made: Made): Promise<{ child: ChildP
   const { stdio, opened, ways, merged } = fds
   const child = spawn(plan.file, argv, { stdio, env: { ...plan.env } })
   for (const fd of opened) fs.closeSync(fd)
-  return { child, ways, merged, mounts }
+  // The process its pid is, taken now: the limits' move checks it is still that one.
+  const bwrap = { pid: child.pid ?? 0, startTime: child.pid === undefined ? undefined : processStartTime(child.pid) }
+  return { child, ways, merged, mounts, bwrap }
 }
 
 /**
@@ -180,11 +185,15 @@ async function spawnBwrap(plan: LaunchPlan, made: Made): Promise<{ child: ChildP
  * the cgroups, then the limits are written. Whether the go may be given: a sandbox that never said
  * so could not be put under its limits (bwrap failed to build it, and its status says why).
  */
-async function limit(made: Made, child: ChildProcess, sandbox: Sandbox, isReady: boolean): Promise<boolean> {
+async function limit(made: Made, bwrap: Seen, sandbox: Sandbox, isReady: boolean): Promise<boolean> {
   if (made.cgroups.length === 0) return true
   await sandbox.reported
-  if (!isReady || child.pid === undefined || sandbox.pid === undefined) return false
-  await moveInto(made, child.pid, sandbox.pid)
+  if (!isReady || sandbox.pid === undefined) return false
+  // Before the go the init has one child, the gate, which the program will be: without it under
+  // the limits, nothing the program starts would be (red team, round 51).
+  const gate = childrenOf(sandbox.pid)
+  if (gate.length !== 1) throw launchError(`cannot put the sandbox under its limits: its init has ${gate.length} processes under it where one was expected; nothing ran, rerun`)
+  await moveInto(made, [bwrap, { pid: sandbox.pid, startTime: sandbox.startTime }, ...gate.map(pid => ({ pid, startTime: processStartTime(pid) }))])
   writeLimits(made.cgroups)
   return true
 }

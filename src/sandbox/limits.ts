@@ -4,6 +4,8 @@ import { launchError, usageError } from '../errors.js'
 
 /** Processes and threads inside, by default: room for `make -j`, node worker pools and Claude's own threads. */
 export const DEFAULT_PIDS_LIMIT = 4096
+/** The most a pids cgroup takes (the kernel's PID_MAX_LIMIT on 64-bit): more would fail only at the launch. */
+export const MAX_PIDS_LIMIT = 4_194_304
 
 export type Controller = 'pids' | 'memory' | 'cpu'
 

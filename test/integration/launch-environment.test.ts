@@ -139,6 +139,44 @@ describe.skipIf(!HAVE_BWRAP)('resource limits', () => {
     expect((started ?? 0) + (refused ?? 0)).toBe(90)
   })
 
+  test("on a kernel without /proc/PID/task/TID/children the program is still put under the limit (red team: it ran outside the cgroup, unlimited)", async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    fs.writeFileSync(path.join(repo, 'fork.py'), FORK_LOOP)
+    // As on a kernel built without CONFIG_PROC_CHILDREN: those files are not there for the launcher.
+    const hide = path.join(world.root, 'no-children.cjs')
+    fs.writeFileSync(
+      hide,
+      `const fs = require('node:fs'); const [read, exists] = [fs.readFileSync, fs.existsSync]; const hidden = p => typeof p === 'string' && /^\\/proc\\/[^/]+\\/task\\/\\d+\\/children$/.test(p)
+fs.readFileSync = function (p, ...rest) { if (hidden(p)) throw Object.assign(new Error('ENOENT: ' + p), { code: 'ENOENT' }); return read.call(this, p, ...rest) }
+fs.existsSync = function (p) { return hidden(p) ? false : exists.call(this, p) }`,
+    )
+    const r = await execa(process.execPath, ['-r', hide, BIN, '--pids-limit', '40', '--', '-c', 'python3 fork.py 90; grep -c claudebox- /proc/self/cgroup || true'], { cwd: repo, env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, extendEnv: false, reject: false, timeout: 30_000 })
+    expect(r.exitCode, r.stderr).toBe(0)
+    const [counts = '', inCgroup] = r.stdout.split('\n')
+    const [started, refused] = counts.split(' ').map(Number)
+    expect(started).toBeGreaterThan(0)
+    expect(started).toBeLessThan(40)
+    expect((started ?? 0) + (refused ?? 0)).toBe(90)
+    // Root's limit is its pids cgroup: the program is in it. A user's is RLIMIT_NPROC, no cgroup.
+    if (IS_ROOT && probeCgroups()?.dirs.pids !== undefined) expect(inCgroup).toBe('1')
+  })
+
+  test('--pids-limit and "pidsLimit" above what a pids cgroup takes are refused at once (status 2), not at the launch', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    const cli = await claudebox(world, ['--pids-limit', '5000000', '--', '-c', 'echo ran'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(cli.exitCode).toBe(2)
+    expect(cli.stdout).toBe('')
+    expect(cli.stderr).toMatch(/--pids-limit 5000000: give a whole number of processes up to 4194304/)
+    fs.mkdirSync(world.claudeboxHome, { recursive: true })
+    fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), JSON.stringify({ pidsLimit: 5_000_000 }))
+    const config = await claudebox(world, ['--', '-c', 'echo ran'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(config.exitCode).toBe(2)
+    expect(config.stdout).toBe('')
+    expect(config.stderr).toMatch(/"pidsLimit" must be a whole number of processes up to 4194304/)
+  })
+
   test("cgroups left by SIGKILLed launchers: one still holding a process does not stop a later launcher with its pid, an empty one whose launcher is gone is removed (root's pids cgroup)", async () => {
     const world = makeWorld()
     const repo = makeRepo(world.root, 'p')
@@ -183,7 +221,7 @@ describe.skipIf(!HAVE_BWRAP)('resource limits', () => {
     // Other tests launch meanwhile: only the cgroups named after this test's launchers count.
     const ours = (pid: number | undefined): string[] => (parent === undefined ? [] : fs.readdirSync(parent).filter(name => name.startsWith(`claudebox-${pid}-`)))
     const env = { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }
-    const child = execa(process.execPath, [BIN, '--pids-limit', '50', '--', '-c', 'sleep 30 & echo started; read _; kill $!'], { cwd: repo, env, extendEnv: false, reject: false, timeout: 30_000, stdin: 'pipe' })
+    const child = execa(process.execPath, [BIN, '--pids-limit', '50', '--', '-c', 'sleep 30 & for i in $(seq 1000); do [ "$(cat /proc/$!/comm)" = sleep ] && break; done; echo started; read _; kill $!'], { cwd: repo, env, extendEnv: false, reject: false, timeout: 30_000, stdin: 'pipe' })
     await new Promise<void>(resolve => child.stdout?.once('data', () => resolve()))
     const launcherCgroup = fs.readFileSync(`/proc/${child.pid}/cgroup`, 'utf8')
     const during = ours(child.pid)
@@ -202,7 +240,7 @@ describe.skipIf(!HAVE_BWRAP)('resource limits', () => {
       expect(commands.filter(command => command.startsWith('/usr/bin/bwrap '))).toHaveLength(2)
       expect(inside[0]).toHaveLength(5)
       expect(commands).toContain('sleep 30')
-      expect(commands.some(command => command.endsWith("-c sleep 30 & echo started; read _; kill $!"))).toBe(true)
+      expect(commands.some(command => command.includes('-c sleep 30 & for i in'))).toBe(true)
     }
     // Stopped after the join started, before bwrap (its session store cannot be made): no cgroup left.
     fs.rmSync(path.join(world.claudeboxHome, 'session-stores'), { recursive: true, force: true })
