@@ -64,6 +64,7 @@ function p7(bin, claude, url, results) {
     'plain claude on the host': () => spawnSync(claude, go, { cwd: project, env, encoding: 'utf8' }),
     "claude with its own sandbox": () => spawnSync(claude, [...go, '--settings', JSON.stringify({ sandbox: { enabled: true, failIfUnavailable: true } })], { cwd: project, env, encoding: 'utf8' }),
     'claudebox (default network)': () => spawnSync(process.execPath, [bin, ...go], { cwd: project, env, encoding: 'utf8' }),
+    'claudebox --network=open': () => spawnSync(process.execPath, [bin, '--network=open', ...go], { cwd: project, env, encoding: 'utf8' }),
     // Where the difference to plain claude goes: the sandbox itself, or the launcher and its gateway.
     'the same bwrap command, direct': directCommand(bin, project, env, url, go),
   }
