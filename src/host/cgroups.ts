@@ -12,7 +12,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { ENDING_SIGNALS, launchError } from '../errors.js'
 import type { CgroupStep } from '../sandbox/limits.js'
-import { killQuietly, leftByGoneLaunchers, processStartTime } from './fs.js'
+import { killQuietly, leftByGoneLaunchers, pidScope, processStartTime } from './fs.js'
 
 export interface Cgroup {
   parent: string
@@ -145,14 +145,16 @@ export function writeLimits(cgroups: readonly Cgroup[]): void {
 }
 
 /**
- * claudebox-<pid>-<time>: the time makes the name this launch's own. A SIGKILLed launcher leaves
- * its cgroup, sometimes with processes in it (seen: a sandbox init whose bwrap died before
+ * claudebox-<pid>-<time>-<scope>: the time makes the name this launch's own. A SIGKILLed launcher
+ * leaves its cgroup, sometimes with processes in it (seen: a sandbox init whose bwrap died before
  * --die-with-parent was in force), and a later launcher with the same pid must not trip over it.
+ * The scope (fs.ts pidScope) says where the pid means something: launchers in other pid
+ * namespaces share the cgroups, and their pids are not ours.
  */
 function createCgroups(steps: readonly CgroupStep[]): Cgroup[] {
   const created: Cgroup[] = []
   for (const step of steps) {
-    const dir = path.join(step.parent, `claudebox-${process.pid}-${Date.now().toString(36)}`)
+    const dir = path.join(step.parent, `claudebox-${process.pid}-${Date.now().toString(36)}-${pidScope()}`)
     try {
       fs.mkdirSync(dir)
     } catch (error) {
@@ -198,13 +200,17 @@ function killInside(dir: string): void {
 }
 
 /**
- * Cgroups that launchers killed with SIGKILL left beside ours (claudebox-<pid>-<time>, the older
- * claudebox-<pid>) go once their launcher is gone. rmdir removes only an empty cgroup: nothing
- * that still runs is touched.
+ * Cgroups that launchers killed with SIGKILL left beside ours go once their launcher is gone: ours
+ * from this pid namespace, and those older claudebox versions named claudebox-<pid>-<time> and
+ * claudebox-<pid>. Never one from another pid namespace (red team, round 52: a launcher in a
+ * container took a live launch's cgroup, still empty while the launch prepared, for a gone one's;
+ * that launch then failed). rmdir removes only an empty cgroup: nothing that still runs is touched.
  */
 function removeLeftCgroups(parents: readonly string[]): void {
+  const ours = pidScope() === 'unknown' ? undefined : new RegExp(`^claudebox-(\\d+)-[0-9a-z]+-${pidScope()}$`)
+  const older = /^claudebox-(\d+)(?:-[0-9a-z]+)?$/
   for (const parent of new Set(parents)) {
-    for (const name of leftByGoneLaunchers(parent, entry => /^claudebox-(\d+)(?:-[0-9a-z]+)?$/.exec(entry)?.[1])) {
+    for (const name of leftByGoneLaunchers(parent, entry => (ours?.exec(entry) ?? older.exec(entry))?.[1])) {
       try {
         fs.rmdirSync(path.join(parent, name))
       } catch {

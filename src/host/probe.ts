@@ -1,14 +1,13 @@
 // The probe: everything the planners need to know about the host, gathered into plain data.
 // With run.ts, the only module that touches the file system or starts processes on the launch path.
 import { execFileSync, spawnSync } from 'node:child_process'
-import { sha256Hex } from '../sha256.js'
 import { launchError } from '../errors.js'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { scopeHelper } from '../sandbox/landlock.js'
-import { isDir, lstatKind, randomHex, readConfigText, readNoFollow, realPathFrom, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
+import { isDir, lstatKind, pidScope, randomHex, readConfigText, readNoFollow, realPathFrom, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
 import { probeGitProtect } from './git-guard-probe.js'
 import { gitConfig, gitdirOf, isGitDir } from './git-dirs.js'
 import { discoverGit } from './git-discovery.js'
@@ -191,18 +190,6 @@ export function sessionSocketsDir(env: Readonly<Record<string, string | undefine
   const dir = usable.find(d => !writes.some(w => isWithin(d, w))) ?? usable.at(-1)
   if (dir === undefined) throw launchError(`no directory for the session's sockets gives a socket path under 108 bytes ($XDG_RUNTIME_DIR unusable, ${own} too long, /tmp missing); set CLAUDEBOX_HOME to a shorter path`)
   return dir
-}
-
-/**
- * Which pids a pid names: this boot of this machine and this pid namespace (a container sharing
- * the home, another host on an NFS home have their own). 'unknown' when unreadable: never cleaned.
- */
-function pidScope(): string {
-  try {
-    return sha256Hex(`${fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()} ${fs.statSync('/proc/self/ns/pid').ino}`).slice(0, 8)
-  } catch {
-    return 'unknown'
-  }
 }
 
 /** claudebox's own base for the sessions' sockets, in its home, when no other will do. */

@@ -191,7 +191,7 @@ async function limit(made: Made, bwrap: Seen, sandbox: Sandbox, isReady: boolean
   if (!isReady || sandbox.pid === undefined) return false
   // Before the go the init has one child, the gate, which the program will be: without it under
   // the limits, nothing the program starts would be (red team, round 51).
-  const gate = childrenOf(sandbox.pid)
+  const gate = childrenOf(sandbox.pid, 2)
   if (gate.length !== 1) throw launchError(`cannot put the sandbox under its limits: its init has ${gate.length} processes under it where one was expected; nothing ran, rerun`)
   await moveInto(made, [bwrap, { pid: sandbox.pid, startTime: sandbox.startTime }, ...gate.map(pid => ({ pid, startTime: processStartTime(pid) }))])
   writeLimits(made.cgroups)

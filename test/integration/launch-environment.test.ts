@@ -252,6 +252,32 @@ fs.existsSync = function (p) { return hidden(p) ? false : exists.call(this, p) }
     expect(ours(stopped.pid)).toEqual([])
   })
 
+  test("a launcher in another pid namespace leaves a live launch's cgroup alone while that one prepares (red team, round 52: it took it for a gone launcher's and removed it, and the launch failed)", async () => {
+    const parent = probeCgroups()?.dirs.pids
+    if (IS_ROOT && process.env['CI']) expect(parent).toBeDefined()
+    if (!IS_ROOT || parent === undefined) return // a user has no pids cgroup to share
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    // A slow preparation (5,000 files of the shared tier copied in): the cgroup is made, and empty, meanwhile.
+    const big = path.join(world.claudeboxHome, 'shared/skills/big')
+    fs.mkdirSync(big, { recursive: true })
+    for (let i = 0; i < 5000; i++) fs.writeFileSync(path.join(big, `f${i}.md`), 'x')
+    const env = { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }
+    const slow = execa(process.execPath, [BIN, '--', '-c', 'echo RAN'], { cwd: repo, env, extendEnv: false, reject: false, timeout: 45_000 })
+    const ours = (): string[] => fs.readdirSync(parent).filter(name => name.startsWith(`claudebox-${slow.pid}-`))
+    for (let i = 0; i < 2000 && ours().length === 0 && slow.exitCode === null; i++) await new Promise(resolve => setTimeout(resolve, 2))
+    expect(ours()).toHaveLength(1)
+    // A whole launch in a pid namespace of its own (its /proc has none of the host's pids), whose clean-up runs meanwhile.
+    const other = makeWorld()
+    const otherRepo = makeRepo(other.root, 'q')
+    const nested = await execa('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, BIN, '--', '-c', 'echo NESTED'], { cwd: otherRepo, env: { ...other.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, extendEnv: false, reject: false, timeout: 30_000 })
+    expect(nested.stdout, nested.stderr).toBe('NESTED')
+    expect(slow.exitCode).toBeNull() // still preparing: the test proves nothing otherwise
+    const r = await slow
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout).toBe('RAN')
+  })
+
   test("a SIGTERM while the launcher prepares, once it has made the limits' cgroup: it removes it, dies of the signal, nothing ran (root's pids cgroup)", async () => {
     const world = makeWorld()
     const repo = makeRepo(world.root, 'p')
