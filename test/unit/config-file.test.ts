@@ -55,8 +55,9 @@ describe('config.json validation', () => {
     ['{"profiles": {"x": {"modle": "opus"}}}', `${F}: unknown key "profiles.x.modle"; did you mean "profiles.x.model"?`],
     ['{"profiles": {"x": {"model": 4}}}', `${F}: "profiles.x.model" must be a string`],
     ['[1]', `${F}: must hold a JSON object, like {"network": "allow"}`],
-    ['{"pidsLimit": -1}', `${F}: "pidsLimit" must be a whole number of processes, like 4096 (0: no limit)`],
-    ['{"pidsLimit": "4096"}', `${F}: "pidsLimit" must be a whole number of processes, like 4096 (0: no limit)`],
+    ['{"pidsLimit": -1}', `${F}: "pidsLimit" must be a whole number of processes up to 4194304, like 4096 (0: no limit)`],
+    ['{"pidsLimit": 4194305}', `${F}: "pidsLimit" must be a whole number of processes up to 4194304, like 4096 (0: no limit)`],
+    ['{"pidsLimit": "4096"}', `${F}: "pidsLimit" must be a whole number of processes up to 4194304, like 4096 (0: no limit)`],
     ['{"memoryLimit": "4GB"}', `${F}: "memoryLimit" must be a size like "4G" or "512M"`],
     ['{"profiles": {"x": {"cpuLimit": 0}}}', `${F}: "profiles.x.cpuLimit" must be a number of CPUs, like 2 or 0.5`],
   ])('%s', (text, message) => {
