@@ -42,7 +42,7 @@ const common = {
   platform: 'node',
   target: 'node20',
   define: { __CLAUDEBOX_VERSION__: JSON.stringify(version) },
-  // Some bundled CommonJS (fs-extra, commander) calls require(): give ESM output one.
+  // Some bundled CommonJS (commander) calls require(): give ESM output one.
   banner: { js: "import { createRequire as __cbRequire } from 'node:module'; const require = __cbRequire(import.meta.url);" },
   logLevel: 'warning',
 }

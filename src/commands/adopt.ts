@@ -2,7 +2,6 @@
 import { writeOut } from '../cli/terminal-safe.js'
 import { writeFileAtomic } from '../host/atomic-write.js'
 import fs from 'node:fs'
-import fse from 'fs-extra'
 import path from 'node:path'
 import { planAdopt, renderAdopt, workingTreeOf, type AdoptPlan } from '../state/adopt.js'
 import { EXIT, launchError, usageError } from '../errors.js'
@@ -66,7 +65,7 @@ export function applyAdopt(claudeboxHome: string, plan: AdoptPlan): void {
       fs.renameSync(trash, to)
       throw launchError(`cannot adopt: the new location's instance ${to} holds ${conversations} conversation(s) after all; --adopt will not merge two histories (claudebox --list shows it)`)
     }
-    fse.removeSync(trash)
+    fs.rmSync(trash, { recursive: true, force: true })
   }
   moveInstance(from, to, `${plan.newRoot}\n`)
   fs.rmSync(path.join(to, META_FILE), { force: true }) // rewritten by the next launch, for the new place

@@ -3,7 +3,6 @@
 // launch mistakes for an instance, and a launch racing the removal keeps its files.
 import { inlineSafe, terminalSafe, writeOut } from '../cli/terminal-safe.js'
 import fs from 'node:fs'
-import fse from 'fs-extra'
 import path from 'node:path'
 import { EXIT, launchError } from '../errors.js'
 import { planGc, type GcPlan, type GcPolicy } from '../state/gc.js'
@@ -94,7 +93,7 @@ function removeInstance(dir: string, id: string, root: string | undefined): bool
     }
     return false
   }
-  fse.removeSync(trash) // unlinks symlinks inside, never follows them
+  fs.rmSync(trash, { recursive: true, force: true }) // unlinks symlinks inside, never follows them
   for (const file of [folderCacheFile(path.dirname(dir), id), nestedRecordFile(path.dirname(dir), id)]) {
     try {
       removeFile(file)
@@ -126,6 +125,6 @@ function removeTrash(dir: string, names: readonly string[]): void {
     if (!name.startsWith('.trash-')) continue
     const target = path.join(dir, name)
     if (liveSessions(target) > 0) continue
-    fse.removeSync(target)
+    fs.rmSync(target, { recursive: true, force: true })
   }
 }
