@@ -651,7 +651,7 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(r.err).toMatch(/the project holds \d+ git repositories with an index; claudebox had git read the first 64/)
     for (let i = 1; i <= 80; i++) expect(fs.existsSync(path.join(s.project, `r/${i}/.git/index`))).toBe(false)
     expect(Date.now() - started).toBeLessThan(20_000)
-  }, 30_000)
+  }, 90_000)
 
   test("round 43: a .git file whose gitdir: goes through a link and then .. (git resolves it as the kernel does): the index git uses is the one checked", async () => {
     const s = scene()
@@ -790,7 +790,7 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     const end = Date.now() - Number(r.out) // the session's end (before: 100 times 20,000 entries read, ~4 s)
     expect(r.err).toContain('/n/1/.git')
     expect(end).toBeLessThan(8_000)
-  }, 30_000)
+  }, 90_000)
 
   test("round 47: a repository kept inside the project's .git and reached by a symlink from the work tree (git status there ran its fsmonitor): reported", async () => {
     const s = scene()
@@ -824,7 +824,7 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     const r = await inside(s, `for i in $(seq 600); do mkdir d$i && : > d$i/.git; done; ${repo('zz')} && ${repo('00')} && echo made`)
     expect(r.out).toBe('made')
     for (const dir of ['zz', '00']) expect(fs.existsSync(path.join(s.project, dir, '.git/index'))).toBe(false)
-  }, 30_000)
+  }, 90_000)
 
   test("round 47: a nested repository's core.worktree moves where its relative programs run: one made there in the next session is reported", async () => {
     const s = scene()
@@ -857,14 +857,14 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     await new Promise(resolve => setTimeout(resolve, 1_200))
     const r = await inside(s, "for i in $(seq -w 80); do echo 'exit 0' > r$i/fsm; done")
     for (let i = 1; i <= 80; i++) expect(r.err).toContain(`/r${String(i).padStart(2, '0')}/.git`)
-  }, 30_000)
+  }, 90_000)
 
   test('round 48: a chain of module git dirs whose worktrees folders link to a folder of 100,000 files ends the session at once', async () => {
     const s = scene()
     const script = 'mkdir big && (cd big && seq 100000 | xargs touch) && d=.git/modules && for i in $(seq 60); do d=$d/a; mkdir -p $d && echo ref: refs/heads/main > $d/HEAD && ln -s "$PWD/big" $d/worktrees; d=$d/modules; done; date +%s%3N'
     const r = await inside(s, script)
     expect(Date.now() - Number(r.out.split('\n').at(-1))).toBeLessThan(8_000)
-  }, 60_000)
+  }, 180_000)
 
   test("round 49: a git dir the session made below .git/worktrees/a/b (the launch protects only worktrees/<name>): its config changed in the next session is reported", async () => {
     const s = scene()
@@ -890,7 +890,7 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(r.err).not.toContain('failed')
     expect(r.err).toContain('/n/.git')
     expect(fs.existsSync(path.join(s.project, 'm/.git/index'))).toBe(false)
-  }, 60_000)
+  }, 180_000)
 
   test('round 50: 300,001 files in one folder (the search counted every file, stopped, and left a repository beside them unread): its index is still checked', async () => {
     const s = scene()
@@ -899,7 +899,7 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(r.out).toBe('made')
     expect(r.err).not.toContain('stopped after')
     expect(fs.existsSync(path.join(s.project, 'zz/.git/index'))).toBe(false)
-  }, 120_000)
+  }, 300_000)
 
   test('round 50: FIFOs in the git dirs of 80 nested repositories, and a FIFO packed-refs behind 64,000 loose-object names: each is moved aside', async () => {
     const s = scene()
@@ -908,7 +908,7 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(r.out).toBe('made')
     for (let i = 1; i <= 80; i++) expect(lstatKindOf(path.join(s.project, `n${i}/.git/info/exclude`))).toBe('missing')
     expect(lstatKindOf(path.join(s.project, '.git/packed-refs'))).toBe('missing')
-  }, 60_000)
+  }, 180_000)
 
   test("round 44: the index check never acts on a nested repository's config (a sparse index with a tree removed made ls-files lazily fetch it from a promisor remote, whose uploadpack ran on the host)", async () => {
     const s = scene()
