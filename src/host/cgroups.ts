@@ -37,7 +37,7 @@ export interface Made {
   warm: Promise<void>
 }
 
-/** Creates claudebox-<pid>-<time> in each parent, and starts the first move (see above). */
+/** Creates claudebox-<pid>-<time>-<scope> in each parent (createCgroups), and starts the first move (see above). */
 export function makeCgroups(steps: readonly CgroupStep[]): CgroupsMade {
   let owned = false
   let cgroups: Cgroup[] = []
