@@ -94,7 +94,8 @@ async function handle(options: GatewayOptions, usage: Usage, held: { bytes: numb
   const gone = new AbortController()
   res.on('close', () => {
     held.bytes -= body.length
-    gone.abort()
+    // Only when the answer was cut short: an abort makes an AbortError (a stack trace) each time.
+    if (!res.writableFinished) gone.abort()
   })
   usage.requests++
   const first = await send(options, req, url, body, undefined, gone.signal)
