@@ -135,8 +135,28 @@ interface ConfigValues {
  * Keys whose values are data git never runs (URLs, refs, names, settings): their words are not
  * taken for programs. Every other value may be a command (core.fsmonitor, diff.external,
  * remote.*.receivepack, pager.*, gpg.ssh.defaultKeyCommand, submodule.*.update=!..., aliases ...).
+ * Sets, not one regular expression: V8 compiles a pattern this large at its first use in every
+ * process, ~0.4 ms of each launch (test/unit/git-config-keys.test.ts holds the two equal).
  */
-const DATA_KEYS = /^(remote\..*\.(url|pushurl|fetch|push|mirror|tagopt|prune|proxy)|branch\..*|url\..*|http\..*|user\..*|author\..*|committer\..*|init\.defaultbranch|core\.(worktree|excludesfile|attributesfile|hookspath|bare|filemode|repositoryformatversion|logallrefupdates|ignorecase|precomposeunicode|symlinks|autocrlf|eol|abbrev|compression)|commit\.template|safe\..*|submodule\..*\.(url|path|branch|active|ignore)|include\.path|includeif\..*|extensions\..*|gc\..*|pack\..*|fetch\..*|pull\..*|push\..*|rebase\..*|color\..*|log\..*|status\..*|advice\..*|maintenance\..*|format\..*|blame\..*|merge\.conflictstyle|diff\.(algorithm|renames|colormoved|mnemonicprefix|noprefix|submodule))$/
+export function isDataKey(key: string): boolean {
+  const dot = key.indexOf('.')
+  if (dot < 0) return false
+  const section = key.slice(0, dot)
+  if (DATA_SECTIONS.has(section) || DATA_KEYS.has(key)) return true
+  // remote.<name>.url, submodule.<name>.path: a name of any text, even empty or dotted.
+  const last = key.lastIndexOf('.')
+  const named = section === 'remote' ? REMOTE_DATA : section === 'submodule' ? SUBMODULE_DATA : undefined
+  return named !== undefined && last > dot && named.has(key.slice(last + 1))
+}
+
+/** Sections all of whose keys are data, with or without a subsection. */
+const DATA_SECTIONS = new Set(['branch', 'url', 'http', 'user', 'author', 'committer', 'safe', 'includeif', 'extensions', 'gc', 'pack', 'fetch', 'pull', 'push', 'rebase', 'color', 'log', 'status', 'advice', 'maintenance', 'format', 'blame'])
+const CORE_DATA = ['worktree', 'excludesfile', 'attributesfile', 'hookspath', 'bare', 'filemode', 'repositoryformatversion', 'logallrefupdates', 'ignorecase', 'precomposeunicode', 'symlinks', 'autocrlf', 'eol', 'abbrev', 'compression']
+const DIFF_DATA = ['algorithm', 'renames', 'colormoved', 'mnemonicprefix', 'noprefix', 'submodule']
+/** Single keys that are data (no subsection). */
+const DATA_KEYS = new Set(['init.defaultbranch', 'commit.template', 'include.path', 'merge.conflictstyle', ...CORE_DATA.map(k => `core.${k}`), ...DIFF_DATA.map(k => `diff.${k}`)])
+const REMOTE_DATA = new Set(['url', 'pushurl', 'fetch', 'push', 'mirror', 'tagopt', 'prune', 'proxy'])
+const SUBMODULE_DATA = new Set(['url', 'path', 'branch', 'active', 'ignore'])
 
 /**
  * A config's core.hooksPath, its include files (include.path, includeIf.*.path) and the files its
@@ -156,7 +176,7 @@ function configValues(config: string, home: string): ConfigValues | 'unreadable'
     else if (key === 'include.path' || /^includeif\..*\.path$/.test(key)) {
       const include = expandHome(value, home)
       values.includes.push(include.startsWith('/') ? include : `${realFolderOf(config)}/${include}`)
-    } else if (!DATA_KEYS.test(key)) values.programs.push(...commandWords(value, home))
+    } else if (!isDataKey(key)) values.programs.push(...commandWords(value, home))
   }
   return values
 }
