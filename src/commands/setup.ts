@@ -6,7 +6,7 @@ import path from 'node:path'
 import type { CliOptions } from '../cli/args.js'
 import { EMPTY_CONFIG, parseConfig, parseProjectFile, type Config, type ProjectFile } from '../config/file.js'
 import { probe, readConfigText, sessionSocketsDir, withOptionFacts } from '../host/probe.js'
-import { randomHex } from '../host/fs.js'
+import { pidScope, randomHex } from '../host/fs.js'
 import { usageError } from '../errors.js'
 import { resolveOptions, type ResolvedOptions } from '../config/profiles.js'
 import type { Settings } from '../config/settings.js'
@@ -59,7 +59,10 @@ export function setupLaunch(settings: Settings, options: CliOptions, builtIn = f
   // Without the host's network, the launcher's servers listen on unix sockets bridged inside.
   const socketsDir = network === 'open' ? undefined : sessionSocketsDir(base.env, writablePlaces(facts, resolved.sandbox), facts.claudeboxHome)
   const request: LaunchRequest = {
-    storeSession: `session-${process.pid}`,
+    // Its own: launchers in other pid namespaces (containers sharing this home) have the same
+    // pids, and a later launcher here may get this one's (red team, round 53: two sessions shared
+    // one store, and the first to end removed it under the other).
+    storeSession: `session-${process.pid}-${pidScope()}-${randomHex(4)}`,
     claudeArgs: [...resolved.claudeArgs, ...options.claudeArgs],
     sandbox: resolved.sandbox,
     tiers: { entries: config.sharedEntries, readOnly: config.sharedReadOnly },

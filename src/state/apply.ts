@@ -3,7 +3,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { launchError } from '../errors.js'
-import { inPinnedDir, leftByGoneLaunchers, processStartTime, removeFile } from '../host/fs.js'
+import { inPinnedDir, leftByGoneLaunchers, pidScope, processStartTime, removeFile } from '../host/fs.js'
 import { lstatKind } from '../host/probe.js'
 import { sanitizePath } from './adopt.js'
 import { META_FILE, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
@@ -53,7 +53,7 @@ export function applyFiles(steps: readonly FileStep[]): void {
   const cleaned = new Set<string>()
   for (const step of steps) {
     if (!step.replace && isRegularFile(step.path)) continue // the common case: created by an earlier launch
-    const temp = path.join(path.dirname(step.path), `${tempPrefix(step.path)}${process.pid}.${Math.random().toString(16).slice(2)}`)
+    const temp = path.join(path.dirname(step.path), `${tempPrefix(step.path)}${process.pid}-${pidScope()}.${Math.random().toString(16).slice(2)}`)
     try {
       fs.mkdirSync(path.dirname(step.path), { recursive: true, mode: 0o700 })
       if (step.replace && sameContent(step.path, step.content)) continue
@@ -89,7 +89,9 @@ function tempPrefix(file: string): string {
  * own pattern, only regular files, only of launchers that are gone; one look per directory.
  */
 function removeGoneTemps(dir: string): void {
-  for (const name of leftByGoneLaunchers(dir, entry => /^\..+\.tmp\.(\d+)\.[0-9a-f]*$/.exec(entry)?.[1])) {
+  // This pid namespace's only (red team, round 53: another's pids are not ours), or an older version's unscoped name.
+  const ours = new RegExp(`^\\..+\\.tmp\\.(\\d+)-${pidScope() === 'unknown' ? '(?!)' : pidScope()}\\.[0-9a-f]*$`)
+  for (const name of leftByGoneLaunchers(dir, entry => (ours.exec(entry) ?? /^\..+\.tmp\.(\d+)\.[0-9a-f]*$/.exec(entry))?.[1])) {
     const temp = path.join(dir, name)
     if (isRegularFile(temp)) removeFile(temp)
   }

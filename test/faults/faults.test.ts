@@ -9,6 +9,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, test } from 'vitest'
 import { BIN, claudebox, HAVE_BWRAP, IS_ROOT, makeRepo, makeWorld, requiredTool, type World, instancePath } from '../helpers/cli.js'
+import { pidScope } from '../../src/host/fs.js'
 
 const HAVE_UNSHARE = requiredTool('unshare', ['-rm', 'true'], 'unshare (util-linux) with user namespaces')
 const sh = { CLAUDEBOX_CLAUDE: '/bin/sh' }
@@ -306,12 +307,18 @@ describe.skipIf(!HAVE_BWRAP)('kill -9 during a launch', () => {
     fs.rmSync(path.join(instance, 'project-root'))
     const stale = path.join(instance, `.project-root.tmp.${gone.pid}.0ddba11`)
     const alive = path.join(instance, `.project-root.tmp.${process.pid}.0ddba11`)
-    fs.writeFileSync(stale, 'half')
+    // Today's names carry the pid namespace: ours when its launcher is gone goes; another's stays
+    // (a launcher in a container with this pid may be writing it: red team, round 53).
+    const staleScoped = path.join(instance, `.project-root.tmp.${gone.pid}-${pidScope()}.0ddba11`)
+    const otherScope = path.join(instance, `.project-root.tmp.${gone.pid}-0000ffff.0ddba11`)
+    for (const file of [stale, staleScoped, otherScope]) fs.writeFileSync(file, 'half')
     fs.writeFileSync(alive, 'being written')
     const r = await claudebox(world, ['--', '-c', 'echo AGAIN'], { cwd: project, env: sh })
     expect(r.exitCode, r.stderr).toBe(0)
     expect(fs.readFileSync(path.join(instance, 'project-root'), 'utf8')).toBe(`${fs.realpathSync(project)}/.git\n`)
     expect(fs.existsSync(stale)).toBe(false)
+    expect(fs.existsSync(staleScoped)).toBe(false)
+    expect(fs.existsSync(otherScope)).toBe(true)
     expect(fs.existsSync(alive)).toBe(true) // a launcher that still runs may still be writing it
   })
 })

@@ -278,6 +278,28 @@ fs.existsSync = function (p) { return hidden(p) ? false : exists.call(this, p) }
     expect(r.stdout).toBe('RAN')
   })
 
+  test("two sessions of one project whose launchers have the same pid (each pid 1 in a pid namespace of its own) have stores of their own: the first to end leaves the other's (red team, round 53)", async () => {
+    if (!IS_ROOT) return // a pid namespace of one's own takes root here (a user gets none: no unshare of pids)
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    const env = { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }
+    const stores = path.join(world.claudeboxHome, 'session-stores')
+    const launch = (script: string) => execa('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, BIN, '--', '-c', script], { cwd: repo, env, extendEnv: false, reject: false, timeout: 30_000 })
+    // The first one's program waits for a file the test makes once the second has ended.
+    const go = path.join(repo, 'go') // the project: what the sandbox sees of the host
+    const first = launch(`echo started; for i in $(seq 200); do [ -e ${go} ] && break; sleep 0.05; done; echo ended`)
+    await new Promise<void>(resolve => first.stdout?.once('data', () => resolve()))
+    const during = fs.readdirSync(stores)
+    expect(during).toHaveLength(1)
+    const second = await launch('echo second')
+    expect(second.stdout, second.stderr).toBe('second')
+    expect(fs.existsSync(path.join(stores, during[0] as string)), "the first session's store, once the second has ended").toBe(true)
+    fs.writeFileSync(go, '')
+    const r = await first
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout).toBe('started\nended')
+  })
+
   test("a SIGTERM while the launcher prepares, once it has made the limits' cgroup: it removes it, dies of the signal, nothing ran (root's pids cgroup)", async () => {
     const world = makeWorld()
     const repo = makeRepo(world.root, 'p')
