@@ -4,6 +4,7 @@ import { terminalSafe } from '../cli/terminal-safe.js'
 import { ClaudeboxError, EXIT, launchError } from '../errors.js'
 import { resumeId } from '../state/adopt.js'
 import { lstatKind, probeUserns, readInstanceState, resolveExisting, snapshot } from '../host/probe.js'
+import { procIsOurs } from '../host/fs.js'
 import { setupLaunch, type LaunchSetup } from './setup.js'
 import { storeNewLogin, takeInsideLogin } from '../network/api-session.js'
 import { ApprovalNeeded } from '../config/profiles.js'
@@ -45,6 +46,9 @@ export async function launch(settings: Settings, options: CliOptions): Promise<n
   // Inside a sandbox (claudebox sets CLAUDEBOX=1 there) no new one can start: say so plainly.
   if (options.mode === 'launch' && process.env['CLAUDEBOX'] === '1') {
     throw launchError('this is already inside a claudebox sandbox, which forbids nested ones (no user namespaces inside); run claudebox on the host')
+  }
+  if (options.mode === 'launch' && !procIsOurs()) {
+    throw launchError(`the /proc mounted here belongs to another pid namespace (/proc/self is not pid ${process.pid}), so claudebox cannot tell the sandbox's processes by their pids; mount a /proc for this one (unshare --mount-proc) and rerun`)
   }
   if (options.login !== true) return await launchHere(settings, options)
   const leave = enterLoginPlace(settings.claudeboxHome)

@@ -162,6 +162,20 @@ export function pidScope(): string {
   return scope
 }
 
+/**
+ * Whether /proc is this process's pid namespace's: under `unshare --pid --fork` without
+ * `--mount-proc` it is the parent namespace's, and every pid claudebox looks up there (the
+ * sandbox's init and its children, gone launchers) would name another process (red team, round 53).
+ * True when /proc cannot be read at all: the checks that need it say so themselves.
+ */
+export function procIsOurs(): boolean {
+  try {
+    return fs.readlinkSync('/proc/self') === String(process.pid)
+  } catch {
+    return true
+  }
+}
+
 /** The most readNoFollow reads: claudebox's own small records, written where the sandbox could reach. */
 export const SMALL_FILE_LIMIT = 1 << 20
 

@@ -300,6 +300,16 @@ fs.existsSync = function (p) { return hidden(p) ? false : exists.call(this, p) }
     expect(r.stdout).toBe('started\nended')
   })
 
+  test("a /proc of another pid namespace (unshare --pid without --mount-proc) is refused with the fix, nothing runs (red team, round 53: every pid claudebox looked up there named another process)", async () => {
+    if (!IS_ROOT) return // a pid namespace of one's own takes root here
+    const world = makeWorld()
+    const repo = makeRepo(world.root, 'p')
+    const r = await execa('unshare', ['--pid', '--fork', process.execPath, BIN, '--', '-c', 'echo RAN'], { cwd: repo, env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, extendEnv: false, reject: false, timeout: 30_000 })
+    expect(r.exitCode).toBe(125)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toMatch(/^claudebox: the \/proc mounted here belongs to another pid namespace .*; mount a \/proc for this one \(unshare --mount-proc\) and rerun$/)
+  })
+
   test("a SIGTERM while the launcher prepares, once it has made the limits' cgroup: it removes it, dies of the signal, nothing ran (root's pids cgroup)", async () => {
     const world = makeWorld()
     const repo = makeRepo(world.root, 'p')
