@@ -196,7 +196,16 @@ function killInside(dir: string): void {
   } catch {
     return
   }
-  for (const pid of pids) if (pid !== process.pid) killQuietly(pid, 'SIGKILL')
+  for (const pid of pids) if (pid !== process.pid && stillIn(pid, dir)) killQuietly(pid, 'SIGKILL')
+}
+
+/** Whether `pid` is (still) in the cgroup `dir`: a pid that left it and was taken anew is not killed. */
+function stillIn(pid: number, dir: string): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').some(line => line.endsWith(`/${path.basename(dir)}`))
+  } catch {
+    return false
+  }
 }
 
 /**
