@@ -308,9 +308,11 @@ async function networkNotice(settings: Settings, options: CliOptions, request: L
   const again = setupLaunch(settings, options)
   // The same API path as the running gateway (its placeholder and where it listens), the same
   // sockets directory and key (red team: a new key left the gateway refusing every call).
-  const { api, ownCredentialStore, egressSocket, socketsKey } = request
+  // And the same store of the session's own, which the bookkeeping after it looks in.
+  const { api, ownCredentialStore, egressSocket, socketsKey, storeSession } = request
   return planLaunch(again.facts, {
     ...again.request,
+    ...(storeSession === undefined ? {} : { storeSession }),
     ...(api === undefined ? {} : { api }),
     ...(ownCredentialStore === undefined ? {} : { ownCredentialStore }),
     ...(egressSocket === undefined ? {} : { egressSocket }),
