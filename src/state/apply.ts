@@ -131,8 +131,10 @@ export function stateError(p: string, error: unknown): Error {
  * with O_EXCL|O_NOFOLLOW: nothing in the instance can redirect the write.
  */
 export function registerSession(instance: string, cwd: string, version: string): () => void {
-  const file = path.join(instance, SESSIONS_DIR, `${process.pid}.json`)
-  const record: SessionRecord = { pid: process.pid, startTime: processStartTime('self') ?? '', cwd, version, started: new Date().toISOString() }
+  // The pid namespace in the name: a launcher in a container sharing this home may have our pid
+  // (red team, round 54: it took this record for its own stale one and removed it).
+  const file = path.join(instance, SESSIONS_DIR, `${process.pid}-${pidScope()}.json`)
+  const record: SessionRecord = { pid: process.pid, startTime: processStartTime('self') ?? '', cwd, version, started: new Date().toISOString(), scope: pidScope() }
   if (isatty(0)) {
     try {
       record.tty = fs.readlinkSync('/proc/self/fd/0')

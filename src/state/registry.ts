@@ -32,6 +32,8 @@ export interface SessionRecord {
   cwd: string
   version: string
   started: string
+  /** The pid namespace the pid is of (fs.ts pidScope); absent in older records. */
+  scope?: string
 }
 
 /** What the probe saw of a recorded session's process right now. */

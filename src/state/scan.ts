@@ -2,7 +2,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomic } from '../host/atomic-write.js'
-import { inPinnedDir, processStartTime } from '../host/fs.js'
+import { inPinnedDir, pidScope, processStartTime } from '../host/fs.js'
 import { readNoFollow } from '../host/probe.js'
 import type { ScannedEntry } from './gc.js'
 import { INSTANCE_ID, PROJECT_ROOT_FILE, validProjectRoot } from './instance.js'
@@ -248,7 +248,10 @@ export function liveSessionRecords(instance: string): SessionRecord[] {
   for (const name of names) {
     const record = parseRecord(readNoFollow(path.join(dir, name)) ?? '')
     if (record === undefined) continue
-    if (isLive(record, { startTime: processStartTime(record.pid), ttyExists: record.tty === undefined || fs.existsSync(record.tty) })) live.push(record)
+    // Another pid namespace's (a container sharing this home): its pid cannot be checked here, so
+    // it counts as live; the instance is kept and its shared state left alone (README, "Known limits").
+    const foreign = record.scope !== undefined && record.scope !== pidScope()
+    if (foreign || isLive(record, { startTime: processStartTime(record.pid), ttyExists: record.tty === undefined || fs.existsSync(record.tty) })) live.push(record)
   }
   return live
 }

@@ -278,7 +278,7 @@ fs.existsSync = function (p) { return hidden(p) ? false : exists.call(this, p) }
     expect(r.stdout).toBe('RAN')
   })
 
-  test("two sessions of one project whose launchers have the same pid (each pid 1 in a pid namespace of its own) have stores of their own: the first to end leaves the other's (red team, round 53)", async () => {
+  test("two sessions of one project whose launchers have the same pid (each pid 1 in a pid namespace of its own) have stores and records of their own: the first to end leaves the other's (red team, rounds 53 and 54)", async () => {
     if (!IS_ROOT) return // a pid namespace of one's own takes root here (a user gets none: no unshare of pids)
     const world = makeWorld()
     const repo = makeRepo(world.root, 'p')
@@ -291,9 +291,14 @@ fs.existsSync = function (p) { return hidden(p) ? false : exists.call(this, p) }
     await new Promise<void>(resolve => first.stdout?.once('data', () => resolve()))
     const during = fs.readdirSync(stores)
     expect(during).toHaveLength(1)
+    const [instance = ''] = fs.readdirSync(path.join(world.claudeboxHome, 'instances'))
+    const records = path.join(world.claudeboxHome, 'instances', instance, 'claudebox/sessions')
+    expect(fs.readdirSync(records)).toHaveLength(1)
     const second = await launch('echo second')
     expect(second.stdout, second.stderr).toBe('second')
     expect(fs.existsSync(path.join(stores, during[0] as string)), "the first session's store, once the second has ended").toBe(true)
+    // Its record too (red team, round 54: the second took it for its own stale one and removed it).
+    expect(fs.readdirSync(records), "the first session's record, once the second has ended").toHaveLength(1)
     fs.writeFileSync(go, '')
     const r = await first
     expect(r.exitCode, r.stderr).toBe(0)

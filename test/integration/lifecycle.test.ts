@@ -6,6 +6,7 @@ import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
 import { sanitizePath } from '../../src/state/adopt.js'
 import { instanceId } from '../../src/state/instance.js'
+import { pidScope } from '../../src/host/fs.js'
 import { spawnSync } from 'node:child_process'
 import { BIN, claudebox, FIXTURES, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, noticeGiven, type World, instancePath } from '../helpers/cli.js'
 
@@ -290,7 +291,7 @@ describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
     fs.renameSync(aside, oldInstance)
     const target = instancePath(world, `${moved}/.git`)
     const r = await claudebox(world, ['--adopt', old], { cwd: moved })
-    const kept = fs.existsSync(path.join(target, 'claudebox/sessions', `${session.child.pid ?? 0}.json`))
+    const kept = fs.existsSync(path.join(target, 'claudebox/sessions', `${session.child.pid ?? 0}-${pidScope()}.json`))
     fs.writeFileSync(path.join(moved, '.release'), '')
     await session.child
     expect(r.exitCode, r.stderr).toBe(2)

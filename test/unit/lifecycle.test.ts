@@ -1,10 +1,14 @@
 import { describe, expect, test } from 'vitest'
+import fs from 'node:fs'
+import path from 'node:path'
 import { planAdopt, resumeId, sanitizePath } from '../../src/state/adopt.js'
 import { renderConversations, summarizeTranscript, uniqueConversations, type Conversation } from '../../src/state/conversations.js'
 import { instanceStatus, planGc, type ScannedEntry } from '../../src/state/gc.js'
 import { listRows, renderTable } from '../../src/state/list.js'
 import { isLive, type SessionRecord } from '../../src/state/registry.js'
 import { tempDir } from '../helpers/temp.js'
+import { liveSessionRecords } from '../../src/state/scan.js'
+import { pidScope } from '../../src/host/fs.js'
 
 const id = (n: number): string => n.toString(16).padStart(16, '0')
 const entry = (n: number, over: Partial<ScannedEntry> = {}): ScannedEntry => ({
@@ -209,5 +213,18 @@ describe('the shared JSON guard and a huge file', () => {
       if (fs.lstatSync(p).isFile()) expect(fs.readFileSync(p, 'utf8')).not.toContain('HOST-SECRET')
     }
     expect(fs.readFileSync(secret, 'utf8')).toContain('HOST-SECRET') // not rewritten through the link
+  })
+})
+
+describe('session records of another pid namespace', () => {
+  test('count as live: their pid cannot be checked here (a container sharing the home), and one of ours whose process is gone does not', () => {
+    const instance = tempDir()
+    const dir = path.join(instance, 'claudebox/sessions')
+    fs.mkdirSync(dir, { recursive: true })
+    const base = { pid: 999_999_999, startTime: '1', cwd: '/p', version: 'x', started: '2026-11-26T00:00:00Z' }
+    fs.writeFileSync(path.join(dir, '999999999-0000ffff.json'), JSON.stringify({ ...base, scope: '0000ffff' }))
+    fs.writeFileSync(path.join(dir, `999999999-${pidScope()}.json`), JSON.stringify({ ...base, scope: pidScope() }))
+    fs.writeFileSync(path.join(dir, '999999999.json'), JSON.stringify(base))
+    expect(liveSessionRecords(instance).map(r => r.scope)).toEqual(['0000ffff'])
   })
 })
