@@ -305,19 +305,14 @@ async function networkNotice(settings: Settings, options: CliOptions, request: L
     warn(`could not record the network notice (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
     return plan
   }
+  // Only what the answer changes (the presets, in the options) comes from the new setup. All else
+  // is this launch's own: the API path of the running gateway (or none), the sockets' directory
+  // and key (red team: a new key left the gateway refusing every call), the session's own store,
+  // which the bookkeeping after it looks in (review of round 53: a login saved meanwhile mixed a
+  // second gateway's sockets into the plan).
   const again = setupLaunch(settings, options)
-  // The same API path as the running gateway (its placeholder and where it listens), the same
-  // sockets directory and key (red team: a new key left the gateway refusing every call).
-  // And the same store of the session's own, which the bookkeeping after it looks in.
-  const { api, ownCredentialStore, egressSocket, socketsKey, storeSession } = request
-  return planLaunch(again.facts, {
-    ...again.request,
-    ...(storeSession === undefined ? {} : { storeSession }),
-    ...(api === undefined ? {} : { api }),
-    ...(ownCredentialStore === undefined ? {} : { ownCredentialStore }),
-    ...(egressSocket === undefined ? {} : { egressSocket }),
-    ...(socketsKey === undefined ? {} : { socketsKey }),
-  })
+  const { sandbox, applied } = again.request
+  return planLaunch(again.facts, { ...request, ...(sandbox === undefined ? {} : { sandbox }), ...(applied === undefined ? {} : { applied }) })
 }
 
 function afterSession(what: string, step: () => void): void {
