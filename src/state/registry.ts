@@ -1,4 +1,4 @@
-// Live sessions: each launch records itself in its instance (`claudebox/sessions/<pid>.json`,
+// Live sessions: each launch records itself in its instance (`claudebox/sessions/<pid>-<scope>.json`,
 // bound read-only inside the sandbox, so the agent cannot forge or remove records). Pure rules
 // here; host/probe.ts reads the records and the process table.
 

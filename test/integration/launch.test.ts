@@ -203,7 +203,7 @@ describe.skipIf(!HAVE_BWRAP)('the sandbox', () => {
     expect(dry.exitCode, dry.stderr).toBe(0)
     expect(dry.stdout).toContain(`# claudebox also writes: ${settings} is not valid JSON: set aside as settings.json.corrupt-<time> and restored from the newest good copy`)
     expect(dry.stdout).toContain(`# claudebox also writes: asks once to copy your Claude Code login (${world.home}/.claude/.credentials.json)`)
-    expect(dry.stdout).toMatch(/^# claudebox also writes: the session's record in .*\/claudebox\/sessions\/<pid>\.json/m)
+    expect(dry.stdout).toMatch(/^# claudebox also writes: the session's record in .*\/claudebox\/sessions\/<pid>-<scope>\.json/m)
     // It only said so: the file is as it was.
     expect(fs.readFileSync(settings, 'utf8')).toBe('{"model": ')
   })
