@@ -12,7 +12,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { ENDING_SIGNALS, launchError } from '../errors.js'
 import type { CgroupStep } from '../sandbox/limits.js'
-import { killQuietly, leftByGoneLaunchers, pidScope, processStartTime } from './fs.js'
+import { killQuietly, leftByGoneLaunchers, pidOfOurs, pidScope, processStartTime } from './fs.js'
 
 export interface Cgroup {
   parent: string
@@ -47,7 +47,7 @@ export function makeCgroups(steps: readonly CgroupStep[]): CgroupsMade {
   const ending = (signal: NodeJS.Signals): void => {
     release()
     owned = true
-    void warm.then(() => removeCgroups(cgroups)).finally(() => {
+    void removeMade({ cgroups, warm }).finally(() => {
       process.removeAllListeners(signal)
       process.kill(process.pid, signal)
     })
@@ -73,8 +73,7 @@ export function makeCgroups(steps: readonly CgroupStep[]): CgroupsMade {
       if (owned) return
       owned = true
       release()
-      await warm
-      await removeCgroups(cgroups)
+      await removeMade({ cgroups, warm })
     },
   }
 }
@@ -131,6 +130,15 @@ function writeSoon(file: string, text: string): Promise<void> {
       else resolve()
     }),
   )
+}
+
+/**
+ * The cgroups go, once the first move has settled: while it waits, the kernel holds the lock every
+ * cgroup change takes, and the rmdir would wait for it on the main thread.
+ */
+export async function removeMade({ cgroups, warm }: Made): Promise<void> {
+  await warm
+  await removeCgroups(cgroups)
 }
 
 /** The limits, once the sandbox is in the cgroups. A failure is claudebox's, status 125. */
@@ -216,10 +224,8 @@ function stillIn(pid: number, dir: string): boolean {
  * that launch then failed). rmdir removes only an empty cgroup: nothing that still runs is touched.
  */
 function removeLeftCgroups(parents: readonly string[]): void {
-  const ours = pidScope() === 'unknown' ? undefined : new RegExp(`^claudebox-(\\d+)-[0-9a-z]+-${pidScope()}$`)
-  const older = /^claudebox-(\d+)(?:-[0-9a-z]+)?$/
   for (const parent of new Set(parents)) {
-    for (const name of leftByGoneLaunchers(parent, entry => (ours?.exec(entry) ?? older.exec(entry))?.[1])) {
+    for (const name of leftByGoneLaunchers(parent, entry => pidOfOurs(entry, /^claudebox-(\d+)-[0-9a-z]+-([0-9a-f]{8}|unknown)$/, /^claudebox-(\d+)(?:-[0-9a-z]+)?$/))) {
       try {
         fs.rmdirSync(path.join(parent, name))
       } catch {

@@ -163,6 +163,17 @@ export function pidScope(): string {
 }
 
 /**
+ * The pid in the name of something a launcher left, when that launcher was of this pid namespace
+ * (for leftByGoneLaunchers): `scoped` captures the pid, then the scope; `older` the pid alone, in
+ * names older claudebox versions gave. Never one of another scope, nor of 'unknown'.
+ */
+export function pidOfOurs(name: string, scoped: RegExp, older: RegExp): string | undefined {
+  const match = scoped.exec(name)
+  if (match === null) return older.exec(name)?.[1]
+  return match[2] !== 'unknown' && match[2] === pidScope() ? match[1] : undefined
+}
+
+/**
  * Whether /proc is this process's pid namespace's: under `unshare --pid --fork` without
  * `--mount-proc` it is the parent namespace's, and every pid claudebox looks up there (the
  * sandbox's init and its children, gone launchers) would name another process (red team, round 53).
@@ -233,9 +244,14 @@ export function readConfigText(file: string): string | undefined {
 
 /** A process's start time in clock ticks (/proc/self/stat field 22), to tell a reused pid. */
 export function processStartTime(pid: number | 'self'): string | undefined {
+  return statFields(pid)?.[19]
+}
+
+/** /proc/PID/stat's fields after the command name (which may hold spaces and parentheses): state first. */
+function statFields(pid: number | string): string[] | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   } catch {
     return undefined
   }
@@ -303,13 +319,8 @@ function childrenByParent(pid: number, atMost: number): number[] {
   const out: number[] = []
   for (const name of fs.readdirSync('/proc')) {
     if (out.length >= atMost) break
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8')
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(name))
-    } catch {
-      // gone meanwhile
-    }
+    // The parent's pid is the field after the state; a process gone meanwhile has none.
+    if (/^\d+$/.test(name) && Number(statFields(name)?.[1]) === pid) out.push(Number(name))
   }
   return out
 }

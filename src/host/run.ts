@@ -11,7 +11,7 @@ import { relayStdio, type Relay } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
 import { childrenOf, killQuietly, processStartTime } from './fs.js'
 import { mountsProblem, pinBinds, type PinnedMount } from './bind-fds.js'
-import { makeCgroups, moveInto, removeCgroups, writeLimits, type CgroupsMade, type Made, type Seen } from './cgroups.js'
+import { makeCgroups, moveInto, removeMade, writeLimits, type CgroupsMade, type Made, type Seen } from './cgroups.js'
 
 const EXIT_GRACE_MS = 2000
 
@@ -108,7 +108,8 @@ async function supervise(plan: LaunchPlan, started: (end: () => void) => Promise
   const result = await ended
   await lastOutput(state, relay)
   relay.stop()
-  await limited.then(removeAfter(made), removeAfter(made))
+  await limited.catch(() => {})
+  await removeMade(made)
   // Abandoned for a signal: the launcher's status is that signal's, as if it had not caught it. It
   // wins over a failure of the work before the go, which the abandon itself may have caused (the
   // mount check of a sandbox being killed).
@@ -124,12 +125,6 @@ async function supervise(plan: LaunchPlan, started: (end: () => void) => Promise
 }
 
 const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)))
-
-/** The cgroups go once the moves are over and the first move has settled (cgroups.ts). */
-const removeAfter = (made: Made) => async (): Promise<void> => {
-  await made.warm
-  await removeCgroups(made.cgroups)
-}
 
 /**
  * Runs `step` (the checks after a session, which protect the user's next git command) with the
@@ -168,8 +163,7 @@ async function spawnBwrap(plan: LaunchPlan, made: Made): Promise<{ child: ChildP
     argv = pinBinds(plan.groups, { userBinds: plan.userBinds, writable: plan.pinWithin }, fds.stdio, fds.opened, mounts)
   } catch (error) {
     for (const fd of fds?.opened ?? []) fs.closeSync(fd)
-    await made.warm
-    await removeCgroups(made.cgroups)
+    await removeMade(made)
     throw error
   }
   const { stdio, opened, ways, merged } = fds

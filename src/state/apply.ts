@@ -3,7 +3,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { launchError } from '../errors.js'
-import { inPinnedDir, leftByGoneLaunchers, pidScope, processStartTime, removeFile } from '../host/fs.js'
+import { inPinnedDir, leftByGoneLaunchers, pidOfOurs, pidScope, processStartTime, removeFile } from '../host/fs.js'
 import { lstatKind } from '../host/probe.js'
 import { sanitizePath } from './adopt.js'
 import { META_FILE, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
@@ -90,8 +90,7 @@ function tempPrefix(file: string): string {
  */
 function removeGoneTemps(dir: string): void {
   // This pid namespace's only (red team, round 53: another's pids are not ours), or an older version's unscoped name.
-  const ours = new RegExp(`^\\..+\\.tmp\\.(\\d+)-${pidScope() === 'unknown' ? '(?!)' : pidScope()}\\.[0-9a-f]*$`)
-  for (const name of leftByGoneLaunchers(dir, entry => (ours.exec(entry) ?? /^\..+\.tmp\.(\d+)\.[0-9a-f]*$/.exec(entry))?.[1])) {
+  for (const name of leftByGoneLaunchers(dir, entry => pidOfOurs(entry, /^\..+\.tmp\.(\d+)-([0-9a-f]{8}|unknown)\.[0-9a-f]*$/, /^\..+\.tmp\.(\d+)\.[0-9a-f]*$/))) {
     const temp = path.join(dir, name)
     if (isRegularFile(temp)) removeFile(temp)
   }
