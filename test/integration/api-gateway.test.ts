@@ -35,7 +35,9 @@ async function gateway(upstream: string, placeholder: string, credential: Creden
 
 const fixed = (header: [string, string]): Credential => ({ header: () => Promise.resolve(header), refreshable: false })
 
-function call(port: number | string, pathname: string, headers: Record<string, string>, method = 'POST'): Promise<{ status: number; body: string }> {
+const REQUEST_BODY = { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true }
+
+function call(port: number | string, pathname: string, headers: Record<string, string>, method = 'POST', body = JSON.stringify(REQUEST_BODY)): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, path: pathname, method, headers: { 'content-type': 'application/json', ...headers } }, res => {
       let body = ''
@@ -43,7 +45,7 @@ function call(port: number | string, pathname: string, headers: Record<string, s
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
     })
     req.on('error', reject)
-    req.end(method === 'POST' ? JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true }) : undefined)
+    req.end(method === 'POST' ? body : undefined)
   })
 }
 
@@ -70,6 +72,7 @@ describe('the API gateway', () => {
     const seen = upstream.messages()[0]?.headers
     expect(seen?.['x-api-key']).toBe('sk-ant-real')
     expect(seen?.['x-corp']).toBe('corp-secret')
+    expect(upstream.messages()[0]?.body).toEqual(REQUEST_BODY)
     expect(JSON.stringify(upstream.requests)).not.toContain(placeholder)
     expect(g.usage.requests).toBe(1)
     expect(g.usage.outputTokens).toBeGreaterThan(0)
@@ -163,7 +166,7 @@ describe('the API gateway under load from the sandbox', () => {
     expect(reply).toMatch(/^HTTP\/1\.1 408 /)
   })
 
-  test('a call still pending upstream ends when its client goes, or when the gateway closes (it kept the launcher alive after the session)', async () => {
+  test('a call still pending upstream ends when its client goes (also in the middle of its body), or when the gateway closes (it kept the launcher alive after the session)', async () => {
     const upstreamSockets: net.Socket[] = []
     const closedUpstream: boolean[] = []
     const blackhole = net.createServer(socket => {
@@ -190,10 +193,17 @@ describe('the API gateway under load from the sandbox', () => {
     expect(await waitFor(() => upstreamSockets.length === 1)).toBe(true)
     first.destroy()
     expect(await waitFor(() => closedUpstream[0] === true)).toBe(true)
-    ask()
+    // Gone in the middle of its body, which was on its way upstream as it came.
+    const partial = http.request({ host: '127.0.0.1', port: g.address as number, path: '/v1/messages', method: 'POST', headers: { 'x-api-key': 'p', 'content-length': '100' } })
+    partial.on('error', () => {})
+    partial.write('{"half":')
     expect(await waitFor(() => upstreamSockets.length === 2)).toBe(true)
-    await g.close()
+    partial.destroy()
     expect(await waitFor(() => closedUpstream[1] === true)).toBe(true)
+    ask()
+    expect(await waitFor(() => upstreamSockets.length === 3)).toBe(true)
+    await g.close()
+    expect(await waitFor(() => closedUpstream[2] === true)).toBe(true)
   })
 
   test('an answer cut short (Claude quit while it streamed) still counts the tokens that came', async () => {
@@ -233,6 +243,53 @@ describe('the API gateway under load from the sandbox', () => {
     }).catch(() => 413)
     expect(status).toBe(413)
     expect(upstream.requests).toHaveLength(0)
+  })
+
+  test('a declared length over 64 MiB is refused (413) at once; nothing reaches the API', async () => {
+    const upstream = await api()
+    const placeholder = placeholderFor('api-key')
+    const g = await gateway(upstream.url, placeholder, fixed(['x-api-key', 'sk-ant-real']))
+    const status = await new Promise<number | 'no answer'>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: g.address, path: '/v1/messages', method: 'POST', headers: { 'x-api-key': placeholder, 'content-length': String(65 << 20) } }, res => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      })
+      req.on('error', reject)
+      req.write('{}')
+      setTimeout(() => resolve('no answer'), 5000)
+    })
+    expect(status).toBe(413)
+    expect(upstream.requests).toHaveLength(0)
+  })
+
+  test('a body of a declared length goes upstream as it comes: the API has the request before the client has sent all of it', async () => {
+    let received: ((body: string) => void) | undefined
+    const started = new Promise<void>(resolve => {
+      const server = http.createServer((req, res) => {
+        resolve()
+        let body = ''
+        req.on('data', (c: Buffer) => (body += c.toString()))
+        req.on('end', () => {
+          received?.(body)
+          res.writeHead(200, { 'content-type': 'application/json' }).end('{"usage":{"input_tokens":1,"output_tokens":1}}')
+        })
+      })
+      server.listen(0, '127.0.0.1', () => {
+        closers.push(() => new Promise(done => server.close(() => done())))
+        startGateway({ upstream: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`), placeholder: 'p', credential: fixed(['x-api-key', 'k']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 } }).then(g => {
+          closers.push(() => g.close())
+          const req = http.request({ host: '127.0.0.1', port: g.address as number, path: '/v1/messages', method: 'POST', headers: { 'x-api-key': 'p', 'content-length': '10' } }, res => res.resume())
+          req.on('error', () => {})
+          req.write('{"a":')
+          // The rest only once the API has the request: a gateway that read bodies whole first never forwards it.
+          void started.then(() => req.end('"bc"}'))
+        }, () => {})
+      })
+    })
+    const body = new Promise<string>(resolve => (received = resolve))
+    const bounded = <T>(p: Promise<T>): Promise<T | 'timeout'> => Promise.race([p, new Promise<'timeout'>(r => setTimeout(() => r('timeout'), 5000))])
+    expect(await bounded(started)).toBeUndefined()
+    expect(await bounded(body)).toBe('{"a":"bc"}')
   })
 })
 
@@ -295,7 +352,28 @@ describe('refreshing an OAuth login on the host', () => {
     const r = await call(g.address, '/v1/messages', { authorization: `Bearer ${placeholder}` })
     expect(r.status).toBe(200)
     expect(upstream.requests.map(q => q.headers['authorization'])).toEqual(['Bearer sk-ant-oat01-expired', 'Bearer sk-ant-oat01-new-1'])
+    expect(upstream.requests.map(q => q.body)).toEqual([REQUEST_BODY, REQUEST_BODY])
     expect(endpoint.calls()).toBe(1)
+  })
+
+  test('a 401 to a long body sent as it came: the retry carries the same bytes, and nothing is held afterwards', async () => {
+    const endpoint = await tokenEndpoint()
+    const file = store('sk-ant-oat01-expired', Date.now() + 3_600_000)
+    const upstream = await api(token => token === 'Bearer sk-ant-oat01-expired')
+    const placeholder = placeholderFor('oauth-store')
+    const credential: Credential = {
+      refreshable: true,
+      header: async rejected => {
+        const { login, problem } = await currentLogin(file, rejected, endpoint.url)
+        if (login === undefined) throw new Error(problem)
+        return ['authorization', `Bearer ${login.accessToken}`]
+      },
+    }
+    const g = await gateway(upstream.url, placeholder, credential)
+    const long = { model: 'm', messages: [{ role: 'user', content: 'x'.repeat(3 << 20) }], stream: true }
+    const r = await call(g.address, '/v1/messages', { authorization: `Bearer ${placeholder}` }, 'POST', JSON.stringify(long))
+    expect(r.status).toBe(200)
+    expect(upstream.requests.map(q => JSON.stringify(q.body) === JSON.stringify(long))).toEqual([true, true])
   })
 
   test('a 401 for a token another session has already replaced: the new one is used, no second refresh', async () => {
