@@ -155,11 +155,40 @@ let scope: string | undefined
 export function pidScope(): string {
   if (scope !== undefined) return scope
   try {
-    scope = sha256Hex(`${fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()} ${fs.statSync('/proc/self/ns/pid').ino}`).slice(0, 8)
+    const boot = bootId()
+    if (boot === undefined) throw new Error('no boot id')
+    scope = sha256Hex(`${boot} ${fs.statSync('/proc/self/ns/pid').ino}`).slice(0, 8)
   } catch {
     scope = 'unknown'
   }
   return scope
+}
+
+/** This boot of the kernel (/proc/sys/kernel/random/boot_id); undefined when unreadable. */
+export const bootId = once(() => firstLine('/proc/sys/kernel/random/boot_id'))
+
+/**
+ * This machine, across its boots: a digest of /etc/machine-id (which machine-id(5) asks not to
+ * show as it is: session records are readable inside the sandbox); undefined without one (some
+ * containers). A boot id other than ours tells an earlier boot only on the same machine: on a
+ * home shared over NFS, another host's sessions have their own boot ids.
+ */
+export const machineTag = once(() => {
+  const id = firstLine('/etc/machine-id')
+  return id === undefined ? undefined : sha256Hex(`claudebox machine ${id}`).slice(0, 16)
+})
+
+function firstLine(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8').trim() || undefined
+  } catch {
+    return undefined
+  }
+}
+
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined
+  return () => (made ??= { value: make() }).value
 }
 
 /**

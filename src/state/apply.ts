@@ -3,7 +3,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { launchError } from '../errors.js'
-import { inPinnedDir, leftByGoneLaunchers, pidOfOurs, pidScope, processStartTime, removeFile } from '../host/fs.js'
+import { bootId, inPinnedDir, leftByGoneLaunchers, machineTag, pidOfOurs, pidScope, processStartTime, removeFile } from '../host/fs.js'
 import { lstatKind } from '../host/probe.js'
 import { sanitizePath } from './adopt.js'
 import { META_FILE, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
@@ -134,6 +134,9 @@ export function registerSession(instance: string, cwd: string, version: string):
   // (red team, round 54: it took this record for its own stale one and removed it).
   const file = path.join(instance, SESSIONS_DIR, `${process.pid}-${pidScope()}.json`)
   const record: SessionRecord = { pid: process.pid, startTime: processStartTime('self') ?? '', cwd, version, started: new Date().toISOString(), scope: pidScope() }
+  const [boot, machine] = [bootId(), machineTag()]
+  if (boot !== undefined) record.boot = boot
+  if (machine !== undefined) record.machine = machine
   if (isatty(0)) {
     try {
       record.tty = fs.readlinkSync('/proc/self/fd/0')

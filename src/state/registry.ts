@@ -34,6 +34,9 @@ export interface SessionRecord {
   started: string
   /** The pid namespace the pid is of (fs.ts pidScope); absent in older records. */
   scope?: string
+  /** The boot it was written in (fs.ts bootId) and the machine (fs.ts machineTag); absent in older records. */
+  boot?: string
+  machine?: string
 }
 
 /** What the probe saw of a recorded session's process right now. */
@@ -41,6 +44,27 @@ export interface SessionProbe {
   /** Start time of the process now holding the pid, or undefined when no process has it. */
   startTime: string | undefined
   ttyExists: boolean
+}
+
+/** Where records are read: this launcher's pid namespace (fs.ts pidScope), boot (bootId) and machine (machineTag). */
+export interface RecordReader {
+  scope: string
+  boot: string | undefined
+  machine: string | undefined
+}
+
+/**
+ * How a record is told live or stale here: one of an earlier boot of this machine is stale (every
+ * process of that boot is gone: a machine that crashed or lost power with a session running; red
+ * team, round 55); one of another pid namespace (a container sharing the home, another host on a
+ * shared home) cannot be checked here, so it counts as live; one of ours is checked by its pid
+ * (isLive). Records without a scope, a boot or a machine come from older versions.
+ */
+export function recordKind(record: SessionRecord, reader: RecordReader): 'earlier boot' | 'foreign' | 'ours' {
+  const sameMachine = record.machine !== undefined && record.machine === reader.machine
+  if (sameMachine && record.boot !== undefined && reader.boot !== undefined && record.boot !== reader.boot) return 'earlier boot'
+  if (record.scope !== undefined && record.scope !== reader.scope) return 'foreign'
+  return 'ours'
 }
 
 /**

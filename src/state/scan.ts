@@ -2,11 +2,11 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomic } from '../host/atomic-write.js'
-import { inPinnedDir, pidScope, processStartTime } from '../host/fs.js'
+import { bootId, inPinnedDir, machineTag, pidScope, processStartTime } from '../host/fs.js'
 import { readNoFollow } from '../host/probe.js'
 import type { ScannedEntry } from './gc.js'
 import { INSTANCE_ID, PROJECT_ROOT_FILE, validProjectRoot } from './instance.js'
-import { isLive, META_FILE, parseRecord, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
+import { isLive, META_FILE, parseRecord, recordKind, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
 
 /** The entries of the instances directory; none when it does not exist yet. */
 function instanceDirents(dir: string): fs.Dirent[] {
@@ -245,13 +245,13 @@ export function liveSessionRecords(instance: string): SessionRecord[] {
     return []
   }
   const live: SessionRecord[] = []
+  const reader = { scope: pidScope(), boot: bootId(), machine: machineTag() }
   for (const name of names) {
     const record = parseRecord(readNoFollow(path.join(dir, name)) ?? '')
     if (record === undefined) continue
-    // Another pid namespace's (a container sharing this home): its pid cannot be checked here, so
-    // it counts as live; the instance is kept and its shared state left alone (README, "Known limits").
-    const foreign = record.scope !== undefined && record.scope !== pidScope()
-    if (foreign || isLive(record, { startTime: processStartTime(record.pid), ttyExists: record.tty === undefined || fs.existsSync(record.tty) })) live.push(record)
+    // Another pid namespace's counts as live: the instance is kept and its shared state left alone (README, "Known limits").
+    const kind = recordKind(record, reader)
+    if (kind === 'foreign' || (kind === 'ours' && isLive(record, { startTime: processStartTime(record.pid), ttyExists: record.tty === undefined || fs.existsSync(record.tty) }))) live.push(record)
   }
   return live
 }

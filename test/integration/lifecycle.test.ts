@@ -6,12 +6,10 @@ import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
 import { sanitizePath } from '../../src/state/adopt.js'
 import { instanceId } from '../../src/state/instance.js'
-import { pidScope } from '../../src/host/fs.js'
+import { bootId, machineTag, pidScope } from '../../src/host/fs.js'
 import { spawnSync } from 'node:child_process'
 import { BIN, claudebox, FIXTURES, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, noticeGiven, type World, instancePath } from '../helpers/cli.js'
 
-
-/** Starts a session that stays until `release` is written into the project. */
 /** A project with one conversation in its instance, then moved from src/shop to work/shop. */
 async function movedWithConversation(world: World, remote?: string): Promise<{ old: string; oldInstance: string; moved: string }> {
   const old = makeRepo(world.home, 'src/shop')
@@ -26,6 +24,7 @@ async function movedWithConversation(world: World, remote?: string): Promise<{ o
   return { old, oldInstance, moved }
 }
 
+/** Starts a session that stays until `release` is written into the project. */
 function startSession(world: World, cwd: string) {
   const child = execa(process.execPath, [BIN, '--', '-c', 'echo started > .started; while [ ! -e .release ]; do sleep 0.05; done'], {
     cwd,
@@ -56,6 +55,7 @@ describe.skipIf(!HAVE_BWRAP)('live sessions', () => {
       expect(record['cwd']).toBe(repo)
       expect(record['version']).toMatch(/^\d+\.\d+\.\d+$/)
       expect(record['startTime']).toMatch(/^\d+$/)
+      expect(record).toMatchObject({ scope: pidScope(), boot: bootId(), machine: machineTag() })
     }
     const list = await claudebox(world, ['--list', '--json'], { cwd: world.home })
     expect(JSON.parse(list.stdout)).toMatchObject([{ root: `${repo}/.git`, state: 'live (2 sessions)', liveSessions: 2 }])
@@ -80,6 +80,29 @@ describe.skipIf(!HAVE_BWRAP)('live sessions', () => {
     expect(JSON.parse(live.stdout)).toMatchObject([{ state: 'live (1 session)', liveSessions: 1 }])
     fs.writeFileSync(path.join(repo, '.release'), '')
     await c.child
+  })
+
+  test("a record left by a launcher killed before the machine rebooted is stale: --list says idle and the shared tier reaches the project again (red team, round 55: 'live' for good)", async () => {
+    const world = makeWorld()
+    noticeGiven(world)
+    const repo = makeRepo(world.home, 'p')
+    const sessions = path.join(instancePath(world, `${repo}/.git`), 'claudebox/sessions')
+    const s = startSession(world, repo)
+    await s.ready
+    // Killed without its clean-up (power lost); its sandbox ends with it (--die-with-parent).
+    s.child.kill('SIGKILL')
+    await s.child
+    const [name] = fs.readdirSync(sessions)
+    const record = JSON.parse(fs.readFileSync(path.join(sessions, name ?? ''), 'utf8')) as Record<string, unknown>
+    // As the next boot sees it: another boot id, so another scope in its name (fs.ts pidScope).
+    fs.rmSync(path.join(sessions, name ?? ''))
+    fs.writeFileSync(path.join(sessions, `${String(record['pid'])}-0badb007.json`), JSON.stringify({ ...record, scope: '0badb007', boot: '00000000-0000-4000-8000-000000000000' }))
+    const list = await claudebox(world, ['--list', '--json'], { cwd: world.home })
+    expect(JSON.parse(list.stdout)).toMatchObject([{ state: 'idle', liveSessions: 0 }])
+    fs.mkdirSync(path.join(world.claudeboxHome, 'shared'), { recursive: true })
+    fs.writeFileSync(path.join(world.claudeboxHome, 'shared/CLAUDE.md'), '# after the reboot\n')
+    const seen = await inSandbox(world, repo, 'cat "$CLAUDE_CONFIG_DIR/CLAUDE.md"')
+    expect(seen.stdout).toBe('# after the reboot')
   })
 
   test('a session of the same project starting while one ends never undoes what the ending one carries back (fifteen rounds)', async () => {

@@ -5,10 +5,10 @@ import { planAdopt, resumeId, sanitizePath } from '../../src/state/adopt.js'
 import { renderConversations, summarizeTranscript, uniqueConversations, type Conversation } from '../../src/state/conversations.js'
 import { instanceStatus, planGc, type ScannedEntry } from '../../src/state/gc.js'
 import { listRows, renderTable } from '../../src/state/list.js'
-import { isLive, type SessionRecord } from '../../src/state/registry.js'
+import { isLive, recordKind, type SessionRecord } from '../../src/state/registry.js'
 import { tempDir } from '../helpers/temp.js'
 import { liveSessionRecords } from '../../src/state/scan.js'
-import { pidScope } from '../../src/host/fs.js'
+import { bootId, machineTag, pidScope, processStartTime } from '../../src/host/fs.js'
 
 const id = (n: number): string => n.toString(16).padStart(16, '0')
 const entry = (n: number, over: Partial<ScannedEntry> = {}): ScannedEntry => ({
@@ -226,5 +226,40 @@ describe('session records of another pid namespace', () => {
     fs.writeFileSync(path.join(dir, `999999999-${pidScope()}.json`), JSON.stringify({ ...base, scope: pidScope() }))
     fs.writeFileSync(path.join(dir, '999999999.json'), JSON.stringify(base))
     expect(liveSessionRecords(instance).map(r => r.scope)).toEqual(['0000ffff'])
+  })
+
+  test("one of an earlier boot of this machine is stale whatever its pid namespace (red team, round 55: a machine that crashed with a session running kept that instance 'live' for good)", () => {
+    const instance = tempDir()
+    const dir = path.join(instance, 'claudebox/sessions')
+    fs.mkdirSync(dir, { recursive: true })
+    const earlier = '00000000-0000-4000-8000-000000000000'
+    expect(bootId()).toMatch(/^[0-9a-f-]{36}$/)
+    expect(machineTag()).toMatch(/^[0-9a-f]{16}$/)
+    // This very process, by pid and start time: live, but for its boot.
+    const self = { pid: process.pid, startTime: processStartTime('self') ?? '', cwd: '/p', version: 'x', started: '2026-11-26T00:00:00Z', machine: machineTag() }
+    const write = (pid: number, scope: string, extra: object): void => fs.writeFileSync(path.join(dir, `${pid}-${scope}.json`), JSON.stringify({ ...self, pid, scope, ...extra }))
+    write(process.pid, pidScope(), { boot: earlier })
+    write(999_999_999, '0000ffff', { boot: earlier })
+    expect(liveSessionRecords(instance)).toEqual([])
+    // Another host on a shared home has its own boot id: its sessions cannot be checked here.
+    write(999_999_997, '0000fffd', { boot: earlier, machine: '0123456789abcdef' })
+    write(999_999_998, '0000fffe', { boot: bootId() })
+    write(process.pid, pidScope(), { boot: bootId() })
+    expect(liveSessionRecords(instance).map(r => r.pid).sort()).toEqual([process.pid, 999_999_997, 999_999_998].sort())
+  })
+
+  test('recordKind: an earlier boot of this machine first, then another pid namespace; older records without them are checked by pid', () => {
+    const reader = { scope: 'aaaaaaaa', boot: 'b-now', machine: 'm' }
+    const base = { pid: 1, startTime: '1', cwd: '/p', version: 'x', started: '', machine: 'm' }
+    expect(recordKind({ ...base, scope: 'bbbbbbbb', boot: 'b-then' }, reader)).toBe('earlier boot')
+    expect(recordKind({ ...base, scope: 'aaaaaaaa', boot: 'b-then' }, reader)).toBe('earlier boot')
+    expect(recordKind({ ...base, scope: 'bbbbbbbb', boot: 'b-then', machine: 'other' }, reader)).toBe('foreign')
+    expect(recordKind({ pid: 1, startTime: '1', cwd: '/p', version: 'x', started: '', scope: 'bbbbbbbb', boot: 'b-then' }, reader)).toBe('foreign')
+    expect(recordKind({ ...base, scope: 'bbbbbbbb', boot: 'b-then' }, { ...reader, machine: undefined })).toBe('foreign')
+    expect(recordKind({ ...base, scope: 'bbbbbbbb', boot: 'b-now' }, reader)).toBe('foreign')
+    expect(recordKind({ ...base, scope: 'bbbbbbbb' }, reader)).toBe('foreign')
+    expect(recordKind({ ...base, scope: 'aaaaaaaa', boot: 'b-now' }, reader)).toBe('ours')
+    expect(recordKind(base, reader)).toBe('ours')
+    expect(recordKind({ ...base, scope: 'aaaaaaaa', boot: 'b-then' }, { ...reader, boot: undefined })).toBe('ours')
   })
 })
