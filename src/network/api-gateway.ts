@@ -114,6 +114,9 @@ async function handle(options: GatewayOptions, usage: Usage, held: { bytes: numb
     usage.inputTokens += counted.input
     usage.outputTokens += counted.output
     options.onCall?.({ time: new Date().toISOString(), method: req.method ?? '', path: url.pathname, status: upstream.statusCode ?? 0, inputTokens: counted.input, outputTokens: counted.output })
+    // An answer the API cut short is cut short for Claude too, which then retries at once; the
+    // pipe would leave it waiting for the rest until its own timeout (10 minutes; red team, round 55).
+    if (!upstream.complete) res.destroy()
   })
   upstream.pipe(res)
 }

@@ -222,6 +222,31 @@ describe('the API gateway under load from the sandbox', () => {
     expect(g.usage).toMatchObject({ requests: 1, inputTokens: 1234, outputTokens: 1 })
   })
 
+  test('an answer the API cuts short is cut short for the client too, which can then retry (red team, round 55: it waited for the rest until its own timeout)', async () => {
+    const cutting = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.write('event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":7,"output_tokens":1}}}\n\n')
+      setTimeout(() => res.socket?.destroy(), 100)
+    })
+    await new Promise<void>(done => cutting.listen(0, '127.0.0.1', done))
+    closers.push(() => new Promise(done => { cutting.closeAllConnections(); cutting.close(() => done()) }))
+    const g = await startGateway({ upstream: new URL(`http://127.0.0.1:${(cutting.address() as AddressInfo).port}`), placeholder: 'p', credential: fixed(['x-api-key', 'k']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 } })
+    closers.push(() => g.close())
+    const outcome = await new Promise<string>(resolve => {
+      const req = http.request({ host: '127.0.0.1', port: g.address as number, path: '/v1/messages', method: 'POST', headers: { 'x-api-key': 'p' } }, res => {
+        res.on('data', () => {})
+        res.on('end', () => resolve('ended as if whole'))
+        res.on('error', () => resolve('cut short'))
+        res.on('aborted', () => resolve('cut short'))
+      })
+      req.on('error', () => resolve('cut short'))
+      req.end('{}')
+      setTimeout(() => resolve('still waiting'), 5000)
+    })
+    expect(outcome).toBe('cut short')
+    expect(g.usage.inputTokens).toBe(7)
+  })
+
   test('a body over 64 MiB is refused (413) and never reaches the API', async () => {
     const upstream = await api()
     const placeholder = placeholderFor('api-key')
