@@ -318,6 +318,23 @@ describe('the API gateway under load from the sandbox', () => {
   })
 })
 
+/** A gateway whose OAuth login the API no longer takes (401) until it is refreshed at a local token endpoint. */
+async function expiredLogin(): Promise<{ endpoint: Awaited<ReturnType<typeof tokenEndpoint>>; upstream: MockApi; placeholder: string; g: Gateway }> {
+  const endpoint = await tokenEndpoint()
+  const file = store('sk-ant-oat01-expired', Date.now() + 3_600_000)
+  const upstream = await api(token => token === 'Bearer sk-ant-oat01-expired')
+  const placeholder = placeholderFor('oauth-store')
+  const credential: Credential = {
+    refreshable: true,
+    header: async rejected => {
+      const { login, problem } = await currentLogin(file, rejected, endpoint.url)
+      if (login === undefined) throw new Error(problem)
+      return ['authorization', `Bearer ${login.accessToken}`]
+    },
+  }
+  return { endpoint, upstream, placeholder, g: await gateway(upstream.url, placeholder, credential) }
+}
+
 /** A local stand-in for the OAuth token endpoint: each refresh token works once. */
 async function tokenEndpoint(delayMs = 100): Promise<{ url: string; calls: () => number }> {
   let calls = 0
@@ -361,19 +378,7 @@ describe('refreshing an OAuth login on the host', () => {
   })
 
   test('a 401 from the API refreshes and retries the request once; the API sees only real tokens', async () => {
-    const endpoint = await tokenEndpoint()
-    const file = store('sk-ant-oat01-expired', Date.now() + 3_600_000)
-    const upstream = await api(token => token === 'Bearer sk-ant-oat01-expired')
-    const placeholder = placeholderFor('oauth-store')
-    const credential: Credential = {
-      refreshable: true,
-      header: async rejected => {
-        const { login, problem } = await currentLogin(file, rejected, endpoint.url)
-        if (login === undefined) throw new Error(problem)
-        return ['authorization', `Bearer ${login.accessToken}`]
-      },
-    }
-    const g = await gateway(upstream.url, placeholder, credential)
+    const { endpoint, upstream, placeholder, g } = await expiredLogin()
     const r = await call(g.address, '/v1/messages', { authorization: `Bearer ${placeholder}` })
     expect(r.status).toBe(200)
     expect(upstream.requests.map(q => q.headers['authorization'])).toEqual(['Bearer sk-ant-oat01-expired', 'Bearer sk-ant-oat01-new-1'])
@@ -381,20 +386,8 @@ describe('refreshing an OAuth login on the host', () => {
     expect(endpoint.calls()).toBe(1)
   })
 
-  test('a 401 to a long body sent as it came: the retry carries the same bytes, and nothing is held afterwards', async () => {
-    const endpoint = await tokenEndpoint()
-    const file = store('sk-ant-oat01-expired', Date.now() + 3_600_000)
-    const upstream = await api(token => token === 'Bearer sk-ant-oat01-expired')
-    const placeholder = placeholderFor('oauth-store')
-    const credential: Credential = {
-      refreshable: true,
-      header: async rejected => {
-        const { login, problem } = await currentLogin(file, rejected, endpoint.url)
-        if (login === undefined) throw new Error(problem)
-        return ['authorization', `Bearer ${login.accessToken}`]
-      },
-    }
-    const g = await gateway(upstream.url, placeholder, credential)
+  test('a 401 to a long body sent as it came: the retry carries the same bytes', async () => {
+    const { upstream, placeholder, g } = await expiredLogin()
     const long = { model: 'm', messages: [{ role: 'user', content: 'x'.repeat(3 << 20) }], stream: true }
     const r = await call(g.address, '/v1/messages', { authorization: `Bearer ${placeholder}` }, 'POST', JSON.stringify(long))
     expect(r.status).toBe(200)
