@@ -239,6 +239,7 @@ function requestBody(req: http.IncomingMessage, held: { bytes: number }, keep: b
     req.once('end', () => resolve(Buffer.concat(chunks)))
     req.once('close', () => resolve(req.complete ? Buffer.concat(chunks) : undefined))
   })
+  // An API that answers 401 early and closes ends the pipe upstream; the listener keeps the rest coming (tested).
   return { length: declared, held: declared, whole: () => whole }
 }
 

@@ -319,7 +319,7 @@ describe('the API gateway under load from the sandbox', () => {
 })
 
 /** A gateway whose OAuth login the API no longer takes (401) until it is refreshed at a local token endpoint. */
-async function expiredLogin(): Promise<{ endpoint: Awaited<ReturnType<typeof tokenEndpoint>>; upstream: MockApi; placeholder: string; g: Gateway }> {
+async function expiredLogin(upstreamUrl?: string): Promise<{ endpoint: Awaited<ReturnType<typeof tokenEndpoint>>; upstream: MockApi; placeholder: string; g: Gateway }> {
   const endpoint = await tokenEndpoint()
   const file = store('sk-ant-oat01-expired', Date.now() + 3_600_000)
   const upstream = await api(token => token === 'Bearer sk-ant-oat01-expired')
@@ -332,7 +332,7 @@ async function expiredLogin(): Promise<{ endpoint: Awaited<ReturnType<typeof tok
       return ['authorization', `Bearer ${login.accessToken}`]
     },
   }
-  return { endpoint, upstream, placeholder, g: await gateway(upstream.url, placeholder, credential) }
+  return { endpoint, upstream, placeholder, g: await gateway(upstreamUrl ?? upstream.url, placeholder, credential) }
 }
 
 /** A local stand-in for the OAuth token endpoint: each refresh token works once. */
@@ -392,6 +392,40 @@ describe('refreshing an OAuth login on the host', () => {
     const r = await call(g.address, '/v1/messages', { authorization: `Bearer ${placeholder}` }, 'POST', JSON.stringify(long))
     expect(r.status).toBe(200)
     expect(upstream.requests.map(q => JSON.stringify(q.body) === JSON.stringify(long))).toEqual([true, true])
+  })
+
+  test('a 401 the API gives early, closing before the body is all sent: the retry still gets the whole body', async () => {
+    const bodies: number[] = []
+    const early = http.createServer((req, res) => {
+      if (req.headers['authorization'] === 'Bearer sk-ant-oat01-expired') {
+        res.writeHead(401, { 'content-type': 'application/json' }).end('{}')
+        setTimeout(() => req.socket.destroy(), 50)
+        return
+      }
+      let size = 0
+      req.on('data', (c: Buffer) => (size += c.length))
+      req.on('end', () => {
+        bodies.push(size)
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"usage":{"input_tokens":1,"output_tokens":1}}')
+      })
+    })
+    await new Promise<void>(done => early.listen(0, '127.0.0.1', done))
+    closers.push(() => new Promise(done => { early.closeAllConnections(); early.close(() => done()) }))
+    const { placeholder, g } = await expiredLogin(`http://127.0.0.1:${(early.address() as AddressInfo).port}`)
+    const part = Buffer.alloc(1 << 20, 0x61)
+    const status = await new Promise<number | 'no answer'>(resolve => {
+      const req = http.request({ host: '127.0.0.1', port: g.address, path: '/v1/messages', method: 'POST', headers: { authorization: `Bearer ${placeholder}`, 'content-length': String(3 * part.length) } }, res => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      })
+      req.on('error', () => resolve('no answer'))
+      req.write(part)
+      // The rest once the API has answered 401 and closed that connection.
+      setTimeout(() => req.end(Buffer.concat([part, part])), 400)
+      setTimeout(() => resolve('no answer'), 8000)
+    })
+    expect(status).toBe(200)
+    expect(bodies).toEqual([3 * part.length])
   })
 
   test('a 401 for a token another session has already replaced: the new one is used, no second refresh', async () => {
