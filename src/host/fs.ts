@@ -168,22 +168,34 @@ export function pidScope(): string {
 export const bootId = once(() => firstLine('/proc/sys/kernel/random/boot_id'))
 
 /**
- * This machine, across its boots: a digest of /etc/machine-id (which machine-id(5) asks not to
- * show as it is: session records are readable inside the sandbox); undefined without one (some
- * containers). A boot id other than ours tells an earlier boot only on the same machine: on a
- * home shared over NFS, another host's sessions have their own boot ids.
+ * This machine, across its boots: a digest of /etc/machine-id and the host name (machine-id(5)
+ * asks not to show the id as it is); undefined without a proper id (none, or `uninitialized`, in
+ * some containers and images). A boot id other than ours tells an earlier boot only on the same
+ * machine: another kernel on a shared home has its own. The host name tells apart the kernels that
+ * share a machine id (cloned VMs, gVisor or Kata containers from one image; red team, round 56).
  */
-export const machineTag = once(() => {
-  const id = firstLine('/etc/machine-id')
-  return id === undefined ? undefined : sha256Hex(`claudebox machine ${id}`).slice(0, 16)
+export const machineTag = once(() => machineTagOf(firstLine('/etc/machine-id'), firstLine('/proc/sys/kernel/hostname')))
+
+export function machineTagOf(id: string | undefined, host: string | undefined): string | undefined {
+  return id === undefined || !/^[0-9a-f]{32}$/.test(id) || host === undefined ? undefined : sha256Hex(`claudebox machine ${id} ${host}`).slice(0, 16)
+}
+
+/** When this boot began, in ms since the epoch (/proc/stat btime); undefined when unreadable. */
+export const bootStarted = once(() => {
+  const btime = /^btime (\d+)$/m.exec(readProcText('/proc/stat') ?? '')?.[1]
+  return btime === undefined ? undefined : Number(btime) * 1000
 })
 
-function firstLine(file: string): string | undefined {
+function readProcText(file: string): string | undefined {
   try {
-    return fs.readFileSync(file, 'utf8').trim() || undefined
+    return fs.readFileSync(file, 'utf8')
   } catch {
     return undefined
   }
+}
+
+function firstLine(file: string): string | undefined {
+  return readProcText(file)?.trim() || undefined
 }
 
 function once<T>(make: () => T): () => T {

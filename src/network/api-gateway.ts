@@ -7,13 +7,10 @@ import type * as Https from 'node:https'
 import type * as Tls from 'node:tls'
 import { connectThrough, proxyFor, type UpstreamProxy } from './upstream-proxy.js'
 import { httpProtocol, type Protocol } from './lazy-server.js'
+import { BODY_LIMITS, requestBody, shareOf, type BodyLimits, type Held, type Outgoing } from './request-body.js'
 
 /** The paths Claude Code calls on its API endpoint in a session (measured with 2.1.330). */
 const API_PATHS = [/^\/v1\/messages(\/count_tokens)?$/, /^\/v1\/models(\/[A-Za-z0-9._-]+)?$/, /^\/api\/hello$/, /^\/$/]
-/** The largest request body kept for one retry after a refresh (a long conversation is a few MB). */
-const BODY_LIMIT = 64 << 20
-/** All bodies held at once: the sandbox must not be able to make the launcher hold gigabytes. */
-const BODIES_LIMIT = 256 << 20
 /** How long a connection may take to send its headers. */
 const HEADERS_TIMEOUT_MS = 10_000
 
@@ -39,6 +36,8 @@ export interface GatewayOptions {
   companyProxy?: UpstreamProxy
   /** How long a connection may take to send its headers (default HEADERS_TIMEOUT_MS; tests shorten it). */
   headersTimeoutMs?: number
+  /** The request bodies' limits (default request-body.ts BODY_LIMITS; tests lower them). */
+  bodyLimits?: BodyLimits
 }
 
 /** One API call, for the optional log: never a body or a header. */
@@ -64,7 +63,7 @@ export interface Usage {
  * startGateway): connections are handed to an http.Server that never listens itself.
  */
 export function gatewayProtocol(options: GatewayOptions, usage: Usage): Protocol {
-  const held = { bytes: 0 }
+  const held: Held = { bytes: 0, limits: options.bodyLimits ?? BODY_LIMITS }
   const timeouts = options.headersTimeoutMs === undefined ? { headersTimeout: HEADERS_TIMEOUT_MS } : { headersTimeout: options.headersTimeoutMs, connectionsCheckingInterval: options.headersTimeoutMs }
   const server = http.createServer(timeouts, (req, res) => {
     handle(options, usage, held, req, res).catch((error: unknown) => {
@@ -79,33 +78,36 @@ export function gatewayProtocol(options: GatewayOptions, usage: Usage): Protocol
   return httpProtocol(server)
 }
 
-async function handle(options: GatewayOptions, usage: Usage, held: { bytes: number }, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+async function handle(options: GatewayOptions, usage: Usage, held: Held, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://gateway')
   if (!API_PATHS.some(re => re.test(url.pathname))) return refuse(res, usage, 403, `claudebox: ${url.pathname} is not an API path claudebox forwards`)
   if (!carriesPlaceholder(req, options.placeholder)) {
     if (req.method === 'HEAD' && url.pathname === '/') return preconnect(options, req, url, res)
     return refuse(res, usage, 401, 'claudebox: this request does not carry the credential of this session')
   }
-  const body = requestBody(req, held, options.credential.refreshable)
-  const outgoing = body === undefined ? undefined : await firstOutgoing(req, body)
-  if (body === undefined || outgoing === undefined) return refuse(res, usage, 413, 'claudebox: request body too large (or too many large requests at once)')
   // A client gone (Claude quit mid-answer, or the session ended and its connections were closed)
   // ends the call upstream too: a pending one would keep the launcher alive after the session.
+  // What the call held of its body is given back then, however far it got.
   const gone = new AbortController()
+  const share = shareOf(held)
   res.on('close', () => {
-    held.bytes -= body.held
+    share.release()
     // Only when the answer was cut short: an abort makes an AbortError (a stack trace) each time.
     if (!res.writableFinished) gone.abort()
   })
+  const body = await requestBody(req, share, options.credential.refreshable, held.limits)
+  if (body === undefined) return refuse(res, usage, 413, 'claudebox: request body too large (or too many large requests at once)')
   usage.requests++
-  const first = await send(options, req, url, outgoing, undefined, gone.signal)
-  let upstream = first.response
-  if (upstream.statusCode === 401 && options.credential.refreshable) {
-    upstream.resume()
-    const again = Buffer.isBuffer(outgoing.content) ? outgoing.content : await body.whole()
+  let call = await send(options, req, url, body.first, undefined, gone.signal)
+  if (call.response.statusCode === 401 && options.credential.refreshable) {
+    call.response.resume()
+    dropRest(req, call)
+    const again = await body.again()
     if (again === undefined) return refuse(res, usage, 502, 'claudebox: the request could not be sent again after the credential was refreshed')
-    upstream = (await send(options, req, url, { content: again, length: again.length }, first.sent, gone.signal)).response
+    call = await send(options, req, url, { content: again, length: again.length }, call.sent, gone.signal)
   }
+  const { response: upstream } = call
+  upstream.once('end', () => dropRest(req, call))
   res.writeHead(upstream.statusCode ?? 502, upstream.headers)
   const counted = { input: 0, output: 0 }
   upstream.on('data', (chunk: Buffer) => countTokens(counted, chunk))
@@ -132,7 +134,7 @@ async function preconnect(options: GatewayOptions, req: http.IncomingMessage, ur
   if (proxyFor(options.companyProxy, options.upstream.hostname, upstreamPort, options.upstream.protocol === 'http:') !== undefined) return void res.writeHead(204).end()
   const gone = new AbortController()
   res.on('close', () => gone.abort())
-  const upstream = await forward(options, req, url, { content: Buffer.alloc(0), length: 0 }, undefined, gone.signal).catch(() => undefined)
+  const upstream = (await forward(options, req, url, { content: Buffer.alloc(0), length: 0 }, undefined, gone.signal).catch(() => undefined))?.response
   if (upstream === undefined) return void res.writeHead(502).end()
   // Answered once the answer has come whole (a HEAD's has no body): its connection is in the pool
   // then (Node's client keeps it when the answer gave its length, as servers do for a HEAD).
@@ -148,12 +150,30 @@ function carriesPlaceholder(req: http.IncomingMessage, placeholder: string): boo
 class CredentialError extends Error {}
 
 /** Sends the request with the current credential; also says which credential value it carried. */
-async function send(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Outgoing, rejected: string | undefined, signal: AbortSignal): Promise<{ response: http.IncomingMessage; sent: string }> {
+async function send(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Outgoing, rejected: string | undefined, signal: AbortSignal): Promise<Call & { sent: string }> {
   const [name, value] = await options.credential.header(rejected).catch((error: unknown) => {
     throw new CredentialError((error as Error).message)
   })
-  const response = await forward(options, req, url, body, [name, value], signal)
-  return { response, sent: value.replace(/^Bearer /, '') }
+  const call = await forward(options, req, url, body, [name, value], signal)
+  return { ...call, sent: value.replace(/^Bearer /, '') }
+}
+
+/** One request upstream and its answer. */
+interface Call {
+  request: http.ClientRequest
+  response: http.IncomingMessage
+}
+
+/**
+ * An answer that came before the whole body (an early 401 or 413): the rest is read here and
+ * dropped, and that call's upstream connection closed, where the pipe would stall on the rest the
+ * API no longer reads until the connection timed out, and Claude's with it (red team, round 56).
+ */
+function dropRest(req: http.IncomingMessage, call: Call): void {
+  if (req.complete) return
+  req.unpipe(call.request)
+  call.request.destroy()
+  req.resume()
 }
 
 /** https and tls load at the first call upstream, during the session, not at every launch (~15 ms). */
@@ -161,7 +181,7 @@ let tlsModules: Promise<{ https: typeof Https; tls: typeof Tls }> | undefined
 const loadTls = (): NonNullable<typeof tlsModules> => (tlsModules ??= Promise.all([import('node:https'), import('node:tls')]).then(([h, t]) => ({ https: h.default, tls: t.default })))
 
 /** The request to the API, with `credential` (none for a preconnect). */
-async function forward(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Outgoing, credential: [string, string] | undefined, signal: AbortSignal): Promise<http.IncomingMessage> {
+async function forward(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Outgoing, credential: [string, string] | undefined, signal: AbortSignal): Promise<Call> {
   const target = new URL(options.upstream.pathname.replace(/\/$/, '') + url.pathname + url.search, options.upstream)
   const { https, tls } = target.protocol === 'https:' ? await loadTls() : { https: undefined, tls: undefined }
   return new Promise((resolve, reject) => {
@@ -175,98 +195,22 @@ async function forward(options: GatewayOptions, req: http.IncomingMessage, url: 
     const via = proxyFor(options.companyProxy, target.hostname, port, target.protocol === 'http:')
     const send = (request: http.ClientRequest): void => {
       request.on('error', reject)
+      request.once('response', response => resolve({ request, response }))
       if (Buffer.isBuffer(body.content)) request.end(body.content)
       else body.content.pipe(request)
     }
-    if (via === undefined) return send((https ?? http).request(target, { method: req.method ?? 'GET', headers, signal }, resolve))
+    if (via === undefined) return send((https ?? http).request(target, { method: req.method ?? 'GET', headers, signal }))
     // Through the company proxy: a CONNECT tunnel, then TLS to the API inside it.
     void connectThrough(via, target.hostname, port, 30_000, () => undefined).then(socket => {
       if (socket instanceof Error) return reject(socket)
       const stream = tls === undefined ? socket : tls.connect({ socket, servername: target.hostname })
-      send(http.request({ host: target.hostname, port, path: target.pathname + target.search, method: req.method ?? 'GET', headers, signal, createConnection: () => stream }, resolve))
+      send(http.request({ host: target.hostname, port, path: target.pathname + target.search, method: req.method ?? 'GET', headers, signal, createConnection: () => stream }))
     })
   })
 }
 
 /** Hop-by-hop headers, and the placeholder's own headers (replaced by the real credential). */
 const DROPPED = new Set(['host', 'connection', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'authorization', 'x-api-key', 'content-length'])
-
-/** A request's body on its way upstream: the bytes, or the client's request itself as it comes. */
-interface Outgoing {
-  content: Buffer | http.IncomingMessage
-  length: number
-}
-
-/** How a request's body goes upstream; `held` is what it counts against BODIES_LIMIT. */
-interface Body {
-  /** The length the client declared: then the body goes upstream as it comes, not read whole first. */
-  length: number | undefined
-  held: number
-  /** The whole body; undefined when it is over the limits, or the client went before its end. */
-  whole: () => Promise<Buffer | undefined>
-}
-
-/**
- * A body of a declared length within the limit goes upstream as it comes, in step with the
- * client: Claude's requests come in pieces, and reading them whole first took 0.66 ms a call on
- * average in a 30-command turn (52 KB bodies, measured inside the gateway). It is
- * also kept, counted against BODIES_LIMIT, only when a 401 may be cured by a refresh and the call
- * sent again. One without a length (chunked) is read whole first, within the limits as it comes.
- * Undefined: the declared length is over the limits (nothing is read, nothing goes upstream).
- */
-function requestBody(req: http.IncomingMessage, held: { bytes: number }, keep: boolean): Body | undefined {
-  const declared = declaredLength(req)
-  if (declared === undefined) {
-    const body: Body = {
-      length: undefined,
-      held: 0,
-      whole: () =>
-        readBody(req, held).then(bytes => {
-          body.held = bytes?.length ?? 0
-          held.bytes += body.held
-          return bytes
-        }),
-    }
-    return body
-  }
-  if (declared > BODY_LIMIT || (keep && held.bytes + declared > BODIES_LIMIT)) return undefined
-  if (!keep) return { length: declared, held: 0, whole: () => Promise.resolve(undefined) }
-  held.bytes += declared
-  // Kept as it goes upstream: paused, the listener takes nothing until the pipe upstream starts it.
-  const chunks: Buffer[] = []
-  req.pause().on('data', (chunk: Buffer) => chunks.push(chunk))
-  const whole = new Promise<Buffer | undefined>(resolve => {
-    req.once('end', () => resolve(Buffer.concat(chunks)))
-    req.once('close', () => resolve(req.complete ? Buffer.concat(chunks) : undefined))
-  })
-  // An API that answers 401 early and closes ends the pipe upstream; the listener keeps the rest coming (tested).
-  return { length: declared, held: declared, whole: () => whole }
-}
-
-/** What goes upstream first: the request itself as it comes, or its body read whole (undefined: over the limits). */
-async function firstOutgoing(req: http.IncomingMessage, body: Body): Promise<Outgoing | undefined> {
-  if (body.length !== undefined) return { content: req, length: body.length }
-  const bytes = await body.whole()
-  return bytes && { content: bytes, length: bytes.length }
-}
-
-/** The request's Content-Length, when it has one and no Transfer-Encoding (Node's parser rejects both). */
-function declaredLength(req: http.IncomingMessage): number | undefined {
-  const value = req.headers['content-length']
-  if (value === undefined || req.headers['transfer-encoding'] !== undefined || !/^\d{1,16}$/.test(value)) return undefined
-  return Number(value)
-}
-
-async function readBody(req: http.IncomingMessage, held: { bytes: number }): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > BODY_LIMIT || held.bytes + size > BODIES_LIMIT) return undefined
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks)
-}
 
 function refuse(res: http.ServerResponse, usage: Usage, status: number, message: string): void {
   usage.refused++

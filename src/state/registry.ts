@@ -46,25 +46,37 @@ export interface SessionProbe {
   ttyExists: boolean
 }
 
-/** Where records are read: this launcher's pid namespace (fs.ts pidScope), boot (bootId) and machine (machineTag). */
+/** Where records are read: this launcher's pid namespace (fs.ts pidScope), boot (bootId, bootStarted) and machine (machineTag). */
 export interface RecordReader {
   scope: string
   boot: string | undefined
   machine: string | undefined
+  /** When this boot began (ms since the epoch); read only for a record of another boot of this machine. */
+  readonly bootStarted: number | undefined
 }
 
 /**
  * How a record is told live or stale here: one of an earlier boot of this machine is stale (every
  * process of that boot is gone: a machine that crashed or lost power with a session running; red
- * team, round 55); one of another pid namespace (a container sharing the home, another host on a
- * shared home) cannot be checked here, so it counts as live; one of ours is checked by its pid
- * (isLive). Records without a scope, a boot or a machine come from older versions.
+ * team, round 55), and it must have started before this boot began (two kernels that share a
+ * machine id and a host name are not told apart otherwise; round 56). One of another pid
+ * namespace (a container sharing the home, another host on a shared home) cannot be checked here,
+ * so it counts as live. One of ours is checked by its pid (isLive). Records without a scope, a
+ * boot or a machine come from older versions. When in doubt a record counts as live: a live one
+ * taken for stale would let --gc remove what its session is using.
  */
 export function recordKind(record: SessionRecord, reader: RecordReader): 'earlier boot' | 'foreign' | 'ours' {
-  const sameMachine = record.machine !== undefined && record.machine === reader.machine
-  if (sameMachine && record.boot !== undefined && reader.boot !== undefined && record.boot !== reader.boot) return 'earlier boot'
+  if (ofEarlierBoot(record, reader)) return 'earlier boot'
   if (record.scope !== undefined && record.scope !== reader.scope) return 'foreign'
   return 'ours'
+}
+
+function ofEarlierBoot(record: SessionRecord, reader: RecordReader): boolean {
+  if (record.machine === undefined || record.machine !== reader.machine) return false
+  if (record.boot === undefined || reader.boot === undefined || record.boot === reader.boot) return false
+  const started = Date.parse(record.started)
+  const bootStarted = reader.bootStarted
+  return bootStarted !== undefined && Number.isFinite(started) && started < bootStarted
 }
 
 /**

@@ -2,7 +2,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomic } from '../host/atomic-write.js'
-import { bootId, inPinnedDir, machineTag, pidScope, processStartTime } from '../host/fs.js'
+import { bootId, bootStarted, inPinnedDir, machineTag, pidScope, processStartTime } from '../host/fs.js'
 import { readNoFollow } from '../host/probe.js'
 import type { ScannedEntry } from './gc.js'
 import { INSTANCE_ID, PROJECT_ROOT_FILE, validProjectRoot } from './instance.js'
@@ -245,7 +245,14 @@ export function liveSessionRecords(instance: string): SessionRecord[] {
     return []
   }
   const live: SessionRecord[] = []
-  const reader = { scope: pidScope(), boot: bootId(), machine: machineTag() }
+  const reader = {
+    scope: pidScope(),
+    boot: bootId(),
+    machine: machineTag(),
+    get bootStarted() {
+      return bootStarted()
+    },
+  }
   for (const name of names) {
     const record = parseRecord(readNoFollow(path.join(dir, name)) ?? '')
     if (record === undefined) continue

@@ -247,6 +247,60 @@ describe('the API gateway under load from the sandbox', () => {
     expect(g.usage.inputTokens).toBe(7)
   })
 
+  test('bodies still coming in chunks count against the limit for all of them as they come, and are given back when their call ends (red team, round 56: 24 of them held 1.5 GB)', async () => {
+    const upstream = await api()
+    const g = await startGateway({ upstream: new URL(upstream.url), placeholder: 'p', credential: fixed(['x-api-key', 'k']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 }, bodyLimits: { one: 1 << 20, all: 2 << 20 } })
+    closers.push(() => g.close())
+    const answered: (number | 'no answer')[] = []
+    const holding: http.ClientRequest[] = []
+    for (let i = 0; i < 3; i++) {
+      // Chunked (no Content-Length), 900 KiB each, never ended.
+      const req = http.request({ host: '127.0.0.1', port: g.address as number, path: '/v1/messages', method: 'POST', headers: { 'x-api-key': 'p' } }, res => {
+        res.resume()
+        answered.push(res.statusCode ?? 0)
+      })
+      req.on('error', () => {})
+      req.write(Buffer.alloc(900 << 10, 0x61))
+      holding.push(req)
+      for (const end = Date.now() + 1000; Date.now() < end && g.usage.refused === 0; ) await new Promise(r => setTimeout(r, 20))
+    }
+    expect(answered).toEqual([413])
+    for (const req of holding) req.destroy()
+    await new Promise(r => setTimeout(r, 200))
+    // Given back: a body of the same size goes through now.
+    const r = await call(g.address, '/v1/messages', { 'x-api-key': 'p' }, 'POST', JSON.stringify({ ...REQUEST_BODY, pad: 'x'.repeat(900 << 10) }))
+    expect(r.status).toBe(200)
+    expect(upstream.requests).toHaveLength(1)
+  })
+
+  test('an answer that comes before the whole body (the API answers early): the rest is taken and dropped, the client is not left stalled (red team, round 56)', async () => {
+    const sockets: net.Socket[] = []
+    const early = net.createServer(socket => {
+      sockets.push(socket)
+      socket.once('data', () => {
+        socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}')
+        socket.pause() // reads nothing more of the body
+      })
+      socket.on('error', () => {})
+    })
+    await new Promise<void>(done => early.listen(0, '127.0.0.1', done))
+    closers.push(() => new Promise(done => { for (const socket of sockets) socket.destroy(); early.close(() => done()) }))
+    const g = await startGateway({ upstream: new URL(`http://127.0.0.1:${(early.address() as AddressInfo).port}`), placeholder: 'p', credential: fixed(['x-api-key', 'k']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 } })
+    closers.push(() => g.close())
+    const size = 20 << 20
+    const outcome = await new Promise<string>(resolve => {
+      let status = 0
+      const req = http.request({ host: '127.0.0.1', port: g.address as number, path: '/v1/messages', method: 'POST', headers: { 'x-api-key': 'p', 'content-length': String(size) } }, res => {
+        status = res.statusCode ?? 0
+        res.resume()
+      })
+      req.on('error', error => resolve(`error ${(error as NodeJS.ErrnoException).code ?? ''}`))
+      req.end(Buffer.alloc(size, 0x61), () => setTimeout(() => resolve(`sent all, ${status}`), 100))
+      setTimeout(() => resolve('stalled'), 4000)
+    })
+    expect(outcome).toBe('sent all, 200')
+  })
+
   test('a body over 64 MiB is refused (413) and never reaches the API', async () => {
     const upstream = await api()
     const placeholder = placeholderFor('api-key')
@@ -426,6 +480,38 @@ describe('refreshing an OAuth login on the host', () => {
     })
     expect(status).toBe(200)
     expect(bodies).toEqual([3 * part.length])
+  })
+
+  test('a 401 the API gives early, then reading no more of a long body: the retry goes at once with the whole body (red team, round 56: it stalled until a timeout)', async () => {
+    const bodies: number[] = []
+    const early = http.createServer((req, res) => {
+      if (req.headers['authorization'] === 'Bearer sk-ant-oat01-expired') {
+        res.writeHead(401, { 'content-type': 'application/json' }).end('{}')
+        req.socket.pause() // reads nothing more of this body
+        return
+      }
+      let size = 0
+      req.on('data', (c: Buffer) => (size += c.length))
+      req.on('end', () => {
+        bodies.push(size)
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"usage":{"input_tokens":1,"output_tokens":1}}')
+      })
+    })
+    await new Promise<void>(done => early.listen(0, '127.0.0.1', done))
+    closers.push(() => new Promise(done => { early.closeAllConnections(); early.close(() => done()) }))
+    const { placeholder, g } = await expiredLogin(`http://127.0.0.1:${(early.address() as AddressInfo).port}`)
+    const size = 20 << 20
+    const status = await new Promise<number | 'no answer'>(resolve => {
+      const req = http.request({ host: '127.0.0.1', port: g.address, path: '/v1/messages', method: 'POST', headers: { authorization: `Bearer ${placeholder}`, 'content-length': String(size) } }, res => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      })
+      req.on('error', () => resolve('no answer'))
+      req.end(Buffer.alloc(size, 0x61))
+      setTimeout(() => resolve('no answer'), 4000)
+    })
+    expect(status).toBe(200)
+    expect(bodies).toEqual([size])
   })
 
   test('a 401 for a token another session has already replaced: the new one is used, no second refresh', async () => {

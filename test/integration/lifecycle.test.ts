@@ -6,7 +6,7 @@ import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
 import { sanitizePath } from '../../src/state/adopt.js'
 import { instanceId } from '../../src/state/instance.js'
-import { bootId, machineTag, pidScope } from '../../src/host/fs.js'
+import { bootId, bootStarted, machineTag, pidScope } from '../../src/host/fs.js'
 import { spawnSync } from 'node:child_process'
 import { BIN, claudebox, FIXTURES, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, noticeGiven, type World, instancePath } from '../helpers/cli.js'
 
@@ -96,7 +96,9 @@ describe.skipIf(!HAVE_BWRAP)('live sessions', () => {
     const record = JSON.parse(fs.readFileSync(path.join(sessions, name ?? ''), 'utf8')) as Record<string, unknown>
     // As the next boot sees it: another boot id, so another scope in its name (fs.ts pidScope).
     fs.rmSync(path.join(sessions, name ?? ''))
-    fs.writeFileSync(path.join(sessions, `${String(record['pid'])}-0badb007.json`), JSON.stringify({ ...record, scope: '0badb007', boot: '00000000-0000-4000-8000-000000000000' }))
+    // It began in that earlier boot, so before this one began.
+    const started = new Date((bootStarted() ?? 0) - 60_000).toISOString()
+    fs.writeFileSync(path.join(sessions, `${String(record['pid'])}-0badb007.json`), JSON.stringify({ ...record, scope: '0badb007', boot: '00000000-0000-4000-8000-000000000000', started }))
     const list = await claudebox(world, ['--list', '--json'], { cwd: world.home })
     expect(JSON.parse(list.stdout)).toMatchObject([{ state: 'idle', liveSessions: 0 }])
     fs.mkdirSync(path.join(world.claudeboxHome, 'shared'), { recursive: true })

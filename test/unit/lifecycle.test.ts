@@ -8,7 +8,7 @@ import { listRows, renderTable } from '../../src/state/list.js'
 import { isLive, recordKind, type SessionRecord } from '../../src/state/registry.js'
 import { tempDir } from '../helpers/temp.js'
 import { liveSessionRecords } from '../../src/state/scan.js'
-import { bootId, machineTag, pidScope, processStartTime } from '../../src/host/fs.js'
+import { bootId, machineTag, machineTagOf, pidScope, processStartTime } from '../../src/host/fs.js'
 
 const id = (n: number): string => n.toString(16).padStart(16, '0')
 const entry = (n: number, over: Partial<ScannedEntry> = {}): ScannedEntry => ({
@@ -243,16 +243,31 @@ describe('session records of another pid namespace', () => {
     expect(liveSessionRecords(instance)).toEqual([])
     // Another host on a shared home has its own boot id: its sessions cannot be checked here.
     write(999_999_997, '0000fffd', { boot: earlier, machine: '0123456789abcdef' })
+    // Another kernel with our machine id and host name, whose session began after this boot did.
+    write(999_999_996, '0000fffc', { boot: earlier, started: new Date().toISOString() })
     write(999_999_998, '0000fffe', { boot: bootId() })
     write(process.pid, pidScope(), { boot: bootId() })
-    expect(liveSessionRecords(instance).map(r => r.pid).sort()).toEqual([process.pid, 999_999_997, 999_999_998].sort())
+    expect(liveSessionRecords(instance).map(r => r.pid).sort()).toEqual([process.pid, 999_999_996, 999_999_997, 999_999_998].sort())
   })
 
-  test('recordKind: an earlier boot of this machine first, then another pid namespace; older records without them are checked by pid', () => {
-    const reader = { scope: 'aaaaaaaa', boot: 'b-now', machine: 'm' }
-    const base = { pid: 1, startTime: '1', cwd: '/p', version: 'x', started: '', machine: 'm' }
+  test("machineTagOf: only a proper machine id (not 'uninitialized', some images' placeholder), with the host name", () => {
+    const id = '3d1219c7c4c5404aaa1f6d2a48adfda4'
+    expect(machineTagOf(id, 'vm')).toMatch(/^[0-9a-f]{16}$/)
+    expect(machineTagOf(id, 'vm')).not.toBe(machineTagOf(id, 'other'))
+    expect(machineTagOf(id, 'vm')).not.toContain(id.slice(0, 16))
+    for (const bad of ['uninitialized', '', 'ABCDEF1219c7c4c5404aaa1f6d2a48ad', id.slice(1), undefined]) expect(machineTagOf(bad, 'vm')).toBeUndefined()
+    expect(machineTagOf(id, undefined)).toBeUndefined()
+  })
+
+  test('recordKind: an earlier boot of this machine (started before this boot began) first, then another pid namespace; older records without them are checked by pid', () => {
+    const reader = { scope: 'aaaaaaaa', boot: 'b-now', machine: 'm', bootStarted: Date.parse('2026-11-26T06:00:00Z') }
+    const base = { pid: 1, startTime: '1', cwd: '/p', version: 'x', started: '2026-11-25T20:00:00Z', machine: 'm' }
     expect(recordKind({ ...base, scope: 'bbbbbbbb', boot: 'b-then' }, reader)).toBe('earlier boot')
     expect(recordKind({ ...base, scope: 'aaaaaaaa', boot: 'b-then' }, reader)).toBe('earlier boot')
+    // Another kernel with this machine id and host name, its session started after this boot began: live.
+    expect(recordKind({ ...base, scope: 'bbbbbbbb', boot: 'b-then', started: '2026-11-26T07:00:00Z' }, reader)).toBe('foreign')
+    expect(recordKind({ ...base, scope: 'bbbbbbbb', boot: 'b-then', started: 'garbage' }, reader)).toBe('foreign')
+    expect(recordKind({ ...base, scope: 'bbbbbbbb', boot: 'b-then' }, { ...reader, bootStarted: undefined })).toBe('foreign')
     expect(recordKind({ ...base, scope: 'bbbbbbbb', boot: 'b-then', machine: 'other' }, reader)).toBe('foreign')
     expect(recordKind({ pid: 1, startTime: '1', cwd: '/p', version: 'x', started: '', scope: 'bbbbbbbb', boot: 'b-then' }, reader)).toBe('foreign')
     expect(recordKind({ ...base, scope: 'bbbbbbbb', boot: 'b-then' }, { ...reader, machine: undefined })).toBe('foreign')
