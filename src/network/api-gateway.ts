@@ -73,6 +73,8 @@ export function gatewayProtocol(options: GatewayOptions, usage: Usage): Protocol
       if (final) usage.problems.push(error.message)
       // The reason stays on the host (it may quote the apiKeyHelper command and whatever it holds).
       refuse(res, usage, final ? 403 : 502, final ? 'claudebox: the credential could not be had on the host; claudebox says why on its terminal after the session' : `claudebox: the API request failed on the host: ${(error as Error).message}`)
+      // The rest of a body that was going upstream is taken and dropped: the client is not left stalled (round 57).
+      if (!req.complete) req.unpipe().resume()
     })
   })
   return httpProtocol(server)
@@ -90,11 +92,17 @@ async function handle(options: GatewayOptions, usage: Usage, held: Held, req: ht
   // What the call held of its body is given back then, however far it got.
   const gone = new AbortController()
   const share = shareOf(held)
-  res.on('close', () => {
+  // The call's end: its answer's, or its connection's when the answer never got one (one queued
+  // behind another on a keep-alive connection: red team, round 57, the budget leaked for good).
+  const socket = req.socket
+  const end = (): void => {
+    socket.off('close', end)
     share.release()
     // Only when the answer was cut short: an abort makes an AbortError (a stack trace) each time.
     if (!res.writableFinished) gone.abort()
-  })
+  }
+  res.once('close', end)
+  socket.once('close', end)
   const body = await requestBody(req, share, options.credential.refreshable, held.limits)
   if (body === undefined) return refuse(res, usage, 413, 'claudebox: request body too large (or too many large requests at once)')
   usage.requests++
@@ -106,6 +114,7 @@ async function handle(options: GatewayOptions, usage: Usage, held: Held, req: ht
     if (again === undefined) return refuse(res, usage, 502, 'claudebox: the request could not be sent again after the credential was refreshed')
     call = await send(options, req, url, { content: again, length: again.length }, call.sent, gone.signal)
   }
+  body.drop()
   const { response: upstream } = call
   upstream.once('end', () => dropRest(req, call))
   res.writeHead(upstream.statusCode ?? 502, upstream.headers)

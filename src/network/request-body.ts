@@ -27,12 +27,15 @@ export interface Held {
 export interface Share {
   /** Counts `bytes` more; false when that is over a limit (then nothing of this call stays counted). */
   take(bytes: number): boolean
+  /** Gives it all back, and lets go of what was held (`onRelease`). */
   release(): void
+  onRelease(letGo: () => void): void
 }
 
 export function shareOf(held: Held): Share {
   let mine = 0
   let open = true
+  const lettingGo: (() => void)[] = []
   const share: Share = {
     take(bytes) {
       if (!open) return false
@@ -46,6 +49,11 @@ export function shareOf(held: Held): Share {
       if (!open) return
       held.bytes -= mine
       open = false
+      for (const letGo of lettingGo.splice(0)) letGo()
+    },
+    onRelease(letGo) {
+      if (open) lettingGo.push(letGo)
+      else letGo()
     },
   }
   return share
@@ -59,8 +67,10 @@ export interface Outgoing {
 
 export interface Body {
   first: Outgoing
-  /** The whole body again, for a retry; undefined when it was not kept or the client went first. */
+  /** The whole body again, for a retry; undefined when it was not kept, was dropped, or the client went first. */
   again: () => Promise<Buffer | undefined>
+  /** Keeps no more of it: no retry will come (the rest of the body, still coming, is not held). */
+  drop: () => void
 }
 
 /**
@@ -73,22 +83,43 @@ export interface Body {
 export async function requestBody(req: http.IncomingMessage, share: Share, keep: boolean, limits: BodyLimits): Promise<Body | undefined> {
   const declared = declaredLength(req)
   if (declared === undefined) {
-    const bytes = await readWhole(req, share)
-    return bytes && { first: { content: bytes, length: bytes.length }, again: () => Promise.resolve(bytes) }
+    let bytes = await readWhole(req, share)
+    return bytes && { first: { content: bytes, length: bytes.length }, again: () => Promise.resolve(bytes), drop: () => (bytes = undefined) }
   }
   if (declared > limits.one) return undefined
   const first = { content: req, length: declared }
-  if (!keep) return { first, again: () => Promise.resolve(undefined) }
+  if (!keep) return { first, again: () => Promise.resolve(undefined), drop: () => {} }
   if (!share.take(declared)) return undefined
-  // Paused, the listener takes nothing until the pipe upstream starts the request flowing; it
-  // keeps it flowing if that pipe ends early (an API that answered 401 and closed, tested).
-  const chunks: Buffer[] = []
-  req.pause().on('data', (chunk: Buffer) => chunks.push(chunk))
-  const whole = new Promise<Buffer | undefined>(resolve => {
-    req.once('end', () => resolve(Buffer.concat(chunks)))
-    req.once('close', () => resolve(req.complete ? Buffer.concat(chunks) : undefined))
+  const copy = kept(req)
+  share.onRelease(copy.drop)
+  return { first, ...copy }
+}
+
+/**
+ * A copy of the body as it goes upstream, for a retry. Paused, the listener takes nothing until
+ * the pipe upstream starts the request flowing; it keeps it flowing if that pipe ends early (an
+ * API that answered 401 and closed, tested). Dropped, it keeps nothing more (red team, round 57:
+ * after an early answer, the rest of a body kept coming into a copy no longer counted).
+ */
+function kept(req: http.IncomingMessage): Pick<Body, 'again' | 'drop'> {
+  let chunks: Buffer[] | undefined = []
+  const keep = (chunk: Buffer): void => void chunks?.push(chunk)
+  const drop = (): void => {
+    req.off('data', keep)
+    chunks = undefined
+  }
+  req.pause().on('data', keep)
+  const ended = new Promise<boolean>(resolve => {
+    req.once('end', () => resolve(true))
+    req.once('close', () => resolve(req.complete))
   })
-  return { first, again: () => whole }
+  // Joined only when a retry asks for it, then held once (the pieces let go).
+  const again = async (): Promise<Buffer | undefined> => {
+    const whole = (await ended) && chunks !== undefined ? Buffer.concat(chunks) : undefined
+    drop()
+    return whole
+  }
+  return { again, drop }
 }
 
 /** The request's Content-Length, when it has one and no Transfer-Encoding (Node's parser refuses both). */

@@ -301,6 +301,63 @@ describe('the API gateway under load from the sandbox', () => {
     expect(outcome).toBe('sent all, 200')
   })
 
+  test("a call queued behind another on a keep-alive connection that closes gives back what its body held (red team, round 57: its answer never ended, and the budget leaked for good)", async () => {
+    const slow = http.createServer((req, res) => {
+      req.resume()
+      req.on('end', () => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'), req.method === 'GET' ? 1500 : 0))
+    })
+    await new Promise<void>(done => slow.listen(0, '127.0.0.1', done))
+    closers.push(() => new Promise(done => { slow.closeAllConnections(); slow.close(() => done()) }))
+    const g = await startGateway({ upstream: new URL(`http://127.0.0.1:${(slow.address() as AddressInfo).port}`), placeholder: 'p', credential: fixed(['x-api-key', 'k']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 }, bodyLimits: { one: 1 << 20, all: (3 << 20) / 2 } })
+    closers.push(() => g.close())
+    // A GET the API answers slowly, and behind it a chunked POST of 1 MiB, read whole (counted) while its answer waits in line.
+    const chunk = 'a'.repeat(1 << 20)
+    const socket = net.connect(g.address as number, '127.0.0.1')
+    socket.on('error', () => {})
+    socket.write(`GET /v1/models HTTP/1.1\r\nhost: x\r\nx-api-key: p\r\n\r\nPOST /v1/messages HTTP/1.1\r\nhost: x\r\nx-api-key: p\r\ntransfer-encoding: chunked\r\n\r\n${(1 << 20).toString(16)}\r\n${chunk}\r\n0\r\n\r\n`)
+    await new Promise(r => setTimeout(r, 500))
+    socket.destroy()
+    await new Promise(r => setTimeout(r, 300))
+    // Another chunked body (counted) of 1 MiB: within the limits only if the first was given back.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: g.address as number, path: '/v1/messages', method: 'POST', headers: { 'x-api-key': 'p' } }, res => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      })
+      req.on('error', reject)
+      req.write(chunk)
+      req.end()
+    })
+    expect(status).toBe(200)
+  })
+
+  test('an upstream connection that fails in the middle of a body: the client gets its 502 and is not left stalled (red team, round 57)', async () => {
+    const failing = net.createServer(socket => {
+      let got = 0
+      socket.on('data', chunk => {
+        got += chunk.length
+        if (got > 1 << 20) socket.destroy()
+      })
+      socket.on('error', () => {})
+    })
+    await new Promise<void>(done => failing.listen(0, '127.0.0.1', done))
+    closers.push(() => new Promise(done => failing.close(() => done())))
+    const g = await startGateway({ upstream: new URL(`http://127.0.0.1:${(failing.address() as AddressInfo).port}`), placeholder: 'p', credential: fixed(['x-api-key', 'k']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 } })
+    closers.push(() => g.close())
+    const size = 32 << 20
+    const outcome = await new Promise<string>(resolve => {
+      let status = 0
+      const req = http.request({ host: '127.0.0.1', port: g.address as number, path: '/v1/messages', method: 'POST', headers: { 'x-api-key': 'p', 'content-length': String(size) } }, res => {
+        status = res.statusCode ?? 0
+        res.resume()
+      })
+      req.on('error', error => resolve(`error ${(error as NodeJS.ErrnoException).code ?? ''}`))
+      req.end(Buffer.alloc(size, 0x61), () => setTimeout(() => resolve(`sent all, ${status}`), 100))
+      setTimeout(() => resolve('stalled'), 4000)
+    })
+    expect(outcome).toBe('sent all, 502')
+  })
+
   test('a body over 64 MiB is refused (413) and never reaches the API', async () => {
     const upstream = await api()
     const placeholder = placeholderFor('api-key')
