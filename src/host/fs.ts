@@ -155,52 +155,11 @@ let scope: string | undefined
 export function pidScope(): string {
   if (scope !== undefined) return scope
   try {
-    const boot = bootId()
-    if (boot === undefined) throw new Error('no boot id')
-    scope = sha256Hex(`${boot} ${fs.statSync('/proc/self/ns/pid').ino}`).slice(0, 8)
+    scope = sha256Hex(`${fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()} ${fs.statSync('/proc/self/ns/pid').ino}`).slice(0, 8)
   } catch {
     scope = 'unknown'
   }
   return scope
-}
-
-/** This boot of the kernel (/proc/sys/kernel/random/boot_id); undefined when unreadable. */
-export const bootId = once(() => firstLine('/proc/sys/kernel/random/boot_id'))
-
-/**
- * This machine, across its boots: a digest of /etc/machine-id and the host name (machine-id(5)
- * asks not to show the id as it is); undefined without a proper id (none, or `uninitialized`, in
- * some containers and images). A boot id other than ours tells an earlier boot only on the same
- * machine: another kernel on a shared home has its own. The host name tells apart the kernels that
- * share a machine id (cloned VMs, gVisor or Kata containers from one image; red team, round 56).
- */
-export const machineTag = once(() => machineTagOf(firstLine('/etc/machine-id'), firstLine('/proc/sys/kernel/hostname')))
-
-export function machineTagOf(id: string | undefined, host: string | undefined): string | undefined {
-  return id === undefined || !/^[0-9a-f]{32}$/.test(id) || host === undefined ? undefined : sha256Hex(`claudebox machine ${id} ${host}`).slice(0, 16)
-}
-
-/** When this boot began, in ms since the epoch (/proc/stat btime); undefined when unreadable. */
-export const bootStarted = once(() => {
-  const btime = /^btime (\d+)$/m.exec(readProcText('/proc/stat') ?? '')?.[1]
-  return btime === undefined ? undefined : Number(btime) * 1000
-})
-
-function readProcText(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, 'utf8')
-  } catch {
-    return undefined
-  }
-}
-
-function firstLine(file: string): string | undefined {
-  return readProcText(file)?.trim() || undefined
-}
-
-function once<T>(make: () => T): () => T {
-  let made: { value: T } | undefined
-  return () => (made ??= { value: make() }).value
 }
 
 /**

@@ -3,10 +3,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { launchError } from '../errors.js'
-import { bootId, inPinnedDir, leftByGoneLaunchers, machineTag, pidOfOurs, pidScope, processStartTime, removeFile } from '../host/fs.js'
+import { inPinnedDir, leftByGoneLaunchers, pidOfOurs, pidScope, processStartTime, removeFile } from '../host/fs.js'
 import { lstatKind } from '../host/probe.js'
 import { sanitizePath } from './adopt.js'
-import { META_FILE, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
+import { HEARTBEAT_MS, META_FILE, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
 import { measureUsage, sessionsMtime, type Usage } from './scan.js'
 import type { FileStep, HostFacts, MkdirStep } from '../types.js'
 import { isatty } from 'node:tty'
@@ -127,16 +127,15 @@ export function stateError(p: string, error: unknown): Error {
 
 /**
  * Records this launch in its instance; returns the function that removes the record. Written
- * with O_EXCL|O_NOFOLLOW: nothing in the instance can redirect the write.
+ * with O_EXCL|O_NOFOLLOW: nothing in the instance can redirect the write. Its time is refreshed
+ * every `heartbeatMs` while the session runs: launchers of other pid namespaces, which cannot
+ * check our pid, tell a live session from a gone one by it (registry.ts recordKind).
  */
-export function registerSession(instance: string, cwd: string, version: string): () => void {
+export function registerSession(instance: string, cwd: string, version: string, heartbeatMs = HEARTBEAT_MS): () => void {
   // The pid namespace in the name: a launcher in a container sharing this home may have our pid
   // (red team, round 54: it took this record for its own stale one and removed it).
   const file = path.join(instance, SESSIONS_DIR, `${process.pid}-${pidScope()}.json`)
-  const record: SessionRecord = { pid: process.pid, startTime: processStartTime('self') ?? '', cwd, version, started: new Date().toISOString(), scope: pidScope() }
-  const [boot, machine] = [bootId(), machineTag()]
-  if (boot !== undefined) record.boot = boot
-  if (machine !== undefined) record.machine = machine
+  const record: SessionRecord = { pid: process.pid, startTime: processStartTime('self') ?? '', cwd, version, started: new Date().toISOString(), scope: pidScope(), heartbeat: true }
   if (isatty(0)) {
     try {
       record.tty = fs.readlinkSync('/proc/self/fd/0')
@@ -158,7 +157,18 @@ export function registerSession(instance: string, cwd: string, version: string):
     removeFile(file) // never an empty record (a full disk)
     throw stateError(file, error)
   }
-  return () => removeFile(file)
+  const beat = setInterval(() => {
+    try {
+      const now = new Date()
+      fs.lutimesSync(file, now, now)
+    } catch {
+      // gone (the session ends) or a full quota: the next beat tries again
+    }
+  }, heartbeatMs).unref()
+  return () => {
+    clearInterval(beat)
+    removeFile(file)
+  }
 }
 
 /** Writes claudebox/meta.json once: the root's device (for GC's mount check), name and remote. */

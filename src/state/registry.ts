@@ -1,6 +1,6 @@
 // Live sessions: each launch records itself in its instance (`claudebox/sessions/<pid>-<scope>.json`,
 // bound read-only inside the sandbox, so the agent cannot forge or remove records). Pure rules
-// here; host/probe.ts reads the records and the process table.
+// here; state/apply.ts writes the records and keeps their time fresh, state/scan.ts reads them.
 
 /** The directory, inside an instance, that holds claudebox's own state (Claude Code does not use it). */
 export const OWN_DIR = 'claudebox'
@@ -34,9 +34,8 @@ export interface SessionRecord {
   started: string
   /** The pid namespace the pid is of (fs.ts pidScope); absent in older records. */
   scope?: string
-  /** The boot it was written in (fs.ts bootId) and the machine (fs.ts machineTag); absent in older records. */
-  boot?: string
-  machine?: string
+  /** Its launcher refreshes the record's time every HEARTBEAT_MS while the session runs; absent in older records. */
+  heartbeat?: boolean
 }
 
 /** What the probe saw of a recorded session's process right now. */
@@ -46,37 +45,26 @@ export interface SessionProbe {
   ttyExists: boolean
 }
 
-/** Where records are read: this launcher's pid namespace (fs.ts pidScope), boot (bootId, bootStarted) and machine (machineTag). */
-export interface RecordReader {
-  scope: string
-  boot: string | undefined
-  machine: string | undefined
-  /** When this boot began (ms since the epoch); read only for a record of another boot of this machine. */
-  readonly bootStarted: number | undefined
-}
+/** How often a launcher refreshes its record's time, for launchers that cannot check its pid. */
+export const HEARTBEAT_MS = 60_000
+/** A record of another pid namespace not refreshed for this long is of a gone launcher. */
+export const HEARTBEAT_STALE_MS = 5 * HEARTBEAT_MS
 
 /**
- * How a record is told live or stale here: one of an earlier boot of this machine is stale (every
- * process of that boot is gone: a machine that crashed or lost power with a session running; red
- * team, round 55), and it must have started before this boot began (two kernels that share a
- * machine id and a host name are not told apart otherwise; round 56). One of another pid
- * namespace (a container sharing the home, another host on a shared home) cannot be checked here,
- * so it counts as live. One of ours is checked by its pid (isLive). Records without a scope, a
- * boot or a machine come from older versions. When in doubt a record counts as live: a live one
- * taken for stale would let --gc remove what its session is using.
+ * How a record is told live or stale here. One of this pid namespace (or of an older version,
+ * without a scope) by its pid (isLive). One of another pid namespace or boot (a container sharing
+ * the home, another host on a shared home, this machine before a crash), whose pid cannot be
+ * checked here, by its launcher's heartbeat: live while the record's time keeps being refreshed,
+ * gone once that stopped HEARTBEAT_STALE_MS ago (red team, rounds 55 to 57: by the boot id alone,
+ * a crash left records live for good; by the machine id too, another kernel's live session was
+ * taken for gone and --gc removed its instance). One without a heartbeat counts as live.
+ * `mtimeMs`: the record's time, asked only for another pid namespace's.
  */
-export function recordKind(record: SessionRecord, reader: RecordReader): 'earlier boot' | 'foreign' | 'ours' {
-  if (ofEarlierBoot(record, reader)) return 'earlier boot'
-  if (record.scope !== undefined && record.scope !== reader.scope) return 'foreign'
-  return 'ours'
-}
-
-function ofEarlierBoot(record: SessionRecord, reader: RecordReader): boolean {
-  if (record.machine === undefined || record.machine !== reader.machine) return false
-  if (record.boot === undefined || reader.boot === undefined || record.boot === reader.boot) return false
-  const started = Date.parse(record.started)
-  const bootStarted = reader.bootStarted
-  return bootStarted !== undefined && Number.isFinite(started) && started < bootStarted
+export function recordKind(record: SessionRecord, scope: string, now: number, mtimeMs: () => number | undefined): 'gone' | 'foreign' | 'ours' {
+  if (record.scope === undefined || record.scope === scope) return 'ours'
+  if (record.heartbeat !== true) return 'foreign'
+  const time = mtimeMs()
+  return time !== undefined && now - time > HEARTBEAT_STALE_MS ? 'gone' : 'foreign'
 }
 
 /**

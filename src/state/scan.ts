@@ -2,7 +2,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomic } from '../host/atomic-write.js'
-import { bootId, bootStarted, inPinnedDir, machineTag, pidScope, processStartTime } from '../host/fs.js'
+import { inPinnedDir, pidScope, processStartTime } from '../host/fs.js'
 import { readNoFollow } from '../host/probe.js'
 import type { ScannedEntry } from './gc.js'
 import { INSTANCE_ID, PROJECT_ROOT_FILE, validProjectRoot } from './instance.js'
@@ -245,19 +245,13 @@ export function liveSessionRecords(instance: string): SessionRecord[] {
     return []
   }
   const live: SessionRecord[] = []
-  const reader = {
-    scope: pidScope(),
-    boot: bootId(),
-    machine: machineTag(),
-    get bootStarted() {
-      return bootStarted()
-    },
-  }
+  const [scope, now] = [pidScope(), Date.now()]
   for (const name of names) {
-    const record = parseRecord(readNoFollow(path.join(dir, name)) ?? '')
+    const file = path.join(dir, name)
+    const record = parseRecord(readNoFollow(file) ?? '')
     if (record === undefined) continue
-    // Another pid namespace's counts as live: the instance is kept and its shared state left alone (README, "Known limits").
-    const kind = recordKind(record, reader)
+    // Another pid namespace's, still beating, counts as live: the instance is kept and its shared state left alone (README, "Known limits").
+    const kind = recordKind(record, scope, now, () => fs.lstatSync(file, { throwIfNoEntry: false })?.mtimeMs)
     if (kind === 'foreign' || (kind === 'ours' && isLive(record, { startTime: processStartTime(record.pid), ttyExists: record.tty === undefined || fs.existsSync(record.tty) }))) live.push(record)
   }
   return live

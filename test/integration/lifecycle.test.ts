@@ -6,7 +6,7 @@ import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
 import { sanitizePath } from '../../src/state/adopt.js'
 import { instanceId } from '../../src/state/instance.js'
-import { bootId, bootStarted, machineTag, pidScope } from '../../src/host/fs.js'
+import { pidScope } from '../../src/host/fs.js'
 import { spawnSync } from 'node:child_process'
 import { BIN, claudebox, FIXTURES, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, noticeGiven, type World, instancePath } from '../helpers/cli.js'
 
@@ -55,7 +55,7 @@ describe.skipIf(!HAVE_BWRAP)('live sessions', () => {
       expect(record['cwd']).toBe(repo)
       expect(record['version']).toMatch(/^\d+\.\d+\.\d+$/)
       expect(record['startTime']).toMatch(/^\d+$/)
-      expect(record).toMatchObject({ scope: pidScope(), boot: bootId(), machine: machineTag() })
+      expect(record).toMatchObject({ scope: pidScope(), heartbeat: true })
     }
     const list = await claudebox(world, ['--list', '--json'], { cwd: world.home })
     expect(JSON.parse(list.stdout)).toMatchObject([{ root: `${repo}/.git`, state: 'live (2 sessions)', liveSessions: 2 }])
@@ -82,7 +82,7 @@ describe.skipIf(!HAVE_BWRAP)('live sessions', () => {
     await c.child
   })
 
-  test("a record left by a launcher killed before the machine rebooted is stale: --list says idle and the shared tier reaches the project again (red team, round 55: 'live' for good)", async () => {
+  test("a record left by a launcher killed before the machine rebooted is stale once its heartbeat stopped: --list says idle and the shared tier reaches the project again (red team, round 55: 'live' for good)", async () => {
     const world = makeWorld()
     noticeGiven(world)
     const repo = makeRepo(world.home, 'p')
@@ -94,11 +94,16 @@ describe.skipIf(!HAVE_BWRAP)('live sessions', () => {
     await s.child
     const [name] = fs.readdirSync(sessions)
     const record = JSON.parse(fs.readFileSync(path.join(sessions, name ?? ''), 'utf8')) as Record<string, unknown>
-    // As the next boot sees it: another boot id, so another scope in its name (fs.ts pidScope).
+    // As the next boot sees it: another boot id, so another scope in its name (fs.ts pidScope); its
+    // launcher last refreshed it before the crash, 6 minutes ago.
     fs.rmSync(path.join(sessions, name ?? ''))
-    // It began in that earlier boot, so before this one began.
-    const started = new Date((bootStarted() ?? 0) - 60_000).toISOString()
-    fs.writeFileSync(path.join(sessions, `${String(record['pid'])}-0badb007.json`), JSON.stringify({ ...record, scope: '0badb007', boot: '00000000-0000-4000-8000-000000000000', started }))
+    const moved = path.join(sessions, `${String(record['pid'])}-0badb007.json`)
+    fs.writeFileSync(moved, JSON.stringify({ ...record, scope: '0badb007' }))
+    // Just refreshed, it could be a live session of another pid namespace or kernel: kept as live.
+    const fresh = await claudebox(world, ['--list', '--json'], { cwd: world.home })
+    expect(JSON.parse(fresh.stdout)).toMatchObject([{ state: 'live (1 session)', liveSessions: 1 }])
+    const beat = new Date(Date.now() - 6 * 60_000)
+    fs.utimesSync(moved, beat, beat)
     const list = await claudebox(world, ['--list', '--json'], { cwd: world.home })
     expect(JSON.parse(list.stdout)).toMatchObject([{ state: 'idle', liveSessions: 0 }])
     fs.mkdirSync(path.join(world.claudeboxHome, 'shared'), { recursive: true })

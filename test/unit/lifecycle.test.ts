@@ -5,10 +5,11 @@ import { planAdopt, resumeId, sanitizePath } from '../../src/state/adopt.js'
 import { renderConversations, summarizeTranscript, uniqueConversations, type Conversation } from '../../src/state/conversations.js'
 import { instanceStatus, planGc, type ScannedEntry } from '../../src/state/gc.js'
 import { listRows, renderTable } from '../../src/state/list.js'
-import { isLive, recordKind, type SessionRecord } from '../../src/state/registry.js'
+import { HEARTBEAT_STALE_MS, isLive, recordKind, type SessionRecord } from '../../src/state/registry.js'
 import { tempDir } from '../helpers/temp.js'
 import { liveSessionRecords } from '../../src/state/scan.js'
-import { bootId, machineTag, machineTagOf, pidScope, processStartTime } from '../../src/host/fs.js'
+import { pidScope } from '../../src/host/fs.js'
+import { registerSession } from '../../src/state/apply.js'
 
 const id = (n: number): string => n.toString(16).padStart(16, '0')
 const entry = (n: number, over: Partial<ScannedEntry> = {}): ScannedEntry => ({
@@ -228,53 +229,53 @@ describe('session records of another pid namespace', () => {
     expect(liveSessionRecords(instance).map(r => r.scope)).toEqual(['0000ffff'])
   })
 
-  test("one of an earlier boot of this machine is stale whatever its pid namespace (red team, round 55: a machine that crashed with a session running kept that instance 'live' for good)", () => {
+  test("one of another pid namespace or boot whose launcher stopped beating 5 minutes ago is gone (red team, rounds 55 to 57: a crash left such records live for good)", () => {
     const instance = tempDir()
     const dir = path.join(instance, 'claudebox/sessions')
     fs.mkdirSync(dir, { recursive: true })
-    const earlier = '00000000-0000-4000-8000-000000000000'
-    expect(bootId()).toMatch(/^[0-9a-f-]{36}$/)
-    expect(machineTag()).toMatch(/^[0-9a-f]{16}$/)
-    // This very process, by pid and start time: live, but for its boot.
-    const self = { pid: process.pid, startTime: processStartTime('self') ?? '', cwd: '/p', version: 'x', started: '2026-11-26T00:00:00Z', machine: machineTag() }
-    const write = (pid: number, scope: string, extra: object): void => fs.writeFileSync(path.join(dir, `${pid}-${scope}.json`), JSON.stringify({ ...self, pid, scope, ...extra }))
-    write(process.pid, pidScope(), { boot: earlier })
-    write(999_999_999, '0000ffff', { boot: earlier })
-    expect(liveSessionRecords(instance)).toEqual([])
-    // Another host on a shared home has its own boot id: its sessions cannot be checked here.
-    write(999_999_997, '0000fffd', { boot: earlier, machine: '0123456789abcdef' })
-    // Another kernel with our machine id and host name, whose session began after this boot did.
-    write(999_999_996, '0000fffc', { boot: earlier, started: new Date().toISOString() })
-    write(999_999_998, '0000fffe', { boot: bootId() })
-    write(process.pid, pidScope(), { boot: bootId() })
-    expect(liveSessionRecords(instance).map(r => r.pid).sort()).toEqual([process.pid, 999_999_996, 999_999_997, 999_999_998].sort())
+    const base = { pid: 999_999_999, startTime: '1', cwd: '/p', version: 'x', started: '2026-11-26T00:00:00Z', heartbeat: true }
+    const write = (name: string, record: object, ageMs: number): void => {
+      const file = path.join(dir, name)
+      fs.writeFileSync(file, JSON.stringify(record))
+      const time = new Date(Date.now() - ageMs)
+      fs.utimesSync(file, time, time)
+    }
+    write('999999999-0000ffff.json', { ...base, scope: '0000ffff' }, HEARTBEAT_STALE_MS + 60_000)
+    write('999999998-0000fffe.json', { ...base, pid: 999_999_998, scope: '0000fffe' }, HEARTBEAT_STALE_MS - 60_000)
+    // Of a version without the heartbeat: its time says nothing, so live.
+    write('999999997-0000fffd.json', { ...base, pid: 999_999_997, scope: '0000fffd', heartbeat: undefined }, 24 * 3600_000)
+    expect(liveSessionRecords(instance).map(r => r.pid).sort()).toEqual([999_999_997, 999_999_998])
   })
 
-  test("machineTagOf: only a proper machine id (not 'uninitialized', some images' placeholder), with the host name", () => {
-    const id = '3d1219c7c4c5404aaa1f6d2a48adfda4'
-    expect(machineTagOf(id, 'vm')).toMatch(/^[0-9a-f]{16}$/)
-    expect(machineTagOf(id, 'vm')).not.toBe(machineTagOf(id, 'other'))
-    expect(machineTagOf(id, 'vm')).not.toContain(id.slice(0, 16))
-    for (const bad of ['uninitialized', '', 'ABCDEF1219c7c4c5404aaa1f6d2a48ad', id.slice(1), undefined]) expect(machineTagOf(bad, 'vm')).toBeUndefined()
-    expect(machineTagOf(id, undefined)).toBeUndefined()
+  test('recordKind: ours by pid; another pid namespace by its heartbeat (its time asked only then)', () => {
+    const older = { pid: 1, startTime: '1', cwd: '/p', version: 'x', started: '' }
+    const base = { ...older, heartbeat: true }
+    const now = Date.parse('2026-11-26T12:00:00Z')
+    const never = (): number => {
+      throw new Error('its time was asked')
+    }
+    expect(recordKind({ ...base, scope: 'aaaaaaaa' }, 'aaaaaaaa', now, never)).toBe('ours')
+    expect(recordKind(older, 'aaaaaaaa', now, never)).toBe('ours')
+    expect(recordKind({ ...older, scope: 'bbbbbbbb' }, 'aaaaaaaa', now, never)).toBe('foreign')
+    expect(recordKind({ ...base, scope: 'bbbbbbbb' }, 'aaaaaaaa', now, () => now - HEARTBEAT_STALE_MS - 1)).toBe('gone')
+    expect(recordKind({ ...base, scope: 'bbbbbbbb' }, 'aaaaaaaa', now, () => now - HEARTBEAT_STALE_MS)).toBe('foreign')
+    // A writer's clock ahead of ours, and a record gone meanwhile: live, when in doubt.
+    expect(recordKind({ ...base, scope: 'bbbbbbbb' }, 'aaaaaaaa', now, () => now + 3600_000)).toBe('foreign')
+    expect(recordKind({ ...base, scope: 'bbbbbbbb' }, 'aaaaaaaa', now, () => undefined)).toBe('foreign')
   })
 
-  test('recordKind: an earlier boot of this machine (started before this boot began) first, then another pid namespace; older records without them are checked by pid', () => {
-    const reader = { scope: 'aaaaaaaa', boot: 'b-now', machine: 'm', bootStarted: Date.parse('2026-11-26T06:00:00Z') }
-    const base = { pid: 1, startTime: '1', cwd: '/p', version: 'x', started: '2026-11-25T20:00:00Z', machine: 'm' }
-    expect(recordKind({ ...base, scope: 'bbbbbbbb', boot: 'b-then' }, reader)).toBe('earlier boot')
-    expect(recordKind({ ...base, scope: 'aaaaaaaa', boot: 'b-then' }, reader)).toBe('earlier boot')
-    // Another kernel with this machine id and host name, its session started after this boot began: live.
-    expect(recordKind({ ...base, scope: 'bbbbbbbb', boot: 'b-then', started: '2026-11-26T07:00:00Z' }, reader)).toBe('foreign')
-    expect(recordKind({ ...base, scope: 'bbbbbbbb', boot: 'b-then', started: 'garbage' }, reader)).toBe('foreign')
-    expect(recordKind({ ...base, scope: 'bbbbbbbb', boot: 'b-then' }, { ...reader, bootStarted: undefined })).toBe('foreign')
-    expect(recordKind({ ...base, scope: 'bbbbbbbb', boot: 'b-then', machine: 'other' }, reader)).toBe('foreign')
-    expect(recordKind({ pid: 1, startTime: '1', cwd: '/p', version: 'x', started: '', scope: 'bbbbbbbb', boot: 'b-then' }, reader)).toBe('foreign')
-    expect(recordKind({ ...base, scope: 'bbbbbbbb', boot: 'b-then' }, { ...reader, machine: undefined })).toBe('foreign')
-    expect(recordKind({ ...base, scope: 'bbbbbbbb', boot: 'b-now' }, reader)).toBe('foreign')
-    expect(recordKind({ ...base, scope: 'bbbbbbbb' }, reader)).toBe('foreign')
-    expect(recordKind({ ...base, scope: 'aaaaaaaa', boot: 'b-now' }, reader)).toBe('ours')
-    expect(recordKind(base, reader)).toBe('ours')
-    expect(recordKind({ ...base, scope: 'aaaaaaaa', boot: 'b-then' }, { ...reader, boot: undefined })).toBe('ours')
+  test("a launcher refreshes its record's time while its session runs, and stops when it ends", async () => {
+    const instance = tempDir()
+    fs.mkdirSync(path.join(instance, 'claudebox/sessions'), { recursive: true })
+    const unregister = registerSession(instance, '/p', 'x', 50)
+    const [name] = fs.readdirSync(path.join(instance, 'claudebox/sessions'))
+    const file = path.join(instance, 'claudebox/sessions', name ?? '')
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ pid: process.pid, scope: pidScope(), heartbeat: true })
+    const old = new Date(Date.now() - 3600_000)
+    fs.utimesSync(file, old, old)
+    for (const end = Date.now() + 3000; Date.now() < end && fs.statSync(file).mtimeMs < Date.now() - 60_000; ) await new Promise(r => setTimeout(r, 20))
+    expect(fs.statSync(file).mtimeMs).toBeGreaterThan(Date.now() - 60_000)
+    unregister()
+    expect(fs.existsSync(file)).toBe(false)
   })
 })
