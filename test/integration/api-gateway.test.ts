@@ -274,30 +274,16 @@ describe('the API gateway under load from the sandbox', () => {
   })
 
   test('an answer that comes before the whole body (the API answers early): the rest is taken and dropped, the client is not left stalled (red team, round 56)', async () => {
-    const sockets: net.Socket[] = []
-    const early = net.createServer(socket => {
-      sockets.push(socket)
-      socket.once('data', () => {
-        socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}')
-        socket.pause() // reads nothing more of the body
-      })
-      socket.on('error', () => {})
-    })
-    await new Promise<void>(done => early.listen(0, '127.0.0.1', done))
-    closers.push(() => new Promise(done => { for (const socket of sockets) socket.destroy(); early.close(() => done()) }))
-    const g = await startGateway({ upstream: new URL(`http://127.0.0.1:${(early.address() as AddressInfo).port}`), placeholder: 'p', credential: fixed(['x-api-key', 'k']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 } })
-    closers.push(() => g.close())
+    const g = await gatewayTo(
+      await rawUpstream(socket =>
+        socket.once('data', () => {
+          socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}')
+          socket.pause() // reads nothing more of the body
+        }),
+      ),
+    )
     const size = 20 << 20
-    const outcome = await new Promise<string>(resolve => {
-      let status = 0
-      const req = http.request({ host: '127.0.0.1', port: g.address as number, path: '/v1/messages', method: 'POST', headers: { 'x-api-key': 'p', 'content-length': String(size) } }, res => {
-        status = res.statusCode ?? 0
-        res.resume()
-      })
-      req.on('error', error => resolve(`error ${(error as NodeJS.ErrnoException).code ?? ''}`))
-      req.end(Buffer.alloc(size, 0x61), () => setTimeout(() => resolve(`sent all, ${status}`), 100))
-      setTimeout(() => resolve('stalled'), 4000)
-    })
+    const outcome = await upload(g.address as number, size)
     expect(outcome).toBe('sent all, 200')
   })
 
@@ -332,29 +318,17 @@ describe('the API gateway under load from the sandbox', () => {
   })
 
   test('an upstream connection that fails in the middle of a body: the client gets its 502 and is not left stalled (red team, round 57)', async () => {
-    const failing = net.createServer(socket => {
-      let got = 0
-      socket.on('data', chunk => {
-        got += chunk.length
-        if (got > 1 << 20) socket.destroy()
-      })
-      socket.on('error', () => {})
-    })
-    await new Promise<void>(done => failing.listen(0, '127.0.0.1', done))
-    closers.push(() => new Promise(done => failing.close(() => done())))
-    const g = await startGateway({ upstream: new URL(`http://127.0.0.1:${(failing.address() as AddressInfo).port}`), placeholder: 'p', credential: fixed(['x-api-key', 'k']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 } })
-    closers.push(() => g.close())
+    const g = await gatewayTo(
+      await rawUpstream(socket => {
+        let got = 0
+        socket.on('data', chunk => {
+          got += chunk.length
+          if (got > 1 << 20) socket.destroy()
+        })
+      }),
+    )
     const size = 32 << 20
-    const outcome = await new Promise<string>(resolve => {
-      let status = 0
-      const req = http.request({ host: '127.0.0.1', port: g.address as number, path: '/v1/messages', method: 'POST', headers: { 'x-api-key': 'p', 'content-length': String(size) } }, res => {
-        status = res.statusCode ?? 0
-        res.resume()
-      })
-      req.on('error', error => resolve(`error ${(error as NodeJS.ErrnoException).code ?? ''}`))
-      req.end(Buffer.alloc(size, 0x61), () => setTimeout(() => resolve(`sent all, ${status}`), 100))
-      setTimeout(() => resolve('stalled'), 4000)
-    })
+    const outcome = await upload(g.address as number, size)
     expect(outcome).toBe('sent all, 502')
   })
 
@@ -429,6 +403,40 @@ describe('the API gateway under load from the sandbox', () => {
   })
 })
 
+/** An API stand-in on raw TCP: `serve` handles each connection; all of them are closed at the test's end. */
+async function rawUpstream(serve: (socket: net.Socket) => void): Promise<string> {
+  const sockets: net.Socket[] = []
+  const server = net.createServer(socket => {
+    sockets.push(socket)
+    socket.on('error', () => {})
+    serve(socket)
+  })
+  await new Promise<void>(done => server.listen(0, '127.0.0.1', done))
+  closers.push(() => new Promise(done => { for (const socket of sockets) socket.destroy(); server.close(() => done()) }))
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+/** A gateway to `upstream` whose placeholder is `p`, with a fixed key. */
+async function gatewayTo(upstream: string): Promise<Gateway> {
+  const g = await startGateway({ upstream: new URL(upstream), placeholder: 'p', credential: fixed(['x-api-key', 'k']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 } })
+  closers.push(() => g.close())
+  return g
+}
+
+/** Sends a body of `size` bytes of a declared length: 'sent all, <status>', 'error <code>', or 'stalled' after 4 s. */
+function upload(port: number, size: number): Promise<string> {
+  return new Promise<string>(resolve => {
+    let status = 0
+    const req = http.request({ host: '127.0.0.1', port, path: '/v1/messages', method: 'POST', headers: { 'x-api-key': 'p', 'content-length': String(size) } }, res => {
+      status = res.statusCode ?? 0
+      res.resume()
+    })
+    req.on('error', error => resolve(`error ${(error as NodeJS.ErrnoException).code ?? ''}`))
+    req.end(Buffer.alloc(size, 0x61), () => setTimeout(() => resolve(`sent all, ${status}`), 100))
+    setTimeout(() => resolve('stalled'), 4000)
+  })
+}
+
 /** A gateway whose OAuth login the API no longer takes (401) until it is refreshed at a local token endpoint. */
 async function expiredLogin(upstreamUrl?: string): Promise<{ endpoint: Awaited<ReturnType<typeof tokenEndpoint>>; upstream: MockApi; placeholder: string; g: Gateway }> {
   const endpoint = await tokenEndpoint()
@@ -444,6 +452,30 @@ async function expiredLogin(upstreamUrl?: string): Promise<{ endpoint: Awaited<R
     },
   }
   return { endpoint, upstream, placeholder, g: await gateway(upstreamUrl ?? upstream.url, placeholder, credential) }
+}
+
+/**
+ * An API that answers 401 to the expired token at once, before the body, then does `after` to that
+ * request; with the refreshed token it reads the whole body (its size goes in `bodies`) and answers.
+ */
+async function earlyUnauthorized(after: (req: http.IncomingMessage) => void): Promise<{ bodies: number[]; placeholder: string; g: Gateway }> {
+  const bodies: number[] = []
+  const early = http.createServer((req, res) => {
+    if (req.headers['authorization'] === 'Bearer sk-ant-oat01-expired') {
+      res.writeHead(401, { 'content-type': 'application/json' }).end('{}')
+      after(req)
+      return
+    }
+    let size = 0
+    req.on('data', (c: Buffer) => (size += c.length))
+    req.on('end', () => {
+      bodies.push(size)
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"usage":{"input_tokens":1,"output_tokens":1}}')
+    })
+  })
+  await new Promise<void>(done => early.listen(0, '127.0.0.1', done))
+  closers.push(() => new Promise(done => { early.closeAllConnections(); early.close(() => done()) }))
+  return { bodies, ...(await expiredLogin(`http://127.0.0.1:${(early.address() as AddressInfo).port}`)) }
 }
 
 /** A local stand-in for the OAuth token endpoint: each refresh token works once. */
@@ -506,23 +538,7 @@ describe('refreshing an OAuth login on the host', () => {
   })
 
   test('a 401 the API gives early, closing before the body is all sent: the retry still gets the whole body', async () => {
-    const bodies: number[] = []
-    const early = http.createServer((req, res) => {
-      if (req.headers['authorization'] === 'Bearer sk-ant-oat01-expired') {
-        res.writeHead(401, { 'content-type': 'application/json' }).end('{}')
-        setTimeout(() => req.socket.destroy(), 50)
-        return
-      }
-      let size = 0
-      req.on('data', (c: Buffer) => (size += c.length))
-      req.on('end', () => {
-        bodies.push(size)
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"usage":{"input_tokens":1,"output_tokens":1}}')
-      })
-    })
-    await new Promise<void>(done => early.listen(0, '127.0.0.1', done))
-    closers.push(() => new Promise(done => { early.closeAllConnections(); early.close(() => done()) }))
-    const { placeholder, g } = await expiredLogin(`http://127.0.0.1:${(early.address() as AddressInfo).port}`)
+    const { bodies, placeholder, g } = await earlyUnauthorized(req => setTimeout(() => req.socket.destroy(), 50))
     const part = Buffer.alloc(1 << 20, 0x61)
     const status = await new Promise<number | 'no answer'>(resolve => {
       const req = http.request({ host: '127.0.0.1', port: g.address, path: '/v1/messages', method: 'POST', headers: { authorization: `Bearer ${placeholder}`, 'content-length': String(3 * part.length) } }, res => {
@@ -540,23 +556,7 @@ describe('refreshing an OAuth login on the host', () => {
   })
 
   test('a 401 the API gives early, then reading no more of a long body: the retry goes at once with the whole body (red team, round 56: it stalled until a timeout)', async () => {
-    const bodies: number[] = []
-    const early = http.createServer((req, res) => {
-      if (req.headers['authorization'] === 'Bearer sk-ant-oat01-expired') {
-        res.writeHead(401, { 'content-type': 'application/json' }).end('{}')
-        req.socket.pause() // reads nothing more of this body
-        return
-      }
-      let size = 0
-      req.on('data', (c: Buffer) => (size += c.length))
-      req.on('end', () => {
-        bodies.push(size)
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"usage":{"input_tokens":1,"output_tokens":1}}')
-      })
-    })
-    await new Promise<void>(done => early.listen(0, '127.0.0.1', done))
-    closers.push(() => new Promise(done => { early.closeAllConnections(); early.close(() => done()) }))
-    const { placeholder, g } = await expiredLogin(`http://127.0.0.1:${(early.address() as AddressInfo).port}`)
+    const { bodies, placeholder, g } = await earlyUnauthorized(req => req.socket.pause()) // reads nothing more of that body
     const size = 20 << 20
     const status = await new Promise<number | 'no answer'>(resolve => {
       const req = http.request({ host: '127.0.0.1', port: g.address, path: '/v1/messages', method: 'POST', headers: { authorization: `Bearer ${placeholder}`, 'content-length': String(size) } }, res => {
