@@ -3,6 +3,7 @@
 // placeholder, to an API path Claude Code uses, is sent on to the real endpoint with the real
 // credential (refreshed here when it expires). Anything else is refused and never carries it.
 import http from 'node:http'
+import type { Socket } from 'node:net'
 import type * as Https from 'node:https'
 import type * as Tls from 'node:tls'
 import { connectThrough, proxyFor, type UpstreamProxy } from './upstream-proxy.js'
@@ -94,15 +95,14 @@ async function handle(options: GatewayOptions, usage: Usage, held: Held, req: ht
   const share = shareOf(held)
   // The call's end: its answer's, or its connection's when the answer never got one (one queued
   // behind another on a keep-alive connection: red team, round 57, the budget leaked for good).
-  const socket = req.socket
   const end = (): void => {
-    socket.off('close', end)
+    forget()
     share.release()
     // Only when the answer was cut short: an abort makes an AbortError (a stack trace) each time.
     if (!res.writableFinished) gone.abort()
   }
+  const forget = whenConnectionCloses(req.socket, end)
   res.once('close', end)
-  socket.once('close', end)
   const body = await requestBody(req, share, options.credential.refreshable, held.limits)
   if (body === undefined) return refuse(res, usage, 413, 'claudebox: request body too large (or too many large requests at once)')
   usage.requests++
@@ -130,6 +130,26 @@ async function handle(options: GatewayOptions, usage: Usage, held: Held, req: ht
     if (!upstream.complete) res.destroy()
   })
   upstream.pipe(res)
+}
+
+/** The calls of each connection still under way. */
+const callsOf = new WeakMap<Socket, Set<() => void>>()
+
+/**
+ * Runs `end` when the connection closes, unless forgotten first; one listener a connection,
+ * however many calls it pipelines (the 11th listener made Node print a warning on the user's
+ * terminal, at the sandbox's will).
+ */
+function whenConnectionCloses(socket: Socket, end: () => void): () => void {
+  let calls = callsOf.get(socket)
+  if (calls === undefined) {
+    const these = new Set<() => void>()
+    socket.once('close', () => these.forEach(call => call()))
+    callsOf.set(socket, these)
+    calls = these
+  }
+  calls.add(end)
+  return () => void calls.delete(end)
 }
 
 /**

@@ -332,6 +332,24 @@ describe('the API gateway under load from the sandbox', () => {
     expect(outcome).toBe('sent all, 502')
   })
 
+  test("fifteen calls pipelined on one connection: no warning of Node's on the user's terminal (one listener a connection)", async () => {
+    const g = await gatewayTo(await rawUpstream(socket => socket.on('data', () => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}'))))
+    const warnings: string[] = []
+    const note = (warning: Error): void => void warnings.push(warning.name)
+    process.on('warning', note)
+    const socket = net.connect(g.address as number, '127.0.0.1')
+    socket.on('error', () => {})
+    let answers = ''
+    socket.on('data', (chunk: Buffer) => (answers += chunk.toString()))
+    socket.write('GET /v1/models HTTP/1.1\r\nhost: x\r\nx-api-key: p\r\n\r\n'.repeat(15))
+    for (const end = Date.now() + 3000; Date.now() < end && (answers.match(/HTTP\/1\.1 200/g) ?? []).length < 15; ) await new Promise(r => setTimeout(r, 20))
+    socket.destroy()
+    await new Promise(r => setTimeout(r, 100))
+    process.off('warning', note)
+    expect((answers.match(/HTTP\/1\.1 200/g) ?? []).length).toBe(15)
+    expect(warnings).toEqual([])
+  })
+
   test('a body over 64 MiB is refused (413) and never reaches the API', async () => {
     const upstream = await api()
     const placeholder = placeholderFor('api-key')
