@@ -8,10 +8,16 @@ import type * as Https from 'node:https'
 import type * as Tls from 'node:tls'
 import { connectThrough, proxyFor, type UpstreamProxy } from './upstream-proxy.js'
 import { httpProtocol, type Protocol } from './lazy-server.js'
-import { BODY_LIMITS, requestBody, shareOf, type BodyLimits, type Held, type Outgoing } from './request-body.js'
+import { BODY_LIMITS, requestBody, shareOf, type BodyLimits, type Held, type Outgoing, type Share } from './request-body.js'
 
 /** The paths Claude Code calls on its API endpoint in a session (measured with 2.1.330). */
 const API_PATHS = [/^\/v1\/messages(\/count_tokens)?$/, /^\/v1\/models(\/[A-Za-z0-9._-]+)?$/, /^\/api\/hello$/, /^\/$/]
+/**
+ * API calls under way at once: Claude makes a few, its subagents a few more. Beyond, 429 (Claude
+ * waits and retries): pipelined on a few connections, the sandbox made the launcher open 20,000
+ * calls upstream, all its descriptors and 1.9 GB (red team, round 58).
+ */
+const CALLS_LIMIT = 64
 /** How long a connection may take to send its headers. */
 const HEADERS_TIMEOUT_MS = 10_000
 
@@ -64,10 +70,10 @@ export interface Usage {
  * startGateway): connections are handed to an http.Server that never listens itself.
  */
 export function gatewayProtocol(options: GatewayOptions, usage: Usage): Protocol {
-  const held: Held = { bytes: 0, limits: options.bodyLimits ?? BODY_LIMITS }
+  const load: Load = { calls: 0, bodies: { bytes: 0, limits: options.bodyLimits ?? BODY_LIMITS } }
   const timeouts = options.headersTimeoutMs === undefined ? { headersTimeout: HEADERS_TIMEOUT_MS } : { headersTimeout: options.headersTimeoutMs, connectionsCheckingInterval: options.headersTimeoutMs }
   const server = http.createServer(timeouts, (req, res) => {
-    handle(options, usage, held, req, res).catch((error: unknown) => {
+    handle(options, usage, load, req, res).catch((error: unknown) => {
       // A credential the host cannot provide is final (403: Claude does not retry it); a failed
       // connection is the API's usual 502, which Claude retries.
       const final = error instanceof CredentialError
@@ -81,42 +87,32 @@ export function gatewayProtocol(options: GatewayOptions, usage: Usage): Protocol
   return httpProtocol(server)
 }
 
-async function handle(options: GatewayOptions, usage: Usage, held: Held, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+async function handle(options: GatewayOptions, usage: Usage, load: Load, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://gateway')
   if (!API_PATHS.some(re => re.test(url.pathname))) return refuse(res, usage, 403, `claudebox: ${url.pathname} is not an API path claudebox forwards`)
-  if (!carriesPlaceholder(req, options.placeholder)) {
-    if (req.method === 'HEAD' && url.pathname === '/') return preconnect(options, req, url, res)
-    return refuse(res, usage, 401, 'claudebox: this request does not carry the credential of this session')
-  }
-  // A client gone (Claude quit mid-answer, or the session ended and its connections were closed)
-  // ends the call upstream too: a pending one would keep the launcher alive after the session.
-  // What the call held of its body is given back then, however far it got.
-  const gone = new AbortController()
-  const share = shareOf(held)
-  // The call's end: its answer's, or its connection's when the answer never got one (one queued
-  // behind another on a keep-alive connection: red team, round 57, the budget leaked for good).
-  const end = (): void => {
-    forget()
-    share.release()
-    // Only when the answer was cut short: an abort makes an AbortError (a stack trace) each time.
-    if (!res.writableFinished) gone.abort()
-  }
-  const forget = whenConnectionCloses(req.socket, end)
-  res.once('close', end)
-  const body = await requestBody(req, share, options.credential.refreshable, held.limits)
+  const preconnecting = !carriesPlaceholder(req, options.placeholder) && req.method === 'HEAD' && url.pathname === '/'
+  if (!preconnecting && !carriesPlaceholder(req, options.placeholder)) return refuse(res, usage, 401, 'claudebox: this request does not carry the credential of this session')
+  if (load.calls >= CALLS_LIMIT) return refuse(res, usage, 429, `claudebox: more than ${CALLS_LIMIT} API calls at once`)
+  const call = underWay(load, req, res)
+  if (preconnecting) return preconnect(options, req, url, res, call.gone.signal)
+  const body = await requestBody(req, call.share, options.credential.refreshable, load.bodies.limits)
   if (body === undefined) return refuse(res, usage, 413, 'claudebox: request body too large (or too many large requests at once)')
   usage.requests++
-  let call = await send(options, req, url, body.first, undefined, gone.signal)
-  if (call.response.statusCode === 401 && options.credential.refreshable) {
-    call.response.resume()
-    dropRest(req, call)
+  let sent = await send(options, req, url, body.first, undefined, call)
+  if (sent.response.statusCode === 401 && options.credential.refreshable) {
+    sent.response.resume()
+    dropRest(req, sent.request)
     const again = await body.again()
     if (again === undefined) return refuse(res, usage, 502, 'claudebox: the request could not be sent again after the credential was refreshed')
-    call = await send(options, req, url, { content: again, length: again.length }, call.sent, gone.signal)
+    sent = await send(options, req, url, { content: again, length: again.length }, sent.sent, call)
   }
   body.drop()
-  const { response: upstream } = call
-  upstream.once('end', () => dropRest(req, call))
+  relay(options, usage, req, res, url, sent)
+}
+
+/** The answer to Claude as it comes, its tokens counted; the rest of the body dropped once it has ended. */
+function relay(options: GatewayOptions, usage: Usage, req: http.IncomingMessage, res: http.ServerResponse, url: URL, { request, response: upstream }: Call): void {
+  upstream.once('end', () => dropRest(req, request))
   res.writeHead(upstream.statusCode ?? 502, upstream.headers)
   const counted = { input: 0, output: 0 }
   upstream.on('data', (chunk: Buffer) => countTokens(counted, chunk))
@@ -130,6 +126,47 @@ async function handle(options: GatewayOptions, usage: Usage, held: Held, req: ht
     if (!upstream.complete) res.destroy()
   })
   upstream.pipe(res)
+}
+
+/** What the gateway has under way: its calls, and the request bodies they hold. */
+interface Load {
+  calls: number
+  bodies: Held
+}
+
+/** One call under way: its part of the bodies held, and the abort of what it sent upstream. */
+interface UnderWay {
+  share: Share
+  gone: AbortController
+  /** The request upstream now, ended with the call if it is still being sent. */
+  request?: http.ClientRequest
+}
+
+/**
+ * Counts a call until its end: its answer's, or its connection's when the answer never got one
+ * (one queued behind another on a keep-alive connection: red team, round 57, the budget leaked for
+ * good). A client gone (Claude quit mid-answer, or the session ended and its connections were
+ * closed) ends the call upstream too: a pending one would keep the launcher alive after the
+ * session. What it held of its body is given back then, however far it got, and a request still
+ * being sent upstream (an API that answered early and kept the connection) is ended (round 58).
+ */
+function underWay(load: Load, req: http.IncomingMessage, res: http.ServerResponse): UnderWay {
+  load.calls++
+  const call: UnderWay = { share: shareOf(load.bodies), gone: new AbortController() }
+  let ended = false
+  const end = (): void => {
+    if (ended) return
+    ended = true
+    load.calls--
+    forget()
+    call.share.release()
+    if (call.request?.writableFinished === false) call.request.destroy()
+    // Only when the answer was cut short: an abort makes an AbortError (a stack trace) each time.
+    if (!res.writableFinished) call.gone.abort()
+  }
+  const forget = whenConnectionCloses(req.socket, end)
+  res.once('close', end)
+  return call
 }
 
 /** The calls of each connection still under way. */
@@ -158,12 +195,10 @@ function whenConnectionCloses(socket: Socket, end: () => void): () => void {
  * claudebox, instead of a TCP and TLS handshake more before Claude's first answer. Not an API
  * call (not counted); through a company proxy each call has its own tunnel, so nothing to warm.
  */
-async function preconnect(options: GatewayOptions, req: http.IncomingMessage, url: URL, res: http.ServerResponse): Promise<void> {
+async function preconnect(options: GatewayOptions, req: http.IncomingMessage, url: URL, res: http.ServerResponse, gone: AbortSignal): Promise<void> {
   const upstreamPort = Number(options.upstream.port || (options.upstream.protocol === 'https:' ? 443 : 80))
   if (proxyFor(options.companyProxy, options.upstream.hostname, upstreamPort, options.upstream.protocol === 'http:') !== undefined) return void res.writeHead(204).end()
-  const gone = new AbortController()
-  res.on('close', () => gone.abort())
-  const upstream = (await forward(options, req, url, { content: Buffer.alloc(0), length: 0 }, undefined, gone.signal).catch(() => undefined))?.response
+  const upstream = (await forward(options, req, url, { content: Buffer.alloc(0), length: 0 }, undefined, gone).catch(() => undefined))?.response
   if (upstream === undefined) return void res.writeHead(502).end()
   // Answered once the answer has come whole (a HEAD's has no body): its connection is in the pool
   // then (Node's client keeps it when the answer gave its length, as servers do for a HEAD).
@@ -179,12 +214,12 @@ function carriesPlaceholder(req: http.IncomingMessage, placeholder: string): boo
 class CredentialError extends Error {}
 
 /** Sends the request with the current credential; also says which credential value it carried. */
-async function send(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Outgoing, rejected: string | undefined, signal: AbortSignal): Promise<Call & { sent: string }> {
+async function send(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Outgoing, rejected: string | undefined, call: UnderWay): Promise<Call & { sent: string }> {
   const [name, value] = await options.credential.header(rejected).catch((error: unknown) => {
     throw new CredentialError((error as Error).message)
   })
-  const call = await forward(options, req, url, body, [name, value], signal)
-  return { ...call, sent: value.replace(/^Bearer /, '') }
+  const sent = await forward(options, req, url, body, [name, value], call.gone.signal, request => (call.request = request))
+  return { ...sent, sent: value.replace(/^Bearer /, '') }
 }
 
 /** One request upstream and its answer. */
@@ -194,14 +229,14 @@ interface Call {
 }
 
 /**
- * An answer that came before the whole body (an early 401 or 413): the rest is read here and
- * dropped, and that call's upstream connection closed, where the pipe would stall on the rest the
- * API no longer reads until the connection timed out, and Claude's with it (red team, round 56).
+ * An answer that came before the whole body (an early 401 or 413): the request upstream is ended,
+ * where it would stall on the rest the API no longer reads until the connection timed out, and
+ * Claude's with it; the rest of the body is read here and dropped (red team, rounds 56 and 58).
  */
-function dropRest(req: http.IncomingMessage, call: Call): void {
+function dropRest(req: http.IncomingMessage, request: http.ClientRequest): void {
+  if (!request.writableFinished) request.destroy()
   if (req.complete) return
-  req.unpipe(call.request)
-  call.request.destroy()
+  req.unpipe(request)
   req.resume()
 }
 
@@ -210,7 +245,7 @@ let tlsModules: Promise<{ https: typeof Https; tls: typeof Tls }> | undefined
 const loadTls = (): NonNullable<typeof tlsModules> => (tlsModules ??= Promise.all([import('node:https'), import('node:tls')]).then(([h, t]) => ({ https: h.default, tls: t.default })))
 
 /** The request to the API, with `credential` (none for a preconnect). */
-async function forward(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Outgoing, credential: [string, string] | undefined, signal: AbortSignal): Promise<Call> {
+async function forward(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Outgoing, credential: [string, string] | undefined, signal: AbortSignal, made?: (request: http.ClientRequest) => void): Promise<Call> {
   const target = new URL(options.upstream.pathname.replace(/\/$/, '') + url.pathname + url.search, options.upstream)
   const { https, tls } = target.protocol === 'https:' ? await loadTls() : { https: undefined, tls: undefined }
   return new Promise((resolve, reject) => {
@@ -223,6 +258,7 @@ async function forward(options: GatewayOptions, req: http.IncomingMessage, url: 
     const port = Number(target.port || (target.protocol === 'https:' ? 443 : 80))
     const via = proxyFor(options.companyProxy, target.hostname, port, target.protocol === 'http:')
     const send = (request: http.ClientRequest): void => {
+      made?.(request)
       request.on('error', reject)
       request.once('response', response => resolve({ request, response }))
       if (Buffer.isBuffer(body.content)) request.end(body.content)
@@ -241,6 +277,9 @@ async function forward(options: GatewayOptions, req: http.IncomingMessage, url: 
 /** Hop-by-hop headers, and the placeholder's own headers (replaced by the real credential). */
 const DROPPED = new Set(['host', 'connection', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'authorization', 'x-api-key', 'content-length'])
 
+/** The API's own error types for the refusals whose meaning Claude acts on (429: wait and retry). */
+const ERROR_TYPES: Readonly<Record<number, string>> = { 401: 'authentication_error', 413: 'request_too_large', 429: 'rate_limit_error' }
+
 function refuse(res: http.ServerResponse, usage: Usage, status: number, message: string): void {
   usage.refused++
   if (res.headersSent) {
@@ -248,7 +287,7 @@ function refuse(res: http.ServerResponse, usage: Usage, status: number, message:
     return
   }
   res.writeHead(status, { 'content-type': 'application/json' })
-  res.end(JSON.stringify({ type: 'error', error: { type: status === 401 ? 'authentication_error' : 'permission_error', message } }))
+  res.end(JSON.stringify({ type: 'error', error: { type: ERROR_TYPES[status] ?? 'permission_error', message } }))
 }
 
 /**

@@ -129,7 +129,11 @@ function declaredLength(req: http.IncomingMessage): number | undefined {
   return Number(value)
 }
 
-/** The body whole, each chunk counted as it comes; undefined when that goes over a limit. */
+/**
+ * The body whole, each chunk counted as it comes; undefined when that goes over a limit. Joining
+ * the pieces makes a second copy for a moment (here and in `kept`): at most twice the limits are
+ * held while it is made, and the pieces go at once (red team, round 58).
+ */
 async function readWhole(req: http.IncomingMessage, share: Share): Promise<Buffer | undefined> {
   const chunks: Buffer[] = []
   for await (const chunk of req as AsyncIterable<Buffer>) {

@@ -350,6 +350,64 @@ describe('the API gateway under load from the sandbox', () => {
     expect(warnings).toEqual([])
   })
 
+  test('at most 64 API calls at once: beyond, 429 without reaching the API, and a call that ends frees its place (red team, round 58: 20,000 pipelined calls held all the descriptors)', async () => {
+    const upstreamSockets: net.Socket[] = []
+    const g = await gatewayTo(await rawUpstream(socket => void upstreamSockets.push(socket))) // answers nothing
+    const ask = (): Promise<number> =>
+      new Promise(resolve => {
+        const req = http.request({ host: '127.0.0.1', port: g.address as number, path: '/v1/messages', method: 'POST', headers: { 'x-api-key': 'p' }, agent: false }, res => {
+          res.resume()
+          resolve(res.statusCode ?? 0)
+        })
+        req.on('error', () => resolve(0))
+        req.end('{}')
+        pending.push(req)
+      })
+    const pending: http.ClientRequest[] = []
+    for (let i = 0; i < 64; i++) void ask()
+    for (const end = Date.now() + 5000; Date.now() < end && upstreamSockets.length < 64; ) await new Promise(r => setTimeout(r, 20))
+    expect(upstreamSockets).toHaveLength(64)
+    expect(await ask()).toBe(429)
+    expect(upstreamSockets).toHaveLength(64)
+    pending[0]?.destroy()
+    for (const end = Date.now() + 3000; Date.now() < end && upstreamSockets.length < 65; ) {
+      void ask()
+      await new Promise(r => setTimeout(r, 50))
+    }
+    expect(upstreamSockets).toHaveLength(65)
+    for (const req of pending) req.destroy()
+  })
+
+  test('an answer before the whole of a body read whole first (chunked): the request upstream, still being sent, is ended (red team, round 58: its copy stayed held)', async () => {
+    let closed = false
+    let got = 0
+    const g = await gatewayTo(
+      await rawUpstream(socket => {
+        socket.once('data', () => {
+          socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}')
+          // Reads nothing more for a while, keeping the connection; then reads on, to see the close.
+          socket.pause()
+          setTimeout(() => socket.resume(), 500)
+        })
+        socket.on('data', (chunk: Buffer) => (got += chunk.length))
+        socket.on('close', () => (closed = true))
+      }),
+    )
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: g.address as number, path: '/v1/messages', method: 'POST', headers: { 'x-api-key': 'p' } }, res => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      })
+      req.on('error', reject)
+      req.write(Buffer.alloc(20 << 20, 0x61))
+      req.end()
+    })
+    expect(status).toBe(200)
+    for (const end = Date.now() + 3000; Date.now() < end && !closed; ) await new Promise(r => setTimeout(r, 20))
+    expect(closed).toBe(true)
+    expect(got).toBeLessThan(20 << 20)
+  })
+
   test('a body over 64 MiB is refused (413) and never reaches the API', async () => {
     const upstream = await api()
     const placeholder = placeholderFor('api-key')
