@@ -40,6 +40,10 @@ export function checkIndexes(gitDirs: readonly string[], quarantine: (planted: s
     const index = path.join(dir, 'index')
     // A FIFO or other special file would hold git for its whole timeout, in every such repository.
     const bad = indexFilesRegular(dir) ? unsafePaths(dir, Math.min(RUN_MS, left)) : ['(an index, or its shared part, that is no regular file, or larger than 256 MiB)']
+    if (!Array.isArray(bad)) {
+      warnings.push(`WARNING: claudebox could not start git to read the index of ${inlineSafe(dir)} (${bad.unread}); it was left as it is: a git checkout or restore there could write what it lists anywhere; look at it with git ls-files, or run git reset there, before you do`)
+      continue
+    }
     if (bad.length === 0) continue
     quarantine(index)
     moved.push(`${inlineSafe(dir)} (${bad.slice(0, 3).map(inlineSafe).join(', ')})`)
@@ -48,6 +52,16 @@ export function checkIndexes(gitDirs: readonly string[], quarantine: (planted: s
     warnings.push(`WARNING: the session left git indexes listing paths that git would write outside the work tree or into a .git folder at your next git checkout or restore; each was moved aside (see above): run git reset there to make it anew from HEAD (what was staged is lost from it, the files stay as they are): ${moved.slice(0, 5).join('; ')}${moved.length > 5 ? ` (and ${moved.length - 5} more)` : ''}`)
   }
   return warnings
+}
+
+/**
+ * Why a run failed when the program could not be started for want of descriptors or memory
+ * (execFileSync's error then has a code and no exit status); undefined when it ran and failed,
+ * timed out (ETIMEDOUT) or wrote too much (ENOBUFS).
+ */
+export function notStarted(error: unknown): string | undefined {
+  const { code, status } = error as { code?: unknown; status?: unknown }
+  return typeof code === 'string' && ['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM'].includes(code) && typeof status !== 'number' ? code : undefined
 }
 
 /** Indexes read at most at a session's end (~3 ms each). */
@@ -86,14 +100,17 @@ const MAX_INDEX_BYTES = 256 << 20
  * The index's paths git would refuse to add, as git reads the index (any version): through a `.git`
  * folder, or with a `..`, `.` or empty part, which leads out of the work tree (red team, round 39:
  * `../.gitconfig` became the user's global config at `git checkout .`). One git cannot read counts
- * as bad.
+ * as bad. When git could not be started at all (the launcher out of descriptors or memory), the
+ * index says nothing, and is not moved: `unread` says why (red team, round 59: a sandbox that used
+ * up the launcher's descriptors had the user's staged index moved aside).
  */
-function unsafePaths(gitDir: string, timeout: number): string[] {
+function unsafePaths(gitDir: string, timeout: number): string[] | { unread: string } {
   let out: string
   try {
     out = withBareGit(gitDir, env => execFileSync('git', ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--cached'], { env, cwd: env['GIT_DIR'], encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout, maxBuffer: 256 << 20 }))
-  } catch {
-    return ['(an index git cannot read)']
+  } catch (error) {
+    const unread = notStarted(error)
+    return unread === undefined ? ['(an index git cannot read)'] : { unread }
   }
   return out.split('\0').filter(entry => entry !== '' && entry.split('/').some(part => part === '' || part === '.' || part === '..' || part.toLowerCase() === '.git'))
 }

@@ -3,10 +3,10 @@
 // placeholder, to an API path Claude Code uses, is sent on to the real endpoint with the real
 // credential (refreshed here when it expires). Anything else is refused and never carries it.
 import http from 'node:http'
-import type { Socket } from 'node:net'
 import type * as Https from 'node:https'
 import type * as Tls from 'node:tls'
 import { connectThrough, proxyFor, type UpstreamProxy } from './upstream-proxy.js'
+import { requestUnderWay } from './connection-calls.js'
 import { httpProtocol, type Protocol } from './lazy-server.js'
 import { BODY_LIMITS, requestBody, shareOf, type BodyLimits, type Held, type Outgoing, type Share } from './request-body.js'
 
@@ -94,6 +94,7 @@ async function handle(options: GatewayOptions, usage: Usage, load: Load, req: ht
   if (!preconnecting && !carriesPlaceholder(req, options.placeholder)) return refuse(res, usage, 401, 'claudebox: this request does not carry the credential of this session')
   if (load.calls >= CALLS_LIMIT) return refuse(res, usage, 429, `claudebox: more than ${CALLS_LIMIT} API calls at once`)
   const call = underWay(load, req, res)
+  if (call === undefined) return // a ninth call pipelined on one connection: it is closed
   if (preconnecting) return preconnect(options, req, url, res, call.gone.signal)
   const body = await requestBody(req, call.share, options.credential.refreshable, load.bodies.limits)
   if (body === undefined) return refuse(res, usage, 413, 'claudebox: request body too large (or too many large requests at once)')
@@ -150,43 +151,24 @@ interface UnderWay {
  * session. What it held of its body is given back then, however far it got, and a request still
  * being sent upstream (an API that answered early and kept the connection) is ended (round 58).
  */
-function underWay(load: Load, req: http.IncomingMessage, res: http.ServerResponse): UnderWay {
-  load.calls++
+function underWay(load: Load, req: http.IncomingMessage, res: http.ServerResponse): UnderWay | undefined {
   const call: UnderWay = { share: shareOf(load.bodies), gone: new AbortController() }
   let ended = false
   const end = (): void => {
     if (ended) return
     ended = true
     load.calls--
-    forget()
+    forget?.()
     call.share.release()
     if (call.request?.writableFinished === false) call.request.destroy()
     // Only when the answer was cut short: an abort makes an AbortError (a stack trace) each time.
     if (!res.writableFinished) call.gone.abort()
   }
-  const forget = whenConnectionCloses(req.socket, end)
+  const forget = requestUnderWay(req.socket, end)
+  if (forget === undefined) return undefined
+  load.calls++
   res.once('close', end)
   return call
-}
-
-/** The calls of each connection still under way. */
-const callsOf = new WeakMap<Socket, Set<() => void>>()
-
-/**
- * Runs `end` when the connection closes, unless forgotten first; one listener a connection,
- * however many calls it pipelines (the 11th listener made Node print a warning on the user's
- * terminal, at the sandbox's will).
- */
-function whenConnectionCloses(socket: Socket, end: () => void): () => void {
-  let calls = callsOf.get(socket)
-  if (calls === undefined) {
-    const these = new Set<() => void>()
-    socket.once('close', () => these.forEach(call => call()))
-    callsOf.set(socket, these)
-    calls = these
-  }
-  calls.add(end)
-  return () => void calls.delete(end)
 }
 
 /**

@@ -14,6 +14,7 @@ import os from 'node:os'
 import { addressAllowed, decideDestination, normalizedAddresses, unbracket, type EgressPolicy } from './policy.js'
 import { sniFromClientHello } from './tls-sni.js'
 import { connectThrough, proxyFor, type UpstreamProxy } from './upstream-proxy.js'
+import { requestUnderWay, whenConnectionCloses } from './connection-calls.js'
 import { httpProtocol, type Protocol } from './lazy-server.js'
 
 /** Resolves a host name to its addresses (injected by tests). */
@@ -168,6 +169,12 @@ function tunnel(context: ProxyContext): (req: http.IncomingMessage, client: net.
 function plainRequest(context: ProxyContext): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   return (req, res) => {
     context.started(req.socket)
+    // Its upstream connection ends with the client's, even when its answer waits behind another's
+    // (then the answer never closes); a ninth request pipelined at once closes the connection.
+    const call: { upstream?: net.Socket } = {}
+    const forget = requestUnderWay(req.socket, () => call.upstream?.destroy())
+    if (forget === undefined) return
+    res.once('close', forget)
     const url = absoluteHttpUrl(req.url ?? '')
     if (url === undefined) return void reply(res, 400, "claudebox's proxy takes CONNECT or absolute http:// URLs")
     const port = url.port === '' ? 80 : Number(url.port)
@@ -175,7 +182,7 @@ function plainRequest(context: ProxyContext): (req: http.IncomingMessage, res: h
       if (!admission.ok) return reply(res, admission.status, admission.message)
       const connect = (): Promise<net.Socket | Error> => context.reach(unbracket(url.hostname), port, admission.addresses, true, req.socket)
       const reused = mayRepeat(req) ? takeKept(req.socket, url.host) : undefined
-      forward(req, res, url, reused ?? (await connect()), reused === undefined ? undefined : connect)
+      forward(req, res, url, call, reused ?? (await connect()), reused === undefined ? undefined : connect)
     })
   }
 }
@@ -185,10 +192,11 @@ function plainRequest(context: ProxyContext): (req: http.IncomingMessage, res: h
  * fails before any answer (the server closed it meanwhile) is sent once more on a new one: only
  * such requests use one (mayRepeat).
  */
-function forward(req: http.IncomingMessage, res: http.ServerResponse, url: URL, socket: net.Socket | Error, again?: () => Promise<net.Socket | Error>): void {
+function forward(req: http.IncomingMessage, res: http.ServerResponse, url: URL, call: { upstream?: net.Socket }, socket: net.Socket | Error, again?: () => Promise<net.Socket | Error>): void {
   if (socket instanceof Error) return reply(res, 502, `claudebox: cannot connect to ${url.host}: ${socket.message}`)
   // Once the response is done or the client gone, the connection is kept (below) or has no further use.
   if (req.socket.destroyed) return void socket.destroy()
+  call.upstream = socket
   res.on('close', () => {
     if (kept.get(req.socket)?.socket !== socket) socket.destroy()
   })
@@ -211,7 +219,7 @@ function forward(req: http.IncomingMessage, res: http.ServerResponse, url: URL, 
     response.pipe(res)
   })
   upstream.on('error', error => {
-    if (!answered && again !== undefined) return void again().then(next => forward(req, res, url, next))
+    if (!answered && again !== undefined) return void again().then(next => forward(req, res, url, call, next))
     if (res.headersSent) res.destroy()
     else reply(res, 502, `claudebox: ${url.host}: ${error.message}`)
   })
@@ -317,7 +325,7 @@ async function connectFirst(addresses: readonly string[], port: number, timeoutM
       track(socket)
       const settle = (outcome: net.Socket | Error): void => {
         clearTimeout(timer)
-        client.off('close', abandon)
+        forget()
         socket.off('error', fail)
         socket.off('close', closed)
         if (outcome instanceof Error) socket.destroy()
@@ -327,7 +335,7 @@ async function connectFirst(addresses: readonly string[], port: number, timeoutM
       const closed = (): void => settle(new Error('closed before it connected'))
       const abandon = (): void => settle(new Error('the client went away'))
       const timer = setTimeout(() => settle(new Error(`timed out after ${timeoutMs / 1000} s`)), timeoutMs)
-      client.once('close', abandon)
+      const forget = whenConnectionCloses(client, abandon)
       socket.once('error', fail)
       socket.once('close', closed)
       socket.once('connect', () => settle(socket))

@@ -24,8 +24,16 @@ export interface EgressSession {
  * needed (lazy-server.ts), off the launch.
  */
 export function startProxy(options: ProxyOptions & { key?: string }): Promise<LazyServer> {
-  return listenLazily({ path: options.socketPath, ...(options.key === undefined ? {} : { key: options.key }) }, 0, async () => (await import('./proxy.js')).proxyProtocol(options))
+  return listenLazily({ path: options.socketPath, ...(options.key === undefined ? {} : { key: options.key }) }, PROXY_CONNECTIONS, async () => (await import('./proxy.js')).proxyProtocol(options))
 }
+
+/**
+ * Connections to the proxy at once, each a tunnel or a plain-HTTP connection with its own to the
+ * host (package managers open tens): beyond, new ones are closed. Without a limit the sandbox held
+ * 4,000 tunnels and 8,000 of the launcher's descriptors, and would have taken them all (red team,
+ * round 59).
+ */
+const PROXY_CONNECTIONS = 1024
 
 /**
  * Starts the proxy on the plan's socket, in the private directory the launcher made and removes

@@ -437,6 +437,44 @@ describe('startProxy under load', () => {
     }
   })
 
+  test('plain HTTP requests pipelined on one connection: at most 8 under way, a ninth closes the connection, and their upstream connections end with it (red team, round 59: 20,000 upstream connections)', async () => {
+    const dir = tempDir('cb-pipeline-')
+    const upstreamSockets: net.Socket[] = []
+    let open = 0
+    const upstream = net.createServer(socket => {
+      upstreamSockets.push(socket)
+      open++
+      socket.on('close', () => open--)
+      socket.on('error', () => {})
+      socket.resume() // reads the request, never answers
+    })
+    await new Promise<void>(done => upstream.listen(0, '127.0.0.1', done))
+    const port = (upstream.address() as net.AddressInfo).port
+    const socketPath = path.join(dir, 'proxy.sock')
+    const proxy = await startProxy({ socketPath, policy: buildPolicy({ allowHosts: [`127.0.0.1:${port}`], denyHosts: [], presets: [] }), onDenied: () => {} })
+    const warnings: string[] = []
+    const note = (warning: Error): void => void warnings.push(warning.name)
+    process.on('warning', note)
+    try {
+      const client = net.connect(socketPath)
+      let closed = false
+      client.on('error', () => {})
+      client.on('close', () => (closed = true))
+      const request = (i: number): string => `GET http://127.0.0.1:${port}/hold${i} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`
+      client.write(Array.from({ length: 8 }, (_, i) => request(i)).join(''))
+      expect(await until(() => upstreamSockets.length === 8, 2_000)).toBe(true)
+      client.write(Array.from({ length: 100 }, (_, i) => request(8 + i)).join(''))
+      expect(await until(() => closed, 2_000)).toBe(true)
+      expect(await until(() => open === 0, 2_000)).toBe(true)
+      expect(upstreamSockets.length).toBeLessThanOrEqual(9)
+      expect(warnings).toEqual([])
+    } finally {
+      process.off('warning', note)
+      await proxy.close()
+      upstream.close()
+    }
+  })
+
   test('after a first request, a second one that never finishes its headers is closed (408) after the headers timeout', async () => {
     const dir = tempDir('cb-slow-')
     const upstream = http.createServer((_req, res) => res.end('served\n'))
