@@ -166,19 +166,29 @@ const HELPER_OUTPUT_LIMIT = 64 << 10
 /** How long a key from apiKeyHelper is used before the helper runs again (Claude Code's own default). */
 const HELPER_TTL_MS = 5 * 60_000
 
-/** An apiKeyHelper run on the host (sh -c, 30 s at most), its key reused for HELPER_TTL_MS, again after a 401. */
+/**
+ * An apiKeyHelper run on the host (sh -c, 30 s at most), its key reused for HELPER_TTL_MS, again
+ * after a 401. One run at a time, whatever the calls waiting on it: calls the sandbox made and
+ * dropped at once each started their own, up to 64 helpers on the host at once (red team, round 59).
+ */
 export function helperCredential(command: string, timeoutMs = 30_000): Credential {
   let cached: { key: string; at: number } | undefined
+  let running: Promise<string> | undefined
+  const run = (): Promise<string> =>
+    (running ??= runOnHost(command, timeoutMs)
+      .then(stdout => {
+        cached = { key: stdout.trim(), at: Date.now() }
+        return cached.key
+      })
+      .catch((error: Error) => {
+        throw new Error(`apiKeyHelper failed on the host (${error.message.split('\n')[0] ?? ''}); fix "apiKeyHelper" in ${'$CLAUDEBOX_HOME'}/shared/settings.json`)
+      })
+      .finally(() => (running = undefined)))
   return {
     refreshable: true,
     header: async rejected => {
-      if (rejected !== undefined || cached === undefined || Date.now() - cached.at > HELPER_TTL_MS) {
-        const stdout = await runOnHost(command, timeoutMs).catch((error: Error) => {
-          throw new Error(`apiKeyHelper failed on the host (${error.message.split('\n')[0] ?? ''}); fix "apiKeyHelper" in ${'$CLAUDEBOX_HOME'}/shared/settings.json`)
-        })
-        cached = { key: stdout.trim(), at: Date.now() }
-      }
-      return ['x-api-key', cached.key]
+      const fresh = rejected === undefined && cached !== undefined && Date.now() - cached.at <= HELPER_TTL_MS
+      return ['x-api-key', fresh && cached !== undefined ? cached.key : await run()]
     },
   }
 }

@@ -24,6 +24,16 @@ describe('apiKeyHelper on the host', () => {
     await expect(failing.header(undefined)).rejects.not.toThrow(/s3cr3t/)
   })
 
+  test('calls that need the key at once share one run of the helper; a 401 runs it again, once (red team, round 59: each dropped call started its own)', async () => {
+    const runs = path.join(tempDir('cb-helper-'), 'runs')
+    const credential = helperCredential(`echo run >> ${runs}; sleep 0.2; echo sk-ant-shared`)
+    const keys = await Promise.all(Array.from({ length: 10 }, () => credential.header(undefined)))
+    expect(keys.every(([, key]) => key === 'sk-ant-shared')).toBe(true)
+    expect(fs.readFileSync(runs, 'utf8')).toBe('run\n')
+    await Promise.all(Array.from({ length: 5 }, () => credential.header('sk-ant-shared')))
+    expect(fs.readFileSync(runs, 'utf8')).toBe('run\nrun\n')
+  })
+
   test('one that gives its key and leaves a process running that holds its output: the key is used at once, and nothing is killed later (its pid may be another\'s by then)', async () => {
     const pids = path.join(tempDir('cb-helper-'), 'pids')
     const leaving = helperCredential(`echo sk-ant-left; sleep 3 & echo $! > ${pids}`, 1000)
