@@ -39,6 +39,8 @@ export interface ProxyOptions {
   idleTimeoutMs?: number
   /** How many connections may wait for their first request at once (default MAX_WAITING). */
   maxWaiting?: number
+  /** How many connections to hosts may be open at once, with those being made (default MAX_UPSTREAM). */
+  maxUpstream?: number
   /** The host's own proxy (a company's), reached after the rules are applied here. */
   upstream?: UpstreamProxy
   /** How long a request may take to send its headers (Node's default, 60 s; tests shorten it). */
@@ -53,6 +55,12 @@ export interface ProxyOptions {
  */
 export const IDLE_MS = 10_000
 export const MAX_WAITING = 256
+/**
+ * Connections to hosts open at once, for all the sandbox's tunnels and requests: with at most 1,024
+ * client connections of 8 requests each, the sandbox could still hold ~9,200 of the launcher's
+ * descriptors, all of them on a host whose limit is lower (red team, round 60). Beyond, 502.
+ */
+export const MAX_UPSTREAM = 1024
 
 const systemResolver: Resolver = async host => (await dns.promises.lookup(host, { all: true, verbatim: true })).map(a => a.address)
 
@@ -80,10 +88,10 @@ export function proxyProtocol(options: ProxyOptions): Protocol {
     options,
     admit: admitter(options),
     // An admitted destination: through the company proxy by name, else the checked address itself.
-    reach: (host, port, addresses, plainHttp, client) => {
+    reach: counted(options.maxUpstream ?? MAX_UPSTREAM, (host, port, addresses, plainHttp, client) => {
       const via = proxyFor(options.upstream, host, port, plainHttp)
       return via === undefined ? connectFirst(addresses, port, timeout, track, client) : connectThrough(via, host, port, timeout, track)
-    },
+    }),
     started: limitWaiting(server, track, options),
   }
   server.on('connect', tunnel(context))
@@ -92,6 +100,19 @@ export function proxyProtocol(options: ProxyOptions): Protocol {
   return httpProtocol(server, () => {
     for (const socket of open) socket.destroy()
   })
+}
+
+/** `reach`, with at most `limit` connections open or being made at once (MAX_UPSTREAM). */
+function counted(limit: number, reach: ProxyContext['reach']): ProxyContext['reach'] {
+  let open = 0
+  return async (...args) => {
+    if (open >= limit) return new Error(`more than ${limit} connections at once`)
+    open++
+    const socket = await reach(...args)
+    if (socket instanceof Error) open--
+    else socket.once('close', () => open--)
+    return socket
+  }
 }
 
 interface ProxyContext {

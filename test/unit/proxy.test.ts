@@ -475,6 +475,46 @@ describe('startProxy under load', () => {
     }
   })
 
+  test('at most so many connections to hosts at once, for all client connections; beyond, 502 (red team, round 60: ~9,200 descriptors within the other limits)', async () => {
+    const dir = tempDir('cb-upstream-')
+    let accepted = 0
+    const upstream = net.createServer(socket => {
+      accepted++
+      socket.on('error', () => {})
+      socket.resume() // never answers
+    })
+    await new Promise<void>(done => upstream.listen(0, '127.0.0.1', done))
+    const port = (upstream.address() as net.AddressInfo).port
+    const socketPath = path.join(dir, 'proxy.sock')
+    const proxy = await startProxy({ socketPath, policy: buildPolicy({ allowHosts: [`127.0.0.1:${port}`], denyHosts: [], presets: [] }), onDenied: () => {}, maxUpstream: 3 })
+    const clients: net.Socket[] = []
+    try {
+      const replies: string[] = []
+      for (let i = 0; i < 5; i++) {
+        const client = net.connect(socketPath)
+        client.on('error', () => {})
+        replies.push('')
+        client.on('data', (d: Buffer) => (replies[i] += d.toString('latin1')))
+        client.write(`GET http://127.0.0.1:${port}/${i} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`)
+        clients.push(client)
+        expect(await until(() => (i < 3 ? accepted === i + 1 : replies[i]?.startsWith('HTTP/1.1 502') === true), 2_000)).toBe(true)
+      }
+      expect(accepted).toBe(3)
+      // One ends: its place is free again.
+      clients[0]?.destroy()
+      await new Promise(r => setTimeout(r, 100))
+      const client = net.connect(socketPath)
+      client.on('error', () => {})
+      clients.push(client)
+      client.write(`GET http://127.0.0.1:${port}/again HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`)
+      expect(await until(() => accepted === 4, 2_000)).toBe(true)
+    } finally {
+      for (const client of clients) client.destroy()
+      await proxy.close()
+      upstream.close()
+    }
+  })
+
   test('after a first request, a second one that never finishes its headers is closed (408) after the headers timeout', async () => {
     const dir = tempDir('cb-slow-')
     const upstream = http.createServer((_req, res) => res.end('served\n'))
