@@ -81,7 +81,7 @@ export function gatewayProtocol(options: GatewayOptions, usage: Usage): Protocol
       // The reason stays on the host (it may quote the apiKeyHelper command and whatever it holds).
       refuse(res, usage, final ? 403 : 502, final ? 'claudebox: the credential could not be had on the host; claudebox says why on its terminal after the session' : `claudebox: the API request failed on the host: ${(error as Error).message}`)
       // The rest of a body that was going upstream is taken and dropped: the client is not left stalled (round 57).
-      if (!req.complete) req.unpipe().resume()
+      drainRest(req)
     })
   })
   return httpProtocol(server)
@@ -90,13 +90,14 @@ export function gatewayProtocol(options: GatewayOptions, usage: Usage): Protocol
 async function handle(options: GatewayOptions, usage: Usage, load: Load, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://gateway')
   if (!API_PATHS.some(re => re.test(url.pathname))) return refuse(res, usage, 403, `claudebox: ${url.pathname} is not an API path claudebox forwards`)
-  const preconnecting = !carriesPlaceholder(req, options.placeholder) && req.method === 'HEAD' && url.pathname === '/'
-  if (!preconnecting && !carriesPlaceholder(req, options.placeholder)) return refuse(res, usage, 401, 'claudebox: this request does not carry the credential of this session')
+  const carries = carriesPlaceholder(req, options.placeholder)
+  const preconnecting = !carries && req.method === 'HEAD' && url.pathname === '/'
+  if (!carries && !preconnecting) return refuse(res, usage, 401, 'claudebox: this request does not carry the credential of this session')
   if (load.calls >= CALLS_LIMIT) return refuse(res, usage, 429, `claudebox: more than ${CALLS_LIMIT} API calls at once`)
   const call = underWay(load, req, res)
   if (call === undefined) return // a ninth call pipelined on one connection: it is closed
   if (preconnecting) return preconnect(options, req, url, res, call.gone.signal)
-  const body = await requestBody(req, call.share, options.credential.refreshable, load.bodies.limits)
+  const body = await requestBody(req, call.share, options.credential.refreshable)
   if (body === undefined) return refuse(res, usage, 413, 'claudebox: request body too large (or too many large requests at once)')
   usage.requests++
   let sent = await send(options, req, url, body.first, undefined, call)
@@ -217,9 +218,12 @@ interface Call {
  */
 function dropRest(req: http.IncomingMessage, request: http.ClientRequest): void {
   if (!request.writableFinished) request.destroy()
-  if (req.complete) return
-  req.unpipe(request)
-  req.resume()
+  drainRest(req)
+}
+
+/** The rest of the client's body, if it is still coming, taken and dropped (no longer piped anywhere). */
+function drainRest(req: http.IncomingMessage): void {
+  if (!req.complete) req.unpipe().resume()
 }
 
 /** https and tls load at the first call upstream, during the session, not at every launch (~15 ms). */

@@ -187,8 +187,8 @@ export function helperCredential(command: string, timeoutMs = 30_000): Credentia
   return {
     refreshable: true,
     header: async rejected => {
-      const fresh = rejected === undefined && cached !== undefined && Date.now() - cached.at <= HELPER_TTL_MS
-      return ['x-api-key', fresh && cached !== undefined ? cached.key : await run()]
+      if (rejected === undefined && cached !== undefined && Date.now() - cached.at <= HELPER_TTL_MS) return ['x-api-key', cached.key]
+      return ['x-api-key', await run()]
     },
   }
 }

@@ -25,6 +25,7 @@ export interface Held {
 
 /** One call's part of what is held: taken as bytes are held, given back once, at the call's end. */
 export interface Share {
+  readonly limits: BodyLimits
   /** Counts `bytes` more; false when that is over a limit (then nothing of this call stays counted). */
   take(bytes: number): boolean
   /** Gives it all back, and lets go of what was held (`onRelease`). */
@@ -37,6 +38,7 @@ export function shareOf(held: Held): Share {
   let open = true
   const lettingGo: (() => void)[] = []
   const share: Share = {
+    limits: held.limits,
     take(bytes) {
       if (!open) return false
       mine += bytes
@@ -80,13 +82,13 @@ export interface Body {
  * bodies, measured inside the gateway). It is kept as well, counted, only when `keep` (a 401 a
  * refresh may cure: the call is sent again). One without a declared length is read whole first.
  */
-export async function requestBody(req: http.IncomingMessage, share: Share, keep: boolean, limits: BodyLimits): Promise<Body | undefined> {
+export async function requestBody(req: http.IncomingMessage, share: Share, keep: boolean): Promise<Body | undefined> {
   const declared = declaredLength(req)
   if (declared === undefined) {
     let bytes = await readWhole(req, share)
     return bytes && { first: { content: bytes, length: bytes.length }, again: () => Promise.resolve(bytes), drop: () => (bytes = undefined) }
   }
-  if (declared > limits.one) return undefined
+  if (declared > share.limits.one) return undefined
   const first = { content: req, length: declared }
   if (!keep) return { first, again: () => Promise.resolve(undefined), drop: () => {} }
   if (!share.take(declared)) return undefined

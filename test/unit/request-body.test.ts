@@ -28,7 +28,7 @@ describe('request bodies in the API gateway', () => {
     const h = held(100, 150)
     const first = shareOf(h)
     const a = request({})
-    const reading = requestBody(a, first, false, h.limits)
+    const reading = requestBody(a, first, false)
     a.write(Buffer.alloc(60))
     a.finish()
     expect((await reading)?.first.length).toBe(60)
@@ -36,7 +36,7 @@ describe('request bodies in the API gateway', () => {
     // A second body, still coming: over the limit for all of them at its second chunk.
     const second = shareOf(h)
     const b = request({})
-    const refused = requestBody(b, second, false, h.limits)
+    const refused = requestBody(b, second, false)
     b.write(Buffer.alloc(50))
     await new Promise(r => setImmediate(r))
     expect(h.bytes).toBe(110)
@@ -50,7 +50,7 @@ describe('request bodies in the API gateway', () => {
 
   test('a declared length over the limit for one body is refused before anything is read', async () => {
     const h = held(100, 150)
-    expect(await requestBody(request({ 'content-length': '101' }), shareOf(h), true, h.limits)).toBeUndefined()
+    expect(await requestBody(request({ 'content-length': '101' }), shareOf(h), true)).toBeUndefined()
     expect(h.bytes).toBe(0)
   })
 
@@ -58,7 +58,7 @@ describe('request bodies in the API gateway', () => {
     const h = held(100, 150)
     const share = shareOf(h)
     const req = request({ 'content-length': '30' })
-    const body = await requestBody(req, share, true, h.limits)
+    const body = await requestBody(req, share, true)
     expect(h.bytes).toBe(30)
     req.resume()
     req.write(Buffer.alloc(10))
@@ -73,7 +73,7 @@ describe('request bodies in the API gateway', () => {
   test('a kept copy is the whole body for the retry, joined once', async () => {
     const h = held(100, 150)
     const req = request({ 'content-length': '6' })
-    const body = await requestBody(req, shareOf(h), true, h.limits)
+    const body = await requestBody(req, shareOf(h), true)
     req.resume()
     req.write('abc')
     req.write('def')
