@@ -285,7 +285,7 @@ describe.skipIf(!HAVE_BWRAP)('kill -9 during a launch', () => {
         const root = path.join(instances, name, 'project-root')
         // The instance dir may exist without its root only while nothing else was written into it
         // (the temp file of the root itself, when the kill came while it was written).
-        if (!fs.existsSync(root)) expect(fs.readdirSync(path.join(instances, name)).filter(n => n !== 'claudebox' && !/^\.project-root\.tmp\.\d+\.[0-9a-f]*$/.test(n))).toEqual([])
+        if (!fs.existsSync(root)) expect(fs.readdirSync(path.join(instances, name)).filter(n => n !== 'claudebox' && !/^\.project-root\.tmp\.\d+-([0-9a-f]{8}|unknown)\.[0-9a-f]*$/.test(n))).toEqual([])
       }
     }
     const r = await claudebox(world, ['--', '-c', 'echo AGAIN'], { cwd: project, env: sh })
