@@ -3,6 +3,7 @@
 // placeholder, to an API path Claude Code uses, is sent on to the real endpoint with the real
 // credential (refreshed here when it expires). Anything else is refused and never carries it.
 import http from 'node:http'
+import net from 'node:net'
 import type * as Https from 'node:https'
 import type * as Tls from 'node:tls'
 import { connectThrough, proxyFor, type UpstreamProxy } from './upstream-proxy.js'
@@ -69,7 +70,8 @@ export interface Usage {
  * The gateway's HTTP side, for a server that listens lazily (lazy-server.ts, api-session.ts
  * startGateway): connections are handed to an http.Server that never listens itself.
  */
-export function gatewayProtocol(options: GatewayOptions, usage: Usage): Protocol {
+export function gatewayProtocol(given: GatewayOptions, usage: Usage): Protocol {
+  const options: Gateway = { ...given, tunnels: tunnelsFor(given) }
   const load: Load = { calls: 0, bodies: { bytes: 0, limits: options.bodyLimits ?? BODY_LIMITS } }
   const timeouts = options.headersTimeoutMs === undefined ? { headersTimeout: HEADERS_TIMEOUT_MS } : { headersTimeout: options.headersTimeoutMs, connectionsCheckingInterval: options.headersTimeoutMs }
   const server = http.createServer(timeouts, (req, res) => {
@@ -84,10 +86,15 @@ export function gatewayProtocol(options: GatewayOptions, usage: Usage): Protocol
       drainRest(req)
     })
   })
-  return httpProtocol(server)
+  return httpProtocol(server, () => options.tunnels?.destroy())
 }
 
-async function handle(options: GatewayOptions, usage: Usage, load: Load, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+/** The options, with what the gateway keeps between calls: its tunnels through a company proxy. */
+interface Gateway extends GatewayOptions {
+  tunnels: http.Agent | undefined
+}
+
+async function handle(options: Gateway, usage: Usage, load: Load, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://gateway')
   if (!API_PATHS.some(re => re.test(url.pathname))) return refuse(res, usage, 403, `claudebox: ${url.pathname} is not an API path claudebox forwards`)
   const carries = carriesPlaceholder(req, options.placeholder)
@@ -113,7 +120,7 @@ async function handle(options: GatewayOptions, usage: Usage, load: Load, req: ht
 }
 
 /** The answer to Claude as it comes, its tokens counted; the rest of the body dropped once it has ended. */
-function relay(options: GatewayOptions, usage: Usage, req: http.IncomingMessage, res: http.ServerResponse, url: URL, { request, response: upstream }: Call): void {
+function relay(options: Gateway, usage: Usage, req: http.IncomingMessage, res: http.ServerResponse, url: URL, { request, response: upstream }: Call): void {
   upstream.once('end', () => dropRest(req, request))
   res.writeHead(upstream.statusCode ?? 502, upstream.headers)
   const counted = { input: 0, output: 0 }
@@ -174,13 +181,11 @@ function underWay(load: Load, req: http.IncomingMessage, res: http.ServerRespons
 
 /**
  * Claude's own preconnect (HEAD / without a credential, its answer ignored) goes upstream as it
- * is, without one: the connection it opens is the one the first API call then takes, as without
- * claudebox, instead of a TCP and TLS handshake more before Claude's first answer. Not an API
- * call (not counted); through a company proxy each call has its own tunnel, so nothing to warm.
+ * is, without one: the connection it opens (or the tunnel, through a company proxy) is the one the
+ * first API call then takes, as without claudebox, instead of a TCP and TLS handshake more before
+ * Claude's first answer. Not an API call (not counted).
  */
-async function preconnect(options: GatewayOptions, req: http.IncomingMessage, url: URL, res: http.ServerResponse, gone: AbortSignal): Promise<void> {
-  const upstreamPort = Number(options.upstream.port || (options.upstream.protocol === 'https:' ? 443 : 80))
-  if (proxyFor(options.companyProxy, options.upstream.hostname, upstreamPort, options.upstream.protocol === 'http:') !== undefined) return void res.writeHead(204).end()
+async function preconnect(options: Gateway, req: http.IncomingMessage, url: URL, res: http.ServerResponse, gone: AbortSignal): Promise<void> {
   const upstream = (await forward(options, req, url, { content: Buffer.alloc(0), length: 0 }, undefined, gone).catch(() => undefined))?.response
   if (upstream === undefined) return void res.writeHead(502).end()
   // Answered once the answer has come whole (a HEAD's has no body): its connection is in the pool
@@ -197,7 +202,7 @@ function carriesPlaceholder(req: http.IncomingMessage, placeholder: string): boo
 class CredentialError extends Error {}
 
 /** Sends the request with the current credential; also says which credential value it carried. */
-async function send(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Outgoing, rejected: string | undefined, call: UnderWay): Promise<Call & { sent: string }> {
+async function send(options: Gateway, req: http.IncomingMessage, url: URL, body: Outgoing, rejected: string | undefined, call: UnderWay): Promise<Call & { sent: string }> {
   const [name, value] = await options.credential.header(rejected).catch((error: unknown) => {
     throw new CredentialError((error as Error).message)
   })
@@ -231,9 +236,9 @@ let tlsModules: Promise<{ https: typeof Https; tls: typeof Tls }> | undefined
 const loadTls = (): NonNullable<typeof tlsModules> => (tlsModules ??= Promise.all([import('node:https'), import('node:tls')]).then(([h, t]) => ({ https: h.default, tls: t.default })))
 
 /** The request to the API, with `credential` (none for a preconnect). */
-async function forward(options: GatewayOptions, req: http.IncomingMessage, url: URL, body: Outgoing, credential: [string, string] | undefined, signal: AbortSignal, made?: (request: http.ClientRequest) => void): Promise<Call> {
+async function forward(options: Gateway, req: http.IncomingMessage, url: URL, body: Outgoing, credential: [string, string] | undefined, signal: AbortSignal, made?: (request: http.ClientRequest) => void): Promise<Call> {
   const target = new URL(options.upstream.pathname.replace(/\/$/, '') + url.pathname + url.search, options.upstream)
-  const { https, tls } = target.protocol === 'https:' ? await loadTls() : { https: undefined, tls: undefined }
+  const https = target.protocol === 'https:' && options.tunnels === undefined ? (await loadTls()).https : undefined
   return new Promise((resolve, reject) => {
     const headers: http.OutgoingHttpHeaders = {}
     for (const [key, v] of Object.entries(req.headers)) if (!DROPPED.has(key)) headers[key] = v
@@ -241,23 +246,47 @@ async function forward(options: GatewayOptions, req: http.IncomingMessage, url: 
     if (credential !== undefined) headers[credential[0]] = credential[1]
     headers['host'] = target.host
     headers['content-length'] = String(body.length)
-    const port = Number(target.port || (target.protocol === 'https:' ? 443 : 80))
-    const via = proxyFor(options.companyProxy, target.hostname, port, target.protocol === 'http:')
-    const send = (request: http.ClientRequest): void => {
-      made?.(request)
-      request.on('error', reject)
-      request.once('response', response => resolve({ request, response }))
-      if (Buffer.isBuffer(body.content)) request.end(body.content)
-      else body.content.pipe(request)
-    }
-    if (via === undefined) return send((https ?? http).request(target, { method: req.method ?? 'GET', headers, signal }))
-    // Through the company proxy: a CONNECT tunnel, then TLS to the API inside it.
-    void connectThrough(via, target.hostname, port, 30_000, () => undefined).then(socket => {
-      if (socket instanceof Error) return reject(socket)
-      const stream = tls === undefined ? socket : tls.connect({ socket, servername: target.hostname })
-      send(http.request({ host: target.hostname, port, path: target.pathname + target.search, method: req.method ?? 'GET', headers, signal, createConnection: () => stream }))
-    })
+    const method = req.method ?? 'GET'
+    const request =
+      options.tunnels === undefined
+        ? (https ?? http).request(target, { method, headers, signal })
+        : // Through a company proxy: plain HTTP on the tunnel, which carries its own TLS.
+          http.request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method, headers, signal, agent: options.tunnels })
+    made?.(request)
+    request.on('error', reject)
+    request.once('response', response => resolve({ request, response }))
+    if (Buffer.isBuffer(body.content)) request.end(body.content)
+    else body.content.pipe(request)
   })
+}
+
+/**
+ * The tunnels to the API through the company proxy (CONNECT, then TLS inside for https), kept
+ * between calls as Node keeps direct connections (its global agent's keep-alive, 5 s idle):
+ * before, every call paid a connection to the proxy, a CONNECT and a TLS handshake with the API.
+ * Undefined when the API is reached directly.
+ */
+function tunnelsFor(options: GatewayOptions): http.Agent | undefined {
+  const { hostname, protocol } = options.upstream
+  const port = Number(options.upstream.port || (protocol === 'https:' ? 443 : 80))
+  const via = proxyFor(options.companyProxy, hostname, port, protocol === 'http:')
+  if (via === undefined) return undefined
+  const agent = new http.Agent({ keepAlive: true, scheduling: 'lifo', timeout: 5000 })
+  // Node's agent takes a connection made later through the callback (then nothing is returned).
+  const tunnel = (_: unknown, made: (error: Error | null, stream?: net.Socket) => void): undefined => {
+    void Promise.all([connectThrough(via, hostname, port, 30_000, () => undefined), protocol === 'https:' ? loadTls() : undefined]).then(([socket, modules]) => {
+      if (socket instanceof Error) return made(socket)
+      // Ended with the far end, as Node's own connections are (connectThrough keeps a tunnel
+      // half-open, for the egress proxy's relaying).
+      socket.allowHalfOpen = false
+      // An address is checked against the certificate as it is, and sent as no server name (RFC 6066).
+      const name = hostname.replace(/^\[|\]$/g, '')
+      made(null, modules === undefined ? socket : modules.tls.connect({ socket, host: name, ...(net.isIP(name) === 0 && { servername: name }) }))
+    })
+    return undefined
+  }
+  agent.createConnection = tunnel as unknown as typeof agent.createConnection
+  return agent
 }
 
 /** Hop-by-hop headers, and the placeholder's own headers (replaced by the real credential). */

@@ -119,8 +119,17 @@ describe('the API gateway', () => {
 })
 
 describe('the API gateway behind a company proxy', () => {
-  test('reaches the API through the host\'s proxy (CONNECT), with the real key; NO_PROXY goes direct', async () => {
-    const upstream = await api()
+  test('reaches the API through the host\'s proxy (CONNECT), with the real key, in one tunnel that Claude\'s preconnect opens and its calls take; NO_PROXY goes direct', async () => {
+    const keys: (string | undefined)[] = []
+    const upstream = http.createServer((req, res) => {
+      keys.push(req.headers['x-api-key'] as string | undefined)
+      req.resume()
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2' }).end(req.method === 'HEAD' ? undefined : '{}')
+    })
+    let connections = 0
+    upstream.on('connection', () => connections++)
+    const upstreamPort = await listenOnLoopback(upstream)
+    closers.push(() => new Promise(resolve => upstream.close(() => resolve()).closeAllConnections()))
     const asked: string[] = []
     const proxy = http.createServer((_req, res) => res.writeHead(405).end())
     proxy.on('connect', (req: http.IncomingMessage, client: net.Socket) => {
@@ -137,12 +146,42 @@ describe('the API gateway behind a company proxy', () => {
     const proxyUrl = new URL(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`)
     const placeholder = placeholderFor('api-key')
     for (const noProxy of [[], ['127.0.0.1']]) {
-      const g = await startGateway({ upstream: new URL(upstream.url), placeholder, credential: fixed(['x-api-key', 'sk-ant-real']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 }, companyProxy: { http: proxyUrl, https: proxyUrl, noProxy } })
+      const g = await startGateway({ upstream: new URL(`http://127.0.0.1:${upstreamPort}`), placeholder, credential: fixed(['x-api-key', 'sk-ant-real']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 }, companyProxy: { http: proxyUrl, https: proxyUrl, noProxy } })
       closers.push(() => g.close())
-      expect((await call(g.address, '/v1/messages', { 'x-api-key': placeholder })).status).toBe(200)
+      expect((await call(g.address, '/', {}, 'HEAD')).status).toBe(200)
+      for (let i = 0; i < 3; i++) expect((await call(g.address, '/v1/messages', { 'x-api-key': placeholder })).status).toBe(200)
     }
-    expect(asked).toEqual([`127.0.0.1:${new URL(upstream.url).port}`])
-    expect(upstream.messages().map(r => r.headers['x-api-key'])).toEqual(['sk-ant-real', 'sk-ant-real'])
+    // Before, each call had a tunnel of its own: a connection to the proxy, a CONNECT and a TLS handshake.
+    expect(asked).toEqual([`127.0.0.1:${upstreamPort}`])
+    expect(connections).toBe(2) // the tunnel, and the direct connection with NO_PROXY
+    expect(keys).toEqual([undefined, 'sk-ant-real', 'sk-ant-real', 'sk-ant-real', undefined, 'sk-ant-real', 'sk-ant-real', 'sk-ant-real'])
+  })
+  test('a tunnel the API has closed is not taken again: the next call opens another', async () => {
+    const upstream = http.createServer((req, res) => {
+      req.resume()
+      res.writeHead(200, { 'content-length': '2' }).end('{}')
+    })
+    upstream.keepAliveTimeout = 100
+    const upstreamPort = await listenOnLoopback(upstream)
+    closers.push(() => new Promise(resolve => upstream.close(() => resolve()).closeAllConnections()))
+    const asked: string[] = []
+    const proxy = http.createServer((_req, res) => res.writeHead(405).end())
+    proxy.on('connect', (req: http.IncomingMessage, client: net.Socket) => {
+      asked.push(req.url ?? '')
+      const out = net.connect(upstreamPort, '127.0.0.1', () => {
+        client.write('HTTP/1.1 200 OK\r\n\r\n')
+        out.pipe(client)
+        client.pipe(out)
+      })
+    })
+    const proxyPort = await listenOnLoopback(proxy)
+    closers.push(() => new Promise(resolve => proxy.close(() => resolve()).closeAllConnections()))
+    const g = await startGateway({ upstream: new URL(`http://127.0.0.1:${upstreamPort}`), placeholder: 'p', credential: fixed(['x-api-key', 'k']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 }, companyProxy: { http: new URL(`http://127.0.0.1:${proxyPort}`), noProxy: [] } })
+    closers.push(() => g.close())
+    expect((await call(g.address, '/v1/messages', { 'x-api-key': 'p' })).status).toBe(200)
+    await new Promise(resolve => setTimeout(resolve, 400))
+    expect((await call(g.address, '/v1/messages', { 'x-api-key': 'p' })).status).toBe(200)
+    expect(asked).toHaveLength(2)
   })
 })
 

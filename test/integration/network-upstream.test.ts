@@ -1,10 +1,14 @@
 // The allow-mode proxy behind a company proxy (a second local proxy stands in for it), and HTTP
 // upgrades (WebSocket) through it, from inside the real sandbox. Loopback only.
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
 import http from 'node:http'
+import https from 'node:https'
 import net from 'node:net'
+import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { listenOnLoopback } from '../helpers/servers.js'
-import { claudebox, HAVE_BWRAP, makeRepo, makeWorld } from '../helpers/cli.js'
+import { claudebox, HAVE_BWRAP, makeRepo, makeWorld, tempDir } from '../helpers/cli.js'
 
 const listen = listenOnLoopback
 
@@ -74,6 +78,36 @@ describe.skipIf(!HAVE_BWRAP)('behind a company proxy, and WebSocket upgrades', (
     expect(lines[3]).toBe('0')
     const basic = `Basic ${Buffer.from('corp user:s3cret').toString('base64')}`
     expect(company.asked).toEqual([`127.0.0.1:${target.port} auth=${basic}`, `127.0.0.1:${target.port} auth=${basic}`])
+  })
+
+  test("the API gateway's calls take one tunnel through it, with TLS to the API inside (the company's CA from NODE_EXTRA_CA_CERTS)", async () => {
+    const dir = tempDir()
+    const [key, cert] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')]
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-days', '1', '-keyout', key, '-out', cert], { stdio: 'ignore' })
+    const keys: string[] = []
+    let handshakes = 0
+    const api = https.createServer({ key: fs.readFileSync(key), cert: fs.readFileSync(cert) }, (req, res) => {
+      keys.push(String(req.headers['x-api-key']))
+      req.resume()
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2' }).end(req.method === 'HEAD' ? undefined : '{}')
+    })
+    api.on('secureConnection', () => handshakes++)
+    const port = await listen(api)
+    const company = await companyProxy()
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    // Claude's preconnect, then three calls, each curl a connection of its own to the gateway.
+    const call = 'curl -s -w "\\n" -H "x-api-key: $ANTHROPIC_API_KEY" -d "{}" "$ANTHROPIC_BASE_URL/v1/messages"'
+    const script = ['curl -s -o /dev/null -w "%{http_code}\\n" -I "$ANTHROPIC_BASE_URL/"', call, call, call].join('\n')
+    const env = { CLAUDEBOX_CLAUDE: '/bin/sh', ANTHROPIC_API_KEY: 'sk-ant-api03-corp', ANTHROPIC_BASE_URL: `https://127.0.0.1:${port}`, HTTPS_PROXY: `http://127.0.0.1:${company.port}`, NODE_EXTRA_CA_CERTS: cert }
+    const run = await claudebox(world, ['--', '-c', script], { cwd: repo, env })
+    expect(run.exitCode, run.stderr).toBe(0)
+    expect(run.stdout.split('\n')).toEqual(['200', '{}', '{}', '{}'])
+    expect(keys).toEqual(['undefined', 'sk-ant-api03-corp', 'sk-ant-api03-corp', 'sk-ant-api03-corp'])
+    // Before, each call had a tunnel and a TLS handshake of its own.
+    expect(company.asked).toEqual([`127.0.0.1:${port} auth=-`])
+    expect(handshakes).toBe(1)
+    api.close()
   })
 
   test('NO_PROXY on the host: that destination is reached directly', async () => {
