@@ -53,7 +53,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
   const away = awayFromTheSession(spec.quarantineDir)
   const quarantine = quarantineIn(spec, away, { moved, reported }, again)
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
-  const heads = guardHeads(spec.gitDirs)
+  const heads = guardHeads(spec.gitDirs, spec.workTrees)
   const watch = watchDuringSession(spec, quarantine, () => heads.check())
   const report = (nestedDirs: string[]): string[] => {
     const warnings: string[] = []
@@ -61,6 +61,8 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
     if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (look at them with ls and cat, not with git, which would take one for a repository; then delete them): ${moved.join(', ')}`)
     const movedBefore = moved.length
     const restored = heads.restored()
+    const narrowed = heads.narrowed()
+    if (narrowed.length > 0) warnings.push(`the session gave other users write access to a git dir or the project's folder (any local user could then have replaced the config your git runs); taken back: ${narrowed.join(', ')}`)
     if (restored.length > 0) warnings.push(`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`)
     warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs))
     if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them), or a .git that leads through /proc or /dev or by a path that is not UTF-8 (where git goes from it cannot be known); moved aside: ${moved.slice(movedBefore).join(', ')}`)

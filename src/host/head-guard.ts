@@ -35,13 +35,15 @@ function readHead(dir: string): Head | undefined {
 }
 
 export interface HeadGuard {
-  /** Puts back each HEAD git would now reject. */
+  /** Puts back each HEAD git would now reject, and takes back write access the session gave others. */
   check(): void
   /** What was put back, for the report after the session. */
   restored(): string[]
+  /** Where write access for others was taken back, for the report after the session. */
+  narrowed(): string[]
 }
 
-export function guardHeads(gitDirs: readonly string[]): HeadGuard {
+export function guardHeads(gitDirs: readonly string[], workTrees: readonly string[] = []): HeadGuard {
   const recorded = new Map<string, Head>()
   for (const dir of gitDirs) {
     const head = readHead(dir)
@@ -49,8 +51,11 @@ export function guardHeads(gitDirs: readonly string[]): HeadGuard {
   }
   const modes = recordModes(gitDirs)
   const restored = new Set<string>()
+  const granted = othersMayWrite([...gitDirs, ...workTrees])
+  const narrowed = new Set<string>()
   return {
     check(): void {
+      for (const [top, allowed] of granted) narrowWrite(top, allowed, gitDirs.includes(top), narrowed)
       for (const [dir, head] of recorded) {
         if (headIsValid(dir)) continue
         if (putBack(dir, head)) restored.add(`${inlineSafe(dir)}/HEAD (put back: ${inlineSafe(head.text.trim())})`)
@@ -66,8 +71,75 @@ export function guardHeads(gitDirs: readonly string[]): HeadGuard {
       }
     },
     restored: () => [...restored],
+    narrowed: () => [...narrowed],
   }
 }
+
+/**
+ * The write access for group and others each git dir and work tree top gave at the start (a
+ * shared repository's g+w stays), or the user's umask gives new files (002: the group's, as on
+ * systems where each user has a group of their own). Beyond it, a chmod inside (777, or an ACL's
+ * mask) lets other local users replace the config the host's git runs (red team, round 61).
+ */
+function othersMayWrite(tops: readonly string[]): Map<string, number> {
+  const byUmask = 0o022 & ~umask()
+  const granted = new Map<string, number>()
+  for (const top of tops) {
+    const mode = modeNoFollow(top)
+    if (mode !== undefined) granted.set(top, (mode & 0o022) | byUmask)
+  }
+  return granted
+}
+
+/** This process's umask, read (process.umask() without an argument sets it twice to read it); 022 when it cannot be. */
+function umask(): number {
+  const line = /^Umask:\s*([0-7]+)$/m.exec(readNoFollow('/proc/self/status') ?? '')
+  return line?.[1] === undefined ? 0o022 : parseInt(line[1], 8)
+}
+
+/**
+ * Takes back group and other write bits beyond `allowed` on `top` and, for a git dir, on what it
+ * holds directly (config, HEAD, index, info/, objects/, refs/...), each through a descriptor that
+ * never follows a symlink the session put there. Deeper entries are left as they are.
+ */
+function narrowWrite(top: string, allowed: number, gitDir: boolean, narrowed: Set<string>): void {
+  const names = gitDir ? namesIn(top) : []
+  for (const p of [top, ...names.map(name => path.join(top, name))]) {
+    let fd: number | undefined
+    try {
+      fd = fs.openSync(p, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY)
+      const mode = fs.fstatSync(fd).mode & 0o7777
+      const extra = mode & 0o022 & ~allowed
+      if (extra === 0) continue
+      fs.fchmodSync(fd, mode & ~extra)
+      narrowed.add(`${inlineSafe(p)} (${mode.toString(8)} made ${(mode & ~extra).toString(8)})`)
+    } catch {
+      // a symlink, a socket, gone, or not readable: nothing to take back through it
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd)
+    }
+  }
+}
+
+function modeNoFollow(p: string): number | undefined {
+  try {
+    const st = fs.lstatSync(p)
+    return st.isDirectory() ? st.mode & 0o7777 : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function namesIn(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir).slice(0, NAMES_LIMIT)
+  } catch {
+    return []
+  }
+}
+
+/** The entries of a git dir looked at each time, at most (git makes about twenty). */
+const NAMES_LIMIT = 256
 
 /**
  * The modes of the git dirs and their objects/ and refs/ (pinned, so these paths stay theirs): a

@@ -15,7 +15,9 @@
 // - personality(ADDR_NO_RANDOMIZE): gdb disables ASLR of the inferior with it.
 // - io_uring. Everything that uses it falls back when it is missing, but an agent may be asked to
 //   build and test io_uring code. Note that its IORING_OP_SOCKET creates sockets without the
-//   socket() syscall, so the socket-family rule is attack-surface reduction, not a boundary.
+//   socket() syscall, so the socket-family rule is attack-surface reduction, not a boundary; the
+//   same holds for IORING_OP_SETXATTR and the extended-attribute rule (host/head-guard.ts takes
+//   back the group write an ACL shows on a git dir's mode).
 //
 // Architectures (ABIs). A process can enter the kernel through more than one syscall table:
 // x86_64 also has i386 (`int 0x80`, 32-bit programs) and x32 (x86_64 numbers with bit 30 set);
@@ -75,6 +77,8 @@ export type SyscallName =
   | 'open_by_handle_at' | 'swapon' | 'swapoff' | 'reboot' | 'iopl' | 'ioperm' | 'modify_ldt' | 'lookup_dcookie'
   | 'move_pages' | 'migrate_pages' | 'mbind' | 'get_mempolicy' | 'set_mempolicy' | 'set_mempolicy_home_node'
   | 'personality' | 'socket' | 'socketpair'
+  | 'chmod' | 'fchmod' | 'fchmodat' | 'fchmodat2' | 'creat' | 'mknod' | 'mknodat'
+  | 'setxattr' | 'lsetxattr' | 'fsetxattr' | 'setxattrat'
 
 /**
  * Syscall numbers per table. x86_64 and i386 from asm/unistd_64.h and unistd_32.h, aarch64 from
@@ -133,9 +137,20 @@ export const SYSCALL_NUMBERS: Readonly<Record<SyscallName, Readonly<Partial<Reco
   personality: { x86_64: 135, i386: 136, aarch64: 92, arm: 136 },
   socket: { x86_64: 41, i386: 359, aarch64: 198, arm: 281 },
   socketpair: { x86_64: 53, i386: 360, aarch64: 199, arm: 288 },
+  chmod: { x86_64: 90, i386: 15, arm: 15 },
+  fchmod: { x86_64: 91, i386: 94, aarch64: 52, arm: 94 },
+  fchmodat: { x86_64: 268, i386: 306, aarch64: 53, arm: 333 },
+  fchmodat2: { x86_64: 452, i386: 452, aarch64: 452, arm: 452 },
+  creat: { x86_64: 85, i386: 8, arm: 8 },
+  mknod: { x86_64: 133, i386: 14, arm: 14 },
+  mknodat: { x86_64: 259, i386: 297, aarch64: 33, arm: 324 },
+  setxattr: { x86_64: 188, i386: 226, aarch64: 5, arm: 226 },
+  lsetxattr: { x86_64: 189, i386: 227, aarch64: 6, arm: 227 },
+  fsetxattr: { x86_64: 190, i386: 228, aarch64: 7, arm: 228 },
+  setxattrat: { x86_64: 463, i386: 463, aarch64: 463, arm: 463 },
 }
 
-export const ERRNO = { EPERM: 1, ENOSYS: 38, EAFNOSUPPORT: 97 } as const
+export const ERRNO = { EPERM: 1, ENOSYS: 38, EOPNOTSUPP: 95, EAFNOSUPPORT: 97 } as const
 export type SeccompErrno = keyof typeof ERRNO
 
 /** When a rule's syscall fails. Arguments are compared on their low 32 bits. */
@@ -176,6 +191,10 @@ const AF_UNIX = 1
 const AF_INET = 2
 const AF_INET6 = 10
 const AF_NETLINK = 16
+const S_ISUID = 0o4000
+const S_ISGID = 0o2000
+const SETID_WHY =
+  "the bit stays on the host file, which the user owns (root owns it when claudebox runs as root): any other local user who runs it acts as the user; nosuid holds only inside the sandbox (red team, round 61). Opening with O_CREAT keeps its mode, but the kernel clears the bits at the file's first write"
 
 export const SECCOMP_RULES: readonly SeccompRule[] = [
   {
@@ -250,6 +269,27 @@ export const SECCOMP_RULES: readonly SeccompRule[] = [
     errno: 'EAFNOSUPPORT',
     summary: 'sockets other than unix, inet, inet6 and netlink',
     why: 'rare protocol families (and the kernel modules they autoload) are attack surface nothing here needs; the answer is the one a kernel without the family gives',
+  },
+  {
+    syscalls: ['chmod', 'fchmod', 'creat', 'mknod'],
+    when: { kind: 'arg-any-bit', arg: 1, mask: S_ISUID | S_ISGID },
+    errno: 'EPERM',
+    summary: 'chmod, fchmod, creat and mknod with the set-user-ID or set-group-ID bit',
+    why: SETID_WHY,
+  },
+  {
+    syscalls: ['fchmodat', 'fchmodat2', 'mknodat'],
+    when: { kind: 'arg-any-bit', arg: 2, mask: S_ISUID | S_ISGID },
+    errno: 'EPERM',
+    summary: 'fchmodat, fchmodat2 and mknodat with the set-user-ID or set-group-ID bit',
+    why: SETID_WHY,
+  },
+  {
+    syscalls: ['setxattr', 'lsetxattr', 'fsetxattr', 'setxattrat'],
+    when: { kind: 'always' },
+    errno: 'EOPNOTSUPP',
+    summary: 'setting extended attributes (setxattr, lsetxattr, fsetxattr, setxattrat)',
+    why: "an ACL set there (setfacl) gives other local users access to the user's files, the git dir included, without changing a mode bit; the answer is a filesystem's without them, which cp -a, tar and Python's copystat take in their stride. io_uring's SETXATTR is not covered (io_uring stays allowed, above)",
   },
 ]
 

@@ -287,6 +287,36 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     expect(r.stdout).toMatch(/^\/run:\nclaudebox\n/m)
     expect(r.stdout).toMatch(/^\/run\n\/run\/claudebox\n(\/run\/claudebox\/(bridge|net|net\/proxy\.sock|scope)(\n|$)){3,4}$/m)
   })
+  test('set-user-ID and set-group-ID bits and extended attributes (an ACL) never reach the host: any other local user could run the file as you', async () => {
+    const script = [
+      'cp /bin/sh ./suid-sh',
+      'chmod 4755 ./suid-sh 2>/dev/null && echo "chmod u+s: done" || echo "chmod u+s: refused"',
+      'chmod g+s ./suid-sh 2>/dev/null && echo "chmod g+s: done" || echo "chmod g+s: refused"',
+      'install -m 4755 /bin/sh ./suid-install 2>/dev/null && echo "install: done" || echo "install: refused"',
+      `python3 -c 'import os; os.setxattr("suid-sh", "user.x", b"1")' 2>/dev/null && echo "setxattr: done" || echo "setxattr: refused"`,
+      'chmod 700 ./suid-sh && echo "chmod 700: done"',
+    ].join('; ')
+    const r = await inside(script)
+    expect(r.out.split('\n')).toEqual(['chmod u+s: refused', 'chmod g+s: refused', 'install: refused', 'setxattr: refused', 'chmod 700: done'])
+    for (const name of ['suid-sh', 'suid-install']) {
+      const file = path.join(s.project, name)
+      if (fs.existsSync(file)) expect(fs.statSync(file).mode & 0o6000, name).toBe(0)
+      fs.rmSync(file, { force: true })
+    }
+  })
+  test("write access for others on the project's folder and its git dir (chmod 777): taken back at once and reported; other local users could have replaced the config your git runs", async () => {
+    const git = path.join(s.project, '.git')
+    const paths = [s.project, git, path.join(git, 'HEAD'), path.join(git, 'refs')]
+    const writeForOthers = (mode: number): number => mode & 0o022
+    const before = paths.map(p => writeForOthers(fs.statSync(p).mode))
+    const r = await inside('chmod 777 . .git .git/HEAD .git/refs && stat -c %a . .git .git/HEAD .git/refs; sleep 1; stat -c %a . .git .git/HEAD .git/refs')
+    const [during, later] = [r.out.split('\n').slice(0, 4), r.out.split('\n').slice(4)]
+    expect(during).toEqual(['777', '777', '777', '777'])
+    // Taken back while the session runs (the watch looks every 200 ms), not only after it.
+    expect(later.map(mode => writeForOthers(parseInt(mode, 8)))).toEqual(before)
+    expect(paths.map(p => writeForOthers(fs.statSync(p).mode))).toEqual(before)
+    expect(r.err).toMatch(/WARNING: the session gave other users write access to a git dir or the project's folder .*taken back: .*\.git \(777 made 7[0-7]{2}\)/)
+  })
   test('/dev holds only the standard nodes', async () => {
     const r = await inside('ls -A /dev')
     const allowed = ['console', 'core', 'fd', 'full', 'mqueue', 'null', 'ptmx', 'pts', 'random', 'shm', 'stderr', 'stdin', 'stdout', 'tty', 'urandom', 'zero']

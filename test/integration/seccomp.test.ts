@@ -144,6 +144,37 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CC || ARCH === undefined)('seccomp filter i
     expect(r.err).toMatch(/Operation not permitted/)
   })
 
+  // ---------- modes and attributes the host would honour ----------
+  // On a file in a folder of the host's own filesystem, bound in (tmpfs may lack user xattrs).
+  const onHostFile = async (what: string, filtered = true): Promise<string> => {
+    const r = await bwrap([...PROBE_SANDBOX, '--bind', dir, dir], [probe, what, dir], filtered)
+    if (r.out === '') throw new Error(`probe ${what} printed nothing: ${r.err}`)
+    return r.out
+  }
+  const SETID: [string, string][] = [
+    ['chmod-suid', 'EPERM'],
+    ['fchmod-sgid', 'EPERM'],
+    ['fchmodat-suid', 'EPERM'],
+    ['fchmodat2-suid', 'EPERM'],
+    ['creat-suid', 'EPERM'],
+    ['mknod-suid', 'EPERM'],
+    ['setxattr', 'EOPNOTSUPP'],
+    ['fsetxattr', 'EOPNOTSUPP'],
+  ]
+  test.each(SETID)('%s: %s, and it succeeds without the filter (so the refusal is the filter\'s)', async (what, errno) => {
+    expect(await onHostFile(what, false)).toBe('OK')
+    expect(await onHostFile(what)).toBe(errno)
+  })
+  test.runIf(process.arch === 'x64')('chmod with the set-user-ID bit through the i386 entry (int 0x80): refused too', async () => {
+    const baseline = await onHostFile('i386-chmod-suid', false)
+    const filtered = await onHostFile('i386-chmod-suid')
+    if (baseline === 'OK') expect(filtered).toBe('EPERM')
+    else expect(filtered).not.toBe('OK') // a kernel without ia32 emulation (ia32_emulation=0)
+  })
+  test('a plain chmod still works', async () => {
+    expect(await onHostFile('chmod-plain')).toBe('OK')
+  })
+
   // ---------- what keeps working ----------
   test.each(['fork', 'thread', 'unshare-files', 'socket-inet', 'socket-unix', 'personality-norandom', 'ptrace'])('%s: works', async what => {
     expect(await run(what)).toBe('OK')

@@ -63,16 +63,17 @@ function run(program: Buffer, data: { nr: number; arch: number; args?: readonly 
 const ALLOW = 0x7fff0000
 const EPERM = 0x50001
 const ENOSYS = 0x50026
+const EOPNOTSUPP = 0x5005f
 const EAFNOSUPPORT = 0x50061
-const ERRNO_RESULT = { EPERM, ENOSYS, EAFNOSUPPORT } as const
+const ERRNO_RESULT = { EPERM, ENOSYS, EOPNOTSUPP, EAFNOSUPPORT } as const
 
 // Written out independently of src/sandbox/seccomp.ts (from the kernel's tables) for the cases named below.
 const ARCH = { x86_64: 0xc000003e, i386: 0x40000003, aarch64: 0xc00000b7, arm: 0x40000028 } as const
 const NR = {
-  x86_64: { read: 0, ioctl: 16, clone: 56, clone3: 435, unshare: 272, setns: 308, mount: 165, umount2: 166, chroot: 161, pivot_root: 155, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 250, add_key: 248, request_key: 249, ptrace: 101, personality: 135, socket: 41, bpf: 321, perf_event_open: 298, process_vm_readv: 310, io_uring_setup: 425 },
-  i386: { read: 3, ioctl: 54, clone: 120, clone3: 435, unshare: 310, setns: 346, mount: 21, umount2: 52, chroot: 61, pivot_root: 217, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 288, add_key: 286, request_key: 287, ptrace: 26, personality: 136, socket: 359, bpf: 357, perf_event_open: 336, process_vm_readv: 347, io_uring_setup: 425 },
-  aarch64: { read: 63, ioctl: 29, clone: 220, clone3: 435, unshare: 97, setns: 268, mount: 40, umount2: 39, chroot: 51, pivot_root: 41, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 219, add_key: 217, request_key: 218, ptrace: 117, personality: 92, socket: 198, bpf: 280, perf_event_open: 241, process_vm_readv: 270, io_uring_setup: 425 },
-  arm: { read: 3, ioctl: 54, clone: 120, clone3: 435, unshare: 337, setns: 375, mount: 21, umount2: 52, chroot: 61, pivot_root: 218, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 311, add_key: 309, request_key: 310, ptrace: 26, personality: 136, socket: 281, bpf: 386, perf_event_open: 364, process_vm_readv: 376, io_uring_setup: 425 },
+  x86_64: { read: 0, ioctl: 16, clone: 56, clone3: 435, unshare: 272, setns: 308, mount: 165, umount2: 166, chroot: 161, pivot_root: 155, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 250, add_key: 248, request_key: 249, ptrace: 101, personality: 135, socket: 41, bpf: 321, perf_event_open: 298, process_vm_readv: 310, io_uring_setup: 425, fchmod: 91, fchmodat: 268, mknodat: 259, setxattr: 188, fsetxattr: 190 },
+  i386: { read: 3, ioctl: 54, clone: 120, clone3: 435, unshare: 310, setns: 346, mount: 21, umount2: 52, chroot: 61, pivot_root: 217, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 288, add_key: 286, request_key: 287, ptrace: 26, personality: 136, socket: 359, bpf: 357, perf_event_open: 336, process_vm_readv: 347, io_uring_setup: 425, fchmod: 94, fchmodat: 306, mknodat: 297, setxattr: 226, fsetxattr: 228 },
+  aarch64: { read: 63, ioctl: 29, clone: 220, clone3: 435, unshare: 97, setns: 268, mount: 40, umount2: 39, chroot: 51, pivot_root: 41, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 219, add_key: 217, request_key: 218, ptrace: 117, personality: 92, socket: 198, bpf: 280, perf_event_open: 241, process_vm_readv: 270, io_uring_setup: 425, fchmod: 52, fchmodat: 53, mknodat: 33, setxattr: 5, fsetxattr: 7 },
+  arm: { read: 3, ioctl: 54, clone: 120, clone3: 435, unshare: 337, setns: 375, mount: 21, umount2: 52, chroot: 61, pivot_root: 218, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 311, add_key: 309, request_key: 310, ptrace: 26, personality: 136, socket: 281, bpf: 386, perf_event_open: 364, process_vm_readv: 376, io_uring_setup: 425, fchmod: 94, fchmodat: 333, mknodat: 324, setxattr: 226, fsetxattr: 228 },
 } as const
 type Name = keyof (typeof NR)['x86_64']
 
@@ -85,14 +86,14 @@ describe.each(ARCHES)('the filter generated for %s', arch => {
 
   test('is whole sock_filter records, decodes to the expected instructions, and every jump is forward and in range', () => {
     expect(filter.length % 8).toBe(0)
-    expect(insns.length).toBe(322) // 4 tables; changes whenever a rule does
+    expect(insns.length).toBe(391) // 4 tables; changes whenever a rule does
     expect(insns.length).toBeLessThan(4096) // BPF_MAXINSNS
     expect(insns.at(-1)?.code).toBe(0x06)
     insns.forEach((insn, pc) => {
       expect([0x20, 0x05, 0x15, 0x35, 0x45, 0x06]).toContain(insn.code)
       const targets = insn.code === 0x05 ? [insn.k] : insn.code === 0x06 || insn.code === 0x20 ? [] : [insn.jt, insn.jf]
       for (const t of targets) expect(pc + 1 + t).toBeLessThan(insns.length)
-      if (insn.code === 0x20) expect([0, 4, 16, 24]).toContain(insn.k) // nr, arch, low halves of args 0 and 1
+      if (insn.code === 0x20) expect([0, 4, 16, 24, 32]).toContain(insn.k) // nr, arch, low halves of args 0, 1 and 2
     })
     expect(seccompFilter(arch).equals(filter)).toBe(true) // deterministic (the launcher names the file by content)
   })
@@ -144,6 +145,20 @@ describe.each(ARCHES)('the filter generated for %s', arch => {
       for (const p of [0x0400000n /* READ_IMPLIES_EXEC */, 0x0100000n /* MMAP_PAGE_ZERO */, 0x0020000n /* UNAME26 */, 0x6n /* PER_BSD */]) {
         expect(sys('personality', [p]), p.toString(16)).toBe(EPERM)
       }
+    })
+    test('fchmod, fchmodat and mknodat with the set-user-ID or set-group-ID bit fail with EPERM; other modes are allowed', () => {
+      expect(sys('fchmod', [3n, 0o4755n])).toBe(EPERM)
+      expect(sys('fchmod', [3n, 0o2775n])).toBe(EPERM)
+      expect(sys('fchmod', [3n, 0o755n])).toBe(ALLOW)
+      expect(sys('fchmod', [3n, 0o1777n])).toBe(ALLOW) // the sticky bit
+      expect(sys('fchmodat', [-100n, 0n, 0o4755n])).toBe(EPERM)
+      expect(sys('fchmodat', [0o4755n, 0o4755n, 0o644n])).toBe(ALLOW) // the mode is the third argument
+      expect(sys('mknodat', [-100n, 0n, 0o104755n, 0n])).toBe(EPERM)
+      expect(sys('mknodat', [-100n, 0n, 0o100644n, 0n])).toBe(ALLOW)
+    })
+    test('setting extended attributes (an ACL) fails with EOPNOTSUPP', () => {
+      expect(sys('setxattr')).toBe(EOPNOTSUPP)
+      expect(sys('fsetxattr')).toBe(EOPNOTSUPP)
     })
     test('sockets: unix, inet, inet6 and netlink are allowed; other families fail with EAFNOSUPPORT', () => {
       for (const family of [1n, 2n, 10n, 16n]) expect(sys('socket', [family, 1n, 0n])).toBe(ALLOW)
