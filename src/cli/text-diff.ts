@@ -6,10 +6,11 @@ const CONTEXT = 3
 /** Beyond this many line pairs the table would be too large: the diff says so instead. */
 const MAX_CELLS = 4_000_000
 
-export function lineDiff(before: string, after: string): string[] {
+/** The diff's lines; `whole` is false when the files were too large and only their sizes are said. */
+export function lineDiff(before: string, after: string): { lines: string[]; whole: boolean } {
   const a = splitLines(before)
   const b = splitLines(after)
-  if (a.length * b.length > MAX_CELLS) return [`(too large to show line by line: ${a.length} lines -> ${b.length} lines)`]
+  if (a.length * b.length > MAX_CELLS) return { lines: [`(too large to show line by line: ${a.length} lines -> ${b.length} lines)`], whole: false }
   const marked = markLines(a, b)
   const keep = new Set<number>()
   marked.forEach(([mark], i) => {
@@ -23,7 +24,7 @@ export function lineDiff(before: string, after: string): string[] {
     out.push(`${mark} ${line}`)
     last = i
   }
-  return out
+  return { lines: out, whole: true }
 }
 
 function splitLines(text: string): string[] {

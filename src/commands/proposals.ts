@@ -120,12 +120,23 @@ function render(f: Found): string {
 }
 
 function diffLines(p: Proposal): string[] {
+  return diffOf(p).lines
+}
+
+/**
+ * The change as lines; `whole` is false when they only sum it up (binary content, or too many
+ * lines), and then it cannot be promoted: a NUL byte hid an instruction added to CLAUDE.md behind
+ * "binary file" (red team, round 61).
+ */
+function diffOf(p: Proposal): { lines: string[]; whole: boolean } {
   const after = promotedContent(p)
   // Key changes are shown against the shared file in the layout promotion writes.
   const before = p.from?.kind === 'file' ? (p.ops !== undefined ? jsonNode(p.from.json).data : p.from.data) : undefined
-  if ((before && isBinary(before)) || (after && isBinary(after))) return [`binary file: ${before?.length ?? 0} bytes -> ${after?.length ?? 0} bytes`]
-  const lines = lineDiff(before?.toString('utf8') ?? '', after?.toString('utf8') ?? '')
-  return lines.length > 0 ? lines : ['(only the file mode or kind differs)']
+  if ((before && isBinary(before)) || (after && isBinary(after))) return { lines: [`binary file: ${before?.length ?? 0} bytes -> ${after?.length ?? 0} bytes (not shown, so it cannot be promoted)`], whole: false }
+  const diff = lineDiff(before?.toString('utf8') ?? '', after?.toString('utf8') ?? '')
+  if (diff.lines.length > 0) return diff
+  const link = (node: Proposal['from'], mark: string): string[] => (node?.kind === 'symlink' ? [`${mark} (a symlink to ${node.target})`] : [])
+  return { lines: [...link(p.from, '-'), ...link(p.to, '+')], whole: true }
 }
 
 const isBinary = (data: Buffer): boolean => data.subarray(0, 8000).includes(0)
@@ -160,6 +171,7 @@ function promote(claudeboxHome: string, sharedDir: string, p: Proposal): void {
   if (p.rel.endsWith('.json') && p.to?.kind === 'file' && p.to.json === undefined) {
     throw usageError(`${p.rel} of that project is not valid JSON; fix it in the project (or --dismiss it) before promoting`)
   }
+  if (!diffOf(p).whole) throw usageError(`${p.rel} of that project cannot be shown line by line (binary content, or too long), so it is not promoted; look at it in the project and copy it into ${sharedDir} yourself if you want it, or --dismiss it`)
   const file = sharedTarget(sharedDir, p.rel)
   keepHistory(claudeboxHome, p.rel, file)
   const content = promotedContent(p)

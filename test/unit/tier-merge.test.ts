@@ -86,8 +86,8 @@ describe('lineDiff', () => {
   test('marks removed and added lines with context, and elides far context', () => {
     const before = Array.from({ length: 20 }, (_, i) => `line ${i}`).join('\n')
     const after = before.replace('line 10', 'line ten')
-    expect(lineDiff(before, after)).toEqual(['  line 7', '  line 8', '  line 9', '- line 10', '+ line ten', '  line 11', '  line 12', '  line 13'])
-    expect(lineDiff('a\nb\n', 'a\nb\n')).toEqual([])
-    expect(lineDiff('', 'new\n')).toEqual(['+ new'])
+    expect(lineDiff(before, after).lines).toEqual(['  line 7', '  line 8', '  line 9', '- line 10', '+ line ten', '  line 11', '  line 12', '  line 13'])
+    expect(lineDiff('a\nb\n', 'a\nb\n').lines).toEqual([])
+    expect(lineDiff('', 'new\n').lines).toEqual(['+ new'])
   })
 })
