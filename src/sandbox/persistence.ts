@@ -32,6 +32,17 @@ export const HOST_RUN_FILES: readonly { path: string; decision: 'read-only' | 'r
   { path: '.mise.toml', decision: 'read-only' },
   { path: 'mise.toml', decision: 'read-only' },
   { path: '.tool-versions', decision: 'read-only' },
+  // Editors that run commands named in the project: Zed's tasks and language servers, Helix's
+  // language servers, Vim's and Neovim's exrc (when trusted) (red team, round 61).
+  { path: '.zed', decision: 'read-only' },
+  { path: '.helix', decision: 'read-only' },
+  { path: '.nvim.lua', decision: 'read-only' },
+  { path: '.nvimrc', decision: 'read-only' },
+  { path: '.exrc', decision: 'read-only' },
+  // Other version control's repository config, read at any command (a prompt may run one):
+  // Mercurial's [hooks], Jujutsu's ui.pager, ui.editor and fix tools. Their stores stay writable.
+  { path: '.hg/hgrc', decision: 'read-only' },
+  { path: '.jj/repo/config.toml', decision: 'read-only' },
   // Claude Code on the host: project hooks, MCP server commands.
   { path: '.claude/settings.json', decision: 'read-only' },
   { path: '.claude/hooks', decision: 'read-only' },
