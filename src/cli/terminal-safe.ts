@@ -6,17 +6,23 @@
 
 /* eslint-disable no-control-regex -- finding control characters is what this module is for */
 
-/** C0 but tab and newline, DEL, C1, and the Unicode bidi embeddings, overrides and isolates. */
-export const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/gu
+/**
+ * C0 but tab and newline, DEL, C1, and Unicode's invisible format characters (\p{Cf}: the bidi
+ * embeddings, overrides and isolates, zero-width spaces and joiners, the tag characters U+E0000
+ * to U+E007F, which spelt a whole hidden line in a proposal's diff: red team, round 62) and its
+ * line and paragraph separators.
+ */
+export const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f\p{Cf}\u2028\u2029]/gu
 /** The same plus tab and newline: for a value inside one line (a table cell, a path). */
-const CONTROLS_IN_LINE = /[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/gu
+const CONTROLS_IN_LINE = /[\x00-\x1f\x7f-\x9f\p{Cf}\u2028\u2029]/gu
 
 const shown = (c: string): string => {
   const code = c.codePointAt(0) ?? 0
   if (c === '\n') return '\\n'
   if (c === '\t') return '\\t'
   if (c === '\r') return '\\r'
-  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`
+  if (code <= 0xff) return `\\x${code.toString(16).padStart(2, '0')}`
+  return code <= 0xffff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\u{${code.toString(16)}}`
 }
 
 /** Whole output (several lines): every control character but newline and tab escaped. */
@@ -25,9 +31,10 @@ export const terminalSafe = (text: string): string => text.replace(CONTROLS, sho
 /** One value inside a line: newlines and tabs escaped too, so it cannot fake a line of its own. */
 export const inlineSafe = (text: string): string => text.replace(CONTROLS_IN_LINE, shown)
 
-/** JSON for --json: JSON.stringify escapes C0 itself; C1 and bidi controls become \u escapes too. */
+/** JSON for --json: JSON.stringify escapes C0 itself; C1 and the invisible characters become \u escapes too. */
 export function jsonSafe(value: unknown): string {
-  return JSON.stringify(value, null, 2).replace(/[\x7f-\x9f\u202a-\u202e\u2066-\u2069]/gu, c => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`)
+  const escaped = (c: string): string => [...c].flatMap(unit => unit.split('')).map(unit => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')
+  return JSON.stringify(value, null, 2).replace(/[\x7f-\x9f\p{Cf}\u2028\u2029]/gu, escaped)
 }
 
 /** Whether `text` holds a character that must not reach the terminal raw (newline and tab may). */

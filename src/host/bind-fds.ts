@@ -12,11 +12,9 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { launchError } from '../errors.js'
 import { isWithin } from '../state/instance.js'
-import { lstatKind } from './fs.js'
+import { lstatKind, O_PATH } from './fs.js'
 import { resolveExisting } from './probe.js'
 
-/** Linux's O_PATH (the same on x86_64 and arm64): a descriptor that only names the object. */
-const O_PATH = 0o10000000
 
 const BINDS = new Set(['--bind', '--ro-bind', '--bind-try', '--ro-bind-try'])
 

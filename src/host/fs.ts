@@ -105,6 +105,9 @@ export function realPathFrom(base: string, text: string): string {
   return fs.realpathSync.native(text.startsWith('/') ? text : `${base}/${text}`)
 }
 
+/** Linux's O_PATH (the same on x86_64 and arm64): a descriptor that only names a file or folder. */
+export const O_PATH = 0o10000000
+
 export function lstatKind(p: string): PathKind {
   try {
     // A missing path answers undefined rather than an exception (~20 µs each, ~60 a launch).

@@ -2,10 +2,9 @@
 // planted in a git dir is moved aside the moment it appears (the user's shell prompt may run git
 // on the host meanwhile); after the session, a HEAD git no longer accepts, new submodule or
 // worktree git dirs, and new or changed nested `.git` entries in the working tree are reported.
-import { randomHex } from './fs.js'
 import fs from 'node:fs'
 import path from 'node:path'
-import { lstatKind, namesUpTo } from './fs.js'
+import { lstatKind, namesUpTo, O_PATH, randomHex } from './fs.js'
 import { guardHeads, headIsValid } from './head-guard.js'
 import { checkInProgress } from './in-progress.js'
 import { checkIndexes } from './index-entries.js'
@@ -16,8 +15,6 @@ import { inlineSafe } from '../cli/terminal-safe.js'
 import { isWithin, isWithinAny } from '../state/instance.js'
 import type { GitWatchSpec } from '../types.js'
 
-/** Linux's O_PATH (the same on x86_64 and arm64): a descriptor that only names the directory. */
-const O_PATH = 0o10000000
 /** How many times a session may plant one forbidden name before it is ended (git init alone makes .git two or three times). */
 const REPLANT_LIMIT = 10
 /** How often the forbidden names are looked at besides inotify's events. */
@@ -54,7 +51,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
   const quarantine = quarantineIn(spec, away, { moved, reported }, again)
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
   const heads = guardHeads(spec.gitDirs, spec.workTrees)
-  const watch = watchDuringSession(spec, quarantine, () => heads.check())
+  const watch = watchDuringSession(spec, quarantine, final => heads.check(final))
   const report = (nestedDirs: string[]): string[] => {
     const warnings: string[] = []
     if (ended !== undefined) warnings.push(`the session made ${inlineSafe(ended)} ${REPLANT_LIMIT} times, each moved aside, and was ended: a git the host ran at the moment of one could have taken it; look at what git ran in this project since (the config of each one moved aside below)`)
@@ -260,7 +257,7 @@ function withAccess<T>(dir: number, op: () => T): T {
  * link replaced by anything else (a real hooks dir, a link elsewhere) is moved aside; one only
  * removed stays removed: nothing runs from it.
  */
-function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void, checkHeads: () => void): { stop(): void } {
+function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void, checkHeads: (final: boolean) => void): { stop(): void } {
   const texts = new Map(spec.links.map(l => [l.path, l.text]))
   const check = (p: string): void => {
     const text = texts.get(p)
@@ -269,16 +266,16 @@ function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void,
   }
   const watched = [...spec.forbidden, ...texts.keys()]
   const watchers = watchForbidden(watched, check)
-  const each = (): void => {
+  const each = (final = false): void => {
     watched.forEach(check)
-    checkHeads()
+    checkHeads(final)
   }
   const poll = watched.length === 0 && spec.gitDirs.length === 0 ? undefined : setInterval(each, POLL_MS).unref()
   return {
     stop(): void {
       for (const w of watchers) w.close()
       clearInterval(poll)
-      each()
+      each(true)
     },
   }
 }

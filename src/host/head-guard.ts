@@ -5,7 +5,7 @@
 // so a rejected one is put back as it was at the start, and that is reported.
 import fs from 'node:fs'
 import path from 'node:path'
-import { lstatKind, randomHex, readNoFollow } from './fs.js'
+import { lstatKind, O_PATH, randomHex, readNoFollow } from './fs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 
 type Head = { kind: 'file' | 'symlink'; text: string }
@@ -35,8 +35,11 @@ function readHead(dir: string): Head | undefined {
 }
 
 export interface HeadGuard {
-  /** Puts back each HEAD git would now reject, and takes back write access the session gave others. */
-  check(): void
+  /**
+   * Puts back each HEAD git would now reject, and takes back write access the session gave
+   * others; `final` (the session's end) looks at every entry of the git dirs, not only git's own.
+   */
+  check(final?: boolean): void
   /** What was put back, for the report after the session. */
   restored(): string[]
   /** Where write access for others was taken back, for the report after the session. */
@@ -54,8 +57,8 @@ export function guardHeads(gitDirs: readonly string[], workTrees: readonly strin
   const granted = othersMayWrite([...gitDirs, ...workTrees])
   const narrowed = new Set<string>()
   return {
-    check(): void {
-      for (const [top, allowed] of granted) narrowWrite(top, allowed, gitDirs.includes(top), narrowed)
+    check(final = false): void {
+      for (const [top, allowed] of granted) narrowWrite(top, allowed, gitDirs.includes(top), final, narrowed)
       for (const [dir, head] of recorded) {
         if (headIsValid(dir)) continue
         if (putBack(dir, head)) restored.add(`${inlineSafe(dir)}/HEAD (put back: ${inlineSafe(head.text.trim())})`)
@@ -99,27 +102,61 @@ function umask(): number {
 
 /**
  * Takes back group and other write bits beyond `allowed` on `top` and, for a git dir, on what it
- * holds directly (config, HEAD, index, info/, objects/, refs/...), each through a descriptor that
- * never follows a symlink the session put there. Deeper entries are left as they are.
+ * holds directly: the names git reads first, at every look (junk names sorted before them hid them
+ * from a capped listing: red team, round 62), and at the session's end every other entry too,
+ * up to SWEEP_LIMIT. Deeper entries are left as they are.
  */
-function narrowWrite(top: string, allowed: number, gitDir: boolean, narrowed: Set<string>): void {
-  const names = gitDir ? namesIn(top) : []
-  for (const p of [top, ...names.map(name => path.join(top, name))]) {
-    let fd: number | undefined
-    try {
-      fd = fs.openSync(p, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY)
-      const mode = fs.fstatSync(fd).mode & 0o7777
-      const extra = mode & 0o022 & ~allowed
-      if (extra === 0) continue
-      fs.fchmodSync(fd, mode & ~extra)
-      narrowed.add(`${inlineSafe(p)} (${mode.toString(8)} made ${(mode & ~extra).toString(8)})`)
-    } catch {
-      // a symlink, a socket, gone, or not readable: nothing to take back through it
-    } finally {
-      if (fd !== undefined) fs.closeSync(fd)
+function narrowWrite(top: string, allowed: number, gitDir: boolean, final: boolean, narrowed: Set<string>): void {
+  narrowOne(top, allowed, narrowed)
+  if (!gitDir) return
+  for (const name of GIT_NAMES) narrowOne(path.join(top, name), allowed, narrowed)
+  if (!final) return
+  let dir: fs.Dir | undefined
+  try {
+    dir = fs.opendirSync(top)
+    for (let seen = 0, entry = dir.readSync(); entry !== null; entry = dir.readSync()) {
+      if (++seen > SWEEP_LIMIT) return void narrowed.add(`not all looked at: ${inlineSafe(top)} holds more than ${SWEEP_LIMIT} entries (look with ls -la)`)
+      if (!GIT_NAMES.includes(entry.name)) narrowOne(path.join(top, entry.name), allowed, narrowed)
     }
+  } catch {
+    // gone or unreadable: the git dir's own mode was looked at above
+  } finally {
+    dir?.closeSync()
   }
 }
+
+/**
+ * One file or folder, through a descriptor that names it without following a symlink the session
+ * put there (O_PATH: a folder the session made unreadable, 0333, is reached too, round 62), its
+ * mode changed through /proc/self/fd (a launch needs /proc to be its own). Symlinks, sockets and
+ * FIFOs are left alone.
+ */
+function narrowOne(p: string, allowed: number, narrowed: Set<string>): void {
+  let fd: number | undefined
+  try {
+    fd = fs.openSync(p, O_PATH | fs.constants.O_NOFOLLOW)
+    const st = fs.fstatSync(fd)
+    if (!st.isFile() && !st.isDirectory()) return
+    const mode = st.mode & 0o7777
+    const extra = mode & 0o022 & ~allowed
+    if (extra === 0) return
+    fs.chmodSync(`/proc/self/fd/${fd}`, mode & ~extra)
+    narrowed.add(`${inlineSafe(p)} (${mode.toString(8)} made ${(mode & ~extra).toString(8)})`)
+  } catch {
+    // gone, or nothing to take back through it
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd)
+  }
+}
+
+/** What git reads in a git dir (and claudebox's own end-of-session checks look into). */
+const GIT_NAMES = [
+  'config', 'config.worktree', 'commondir', 'gitdir', 'HEAD', 'index', 'packed-refs', 'shallow', 'info', 'hooks', 'objects', 'refs', 'logs',
+  'modules', 'worktrees', 'rebase-merge', 'rebase-apply', 'sequencer', 'FETCH_HEAD', 'ORIG_HEAD', 'MERGE_HEAD', 'MERGE_MSG', 'CHERRY_PICK_HEAD', 'REVERT_HEAD',
+]
+
+/** Other entries of a git dir looked at at the session's end, at most (git makes about twenty). */
+const SWEEP_LIMIT = 20_000
 
 function modeNoFollow(p: string): number | undefined {
   try {
@@ -129,17 +166,6 @@ function modeNoFollow(p: string): number | undefined {
     return undefined
   }
 }
-
-function namesIn(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir).slice(0, NAMES_LIMIT)
-  } catch {
-    return []
-  }
-}
-
-/** The entries of a git dir looked at each time, at most (git makes about twenty). */
-const NAMES_LIMIT = 256
 
 /**
  * The modes of the git dirs and their objects/ and refs/ (pinned, so these paths stay theirs): a

@@ -33,15 +33,25 @@ export const HOST_RUN_FILES: readonly { path: string; decision: 'read-only' | 'r
   { path: 'mise.toml', decision: 'read-only' },
   { path: '.tool-versions', decision: 'read-only' },
   // Editors that run commands named in the project: Zed's tasks and language servers, Helix's
-  // language servers, Vim's and Neovim's exrc (when trusted) (red team, round 61).
+  // language servers, Vim's and Neovim's exrc when trusted (Vim takes the first of .vimrc, _vimrc,
+  // .exrc, _exrc) (red team, rounds 61 and 62).
   { path: '.zed', decision: 'read-only' },
   { path: '.helix', decision: 'read-only' },
   { path: '.nvim.lua', decision: 'read-only' },
   { path: '.nvimrc', decision: 'read-only' },
+  { path: '.vimrc', decision: 'read-only' },
+  { path: '_vimrc', decision: 'read-only' },
+  { path: '.gvimrc', decision: 'read-only' },
+  { path: '_gvimrc', decision: 'read-only' },
   { path: '.exrc', decision: 'read-only' },
+  { path: '_exrc', decision: 'read-only' },
   // Other version control's repository config, read at any command (a prompt may run one):
-  // Mercurial's [hooks], Jujutsu's ui.pager, ui.editor and fix tools. Their stores stay writable.
+  // Mercurial's [hooks] (hgrc-not-shared is read beside hgrc; requires and sharedpath can point
+  // it at another repository's), Jujutsu's ui.pager, ui.editor and fix tools. Their stores stay writable.
   { path: '.hg/hgrc', decision: 'read-only' },
+  { path: '.hg/hgrc-not-shared', decision: 'read-only' },
+  { path: '.hg/requires', decision: 'read-only' },
+  { path: '.hg/sharedpath', decision: 'read-only' },
   { path: '.jj/repo/config.toml', decision: 'read-only' },
   // Claude Code on the host: project hooks, MCP server commands.
   { path: '.claude/settings.json', decision: 'read-only' },
@@ -55,6 +65,8 @@ export const HOST_RUN_FILES: readonly { path: string; decision: 'read-only' | 'r
   { path: '.github/workflows', decision: 'reported' },
   { path: '.circleci', decision: 'reported' },
   { path: '.gitlab-ci.yml', decision: 'reported' },
+  // Emacs asks before it applies what a .dir-locals.el sets beyond its safe variables.
+  { path: '.dir-locals.el', decision: 'reported' },
   { path: '.pypirc', decision: 'reported' },
   { path: '.netrc', decision: 'reported' },
   { path: '.nvmrc', decision: 'reported' },

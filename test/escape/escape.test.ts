@@ -306,16 +306,31 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
   })
   test("write access for others on the project's folder and its git dir (chmod 777): taken back at once and reported; other local users could have replaced the config your git runs", async () => {
     const git = path.join(s.project, '.git')
-    const paths = [s.project, git, path.join(git, 'HEAD'), path.join(git, 'refs')]
+    const paths = [s.project, git, path.join(git, 'HEAD'), path.join(git, 'refs'), path.join(git, 'info')]
     const writeForOthers = (mode: number): number => mode & 0o022
     const before = paths.map(p => writeForOthers(fs.statSync(p).mode))
-    const r = await inside('chmod 777 . .git .git/HEAD .git/refs && stat -c %a . .git .git/HEAD .git/refs; sleep 1; stat -c %a . .git .git/HEAD .git/refs')
-    const [during, later] = [r.out.split('\n').slice(0, 4), r.out.split('\n').slice(4)]
-    expect(during).toEqual(['777', '777', '777', '777'])
-    // Taken back while the session runs (the watch looks every 200 ms), not only after it.
-    expect(later.map(mode => writeForOthers(parseInt(mode, 8)))).toEqual(before)
-    expect(paths.map(p => writeForOthers(fs.statSync(p).mode))).toEqual(before)
-    expect(r.err).toMatch(/WARNING: the session gave other users write access to a git dir or the project's folder .*taken back: .*\.git \(777 made 7[0-7]{2}\)/)
+    const infoMode = fs.statSync(path.join(git, 'info')).mode & 0o777
+    // 300 names sorted before git's own (round 62: a capped listing then missed them), a folder the
+    // owner cannot read (0333: round 62, not opened as uid 1001), and a name git does not use.
+    const script = [
+      'for i in $(seq 1000 1300); do : > .git/.$i; done; mkdir .git/zzz',
+      'chmod 777 . .git .git/HEAD .git/refs .git/zzz && chmod 333 .git/info && stat -c %a . .git .git/HEAD .git/refs .git/info',
+      'sleep 1; stat -c %a . .git .git/HEAD .git/refs .git/info',
+    ].join('; ')
+    const r = await inside(script)
+    try {
+      const [during, later] = [r.out.split('\n').slice(0, 5), r.out.split('\n').slice(5)]
+      expect(during).toEqual(['777', '777', '777', '777', '333'])
+      // Taken back while the session runs (the watch looks every 200 ms), not only after it.
+      expect(later.map(mode => writeForOthers(parseInt(mode, 8)))).toEqual(before)
+      expect(paths.map(p => writeForOthers(fs.statSync(p).mode))).toEqual(before)
+      // A name git does not use: at the session's end.
+      expect(writeForOthers(fs.statSync(path.join(git, 'zzz')).mode)).toBe(0)
+      expect(r.err).toMatch(/WARNING: the session gave other users write access to a git dir or the project's folder .*taken back: .*\.git \(777 made 7[0-7]{2}\)/)
+    } finally {
+      fs.chmodSync(path.join(git, 'info'), infoMode)
+      for (const name of fs.readdirSync(git)) if (/^\.1[0-9]{3}$/.test(name) || name === 'zzz') fs.rmSync(path.join(git, name), { recursive: true })
+    }
   })
   test('/dev holds only the standard nodes', async () => {
     const r = await inside('ls -A /dev')

@@ -302,7 +302,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
 
   test('files the host runs are read-only while they exist; creating one is reported', async () => {
     const s = scene()
-    const present = ['.envrc', '.npmrc', '.husky/pre-commit', '.vscode/settings.json', '.mcp.json', '.claude/settings.json', '.zed/tasks.json', '.helix/languages.toml', '.nvim.lua', '.exrc', '.hg/hgrc', '.jj/repo/config.toml']
+    const present = ['.envrc', '.npmrc', '.husky/pre-commit', '.vscode/settings.json', '.mcp.json', '.claude/settings.json', '.zed/tasks.json', '.helix/languages.toml', '.nvim.lua', '.exrc', '.vimrc', '.hg/hgrc', '.hg/requires', '.jj/repo/config.toml']
     for (const f of present) {
       fs.mkdirSync(path.dirname(path.join(s.project, f)), { recursive: true })
       fs.writeFileSync(path.join(s.project, f), 'original\n')
@@ -312,12 +312,12 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
       [...present, '.vscode/tasks.json']
         .map(f => `echo evil >> ${f} 2>/dev/null && echo ESCAPED || echo BLOCKED`)
         .concat(['mv .claude .claude-old 2>/dev/null && echo ESCAPED || echo BLOCKED', 'mv .vscode .vscode-old 2>/dev/null && echo ESCAPED || echo BLOCKED', 'mv .hg .hg-old 2>/dev/null && echo ESCAPED || echo BLOCKED'])
-        .concat(['echo "yarnPath: x.js" > .yarnrc.yml', 'echo store > .hg/store-file && echo "hg store: writable"']).join('; '),
+        .concat(['echo "yarnPath: x.js" > .yarnrc.yml', 'echo store > .hg/store-file && echo "hg store: writable"', 'echo "[hooks]" > .hg/hgrc-not-shared']).join('; '),
     )
     // Renaming the parent away and planting a new one is refused too (the parent is pinned).
     expect(r.out.split('\n')).toEqual([...Array<string>(present.length + 4).fill('BLOCKED'), 'hg store: writable'])
     for (const f of present) expect(fs.readFileSync(path.join(s.project, f), 'utf8'), f).toBe('original\n')
-    expect(r.err).toMatch(/changed files that run code outside the sandbox: .*\.yarnrc\.yml \(created\)/)
+    expect(r.err).toMatch(/changed files that run code outside the sandbox: .*\.hg\/hgrc-not-shared \(created\).*\.yarnrc\.yml \(created\)/)
   })
 
   test('.git/hooks and .git/config kept as symlinks into the project: what they lead to is read-only, a replaced link is moved aside at once', async () => {

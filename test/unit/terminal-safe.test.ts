@@ -11,6 +11,9 @@ describe('terminal-safe output', () => {
     ['C1 CSI', 'a\u009b2Jb', 'a\\x9b2Jb'],
     ['bidi override', 'evil\u202etxt.sh', 'evil\\u202etxt.sh'],
     ['DEL and NUL', 'a\x7fb\x00', 'a\\x7fb\\x00'],
+    ['zero-width space, joiner and BOM', 'a\u200bb\u200dc\ufeff', 'a\\u200bb\\u200dc\\ufeff'],
+    ['tag characters (a hidden "hi")', 'ok\u{e0068}\u{e0069}', 'ok\\u{e0068}\\u{e0069}'],
+    ['line and paragraph separators', 'a\u2028b\u2029', 'a\\u2028b\\u2029'],
     ['plain text, accents and CJK', 'prøjekt 日本', 'prøjekt 日本'],
   ])('%s', (_name, input, shown) => {
     expect(terminalSafe(input)).toBe(shown)
@@ -22,8 +25,8 @@ describe('terminal-safe output', () => {
     expect(inlineSafe('a\nclaudebox: all good\tc')).toBe('a\\nclaudebox: all good\\tc')
   })
 
-  test('JSON stays valid and carries no raw C1 or bidi character', () => {
-    const value = { root: '/p/\u009b\u202e\x1b' }
+  test('JSON stays valid and carries no raw C1, bidi or other invisible character', () => {
+    const value = { root: '/p/\u009b\u202e\x1b\u200b\u{e0041}\u2028' }
     const text = jsonSafe(value)
     expect(hasRawControl(text)).toBe(false)
     expect(JSON.parse(text)).toEqual(value)
