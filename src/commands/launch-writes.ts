@@ -34,6 +34,6 @@ export function stateWrites(plan: LaunchPlan, facts: HostFacts): string[] {
   }
   lines.push(`this project's copies of ${plan.summary.shared.join(', ')} in ${instance}, when the shared tier changed since the last launch (holding ${path.join(facts.claudeboxHome, `tiers-${path.basename(instance)}.lock`)})`)
   lines.push(`the account keys into ${path.join(instance, '.claude.json')}`)
-  lines.push(`the session's record in ${path.join(instance, SESSIONS_DIR)}/<pid>-<scope>.json (its time refreshed every minute while the session runs) and its metadata in ${path.join(instance, OWN_DIR)}; after the session the usage, the good copies again, and the account keys that changed back into ${sharedPaths(facts.claudeboxHome).claudeJson} (holding its .lock beside it)`)
+  lines.push(`the session's record in ${path.join(instance, SESSIONS_DIR)}/<pid>-<scope>.json (its time refreshed every minute while the session runs) and its metadata in ${path.join(instance, OWN_DIR)}; after the session the good copies again, and the account keys that changed back into ${sharedPaths(facts.claudeboxHome).claudeJson} (holding its .lock beside it)`)
   return lines
 }

@@ -112,8 +112,6 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
     unregister()
   }
   if (failed !== undefined) return failed
-  const { recordUsage } = await import('../state/apply.js')
-  afterSession('recording the usage', () => recordUsage(plan.summary.instanceDir))
   if (plan.summary.claudeCode && interactive && !options.claudeArgs.some(arg => arg === '-p' || arg === '--print')) {
     await resumeHint(plan.summary.instanceDir, facts.cwd ?? '/', startedAt)
   }

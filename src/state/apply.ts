@@ -6,8 +6,7 @@ import { launchError } from '../errors.js'
 import { inPinnedDir, leftByGoneLaunchers, pidOfOurs, pidScope, processStartTime, removeFile } from '../host/fs.js'
 import { lstatKind } from '../host/probe.js'
 import { sanitizePath } from './adopt.js'
-import { HEARTBEAT_MS, META_FILE, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
-import { measureUsage, sessionsMtime, type Usage } from './scan.js'
+import { HEARTBEAT_MS, META_FILE, SESSIONS_DIR, type InstanceMeta, type SessionRecord } from './registry.js'
 import type { FileStep, HostFacts, MkdirStep } from '../types.js'
 import { isatty } from 'node:tty'
 
@@ -229,26 +228,6 @@ function makeDir(dir: string): void {
     fs.mkdirSync(dir, { mode: 0o700 })
   } catch {
     // made meanwhile
-  }
-}
-
-/**
- * After a session: the instance's size and conversation count, for a fast --list. Only this
- * instance's own record: the --list cache (one file for every instance) is brought up to date by
- * the next --list, which reads this record (scan.ts); rewriting the whole cache here cost every
- * launch ~34 ms with 10,000 instances.
- */
-export function recordUsage(instance: string): void {
-  try {
-    const usage: Usage = { ...measureUsage(instance), ended: Date.now() }
-    // Other sessions of this project may still run: record the sessions dir only when it is empty.
-    if (fs.readdirSync(path.join(instance, SESSIONS_DIR)).length === 0) {
-      const mtime = sessionsMtime(instance)
-      if (mtime !== undefined) usage.sessionsMtime = mtime
-    }
-    applyFiles([{ path: path.join(instance, USAGE_FILE), content: `${JSON.stringify(usage)}\n`, mode: 0o600, replace: true }])
-  } catch {
-    // --list measures the instance itself when this is missing
   }
 }
 

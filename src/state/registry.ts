@@ -20,8 +20,6 @@ export const folderCacheFile = (claudeboxHome: string, id: string): string => `$
 export const nestedRecordFile = (claudeboxHome: string, id: string): string => `${claudeboxHome}/nested/${id}.json`
 export const SESSIONS_DIR = 'claudebox/sessions'
 export const META_FILE = 'claudebox/meta.json'
-/** Size and conversation count of the instance, written when a session ends (for --list). */
-export const USAGE_FILE = 'claudebox/usage.json'
 
 export interface SessionRecord {
   pid: number

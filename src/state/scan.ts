@@ -6,7 +6,7 @@ import { inPinnedDir, pidScope, processStartTime } from '../host/fs.js'
 import { readNoFollow } from '../host/probe.js'
 import type { ScannedEntry } from './gc.js'
 import { INSTANCE_ID, PROJECT_ROOT_FILE, validProjectRoot } from './instance.js'
-import { isLive, META_FILE, parseRecord, recordKind, SESSIONS_DIR, USAGE_FILE, type InstanceMeta, type SessionRecord } from './registry.js'
+import { isLive, META_FILE, parseRecord, recordKind, SESSIONS_DIR, type InstanceMeta, type SessionRecord } from './registry.js'
 
 /** The entries of the instances directory; none when it does not exist yet. */
 function instanceDirents(dir: string): fs.Dirent[] {
@@ -24,11 +24,12 @@ export function scanInstances(dir: string): ScannedEntry[] {
 }
 
 /**
- * scanInstances plus last use, size and conversation count. Size and count come from
- * claudebox/usage.json, which each session writes when it ends (the instance only changes while
- * a session runs); an instance without one is measured here. Walking every instance instead costs
- * about two seconds for 10,000 of them on this file system (a readdir is ~12 µs from Node, and du
- * or find are no faster), against "well under a second" for --list.
+ * scanInstances plus last use, size and conversation count. An instance with no session since the
+ * last --list comes from that --list's cache (the instance only changes while a session runs);
+ * one used since is measured here, within a budget. Walking every instance instead costs about two
+ * seconds for 10,000 of them on this file system (a readdir is ~12 µs from Node, and du or find
+ * are no faster), against "well under a second" for --list. Sessions measure nothing when they
+ * end: that walk grows with the instance (~10 ms per 1,000 files) and made every exit wait.
  */
 export function scanWithDetails(dir: string, measureBudgetMs = MEASURE_BUDGET_MS): ScannedEntry[] {
   const cache = readListCache(dir)
@@ -37,9 +38,8 @@ export function scanWithDetails(dir: string, measureBudgetMs = MEASURE_BUDGET_MS
   const entries = instanceDirents(dir).map(
     dirent => fromCache(dir, dirent, cache[dirent.name]) ?? (Date.now() < deadline ? scanDetailed(dir, dirent, measured) : scanOne(dir, dirent)),
   )
-  // Instances used since the last --list (their usage record read), made by an older version, or
-  // a lost cache: measured within the budget and remembered, so each --list stays under a second
-  // and the next ones catch up.
+  // Instances used since the last --list, or a lost cache: measured within the budget and
+  // remembered, so each --list stays under a second and the next ones catch up.
   if (Object.keys(measured).length > 0) saveListCache(dir, { ...cache, ...measured })
   return entries
 }
@@ -58,12 +58,13 @@ function saveListCache(instances: string, cache: Record<string, CachedInstance>)
   }
 }
 
-/**
- * What --list needs of an instance, cached in one file by --list itself: an instance used since
- * is read again from the usage record its last session wrote (state/apply.ts recordUsage).
- */
+/** What --list needs of an instance, cached in one file by --list itself; an instance used since is measured again. */
 export interface CachedInstance extends Usage {
   root: string
+  /** When it was last used (ms). */
+  ended?: number
+  /** mtime of claudebox/sessions when it was measured with no session: unchanged since means still no session. */
+  sessionsMtime?: number
   /** meta.json's rootDevice, for the mount check of a root that is gone. */
   rootDevice?: number
 }
@@ -97,19 +98,14 @@ function fromCache(dir: string, dirent: fs.Dirent, cached: CachedInstance | unde
 }
 
 function scanDetailed(dir: string, dirent: fs.Dirent, remember: Record<string, CachedInstance>): ScannedEntry {
-  const usage = dirent.isDirectory() && !dirent.name.startsWith('.trash-') ? readUsage(path.join(dir, dirent.name)) : undefined
-  const entry = scanOne(dir, dirent, usage?.sessionsMtime)
+  const entry = scanOne(dir, dirent)
   if (entry.kind !== 'dir' || entry.name.startsWith('.trash-')) return entry
   const instance = path.join(dir, entry.name)
-  // The record holds only if the sessions dir is as its session left it: a session that is ending
-  // (its record gone, its usage not yet written) or was killed would otherwise be remembered with
-  // the numbers of the one before (red team: --adopt then took a project's conversations for none).
   const sessions = sessionsMtime(instance)
-  const current = usage?.sessionsMtime !== undefined && usage.sessionsMtime === sessions ? usage : undefined
-  const measured = current ?? measureUsage(instance)
+  const measured = measureUsage(instance)
   entry.size = measured.size
   entry.conversations = measured.conversations
-  const used = entry.liveSessions > 0 ? Date.now() : (current?.ended ?? lastUsed(instance))
+  const used = entry.liveSessions > 0 ? Date.now() : lastUsed(instance)
   if (used !== undefined) entry.lastUsed = used
   // Only a quiet instance is remembered: a live session may still change it.
   if (entry.liveSessions === 0 && entry.recordedRoot !== undefined && INSTANCE_ID.test(entry.name) && sessions !== undefined) {
@@ -122,19 +118,6 @@ function scanDetailed(dir: string, dirent: fs.Dirent, remember: Record<string, C
 export interface Usage {
   size: number
   conversations: number
-  /** When the session that wrote this ended (ms). */
-  ended?: number
-  /** mtime of claudebox/sessions when it was empty: unchanged since means still no session. */
-  sessionsMtime?: number
-}
-
-function readUsage(instance: string): Usage | undefined {
-  try {
-    const usage = JSON.parse(readNoFollow(path.join(instance, USAGE_FILE)) ?? '') as Partial<Usage>
-    return typeof usage.size === 'number' && typeof usage.conversations === 'number' ? (usage as Usage) : undefined
-  } catch {
-    return undefined
-  }
 }
 
 /** Folders below the instance measured at most (each open one holds a descriptor). */
@@ -174,15 +157,14 @@ export function measureUsage(instance: string): Usage {
 }
 
 /** @param emptySessionsMtime the sessions dir's mtime when it was last seen empty, if known */
-function scanOne(dir: string, dirent: fs.Dirent, emptySessionsMtime?: number): ScannedEntry {
+function scanOne(dir: string, dirent: fs.Dirent): ScannedEntry {
   const kind = dirent.isSymbolicLink() ? 'symlink' : dirent.isDirectory() ? 'dir' : 'other'
   const entry: ScannedEntry = { name: dirent.name, kind, recordedRoot: undefined, rootState: undefined, liveSessions: 0 }
   if (kind !== 'dir' || dirent.name.startsWith('.trash-')) return entry
   const instance = path.join(dir, dirent.name)
   entry.recordedRoot = validProjectRoot(readNoFollow(path.join(instance, PROJECT_ROOT_FILE)))
   if (entry.recordedRoot !== undefined) entry.rootState = rootState(entry.recordedRoot, readMeta(instance))
-  // An unchanged sessions dir is still empty: one lstat instead of reading it.
-  if (emptySessionsMtime === undefined || sessionsMtime(instance) !== emptySessionsMtime) entry.liveSessions = liveSessions(instance)
+  entry.liveSessions = liveSessions(instance)
   return entry
 }
 

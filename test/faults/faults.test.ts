@@ -63,12 +63,12 @@ describe.skipIf(!HAVE_BWRAP)('hostile instance state', () => {
     expect(fs.existsSync(dir)).toBe(false)
   })
 
-  test('FIFOs planted as project-root, .claudebox.json, a backup and the usage record hang nothing', async () => {
+  test('FIFOs planted as project-root, .claudebox.json and a backup hang nothing', async () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'src/project')
     const instance = await launched(world, project)
     fs.mkdirSync(path.join(instance, 'backups'), { recursive: true })
-    for (const p of [path.join(project, '.claudebox.json'), path.join(instance, 'backups/.claude.json.backup.1'), path.join(instance, 'claudebox/usage.json')]) {
+    for (const p of [path.join(project, '.claudebox.json'), path.join(instance, 'backups/.claude.json.backup.1')]) {
       fs.rmSync(p, { force: true })
       execFileSync('mkfifo', [p])
     }

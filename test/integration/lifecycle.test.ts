@@ -330,7 +330,7 @@ describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
     expect(fs.existsSync(path.join(oldInstance, 'projects', sanitizePath(old), 'c.jsonl'))).toBe(true)
   })
 
-  test("--list and --adopt never trust a usage record the sessions dir has moved past; --adopt measures before it removes", async () => {
+  test('--list measures an instance used since its cache; --adopt measures before it removes, whatever that cache says', async () => {
     const world = makeWorld()
     noticeGiven(world)
     const { old, oldInstance, moved } = await movedWithConversation(world)
@@ -341,19 +341,13 @@ describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
     expect((await inSandbox(world, moved, write)).exitCode).toBe(0)
     fs.renameSync(aside, oldInstance)
     const target = instancePath(world, `${moved}/.git`)
-    const usageFile = path.join(target, 'claudebox/usage.json')
-    const recorded = JSON.parse(fs.readFileSync(usageFile, 'utf8')) as { conversations: number; sessionsMtime: number }
-    expect(recorded.conversations).toBe(1)
-    // As a session that is ending (its record gone, its usage not yet written) or was killed leaves it.
-    fs.writeFileSync(usageFile, JSON.stringify({ ...recorded, size: 0, conversations: 0 }))
-    const sessions = path.join(target, 'claudebox/sessions')
-    fs.writeFileSync(path.join(sessions, 'x'), '')
-    fs.rmSync(path.join(sessions, 'x'))
     const list = await claudebox(world, ['--list', '--json'], { cwd: world.home })
     expect((JSON.parse(list.stdout) as { root: string; conversations: number }[]).find(e => e.root === `${moved}/.git`)?.conversations).toBe(1)
-    // A record that matches the sessions dir and still says none (forged here): measured before removing.
-    fs.writeFileSync(usageFile, JSON.stringify({ size: 0, conversations: 0, ended: Date.now(), sessionsMtime: fs.lstatSync(sessions).mtimeMs }))
-    fs.rmSync(path.join(world.claudeboxHome, 'list-cache.json'), { force: true })
+    // A cache entry that matches the sessions dir and says none (forged here): measured before removing.
+    const cacheFile = path.join(world.claudeboxHome, 'list-cache.json')
+    const cache = JSON.parse(fs.readFileSync(cacheFile, 'utf8')) as Record<string, { conversations: number; size: number }>
+    for (const entry of Object.values(cache)) Object.assign(entry, { conversations: 0, size: 0 })
+    fs.writeFileSync(cacheFile, JSON.stringify(cache))
     const r = await claudebox(world, ['--adopt', old], { cwd: moved })
     expect(r.exitCode, r.stderr).toBe(125)
     expect(r.stderr).toMatch(/holds 1 conversation\(s\) after all/)
