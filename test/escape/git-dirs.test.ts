@@ -643,6 +643,16 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(r.err).toMatch(/the session created or changed nested git repositories[^\n]*instances\/[0-9a-f]+\/\.git/)
   })
 
+  test('a repository made in an instance folder a session before had left as it was (its listing kept by then): reported', async () => {
+    const s = scene()
+    expect((await inside(s, 'mkdir -p "$CLAUDE_CONFIG_DIR/y/deep" && echo made')).out).toBe('made')
+    await new Promise(resolve => setTimeout(resolve, 1500)) // older than the folder cache's freshness rule
+    expect((await inside(s, 'true')).err).not.toMatch(/nested git repositories/)
+    const r = await inside(s, 'git init -q "$CLAUDE_CONFIG_DIR/y/deep/sub" && echo made')
+    expect(r.out).toBe('made')
+    expect(r.err).toMatch(/the session created or changed nested git repositories[^\n]*instances\/[0-9a-f]+\/y\/deep\/sub\/\.git/)
+  })
+
   test('the end-of-session index check is bounded: 80 nested repositories whose index is a FIFO (moved aside unread) and 70 with one, end the session at once (at most 64 read), said so', async () => {
     const s = scene()
     const started = Date.now()
