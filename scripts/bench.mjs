@@ -104,13 +104,24 @@ if (part('tree')) {
     }
   }
   const launch = world => () => spawnSync(process.execPath, [bin, '--network=open'], { cwd: world.project, env: world.env })
-  launch(large)() // the first session's search lists every folder; later ones only what changed
+  // A project used for months: its instance holds 10,000 files of Claude's (file history, todos, transcripts).
+  const used = mkWorld({ CLAUDEBOX_CLAUDE: '/bin/true' })
+  launch(used)()
+  const instance = path.join(used.env.CLAUDEBOX_HOME, 'instances', fs.readdirSync(path.join(used.env.CLAUDEBOX_HOME, 'instances'))[0])
+  for (let session = 0; session < 200; session++) {
+    fs.mkdirSync(path.join(instance, 'file-history', `s${session}`), { recursive: true })
+    for (let f = 0; f < 48; f++) fs.writeFileSync(path.join(instance, 'file-history', `s${session}`, `f${f}@v1`), 'x')
+    fs.mkdirSync(path.join(instance, 'todos'), { recursive: true })
+    fs.writeFileSync(path.join(instance, 'todos', `s${session}.json`), '[]')
+    fs.writeFileSync(path.join(instance, 'projects', `s${session}.jsonl`), '{}\n')
+  }
+  for (const world of [large, used]) launch(world)() // the first session's search lists every folder; later ones only what changed
   await sleep(1100)
-  const m = interleave({ 'small project': launch(small), 'project of 45,000 entries': launch(large) }, Math.min(runs, 15))
+  const m = interleave({ 'small project': launch(small), 'project of 45,000 entries': launch(large), 'instance of 10,000 files': launch(used) }, Math.min(runs, 15))
   console.log(`
-A large project (medians of ${Math.min(runs, 15)} interleaved runs, launching /bin/true with --network=open)`)
+A large project, and a much-used instance (medians of ${Math.min(runs, 15)} interleaved runs, launching /bin/true with --network=open)`)
   for (const [name, ms] of Object.entries(m)) console.log(`  ${name.padEnd(30)} ${ms.toFixed(1).padStart(7)} ms`)
-  console.log(`  its size adds ${(m['project of 45,000 entries'] - m['small project']).toFixed(1)} ms (the search for nested repositories at the session's end, from its folder cache)`)
+  console.log(`  the project's size adds ${(m['project of 45,000 entries'] - m['small project']).toFixed(1)} ms (the search for nested repositories at the session's end, from its folder cache); the instance's ${(m['instance of 10,000 files'] - m['small project']).toFixed(1)} ms`)
 }
 
 // ---------- P5: the launcher's resident memory while a session runs (default network: proxy included) ----------

@@ -68,8 +68,9 @@ function p7(bin, claude, url, results) {
     // Where the difference to plain claude goes: the sandbox itself, or the launcher and its gateway.
     'the same bwrap command, direct': directCommand(bin, project, env, url, go),
   }
-  const m = interleaveChecked(variants, 5, r => r.stdout.trim() === 'done')
-  console.log('\nP7 one turn with 30 Bash commands (medians of 5 interleaved runs)')
+  // 9 runs: a whole turn varies by ±200 ms here from one run to the next, 5 left the median to chance.
+  const m = interleaveChecked(variants, 9, r => r.stdout.trim() === 'done')
+  console.log('\nP7 one turn with 30 Bash commands (medians of 9 interleaved runs)')
   for (const [name, ms] of Object.entries(m)) console.log(`  ${name.padEnd(34)} ${ms.toFixed(0).padStart(6)} ms`)
   const box = m['claudebox (default network)']
   results.p7 = { value: box / m['plain claude on the host'], target: 1.05, what: 'P7 30-command turn: claudebox / plain claude' }
