@@ -3,10 +3,8 @@
 // placeholder, to an API path Claude Code uses, is sent on to the real endpoint with the real
 // credential (refreshed here when it expires). Anything else is refused and never carries it.
 import http from 'node:http'
-import net from 'node:net'
-import type * as Https from 'node:https'
-import type * as Tls from 'node:tls'
-import { connectThrough, proxyFor, type UpstreamProxy } from './upstream-proxy.js'
+import { proxyFor, type UpstreamProxy } from './upstream-proxy.js'
+import { requestTo, tunnelAgent } from './tunnels.js'
 import { requestUnderWay } from './connection-calls.js'
 import { httpProtocol, type Protocol } from './lazy-server.js'
 import { BODY_LIMITS, requestBody, shareOf, type BodyLimits, type Held, type Outgoing, type Share } from './request-body.js'
@@ -231,27 +229,17 @@ function drainRest(req: http.IncomingMessage): void {
   if (!req.complete) req.unpipe().resume()
 }
 
-/** https and tls load at the first call upstream, during the session, not at every launch (~15 ms). */
-let tlsModules: Promise<{ https: typeof Https; tls: typeof Tls }> | undefined
-const loadTls = (): NonNullable<typeof tlsModules> => (tlsModules ??= Promise.all([import('node:https'), import('node:tls')]).then(([h, t]) => ({ https: h.default, tls: t.default })))
-
 /** The request to the API, with `credential` (none for a preconnect). */
 async function forward(options: Gateway, req: http.IncomingMessage, url: URL, body: Outgoing, credential: [string, string] | undefined, signal: AbortSignal, made?: (request: http.ClientRequest) => void): Promise<Call> {
   const target = new URL(options.upstream.pathname.replace(/\/$/, '') + url.pathname + url.search, options.upstream)
-  const https = target.protocol === 'https:' && options.tunnels === undefined ? (await loadTls()).https : undefined
+  const headers: http.OutgoingHttpHeaders = {}
+  for (const [key, v] of Object.entries(req.headers)) if (!DROPPED.has(key)) headers[key] = v
+  for (const [key, v] of options.extraHeaders) headers[key.toLowerCase()] = v
+  if (credential !== undefined) headers[credential[0]] = credential[1]
+  headers['host'] = target.host
+  headers['content-length'] = String(body.length)
+  const request = await requestTo(target, { method: req.method ?? 'GET', headers, signal }, options.tunnels)
   return new Promise((resolve, reject) => {
-    const headers: http.OutgoingHttpHeaders = {}
-    for (const [key, v] of Object.entries(req.headers)) if (!DROPPED.has(key)) headers[key] = v
-    for (const [key, v] of options.extraHeaders) headers[key.toLowerCase()] = v
-    if (credential !== undefined) headers[credential[0]] = credential[1]
-    headers['host'] = target.host
-    headers['content-length'] = String(body.length)
-    const method = req.method ?? 'GET'
-    const request =
-      options.tunnels === undefined
-        ? (https ?? http).request(target, { method, headers, signal })
-        : // Through a company proxy: plain HTTP on the tunnel, which carries its own TLS.
-          http.request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method, headers, signal, agent: options.tunnels })
     made?.(request)
     request.on('error', reject)
     request.once('response', response => resolve({ request, response }))
@@ -260,33 +248,11 @@ async function forward(options: Gateway, req: http.IncomingMessage, url: URL, bo
   })
 }
 
-/**
- * The tunnels to the API through the company proxy (CONNECT, then TLS inside for https), kept
- * between calls as Node keeps direct connections (its global agent's keep-alive, 5 s idle):
- * before, every call paid a connection to the proxy, a CONNECT and a TLS handshake with the API.
- * Undefined when the API is reached directly.
- */
+/** Tunnels through the company proxy when the API is reached through one (tunnels.ts). */
 function tunnelsFor(options: GatewayOptions): http.Agent | undefined {
   const { hostname, protocol } = options.upstream
-  const port = Number(options.upstream.port || (protocol === 'https:' ? 443 : 80))
-  const via = proxyFor(options.companyProxy, hostname, port, protocol === 'http:')
-  if (via === undefined) return undefined
-  const agent = new http.Agent({ keepAlive: true, scheduling: 'lifo', timeout: 5000 })
-  // Node's agent takes a connection made later through the callback (then nothing is returned).
-  const tunnel = (_: unknown, made: (error: Error | null, stream?: net.Socket) => void): undefined => {
-    void Promise.all([connectThrough(via, hostname, port, 30_000, () => undefined), protocol === 'https:' ? loadTls() : undefined]).then(([socket, modules]) => {
-      if (socket instanceof Error) return made(socket)
-      // Ended with the far end, as Node's own connections are (connectThrough keeps a tunnel
-      // half-open, for the egress proxy's relaying).
-      socket.allowHalfOpen = false
-      // An address is checked against the certificate as it is, and sent as no server name (RFC 6066).
-      const name = hostname.replace(/^\[|\]$/g, '')
-      made(null, modules === undefined ? socket : modules.tls.connect({ socket, host: name, ...(net.isIP(name) === 0 && { servername: name }) }))
-    })
-    return undefined
-  }
-  agent.createConnection = tunnel as unknown as typeof agent.createConnection
-  return agent
+  const via = proxyFor(options.companyProxy, hostname, Number(options.upstream.port || (protocol === 'https:' ? 443 : 80)), protocol === 'http:')
+  return via === undefined ? undefined : tunnelAgent(via, options.upstream)
 }
 
 /** Hop-by-hop headers, and the placeholder's own headers (replaced by the real credential). */

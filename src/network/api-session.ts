@@ -256,7 +256,7 @@ function credentialFor(signIn: SignIn, env: Env, storeFile: string | undefined):
   return {
     refreshable: true,
     header: async rejected => {
-      const { login, problem } = await currentLogin(storeFile ?? '', rejected, tokenUrl)
+      const { login, problem } = await currentLogin(storeFile ?? '', rejected, tokenUrl, upstreamFromEnv(env))
       if (login === undefined) throw new Error(problem)
       return ['authorization', `Bearer ${login.accessToken}`]
     },

@@ -2,10 +2,10 @@
 // token in the environment, or the OAuth login in claudebox's store), the header that carries it,
 // the placeholder the sandbox gets instead, and the one refresh of an OAuth login that every
 // session of every project shares (refresh tokens are single-use: anthropics/claude-code#76561).
-import { randomHex } from '../host/fs.js'
 import path from 'node:path'
 import { writeFileAtomic } from '../host/atomic-write.js'
-import { readNoFollow } from '../host/fs.js'
+import { randomHex, readNoFollow } from '../host/fs.js'
+import { proxyFor, type UpstreamProxy } from './upstream-proxy.js'
 import { takeLock, withLockSync } from '../host/lock.js'
 
 export type { SignInKind } from '../types.js'
@@ -92,7 +92,7 @@ export interface RefreshResult {
  * launcher refreshes at a time (a lock file next to the store); the others wait and then use what
  * it stored. The store is only ever rewritten whole, by rename.
  */
-export async function currentLogin(storeFile: string, rejected: string | undefined, tokenUrl: string): Promise<RefreshResult> {
+export async function currentLogin(storeFile: string, rejected: string | undefined, tokenUrl: string, companyProxy?: UpstreamProxy): Promise<RefreshResult> {
   const seen = readLogin(storeFile)
   if (seen === undefined) return { problem: `no login in ${storeFile}; run claudebox --login` }
   // Refused, but the store already holds another token (another session refreshed): use that.
@@ -104,7 +104,7 @@ export async function currentLogin(storeFile: string, rejected: string | undefin
     // Another launcher refreshed meanwhile: its token is the one to use.
     if (now !== undefined && now.accessToken !== seen.accessToken) return { login: now }
     if (now?.refreshToken === undefined) return { problem: `the login in ${storeFile} expired and cannot be refreshed; run claudebox --login` }
-    return await refresh(storeFile, now, tokenUrl)
+    return await refresh(storeFile, now, tokenUrl, companyProxy)
   } finally {
     lock()
   }
@@ -119,16 +119,21 @@ export function replaceLogin(storeFile: string, login: OAuthLogin): void {
   withLockSync(`${storeFile}.refresh-lock`, LOCK_STALE_MS, () => writeFileAtomic(storeFile, `${JSON.stringify({ claudeAiOauth: login })}\n`))
 }
 
-async function refresh(storeFile: string, login: OAuthLogin, tokenUrl: string): Promise<RefreshResult> {
+async function refresh(storeFile: string, login: OAuthLogin, tokenUrl: string, companyProxy: UpstreamProxy | undefined): Promise<RefreshResult> {
   const body = { grant_type: 'refresh_token', refresh_token: login.refreshToken, client_id: OAUTH_CLIENT_ID, scope: (login.scopes ?? []).join(' ') }
-  let response: Response
+  let answer: { status: number; text: string }
   try {
-    response = await fetch(tokenUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) })
+    answer = await postJson(new URL(tokenUrl), JSON.stringify(body), companyProxy)
   } catch (error) {
     return { problem: `could not refresh the login at ${tokenUrl} (${(error as Error).message}); check the network, or run claudebox --login` }
   }
-  if (!response.ok) return { problem: `the login could not be refreshed (${tokenUrl} answered ${response.status}); run claudebox --login` }
-  const data = (await response.json()) as { access_token?: string; refresh_token?: string; expires_in?: number; scope?: string }
+  if (answer.status < 200 || answer.status > 299) return { problem: `the login could not be refreshed (${tokenUrl} answered ${answer.status}); run claudebox --login` }
+  let data: { access_token?: string; refresh_token?: string; expires_in?: number; scope?: string }
+  try {
+    data = JSON.parse(answer.text) as typeof data
+  } catch {
+    data = {}
+  }
   if (typeof data.access_token !== 'string') return { problem: `the refresh answer from ${tokenUrl} holds no token; run claudebox --login` }
   const next: OAuthLogin = {
     ...login,
@@ -140,6 +145,39 @@ async function refresh(storeFile: string, login: OAuthLogin, tokenUrl: string): 
   const file = JSON.parse(readNoFollow(storeFile, 1 << 20) ?? '{}') as Record<string, unknown>
   writeFileAtomic(storeFile, `${JSON.stringify({ ...file, claudeAiOauth: next })}\n`)
   return { login: next }
+}
+
+/** The largest answer of the token endpoint read. */
+const ANSWER_LIMIT = 1 << 20
+
+/**
+ * POSTs `body` to `url` and reads the answer, through the host's company proxy when it applies (a
+ * refresh that went directly failed where only the proxy reaches out), within 30 s.
+ */
+async function postJson(url: URL, body: string, companyProxy: UpstreamProxy | undefined): Promise<{ status: number; text: string }> {
+  const { requestTo, tunnelAgent } = await import('./tunnels.js')
+  const via = proxyFor(companyProxy, url.hostname, Number(url.port || (url.protocol === 'https:' ? 443 : 80)), url.protocol === 'http:')
+  const tunnels = via === undefined ? undefined : tunnelAgent(via, url)
+  const request = await requestTo(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }, signal: AbortSignal.timeout(30_000) }, tunnels)
+  try {
+    return await new Promise((resolve, reject) => {
+      request.on('error', reject)
+      request.on('response', response => {
+        const chunks: Buffer[] = []
+        let size = 0
+        response.on('data', (chunk: Buffer) => {
+          size += chunk.length
+          if (size > ANSWER_LIMIT) return void request.destroy(new Error('the answer is too large'))
+          chunks.push(chunk)
+        })
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }))
+        response.on('error', reject)
+      })
+      request.end(body)
+    })
+  } finally {
+    tunnels?.destroy()
+  }
 }
 
 /** ANTHROPIC_CUSTOM_HEADERS ("Name: value" lines) as pairs, for the host to add. */

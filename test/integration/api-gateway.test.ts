@@ -118,6 +118,26 @@ describe('the API gateway', () => {
   })
 })
 
+/** A company proxy on loopback: CONNECT only; records the host:port each tunnel was asked for. */
+async function companyProxy(): Promise<{ url: URL; asked: string[] }> {
+  const asked: string[] = []
+  const proxy = http.createServer((_req, res) => res.writeHead(405).end())
+  proxy.on('connect', (req: http.IncomingMessage, client: net.Socket) => {
+    asked.push(req.url ?? '')
+    const [host, port] = (req.url ?? '').split(':')
+    const out = net.connect(Number(port), host, () => {
+      client.write('HTTP/1.1 200 OK\r\n\r\n')
+      out.pipe(client)
+      client.pipe(out)
+    })
+    out.on('error', () => client.destroy())
+    client.on('error', () => out.destroy())
+  })
+  const port = await listenOnLoopback(proxy)
+  closers.push(() => new Promise(resolve => proxy.close(() => resolve()).closeAllConnections()))
+  return { url: new URL(`http://127.0.0.1:${port}`), asked }
+}
+
 describe('the API gateway behind a company proxy', () => {
   test('reaches the API through the host\'s proxy (CONNECT), with the real key, in one tunnel that Claude\'s preconnect opens and its calls take; NO_PROXY goes direct', async () => {
     const keys: (string | undefined)[] = []
@@ -130,20 +150,7 @@ describe('the API gateway behind a company proxy', () => {
     upstream.on('connection', () => connections++)
     const upstreamPort = await listenOnLoopback(upstream)
     closers.push(() => new Promise(resolve => upstream.close(() => resolve()).closeAllConnections()))
-    const asked: string[] = []
-    const proxy = http.createServer((_req, res) => res.writeHead(405).end())
-    proxy.on('connect', (req: http.IncomingMessage, client: net.Socket) => {
-      asked.push(req.url ?? '')
-      const [host, port] = (req.url ?? '').split(':')
-      const out = net.connect(Number(port), host, () => {
-        client.write('HTTP/1.1 200 OK\r\n\r\n')
-        out.pipe(client)
-        client.pipe(out)
-      })
-    })
-    await new Promise<void>(resolve => proxy.listen(0, '127.0.0.1', resolve))
-    closers.push(() => new Promise(resolve => proxy.close(() => resolve())))
-    const proxyUrl = new URL(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`)
+    const { url: proxyUrl, asked } = await companyProxy()
     const placeholder = placeholderFor('api-key')
     for (const noProxy of [[], ['127.0.0.1']]) {
       const g = await startGateway({ upstream: new URL(`http://127.0.0.1:${upstreamPort}`), placeholder, credential: fixed(['x-api-key', 'sk-ant-real']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 }, companyProxy: { http: proxyUrl, https: proxyUrl, noProxy } })
@@ -164,19 +171,8 @@ describe('the API gateway behind a company proxy', () => {
     upstream.keepAliveTimeout = 100
     const upstreamPort = await listenOnLoopback(upstream)
     closers.push(() => new Promise(resolve => upstream.close(() => resolve()).closeAllConnections()))
-    const asked: string[] = []
-    const proxy = http.createServer((_req, res) => res.writeHead(405).end())
-    proxy.on('connect', (req: http.IncomingMessage, client: net.Socket) => {
-      asked.push(req.url ?? '')
-      const out = net.connect(upstreamPort, '127.0.0.1', () => {
-        client.write('HTTP/1.1 200 OK\r\n\r\n')
-        out.pipe(client)
-        client.pipe(out)
-      })
-    })
-    const proxyPort = await listenOnLoopback(proxy)
-    closers.push(() => new Promise(resolve => proxy.close(() => resolve()).closeAllConnections()))
-    const g = await startGateway({ upstream: new URL(`http://127.0.0.1:${upstreamPort}`), placeholder: 'p', credential: fixed(['x-api-key', 'k']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 }, companyProxy: { http: new URL(`http://127.0.0.1:${proxyPort}`), noProxy: [] } })
+    const { url: proxyUrl, asked } = await companyProxy()
+    const g = await startGateway({ upstream: new URL(`http://127.0.0.1:${upstreamPort}`), placeholder: 'p', credential: fixed(['x-api-key', 'k']), extraHeaders: [], listen: { host: '127.0.0.1', port: 0 }, companyProxy: { http: proxyUrl, noProxy: [] } })
     closers.push(() => g.close())
     expect((await call(g.address, '/v1/messages', { 'x-api-key': 'p' })).status).toBe(200)
     await new Promise(resolve => setTimeout(resolve, 400))
@@ -738,6 +734,17 @@ storeNewLogin(process.argv[2], 'session-1', process.argv[4])`
     }
     expect(lost).toEqual([])
   }, 60_000)
+
+  test('behind a company proxy the refresh goes through it (CONNECT), as the API calls do: directly it failed where only the proxy reaches out', async () => {
+    const endpoint = await tokenEndpoint(0)
+    const { url: proxyUrl, asked } = await companyProxy()
+    const file = store('sk-ant-oat01-old', Date.now() - 1000)
+    const result = await currentLogin(file, undefined, endpoint.url, { https: proxyUrl, http: proxyUrl, noProxy: [] })
+    expect(result.problem).toBeUndefined()
+    expect(result.login?.accessToken).toBe('sk-ant-oat01-new-1')
+    expect(asked).toEqual([new URL(endpoint.url).host])
+    expect(readLogin(file)?.accessToken).toBe('sk-ant-oat01-new-1')
+  })
 
   test('a refresh the endpoint refuses: one clear problem naming the fix, the stored login untouched', async () => {
     const endpoint = await tokenEndpoint()
