@@ -13,7 +13,7 @@ import { afterEach, describe, expect, test } from 'vitest'
 import type { Credential } from '../../src/network/api-gateway.js'
 import { startGateway, type Gateway } from '../../src/network/api-session.js'
 import { currentLogin, placeholderFor, readLogin } from '../../src/network/credentials.js'
-import { listenOnLoopback } from '../helpers/servers.js'
+import { companyProxy, listenOnLoopback } from '../helpers/servers.js'
 import { tempDir } from '../helpers/cli.js'
 import { useMockApi, type MockApi } from '../helpers/messages-api.js'
 
@@ -118,26 +118,6 @@ describe('the API gateway', () => {
   })
 })
 
-/** A company proxy on loopback: CONNECT only; records the host:port each tunnel was asked for. */
-async function companyProxy(): Promise<{ url: URL; asked: string[] }> {
-  const asked: string[] = []
-  const proxy = http.createServer((_req, res) => res.writeHead(405).end())
-  proxy.on('connect', (req: http.IncomingMessage, client: net.Socket) => {
-    asked.push(req.url ?? '')
-    const [host, port] = (req.url ?? '').split(':')
-    const out = net.connect(Number(port), host, () => {
-      client.write('HTTP/1.1 200 OK\r\n\r\n')
-      out.pipe(client)
-      client.pipe(out)
-    })
-    out.on('error', () => client.destroy())
-    client.on('error', () => out.destroy())
-  })
-  const port = await listenOnLoopback(proxy)
-  closers.push(() => new Promise(resolve => proxy.close(() => resolve()).closeAllConnections()))
-  return { url: new URL(`http://127.0.0.1:${port}`), asked }
-}
-
 describe('the API gateway behind a company proxy', () => {
   test('reaches the API through the host\'s proxy (CONNECT), with the real key, in one tunnel that Claude\'s preconnect opens and its calls take; NO_PROXY goes direct', async () => {
     const keys: (string | undefined)[] = []
@@ -159,7 +139,7 @@ describe('the API gateway behind a company proxy', () => {
       for (let i = 0; i < 3; i++) expect((await call(g.address, '/v1/messages', { 'x-api-key': placeholder })).status).toBe(200)
     }
     // Before, each call had a tunnel of its own: a connection to the proxy, a CONNECT and a TLS handshake.
-    expect(asked).toEqual([`127.0.0.1:${upstreamPort}`])
+    expect(asked).toEqual([`127.0.0.1:${upstreamPort} auth=-`])
     expect(connections).toBe(2) // the tunnel, and the direct connection with NO_PROXY
     expect(keys).toEqual([undefined, 'sk-ant-real', 'sk-ant-real', 'sk-ant-real', undefined, 'sk-ant-real', 'sk-ant-real', 'sk-ant-real'])
   })
@@ -742,7 +722,7 @@ storeNewLogin(process.argv[2], 'session-1', process.argv[4])`
     const result = await currentLogin(file, undefined, endpoint.url, { https: proxyUrl, http: proxyUrl, noProxy: [] })
     expect(result.problem).toBeUndefined()
     expect(result.login?.accessToken).toBe('sk-ant-oat01-new-1')
-    expect(asked).toEqual([new URL(endpoint.url).host])
+    expect(asked).toEqual([`${new URL(endpoint.url).host} auth=-`])
     expect(readLogin(file)?.accessToken).toBe('sk-ant-oat01-new-1')
   })
 

@@ -4,10 +4,10 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
 import https from 'node:https'
-import net from 'node:net'
+import type net from 'node:net'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { listenOnLoopback } from '../helpers/servers.js'
+import { companyProxy, listenOnLoopback } from '../helpers/servers.js'
 import { claudebox, HAVE_BWRAP, makeRepo, makeWorld, tempDir } from '../helpers/cli.js'
 
 const listen = listenOnLoopback
@@ -25,24 +25,6 @@ async function site(): Promise<{ port: number; hosts: string[] }> {
     socket.on('data', data => socket.write(`echo:${data.toString()}`))
   })
   return { port: await listen(server), hosts }
-}
-
-/** The company proxy: CONNECT only, records what it was asked for. */
-async function companyProxy(): Promise<{ port: number; asked: string[] }> {
-  const asked: string[] = []
-  const server = http.createServer((_req, res) => res.writeHead(405).end())
-  server.on('connect', (req: http.IncomingMessage, client: net.Socket) => {
-    asked.push(`${req.url} auth=${req.headers['proxy-authorization'] ?? '-'}`)
-    const [host, port] = (req.url ?? '').split(':')
-    const upstream = net.connect(Number(port), host, () => {
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
-      upstream.pipe(client)
-      client.pipe(upstream)
-    })
-    upstream.on('error', () => client.destroy())
-    client.on('error', () => upstream.destroy())
-  })
-  return { port: await listen(server), asked }
 }
 
 const wsClient = (target: string): string => `
