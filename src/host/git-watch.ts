@@ -51,7 +51,9 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
   const quarantine = quarantineIn(spec, away, { moved, reported }, again)
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
   const heads = guardHeads(spec.gitDirs, spec.workTrees)
-  const watch = watchDuringSession(spec, quarantine, final => heads.check(final))
+  // At the end, the git dirs the session made too (round 63: a submodule's, left 777, was taken as
+  // one to keep so from the next launch on).
+  const watch = watchDuringSession(spec, quarantine, final => heads.check(final, final ? gitDirsNow(spec.gitDirs) : []))
   const report = (nestedDirs: string[]): string[] => {
     const warnings: string[] = []
     if (ended !== undefined) warnings.push(`the session made ${inlineSafe(ended)} ${REPLANT_LIMIT} times, each moved aside, and was ended: a git the host ran at the moment of one could have taken it; look at what git ran in this project since (the config of each one moved aside below)`)
@@ -59,7 +61,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
     const movedBefore = moved.length
     const restored = heads.restored()
     const narrowed = heads.narrowed()
-    if (narrowed.length > 0) warnings.push(`the session gave other users write access to a git dir or the project's folder (any local user could then have replaced the config your git runs); taken back: ${narrowed.join(', ')}`)
+    if (narrowed.length > 0) warnings.push(`other users could write to a git dir or the project's folder, beyond what your umask gives (a session can make it so; any local user could then replace the config your git runs); taken back: ${narrowed.join(', ')}`)
     if (restored.length > 0) warnings.push(`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`)
     warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs))
     if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them), or a .git that leads through /proc or /dev or by a path that is not UTF-8 (where git goes from it cannot be known); moved aside: ${moved.slice(movedBefore).join(', ')}`)

@@ -37,9 +37,10 @@ function readHead(dir: string): Head | undefined {
 export interface HeadGuard {
   /**
    * Puts back each HEAD git would now reject, and takes back write access the session gave
-   * others; `final` (the session's end) looks at every entry of the git dirs, not only git's own.
+   * others; `final` (the session's end) looks deeper, also into `more` git dirs (those the
+   * session made: a submodule's or a worktree's).
    */
-  check(final?: boolean): void
+  check(final?: boolean, more?: readonly string[]): void
   /** What was put back, for the report after the session. */
   restored(): string[]
   /** Where write access for others was taken back, for the report after the session. */
@@ -54,15 +55,15 @@ export function guardHeads(gitDirs: readonly string[], workTrees: readonly strin
   }
   const modes = recordModes(gitDirs)
   const restored = new Set<string>()
-  const granted = othersMayWrite([...gitDirs, ...workTrees])
+  const byUmask = 0o022 & ~umask()
   const narrowed = new Set<string>()
   return {
-    check(final = false): void {
-      for (const [top, allowed] of granted) narrowWrite(top, allowed, gitDirs.includes(top), final, narrowed)
+    check(final = false, more: readonly string[] = []): void {
       for (const [dir, head] of recorded) {
         if (headIsValid(dir)) continue
         if (putBack(dir, head)) restored.add(`${inlineSafe(dir)}/HEAD (put back: ${inlineSafe(head.text.trim())})`)
       }
+      // First, so that a git dir made unreadable (0333) is read again by the look below (round 63).
       for (const [dir, mode] of modes) {
         if (canEnter(dir)) continue
         try {
@@ -72,6 +73,10 @@ export function guardHeads(gitDirs: readonly string[], workTrees: readonly strin
           // gone or not ours: the launch after refuses a git dir git rejects
         }
       }
+      const budget = { entries: SWEEP_LIMIT }
+      for (const top of workTrees) narrowOne(top, allowedIn(top, byUmask), narrowed)
+      for (const dir of [...gitDirs, ...more.filter(d => !gitDirs.includes(d))]) narrowGitDir(dir, allowedIn(dir, byUmask), final, budget, narrowed)
+      if (budget.entries < 0) narrowed.add(`not all looked at: the git dirs hold more than ${SWEEP_LIMIT} entries (look with ls -la)`)
     },
     restored: () => [...restored],
     narrowed: () => [...narrowed],
@@ -79,19 +84,16 @@ export function guardHeads(gitDirs: readonly string[], workTrees: readonly strin
 }
 
 /**
- * The write access for group and others each git dir and work tree top gave at the start (a
- * shared repository's g+w stays), or the user's umask gives new files (002: the group's, as on
- * systems where each user has a group of their own). Beyond it, a chmod inside (777, or an ACL's
- * mask) lets other local users replace the config the host's git runs (red team, round 61).
+ * The write bits for group and others a folder and what it holds may keep: what the user's umask
+ * gives new files (002: the group's, where each user has a group of their own), and a group-shared
+ * folder's group write (set-group-ID, as git's core.sharedRepository and shared folders have it,
+ * a bit the sandbox cannot set: seccomp). Never what the folder merely had at the start: a
+ * session running beside the launch could have set it (red team, round 63). Beyond it, a chmod
+ * inside (777, or an ACL's mask) lets other local users replace the config the host's git runs.
  */
-function othersMayWrite(tops: readonly string[]): Map<string, number> {
-  const byUmask = 0o022 & ~umask()
-  const granted = new Map<string, number>()
-  for (const top of tops) {
-    const mode = modeNoFollow(top)
-    if (mode !== undefined) granted.set(top, (mode & 0o022) | byUmask)
-  }
-  return granted
+function allowedIn(dir: string, byUmask: number): number {
+  const mode = modeNoFollow(dir) ?? 0
+  return byUmask | ((mode & 0o2000) !== 0 ? mode & 0o020 : 0)
 }
 
 /** This process's umask, read (process.umask() without an argument sets it twice to read it); 022 when it cannot be. */
@@ -101,49 +103,88 @@ function umask(): number {
 }
 
 /**
- * Takes back group and other write bits beyond `allowed` on `top` and, for a git dir, on what it
- * holds directly: the names git reads first, at every look (junk names sorted before them hid them
- * from a capped listing: red team, round 62), and at the session's end every other entry too,
- * up to SWEEP_LIMIT. Deeper entries are left as they are.
+ * Takes back group and other write bits beyond `allowed` on a git dir and what it holds: git's own
+ * names at every look (junk names sorted before them hid them from a capped listing: round 62);
+ * at the session's end every entry, and below refs/, objects/info/, info/ and an operation's
+ * folders (a branch, alternates, a rebase's to-do list), within `budget` for all git dirs.
  */
-function narrowWrite(top: string, allowed: number, gitDir: boolean, final: boolean, narrowed: Set<string>): void {
-  narrowOne(top, allowed, narrowed)
-  if (!gitDir) return
-  for (const name of GIT_NAMES) narrowOne(path.join(top, name), allowed, narrowed)
-  if (!final) return
+function narrowGitDir(dir: string, allowed: number, final: boolean, budget: { entries: number }, narrowed: Set<string>): void {
+  narrowOne(dir, allowed, narrowed)
+  if (!final) {
+    for (const name of GIT_NAMES) narrowOne(path.join(dir, name), allowed, narrowed)
+    return
+  }
+  let fd: number | undefined
+  try {
+    fd = fs.openSync(dir, O_PATH | fs.constants.O_NOFOLLOW | fs.constants.O_DIRECTORY)
+    narrowBelow(fd, dir, '', allowed, budget, narrowed)
+  } catch {
+    // gone: nothing to take back
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd)
+  }
+}
+
+/**
+ * The entries of the folder open as `fd` (its path `shown`, `rel` below the git dir), each
+ * reached through that descriptor without following a symlink (the session may swap a folder for
+ * one meanwhile, when another session of the project runs), and the folders git reads below.
+ */
+function narrowBelow(fd: number, shown: string, rel: string, allowed: number, budget: { entries: number }, narrowed: Set<string>): void {
   let dir: fs.Dir | undefined
   try {
-    dir = fs.opendirSync(top)
-    for (let seen = 0, entry = dir.readSync(); entry !== null; entry = dir.readSync()) {
-      if (++seen > SWEEP_LIMIT) return void narrowed.add(`not all looked at: ${inlineSafe(top)} holds more than ${SWEEP_LIMIT} entries (look with ls -la)`)
-      if (!GIT_NAMES.includes(entry.name)) narrowOne(path.join(top, entry.name), allowed, narrowed)
+    dir = fs.opendirSync(`/proc/self/fd/${fd}`)
+    for (let entry = dir.readSync(); entry !== null && budget.entries-- > 0; entry = dir.readSync()) {
+      const name = rel === '' ? entry.name : `${rel}/${entry.name}`
+      const child = narrowOneAt(`/proc/self/fd/${fd}/${entry.name}`, `${shown}/${entry.name}`, allowed, narrowed)
+      if (child === undefined) continue
+      try {
+        if (DEEP.some(deep => name === deep || name.startsWith(`${deep}/`) || deep.startsWith(`${name}/`)) && name.split('/').length <= 8) narrowBelow(child, `${shown}/${entry.name}`, name, allowed, budget, narrowed)
+      } finally {
+        fs.closeSync(child)
+      }
     }
   } catch {
-    // gone or unreadable: the git dir's own mode was looked at above
+    // unreadable or gone: what could be looked at was
   } finally {
     dir?.closeSync()
   }
+}
+
+/** The folders of a git dir whose whole tree is looked at at the session's end. */
+const DEEP = ['refs', 'objects/info', 'info', 'rebase-merge', 'rebase-apply', 'sequencer', 'logs/refs']
+
+/** One file or folder by path (see narrowOneAt). */
+function narrowOne(p: string, allowed: number, narrowed: Set<string>): void {
+  const fd = narrowOneAt(p, p, allowed, narrowed)
+  if (fd !== undefined) fs.closeSync(fd)
 }
 
 /**
  * One file or folder, through a descriptor that names it without following a symlink the session
  * put there (O_PATH: a folder the session made unreadable, 0333, is reached too, round 62), its
  * mode changed through /proc/self/fd (a launch needs /proc to be its own). Symlinks, sockets and
- * FIFOs are left alone.
+ * FIFOs are left alone. Returns the descriptor of a folder, for a look inside; closes the others.
  */
-function narrowOne(p: string, allowed: number, narrowed: Set<string>): void {
+function narrowOneAt(p: string, shown: string, allowed: number, narrowed: Set<string>): number | undefined {
   let fd: number | undefined
   try {
     fd = fs.openSync(p, O_PATH | fs.constants.O_NOFOLLOW)
     const st = fs.fstatSync(fd)
-    if (!st.isFile() && !st.isDirectory()) return
+    if (!st.isFile() && !st.isDirectory()) return undefined
     const mode = st.mode & 0o7777
     const extra = mode & 0o022 & ~allowed
-    if (extra === 0) return
-    fs.chmodSync(`/proc/self/fd/${fd}`, mode & ~extra)
-    narrowed.add(`${inlineSafe(p)} (${mode.toString(8)} made ${(mode & ~extra).toString(8)})`)
+    if (extra !== 0) {
+      fs.chmodSync(`/proc/self/fd/${fd}`, mode & ~extra)
+      if (narrowed.size < REPORTED) narrowed.add(`${inlineSafe(shown)} (${mode.toString(8)} made ${(mode & ~extra).toString(8)})`)
+      else narrowed.add('and more (look with ls -la)')
+    }
+    if (!st.isDirectory()) return undefined
+    const folder = fd
+    fd = undefined
+    return folder
   } catch {
-    // gone, or nothing to take back through it
+    return undefined // gone, or nothing to take back through it
   } finally {
     if (fd !== undefined) fs.closeSync(fd)
   }
@@ -155,8 +196,10 @@ const GIT_NAMES = [
   'modules', 'worktrees', 'rebase-merge', 'rebase-apply', 'sequencer', 'FETCH_HEAD', 'ORIG_HEAD', 'MERGE_HEAD', 'MERGE_MSG', 'CHERRY_PICK_HEAD', 'REVERT_HEAD',
 ]
 
-/** Other entries of a git dir looked at at the session's end, at most (git makes about twenty). */
-const SWEEP_LIMIT = 20_000
+/** Entries of the git dirs looked at at the session's end, at most, for all of them. */
+const SWEEP_LIMIT = 50_000
+/** Paths named in the report, at most (round 63: 30,000 made one line of 840 KB). */
+const REPORTED = 64
 
 function modeNoFollow(p: string): number | undefined {
   try {

@@ -53,6 +53,9 @@ export const HOST_RUN_FILES: readonly { path: string; decision: 'read-only' | 'r
   { path: '.hg/requires', decision: 'read-only' },
   { path: '.hg/sharedpath', decision: 'read-only' },
   { path: '.jj/repo/config.toml', decision: 'read-only' },
+  // Other agents' and editors' MCP servers, which they start on the host.
+  { path: '.cursor', decision: 'read-only' },
+  { path: '.gemini', decision: 'read-only' },
   // Claude Code on the host: project hooks, MCP server commands.
   { path: '.claude/settings.json', decision: 'read-only' },
   { path: '.claude/hooks', decision: 'read-only' },
@@ -67,6 +70,7 @@ export const HOST_RUN_FILES: readonly { path: string; decision: 'read-only' | 'r
   { path: '.gitlab-ci.yml', decision: 'reported' },
   // Emacs asks before it applies what a .dir-locals.el sets beyond its safe variables.
   { path: '.dir-locals.el', decision: 'reported' },
+  { path: '.dir-locals-2.el', decision: 'reported' },
   { path: '.pypirc', decision: 'reported' },
   { path: '.netrc', decision: 'reported' },
   { path: '.nvmrc', decision: 'reported' },

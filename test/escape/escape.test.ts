@@ -326,10 +326,44 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
       expect(paths.map(p => writeForOthers(fs.statSync(p).mode))).toEqual(before)
       // A name git does not use: at the session's end.
       expect(writeForOthers(fs.statSync(path.join(git, 'zzz')).mode)).toBe(0)
-      expect(r.err).toMatch(/WARNING: the session gave other users write access to a git dir or the project's folder .*taken back: .*\.git \(777 made 7[0-7]{2}\)/)
+      expect(r.err).toMatch(/WARNING: other users could write to a git dir or the project's folder, beyond what your umask gives .*taken back: .*\.git \(777 made 7[0-7]{2}\)/)
     } finally {
       fs.chmodSync(path.join(git, 'info'), infoMode)
       for (const name of fs.readdirSync(git)) if (/^\.1[0-9]{3}$/.test(name) || name === 'zzz') fs.rmSync(path.join(git, name), { recursive: true })
+    }
+  })
+  test("write access others had before the launch is taken back too (another session could have set it); a group-shared (set-group-ID) git dir keeps its group's", async () => {
+    const git = path.join(s.project, '.git')
+    const mode = fs.statSync(git).mode & 0o7777
+    try {
+      fs.chmodSync(git, 0o777)
+      const r = await inside('stat -c %a .git')
+      expect(fs.statSync(git).mode & 0o022).toBe(0)
+      expect(r.err).toMatch(/taken back: .*\.git \(777 made 755\)/)
+      fs.chmodSync(git, 0o2775)
+      await inside('true')
+      expect(fs.statSync(git).mode & 0o7777).toBe(0o2775)
+    } finally {
+      fs.chmodSync(git, mode)
+    }
+  })
+  test("a git dir the session makes (a submodule's) left writable for others, and an entry of a git dir made unreadable at the very end: taken back at the session's end", async () => {
+    const git = path.join(s.project, '.git')
+    const script = [
+      'git init -q /tmp/src && git -C /tmp/src commit -q --allow-empty -m i',
+      'git -c protocol.file.allow=always submodule add -q /tmp/src lib >/dev/null 2>&1',
+      'chmod 777 .git/modules/lib .git/modules/lib/refs/heads && chmod 666 .git/modules/lib/config',
+      'echo y > .git/junk && chmod 666 .git/junk && chmod 333 .git && echo done',
+    ].join('; ')
+    const r = await inside(script)
+    try {
+      expect(r.out).toBe('done')
+      for (const p of ['modules/lib', 'modules/lib/refs/heads', 'modules/lib/config', 'junk']) expect(fs.statSync(path.join(git, p)).mode & 0o022, p).toBe(0)
+    } finally {
+      fs.chmodSync(git, 0o755)
+      spawnSync('git', ['rm', '-q', '-f', '--cached', 'lib'], { cwd: s.project })
+      for (const p of ['lib', '.gitmodules', '.git/modules', '.git/junk']) fs.rmSync(path.join(s.project, p), { recursive: true, force: true })
+      spawnSync('git', ['config', '--remove-section', 'submodule.lib'], { cwd: s.project })
     }
   })
   test('/dev holds only the standard nodes', async () => {

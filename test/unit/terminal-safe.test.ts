@@ -14,6 +14,8 @@ describe('terminal-safe output', () => {
     ['zero-width space, joiner and BOM', 'a\u200bb\u200dc\ufeff', 'a\\u200bb\\u200dc\\ufeff'],
     ['tag characters (a hidden "hi")', 'ok\u{e0068}\u{e0069}', 'ok\\u{e0068}\\u{e0069}'],
     ['line and paragraph separators', 'a\u2028b\u2029', 'a\\u2028b\\u2029'],
+    ['variation selectors (they can carry any bytes)', 'ok\ufe0f\u{e0100}', 'ok\\ufe0f\\u{e0100}'],
+    ['Hangul filler, braille blank, private use', '\u3164\u2800\ue000', '\\u3164\\u2800\\ue000'],
     ['plain text, accents and CJK', 'prøjekt 日本', 'prøjekt 日本'],
   ])('%s', (_name, input, shown) => {
     expect(terminalSafe(input)).toBe(shown)
