@@ -73,10 +73,18 @@ export function guardHeads(gitDirs: readonly string[], workTrees: readonly strin
           // gone or not ours: the launch after refuses a git dir git rejects
         }
       }
-      const budget = { entries: SWEEP_LIMIT }
       for (const top of workTrees) narrowOne(top, allowedIn(top, byUmask), narrowed)
-      for (const dir of [...gitDirs, ...more.filter(d => !gitDirs.includes(d))]) narrowGitDir(dir, allowedIn(dir, byUmask), final, budget, narrowed)
-      if (budget.entries < 0) narrowed.add(`not all looked at: the git dirs hold more than ${SWEEP_LIMIT} entries (look with ls -la)`)
+      const dirs = [...gitDirs, ...more.filter(d => !gitDirs.includes(d))]
+      // Each git dir's own names and the folders on the way to it first, then the trees within one
+      // budget (round 64: spent on the first git dir, it left the others unlooked at).
+      for (const dir of dirs) {
+        const allowed = allowedIn(dir, byUmask)
+        for (const p of [...foldersOnTheWay(dir, dirs), dir, ...GIT_NAMES.map(name => path.join(dir, name))]) narrowOne(p, allowed, narrowed)
+      }
+      if (!final) return
+      const walk = { budget: { entries: SWEEP_LIMIT }, own: new Set(dirs), narrowed }
+      const unlooked = dirs.filter(dir => !narrowTree(dir, allowedIn(dir, byUmask), walk))
+      if (unlooked.length > 0) narrowed.add(`not all looked at, past ${SWEEP_LIMIT} entries: ${unlooked.map(inlineSafe).join(', ')} (look with ls -la)`)
     },
     restored: () => [...restored],
     narrowed: () => [...narrowed],
@@ -103,26 +111,41 @@ function umask(): number {
 }
 
 /**
- * Takes back group and other write bits beyond `allowed` on a git dir and what it holds: git's own
- * names at every look (junk names sorted before them hid them from a capped listing: round 62);
- * at the session's end every entry, and below refs/, objects/info/, info/ and an operation's
- * folders (a branch, alternates, a rebase's to-do list), within `budget` for all git dirs.
+ * The folders between another git dir's modules/ or worktrees/ and `dir` (modules/vendor of the
+ * submodule at vendor/lib): another user who can write one can swap the git dir below it for one
+ * of their own (red team, round 64).
  */
-function narrowGitDir(dir: string, allowed: number, final: boolean, budget: { entries: number }, narrowed: Set<string>): void {
-  narrowOne(dir, allowed, narrowed)
-  if (!final) {
-    for (const name of GIT_NAMES) narrowOne(path.join(dir, name), allowed, narrowed)
-    return
-  }
+function foldersOnTheWay(dir: string, dirs: readonly string[]): string[] {
+  const holder = dirs.flatMap(g => ['modules', 'worktrees'].map(sub => path.join(g, sub))).find(h => dir.startsWith(`${h}/`))
+  const folders: string[] = []
+  if (holder === undefined) return folders
+  for (let p = path.dirname(dir); p.startsWith(`${holder}/`) || p === holder; p = path.dirname(p)) folders.push(p)
+  return folders
+}
+
+/**
+ * At the session's end, every entry of a git dir and the whole of the folders git reads below it
+ * (a branch, alternates, objects, a rebase's to-do list, the folders holding submodules' and
+ * worktrees' git dirs), within `budget` for all git dirs. Whether it got to the end of them.
+ */
+function narrowTree(dir: string, allowed: number, walk: Walk): boolean {
   let fd: number | undefined
   try {
     fd = fs.openSync(dir, O_PATH | fs.constants.O_NOFOLLOW | fs.constants.O_DIRECTORY)
-    narrowBelow(fd, dir, '', allowed, budget, narrowed)
+    narrowBelow(fd, dir, '', allowed, walk)
   } catch {
     // gone: nothing to take back
   } finally {
     if (fd !== undefined) fs.closeSync(fd)
   }
+  return walk.budget.entries >= 0
+}
+
+/** The final look's state: its budget, the git dirs each walked on their own, what was taken back. */
+interface Walk {
+  budget: { entries: number }
+  own: ReadonlySet<string>
+  narrowed: Set<string>
 }
 
 /**
@@ -130,16 +153,22 @@ function narrowGitDir(dir: string, allowed: number, final: boolean, budget: { en
  * reached through that descriptor without following a symlink (the session may swap a folder for
  * one meanwhile, when another session of the project runs), and the folders git reads below.
  */
-function narrowBelow(fd: number, shown: string, rel: string, allowed: number, budget: { entries: number }, narrowed: Set<string>): void {
+function narrowBelow(fd: number, shown: string, rel: string, allowed: number, walk: Walk): void {
   let dir: fs.Dir | undefined
   try {
     dir = fs.opendirSync(`/proc/self/fd/${fd}`)
-    for (let entry = dir.readSync(); entry !== null && budget.entries-- > 0; entry = dir.readSync()) {
+    // Loose objects are many (up to git gc's 6,700) and each look costs ~24 µs: 4,330 of them
+    // made every session's end 100 ms longer. Their folders are looked at; they are not.
+    if (LOOSE_OBJECTS.test(rel)) return
+    for (let entry = dir.readSync(); entry !== null && walk.budget.entries-- > 0; entry = dir.readSync()) {
       const name = rel === '' ? entry.name : `${rel}/${entry.name}`
-      const child = narrowOneAt(`/proc/self/fd/${fd}/${entry.name}`, `${shown}/${entry.name}`, allowed, narrowed)
+      const at = `${shown}/${entry.name}`
+      const child = narrowOneAt(`/proc/self/fd/${fd}/${entry.name}`, at, allowed, walk.narrowed)
       if (child === undefined) continue
       try {
-        if (DEEP.some(deep => name === deep || name.startsWith(`${deep}/`) || deep.startsWith(`${name}/`)) && name.split('/').length <= 8) narrowBelow(child, `${shown}/${entry.name}`, name, allowed, budget, narrowed)
+        // A submodule's or worktree's git dir is walked on its own, with its own allowance.
+        const deep = DEEP.some(d => name === d || name.startsWith(`${d}/`) || d.startsWith(`${name}/`))
+        if (deep && !walk.own.has(at) && name.split('/').length <= 8) narrowBelow(child, at, name, allowed, walk)
       } finally {
         fs.closeSync(child)
       }
@@ -151,8 +180,13 @@ function narrowBelow(fd: number, shown: string, rel: string, allowed: number, bu
   }
 }
 
-/** The folders of a git dir whose whole tree is looked at at the session's end. */
-const DEEP = ['refs', 'objects/info', 'info', 'rebase-merge', 'rebase-apply', 'sequencer', 'logs/refs']
+/**
+ * The folders of a git dir whose whole tree is looked at at the session's end: objects/ too (a
+ * pack another user can rewrite is what git checks out: round 64; the loose objects' folders but
+ * not each loose object), and the folders holding submodules' and worktrees' git dirs (one
+ * between, writable, let a git dir be swapped: round 64).
+ */
+const DEEP = ['refs', 'objects', 'info', 'rebase-merge', 'rebase-apply', 'sequencer', 'logs/refs', 'modules', 'worktrees']
 
 /** One file or folder by path (see narrowOneAt). */
 function narrowOne(p: string, allowed: number, narrowed: Set<string>): void {
@@ -189,6 +223,9 @@ function narrowOneAt(p: string, shown: string, allowed: number, narrowed: Set<st
     if (fd !== undefined) fs.closeSync(fd)
   }
 }
+
+/** A folder of loose objects, below a git dir (or below a submodule's, walked from the main one). */
+const LOOSE_OBJECTS = /(^|\/)objects\/[0-9a-f]{2}$/
 
 /** What git reads in a git dir (and claudebox's own end-of-session checks look into). */
 const GIT_NAMES = [

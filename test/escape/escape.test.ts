@@ -347,23 +347,26 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
       fs.chmodSync(git, mode)
     }
   })
-  test("a git dir the session makes (a submodule's) left writable for others, and an entry of a git dir made unreadable at the very end: taken back at the session's end", async () => {
+  test("a git dir the session makes (a submodule's) left writable for others, the folder on the way to it, its objects' folders, and an entry of a git dir made unreadable at the very end: taken back at the session's end", async () => {
     const git = path.join(s.project, '.git')
     const script = [
       'git init -q /tmp/src && git -C /tmp/src commit -q --allow-empty -m i',
-      'git -c protocol.file.allow=always submodule add -q /tmp/src lib >/dev/null 2>&1',
-      'chmod 777 .git/modules/lib .git/modules/lib/refs/heads && chmod 666 .git/modules/lib/config',
+      'git -c protocol.file.allow=always submodule add -q /tmp/src vendor/lib >/dev/null 2>&1',
+      'chmod 777 .git/modules/vendor .git/modules/vendor/lib .git/modules/vendor/lib/refs/heads && chmod 666 .git/modules/vendor/lib/config',
+      'mkdir -m 777 .git/modules/vendor/y && chmod 777 .git/modules/vendor/lib/objects/??',
       'echo y > .git/junk && chmod 666 .git/junk && chmod 333 .git && echo done',
     ].join('; ')
     const r = await inside(script)
     try {
       expect(r.out).toBe('done')
-      for (const p of ['modules/lib', 'modules/lib/refs/heads', 'modules/lib/config', 'junk']) expect(fs.statSync(path.join(git, p)).mode & 0o022, p).toBe(0)
+      const objects = fs.readdirSync(path.join(git, 'modules/vendor/lib/objects')).filter(d => /^[0-9a-f]{2}$/.test(d)).map(d => `modules/vendor/lib/objects/${d}`)
+      expect(objects.length).toBeGreaterThan(0)
+      for (const p of ['modules/vendor', 'modules/vendor/y', 'modules/vendor/lib', 'modules/vendor/lib/refs/heads', 'modules/vendor/lib/config', ...objects, 'junk']) expect(fs.statSync(path.join(git, p)).mode & 0o022, p).toBe(0)
     } finally {
       fs.chmodSync(git, 0o755)
-      spawnSync('git', ['rm', '-q', '-f', '--cached', 'lib'], { cwd: s.project })
-      for (const p of ['lib', '.gitmodules', '.git/modules', '.git/junk']) fs.rmSync(path.join(s.project, p), { recursive: true, force: true })
-      spawnSync('git', ['config', '--remove-section', 'submodule.lib'], { cwd: s.project })
+      spawnSync('git', ['rm', '-q', '-f', '--cached', 'vendor/lib'], { cwd: s.project })
+      for (const p of ['vendor', '.gitmodules', '.git/modules', '.git/junk']) fs.rmSync(path.join(s.project, p), { recursive: true, force: true })
+      spawnSync('git', ['config', '--remove-section', 'submodule.vendor/lib'], { cwd: s.project })
     }
   })
   test('/dev holds only the standard nodes', async () => {
