@@ -108,6 +108,7 @@ if (part('tree')) {
   const used = mkWorld({ CLAUDEBOX_CLAUDE: '/bin/true' })
   launch(used)()
   const instance = path.join(used.env.CLAUDEBOX_HOME, 'instances', fs.readdirSync(path.join(used.env.CLAUDEBOX_HOME, 'instances'))[0])
+  fs.mkdirSync(path.join(instance, 'projects'), { recursive: true })
   for (let session = 0; session < 200; session++) {
     fs.mkdirSync(path.join(instance, 'file-history', `s${session}`), { recursive: true })
     for (let f = 0; f < 48; f++) fs.writeFileSync(path.join(instance, 'file-history', `s${session}`, `f${f}@v1`), 'x')
