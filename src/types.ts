@@ -206,6 +206,12 @@ export interface GitWatchSpec {
   gitDirs: readonly string[]
   /** The working trees searched for new or changed nested `.git` entries after the session: the project's, then each writable bind. */
   workTrees: readonly string[]
+  /**
+   * The folders on the way to each git dir in the project (a submodule's work tree, the folders of
+   * a `.git` file's gitdir: path): write access for others on one would let them swap what git
+   * enters there (red team, round 65); it is taken back.
+   */
+  ways: readonly string[]
   /** The user's home: the git configs there name hooks folders in every repository (nested ones too). */
   home: string
   /** Where planted files are moved, out of the session's reach ($CLAUDEBOX_HOME/quarantine/<id>); in place on another file system. */

@@ -5,7 +5,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind, namesUpTo, O_PATH, randomHex } from './fs.js'
-import { guardHeads, headIsValid } from './head-guard.js'
+import { guardHeads, headIsValid, type HeadGuard } from './head-guard.js'
 import { checkInProgress } from './in-progress.js'
 import { checkIndexes } from './index-entries.js'
 import { configReader, userGitConfigs } from './git-configs.js'
@@ -50,20 +50,19 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
   const away = awayFromTheSession(spec.quarantineDir)
   const quarantine = quarantineIn(spec, away, { moved, reported }, again)
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
-  const heads = guardHeads(spec.gitDirs, spec.workTrees)
-  // At the end, the git dirs the session made too (round 63: a submodule's, left 777, was taken as
-  // one to keep so from the next launch on).
-  const watch = watchDuringSession(spec, quarantine, final => heads.check(final, final ? gitDirsNow(spec.gitDirs) : []))
+  const heads = guardHeads(spec.gitDirs, [...spec.workTrees, ...spec.ways.filter(p => !spec.gitDirs.includes(p))])
+  const watch = watchDuringSession(spec, quarantine, () => heads.check())
   const report = (nestedDirs: string[]): string[] => {
     const warnings: string[] = []
     if (ended !== undefined) warnings.push(`the session made ${inlineSafe(ended)} ${REPLANT_LIMIT} times, each moved aside, and was ended: a git the host ran at the moment of one could have taken it; look at what git ran in this project since (the config of each one moved aside below)`)
     if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (look at them with ls and cat, not with git, which would take one for a repository; then delete them): ${moved.join(', ')}`)
     const movedBefore = moved.length
-    const restored = heads.restored()
-    const narrowed = heads.narrowed()
-    if (narrowed.length > 0) warnings.push(`other users could write to a git dir or the project's folder, beyond what your umask gives (a session can make it so; any local user could then replace the config your git runs); taken back: ${narrowed.join(', ')}`)
-    if (restored.length > 0) warnings.push(`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`)
     warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs))
+    // The last look, at every git dir there is now: those the session made (round 63: a
+    // submodule's, left 777, was taken as one to keep so from the next launch on) and the nested
+    // repositories' (round 65).
+    heads.check(true, [...gitDirsNow(spec.gitDirs), ...nestedDirs])
+    warnings.push(...guardWarnings(heads))
     if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them), or a .git that leads through /proc or /dev or by a path that is not UTF-8 (where git goes from it cannot be known); moved aside: ${moved.slice(movedBefore).join(', ')}`)
     return warnings.map(w => `WARNING: ${w}`)
   }
@@ -89,6 +88,16 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
       return [...warnings, ...later]
     },
   }
+}
+
+/** What the head guard took back or put back, in words for the user. */
+function guardWarnings(heads: HeadGuard): string[] {
+  const narrowed = heads.narrowed()
+  const restored = heads.restored()
+  return [
+    ...(narrowed.length === 0 ? [] : [`other users could write to a git dir or the project's folder, beyond what your umask gives (a session can make it so; any local user could then replace the config your git runs); taken back: ${narrowed.join(', ')}`]),
+    ...(restored.length === 0 ? [] : [`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`]),
+  ]
 }
 
 /**
@@ -259,7 +268,7 @@ function withAccess<T>(dir: number, op: () => T): T {
  * link replaced by anything else (a real hooks dir, a link elsewhere) is moved aside; one only
  * removed stays removed: nothing runs from it.
  */
-function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void, checkHeads: (final: boolean) => void): { stop(): void } {
+function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void, checkHeads: () => void): { stop(): void } {
   const texts = new Map(spec.links.map(l => [l.path, l.text]))
   const check = (p: string): void => {
     const text = texts.get(p)
@@ -268,16 +277,16 @@ function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void,
   }
   const watched = [...spec.forbidden, ...texts.keys()]
   const watchers = watchForbidden(watched, check)
-  const each = (final = false): void => {
+  const each = (): void => {
     watched.forEach(check)
-    checkHeads(final)
+    checkHeads()
   }
   const poll = watched.length === 0 && spec.gitDirs.length === 0 ? undefined : setInterval(each, POLL_MS).unref()
   return {
     stop(): void {
       for (const w of watchers) w.close()
       clearInterval(poll)
-      each(true)
+      each()
     },
   }
 }

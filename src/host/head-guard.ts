@@ -168,7 +168,10 @@ function narrowBelow(fd: number, shown: string, rel: string, allowed: number, wa
       try {
         // A submodule's or worktree's git dir is walked on its own, with its own allowance.
         const deep = DEEP.some(d => name === d || name.startsWith(`${d}/`) || d.startsWith(`${name}/`))
-        if (deep && !walk.own.has(at) && name.split('/').length <= 8) narrowBelow(child, at, name, allowed, walk)
+        if (!deep || walk.own.has(at)) continue
+        // As deep as gitDirNames looks for git dirs; deeper is said, not passed over (round 65).
+        if (name.split('/').length <= MAX_DEPTH) narrowBelow(child, at, name, allowed, walk)
+        else walk.narrowed.add(`not all looked at: ${inlineSafe(at)} is more than ${MAX_DEPTH} folders deep (look with ls -la)`)
       } finally {
         fs.closeSync(child)
       }
@@ -233,6 +236,8 @@ const GIT_NAMES = [
   'modules', 'worktrees', 'rebase-merge', 'rebase-apply', 'sequencer', 'FETCH_HEAD', 'ORIG_HEAD', 'MERGE_HEAD', 'MERGE_MSG', 'CHERRY_PICK_HEAD', 'REVERT_HEAD',
 ]
 
+/** Folders below a git dir walked into at the session's end, at most (git-watch.ts looks for git dirs as deep). */
+const MAX_DEPTH = 40
 /** Entries of the git dirs looked at at the session's end, at most, for all of them. */
 const SWEEP_LIMIT = 50_000
 /** Paths named in the report, at most (round 63: 30,000 made one line of 840 KB). */

@@ -350,10 +350,12 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
   test("a git dir the session makes (a submodule's) left writable for others, the folder on the way to it, its objects' folders, and an entry of a git dir made unreadable at the very end: taken back at the session's end", async () => {
     const git = path.join(s.project, '.git')
     const script = [
-      'git init -q /tmp/src && git -C /tmp/src commit -q --allow-empty -m i',
+      'git init -q /tmp/src && git -C /tmp/src -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m i',
       'git -c protocol.file.allow=always submodule add -q /tmp/src vendor/lib >/dev/null 2>&1',
       'chmod 777 .git/modules/vendor .git/modules/vendor/lib .git/modules/vendor/lib/refs/heads && chmod 666 .git/modules/vendor/lib/config',
-      'mkdir -m 777 .git/modules/vendor/y && chmod 777 .git/modules/vendor/lib/objects/??',
+      'mkdir -m 777 .git/modules/vendor/y && chmod 777 .git/modules/vendor/lib/objects/?? vendor vendor/lib',
+      // A repository of the session's own in the work tree (round 65: its git dir was not looked at).
+      'git init -q tools/x && chmod 777 tools/x/.git && chmod 666 tools/x/.git/config',
       'echo y > .git/junk && chmod 666 .git/junk && chmod 333 .git && echo done',
     ].join('; ')
     const r = await inside(script)
@@ -362,12 +364,26 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
       const objects = fs.readdirSync(path.join(git, 'modules/vendor/lib/objects')).filter(d => /^[0-9a-f]{2}$/.test(d)).map(d => `modules/vendor/lib/objects/${d}`)
       expect(objects.length).toBeGreaterThan(0)
       for (const p of ['modules/vendor', 'modules/vendor/y', 'modules/vendor/lib', 'modules/vendor/lib/refs/heads', 'modules/vendor/lib/config', ...objects, 'junk']) expect(fs.statSync(path.join(git, p)).mode & 0o022, p).toBe(0)
+      for (const p of ['tools/x/.git', 'tools/x/.git/config']) expect(fs.statSync(path.join(s.project, p)).mode & 0o022, p).toBe(0)
     } finally {
       fs.chmodSync(git, 0o755)
-      spawnSync('git', ['rm', '-q', '-f', '--cached', 'vendor/lib'], { cwd: s.project })
-      for (const p of ['vendor', '.gitmodules', '.git/modules', '.git/junk']) fs.rmSync(path.join(s.project, p), { recursive: true, force: true })
+      spawnSync('git', ['rm', '-q', '-f', '--cached', '--ignore-unmatch', 'vendor/lib', '.gitmodules'], { cwd: s.project })
+      for (const p of ['vendor', 'tools', '.gitmodules', '.git/modules', '.git/junk']) fs.rmSync(path.join(s.project, p), { recursive: true, force: true })
       spawnSync('git', ['config', '--remove-section', 'submodule.vendor/lib'], { cwd: s.project })
     }
+  })
+  test("a submodule's work tree and the folder on the way to it, left writable for others between sessions: taken back while the next session runs (round 65: another user swapped its .git file)", async () => {
+    // A project of its own: the suite's shared one has had a .gitmodules planted by other attempts.
+    const project = makeRepo(s.world.home, 'src/with-submodule')
+    const src = path.join(s.world.root, 'submodule-src')
+    const host = (cwd: string, ...args: string[]): void => void execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'protocol.file.allow=always', ...args], { cwd, stdio: 'pipe', env: { ...process.env, HOME: s.world.home } })
+    fs.mkdirSync(src)
+    host(src, 'init', '-q')
+    host(src, 'commit', '-q', '--allow-empty', '-m', 'i')
+    host(project, 'submodule', 'add', '-q', src, 'vendor/lib')
+    const r = await claudebox(s.world, ['--', '-c', 'chmod 777 vendor vendor/lib && sleep 1 && stat -c %a vendor vendor/lib'], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.stdout.trim().split('\n').map(mode => parseInt(mode, 8) & 0o022)).toEqual([0, 0])
+    expect(r.stderr).toMatch(/taken back: .*vendor\/lib \(777 made 755\)/)
   })
   test('/dev holds only the standard nodes', async () => {
     const r = await inside('ls -A /dev')
