@@ -74,14 +74,24 @@ export function guardHeads(gitDirs: readonly string[], workTrees: readonly strin
         }
       }
       for (const top of workTrees) narrowOne(top, allowedIn(top, byUmask), narrowed)
-      const dirs = [...gitDirs, ...more.filter(d => !gitDirs.includes(d))]
+      const found = [...new Set([...gitDirs, ...more])]
+      // At most MAX_GIT_DIRS, said when more (round 66: 10,000 nested repositories held the end for minutes).
+      const dirs = found.slice(0, MAX_GIT_DIRS)
+      if (found.length > dirs.length) narrowed.add(`not all looked at: ${found.length - dirs.length} git dirs past the first ${MAX_GIT_DIRS}, from ${inlineSafe(found[MAX_GIT_DIRS] ?? '')} on (look with ls -la)`)
+      const holders = new Set(dirs.flatMap(g => ['modules', 'worktrees'].map(sub => path.join(g, sub))))
       // Each git dir's own names and the folders on the way to it first, then the trees within one
       // budget (round 64: spent on the first git dir, it left the others unlooked at).
       for (const dir of dirs) {
         const allowed = allowedIn(dir, byUmask)
-        for (const p of [...foldersOnTheWay(dir, dirs), dir, ...GIT_NAMES.map(name => path.join(dir, name))]) narrowOne(p, allowed, narrowed)
+        for (const p of [...foldersOnTheWay(dir, holders), dir, ...GIT_NAMES.map(name => path.join(dir, name))]) narrowOne(p, allowed, narrowed)
       }
       if (!final) return
+      // A nested repository's folders, from the work tree's top down to its .git (round 66: another
+      // user swapped old/y/.git, and the user's git status at the top ran their config).
+      for (const tree of dirs.map(workTreeOf)) {
+        const top = workTrees.find(t => tree?.startsWith(`${t}/`))
+        if (top !== undefined && tree !== undefined) narrowWay(top, tree, allowedIn(top, byUmask), narrowed)
+      }
       const walk = { budget: { entries: SWEEP_LIMIT }, own: new Set(dirs), narrowed }
       const unlooked = dirs.filter(dir => !narrowTree(dir, allowedIn(dir, byUmask), walk))
       if (unlooked.length > 0) narrowed.add(`not all looked at, past ${SWEEP_LIMIT} entries: ${unlooked.map(inlineSafe).join(', ')} (look with ls -la)`)
@@ -115,12 +125,46 @@ function umask(): number {
  * submodule at vendor/lib): another user who can write one can swap the git dir below it for one
  * of their own (red team, round 64).
  */
-function foldersOnTheWay(dir: string, dirs: readonly string[]): string[] {
-  const holder = dirs.flatMap(g => ['modules', 'worktrees'].map(sub => path.join(g, sub))).find(h => dir.startsWith(`${h}/`))
+function foldersOnTheWay(dir: string, holders: ReadonlySet<string>): string[] {
   const folders: string[] = []
-  if (holder === undefined) return folders
-  for (let p = path.dirname(dir); p.startsWith(`${holder}/`) || p === holder; p = path.dirname(p)) folders.push(p)
-  return folders
+  for (let p = path.dirname(dir); p !== path.dirname(p); p = path.dirname(p)) {
+    folders.push(p)
+    if (holders.has(p)) return folders
+  }
+  return []
+}
+
+/**
+ * Where git works with a git dir: the folder of a `.git` folder, or, for a submodule's git dir
+ * (.git/modules/a/modules/b), where git puts its work tree by default (a/b).
+ */
+function workTreeOf(dir: string): string | undefined {
+  if (path.basename(dir) === '.git') return path.dirname(dir)
+  const at = dir.indexOf('/.git/modules/')
+  return at === -1 ? undefined : path.join(dir.slice(0, at), dir.slice(at + '/.git/modules/'.length).split('/modules/').join('/'))
+}
+
+/**
+ * The folders from `top` (not itself) down to `target`, each opened from the one above without
+ * following a symlink, their write access for others taken back.
+ */
+function narrowWay(top: string, target: string, allowed: number, narrowed: Set<string>): void {
+  let fd: number | undefined
+  try {
+    fd = fs.openSync(top, O_PATH | fs.constants.O_NOFOLLOW | fs.constants.O_DIRECTORY)
+    let shown = top
+    for (const part of path.relative(top, target).split('/')) {
+      shown = `${shown}/${part}`
+      const next = narrowOneAt(`/proc/self/fd/${fd}/${part}`, shown, allowed, narrowed)
+      fs.closeSync(fd)
+      fd = next
+      if (fd === undefined) return
+    }
+  } catch {
+    // gone: nothing to take back
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd)
+  }
 }
 
 /**
@@ -236,6 +280,8 @@ const GIT_NAMES = [
   'modules', 'worktrees', 'rebase-merge', 'rebase-apply', 'sequencer', 'FETCH_HEAD', 'ORIG_HEAD', 'MERGE_HEAD', 'MERGE_MSG', 'CHERRY_PICK_HEAD', 'REVERT_HEAD',
 ]
 
+/** Git dirs looked at, at most: the launch's, those the session made, the nested repositories'. */
+const MAX_GIT_DIRS = 1024
 /** Folders below a git dir walked into at the session's end, at most (git-watch.ts looks for git dirs as deep). */
 const MAX_DEPTH = 40
 /** Entries of the git dirs looked at at the session's end, at most, for all of them. */

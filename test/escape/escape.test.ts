@@ -355,7 +355,7 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
       'chmod 777 .git/modules/vendor .git/modules/vendor/lib .git/modules/vendor/lib/refs/heads && chmod 666 .git/modules/vendor/lib/config',
       'mkdir -m 777 .git/modules/vendor/y && chmod 777 .git/modules/vendor/lib/objects/?? vendor vendor/lib',
       // A repository of the session's own in the work tree (round 65: its git dir was not looked at).
-      'git init -q tools/x && chmod 777 tools/x/.git && chmod 666 tools/x/.git/config',
+      'git init -q tools/x && chmod 777 tools tools/x tools/x/.git && chmod 666 tools/x/.git/config',
       'echo y > .git/junk && chmod 666 .git/junk && chmod 333 .git && echo done',
     ].join('; ')
     const r = await inside(script)
@@ -364,7 +364,8 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
       const objects = fs.readdirSync(path.join(git, 'modules/vendor/lib/objects')).filter(d => /^[0-9a-f]{2}$/.test(d)).map(d => `modules/vendor/lib/objects/${d}`)
       expect(objects.length).toBeGreaterThan(0)
       for (const p of ['modules/vendor', 'modules/vendor/y', 'modules/vendor/lib', 'modules/vendor/lib/refs/heads', 'modules/vendor/lib/config', ...objects, 'junk']) expect(fs.statSync(path.join(git, p)).mode & 0o022, p).toBe(0)
-      for (const p of ['tools/x/.git', 'tools/x/.git/config']) expect(fs.statSync(path.join(s.project, p)).mode & 0o022, p).toBe(0)
+      // And the folders on the way to them (round 66: another user swapped tools/x/.git).
+      for (const p of ['tools', 'tools/x', 'tools/x/.git', 'tools/x/.git/config', 'vendor', 'vendor/lib']) expect(fs.statSync(path.join(s.project, p)).mode & 0o022, p).toBe(0)
     } finally {
       fs.chmodSync(git, 0o755)
       spawnSync('git', ['rm', '-q', '-f', '--cached', '--ignore-unmatch', 'vendor/lib', '.gitmodules'], { cwd: s.project })
@@ -385,6 +386,15 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     expect(r.stdout.trim().split('\n').map(mode => parseInt(mode, 8) & 0o022)).toEqual([0, 0])
     expect(r.stderr).toMatch(/taken back: .*vendor\/lib \(777 made 755\)/)
   })
+  test('3,000 nested repositories the session made: the mode guard ends in seconds, not minutes (round 66: quadratic, 35 s)', async () => {
+    const project = makeRepo(s.world.home, 'src/many-nested')
+    const script = 'mkdir n && cd n && for i in $(seq 1 3000); do mkdir -p $i/.git/objects $i/.git/refs; echo "ref: refs/heads/main" > $i/.git/HEAD; done; echo made'
+    const started = Date.now()
+    const r = await claudebox(s.world, ['--', '-c', script], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' }, timeout: 120_000 })
+    expect(r.stdout.trim()).toBe('made')
+    expect(r.stderr).toMatch(/nested git repositories/)
+    expect((Date.now() - started) / 1000).toBeLessThan(25)
+  }, 150_000)
   test('/dev holds only the standard nodes', async () => {
     const r = await inside('ls -A /dev')
     const allowed = ['console', 'core', 'fd', 'full', 'mqueue', 'null', 'ptmx', 'pts', 'random', 'shm', 'stderr', 'stdin', 'stdout', 'tty', 'urandom', 'zero']
