@@ -82,12 +82,21 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
       const nested = gitDirs.filter(dir => !spec.gitDirs.includes(dir))
       for (const dir of nested) specialFilesIn(dir, sweep).forEach(quarantine)
       if (sweep.entries < 0) warnings.push(`WARNING: the search for FIFOs and sockets in git dirs (git hangs on them) stopped after ${SWEEP_LIMIT} entries; git dirs it may not have finished: ${[...spec.gitDirs, ...nested].slice(-3).map(inlineSafe).join(', ')}, ...: look for them there (find <dir> -type p -o -type s) before you run git`)
-      const later = [...checkInProgress(gitDirs, quarantine), ...checkIndexes(gitDirs, quarantine)]
+      const later = [...checkInProgress(gitDirs, quarantine), ...indexChecks(gitDirs, quarantine, heads)]
       if (moved.length > movedBefore) warnings.push(`WARNING: moved aside at the session's end (look at them with ls and cat, not with git): ${moved.slice(movedBefore).join(', ')}`)
       away.close()
       return [...warnings, ...later]
     },
   }
+}
+
+/** The index checks, with the folders of each gitlink an index lists narrowed (round 67), and said. */
+function indexChecks(gitDirs: readonly string[], quarantine: (p: string) => void, heads: HeadGuard): string[] {
+  const before = heads.narrowed().length
+  const warnings = checkIndexes(gitDirs, quarantine, (dir, links) => heads.gitlinks(dir, links))
+  const taken = heads.narrowed().slice(before)
+  if (taken.length === 0) return warnings
+  return [...warnings, `WARNING: other users could write to the folders of a gitlink in an index (your git status at the top enters its .git, there or put there later); taken back: ${taken.join(', ')}`]
 }
 
 /** What the head guard took back or put back, in words for the user. */

@@ -45,6 +45,11 @@ export interface HeadGuard {
   restored(): string[]
   /** Where write access for others was taken back, for the report after the session. */
   narrowed(): string[]
+  /**
+   * At the very end: the folders from the top down to each gitlink of the index of `gitDir`,
+   * which git at the top enters, .git or not yet (red team, round 67).
+   */
+  gitlinks(gitDir: string, paths: readonly string[]): void
 }
 
 export function guardHeads(gitDirs: readonly string[], workTrees: readonly string[] = []): HeadGuard {
@@ -98,6 +103,13 @@ export function guardHeads(gitDirs: readonly string[], workTrees: readonly strin
     },
     restored: () => [...restored],
     narrowed: () => [...narrowed],
+    gitlinks(gitDir: string, paths: readonly string[]): void {
+      const tree = workTreeOf(gitDir)
+      const top = workTrees.find(t => tree === t || tree?.startsWith(`${t}/`))
+      if (tree === undefined || top === undefined) return
+      for (const link of paths.slice(0, MAX_GIT_DIRS)) narrowWay(top, path.join(tree, link), allowedIn(top, byUmask), narrowed)
+      if (paths.length > MAX_GIT_DIRS) narrowed.add(`not all looked at: ${paths.length - MAX_GIT_DIRS} gitlinks in ${inlineSafe(gitDir)}/index past the first ${MAX_GIT_DIRS} (look with ls -la)`)
+    },
   }
 }
 

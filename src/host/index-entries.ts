@@ -21,7 +21,7 @@ import { inlineSafe } from '../cli/terminal-safe.js'
  * nested git dir prepared in one session and renamed into place in the next, its files' times
  * older than the session). One `git ls-files` per git dir, after Claude has exited.
  */
-export function checkIndexes(gitDirs: readonly string[], quarantine: (planted: string) => void): string[] {
+export function checkIndexes(gitDirs: readonly string[], quarantine: (planted: string) => void, gitlinks: (gitDir: string, paths: string[]) => void = () => {}): string[] {
   const warnings: string[] = []
   const indexed = gitDirs.filter(dir => lstatKind(path.join(dir, 'index')) !== 'missing')
   // Each costs a git run: a session that made thousands of repositories must not hold the end of it for minutes.
@@ -39,11 +39,12 @@ export function checkIndexes(gitDirs: readonly string[], quarantine: (planted: s
     }
     const index = path.join(dir, 'index')
     // A FIFO or other special file would hold git for its whole timeout, in every such repository.
-    const bad = indexFilesRegular(dir) ? unsafePaths(dir, Math.min(RUN_MS, left)) : ['(an index, or its shared part, that is no regular file, or larger than 256 MiB)']
+    const bad = indexFilesRegular(dir) ? unsafePaths(dir, Math.min(RUN_MS, left)) : Object.assign(['(an index, or its shared part, that is no regular file, or larger than 256 MiB)'], { gitlinks: [] })
     if (!Array.isArray(bad)) {
       warnings.push(`WARNING: claudebox could not start git to read the index of ${inlineSafe(dir)} (${bad.unread}); it was left as it is: a git checkout or restore there could write what it lists anywhere; look at it with git ls-files, or run git reset there, before you do`)
       continue
     }
+    gitlinks(dir, bad.gitlinks)
     if (bad.length === 0) continue
     quarantine(index)
     moved.push(`${inlineSafe(dir)} (${bad.slice(0, 3).map(inlineSafe).join(', ')})`)
@@ -104,15 +105,18 @@ const MAX_INDEX_BYTES = 256 << 20
  * index says nothing, and is not moved: `unread` says why (red team, round 59: a sandbox that used
  * up the launcher's descriptors had the user's staged index moved aside).
  */
-function unsafePaths(gitDir: string, timeout: number): string[] | { unread: string } {
+function unsafePaths(gitDir: string, timeout: number): (string[] & { gitlinks: string[] }) | { unread: string } {
   let out: string
   try {
-    out = withBareGit(gitDir, env => execFileSync('git', ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--cached'], { env, cwd: env['GIT_DIR'], encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout, maxBuffer: 256 << 20 }))
+    out = withBareGit(gitDir, env => execFileSync('git', ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout, maxBuffer: 256 << 20 }))
   } catch (error) {
     const unread = notStarted(error)
-    return unread === undefined ? ['(an index git cannot read)'] : { unread }
+    return unread === undefined ? Object.assign(['(an index git cannot read)'], { gitlinks: [] }) : { unread }
   }
-  return out.split('\0').filter(entry => entry !== '' && entry.split('/').some(part => part === '' || part === '.' || part === '..' || part.toLowerCase() === '.git'))
+  // "<mode> <object> <stage>\t<path>" each; mode 160000 is a gitlink, a folder whose .git git enters.
+  const entries = out.split('\0').filter(entry => entry.includes('\t')).map(entry => ({ mode: entry.slice(0, entry.indexOf(' ')), file: entry.slice(entry.indexOf('\t') + 1) }))
+  const bad = entries.map(e => e.file).filter(file => file.split('/').some(part => part === '' || part === '.' || part === '..' || part.toLowerCase() === '.git'))
+  return Object.assign(bad, { gitlinks: entries.filter(e => e.mode === '160000' && !bad.includes(e.file)).map(e => e.file) })
 }
 
 /**

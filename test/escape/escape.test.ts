@@ -386,6 +386,14 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     expect(r.stdout.trim().split('\n').map(mode => parseInt(mode, 8) & 0o022)).toEqual([0, 0])
     expect(r.stderr).toMatch(/taken back: .*vendor\/lib \(777 made 755\)/)
   })
+  test('a gitlink the session put in the index, its folders left writable for others (no .git there yet): taken back at the end (round 67: another user made its .git, which git status at the top entered)', async () => {
+    const project = makeRepo(s.world.home, 'src/with-gitlink')
+    const script = 'mkdir -p old/y && chmod 777 old old/y && git update-index --add --cacheinfo "160000,$(git rev-parse HEAD),old/y" && echo staged'
+    const r = await claudebox(s.world, ['--', '-c', script], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.stdout.trim()).toBe('staged')
+    for (const p of ['old', 'old/y']) expect(fs.statSync(path.join(project, p)).mode & 0o022, p).toBe(0)
+    expect(r.stderr).toMatch(/folders of a gitlink in an index .*taken back: .*old\/y \(777 made 755\)/)
+  })
   test('3,000 nested repositories the session made: the mode guard ends in seconds, not minutes (round 66: quadratic, 35 s)', async () => {
     const project = makeRepo(s.world.home, 'src/many-nested')
     const script = 'mkdir n && cd n && for i in $(seq 1 3000); do mkdir -p $i/.git/objects $i/.git/refs; echo "ref: refs/heads/main" > $i/.git/HEAD; done; echo made'
