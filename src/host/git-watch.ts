@@ -52,7 +52,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
   const heads = guardHeads(spec.gitDirs, [...spec.workTrees, ...spec.ways.filter(p => !spec.gitDirs.includes(p))])
   const watch = watchDuringSession(spec, quarantine, () => heads.check())
-  const report = (nestedDirs: string[]): string[] => {
+  const report = (dirsNow: readonly string[], nestedDirs: string[]): string[] => {
     const warnings: string[] = []
     if (ended !== undefined) warnings.push(`the session made ${inlineSafe(ended)} ${REPLANT_LIMIT} times, each moved aside, and was ended: a git the host ran at the moment of one could have taken it; look at what git ran in this project since (the config of each one moved aside below)`)
     if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (look at them with ls and cat, not with git, which would take one for a repository; then delete them): ${moved.join(', ')}`)
@@ -61,7 +61,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
     // The last look, at every git dir there is now: those the session made (round 63: a
     // submodule's, left 777, was taken as one to keep so from the next launch on) and the nested
     // repositories' (round 65).
-    heads.check(true, [...gitDirsNow(spec.gitDirs), ...nestedDirs])
+    heads.check(true, [...dirsNow, ...nestedDirs])
     warnings.push(...guardWarnings(heads))
     if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them), or a .git that leads through /proc or /dev or by a path that is not UTF-8 (where git goes from it cannot be known); moved aside: ${moved.slice(movedBefore).join(', ')}`)
     return warnings.map(w => `WARNING: ${w}`)
@@ -72,10 +72,11 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
       const sweep = { entries: SWEEP_LIMIT }
       for (const dir of spec.gitDirs) specialFilesIn(dir, sweep).forEach(quarantine)
       const nestedDirs: string[] = []
-      const warnings = reportOrSay(() => report(nestedDirs))
+      const dirsNow = gitDirsNow(spec.gitDirs)
+      const warnings = reportOrSay(() => report(dirsNow, nestedDirs))
       // Every git dir there is now, nested repositories' too (red team, round 41: a nested
       // repository's index wrote ../.git/config at the host's git checkout . there).
-      const gitDirs = [...new Set([...gitDirsNow(spec.gitDirs), ...nestedDirs])]
+      const gitDirs = [...new Set([...dirsNow, ...nestedDirs])]
       const movedBefore = moved.length
       // The nested ones' too (red team, round 45: a FIFO in a nested git dir), every one within the
       // one budget (round 50: past 64, a FIFO info/exclude stayed unnamed).

@@ -3,8 +3,8 @@
 // placeholder, to an API path Claude Code uses, is sent on to the real endpoint with the real
 // credential (refreshed here when it expires). Anything else is refused and never carries it.
 import http from 'node:http'
-import { proxyFor, type UpstreamProxy } from './upstream-proxy.js'
-import { requestTo, tunnelAgent } from './tunnels.js'
+import type { UpstreamProxy } from './upstream-proxy.js'
+import { requestTo, tunnelsTo } from './tunnels.js'
 import { requestUnderWay } from './connection-calls.js'
 import { httpProtocol, type Protocol } from './lazy-server.js'
 import { BODY_LIMITS, requestBody, shareOf, type BodyLimits, type Held, type Outgoing, type Share } from './request-body.js'
@@ -69,7 +69,7 @@ export interface Usage {
  * startGateway): connections are handed to an http.Server that never listens itself.
  */
 export function gatewayProtocol(given: GatewayOptions, usage: Usage): Protocol {
-  const options: Gateway = { ...given, tunnels: tunnelsFor(given) }
+  const options: Gateway = { ...given, tunnels: tunnelsTo(given.upstream, given.companyProxy) }
   const load: Load = { calls: 0, bodies: { bytes: 0, limits: options.bodyLimits ?? BODY_LIMITS } }
   const timeouts = options.headersTimeoutMs === undefined ? { headersTimeout: HEADERS_TIMEOUT_MS } : { headersTimeout: options.headersTimeoutMs, connectionsCheckingInterval: options.headersTimeoutMs }
   const server = http.createServer(timeouts, (req, res) => {
@@ -248,12 +248,6 @@ async function forward(options: Gateway, req: http.IncomingMessage, url: URL, bo
   })
 }
 
-/** Tunnels through the company proxy when the API is reached through one (tunnels.ts). */
-function tunnelsFor(options: GatewayOptions): http.Agent | undefined {
-  const { hostname, protocol } = options.upstream
-  const via = proxyFor(options.companyProxy, hostname, Number(options.upstream.port || (protocol === 'https:' ? 443 : 80)), protocol === 'http:')
-  return via === undefined ? undefined : tunnelAgent(via, options.upstream)
-}
 
 /** Hop-by-hop headers, and the placeholder's own headers (replaced by the real credential). */
 const DROPPED = new Set(['host', 'connection', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'authorization', 'x-api-key', 'content-length'])

@@ -5,7 +5,7 @@
 import path from 'node:path'
 import { writeFileAtomic } from '../host/atomic-write.js'
 import { randomHex, readNoFollow } from '../host/fs.js'
-import { proxyFor, type UpstreamProxy } from './upstream-proxy.js'
+import type { UpstreamProxy } from './upstream-proxy.js'
 import { takeLock, withLockSync } from '../host/lock.js'
 
 export type { SignInKind } from '../types.js'
@@ -155,9 +155,8 @@ const ANSWER_LIMIT = 1 << 20
  * refresh that went directly failed where only the proxy reaches out), within 30 s.
  */
 async function postJson(url: URL, body: string, companyProxy: UpstreamProxy | undefined): Promise<{ status: number; text: string }> {
-  const { requestTo, tunnelAgent } = await import('./tunnels.js')
-  const via = proxyFor(companyProxy, url.hostname, Number(url.port || (url.protocol === 'https:' ? 443 : 80)), url.protocol === 'http:')
-  const tunnels = via === undefined ? undefined : tunnelAgent(via, url)
+  const { requestTo, tunnelsTo } = await import('./tunnels.js')
+  const tunnels = tunnelsTo(url, companyProxy)
   const request = await requestTo(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }, signal: AbortSignal.timeout(30_000) }, tunnels)
   try {
     return await new Promise((resolve, reject) => {

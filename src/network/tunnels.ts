@@ -5,7 +5,7 @@ import http from 'node:http'
 import net from 'node:net'
 import type * as Https from 'node:https'
 import type * as Tls from 'node:tls'
-import { connectThrough } from './upstream-proxy.js'
+import { connectThrough, proxyFor, type UpstreamProxy } from './upstream-proxy.js'
 
 /** How long the proxy may take to answer a CONNECT. */
 const CONNECT_TIMEOUT_MS = 30_000
@@ -21,7 +21,7 @@ export const loadTls = (): NonNullable<typeof tlsModules> => (tlsModules ??= Pro
  * plain HTTP (http.request with this agent): the tunnel carries its own TLS.
  */
 export function tunnelAgent(via: URL, target: URL): http.Agent {
-  const port = Number(target.port || (target.protocol === 'https:' ? 443 : 80))
+  const port = portOf(target)
   const agent = new http.Agent({ keepAlive: true, scheduling: 'lifo', timeout: 5000 })
   // Node's agent takes a connection made later through the callback (then nothing is returned).
   const tunnel = (_: unknown, made: (error: Error | null, stream?: net.Socket) => void): undefined => {
@@ -39,6 +39,14 @@ export function tunnelAgent(via: URL, target: URL): http.Agent {
   agent.createConnection = tunnel as unknown as typeof agent.createConnection
   return agent
 }
+
+/** Tunnels to `target` through the company proxy when one applies to it (not NO_PROXY), else undefined. */
+export function tunnelsTo(target: URL, companyProxy: UpstreamProxy | undefined): http.Agent | undefined {
+  const via = proxyFor(companyProxy, target.hostname, portOf(target), target.protocol === 'http:')
+  return via === undefined ? undefined : tunnelAgent(via, target)
+}
+
+const portOf = (url: URL): number => Number(url.port || (url.protocol === 'https:' ? 443 : 80))
 
 /** A request to `target`, through `tunnels` when there are (an agent of tunnelAgent), else directly. */
 export async function requestTo(target: URL, options: http.RequestOptions, tunnels: http.Agent | undefined): Promise<http.ClientRequest> {
