@@ -20,8 +20,11 @@ export type EntryKind = 'd' | 'f' | 'l' | 'p' | 's' | 'b' | 'c'
  * (d\377) keeps its bytes (Buffer.from(path, 'latin1') gives them back), and joining is cheap.
  */
 export interface Listing {
-  /** Its folders, and its other entries whose names `keep` asked for: each its kind's letter, then its name. */
+  /** Its folders, links, FIFOs, sockets and devices, and the files whose names `keep` asked for: each its kind's letter, then its name. */
   entries: string[]
+  /** The folder's mode and change time (ms), as it was looked at now. */
+  mode?: number
+  changedMs?: number
 }
 
 export interface FolderCache {
@@ -31,6 +34,12 @@ export interface FolderCache {
   save(): void
 }
 
+/**
+ * The cache's format, kept under the empty name (no folder has it): a cache of another format (one
+ * that kept only some names, without the symlinks and FIFOs the sweep of git dirs looks for) is none.
+ */
+const FORMAT_KEY = ''
+const FORMAT = 'folders 2: folders, links, FIFOs, sockets, devices, names asked for'
 /** A change this recent is not kept (far above the coarse clock's tick, and the ~0.2 µs a ctime in ms keeps). */
 const FRESH_MS = 1_000
 /** The largest cache read: a damaged or foreign one is read as none. */
@@ -39,14 +48,16 @@ const MAX_CACHE_BYTES = 64 << 20
 const NOT_ASCII = /[^\x00-\x7f]/
 
 /**
- * A folder cache kept in `file` (undefined: none, every folder is listed). `keep` says which names
- * that are not folders a listing holds. Each folder is kept as one text, its parts split by `/`
+ * A folder cache kept in `file` (undefined: none, every folder is listed). A listing holds the
+ * folders, every entry that is not a plain file (a symlink, FIFO, socket or device), and the plain
+ * files whose names `keep` asks for. Each folder is kept as one text, its parts split by `/`
  * (no name holds one): device, inode, ctime in ms, then the entries.
  */
 export function folderCache(file: string | undefined, keep: (name: string) => boolean): FolderCache {
-  // A damaged cache is none: every folder is listed, and the cache written anew.
-  const kept = (file === undefined ? undefined : readJsonObject(file, MAX_CACHE_BYTES)) ?? {}
-  const seen = new Map<string, string>()
+  // A damaged cache, or one of another format, is none: every folder is listed, and the cache written anew.
+  const read = (file === undefined ? undefined : readJsonObject(file, MAX_CACHE_BYTES)) ?? {}
+  const kept = read[FORMAT_KEY] === FORMAT ? read : {}
+  const seen = new Map<string, string>([[FORMAT_KEY, FORMAT]])
   let changed = false
   const freshAfterMs = Date.now() - FRESH_MS
   return {
@@ -58,12 +69,13 @@ export function folderCache(file: string | undefined, keep: (name: string) => bo
       const st = fs.lstatSync(at)
       if (!st.isDirectory()) throw Object.assign(new Error(`not a folder: ${dir}`), { code: 'ENOTDIR' })
       const id = `${st.dev}/${st.ino}/${st.ctimeMs}/`
-      const before = kept[dir]
+      const before = dir === FORMAT_KEY ? undefined : kept[dir]
       if (typeof before === 'string' && before.startsWith(id)) {
         seen.set(dir, before)
-        return { entries: before.split('/').slice(3).filter(entry => entry !== '') } // an empty folder's text ends at its id
+        // An empty folder's text ends at its id.
+        return { entries: before.split('/').slice(3).filter(entry => entry !== ''), mode: st.mode, changedMs: st.ctimeMs }
       }
-      const listing = listFolder(at, keep)
+      const listing = { ...listFolder(at, keep), mode: st.mode, changedMs: st.ctimeMs }
       if (st.ctimeMs < freshAfterMs && Number.isSafeInteger(st.ino)) {
         seen.set(dir, id + listing.entries.join('/'))
         changed = true
@@ -79,12 +91,13 @@ export function folderCache(file: string | undefined, keep: (name: string) => bo
   }
 }
 
-function listFolder(dir: string | Buffer, keep: (name: string) => boolean): Listing {
+/** The listing of `dir` as the cache would keep it, read now (a link at `dir` itself is followed). */
+export function listFolder(dir: string | Buffer, keep: (name: string) => boolean): Listing {
   const entries: string[] = []
   for (const e of fs.readdirSync(dir, { withFileTypes: true, encoding: 'buffer' })) {
     const kind = kindOf(e)
     const name = e.name.toString('latin1')
-    if (kind === 'd' || keep(name)) entries.push(kind + name)
+    if (kind !== 'f' || keep(name)) entries.push(kind + name)
   }
   return { entries }
 }

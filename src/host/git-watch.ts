@@ -6,10 +6,11 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind, namesUpTo, O_PATH, randomHex } from './fs.js'
 import { guardHeads, headIsValid, type HeadGuard } from './head-guard.js'
+import type { ModeGuard } from './mode-guard.js'
 import { checkInProgress } from './in-progress.js'
 import { checkIndexes } from './index-entries.js'
 import { configReader, userGitConfigs } from './git-configs.js'
-import { folderCache, type EntryKind, type FolderCache, type Listing } from './folder-cache.js'
+import { folderCache, listFolder, type EntryKind, type FolderCache, type Listing } from './folder-cache.js'
 import { describeNested, nestedGitDirOnly, nestedRecord, type Configured, type NestedRecord, type NestedRepo } from './nested-repos.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import { isWithin, isWithinAny } from '../state/instance.js'
@@ -23,6 +24,8 @@ const POLL_MS = 200
 const SCAN_LIMIT = 300_000
 /** Entries of git dirs looked at for FIFOs and sockets at the session's end, in all. */
 const SWEEP_LIMIT = 200_000
+/** Paths one warning names, at most (each up to PATH_MAX, escaped: a few MB in all). */
+const REPORTED = 1024
 /** Nested repositories looked into at the session's end, at most; the others are reported as they are found. */
 const MAX_DESCRIBED = 512
 
@@ -35,45 +38,38 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
   const startedMs = Date.now()
   const moved: string[] = []
   const reported = new Set<string>()
-  const planted = new Map<string, number>()
-  let ended: string | undefined
-  // Each plant is moved within moments, but a git the host runs in that moment could take it:
-  // a session that plants the same name again and again is ended (red team, round 29: 613 plants
-  // against a host loop of `git status`, one of which ran the session's config).
-  const again = (p: string): void => {
-    const times = (planted.get(p) ?? 0) + 1
-    planted.set(p, times)
-    if (times < REPLANT_LIMIT || ended !== undefined) return
-    ended = p
-    end()
-  }
+  const replants = replantCounter(end)
   const away = awayFromTheSession(spec.quarantineDir)
-  const quarantine = quarantineIn(spec, away, { moved, reported }, again)
+  const quarantine = quarantineIn(spec, away, { moved, reported }, replants.again)
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
-  const heads = guardHeads(spec.gitDirs, [...spec.workTrees, ...spec.ways.filter(p => !spec.gitDirs.includes(p))])
+  const heads = guardHeads(spec.gitDirs, spec.workTrees, spec.ways)
   const watch = watchDuringSession(spec, quarantine, () => heads.check())
-  const report = (dirsNow: readonly string[], nestedDirs: string[]): string[] => {
+  const report = (nestedDirs: string[], folders: FolderCache, wide: Buffer[]): string[] => {
     const warnings: string[] = []
+    const ended = replants.ended()
     if (ended !== undefined) warnings.push(`the session made ${inlineSafe(ended)} ${REPLANT_LIMIT} times, each moved aside, and was ended: a git the host ran at the moment of one could have taken it; look at what git ran in this project since (the config of each one moved aside below)`)
     if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (look at them with ls and cat, not with git, which would take one for a repository; then delete them): ${moved.join(', ')}`)
     const movedBefore = moved.length
-    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs))
-    // The last look, at every git dir there is now: those the session made (round 63: a
-    // submodule's, left 777, was taken as one to keep so from the next launch on) and the nested
-    // repositories' (round 65).
-    heads.check(true, [...dirsNow, ...nestedDirs])
-    warnings.push(...guardWarnings(heads))
+    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs, folders, { trees: spec.workTrees, guard: heads.modes, wide }))
     if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them), or a .git that leads through /proc or /dev or by a path that is not UTF-8 (where git goes from it cannot be known); moved aside: ${moved.slice(movedBefore).join(', ')}`)
     return warnings.map(w => `WARNING: ${w}`)
   }
   return {
     finish(): string[] {
       watch.stop()
+      // One cache of folders for the sweep and the search below: a git dir's folders unchanged since
+      // the last session's end are not listed again (its loose objects' folders are most of them).
+      const folders = folderCache(spec.folderCache, name => SEARCHED_NAMES.has(name))
       const sweep = { entries: SWEEP_LIMIT }
-      for (const dir of spec.gitDirs) specialFilesIn(dir, sweep).forEach(quarantine)
+      for (const dir of spec.gitDirs) specialFilesIn(dir, sweep, folders).forEach(quarantine)
       const nestedDirs: string[] = []
+      const wide: Buffer[] = []
       const dirsNow = gitDirsNow(spec.gitDirs)
-      const warnings = reportOrSay(() => report(dirsNow, nestedDirs))
+      const warnings = reportOrSay(() => report(nestedDirs, folders, wide))
+      // The last look, at every git dir there is now: those the session made (round 63: a
+      // submodule's, left 777, was taken as one to keep so from the next launch on) and the nested
+      // repositories' found (round 65), and the folders the search found, also when it failed (round 68).
+      warnings.push(...lastLook(heads, [...dirsNow, ...nestedDirs], wide))
       // Every git dir there is now, nested repositories' too (red team, round 41: a nested
       // repository's index wrote ../.git/config at the host's git checkout . there).
       const gitDirs = [...new Set([...dirsNow, ...nestedDirs])]
@@ -81,7 +77,8 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
       // The nested ones' too (red team, round 45: a FIFO in a nested git dir), every one within the
       // one budget (round 50: past 64, a FIFO info/exclude stayed unnamed).
       const nested = gitDirs.filter(dir => !spec.gitDirs.includes(dir))
-      for (const dir of nested) specialFilesIn(dir, sweep).forEach(quarantine)
+      for (const dir of nested) specialFilesIn(dir, sweep, folders).forEach(quarantine)
+      folders.save()
       if (sweep.entries < 0) warnings.push(`WARNING: the search for FIFOs and sockets in git dirs (git hangs on them) stopped after ${SWEEP_LIMIT} entries; git dirs it may not have finished: ${[...spec.gitDirs, ...nested].slice(-3).map(inlineSafe).join(', ')}, ...: look for them there (find <dir> -type p -o -type s) before you run git`)
       const later = [...checkInProgress(gitDirs, quarantine), ...indexChecks(gitDirs, quarantine, heads)]
       if (moved.length > movedBefore) warnings.push(`WARNING: moved aside at the session's end (look at them with ls and cat, not with git): ${moved.slice(movedBefore).join(', ')}`)
@@ -91,23 +88,47 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
   }
 }
 
+/**
+ * Each plant is moved within moments, but a git the host runs in that moment could take it: a
+ * session that plants the same name again and again is ended (red team, round 29: 613 plants
+ * against a host loop of `git status`, one of which ran the session's config).
+ */
+function replantCounter(end: () => void): { again: (p: string) => void; ended: () => string | undefined } {
+  const planted = new Map<string, number>()
+  let ended: string | undefined
+  const again = (p: string): void => {
+    const times = (planted.get(p) ?? 0) + 1
+    planted.set(p, times)
+    if (times < REPLANT_LIMIT || ended !== undefined) return
+    ended = p
+    end()
+  }
+  return { again, ended: () => ended }
+}
+
 /** The index checks, with the folders of each gitlink an index lists narrowed (round 67), and said. */
 function indexChecks(gitDirs: readonly string[], quarantine: (p: string) => void, heads: HeadGuard): string[] {
-  const before = heads.narrowed().length
-  const warnings = checkIndexes(gitDirs, quarantine, (dir, links) => heads.gitlinks(dir, links))
-  const taken = heads.narrowed().slice(before)
+  const before = heads.modes.narrowed().length
+  const warnings = checkIndexes(gitDirs, quarantine, (dir, links) => heads.modes.gitlinks(dir, links))
+  const taken = heads.modes.narrowed().slice(before)
   if (taken.length === 0) return warnings
   return [...warnings, `WARNING: other users could write to the folders of a gitlink in an index (your git status at the top enters its .git, there or put there later); taken back: ${taken.join(', ')}`]
 }
 
-/** What the head guard took back or put back, in words for the user. */
-function guardWarnings(heads: HeadGuard): string[] {
-  const narrowed = heads.narrowed()
+/** The head guard's last look, and what it took back or put back, in words for the user. */
+function lastLook(heads: HeadGuard, gitDirs: readonly string[], folders: readonly Buffer[]): string[] {
+  try {
+    heads.check(true, gitDirs)
+    heads.modes.folders(folders)
+  } catch (error) {
+    return [`WARNING: the last look at the git dirs' HEADs and modes failed (${inlineSafe((error as Error).message)}); look at them (ls -la) before you run git here`]
+  }
+  const narrowed = heads.modes.narrowed()
   const restored = heads.restored()
   return [
-    ...(narrowed.length === 0 ? [] : [`other users could write to a git dir or the project's folder, beyond what your umask gives (a session can make it so; any local user could then replace the config your git runs); taken back: ${narrowed.join(', ')}`]),
+    ...(narrowed.length === 0 ? [] : [`other users could write to a git dir or to folders of the project, beyond what your umask gives (a session can make it so; any local user could then replace the config your git runs, or put a .git there for it to take); taken back: ${narrowed.join(', ')}`]),
     ...(restored.length === 0 ? [] : [`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`]),
-  ]
+  ].map(w => `WARNING: ${w}`)
 }
 
 /**
@@ -419,11 +440,9 @@ function gitDirNames(holder: string, budget = { entries: 10_000 }): Set<string> 
   return names
 }
 
-/** A FIFO, socket or device: git blocks on, or cannot read, what it expects to be a file. */
-const isSpecial = (e: fs.Dirent<Buffer> | fs.Dirent): boolean => e.isFIFO() || e.isSocket() || e.isBlockDevice() || e.isCharacterDevice()
-
 /** Files git opens in every folder of the work tree: a FIFO there hangs the host's git (red team). */
 const READ_BY_GIT = new Set(['.gitignore', '.gitattributes', '.gitmodules', '.mailmap'])
+/** A FIFO, socket or device: git blocks on, or cannot read, what it expects to be a file. */
 const SPECIAL_KINDS = new Set<EntryKind>(['p', 's', 'b', 'c'])
 /** The names the nested-repository search looks at besides folders: a `.git`, what git reads in every folder, what makes a folder a git dir. */
 const SEARCHED_NAMES = new Set(['.git', ...READ_BY_GIT, 'HEAD', 'commondir', 'objects', 'refs'])
@@ -434,37 +453,32 @@ const SEARCHED_NAMES = new Set(['.git', ...READ_BY_GIT, 'HEAD', 'commondir', 'ob
  * a gitlink, for `git status` at the top. The tree is searched without following symlinks.
  */
 function nestedGit(workTree: string, search: NestedSearch, folders: FolderCache, ownTop = true): string[] {
-  // Names are bytes: a folder named in something other than UTF-8 (d\377) must still be entered
-  // (red team: a string path lost the byte, the folder was skipped and its repository unreported).
-  // Paths are latin1 strings on the way (a character per byte, folder-cache.ts), bytes when kept.
-  const found: Buffer[] = []
-  const unreadable: Buffer[] = []
-  /** Repositories at paths that are not UTF-8: git's index of them cannot be read here. */
-  const unchecked: Buffer[] = []
+  // Names are bytes: a folder named in something other than UTF-8 (d\377) must still be entered (red team:
+  // a string path lost the byte, its repository went unreported); latin1 strings on the way (folder-cache.ts).
+  const lists: NestedLists = { found: [], unreadable: [], unchecked: [] }
   const bytes = (latin1: string): Buffer => Buffer.from(latin1, 'latin1')
   const top = Buffer.from(workTree).toString('latin1')
   const stack = [top]
   let seen = 0
+  // Only the work trees' folders for their modes: those the session changed (round 68).
+  const modes = ownTop && search.modes.trees.includes(workTree) ? search.modes : undefined
   while (stack.length > 0 && seen < SCAN_LIMIT) {
     const dir = stack.pop() as string
-    let listing: Listing
-    try {
-      listing = folders.list(dir)
-    } catch (error) {
-      // A folder that can be entered but not listed (chmod 111) still lets git reach a .git in it by name.
-      if (!['ENOENT', 'ENOTDIR'].includes((error as NodeJS.ErrnoException).code ?? '')) unreadable.push(bytes(dir))
-      continue
-    }
+    const listing = listedFor(dir, folders, lists, modes, search.sinceMs)
+    if (listing === undefined) continue
     // Folders and the names searched for count, not every file: 300,001 files in one folder ended
     // the search before a repository beside them (red team, round 50).
     seen += listing.entries.length
+    // Left writable for others by the session: any local user could make a .git in it, which your
+    // git would take (at the top too, for a gitlink there, in the index or a commit: round 68).
+    if (modes !== undefined && (listing.changedMs ?? 0) >= search.sinceMs && modes.guard.wider(listing.mode ?? 0)) modes.wide.push(bytes(dir))
     // A folder shaped like a git dir (HEAD, objects/, refs/) is a repository to git run there, or
     // below when a .git is rejected (red team: the top's own config then ran at git status).
     // A folder shaped like a git dir is looked at as a repository of its own unless it is a `.git`
     // (the repository whose .git it is is looked at from that entry; the top's is the project's) or a
     // git dir claudebox knows (the top's, its submodules' and worktrees').
     const own = dir.endsWith('/.git') || search.known.has(bytes(dir).toString())
-    if (!own && looksLikeGitDir(dir, listing.entries) && nestedChanged(bytes(dir), bytes(dir).toString(), true, search, unchecked)) found.push(bytes(dir))
+    if (!own && looksLikeGitDir(dir, listing.entries) && nestedChanged(bytes(dir), bytes(dir).toString(), true, search, lists.unchecked)) lists.found.push(bytes(dir))
     for (const entry of listing.entries) {
       const kind = entry[0] as EntryKind
       const name = entry.slice(1)
@@ -472,13 +486,45 @@ function nestedGit(workTree: string, search: NestedSearch, folders: FolderCache,
       // git opens these through a link too (red team, round 46: `.gitmodules -> fifo` hung git status).
       if (READ_BY_GIT.has(name) && (SPECIAL_KINDS.has(kind) || (kind === 'l' && leadsToSpecial(bytes(p))))) search.moveAside(bytes(p).toString())
       // The project's own .git is not a nested one; the instance has none of its own.
-      if (name === '.git' && (!ownTop || dir !== top) && nestedChanged(bytes(p), bytes(dir).toString(), false, search, unchecked)) found.push(bytes(p))
+      if (name === '.git' && (!ownTop || dir !== top) && nestedChanged(bytes(p), bytes(dir).toString(), false, search, lists.unchecked)) lists.found.push(bytes(p))
       // Into .git folders too: a repository kept in one and reached by a symlink from the work tree
       // runs its config at git status there (red team, round 47: `tools -> .git/stash/r`).
       if (kind === 'd') stack.push(p)
     }
   }
-  const shown = (paths: Buffer[]): string => paths.map(p => inlineSafe(p.toString())).join(', ')
+  return nestedWarnings(workTree, lists, stack.slice(-3).map(bytes))
+}
+
+/** What the search found in one tree, for its warnings. */
+interface NestedLists {
+  found: Buffer[]
+  unreadable: Buffer[]
+  /** Repositories at paths that are not UTF-8: git's index of them cannot be read here. */
+  unchecked: Buffer[]
+}
+
+/**
+ * The listing of `dir` (latin1), or undefined when it cannot be had. A folder that can be entered
+ * but not listed (chmod 111) still lets git reach a .git in it by name: it is reported, or, in a work
+ * tree and made so by the session, made readable to you again and listed (round 68).
+ */
+function listedFor(dir: string, folders: FolderCache, lists: NestedLists, modes: NestedSearch['modes'] | undefined, sinceMs: number): Listing | undefined {
+  for (let again = modes !== undefined; ; again = false) {
+    try {
+      return folders.list(dir)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? ''
+      if (code === 'EACCES' && again && modes?.guard.reopen(Buffer.from(dir, 'latin1'), sinceMs) === true) continue
+      if (!['ENOENT', 'ENOTDIR'].includes(code)) lists.unreadable.push(Buffer.from(dir, 'latin1'))
+      return undefined
+    }
+  }
+}
+
+/** The warnings of the search of `workTree`; `left`, the folders it did not get to (none when it finished). */
+function nestedWarnings(workTree: string, { found, unreadable, unchecked }: NestedLists, left: Buffer[]): string[] {
+  // At most REPORTED paths a line (round 68: 40,000 long ones made a string longer than V8's longest).
+  const shown = (paths: Buffer[]): string => paths.slice(0, REPORTED).map(p => inlineSafe(p.toString())).join(', ') + (paths.length > REPORTED ? ` and ${paths.length - REPORTED} more` : '')
   const out: string[] = []
   if (found.length > 0) {
     out.push(`the session created or changed nested git repositories, whose config and hooks run when git is used there (or at the top, for a submodule): ${shown(found)}; inspect them (cat <dir>/config, ls <dir>/hooks and the folder its core.hooksPath names) before running git in or above them`)
@@ -487,9 +533,8 @@ function nestedGit(workTree: string, search: NestedSearch, folders: FolderCache,
     out.push(`folders the search for nested git repositories could not list (a repository in them would run its config and hooks unseen): ${shown(unreadable)}; make them readable (chmod u+rx) and look inside before running git here`)
   }
   if (unchecked.length > 0) out.push(`nested git repositories at paths that are not UTF-8, whose index claudebox cannot have git read (git checkout there could write what it lists anywhere): ${shown(unchecked)}; rename them, then run git reset in them before any git checkout`)
-  if (stack.length > 0) {
-    const left = stack.slice(-3).map(p => inlineSafe(bytes(p).toString()))
-    out.push(`the search for nested git repositories stopped after ${SCAN_LIMIT} folders in ${inlineSafe(workTree)}; not searched: ${left.join(', ')} and more, whose repositories' configs, hooks and indexes were not checked: look for them (find ${inlineSafe(workTree)} -name .git -o -name HEAD -o -type p) before you run git there`)
+  if (left.length > 0) {
+    out.push(`the search for nested git repositories stopped after ${SCAN_LIMIT} folders in ${inlineSafe(workTree)}; not searched: ${shown(left)} and more, whose repositories' configs, hooks and indexes were not checked: look for them (find ${inlineSafe(workTree)} -name .git -o -name HEAD -o -type p) before you run git there`)
   }
   return out
 }
@@ -515,6 +560,8 @@ interface NestedSearch {
   budget: { lines: number }
   /** The git dirs claudebox knows (the top's, its submodules' and worktrees'), not nested repositories. */
   known: Set<string>
+  /** The work trees whose folders' modes are looked at, the guard, and the folders it is to narrow. */
+  modes: { trees: readonly string[]; guard: ModeGuard; wide: Buffer[] }
 }
 
 /**
@@ -562,30 +609,42 @@ function leadsToSpecial(link: Buffer): boolean {
 
 /**
  * FIFOs, sockets and devices anywhere in a git dir (packed-refs, info/exclude, refs/heads/main ...):
- * git reads those files, and would hang on a FIFO at the user's next git status (red team).
+ * git reads those files, and would hang on a FIFO at the user's next git status (red team). Its
+ * folders come from `folders` (a folder unchanged since the last session's end is not listed).
  */
-function specialFilesIn(gitDir: string, budget: { entries: number }): string[] {
+function specialFilesIn(gitDir: string, budget: { entries: number }, folders: FolderCache): string[] {
   const found: string[] = []
-  const walk = (dir: string): void => {
-    let entries: fs.Dirent[]
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true })
-    } catch {
-      return
-    }
+  const walk = (dir: string, listing: Listing): void => {
     // The files git opens by name first (HEAD, packed-refs, info/, refs/), objects/ last: a budget
     // spent on loose objects left a FIFO packed-refs in place (red team, round 50).
-    if (dir === gitDir) entries.sort((a, b) => Number(a.name === 'objects') - Number(b.name === 'objects'))
-    for (const e of entries) {
+    const entries = dir === top ? [...listing.entries].sort((a, b) => Number(a === 'dobjects') - Number(b === 'dobjects')) : listing.entries
+    for (const entry of entries) {
       if (budget.entries-- <= 0) return
-      const p = path.join(dir, e.name)
+      const kind = entry[0] as EntryKind
+      const p = `${dir}/${entry.slice(1)}`
       // git opens them through a link too (red team, round 47: packed-refs -> ../junk/fifo hung git status).
-      if (isSpecial(e) || (e.isSymbolicLink() && leadsToSpecial(Buffer.from(p)))) found.push(p)
+      if (SPECIAL_KINDS.has(kind) || (kind === 'l' && leadsToSpecial(Buffer.from(p, 'latin1')))) found.push(Buffer.from(p, 'latin1').toString())
       // modules/ and worktrees/ hold git dirs of their own, each looked at in turn.
-      else if (e.isDirectory() && !(dir === gitDir && ['modules', 'worktrees'].includes(e.name))) walk(p)
+      else if (kind === 'd' && !(dir === top && (entry === 'dmodules' || entry === 'dworktrees'))) listed(p, d => folders.list(d))
     }
   }
-  walk(gitDir)
+  const listed = (dir: string, list: (dir: string) => Listing): void => {
+    try {
+      walk(dir, list(dir))
+    } catch {
+      // gone or unreadable: nothing git could open there either
+    }
+  }
+  const top = Buffer.from(gitDir).toString('latin1')
+  listed(top, dir => {
+    try {
+      return folders.list(dir)
+    } catch (error) {
+      // A git dir named through a link (a nested .git file's gitdir:) is read through it, as git does.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOTDIR') throw error
+      return listFolder(Buffer.from(dir, 'latin1'), () => false)
+    }
+  })
   return found
 }
 
@@ -616,11 +675,9 @@ function looksLikeGitDir(dir: string, entries: Listing['entries']): boolean {
  * Only the git dirs the launch protected are the project's own (red team, round 49: one below
  * worktrees/a/b, or past a budget, was taken for known and never looked at, while nothing protected it).
  */
-function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[]): string[] {
+function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[], folders: FolderCache, modes: NestedSearch['modes']): string[] {
   const known = spec.gitDirs
-  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), described: 0, budget: { lines: 65_536 }, known: new Set(known) }
-  const searched = (name: string): boolean => SEARCHED_NAMES.has(name)
-  const folders = folderCache(spec.folderCache, searched)
+  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), described: 0, budget: { lines: 65_536 }, known: new Set(known), modes }
   // The git dirs outside the work trees too (a --separate-git-dir's, a worktree's in the main .git
   // elsewhere): a repository kept in one is reached through a symlink the same way.
   const outside = known.filter(dir => !isWithinAny(dir, spec.workTrees))
@@ -632,7 +689,6 @@ function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string)
   // todos, transcripts of other days) do not, and listing them all cost ~50 ms at every session's
   // end for an instance of 10,000 files.
   out.push(...nestedGit(spec.instance, search, folders, false))
-  folders.save()
   search.record.save()
   return out
 }

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { lstatKind, removeDir } from './fs.js'
+import { lstatKind, readNoFollow, removeDir } from './fs.js'
 import { commonDirOf } from './git-dirs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 
@@ -21,7 +21,7 @@ import { inlineSafe } from '../cli/terminal-safe.js'
  * nested git dir prepared in one session and renamed into place in the next, its files' times
  * older than the session). One `git ls-files` per git dir, after Claude has exited.
  */
-export function checkIndexes(gitDirs: readonly string[], quarantine: (planted: string) => void, gitlinks: (gitDir: string, paths: string[]) => void = () => {}): string[] {
+export function checkIndexes(gitDirs: readonly string[], quarantine: (planted: string) => void, gitlinks: (gitDir: string, paths: Buffer[]) => void = () => {}): string[] {
   const warnings: string[] = []
   const indexed = gitDirs.filter(dir => lstatKind(path.join(dir, 'index')) !== 'missing')
   // Each costs a git run: a session that made thousands of repositories must not hold the end of it for minutes.
@@ -105,18 +105,27 @@ const MAX_INDEX_BYTES = 256 << 20
  * index says nothing, and is not moved: `unread` says why (red team, round 59: a sandbox that used
  * up the launcher's descriptors had the user's staged index moved aside).
  */
-function unsafePaths(gitDir: string, timeout: number): (string[] & { gitlinks: string[] }) | { unread: string } {
-  let out: string
+function unsafePaths(gitDir: string, timeout: number): (string[] & { gitlinks: Buffer[] }) | { unread: string } {
+  let out: Buffer
   try {
-    out = withBareGit(gitDir, env => execFileSync('git', ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout, maxBuffer: 256 << 20 }))
+    out = withBareGit(gitDir, env => execFileSync('git', ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], stdio: ['ignore', 'pipe', 'ignore'], timeout, maxBuffer: 256 << 20 }))
   } catch (error) {
     const unread = notStarted(error)
     return unread === undefined ? Object.assign(['(an index git cannot read)'], { gitlinks: [] }) : { unread }
   }
   // "<mode> <object> <stage>\t<path>" each; mode 160000 is a gitlink, a folder whose .git git enters.
-  const entries = out.split('\0').filter(entry => entry.includes('\t')).map(entry => ({ mode: entry.slice(0, entry.indexOf(' ')), file: entry.slice(entry.indexOf('\t') + 1) }))
-  const bad = entries.map(e => e.file).filter(file => file.split('/').some(part => part === '' || part === '.' || part === '..' || part.toLowerCase() === '.git'))
-  return Object.assign(bad, { gitlinks: entries.filter(e => e.mode === '160000' && !bad.includes(e.file)).map(e => e.file) })
+  // Paths are bytes: a gitlink's folder named in something other than UTF-8 is still reached (round 68).
+  const bad: string[] = []
+  const gitlinks: Buffer[] = []
+  for (let start = 0, end = out.indexOf(0); end !== -1; start = end + 1, end = out.indexOf(0, start)) {
+    const tab = out.indexOf(9, start)
+    if (tab === -1 || tab > end) continue
+    const file = out.subarray(tab + 1, end)
+    // One look at each entry (round 68: a search of the bad ones for each gitlink held the end 6 minutes for 300,000).
+    if (file.toString('latin1').split('/').some(part => part === '' || part === '.' || part === '..' || part.toLowerCase() === '.git')) bad.push(file.toString())
+    else if (out.toString('latin1', start, start + 7) === '160000 ') gitlinks.push(file)
+  }
+  return Object.assign(bad, { gitlinks })
 }
 
 /**
@@ -131,7 +140,13 @@ function withBareGit<T>(gitDir: string, run: (env: Record<string, string>) => T)
   try {
     for (const dir of ['objects', 'refs']) fs.mkdirSync(path.join(empty, dir))
     fs.writeFileSync(path.join(empty, 'HEAD'), 'ref: refs/heads/main\n')
-    const objects = path.join(commonDirOf(gitDir) ?? gitDir, 'objects')
+    const common = commonDirOf(gitDir) ?? gitDir
+    // Of the repository's object format: git reads a SHA-256 index only as such (round 68: every
+    // session moved the index of a SHA-256 repository aside, and what was staged with it).
+    if (/^\s*objectformat\s*=\s*"?sha256"?\s*$/im.test(readNoFollow(path.join(common, 'config'), 1 << 20) ?? '')) {
+      fs.writeFileSync(path.join(empty, 'config'), '[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = sha256\n')
+    }
+    const objects = path.join(common, 'objects')
     const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: empty, LC_ALL: 'C', GIT_DIR: empty, GIT_INDEX_FILE: path.join(gitDir, 'index'), GIT_OBJECT_DIRECTORY: objects, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_NO_LAZY_FETCH: '1', GIT_TERMINAL_PROMPT: '0' }
     return run(env)
   } finally {

@@ -326,7 +326,7 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
       expect(paths.map(p => writeForOthers(fs.statSync(p).mode))).toEqual(before)
       // A name git does not use: at the session's end.
       expect(writeForOthers(fs.statSync(path.join(git, 'zzz')).mode)).toBe(0)
-      expect(r.err).toMatch(/WARNING: other users could write to a git dir or the project's folder, beyond what your umask gives .*taken back: .*\.git \(777 made 7[0-7]{2}\)/)
+      expect(r.err).toMatch(/WARNING: other users could write to a git dir or to folders of the project, beyond what your umask gives .*taken back: .*\.git \(777 made 7[0-7]{2}\)/)
     } finally {
       fs.chmodSync(path.join(git, 'info'), infoMode)
       for (const name of fs.readdirSync(git)) if (/^\.1[0-9]{3}$/.test(name) || name === 'zzz') fs.rmSync(path.join(git, name), { recursive: true })
@@ -392,7 +392,86 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     const r = await claudebox(s.world, ['--', '-c', script], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
     expect(r.stdout.trim()).toBe('staged')
     for (const p of ['old', 'old/y']) expect(fs.statSync(path.join(project, p)).mode & 0o022, p).toBe(0)
-    expect(r.stderr).toMatch(/folders of a gitlink in an index .*taken back: .*old\/y \(777 made 755\)/)
+    // Taken back by the look at the folders the session changed, before the one at the gitlinks.
+    expect(r.stderr).toMatch(/taken back: .*old\/y \(777 made 755\)/)
+  })
+  test("a nested .git that names a folder outside the project: the last look leaves it as it is, and says so (round 68: `gitdir: /tmp` made the launcher take other users' write access to /tmp away)", async () => {
+    const project = makeRepo(s.world.home, 'src/points-out')
+    const outside = path.join(s.world.root, 'shared-tmp')
+    fs.mkdirSync(path.join(outside, 'info'), { recursive: true })
+    fs.writeFileSync(path.join(outside, 'x'), '')
+    fs.chmodSync(outside, 0o1777)
+    fs.chmodSync(path.join(outside, 'info'), 0o777)
+    fs.chmodSync(path.join(outside, 'x'), 0o666)
+    const r = await claudebox(s.world, ['--', '-c', `mkdir z && echo "gitdir: ${outside}" > z/.git && echo made`], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.stdout.trim()).toBe('made')
+    expect(fs.statSync(outside).mode & 0o7777).toBe(0o1777)
+    expect(fs.statSync(path.join(outside, 'info')).mode & 0o777).toBe(0o777)
+    expect(fs.statSync(path.join(outside, 'x')).mode & 0o777).toBe(0o666)
+    expect(r.stderr).toContain(`not looked at: ${outside}, outside the project`)
+  })
+  test('the folders of a gitlink whose path is not UTF-8, left writable for others: taken back at the end (round 68: the byte was lost, nothing was)', async () => {
+    const project = makeRepo(s.world.home, 'src/latin1-gitlink')
+    const script = 'D=$(printf "\\377"); mkdir -p "$D/y" && chmod 777 "$D" "$D/y" && git update-index --add --cacheinfo "160000,$(git rev-parse HEAD),$D/y" && echo staged'
+    const r = await claudebox(s.world, ['--', '-c', script], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.stdout.trim()).toBe('staged')
+    const folder = Buffer.concat([Buffer.from(`${project}/`), Buffer.from([0xff])])
+    for (const p of [folder, Buffer.concat([folder, Buffer.from('/y')])]) expect(fs.statSync(p).mode & 0o022, p.toString()).toBe(0)
+  })
+  test("a gitlink's folders left writable for others in a project that is a linked worktree, and in a submodule whose name is not its path: taken back at the end (round 68: the work tree was guessed from the git dir's path)", async () => {
+    const main = makeRepo(s.world.home, 'src/main-of-worktree')
+    git(main, 'worktree', 'add', '-q', path.join(s.world.home, 'src/linked-wt'))
+    const linked = path.join(s.world.home, 'src/linked-wt')
+    const stage = (dir: string): string => `mkdir -p ${dir} && chmod 777 ${path.dirname(dir)} ${dir} && git update-index --add --cacheinfo "160000,$(git rev-parse HEAD),${dir}" && echo staged`
+    const r = await claudebox(s.world, ['--', '-c', stage('old/y')], { cwd: linked, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.stdout.trim()).toBe('staged')
+    for (const p of ['old', 'old/y']) expect(fs.statSync(path.join(linked, p)).mode & 0o022, p).toBe(0)
+    const project = makeRepo(s.world.home, 'src/named-submodule')
+    const src = makeRepo(s.world.root, 'named-submodule-src')
+    execFileSync('git', ['-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', '--name', 'foo', src, 'a/b'], { cwd: project, stdio: 'pipe', env: { ...process.env, HOME: s.world.home } })
+    const sub = await claudebox(s.world, ['--', '-c', `cd a/b && ${stage('c/d')}`], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(sub.stdout.trim()).toBe('staged')
+    for (const p of ['a/b/c', 'a/b/c/d']) expect(fs.statSync(path.join(project, p)).mode & 0o022, p).toBe(0)
+  })
+  test("folders anywhere in the work tree the session changed and left writable for others are taken back at the end, a gitlink's committed and its index gone too; one the session did not change is left as it was (round 68: git reset brought the gitlink back, and git status entered another user's .git)", async () => {
+    const project = makeRepo(s.world.home, 'src/wide-folders')
+    for (const dir of ['storage', 'kept']) {
+      fs.mkdirSync(path.join(project, dir))
+      fs.chmodSync(path.join(project, dir), 0o777)
+    }
+    const script = [
+      'mkdir -p x/y deep/er/dir storage/cache && chmod 777 x x/y deep/er/dir storage/cache',
+      'git update-index --add --cacheinfo "160000,$(git rev-parse HEAD),x/y" && git -c user.name=t -c user.email=t@e commit -qm l',
+      'printf DIRCgarbage > .git/index && echo done',
+    ].join(' && ')
+    const r = await claudebox(s.world, ['--', '-c', script], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.stdout.trim()).toBe('done')
+    // storage was so before, but the session made a folder in it: another user could have swapped that one.
+    for (const p of ['x', 'x/y', 'deep/er/dir', 'storage', 'storage/cache']) expect(fs.statSync(path.join(project, p)).mode & 0o022, p).toBe(0)
+    expect(fs.statSync(path.join(project, 'kept')).mode & 0o777).toBe(0o777)
+    expect(r.stderr).toMatch(/taken back: .*x\/y \(777 made 755\)/)
+  })
+  test('a folder of the work tree the session made unreadable to you (chmod 677), with folders writable for others below it: taken back all the same (round 68: the search stopped at it, as uid 1001)', async () => {
+    const project = makeRepo(s.world.home, 'src/locked-folder')
+    const r = await claudebox(s.world, ['--', '-c', 'mkdir -p a/b/c && chmod 777 a/b a/b/c && chmod 677 a && echo done'], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.stdout.trim()).toBe('done')
+    const a = fs.statSync(path.join(project, 'a')).mode
+    if (process.getuid?.() !== 0) expect(a & 0o500).toBe(0o500)
+    for (const p of ['a', 'a/b', 'a/b/c']) expect(fs.statSync(path.join(project, p)).mode & 0o022, p).toBe(0)
+  })
+  test("a repository of SHA-256 objects: its index is read as such and kept, with what was staged (round 68: it was moved aside at every session's end)", async () => {
+    const project = path.join(s.world.home, 'src/sha256')
+    fs.mkdirSync(project, { recursive: true })
+    git(project, 'init', '-q', '--object-format=sha256')
+    fs.writeFileSync(path.join(project, 'README'), 'hello\n')
+    git(project, 'add', 'README')
+    git(project, 'commit', '-q', '-m', 'init')
+    fs.writeFileSync(path.join(project, 'staged'), 'x\n')
+    git(project, 'add', 'staged')
+    const r = await claudebox(s.world, ['--', '-c', 'echo benign'], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.stdout.trim()).toBe('benign')
+    expect(r.stderr).not.toContain('moved aside')
+    expect(execFileSync('git', ['ls-files'], { cwd: project, encoding: 'utf8' }).trim().split('\n')).toEqual(['README', 'staged'])
   })
   test('3,000 nested repositories the session made: the mode guard ends in seconds, not minutes (round 66: quadratic, 35 s)', async () => {
     const project = makeRepo(s.world.home, 'src/many-nested')

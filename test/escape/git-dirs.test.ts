@@ -710,6 +710,25 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(fs.existsSync(path.join(s.project, 'keep/x/y/.gitignore'))).toBe(false)
   })
 
+  test("the git dirs' folders kept from the session before (unchanged since): a link there whose target has become a FIFO, and a FIFO among loose objects, are moved aside", async () => {
+    const s = scene()
+    fs.mkdirSync(path.join(s.project, 'junk'))
+    fs.writeFileSync(path.join(s.project, 'junk/target'), '')
+    fs.mkdirSync(path.join(s.project, '.git/objects/ab'), { recursive: true })
+    fs.symlinkSync('../../junk/target', path.join(s.project, '.git/info/exclude-more'))
+    await new Promise(resolve => setTimeout(resolve, 1_200)) // older than the freshness margin: kept
+    expect((await inside(s, 'true')).code).toBe(0)
+    const cache = fs.readdirSync(path.join(s.world.claudeboxHome, 'cache')).find(f => f.startsWith('folders-')) ?? ''
+    const kept = JSON.parse(fs.readFileSync(path.join(s.world.claudeboxHome, 'cache', cache), 'utf8')) as Record<string, string>
+    expect(kept[path.join(fs.realpathSync(s.project), '.git/info')]).toContain('/lexclude-more')
+    const r = await inside(s, 'rm junk/target && mkfifo junk/target && mkfifo .git/objects/ab/cdef && echo done')
+    expect(r.out).toBe('done')
+    expect(r.err).toContain('info/exclude-more -> ')
+    expect(r.err).toContain('objects/ab/cdef -> ')
+    expect(fs.existsSync(path.join(s.project, '.git/info/exclude-more'))).toBe(false)
+    expect(fs.existsSync(path.join(s.project, '.git/objects/ab/cdef'))).toBe(false)
+  })
+
   test.each([
     ['a symlink to a git dir kept in the main .git', 'ln -s ../.git/x .git'],
     ['a gitdir: file with a NUL after the path (git stops there)', "printf 'gitdir: ../.git/x\\0junk\\n' > .git"],

@@ -1,6 +1,7 @@
 // The nested-repository search's folder cache: a folder is taken from it only while its device,
 // inode and change time are the ones kept, and a folder changed moments before it was looked at
 // is not kept at all.
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -68,6 +69,23 @@ describe('folder cache', () => {
     second.save()
     forge(file, old)
     fs.chmodSync(old, 0o700)
+    expect(names(old, file)).not.toContain('fFORGED')
+  })
+
+  test("a cache of another format (one that kept only the names asked for, without links and FIFOs) is read as none; links and FIFOs are kept whatever their names", async () => {
+    const { root, file } = world()
+    const old = path.join(root, 'tree/old')
+    fs.symlinkSync('HEAD', path.join(old, 'link'))
+    execFileSync('mkfifo', [path.join(old, 'fifo')])
+    await new Promise(resolve => setTimeout(resolve, 1_100))
+    const first = folderCache(file, n => n === 'HEAD')
+    expect(first.list(old).entries.sort()).toEqual(['dsub', 'fHEAD', 'llink', 'pfifo'])
+    first.save()
+    forge(file, old)
+    expect(names(old, file)).toContain('fFORGED')
+    const kept = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, string>
+    delete kept['']
+    fs.writeFileSync(file, JSON.stringify(kept))
     expect(names(old, file)).not.toContain('fFORGED')
   })
 
