@@ -560,6 +560,8 @@ interface NestedSearch {
   budget: { lines: number }
   /** The git dirs claudebox knows (the top's, its submodules' and worktrees'), not nested repositories. */
   known: Set<string>
+  /** Where a nested repository's git dir may be: the work trees, the launch's git dirs, the instance (Claude keeps plugins' clones there). */
+  inside: readonly string[]
   /** The work trees whose folders' modes are looked at, the guard, and the folders it is to narrow. */
   modes: { trees: readonly string[]; guard: ModeGuard; wide: Buffer[] }
 }
@@ -586,6 +588,13 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
   } catch {
     return true // not looked into: reported
   }
+  // A .git the session made or changed that leads out of the project, or to nothing yet (a git dir
+  // in the sandbox's own /tmp): moved aside (round 68: `gitdir: /tmp/x`, which another user made
+  // later, and your git took).
+  if (!isGitDir && changedSince(entry, search.sinceMs) && (repo.gitDirs.length === 0 || !repo.gitDirs.every(dir => isWithinAny(dir, search.inside)))) {
+    search.moveAside(text)
+    return true
+  }
   search.gitDirs.push(...repo.gitDirs)
   if (repo.magic !== undefined) {
     search.moveAside(repo.magic)
@@ -595,6 +604,15 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
   search.record.keep(text, repo)
   const appeared = search.record.known && before === undefined
   return appeared || (before !== undefined && before !== repo.digest) || repo.newestMs >= search.sinceMs - 1 || repo.unlisted
+}
+
+/** Whether the entry at `p` changed (made, renamed, rewritten) since `sinceMs`; true when it cannot be looked at. */
+function changedSince(p: Buffer, sinceMs: number): boolean {
+  try {
+    return fs.lstatSync(p).ctimeMs >= sinceMs
+  } catch {
+    return true
+  }
 }
 
 /** Whether a link leads to a FIFO, socket or device. */
@@ -677,7 +695,7 @@ function looksLikeGitDir(dir: string, entries: Listing['entries']): boolean {
  */
 function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[], folders: FolderCache, modes: NestedSearch['modes']): string[] {
   const known = spec.gitDirs
-  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), described: 0, budget: { lines: 65_536 }, known: new Set(known), modes }
+  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), described: 0, budget: { lines: 65_536 }, known: new Set(known), inside: [...spec.workTrees, ...known, spec.instance], modes }
   // The git dirs outside the work trees too (a --separate-git-dir's, a worktree's in the main .git
   // elsewhere): a repository kept in one is reached through a symlink the same way.
   const outside = known.filter(dir => !isWithinAny(dir, spec.workTrees))

@@ -260,13 +260,15 @@ const openFolder = (dir: string): number | undefined => openNoFollow(dir)
 
 /**
  * A git dir the session made or a nested repository's, open from the launch's folder it is in
- * (the deepest of `anchors`), the folders on the way narrowed; undefined, and said, when it is in
- * none of them or a symlink is on its way.
+ * (the deepest of `anchors`), the folders on the way narrowed; undefined when it is in none of
+ * them, or a symlink is on its way (said).
  */
 function openInside(dir: string, anchors: readonly string[], allowed: (dir: string) => number, narrowed: Set<string>): number | undefined {
   const anchor = anchors.filter(a => isWithin(dir, a)).sort((a, b) => b.length - a.length)[0]
   const fd = anchor === undefined ? undefined : openWay(anchor, partsOf(anchor, dir), allowed(anchor), narrowed)
-  if (fd === undefined && fs.existsSync(dir)) narrowed.add(`not looked at: ${inlineSafe(dir)}, ${anchor === undefined ? 'outside the project' : 'reached through a symlink'} (a .git leads there; look with ls -la)`)
+  // One outside is not the project's to change (a nested repository of yours may keep its git dir
+  // elsewhere; a .git the session made that leads out is moved aside: git-watch.ts).
+  if (fd === undefined && anchor !== undefined && fs.existsSync(dir)) narrowed.add(`not looked at: ${inlineSafe(dir)}, reached through a symlink (a .git leads there; look with ls -la)`)
   return fd
 }
 

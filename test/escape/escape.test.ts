@@ -395,7 +395,7 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     // Taken back by the look at the folders the session changed, before the one at the gitlinks.
     expect(r.stderr).toMatch(/taken back: .*old\/y \(777 made 755\)/)
   })
-  test("a nested .git that names a folder outside the project: the last look leaves it as it is, and says so (round 68: `gitdir: /tmp` made the launcher take other users' write access to /tmp away)", async () => {
+  test("a nested .git that names a folder outside the project, or one not there yet: moved aside, and the folder left as it is (round 68: `gitdir: /tmp` made the launcher take other users' write access to /tmp away; another user could make the missing one)", async () => {
     const project = makeRepo(s.world.home, 'src/points-out')
     const outside = path.join(s.world.root, 'shared-tmp')
     fs.mkdirSync(path.join(outside, 'info'), { recursive: true })
@@ -403,12 +403,16 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     fs.chmodSync(outside, 0o1777)
     fs.chmodSync(path.join(outside, 'info'), 0o777)
     fs.chmodSync(path.join(outside, 'x'), 0o666)
-    const r = await claudebox(s.world, ['--', '-c', `mkdir z && echo "gitdir: ${outside}" > z/.git && echo made`], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    const script = `mkdir z && echo "gitdir: ${outside}" > z/.git && git init -q --separate-git-dir /tmp/private w && echo made`
+    const r = await claudebox(s.world, ['--', '-c', script], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
     expect(r.stdout.trim()).toBe('made')
     expect(fs.statSync(outside).mode & 0o7777).toBe(0o1777)
     expect(fs.statSync(path.join(outside, 'info')).mode & 0o777).toBe(0o777)
     expect(fs.statSync(path.join(outside, 'x')).mode & 0o777).toBe(0o666)
-    expect(r.stderr).toContain(`not looked at: ${outside}, outside the project`)
+    for (const pointer of ['z/.git', 'w/.git']) {
+      expect(fs.existsSync(path.join(project, pointer)), pointer).toBe(false)
+      expect(r.stderr).toContain(`${pointer} -> `)
+    }
   })
   test('the folders of a gitlink whose path is not UTF-8, left writable for others: taken back at the end (round 68: the byte was lost, nothing was)', async () => {
     const project = makeRepo(s.world.home, 'src/latin1-gitlink')

@@ -750,10 +750,13 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     checkoutLeavesConfig(s, 'sub', config)
   })
 
-  test("round 45: a nested .git link made in one session, the git dir it names made in the next (its config runs at git status there): the second session's end reports it", async () => {
+  test("round 45: a nested .git link made in one session, the git dir it names made in the next (its config runs at git status there): moved aside at the first session's end, where it leads nowhere yet (round 68); made again with its git dir, reported", async () => {
     const s = scene()
-    await inside(s, 'mkdir sub && ln -s ../.git/x sub/.git')
-    const r = await inside(s, `git init -q --bare .git/x && git --git-dir=.git/x config core.bare false && git --git-dir=.git/x config core.fsmonitor "touch ${s.marker}; false"`)
+    const first = await inside(s, 'mkdir sub && ln -s ../.git/x sub/.git')
+    expect(first.err).toContain('/sub/.git -> ')
+    expect(fs.existsSync(path.join(s.project, 'sub/.git'))).toBe(false)
+    await inside(s, 'ln -s ../.git/x sub/.git && git init -q --bare .git/x')
+    const r = await inside(s, `git --git-dir=.git/x config core.bare false && git --git-dir=.git/x config core.fsmonitor "touch ${s.marker}; false"`)
     expect(r.err).toContain('nested git repositories')
     expect(r.err).toContain('/sub/.git')
   })
