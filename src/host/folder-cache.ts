@@ -20,7 +20,7 @@ export type EntryKind = 'd' | 'f' | 'l' | 'p' | 's' | 'b' | 'c'
  * (d\377) keeps its bytes (Buffer.from(path, 'latin1') gives them back), and joining is cheap.
  */
 export interface Listing {
-  /** Its folders, links, FIFOs, sockets and devices, and the files whose names `keep` asked for: each its kind's letter, then its name. */
+  /** Its folders, and the entries `keep` asked for: each its kind's letter, then its name. */
   entries: string[]
   /** The folder's mode and change time (ms), as it was looked at now. */
   mode?: number
@@ -39,7 +39,7 @@ export interface FolderCache {
  * that kept only some names, without the symlinks and FIFOs the sweep of git dirs looks for) is none.
  */
 const FORMAT_KEY = ''
-const FORMAT = 'folders 2: folders, links, FIFOs, sockets, devices, names asked for'
+const FORMAT = 'folders 2: folders, entries asked for by folder, name and kind'
 /** A change this recent is not kept (far above the coarse clock's tick, and the ~0.2 µs a ctime in ms keeps). */
 const FRESH_MS = 1_000
 /** The largest cache read: a damaged or foreign one is read as none. */
@@ -49,11 +49,10 @@ const NOT_ASCII = /[^\x00-\x7f]/
 
 /**
  * A folder cache kept in `file` (undefined: none, every folder is listed). A listing holds the
- * folders, every entry that is not a plain file (a symlink, FIFO, socket or device), and the plain
- * files whose names `keep` asks for. Each folder is kept as one text, its parts split by `/`
+ * folders and the entries `keep` asks for (given the folder, the name and the kind). Each folder is kept as one text, its parts split by `/`
  * (no name holds one): device, inode, ctime in ms, then the entries.
  */
-export function folderCache(file: string | undefined, keep: (name: string) => boolean): FolderCache {
+export function folderCache(file: string | undefined, keep: (dir: string, name: string, kind: EntryKind) => boolean): FolderCache {
   // A damaged cache, or one of another format, is none: every folder is listed, and the cache written anew.
   const read = (file === undefined ? undefined : readJsonObject(file, MAX_CACHE_BYTES)) ?? {}
   const kept = read[FORMAT_KEY] === FORMAT ? read : {}
@@ -75,7 +74,7 @@ export function folderCache(file: string | undefined, keep: (name: string) => bo
         // An empty folder's text ends at its id.
         return { entries: before.split('/').slice(3).filter(entry => entry !== ''), mode: st.mode, changedMs: st.ctimeMs }
       }
-      const listing = { ...listFolder(at, keep), mode: st.mode, changedMs: st.ctimeMs }
+      const listing = { ...listFolder(at, (name, kind) => keep(dir, name, kind)), mode: st.mode, changedMs: st.ctimeMs }
       if (st.ctimeMs < freshAfterMs && Number.isSafeInteger(st.ino)) {
         seen.set(dir, id + listing.entries.join('/'))
         changed = true
@@ -86,18 +85,23 @@ export function folderCache(file: string | undefined, keep: (name: string) => bo
       // Unchanged when every folder kept was seen as it was (one that changes at every session
       // drops out once and is then neither kept nor written).
       if (file === undefined || (!changed && Object.keys(kept).every(dir => seen.has(dir)))) return
+      // Never larger than is read back (round 69: 360,000 links of long names made a text past V8's
+      // longest string): none is written then, and every folder is listed next time.
+      let size = 0
+      for (const [dir, text] of seen) size += dir.length + text.length
+      if (size > MAX_CACHE_BYTES / 6) return
       writeHomeFile(file, JSON.stringify(Object.fromEntries(seen)))
     },
   }
 }
 
-/** The listing of `dir` as the cache would keep it, read now (a link at `dir` itself is followed). */
-export function listFolder(dir: string | Buffer, keep: (name: string) => boolean): Listing {
+/** The listing of `dir`: its folders and the entries `keep` asks for, read now (a link at `dir` itself is followed). */
+export function listFolder(dir: string | Buffer, keep: (name: string, kind: EntryKind) => boolean): Listing {
   const entries: string[] = []
   for (const e of fs.readdirSync(dir, { withFileTypes: true, encoding: 'buffer' })) {
     const kind = kindOf(e)
     const name = e.name.toString('latin1')
-    if (kind !== 'f' || keep(name)) entries.push(kind + name)
+    if (kind === 'd' || keep(name, kind)) entries.push(kind + name)
   }
   return { entries }
 }

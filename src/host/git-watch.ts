@@ -48,28 +48,30 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
     const warnings: string[] = []
     const ended = replants.ended()
     if (ended !== undefined) warnings.push(`the session made ${inlineSafe(ended)} ${REPLANT_LIMIT} times, each moved aside, and was ended: a git the host ran at the moment of one could have taken it; look at what git ran in this project since (the config of each one moved aside below)`)
-    if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (look at them with ls and cat, not with git, which would take one for a repository; then delete them): ${moved.join(', ')}`)
+    if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (look at them with ls and cat, not with git, which would take one for a repository; then delete them): ${named(moved)}`)
     const movedBefore = moved.length
     warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs, folders, { trees: spec.workTrees, guard: heads.modes, wide }))
-    if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them), or a .git that leads through /proc or /dev or by a path that is not UTF-8 (where git goes from it cannot be known); moved aside: ${moved.slice(movedBefore).join(', ')}`)
+    if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them), or a .git that leads through /proc or /dev or by a path that is not UTF-8 (where git goes from it cannot be known); moved aside: ${named(moved.slice(movedBefore))}`)
     return warnings.map(w => `WARNING: ${w}`)
   }
   return {
     finish(): string[] {
       watch.stop()
+      const warnings: string[] = []
+      const step = stepsSaying(warnings)
       // One cache of folders for the sweep and the search below: a git dir's folders unchanged since
       // the last session's end are not listed again (its loose objects' folders are most of them).
-      const folders = folderCache(spec.folderCache, name => SEARCHED_NAMES.has(name))
+      const folders = folderCache(spec.folderCache, keptIn(spec.gitDirs))
       const sweep = { entries: SWEEP_LIMIT }
-      for (const dir of spec.gitDirs) specialFilesIn(dir, sweep, folders).forEach(quarantine)
+      step('search of the git dirs for FIFOs', () => spec.gitDirs.forEach(dir => specialFilesIn(dir, sweep, folders, spec.gitDirs).forEach(quarantine)), undefined)
       const nestedDirs: string[] = []
       const wide: Buffer[] = []
-      const dirsNow = gitDirsNow(spec.gitDirs)
-      const warnings = reportOrSay(() => report(nestedDirs, folders, wide))
+      const dirsNow = step('listing of git dirs', () => gitDirsNow(spec.gitDirs), [...spec.gitDirs])
+      warnings.push(...reportOrSay(() => report(nestedDirs, folders, wide)))
       // The last look, at every git dir there is now: those the session made (round 63: a
       // submodule's, left 777, was taken as one to keep so from the next launch on) and the nested
       // repositories' found (round 65), and the folders the search found, also when it failed (round 68).
-      warnings.push(...lastLook(heads, [...dirsNow, ...nestedDirs], wide))
+      warnings.push(...step('look at modes', () => lastLook(heads, [...dirsNow, ...nestedDirs], wide), []))
       // Every git dir there is now, nested repositories' too (red team, round 41: a nested
       // repository's index wrote ../.git/config at the host's git checkout . there).
       const gitDirs = [...new Set([...dirsNow, ...nestedDirs])]
@@ -77,16 +79,50 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
       // The nested ones' too (red team, round 45: a FIFO in a nested git dir), every one within the
       // one budget (round 50: past 64, a FIFO info/exclude stayed unnamed).
       const nested = gitDirs.filter(dir => !spec.gitDirs.includes(dir))
-      for (const dir of nested) specialFilesIn(dir, sweep, folders).forEach(quarantine)
-      folders.save()
+      step('search of nested git dirs for FIFOs', () => nested.forEach(dir => specialFilesIn(dir, sweep, folders, spec.gitDirs).forEach(quarantine)), undefined)
+      step('folder cache', () => folders.save(), undefined)
       if (sweep.entries < 0) warnings.push(`WARNING: the search for FIFOs and sockets in git dirs (git hangs on them) stopped after ${SWEEP_LIMIT} entries; git dirs it may not have finished: ${[...spec.gitDirs, ...nested].slice(-3).map(inlineSafe).join(', ')}, ...: look for them there (find <dir> -type p -o -type s) before you run git`)
-      const later = [...checkInProgress(gitDirs, quarantine), ...indexChecks(gitDirs, quarantine, heads)]
-      if (moved.length > movedBefore) warnings.push(`WARNING: moved aside at the session's end (look at them with ls and cat, not with git): ${moved.slice(movedBefore).join(', ')}`)
+      const later = [...step('check of operations in progress', () => checkInProgress(gitDirs, quarantine), []), ...step('check of the indexes', () => indexChecks(gitDirs, quarantine, heads), [])]
+      if (moved.length > movedBefore) warnings.push(`WARNING: moved aside at the session's end (look at them with ls and cat, not with git): ${named(moved.slice(movedBefore))}`)
       away.close()
       return [...warnings, ...later]
     },
   }
 }
+
+/**
+ * Runs each step of the session's end on its own: one that throws (a session can make one: round
+ * 69, a text past V8's longest string) is said in `warnings`, and the steps after it, the index
+ * check last, still run.
+ */
+function stepsSaying(warnings: string[]): <T>(what: string, run: () => T, none: T) => T {
+  return (what, run, none) => {
+    try {
+      return run()
+    } catch (error) {
+      warnings.push(`WARNING: claudebox's ${what} at the session's end failed (${inlineSafe(String((error as Error).message))}); look for yourself before you run git here`)
+      return none
+    }
+  }
+}
+
+/** At most REPORTED of `items`, joined, and how many more (round 69: a list past V8's longest string). */
+function named<T>(items: readonly T[], text: (item: T) => string = String): string {
+  return items.slice(0, REPORTED).map(text).join(', ') + (items.length > REPORTED ? ` and ${items.length - REPORTED} more` : '')
+}
+
+/**
+ * What the folder cache keeps besides folders and the names searched for: in git dirs (the
+ * launch's, and every `.git` folder) their links, FIFOs, sockets and devices, for the sweep; in a
+ * work tree, FIFOs, sockets and devices only (a project's links are many: pnpm makes one for each
+ * dependency).
+ */
+function keptIn(gitDirs: readonly string[]): (dir: string, name: string, kind: EntryKind) => boolean {
+  return (dir, name, kind) => SEARCHED_NAMES.has(name) || SPECIAL_KINDS.has(kind) || (kind === 'l' && inGitDir(dir, gitDirs))
+}
+
+/** Whether the folder `dir` (latin1) is in a git dir: one of `gitDirs`, or below a folder named .git. */
+const inGitDir = (dir: string, gitDirs: readonly string[]): boolean => dir.endsWith('/.git') || dir.includes('/.git/') || isWithinAny(Buffer.from(dir, 'latin1').toString(), gitDirs)
 
 /**
  * Each plant is moved within moments, but a git the host runs in that moment could take it: a
@@ -112,7 +148,7 @@ function indexChecks(gitDirs: readonly string[], quarantine: (p: string) => void
   const warnings = checkIndexes(gitDirs, quarantine, (dir, links) => heads.modes.gitlinks(dir, links))
   const taken = heads.modes.narrowed().slice(before)
   if (taken.length === 0) return warnings
-  return [...warnings, `WARNING: other users could write to the folders of a gitlink in an index (your git status at the top enters its .git, there or put there later); taken back: ${taken.join(', ')}`]
+  return [...warnings, `WARNING: other users could write to the folders of a gitlink in an index (your git status at the top enters its .git, there or put there later); taken back: ${named(taken)}`]
 }
 
 /** The head guard's last look, and what it took back or put back, in words for the user. */
@@ -126,8 +162,8 @@ function lastLook(heads: HeadGuard, gitDirs: readonly string[], folders: readonl
   const narrowed = heads.modes.narrowed()
   const restored = heads.restored()
   return [
-    ...(narrowed.length === 0 ? [] : [`other users could write to a git dir or to folders of the project, beyond what your umask gives (a session can make it so; any local user could then replace the config your git runs, or put a .git there for it to take); taken back: ${narrowed.join(', ')}`]),
-    ...(restored.length === 0 ? [] : [`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${restored.join(', ')}`]),
+    ...(narrowed.length === 0 ? [] : [`other users could write to a git dir or to folders of the project, beyond what your umask gives (a session can make it so; any local user could then replace the config your git runs, or put a .git there for it to take); taken back: ${named(narrowed)}`]),
+    ...(restored.length === 0 ? [] : [`the session made a git dir one git rejects (a bad HEAD, or its access taken away: git would then take another folder, with a config the session may have written, for the repository); put back as it was: ${named(restored)}`]),
   ].map(w => `WARNING: ${w}`)
 }
 
@@ -466,9 +502,10 @@ function nestedGit(workTree: string, search: NestedSearch, folders: FolderCache,
     const dir = stack.pop() as string
     const listing = listedFor(dir, folders, lists, modes, search.sinceMs)
     if (listing === undefined) continue
-    // Folders and the names searched for count, not every file: 300,001 files in one folder ended
-    // the search before a repository beside them (red team, round 50).
-    seen += listing.entries.length
+    // Folders and the names searched for count, not every file, link or FIFO: 300,001 of them in one
+    // folder ended the search before a repository, or a folder writable for others, beside them
+    // (red team, rounds 50 and 69).
+    seen += listing.entries.filter(e => e[0] === 'd' || SEARCHED_NAMES.has(e.slice(1))).length
     // Left writable for others by the session: any local user could make a .git in it, which your
     // git would take (at the top too, for a gitlink there, in the index or a commit: round 68).
     if (modes !== undefined && (listing.changedMs ?? 0) >= search.sinceMs && modes.guard.wider(listing.mode ?? 0)) modes.wide.push(bytes(dir))
@@ -524,7 +561,7 @@ function listedFor(dir: string, folders: FolderCache, lists: NestedLists, modes:
 /** The warnings of the search of `workTree`; `left`, the folders it did not get to (none when it finished). */
 function nestedWarnings(workTree: string, { found, unreadable, unchecked }: NestedLists, left: Buffer[]): string[] {
   // At most REPORTED paths a line (round 68: 40,000 long ones made a string longer than V8's longest).
-  const shown = (paths: Buffer[]): string => paths.slice(0, REPORTED).map(p => inlineSafe(p.toString())).join(', ') + (paths.length > REPORTED ? ` and ${paths.length - REPORTED} more` : '')
+  const shown = (paths: Buffer[]): string => named(paths, p => inlineSafe(p.toString()))
   const out: string[] = []
   if (found.length > 0) {
     out.push(`the session created or changed nested git repositories, whose config and hooks run when git is used there (or at the top, for a submodule): ${shown(found)}; inspect them (cat <dir>/config, ls <dir>/hooks and the folder its core.hooksPath names) before running git in or above them`)
@@ -534,7 +571,7 @@ function nestedWarnings(workTree: string, { found, unreadable, unchecked }: Nest
   }
   if (unchecked.length > 0) out.push(`nested git repositories at paths that are not UTF-8, whose index claudebox cannot have git read (git checkout there could write what it lists anywhere): ${shown(unchecked)}; rename them, then run git reset in them before any git checkout`)
   if (left.length > 0) {
-    out.push(`the search for nested git repositories stopped after ${SCAN_LIMIT} folders in ${inlineSafe(workTree)}; not searched: ${shown(left)} and more, whose repositories' configs, hooks and indexes were not checked: look for them (find ${inlineSafe(workTree)} -name .git -o -name HEAD -o -type p) before you run git there`)
+    out.push(`the search for nested git repositories stopped after ${SCAN_LIMIT} folders in ${inlineSafe(workTree)}; not searched: ${shown(left)} and more, whose repositories' configs, hooks and indexes were not checked, nor folders left writable for others: look for them (find ${inlineSafe(workTree)} -name .git -o -name HEAD -o -type p -o -type d -perm /022) before you run git there`)
   }
   return out
 }
@@ -628,10 +665,15 @@ function leadsToSpecial(link: Buffer): boolean {
 /**
  * FIFOs, sockets and devices anywhere in a git dir (packed-refs, info/exclude, refs/heads/main ...):
  * git reads those files, and would hang on a FIFO at the user's next git status (red team). Its
- * folders come from `folders` (a folder unchanged since the last session's end is not listed).
+ * folders come from `folders` (a folder unchanged since the last session's end is not listed), or,
+ * for a git dir whose links the cache does not keep (a nested one shaped as a bare repository),
+ * are listed now.
  */
-function specialFilesIn(gitDir: string, budget: { entries: number }, folders: FolderCache): string[] {
+function specialFilesIn(gitDir: string, budget: { entries: number }, folders: FolderCache, gitDirs: readonly string[]): string[] {
   const found: string[] = []
+  const top = Buffer.from(gitDir).toString('latin1')
+  const direct = (dir: string): Listing => listFolder(Buffer.from(dir, 'latin1'), (_name, kind) => kind !== 'f')
+  const list = inGitDir(top, gitDirs) ? (dir: string): Listing => folders.list(dir) : direct
   const walk = (dir: string, listing: Listing): void => {
     // The files git opens by name first (HEAD, packed-refs, info/, refs/), objects/ last: a budget
     // spent on loose objects left a FIFO packed-refs in place (red team, round 50).
@@ -643,24 +685,23 @@ function specialFilesIn(gitDir: string, budget: { entries: number }, folders: Fo
       // git opens them through a link too (red team, round 47: packed-refs -> ../junk/fifo hung git status).
       if (SPECIAL_KINDS.has(kind) || (kind === 'l' && leadsToSpecial(Buffer.from(p, 'latin1')))) found.push(Buffer.from(p, 'latin1').toString())
       // modules/ and worktrees/ hold git dirs of their own, each looked at in turn.
-      else if (kind === 'd' && !(dir === top && (entry === 'dmodules' || entry === 'dworktrees'))) listed(p, d => folders.list(d))
+      else if (kind === 'd' && !(dir === top && (entry === 'dmodules' || entry === 'dworktrees'))) listed(p, list)
     }
   }
-  const listed = (dir: string, list: (dir: string) => Listing): void => {
+  const listed = (dir: string, lister: (dir: string) => Listing): void => {
     try {
-      walk(dir, list(dir))
+      walk(dir, lister(dir))
     } catch {
       // gone or unreadable: nothing git could open there either
     }
   }
-  const top = Buffer.from(gitDir).toString('latin1')
   listed(top, dir => {
     try {
-      return folders.list(dir)
+      return list(dir)
     } catch (error) {
       // A git dir named through a link (a nested .git file's gitdir:) is read through it, as git does.
       if ((error as NodeJS.ErrnoException).code !== 'ENOTDIR') throw error
-      return listFolder(Buffer.from(dir, 'latin1'), () => false)
+      return direct(dir)
     }
   })
   return found

@@ -44,10 +44,16 @@ export function checkIndexes(gitDirs: readonly string[], quarantine: (planted: s
       warnings.push(`WARNING: claudebox could not start git to read the index of ${inlineSafe(dir)} (${bad.unread}); it was left as it is: a git checkout or restore there could write what it lists anywhere; look at it with git ls-files, or run git reset there, before you do`)
       continue
     }
-    gitlinks(dir, bad.gitlinks)
-    if (bad.length === 0) continue
-    quarantine(index)
-    moved.push(`${inlineSafe(dir)} (${bad.slice(0, 3).map(inlineSafe).join(', ')})`)
+    if (bad.length > 0) {
+      quarantine(index)
+      moved.push(`${inlineSafe(dir)} (${bad.slice(0, 3).map(inlineSafe).join(', ')})`)
+    }
+    // After the index is moved aside: narrowing its gitlinks' folders may fail, the move must not (round 69).
+    try {
+      gitlinks(dir, bad.gitlinks)
+    } catch {
+      // what could be taken back was; the guard says what it took
+    }
   }
   if (moved.length > 0) {
     warnings.push(`WARNING: the session left git indexes listing paths that git would write outside the work tree or into a .git folder at your next git checkout or restore; each was moved aside (see above): run git reset there to make it anew from HEAD (what was staged is lost from it, the files stay as they are): ${moved.slice(0, 5).join('; ')}${moved.length > 5 ? ` (and ${moved.length - 5} more)` : ''}`)
@@ -106,13 +112,22 @@ const MAX_INDEX_BYTES = 256 << 20
  * up the launcher's descriptors had the user's staged index moved aside).
  */
 function unsafePaths(gitDir: string, timeout: number): (string[] & { gitlinks: Buffer[] }) | { unread: string } {
-  let out: Buffer
-  try {
-    out = withBareGit(gitDir, env => execFileSync('git', ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], stdio: ['ignore', 'pipe', 'ignore'], timeout, maxBuffer: 256 << 20 }))
-  } catch (error) {
-    const unread = notStarted(error)
-    return unread === undefined ? Object.assign(['(an index git cannot read)'], { gitlinks: [] }) : { unread }
+  let out: Buffer | undefined
+  // Of the object format the repository's config names, else the other one: git reads a SHA-256
+  // index only as such (round 68), and a config git reads may name it in ways a look cannot tell
+  // (round 69: a comment after it, and the staged work was moved aside at every session's end).
+  const named = sha256Named(gitDir)
+  for (const sha256 of [named, !named]) {
+    try {
+      out = withBareGit(gitDir, sha256, env => execFileSync('git', ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], stdio: ['ignore', 'pipe', 'ignore'], timeout, maxBuffer: 256 << 20 }))
+      break
+    } catch (error) {
+      const unread = notStarted(error)
+      if (unread !== undefined) return { unread }
+      if ((error as { code?: unknown }).code === 'ETIMEDOUT') break // too slow for a second run
+    }
   }
+  if (out === undefined) return Object.assign(['(an index git cannot read)'], { gitlinks: [] })
   // "<mode> <object> <stage>\t<path>" each; mode 160000 is a gitlink, a folder whose .git git enters.
   // Paths are bytes: a gitlink's folder named in something other than UTF-8 is still reached (round 68).
   const bad: string[] = []
@@ -128,6 +143,11 @@ function unsafePaths(gitDir: string, timeout: number): (string[] & { gitlinks: B
   return Object.assign(bad, { gitlinks })
 }
 
+/** Whether the repository's config seems to name SHA-256 objects (a first guess: the other format is tried too). */
+function sha256Named(gitDir: string): boolean {
+  return /objectformat\s*=\s*"?sha256/i.test(readNoFollow(path.join(commonDirOf(gitDir) ?? gitDir, 'config'), 1 << 20) ?? '')
+}
+
 /**
  * Runs git on a repository's index and objects only, never on its config: git would act on a config
  * the session wrote (red team, round 44: a sparse index with a tree removed made `ls-files` lazily
@@ -135,18 +155,13 @@ function unsafePaths(gitDir: string, timeout: number): (string[] & { gitlinks: B
  * git dir of claudebox's own, no system or global config; the index and the objects named by
  * GIT_INDEX_FILE and GIT_OBJECT_DIRECTORY (a split index's shared part is found beside the index).
  */
-function withBareGit<T>(gitDir: string, run: (env: Record<string, string>) => T): T {
+function withBareGit<T>(gitDir: string, sha256: boolean, run: (env: Record<string, string>) => T): T {
   const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'claudebox-index-'))
   try {
     for (const dir of ['objects', 'refs']) fs.mkdirSync(path.join(empty, dir))
     fs.writeFileSync(path.join(empty, 'HEAD'), 'ref: refs/heads/main\n')
-    const common = commonDirOf(gitDir) ?? gitDir
-    // Of the repository's object format: git reads a SHA-256 index only as such (round 68: every
-    // session moved the index of a SHA-256 repository aside, and what was staged with it).
-    if (/^\s*objectformat\s*=\s*"?sha256"?\s*$/im.test(readNoFollow(path.join(common, 'config'), 1 << 20) ?? '')) {
-      fs.writeFileSync(path.join(empty, 'config'), '[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = sha256\n')
-    }
-    const objects = path.join(common, 'objects')
+    if (sha256) fs.writeFileSync(path.join(empty, 'config'), '[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = sha256\n')
+    const objects = path.join(commonDirOf(gitDir) ?? gitDir, 'objects')
     const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: empty, LC_ALL: 'C', GIT_DIR: empty, GIT_INDEX_FILE: path.join(gitDir, 'index'), GIT_OBJECT_DIRECTORY: objects, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_NO_LAZY_FETCH: '1', GIT_TERMINAL_PROMPT: '0' }
     return run(env)
   } finally {

@@ -43,13 +43,16 @@ export function guardModes(gitDirs: readonly string[], workTrees: readonly strin
   const narrowed = new Set<string>()
   const allowed = (dir: string): number => allowedIn(dir, byUmask)
   const anchors = [...workTrees, ...gitDirs]
+  // Folders opened on the way to git dirs, work trees and gitlinks, at most, for the whole end
+  // (round 69: 1,024 gitlinks 5,000 folders deep held it 71 s).
+  const opens = { left: WAY_OPENS }
   return {
     look(final, more) {
       for (const top of [...workTrees, ...ways.filter(p => !gitDirs.includes(p))]) narrowOne(top, allowed(top), narrowed)
       const found = [...new Set([...gitDirs, ...more])]
       // At most MAX_GIT_DIRS, said when more (round 66: 10,000 nested repositories held the end for minutes).
       const dirs = found.slice(0, MAX_GIT_DIRS)
-      if (found.length > dirs.length) narrowed.add(`not all looked at: ${found.length - dirs.length} git dirs past the first ${MAX_GIT_DIRS}, from ${inlineSafe(found[MAX_GIT_DIRS] ?? '')} on (look with ls -la)`)
+      if (found.length > dirs.length) note(narrowed, `not all looked at: ${found.length - dirs.length} git dirs past the first ${MAX_GIT_DIRS}, from ${inlineSafe(found[MAX_GIT_DIRS] ?? '')} on (look with ls -la)`)
       const holders = new Set(dirs.flatMap(g => ['modules', 'worktrees'].map(sub => path.join(g, sub))))
       // The launch's git dirs by path (the probe pinned them and the folders on their way): their
       // own names and the folders from another git dir's modules/ or worktrees/ down to them.
@@ -58,28 +61,24 @@ export function guardModes(gitDirs: readonly string[], workTrees: readonly strin
         for (const p of [...foldersOnTheWay(dir, holders), dir, ...GIT_NAMES.map(name => path.join(dir, name))]) narrowOne(p, allowed(dir), narrowed)
       }
       if (!final) return
-      const opened = new Map(own.map(dir => [dir, openFolder(dir)] as const))
-      // Each other git dir from the launch's folder it is in, the folders on the way narrowed.
-      for (const dir of dirs.filter(d => !gitDirs.includes(d))) opened.set(dir, openInside(dir, anchors, allowed, narrowed))
-      try {
-        lastLook(opened, { workTrees, allowed, narrowed })
-      } finally {
-        for (const fd of opened.values()) if (fd !== undefined) fs.closeSync(fd)
-      }
+      // Each other git dir from the launch's folder it is in, the folders on the way narrowed; one
+      // at a time (1,024 of them open at once could use up the launcher's descriptors).
+      const openers = new Map(dirs.map(dir => [dir, (): number | undefined => (gitDirs.includes(dir) ? openFolder(dir) : openInside(dir, anchors, allowed, narrowed, opens))] as const))
+      lastLook(openers, { workTrees, allowed, narrowed, opens })
     },
     gitlinks(gitDir, paths) {
       for (const tree of workTreesOf(gitDir)) {
         const top = workTrees.find(t => tree === t || isWithin(tree, t))
         if (top === undefined) continue
-        for (const link of paths.slice(0, MAX_GIT_DIRS)) narrowWay(top, [...partsOf(top, tree), ...split(link)], allowed(top), narrowed)
+        for (const link of paths.slice(0, MAX_GIT_DIRS)) narrowWay(top, [...partsOf(top, tree), ...split(link)], allowed(top), narrowed, opens)
       }
-      if (paths.length > MAX_GIT_DIRS) narrowed.add(`not all looked at: ${paths.length - MAX_GIT_DIRS} gitlinks in ${inlineSafe(gitDir)}/index past the first ${MAX_GIT_DIRS} (look with ls -la)`)
+      if (paths.length > MAX_GIT_DIRS) note(narrowed, `not all looked at: ${paths.length - MAX_GIT_DIRS} gitlinks in ${inlineSafe(gitDir)}/index past the first ${MAX_GIT_DIRS} (look with ls -la)`)
     },
     wider: mode => (mode & 0o022 & ~allowedFor(mode, byUmask)) !== 0,
     reopen: (dir, sinceMs) => reopen(dir, sinceMs, workTrees, narrowed),
     folders(paths) {
       for (const dir of paths.slice(0, MAX_FOLDERS)) narrowFolder(dir, workTrees, byUmask, narrowed)
-      if (paths.length > MAX_FOLDERS) narrowed.add(`not all looked at: ${paths.length - MAX_FOLDERS} folders past the first ${MAX_FOLDERS} (look with find -perm -o+w)`)
+      if (paths.length > MAX_FOLDERS) note(narrowed, `not all looked at: ${paths.length - MAX_FOLDERS} folders past the first ${MAX_FOLDERS} (look with find -perm -o+w)`)
     },
     narrowed: () => [...narrowed],
   }
@@ -114,7 +113,7 @@ function giveBackReading(fd: number, shown: string, sinceMs: number, narrowed: S
     const mode = st.mode & 0o7777
     if (!st.isDirectory() || st.uid !== process.getuid?.() || st.ctimeMs < sinceMs || (mode & 0o500) === 0o500) return false
     fs.chmodSync(`/proc/self/fd/${fd}`, mode | 0o500)
-    narrowed.add(`${inlineSafe(shown)} (made readable to you again: ${mode.toString(8)} made ${(mode | 0o500).toString(8)})`)
+    note(narrowed, `${inlineSafe(shown)} (made readable to you again: ${mode.toString(8)} made ${(mode | 0o500).toString(8)})`)
     return true
   } catch {
     return false
@@ -165,29 +164,35 @@ interface LastLook {
   workTrees: readonly string[]
   allowed: (dir: string) => number
   narrowed: Set<string>
+  opens: { left: number }
 }
 
 /**
- * At the session's end, each git dir open in `opened`: the folders from the work tree's top down to
+ * At the session's end, each git dir `opens` opens: the folders from the work tree's top down to
  * its work tree (round 66: another user swapped old/y/.git, and the user's git status at the top
  * ran their config), its names, and the folders git reads below, within one budget for all.
  */
-function lastLook(opened: ReadonlyMap<string, number | undefined>, { workTrees, allowed, narrowed }: LastLook): void {
-  for (const dir of opened.keys()) {
+function lastLook(openers: ReadonlyMap<string, () => number | undefined>, { workTrees, allowed, narrowed, opens }: LastLook): void {
+  for (const dir of openers.keys()) {
     for (const tree of workTreesOf(dir)) {
       const top = workTrees.find(t => isWithin(tree, t))
-      if (top !== undefined) narrowWay(top, partsOf(top, tree), allowed(top), narrowed)
+      if (top !== undefined) narrowWay(top, partsOf(top, tree), allowed(top), narrowed, opens)
     }
   }
-  const walk: Walk = { budget: { entries: SWEEP_LIMIT }, own: new Set(opened.keys()), narrowed }
+  const walk: Walk = { budget: { entries: SWEEP_LIMIT }, own: new Set(openers.keys()), narrowed }
   const unlooked: string[] = []
-  for (const [dir, fd] of opened) {
+  for (const [dir, open] of openers) {
+    const fd = open()
     if (fd === undefined) continue
-    for (const name of GIT_NAMES) narrowOne(`/proc/self/fd/${fd}/${name}`, allowed(dir), narrowed, `${dir}/${name}`)
-    narrowBelow(fd, dir, '', allowed(dir), walk)
+    try {
+      for (const name of GIT_NAMES) narrowOne(`/proc/self/fd/${fd}/${name}`, allowed(dir), narrowed, `${dir}/${name}`)
+      narrowBelow(fd, dir, '', allowed(dir), walk)
+    } finally {
+      fs.closeSync(fd)
+    }
     if (walk.budget.entries < 0) unlooked.push(dir)
   }
-  if (unlooked.length > 0) narrowed.add(`not all looked at, past ${SWEEP_LIMIT} entries: ${unlooked.map(inlineSafe).join(', ')} (look with ls -la)`)
+  if (unlooked.length > 0) note(narrowed, `not all looked at, past ${SWEEP_LIMIT} entries: ${unlooked.map(inlineSafe).join(', ')} (look with ls -la)`)
 }
 
 /**
@@ -263,18 +268,18 @@ const openFolder = (dir: string): number | undefined => openNoFollow(dir)
  * (the deepest of `anchors`), the folders on the way narrowed; undefined when it is in none of
  * them, or a symlink is on its way (said).
  */
-function openInside(dir: string, anchors: readonly string[], allowed: (dir: string) => number, narrowed: Set<string>): number | undefined {
+function openInside(dir: string, anchors: readonly string[], allowed: (dir: string) => number, narrowed: Set<string>, opens: { left: number }): number | undefined {
   const anchor = anchors.filter(a => isWithin(dir, a)).sort((a, b) => b.length - a.length)[0]
-  const fd = anchor === undefined ? undefined : openWay(anchor, partsOf(anchor, dir), allowed(anchor), narrowed)
+  const fd = anchor === undefined ? undefined : openWay(anchor, partsOf(anchor, dir), allowed(anchor), narrowed, opens)
   // One outside is not the project's to change (a nested repository of yours may keep its git dir
   // elsewhere; a .git the session made that leads out is moved aside: git-watch.ts).
-  if (fd === undefined && anchor !== undefined && fs.existsSync(dir)) narrowed.add(`not looked at: ${inlineSafe(dir)}, reached through a symlink (a .git leads there; look with ls -la)`)
+  if (fd === undefined && anchor !== undefined && fs.existsSync(dir)) note(narrowed, `not looked at: ${inlineSafe(dir)}, reached through a symlink (a .git leads there; look with ls -la)`)
   return fd
 }
 
 /** The folders from `top` (not itself) down along `parts`, narrowed (see openWay). */
-function narrowWay(top: string, parts: readonly Buffer[], allowed: number, narrowed: Set<string>): void {
-  const fd = openWay(top, parts, allowed, narrowed)
+function narrowWay(top: string, parts: readonly Buffer[], allowed: number, narrowed: Set<string>, opens: { left: number }): void {
+  const fd = openWay(top, parts, allowed, narrowed, opens)
   if (fd !== undefined) fs.closeSync(fd)
 }
 
@@ -297,10 +302,15 @@ function split(p: Buffer): Buffer[] {
  * access for others taken back; the descriptor of the last, or undefined when one on the way is
  * gone or not a folder.
  */
-function openWay(top: string, parts: readonly Buffer[], allowed: number, narrowed: Set<string>): number | undefined {
+function openWay(top: string, parts: readonly Buffer[], allowed: number, narrowed: Set<string>, opens: { left: number }): number | undefined {
   let fd = openFolder(top)
   let shown = top
   for (const part of parts) {
+    if (fd !== undefined && opens.left-- <= 0) {
+      note(narrowed, `not all looked at: the folders on the way to gitlinks and nested repositories, past ${WAY_OPENS} (look with find -type d -perm /022)`)
+      fs.closeSync(fd)
+      return undefined
+    }
     if (fd === undefined) return undefined
     shown = `${shown}/${part.toString()}`
     const next = narrowOneAt(Buffer.concat([Buffer.from(`/proc/self/fd/${fd}/`), part]), shown, allowed, narrowed)
@@ -342,7 +352,7 @@ function narrowBelow(fd: number, shown: string, rel: string, allowed: number, wa
         if (!deep) continue
         // As deep as gitDirNames looks for git dirs; deeper is said, not passed over (round 65).
         if (name.split('/').length <= MAX_DEPTH) narrowBelow(child, at, name, allowed, walk)
-        else walk.narrowed.add(`not all looked at: ${inlineSafe(at)} is more than ${MAX_DEPTH} folders deep (look with ls -la)`)
+        else note(walk.narrowed, `not all looked at: ${inlineSafe(at)} is more than ${MAX_DEPTH} folders deep (look with ls -la)`)
       } finally {
         fs.closeSync(child)
       }
@@ -411,10 +421,14 @@ function narrowFd(fd: number, shown: string, allowed: number, narrowed: Set<stri
   const extra = mode & 0o022 & ~allowed
   if (extra !== 0) {
     fs.chmodSync(`/proc/self/fd/${fd}`, mode & ~extra)
-    if (narrowed.size < REPORTED) narrowed.add(`${inlineSafe(shown)} (${mode.toString(8)} made ${(mode & ~extra).toString(8)})`)
-    else narrowed.add('and more (look with ls -la)')
+    note(narrowed, `${inlineSafe(shown)} (${mode.toString(8)} made ${(mode & ~extra).toString(8)})`)
   }
   return st.isDirectory()
+}
+
+/** Says `text` in the report, or, past REPORTED entries, that there is more (round 69: a report past V8's longest string). */
+function note(narrowed: Set<string>, text: string): void {
+  narrowed.add(narrowed.size < REPORTED ? text : 'and more (look with ls -la)')
 }
 
 /** A folder of loose objects, below a git dir (or below a submodule's, walked from the main one). */
@@ -432,6 +446,8 @@ const MAX_GIT_DIRS = 1024
 const MAX_DEPTH = 40
 /** Entries of the git dirs looked at at the session's end, at most, for all of them. */
 const SWEEP_LIMIT = 50_000
+/** Folders opened on the way to git dirs, work trees and gitlinks at the session's end, at most (~25 µs each). */
+const WAY_OPENS = 100_000
 /** Folders of the work trees the session made writable for others taken back at its end, at most (each is a walk from the top). */
 const MAX_FOLDERS = 4096
 /** Paths named in the report, at most (round 63: 30,000 made one line of 840 KB). */

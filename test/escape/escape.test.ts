@@ -463,10 +463,12 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     if (process.getuid?.() !== 0) expect(a & 0o500).toBe(0o500)
     for (const p of ['a', 'a/b', 'a/b/c']) expect(fs.statSync(path.join(project, p)).mode & 0o022, p).toBe(0)
   })
-  test("a repository of SHA-256 objects: its index is read as such and kept, with what was staged (round 68: it was moved aside at every session's end)", async () => {
+  test("a repository of SHA-256 objects: its index is read as such and kept, with what was staged (round 68: it was moved aside at every session's end; round 69: also when its config names the format with a comment after it)", async () => {
     const project = path.join(s.world.home, 'src/sha256')
     fs.mkdirSync(project, { recursive: true })
     git(project, 'init', '-q', '--object-format=sha256')
+    // Named as git reads it, with a comment after it (round 69: a look at the config missed that).
+    fs.writeFileSync(path.join(project, '.git/config'), fs.readFileSync(path.join(project, '.git/config'), 'utf8').replace(/objectformat = sha256/, '$& ; a note'))
     fs.writeFileSync(path.join(project, 'README'), 'hello\n')
     git(project, 'add', 'README')
     git(project, 'commit', '-q', '-m', 'init')

@@ -933,6 +933,27 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(fs.existsSync(path.join(s.project, 'zz/.git/index'))).toBe(false)
   }, 300_000)
 
+  test('round 69: 300,001 symlinks and FIFOs in one folder (the search counted them, stopped, and left a folder beside them writable for others): it is taken back', async () => {
+    const s = scene()
+    const r = await inside(s, `mkdir -p bulk wide && chmod 777 wide && python3 -c "import os; [os.symlink('x', 'bulk/l%d' % i) for i in range(200001)]; [os.mkfifo('bulk/p%d' % i) for i in range(100001)]" && echo made`)
+    expect(r.out).toBe('made')
+    expect(r.err).not.toContain('stopped after')
+    expect(fs.statSync(path.join(s.project, 'wide')).mode & 0o022).toBe(0)
+    fs.rmSync(path.join(s.project, 'bulk'), { recursive: true })
+  }, 300_000)
+
+  test('round 69: 300 gitlinks 1,500 folders deep: the folders on their way are narrowed within a budget, said, and the end comes in seconds (it took 71 s for 1,024 gitlinks 5,000 deep)', async () => {
+    const s = scene()
+    const deep = Array.from({ length: 1500 }, () => 'a').join('/')
+    const started = Date.now()
+    const r = await inside(s, `mkdir -p ${deep} && sha=$(git rev-parse HEAD) && for i in $(seq 300); do printf '160000 %s 0\t%s/%d\n' $sha ${deep} $i; done | git update-index --index-info && echo staged`)
+    expect(r.out).toBe('staged')
+    expect((Date.now() - started) / 1000).toBeLessThan(20)
+    expect(r.err).toContain('not all looked at: the folders on the way to gitlinks and nested repositories')
+    spawnSync('git', ['read-tree', 'HEAD'], { cwd: s.project })
+    fs.rmSync(path.join(s.project, 'a'), { recursive: true })
+  }, 120_000)
+
   test('round 50: FIFOs in the git dirs of 80 nested repositories, and a FIFO packed-refs behind 64,000 loose-object names: each is moved aside', async () => {
     const s = scene()
     await inside(s, 'for i in $(seq 80); do git init -q n$i; done')
