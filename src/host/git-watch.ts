@@ -11,7 +11,7 @@ import { checkInProgress } from './in-progress.js'
 import { checkIndexes } from './index-entries.js'
 import { configReader, userGitConfigs } from './git-configs.js'
 import { folderCache, listFolder, type EntryKind, type FolderCache, type Listing } from './folder-cache.js'
-import { describeNested, nestedGitDirOnly, nestedRecord, type Configured, type NestedRecord, type NestedRepo } from './nested-repos.js'
+import { describeNested, namedCommonDir, nestedGitDirOnly, nestedRecord, type Configured, type NestedRecord, type NestedRepo } from './nested-repos.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import { isWithin, isWithinAny } from '../state/instance.js'
 import type { GitWatchSpec } from '../types.js'
@@ -51,7 +51,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): G
     if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (look at them with ls and cat, not with git, which would take one for a repository; then delete them): ${named(moved)}`)
     const movedBefore = moved.length
     warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs, folders, { trees: spec.workTrees, guard: heads.modes, wide }))
-    if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them), or a .git that leads through /proc or /dev or by a path that is not UTF-8 (where git goes from it cannot be known); moved aside: ${named(moved.slice(movedBefore))}`)
+    if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them), or a .git that leads through /proc or /dev or by a path that is not UTF-8 (where git goes from it cannot be known), or a .git or commondir that leads out of the project or to nothing yet (another local user could make what it names); moved aside: ${named(moved.slice(movedBefore))}`)
     return warnings.map(w => `WARNING: ${w}`)
   }
   return {
@@ -159,7 +159,8 @@ function lastLook(heads: HeadGuard, gitDirs: readonly string[], folders: readonl
   } catch (error) {
     return [`WARNING: the last look at the git dirs' HEADs and modes failed (${inlineSafe((error as Error).message)}); look at them (ls -la) before you run git here`]
   }
-  const narrowed = heads.modes.narrowed()
+  // What was not done first: a report cut short still says it (round 70).
+  const narrowed = heads.modes.narrowed().sort((a, b) => Number(!a.startsWith('not ')) - Number(!b.startsWith('not ')))
   const restored = heads.restored()
   return [
     ...(narrowed.length === 0 ? [] : [`other users could write to a git dir or to folders of the project, beyond what your umask gives (a session can make it so; any local user could then replace the config your git runs, or put a .git there for it to take); taken back: ${named(narrowed)}`]),
@@ -612,6 +613,14 @@ interface NestedSearch {
  */
 function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: NestedSearch, unchecked: Buffer[]): boolean {
   const text = textPath(entry, unchecked)
+  // A .git or commondir the session made or changed that leads out of the project, or to nothing
+  // yet, is moved aside, past the bound below too (round 70: 88 of 600 went unmoved).
+  const out = wayOut(text, isGitDir, search.inside)
+  const madeNow = (): boolean => changedSince(entry, search.sinceMs) || (out !== undefined && changedSince(Buffer.from(out), search.sinceMs))
+  if (out !== undefined && madeNow()) {
+    search.moveAside(out)
+    return true
+  }
   // Each costs a few dozen stats: thousands a session made are reported unread, not read for
   // minutes (a folder's own index still counts for the index check's bound and its warning).
   if (search.described++ >= MAX_DESCRIBED) {
@@ -625,11 +634,9 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
   } catch {
     return true // not looked into: reported
   }
-  // A .git the session made or changed that leads out of the project, or to nothing yet (a git dir
-  // in the sandbox's own /tmp): moved aside (round 68: `gitdir: /tmp/x`, which another user made
-  // later, and your git took).
-  if (!isGitDir && changedSince(entry, search.sinceMs) && (repo.gitDirs.length === 0 || !repo.gitDirs.every(dir => isWithinAny(dir, search.inside)))) {
-    search.moveAside(text)
+  // Changed on the way to it (a link re-pointed) during the session, too.
+  if (out !== undefined && repo.newestMs >= search.sinceMs - 1) {
+    search.moveAside(out)
     return true
   }
   search.gitDirs.push(...repo.gitDirs)
@@ -641,6 +648,19 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
   search.record.keep(text, repo)
   const appeared = search.record.known && before === undefined
   return appeared || (before !== undefined && before !== repo.digest) || repo.newestMs >= search.sinceMs - 1 || repo.unlisted
+}
+
+/**
+ * What to move aside when a nested repository leads out of the project (`inside`), or to nothing
+ * yet: its `.git` (round 68: `gitdir: /tmp/x`, which another user made later, and your git took; one
+ * made with --separate-git-dir in the sandbox's own /tmp), or its `commondir` file (round 70: it
+ * named /tmp/x, and git status at the top took that through a gitlink). Undefined when it stays in.
+ */
+function wayOut(entry: string, isGitDir: boolean, inside: readonly string[]): string | undefined {
+  const gitDir = nestedGitDirOnly(entry, isGitDir)
+  if (gitDir === undefined || !isWithinAny(gitDir, inside)) return entry
+  const common = namedCommonDir(gitDir)
+  return common !== undefined && (common.to === undefined || !isWithinAny(common.to, inside)) ? common.file : undefined
 }
 
 /** Whether the entry at `p` changed (made, renamed, rewritten) since `sinceMs`; true when it cannot be looked at. */

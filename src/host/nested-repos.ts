@@ -117,6 +117,16 @@ export function nestedGitDirOnly(entry: string, isGitDir: boolean): string | und
 }
 
 /**
+ * The `commondir` file of `gitDir` and the common dir it leads to as git takes it (`to` undefined
+ * when it leads nowhere yet); undefined when the git dir has none.
+ */
+export function namedCommonDir(gitDir: string): { file: string; to: string | undefined } | undefined {
+  const file = `${gitDir}/commondir`
+  if (lstatKind(file) === 'missing') return undefined
+  return { file, to: commonDirOf(gitDir, start => resolveChain(start), () => {}, () => {}) }
+}
+
+/**
  * The git dir a nested `.git` leads to: where a symlink leads, when that is a folder (git follows
  * it: red team, round 45, `sub/.git -> ../.git/x`); or the `gitdir:` of the file it is or leads to,
  * relative to the `.git`'s own folder, walked as the kernel walks it (`x/..` is the parent of where

@@ -414,6 +414,34 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
       expect(r.stderr).toContain(`${pointer} -> `)
     }
   })
+  test("a commondir the session wrote in a nested git dir, or in a folder shaped as one, that leads out of the project or to nothing yet: moved aside (round 70: another user made what it named, and git status at the top ran their config through a gitlink)", async () => {
+    const project = makeRepo(s.world.home, 'src/commondir-out')
+    const outside = path.join(s.world.root, 'not-yet-there')
+    const script = [
+      `mkdir -p n3/.git/objects n3/.git/refs && echo ref: refs/heads/main > n3/.git/HEAD && echo ${outside} > n3/.git/commondir`,
+      'git update-index --add --cacheinfo "160000,$(git rev-parse HEAD),n3"',
+      `mkdir -p bare/objects bare/refs && echo ref: refs/heads/main > bare/HEAD && echo ${outside}-too > bare/commondir && echo made`,
+    ].join(' && ')
+    const r = await claudebox(s.world, ['--', '-c', script], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.stdout.trim()).toBe('made')
+    for (const file of ['n3/.git/commondir', 'bare/commondir']) {
+      expect(fs.existsSync(path.join(project, file)), file).toBe(false)
+      expect(r.stderr).toContain(`${file} -> `)
+    }
+  })
+  test('600 nested .git files that lead out of the project: every one is moved aside, past the 512 looked into (round 70: 88 stayed)', async () => {
+    const project = makeRepo(s.world.home, 'src/many-out')
+    const r = await claudebox(s.world, ['--', '-c', `for i in $(seq 600); do mkdir -p j/$i && echo "gitdir: ${s.world.root}/out-$i" > j/$i/.git; done; echo made`], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' }, timeout: 120_000 })
+    expect(r.stdout.trim()).toBe('made')
+    const left = fs.readdirSync(path.join(project, 'j')).filter(i => fs.existsSync(path.join(project, 'j', i, '.git')))
+    expect(left).toEqual([])
+  }, 150_000)
+  test('4,200 folders made writable for others: past the 4,096 taken back, the report still says that some were not (round 70: it was swallowed by "and more")', async () => {
+    const project = makeRepo(s.world.home, 'src/many-wide')
+    const r = await claudebox(s.world, ['--', '-c', 'mkdir w && cd w && seq 1 4200 | xargs mkdir && chmod 777 * && echo made'], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' }, timeout: 120_000 })
+    expect(r.stdout.trim()).toBe('made')
+    expect(r.stderr).toContain('not all looked at: 104 folders past the first 4096')
+  }, 150_000)
   test('the folders of a gitlink whose path is not UTF-8, left writable for others: taken back at the end (round 68: the byte was lost, nothing was)', async () => {
     const project = makeRepo(s.world.home, 'src/latin1-gitlink')
     const script = 'D=$(printf "\\377"); mkdir -p "$D/y" && chmod 777 "$D" "$D/y" && git update-index --add --cacheinfo "160000,$(git rev-parse HEAD),$D/y" && echo staged'
