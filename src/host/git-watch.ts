@@ -5,6 +5,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind, namesUpTo, O_PATH, randomHex } from './fs.js'
+import { gitConfig, readSmall } from './git-dirs.js'
 import { guardHeads, headIsValid, type HeadGuard } from './head-guard.js'
 import type { ModeGuard } from './mode-guard.js'
 import { checkInProgress } from './in-progress.js'
@@ -615,10 +616,9 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
   const text = textPath(entry, unchecked)
   // A .git or commondir the session made or changed that leads out of the project, or to nothing
   // yet, is moved aside, past the bound below too (round 70: 88 of 600 went unmoved).
-  const out = wayOut(text, isGitDir, search.inside)
-  const madeNow = (): boolean => changedSince(entry, search.sinceMs) || (out !== undefined && changedSince(Buffer.from(out), search.sinceMs))
-  if (out !== undefined && madeNow()) {
-    search.moveAside(out)
+  const out = waysOut(text, isGitDir, search.inside)
+  if (out.length > 0 && (changedSince(entry, search.sinceMs) || out.some(p => changedSince(Buffer.from(p), search.sinceMs)))) {
+    out.forEach(search.moveAside)
     return true
   }
   // Each costs a few dozen stats: thousands a session made are reported unread, not read for
@@ -635,8 +635,8 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
     return true // not looked into: reported
   }
   // Changed on the way to it (a link re-pointed) during the session, too.
-  if (out !== undefined && repo.newestMs >= search.sinceMs - 1) {
-    search.moveAside(out)
+  if (out.length > 0 && repo.newestMs >= search.sinceMs - 1) {
+    out.forEach(search.moveAside)
     return true
   }
   search.gitDirs.push(...repo.gitDirs)
@@ -651,16 +651,53 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
 }
 
 /**
- * What to move aside when a nested repository leads out of the project (`inside`), or to nothing
- * yet: its `.git` (round 68: `gitdir: /tmp/x`, which another user made later, and your git took; one
- * made with --separate-git-dir in the sandbox's own /tmp), or its `commondir` file (round 70: it
- * named /tmp/x, and git status at the top took that through a gitlink). Undefined when it stays in.
+ * What to move aside where a nested repository leads out of the project (`inside`), or to nothing
+ * yet: another local user can make what it names later, and your git then takes it. Its `.git`
+ * (round 68: `gitdir: /tmp/x`; one made with --separate-git-dir in the sandbox's own /tmp); its
+ * `commondir` (round 70: it named /tmp/x, and git status at the top took that through a gitlink;
+ * round 71: a link as commondir); a link among the names git reads there (round 71: config ->
+ * /tmp/c); a config that includes a file, or names a hooks folder, outside (round 71).
  */
-function wayOut(entry: string, isGitDir: boolean, inside: readonly string[]): string | undefined {
+function waysOut(entry: string, isGitDir: boolean, inside: readonly string[]): string[] {
   const gitDir = nestedGitDirOnly(entry, isGitDir)
-  if (gitDir === undefined || !isWithinAny(gitDir, inside)) return entry
+  if (gitDir === undefined || !isWithinAny(gitDir, inside)) return [entry]
   const common = namedCommonDir(gitDir)
-  return common !== undefined && (common.to === undefined || !isWithinAny(common.to, inside)) ? common.file : undefined
+  if (common !== undefined && (lstatKind(common.file) !== 'file' || common.to === undefined || !isWithinAny(common.to, inside))) return [common.file]
+  const dirs = [...new Set([gitDir, common?.to ?? gitDir])]
+  const leadsOut = (p: string): boolean => {
+    const to = realOrNothing(p)
+    return to === undefined || !isWithinAny(to, inside)
+  }
+  const links = dirs.flatMap(dir => GIT_READ.map(name => `${dir}/${name}`)).filter(p => lstatKind(p) === 'symlink' && leadsOut(p))
+  const configs = dirs.flatMap(dir => ['config', 'config.worktree'].map(name => `${dir}/${name}`)).filter(config => !links.includes(config) && namesOutside(config, inside))
+  return [...links, ...configs]
+}
+
+/** The names git reads in a git dir that a link could lead elsewhere from. */
+const GIT_READ = ['config', 'config.worktree', 'HEAD', 'hooks', 'objects', 'refs', 'info', 'packed-refs']
+
+/** Where `p` leads, links followed; undefined when nowhere (yet). */
+function realOrNothing(p: string): string | undefined {
+  try {
+    return fs.realpathSync(p)
+  } catch {
+    return undefined
+  }
+}
+
+/** Whether a config includes a file, or names a hooks folder, outside `inside` (or in ~). */
+function namesOutside(config: string, inside: readonly string[]): boolean {
+  // Only a config that mentions them is given to git: a git run for each of thousands of nested repositories would hold the end.
+  if (!/include|hookspath/i.test(readSmall(config) ?? '')) return false
+  // NUL-ended "key\nvalue" records: a condition may hold spaces and newlines (includeIf.gitdir:/a b/.path).
+  const named = gitConfig(config, ['-z', '--get-regexp', '^(include|includeif\\..*)\\.path$|^core\\.hookspath$'])
+  return (named ?? '').split('\0').some((record: string) => {
+    const value = record.slice(record.indexOf('\n') + 1)
+    if (value === '' || !record.includes('\n')) return false
+    if (value.startsWith('~')) return true
+    // An include is relative to its config's folder, a hooks folder to the work tree: either way out counts.
+    return [path.dirname(config), path.dirname(path.dirname(config))].some(base => !isWithinAny(path.resolve(base, value), inside))
+  })
 }
 
 /** Whether the entry at `p` changed (made, renamed, rewritten) since `sinceMs`; true when it cannot be looked at. */

@@ -429,6 +429,23 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
       expect(r.stderr).toContain(`${file} -> `)
     }
   })
+  test("a nested git dir's commondir as a link, its config as a link, a config including a file and its hooks as a link, each leading out of the project to what is not there yet: moved aside (round 71: another user made them, and git status at the top ran their config through a gitlink)", async () => {
+    const project = makeRepo(s.world.home, 'src/links-out')
+    const out = path.join(s.world.root, 'later')
+    const script = [
+      'for i in 1 2 3 4; do git init -q s$i; done',
+      `ln -s ${out}/cd s1/.git/commondir`,
+      `mv s2/.git/config s2/.git/config.orig && ln -s ${out}/c2 s2/.git/config`,
+      `git config -f s3/.git/config include.path ${out}/inc3 && git config -f s3/.git/config 'includeIf.gitdir:/a b/.path' ${out}/inc3b`,
+      `mv s4/.git/hooks s4/.git/hooks.orig && ln -s ${out}/hooks4 s4/.git/hooks && echo made`,
+    ].join(' && ')
+    const r = await claudebox(s.world, ['--', '-c', script], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.stdout.trim()).toBe('made')
+    for (const file of ['s1/.git/commondir', 's2/.git/config', 's3/.git/config', 's4/.git/hooks']) {
+      expect(fs.existsSync(path.join(project, file)) || fs.lstatSync(path.join(project, file), { throwIfNoEntry: false }) !== undefined, file).toBe(false)
+      expect(r.stderr).toContain(`${file} -> `)
+    }
+  })
   test('600 nested .git files that lead out of the project: every one is moved aside, past the 512 looked into (round 70: 88 stayed)', async () => {
     const project = makeRepo(s.world.home, 'src/many-out')
     const r = await claudebox(s.world, ['--', '-c', `for i in $(seq 600); do mkdir -p j/$i && echo "gitdir: ${s.world.root}/out-$i" > j/$i/.git; done; echo made`], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' }, timeout: 120_000 })
