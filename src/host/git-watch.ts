@@ -5,7 +5,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind, namesUpTo, O_PATH, randomHex } from './fs.js'
-import { gitConfig, readSmall } from './git-dirs.js'
 import { guardHeads, headIsValid, type HeadGuard } from './head-guard.js'
 import type { ModeGuard } from './mode-guard.js'
 import { checkInProgress } from './in-progress.js'
@@ -601,6 +600,8 @@ interface NestedSearch {
   known: Set<string>
   /** Where a nested repository's git dir may be: the work trees, the launch's git dirs, the instance (Claude keeps plugins' clones there). */
   inside: readonly string[]
+  /** The user's home, for what a config's `~` names. */
+  home: string
   /** The work trees whose folders' modes are looked at, the guard, and the folders it is to narrow. */
   modes: { trees: readonly string[]; guard: ModeGuard; wide: Buffer[] }
 }
@@ -616,7 +617,7 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
   const text = textPath(entry, unchecked)
   // A .git or commondir the session made or changed that leads out of the project, or to nothing
   // yet, is moved aside, past the bound below too (round 70: 88 of 600 went unmoved).
-  const out = waysOut(text, isGitDir, search.inside)
+  const out = waysOut(text, isGitDir, search)
   if (out.length > 0 && (changedSince(entry, search.sinceMs) || out.some(p => changedSince(Buffer.from(p), search.sinceMs)))) {
     out.forEach(search.moveAside)
     return true
@@ -647,7 +648,11 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
   const before = search.record.previous(text)
   search.record.keep(text, repo)
   const appeared = search.record.known && before === undefined
-  return appeared || (before !== undefined && before !== repo.digest) || repo.newestMs >= search.sinceMs - 1 || repo.unlisted
+  const reported = appeared || (before !== undefined && before !== repo.digest) || repo.newestMs >= search.sinceMs - 1 || repo.unlisted
+  // Its configs as git reads them now, whichever file of them changed (round 72: an include file
+  // in the work tree, rewritten in a second session, named a program another user made).
+  if (reported) configsOut(text, isGitDir, search, false).forEach(search.moveAside)
+  return reported
 }
 
 /**
@@ -656,9 +661,11 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
  * (round 68: `gitdir: /tmp/x`; one made with --separate-git-dir in the sandbox's own /tmp); its
  * `commondir` (round 70: it named /tmp/x, and git status at the top took that through a gitlink;
  * round 71: a link as commondir); a link among the names git reads there (round 71: config ->
- * /tmp/c); a config that includes a file, or names a hooks folder, outside (round 71).
+ * /tmp/c); a config the session changed that includes a file, names a hooks folder (round 71) or a
+ * program (round 72) outside that another user could make.
  */
-function waysOut(entry: string, isGitDir: boolean, inside: readonly string[]): string[] {
+function waysOut(entry: string, isGitDir: boolean, search: NestedSearch): string[] {
+  const { inside } = search
   const gitDir = nestedGitDirOnly(entry, isGitDir)
   if (gitDir === undefined || !isWithinAny(gitDir, inside)) return [entry]
   const common = namedCommonDir(gitDir)
@@ -669,8 +676,21 @@ function waysOut(entry: string, isGitDir: boolean, inside: readonly string[]): s
     return to === undefined || !isWithinAny(to, inside)
   }
   const links = dirs.flatMap(dir => GIT_READ.map(name => `${dir}/${name}`)).filter(p => lstatKind(p) === 'symlink' && leadsOut(p))
-  const configs = dirs.flatMap(dir => ['config', 'config.worktree'].map(name => `${dir}/${name}`)).filter(config => !links.includes(config) && namesOutside(config, inside))
-  return [...links, ...configs]
+  return [...links, ...configsOut(entry, isGitDir, search, true).filter(c => !links.includes(c))]
+}
+
+/**
+ * A nested repository's configs (config, config.worktree), as git reads them with their includes,
+ * when they make git take a program, hooks or a file from outside the project that another user
+ * could make; `changedOnly`, only if one of them changed during the session (a git run each).
+ */
+function configsOut(entry: string, isGitDir: boolean, search: NestedSearch, changedOnly: boolean): string[] {
+  const gitDir = nestedGitDirOnly(entry, isGitDir)
+  if (gitDir === undefined) return []
+  const common = namedCommonDir(gitDir)?.to ?? gitDir
+  const configs = [`${common}/config`, `${gitDir}/config.worktree`].filter(c => lstatKind(c) === 'file')
+  if (configs.length === 0 || (changedOnly && !configs.some(c => changedSince(Buffer.from(c), search.sinceMs)))) return []
+  return configLeadsOut(configs, path.dirname(entry), search) ? configs : []
 }
 
 /** The names git reads in a git dir that a link could lead elsewhere from. */
@@ -685,19 +705,44 @@ function realOrNothing(p: string): string | undefined {
   }
 }
 
-/** Whether a config includes a file, or names a hooks folder, outside `inside` (or in ~). */
-function namesOutside(config: string, inside: readonly string[]): boolean {
-  // Only a config that mentions them is given to git: a git run for each of thousands of nested repositories would hold the end.
-  if (!/include|hookspath/i.test(readSmall(config) ?? '')) return false
-  // NUL-ended "key\nvalue" records: a condition may hold spaces and newlines (includeIf.gitdir:/a b/.path).
-  const named = gitConfig(config, ['-z', '--get-regexp', '^(include|includeif\\..*)\\.path$|^core\\.hookspath$'])
-  return (named ?? '').split('\0').some((record: string) => {
-    const value = record.slice(record.indexOf('\n') + 1)
-    if (value === '' || !record.includes('\n')) return false
-    if (value.startsWith('~')) return true
-    // An include is relative to its config's folder, a hooks folder to the work tree: either way out counts.
-    return [path.dirname(config), path.dirname(path.dirname(config))].some(base => !isWithinAny(path.resolve(base, value), inside))
-  })
+/**
+ * Whether `configs` (and what they include) make git run a program, take hooks or include a file
+ * from outside the project that another local user could make or change: one not there yet, or in
+ * a folder others can write (round 72: core.fsmonitor = /tmp/x). Programs in folders only root or
+ * you can write (/usr/bin) are not.
+ */
+function configLeadsOut(configs: readonly string[], tree: string, search: NestedSearch): boolean {
+  const reader = configReader(search.home)
+  const targets = reader.targets(tree, configs)
+  // Where each leads, links followed as far as they go (round 72: an include `../settings.inc`, a
+  // link in the project to /tmp/x that another user made later).
+  return reader.refusal !== undefined || targets.map(t => leadsTo(t)).some(t => !isWithinAny(t, search.inside) && !trusted(t))
+}
+
+/** Where `p` leads: its real path, or, where it is not there (yet), as far as its links and folders lead. */
+function leadsTo(p: string, hops = 0): string {
+  const real = realOrNothing(p)
+  if (real !== undefined || hops > 40) return real ?? p
+  if (lstatKind(p) === 'symlink') {
+    try {
+      return leadsTo(path.resolve(path.dirname(p), fs.readlinkSync(p)), hops + 1)
+    } catch {
+      return p
+    }
+  }
+  const parent = path.dirname(p)
+  return parent === p ? p : path.join(leadsTo(parent, hops + 1), path.basename(p))
+}
+
+/** Whether `p` and its folder are there, owned by root or you, and writable by no one else. */
+function trusted(p: string): boolean {
+  const uid = process.getuid?.() ?? 0
+  const ok = (st: fs.Stats): boolean => (st.uid === 0 || st.uid === uid) && (st.mode & 0o022) === 0
+  try {
+    return ok(fs.statSync(p)) && ok(fs.statSync(path.dirname(p)))
+  } catch {
+    return false
+  }
 }
 
 /** Whether the entry at `p` changed (made, renamed, rewritten) since `sinceMs`; true when it cannot be looked at. */
@@ -793,7 +838,7 @@ function looksLikeGitDir(dir: string, entries: Listing['entries']): boolean {
  */
 function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[], folders: FolderCache, modes: NestedSearch['modes']): string[] {
   const known = spec.gitDirs
-  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), described: 0, budget: { lines: 65_536 }, known: new Set(known), inside: [...spec.workTrees, ...known, spec.instance], modes }
+  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), described: 0, budget: { lines: 65_536 }, known: new Set(known), inside: [...spec.workTrees, ...known, spec.instance], home: spec.home, modes }
   // The git dirs outside the work trees too (a --separate-git-dir's, a worktree's in the main .git
   // elsewhere): a repository kept in one is reached through a symlink the same way.
   const outside = known.filter(dir => !isWithinAny(dir, spec.workTrees))

@@ -429,7 +429,7 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
       expect(r.stderr).toContain(`${file} -> `)
     }
   })
-  test("a nested git dir's commondir as a link, its config as a link, a config including a file and its hooks as a link, each leading out of the project to what is not there yet: moved aside (round 71: another user made them, and git status at the top ran their config through a gitlink)", async () => {
+  test("a nested git dir's commondir as a link, its config as a link, a config including a file and its hooks as a link, each leading out of the project to what is not there yet, and a config naming such a program: moved aside (rounds 71 and 72: another user made them, and git status at the top ran their config through a gitlink)", async () => {
     const project = makeRepo(s.world.home, 'src/links-out')
     const out = path.join(s.world.root, 'later')
     const script = [
@@ -437,14 +437,29 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
       `ln -s ${out}/cd s1/.git/commondir`,
       `mv s2/.git/config s2/.git/config.orig && ln -s ${out}/c2 s2/.git/config`,
       `git config -f s3/.git/config include.path ${out}/inc3 && git config -f s3/.git/config 'includeIf.gitdir:/a b/.path' ${out}/inc3b`,
-      `mv s4/.git/hooks s4/.git/hooks.orig && ln -s ${out}/hooks4 s4/.git/hooks && echo made`,
+      `mv s4/.git/hooks s4/.git/hooks.orig && ln -s ${out}/hooks4 s4/.git/hooks`,
+      // A program outside that another user could make (round 72), and one only root can change, which stays.
+      `git init -q s5 && git config -f s5/.git/config core.fsmonitor ${out}/fsm && git init -q s6 && git config -f s6/.git/config core.fsmonitor /bin/true`,
+      // An include through a link in the project that leads out (round 72).
+      `git init -q s7 && ln -s ${out}/inc7 s7/settings.inc && printf '[include]\\n\\tpath = ../settings.inc\\n' >> s7/.git/config && echo made`,
     ].join(' && ')
     const r = await claudebox(s.world, ['--', '-c', script], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
     expect(r.stdout.trim()).toBe('made')
-    for (const file of ['s1/.git/commondir', 's2/.git/config', 's3/.git/config', 's4/.git/hooks']) {
+    expect(fs.existsSync(path.join(project, 's6/.git/config'))).toBe(true)
+    for (const file of ['s1/.git/commondir', 's2/.git/config', 's3/.git/config', 's4/.git/hooks', 's5/.git/config', 's7/.git/config']) {
       expect(fs.existsSync(path.join(project, file)) || fs.lstatSync(path.join(project, file), { throwIfNoEntry: false }) !== undefined, file).toBe(false)
       expect(r.stderr).toContain(`${file} -> `)
     }
+  })
+  test("a nested repository's include file in the work tree, harmless in one session and naming a program outside in the next: its config is moved aside at the second end (round 72: only a config that changed itself was read)", async () => {
+    const project = makeRepo(s.world.home, 'src/include-later')
+    const first = await claudebox(s.world, ['--', '-c', `git init -q g && printf '[user]\\n\\tname = x\\n' > g/extra.cfg && printf '[include]\\n\\tpath = ../extra.cfg\\n' >> g/.git/config && echo made`], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(first.stdout.trim()).toBe('made')
+    expect(fs.existsSync(path.join(project, 'g/.git/config'))).toBe(true)
+    const second = await claudebox(s.world, ['--', '-c', `printf '[core]\\n\\tfsmonitor = ${s.world.root}/later-fsm\\n' > g/extra.cfg && echo rewrote`], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(second.stdout.trim()).toBe('rewrote')
+    expect(fs.existsSync(path.join(project, 'g/.git/config'))).toBe(false)
+    expect(second.stderr).toContain('g/.git/config -> ')
   })
   test('600 nested .git files that lead out of the project: every one is moved aside, past the 512 looked into (round 70: 88 stayed)', async () => {
     const project = makeRepo(s.world.home, 'src/many-out')

@@ -872,9 +872,15 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     for (const file of ['.git/packed-refs', 'n/.git/packed-refs']) expect(lstatKindOf(path.join(s.project, file))).toBe('missing')
   })
 
+  test('round 48: a nested repository with a config over 1 MiB (claudebox cannot read it whole, so cannot tell where it leads): its config is moved aside (round 72)', async () => {
+    const s = scene()
+    const r = await inside(s, "git init -q n && git -C n config core.fsmonitor ./fsm && head -c 1200000 /dev/zero | tr '\\0' '#' | fold -w 100 >> n/.git/config && touch n/fsm")
+    expect(r.err).toContain('n/.git/config -> ')
+    expect(fs.existsSync(path.join(s.project, 'n/.git/config'))).toBe(false)
+  })
+
   test.each([
     ['a program named through /proc/self/cwd (git runs it from the repository, claudebox looked from its own folder)', 'git init -q n && git -C n config core.fsmonitor /proc/self/cwd/fsm && touch n/fsm'],
-    ['a config over 1 MiB (claudebox cannot read it whole)', "git init -q n && git -C n config core.fsmonitor ./fsm && head -c 1200000 /dev/zero | tr '\\0' '#' | fold -w 100 >> n/.git/config && touch n/fsm"],
   ])("round 48: a nested repository with %s: its program rewritten in the next session is reported", async (_what, first) => {
     const s = scene()
     expect((await inside(s, first)).err).toContain('/n/.git')
