@@ -49,8 +49,9 @@ const NOT_ASCII = /[^\x00-\x7f]/
 
 /**
  * A folder cache kept in `file` (undefined: none, every folder is listed). A listing holds the
- * folders and the entries `keep` asks for (given the folder, the name and the kind). Each folder is kept as one text, its parts split by `/`
- * (no name holds one): device, inode, ctime in ms, then the entries.
+ * folders and the entries `keep` asks for (given the folder, the name and the kind). Each folder
+ * is kept as one text, its parts split by `/` (no name holds one): device, inode, ctime in ms,
+ * then the entries.
  */
 export function folderCache(file: string | undefined, keep: (dir: string, name: string, kind: EntryKind) => boolean): FolderCache {
   // A damaged cache, or one of another format, is none: every folder is listed, and the cache written anew.
