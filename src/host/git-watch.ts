@@ -10,6 +10,7 @@ import type { ModeGuard } from './mode-guard.js'
 import { checkInProgress } from './in-progress.js'
 import { checkIndexes } from './index-entries.js'
 import { configReader, userGitConfigs } from './git-configs.js'
+import { resolveChain } from './link-targets.js'
 import { folderCache, listFolder, type EntryKind, type FolderCache, type Listing } from './folder-cache.js'
 import { describeNested, namedCommonDir, nestedGitDirOnly, nestedRecord, type Configured, type NestedRecord, type NestedRepo } from './nested-repos.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
@@ -672,8 +673,8 @@ function waysOut(entry: string, isGitDir: boolean, search: NestedSearch): string
   if (common !== undefined && (lstatKind(common.file) !== 'file' || common.to === undefined || !isWithinAny(common.to, inside))) return [common.file]
   const dirs = [...new Set([gitDir, common?.to ?? gitDir])]
   const leadsOut = (p: string): boolean => {
-    const to = realOrNothing(p)
-    return to === undefined || !isWithinAny(to, inside)
+    const end = resolveChain(p).end
+    return end === undefined || end.kind === 'missing' || !isWithinAny(end.path, inside)
   }
   const links = dirs.flatMap(dir => GIT_READ.map(name => `${dir}/${name}`)).filter(p => lstatKind(p) === 'symlink' && leadsOut(p))
   return [...links, ...configsOut(entry, isGitDir, search, true).filter(c => !links.includes(c))]
@@ -696,15 +697,6 @@ function configsOut(entry: string, isGitDir: boolean, search: NestedSearch, chan
 /** The names git reads in a git dir that a link could lead elsewhere from. */
 const GIT_READ = ['config', 'config.worktree', 'HEAD', 'hooks', 'objects', 'refs', 'info', 'packed-refs']
 
-/** Where `p` leads, links followed; undefined when nowhere (yet). */
-function realOrNothing(p: string): string | undefined {
-  try {
-    return fs.realpathSync(p)
-  } catch {
-    return undefined
-  }
-}
-
 /**
  * Whether `configs` (and what they include) make git run a program, take hooks or include a file
  * from outside the project that another local user could make or change: one not there yet, or in
@@ -716,22 +708,7 @@ function configLeadsOut(configs: readonly string[], tree: string, search: Nested
   const targets = reader.targets(tree, configs)
   // Where each leads, links followed as far as they go (round 72: an include `../settings.inc`, a
   // link in the project to /tmp/x that another user made later).
-  return reader.refusal !== undefined || targets.map(t => leadsTo(t)).some(t => !isWithinAny(t, search.inside) && !trusted(t))
-}
-
-/** Where `p` leads: its real path, or, where it is not there (yet), as far as its links and folders lead. */
-function leadsTo(p: string, hops = 0): string {
-  const real = realOrNothing(p)
-  if (real !== undefined || hops > 40) return real ?? p
-  if (lstatKind(p) === 'symlink') {
-    try {
-      return leadsTo(path.resolve(path.dirname(p), fs.readlinkSync(p)), hops + 1)
-    } catch {
-      return p
-    }
-  }
-  const parent = path.dirname(p)
-  return parent === p ? p : path.join(leadsTo(parent, hops + 1), path.basename(p))
+  return reader.refusal !== undefined || targets.map(t => resolveChain(t).end?.path ?? t).some(t => !isWithinAny(t, search.inside) && !trusted(t))
 }
 
 /** Whether `p` and its folder are there, owned by root or you, and writable by no one else. */

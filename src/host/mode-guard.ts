@@ -89,20 +89,12 @@ function reopen(dir: Buffer, sinceMs: number, workTrees: readonly string[], narr
   const top = treeOf(dir, workTrees)
   if (top === undefined) return false
   let reopened = false
-  let fd = openFolder(top)
-  let shown = top
-  try {
-    for (const part of split(dir.subarray(Buffer.byteLength(top)))) {
-      if (fd === undefined) break
-      shown = `${shown}/${part.toString()}`
-      const next = openNoFollow(Buffer.concat([Buffer.from(`/proc/self/fd/${fd}/`), part]))
-      fs.closeSync(fd)
-      fd = next
-      if (fd !== undefined && giveBackReading(fd, shown, sinceMs, narrowed)) reopened = true
-    }
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd)
-  }
+  const fd = descend(top, split(dir.subarray(Buffer.byteLength(top))), (at, shown) => {
+    const next = openNoFollow(at)
+    if (next !== undefined && giveBackReading(next, shown, sinceMs, narrowed)) reopened = true
+    return next
+  })
+  if (fd !== undefined) fs.closeSync(fd)
   return reopened
 }
 
@@ -140,11 +132,21 @@ const treeOf = (dir: Buffer, workTrees: readonly string[]): string | undefined =
 /** The folder at `dir` (bytes), open from the work tree it is in without following a symlink on the way; undefined when in none. */
 function openInTree(dir: Buffer, workTrees: readonly string[]): number | undefined {
   const top = treeOf(dir, workTrees)
-  if (top === undefined) return undefined
+  return top === undefined ? undefined : descend(top, split(dir.subarray(Buffer.byteLength(top))), at => openNoFollow(at))
+}
+
+/**
+ * Down from the folder `top` along `parts`, each opened by `open` from the one above (through
+ * /proc/self/fd: a folder swapped for a symlink meanwhile is not followed); the descriptor of the
+ * last, or undefined when one on the way could not be opened.
+ */
+function descend(top: string, parts: readonly Buffer[], open: (at: Buffer, shown: string) => number | undefined): number | undefined {
   let fd = openFolder(top)
-  for (const part of split(dir.subarray(Buffer.byteLength(top)))) {
+  let shown = top
+  for (const part of parts) {
     if (fd === undefined) return undefined
-    const next = openNoFollow(Buffer.concat([Buffer.from(`/proc/self/fd/${fd}/`), part]))
+    shown = `${shown}/${part.toString()}`
+    const next = open(Buffer.concat([Buffer.from(`/proc/self/fd/${fd}/`), part]), shown)
     fs.closeSync(fd)
     fd = next
   }
@@ -303,21 +305,11 @@ function split(p: Buffer): Buffer[] {
  * gone or not a folder.
  */
 function openWay(top: string, parts: readonly Buffer[], allowed: number, narrowed: Set<string>, opens: { left: number }): number | undefined {
-  let fd = openFolder(top)
-  let shown = top
-  for (const part of parts) {
-    if (fd !== undefined && opens.left-- <= 0) {
-      note(narrowed, `not all looked at: the folders on the way to gitlinks and nested repositories, past ${WAY_OPENS} (look with find -type d -perm /022)`)
-      fs.closeSync(fd)
-      return undefined
-    }
-    if (fd === undefined) return undefined
-    shown = `${shown}/${part.toString()}`
-    const next = narrowOneAt(Buffer.concat([Buffer.from(`/proc/self/fd/${fd}/`), part]), shown, allowed, narrowed)
-    fs.closeSync(fd)
-    fd = next
-  }
-  return fd
+  return descend(top, parts, (at, shown) => {
+    if (opens.left-- > 0) return narrowOneAt(at, shown, allowed, narrowed)
+    note(narrowed, `not all looked at: the folders on the way to gitlinks and nested repositories, past ${WAY_OPENS} (look with find -type d -perm /022)`)
+    return undefined
+  })
 }
 
 /** The final look's state: its budget, the git dirs each walked on their own, what was taken back. */
