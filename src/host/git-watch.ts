@@ -35,8 +35,11 @@ export interface GitWatch {
   finish(): string[]
 }
 
-export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}): GitWatch {
-  const startedMs = Date.now()
+/**
+ * `startedMs`: when the session began; what changed since counts as its doing. Earlier than now
+ * only for a session whose launcher was killed before its end (commands/unfinished.ts).
+ */
+export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, startedMs = Date.now()): GitWatch {
   const moved: string[] = []
   const reported = new Set<string>()
   const replants = replantCounter(end)

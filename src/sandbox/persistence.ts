@@ -110,7 +110,7 @@ export function watchedPaths(projectDirs: readonly string[]): string[] {
   return projectDirs.flatMap(dir => HOST_RUN_FILES.map(entry => path.join(dir, entry.path)))
 }
 
-export function describeChanges(changes: readonly Change[], projectDir: string): string {
+export function describeChanges(changes: readonly Change[], projectDir: string, lead = 'the session changed files that run code outside the sandbox'): string {
   const list = changes.map(c => `${inlineSafe(path.relative(projectDir, c.path) || c.path)} (${c.kind})`).join(', ')
-  return `the session changed files that run code outside the sandbox: ${list}; review them before you open the project in an editor, shell or Claude outside claudebox`
+  return `${lead}: ${list}; review them before you open the project in an editor, shell or Claude outside claudebox`
 }

@@ -34,6 +34,11 @@ export interface SessionRecord {
   scope?: string
   /** Its launcher refreshes the record's time every HEARTBEAT_MS while the session runs; absent in older records. */
   heartbeat?: boolean
+  /**
+   * The files that run outside the sandbox as they were when the session started (probe.ts
+   * snapshot): compared by the next launch when this launcher never got to (unfinished.ts).
+   */
+  watched?: Record<string, string>
 }
 
 /** What the probe saw of a recorded session's process right now. */
@@ -78,6 +83,7 @@ export function parseRecord(text: string): SessionRecord | undefined {
   try {
     const data = JSON.parse(text) as Partial<SessionRecord>
     if (typeof data.pid !== 'number' || typeof data.startTime !== 'string' || typeof data.cwd !== 'string') return undefined
+    if (data.watched !== undefined && (typeof data.watched !== 'object' || data.watched === null || Object.values(data.watched).some(v => typeof v !== 'string'))) delete data.watched
     return data as SessionRecord
   } catch {
     return undefined

@@ -219,14 +219,29 @@ export function liveSessions(instance: string): number {
 
 /** The session records of an instance whose process is still the one that wrote them. */
 export function liveSessionRecords(instance: string): SessionRecord[] {
+  return sessionRecords(instance).live
+}
+
+/** A record whose launcher is gone without removing it: killed, or the machine stopped. */
+export interface GoneRecord {
+  file: string
+  record: SessionRecord
+}
+
+/**
+ * An instance's session records: those live, and those whose launcher is surely gone (its pid no
+ * longer the process that wrote it, or another pid namespace's whose heartbeat stopped). One whose
+ * launcher runs on after its terminal closed is neither: not live, not gone.
+ */
+export function sessionRecords(instance: string): { live: SessionRecord[]; gone: GoneRecord[] } {
   const dir = path.join(instance, SESSIONS_DIR)
   let names: string[]
   try {
     names = fs.readdirSync(dir)
   } catch {
-    return []
+    return { live: [], gone: [] }
   }
-  const live: SessionRecord[] = []
+  const [live, gone]: [SessionRecord[], GoneRecord[]] = [[], []]
   const [scope, now] = [pidScope(), Date.now()]
   for (const name of names) {
     const file = path.join(dir, name)
@@ -234,9 +249,11 @@ export function liveSessionRecords(instance: string): SessionRecord[] {
     if (record === undefined) continue
     // Another pid namespace's, still beating, counts as live: the instance is kept and its shared state left alone (README, "Known limits").
     const kind = recordKind(record, scope, now, () => fs.lstatSync(file, { throwIfNoEntry: false })?.mtimeMs)
-    if (kind === 'foreign' || (kind === 'ours' && isLive(record, { startTime: processStartTime(record.pid), ttyExists: record.tty === undefined || fs.existsSync(record.tty) }))) live.push(record)
+    const startTime = kind === 'ours' ? processStartTime(record.pid) : undefined
+    if (kind === 'foreign' || (kind === 'ours' && isLive(record, { startTime, ttyExists: record.tty === undefined || fs.existsSync(record.tty) }))) live.push(record)
+    else if (kind === 'gone' || startTime !== record.startTime) gone.push({ file, record })
   }
-  return live
+  return { live, gone }
 }
 
 function lastUsed(instance: string): number | undefined {

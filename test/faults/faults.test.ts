@@ -296,6 +296,35 @@ describe.skipIf(!HAVE_BWRAP)('kill -9 during a launch', () => {
     expect(left).toBe('')
   })
 
+  test("a launcher killed during its session: the next launch here makes the checks that session's end never made (a .git leading out of the project, a file that runs outside), not while another session of the project runs", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const plant = `mkdir -p n && echo "gitdir: ${world.root}/later" > n/.git && echo 'echo hi' > .envrc && echo planted && exec sleep 60`
+    const child = spawn(process.execPath, [BIN, '--', '-c', plant], { cwd: project, env: { ...world.env, ...sh }, stdio: ['ignore', 'pipe', 'ignore'] })
+    const exited = new Promise(resolve => child.once('exit', resolve))
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('planted') && resolve())
+      setTimeout(() => reject(new Error('the session never planted')), 30_000)
+    })
+    // Another session of the project, while the planting one still runs: not gone, nothing made for it.
+    const beside = await claudebox(world, ['--', '-c', 'true'], { cwd: project, env: sh })
+    expect(beside.stderr).not.toMatch(/ended without claudebox's checks/)
+    child.kill('SIGKILL')
+    await exited
+    const sessions = path.join(instanceOf(world, project), 'claudebox/sessions')
+    expect(fs.readdirSync(sessions)).toHaveLength(1)
+    expect(fs.lstatSync(path.join(project, 'n/.git'), { throwIfNoEntry: false })?.isFile()).toBe(true)
+    const next = await claudebox(world, ['--', '-c', 'true'], { cwd: project, env: sh })
+    expect(next.exitCode, next.stderr).toBe(0)
+    expect(next.stderr).toMatch(/a session of this project that started \S+ \(launcher pid \d+\) ended without claudebox's checks at its end/)
+    expect(next.stderr).toContain(`${path.join(project, 'n/.git')} -> `)
+    expect(next.stderr).toMatch(/files that run code outside the sandbox changed since then: \.envrc \(created\)/)
+    expect(fs.lstatSync(path.join(project, 'n/.git'), { throwIfNoEntry: false })).toBeUndefined()
+    expect(fs.readdirSync(sessions)).toEqual([])
+    const after = await claudebox(world, ['--', '-c', 'true'], { cwd: project, env: sh })
+    expect(after.stderr).not.toMatch(/ended without claudebox's checks/)
+  })
+
   test("a first launch killed while it wrote project-root: the next one writes it and removes the killed one's temp file", async () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'src/project')

@@ -7,8 +7,8 @@ import { instanceStatus, planGc, type ScannedEntry } from '../../src/state/gc.js
 import { listRows, renderTable } from '../../src/state/list.js'
 import { HEARTBEAT_STALE_MS, isLive, recordKind, type SessionRecord } from '../../src/state/registry.js'
 import { tempDir } from '../helpers/temp.js'
-import { liveSessionRecords } from '../../src/state/scan.js'
-import { pidScope } from '../../src/host/fs.js'
+import { liveSessionRecords, sessionRecords } from '../../src/state/scan.js'
+import { pidScope, processStartTime } from '../../src/host/fs.js'
 import { registerSession } from '../../src/state/apply.js'
 
 const id = (n: number): string => n.toString(16).padStart(16, '0')
@@ -247,6 +247,29 @@ describe('session records of another pid namespace', () => {
     expect(liveSessionRecords(instance).map(r => r.pid).sort()).toEqual([999_999_997, 999_999_998])
   })
 
+  test("gone, for the checks its end never made: ours whose pid is no longer its launcher, another namespace's that stopped beating; not one whose launcher runs on after its terminal closed, nor a foreign one still beating", () => {
+    const instance = tempDir()
+    const dir = path.join(instance, 'claudebox/sessions')
+    fs.mkdirSync(dir, { recursive: true })
+    const base = { cwd: '/p', version: 'x', started: '2026-11-26T00:00:00Z', heartbeat: true, scope: pidScope() }
+    const write = (name: string, record: object, ageMs = 0): void => {
+      const file = path.join(dir, name)
+      fs.writeFileSync(file, JSON.stringify({ ...base, ...record }))
+      const time = new Date(Date.now() - ageMs)
+      fs.utimesSync(file, time, time)
+    }
+    const self = processStartTime('self') ?? ''
+    write('a.json', { pid: 999_999_999, startTime: '1' })
+    write('b.json', { pid: process.pid, startTime: `${self}0` }) // our pid, another process's start
+    write('c.json', { pid: process.pid, startTime: self, tty: '/dev/pts/999999' }) // alive, its terminal gone
+    write('d.json', { pid: process.pid, startTime: self })
+    write('e.json', { pid: 999_999_998, startTime: '1', scope: '0000fffe' }, HEARTBEAT_STALE_MS + 60_000)
+    write('f.json', { pid: 999_999_997, startTime: '1', scope: '0000fffd' })
+    const { live, gone } = sessionRecords(instance)
+    expect(gone.map(g => path.basename(g.file)).sort()).toEqual(['a.json', 'b.json', 'e.json'])
+    expect(live.map(r => r.pid).sort((a, b) => a - b)).toEqual([process.pid, 999_999_997])
+  })
+
   test('recordKind: ours by pid; another pid namespace by its heartbeat (its time asked only then)', () => {
     const older = { pid: 1, startTime: '1', cwd: '/p', version: 'x', started: '' }
     const base = { ...older, heartbeat: true }
@@ -267,7 +290,7 @@ describe('session records of another pid namespace', () => {
   test("a launcher refreshes its record's time while its session runs, and stops when it ends", async () => {
     const instance = tempDir()
     fs.mkdirSync(path.join(instance, 'claudebox/sessions'), { recursive: true })
-    const unregister = registerSession(instance, '/p', 'x', 50)
+    const unregister = registerSession(instance, '/p', 'x', {}, 50)
     const [name] = fs.readdirSync(path.join(instance, 'claudebox/sessions'))
     const file = path.join(instance, 'claudebox/sessions', name ?? '')
     expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ pid: process.pid, scope: pidScope(), heartbeat: true })
