@@ -15,6 +15,7 @@ import { bwrapMissing, claudeError, planLaunch, planProbeSandbox } from '../sand
 import { DEFAULT_SANDBOX } from '../config/sandbox-options.js'
 import type { Settings } from '../config/settings.js'
 import { diagnoseUserns } from '../sandbox/userns.js'
+import { sessionRecords } from '../state/scan.js'
 
 const LOOKUP_SCRIPT =
   'for f in /etc/resolv.conf /etc/hosts /etc/nsswitch.conf; do [ -r "$f" ] || echo "$f is missing"; done; getent hosts localhost >/dev/null || echo "localhost does not resolve"'
@@ -63,6 +64,7 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
     abstractSockets: abstractSockets(),
     landlockScope: probeLandlockScope(facts.arch),
     takeovers: mayTakeOver(facts) ? pendingTakeovers(facts) : [],
+    unfinishedSince: plan === undefined ? undefined : unfinishedSince(plan.instanceDir),
   })
   // The refusal stands in for the line that would say which files applied.
   return report(refused === undefined ? results : [refused, ...results.filter(result => result.name !== 'config')], options.json)
@@ -134,4 +136,11 @@ function abstractSockets(): string[] {
   } catch {
     return []
   }
+}
+
+/** When the earliest session began whose launcher was killed before its end, while no session of the project runs. */
+function unfinishedSince(instance: string): string | undefined {
+  const { live, gone } = sessionRecords(instance)
+  if (live.length > 0 || gone.length === 0) return undefined
+  return gone.map(g => (typeof g.record.started === 'string' ? g.record.started : '')).sort()[0] || 'at a time not recorded'
 }

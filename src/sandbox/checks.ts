@@ -49,6 +49,8 @@ export interface CheckFacts {
   landlockScope: 'supported' | 'unsupported' | 'no-helper'
   /** What the next launch offers to take over (bash-era files and instance, a moved project). */
   takeovers: readonly string[]
+  /** When the earliest session of this project began whose end's checks never ran (its launcher killed); the next launch makes them. */
+  unfinishedSince: string | undefined
 }
 
 type Add = (status: CheckStatus, name: string, detail: string) => void
@@ -63,6 +65,7 @@ export function evaluateChecks(f: CheckFacts): CheckResult[] {
   const project = plan === undefined ? '' : `${f.workTree}${plan.projectRoot !== f.workTree ? ` (git dir ${plan.projectRoot})` : ''} -> instance ${plan.instanceId} (${plan.instanceDir})`
   if (f.projectProblem !== undefined) add('fail', 'project', f.projectProblem)
   else add('ok', 'project', project)
+  if (f.unfinishedSince !== undefined) add('warn', 'unfinished session', `one that began ${f.unfinishedSince} ended without claudebox's checks at its end (its launcher was killed, or the machine stopped): start claudebox here once, which makes them, before you run git in this project`)
   if (plan === undefined) return results
   if (f.projectProblem !== undefined) add('ok', 'protections', 'below: what a launch in a project directory gets')
   add('ok', 'writable inside', plan.writable.join(', '))

@@ -314,6 +314,8 @@ describe.skipIf(!HAVE_BWRAP)('kill -9 during a launch', () => {
     const sessions = path.join(instanceOf(world, project), 'claudebox/sessions')
     expect(fs.readdirSync(sessions)).toHaveLength(1)
     expect(fs.lstatSync(path.join(project, 'n/.git'), { throwIfNoEntry: false })?.isFile()).toBe(true)
+    const check = await claudebox(world, ['--check'], { cwd: project, env: sh })
+    expect(check.stdout).toMatch(/warn unfinished session: one that began \S+ ended without claudebox's checks at its end .*start claudebox here once/)
     const next = await claudebox(world, ['--', '-c', 'true'], { cwd: project, env: sh })
     expect(next.exitCode, next.stderr).toBe(0)
     expect(next.stderr).toMatch(/a session of this project that started \S+ \(launcher pid \d+\) ended without claudebox's checks at its end/)
@@ -323,6 +325,7 @@ describe.skipIf(!HAVE_BWRAP)('kill -9 during a launch', () => {
     expect(fs.readdirSync(sessions)).toEqual([])
     const after = await claudebox(world, ['--', '-c', 'true'], { cwd: project, env: sh })
     expect(after.stderr).not.toMatch(/ended without claudebox's checks/)
+    expect((await claudebox(world, ['--check'], { cwd: project, env: sh })).stdout).not.toMatch(/unfinished session/)
   })
 
   test("a first launch killed while it wrote project-root: the next one writes it and removes the killed one's temp file", async () => {
