@@ -2,8 +2,24 @@
 import { EXIT } from '../errors.js'
 import { terminalSafe, writeOut } from './terminal-safe.js'
 
+/**
+ * Written before the first warning after a session, on a terminal: what the session left set that
+ * would hide it (red team, round 73: `\e[8m`, concealed text, as its last output). The cursor is
+ * saved around the scroll region's reset (which moves it), then the colours and attributes the
+ * restore brought back are reset, then the character set (line drawing) and the cursor's visibility.
+ */
+const TERMINAL_RESET = '\x1b7\x1b[r\x1b8\x1b[0m\x1b(B\x0f\x1b[?25h'
+let resetPending = false
+
+/** The next warning first undoes what a session did to the terminal's display (a terminal's only). */
+export function resetTerminalBeforeWarnings(): void {
+  resetPending = process.stderr.isTTY === true
+}
+
 export function warn(message: string): void {
-  process.stderr.write(`claudebox: ${terminalSafe(message)}\n`)
+  const reset = resetPending ? TERMINAL_RESET : ''
+  resetPending = false
+  process.stderr.write(`${reset}claudebox: ${terminalSafe(message)}\n`)
 }
 
 /** With CLAUDEBOX_DEBUG=1: the message, after the milliseconds since Node started (where a launch's time goes). */

@@ -12,7 +12,7 @@ import { diagnoseUserns } from '../sandbox/userns.js'
 import { describeChanges, diffSnapshots } from '../sandbox/persistence.js'
 import { startGitWatch, type GitWatch } from '../host/git-watch.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
-import { debug, warn } from '../cli/log.js'
+import { debug, resetTerminalBeforeWarnings, warn } from '../cli/log.js'
 import { OLD_SANDBOX_STORE_DIR, planLaunch, type LaunchRequest } from '../sandbox/plan.js'
 import { auditLines, renderDryRun, shortAudit } from '../sandbox/render.js'
 import type { Settings } from '../config/settings.js'
@@ -226,6 +226,7 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
     unregister()
     throw error
   } finally {
+    resetTerminalBeforeWarnings()
     held = await holdingSignals(() =>
       afterSession('checking git', () => {
         for (const warning of gitWatch?.finish() ?? []) warn(warning)

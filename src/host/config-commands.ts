@@ -3,6 +3,7 @@
 // tree's top, where git runs it, and each folder a `cd`, `-C` or `--chdir` takes it to), and the
 // files an interpreter runs (`sh x`, `timeout 60 python3 -W ignore x.py`). Plain string work; the
 // caller protects what the words lead to.
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 
 /** Programs whose arguments are files they run or read as code, from their working folder (`sh x`, `deno run x.ts`, `cat x | sh`). */
@@ -159,20 +160,33 @@ function expandVariables(word: string, reading: Reading): string {
 
 /** `~/` and `~user/` at the start, as git's --type=path and a shell expand them. */
 export function expandHome(word: string, home: string): string {
-  const tilde = /^~([a-z_][a-z0-9_-]*)?(?=\/|$)/i.exec(word)
+  const tilde = /^~([^/]+)?(?=\/|$)/.exec(word)
   if (tilde === null) return word
   const user = tilde[1]
   const dir = user === undefined ? home : homeOfUser(user)
   return dir === undefined ? word : `${dir}${word.slice(tilde[0].length)}`
 }
 
+/**
+ * A user's home as git's getpwnam finds it: from /etc/passwd, else through the name service
+ * (`getent`: systemd, LDAP or sssd users; round 73, `~john.doe/x` was left unexpanded and taken as a
+ * folder of the project). Unknown: undefined (git then refuses the value).
+ */
 function homeOfUser(user: string): string | undefined {
-  let passwd: string
+  let passwd = ''
   try {
     passwd = fs.readFileSync('/etc/passwd', 'utf8')
   } catch {
+    // the name service below may still know the user
+  }
+  const line = passwd.split('\n').find(entry => entry.startsWith(`${user}:`)) ?? getent(user)
+  return line?.split(':')[5] || undefined
+}
+
+function getent(user: string): string | undefined {
+  try {
+    return execFileSync('getent', ['passwd', '--', user], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 2_000 }).split('\n')[0]
+  } catch {
     return undefined
   }
-  const line = passwd.split('\n').find(entry => entry.startsWith(`${user}:`))
-  return line?.split(':')[5] || undefined
 }

@@ -71,6 +71,8 @@ export function repoConfigsOf(tree: string, git: GitFacts): string[] {
 export interface ConfigReader {
   /** The files `configs` make git take programs or config from, when git runs in `tree`. */
   targets(tree: string, configs: readonly (string | undefined)[]): string[]
+  /** The work trees `configs` set (core.worktree, made absolute from the folder of the config that sets it). */
+  workTrees(configs: readonly string[]): string[]
   /** What a repository's config, the user's configs and their includes say of its remotes. */
   remotesOf: RemotesOf
   /** Set when a config could not be read whole, or there were more than it reads: the launch refuses rather than skip one. */
@@ -90,6 +92,7 @@ export function configReader(home: string): ConfigReader {
       const from = (p: string): string => (p.startsWith('/') ? p : `${tree}/${p}`)
       return visit(configs).flatMap(known => [...(known.hooks ? [from(known.hooks)] : []), ...known.programs.map(from), ...known.includes])
     },
+    workTrees: configs => visit(configs).flatMap(known => (known.worktree === undefined ? [] : [known.worktree])),
     remotesOf: repoConfig => {
       const all = visit([repoConfig, ...userGitConfigs(home)]).map(known => known.remotes)
       return { urls: all.flatMap(r => r.urls), names: all.flatMap(r => r.names), used: all.flatMap(r => r.used), rewrites: all.flatMap(r => r.rewrites) }
@@ -126,8 +129,10 @@ export function configReader(home: string): ConfigReader {
 interface ConfigValues {
   hooks?: string
   includes: string[]
-  /** What its values may run, named by a path (`core.fsmonitor = tools/prog`, `sh tools/x`), relative to the work tree. */
+  /** What its values may run, named by a path (`core.fsmonitor = tools/prog`, `sh tools/x`, an `ext::` URL's command), relative to the work tree. */
   programs: string[]
+  /** core.worktree, absolute (a relative one is from the config's folder, the git dir). */
+  worktree?: string
   remotes: RemoteSettings
 }
 
@@ -172,6 +177,9 @@ function configValues(config: string, home: string): ConfigValues | 'unreadable'
   if (entries === 'unreadable') return entries
   for (const [key, value] of entries) {
     addRemoteSetting(values.remotes, key, value)
+    const ext = extCommand(urlOf(key, value))
+    if (ext !== undefined) values.programs.push(...commandWords(ext, home))
+    if (key === 'core.worktree' && value !== '') values.worktree = value.startsWith('/') ? value : `${path.dirname(config)}/${value}`
     if (key === 'core.hookspath') values.hooks = expandHome(value, home)
     else if (key === 'include.path' || /^includeif\..*\.path$/.test(key)) {
       const include = expandHome(value, home)
@@ -179,6 +187,22 @@ function configValues(config: string, home: string): ConfigValues | 'unreadable'
     } else if (!isDataKey(key)) values.programs.push(...commandWords(value, home))
   }
   return values
+}
+
+/** The URL an entry names: a remote's or submodule's, or the base a rewrite (insteadOf) makes. */
+function urlOf(key: string, value: string): string | undefined {
+  if (/^(remote|submodule)\..+\.(url|pushurl)$/.test(key)) return value
+  return /^url\.(.+)\.(insteadof|pushinsteadof)$/.exec(key)?.[1]
+}
+
+/**
+ * The command an `ext::` URL runs (git-remote-ext, once protocol.ext.allow lets it: round 73, a
+ * partial clone's lazy fetch at the top's git status ran it): its words, `% ` a space within one,
+ * `%%` a percent sign, `%s` `%S` `%G...` what git puts there.
+ */
+function extCommand(url: string | undefined): string | undefined {
+  if (url === undefined || !url.startsWith('ext::')) return undefined
+  return url.slice('ext::'.length).replace(/%(.)/g, (_whole, c: string) => (c === ' ' ? ' ' : c === '%' ? '%' : 'x'))
 }
 
 /** What one entry says of remotes: a configured remote's name and URLs, a remote named where git also takes a path, a URL rewrite. */

@@ -11,6 +11,7 @@ import { checkInProgress } from './in-progress.js'
 import { checkIndexes } from './index-entries.js'
 import { configReader, userGitConfigs } from './git-configs.js'
 import { resolveChain } from './link-targets.js'
+import { outOfOthersReach } from './out-of-reach.js'
 import { folderCache, listFolder, type EntryKind, type FolderCache, type Listing } from './folder-cache.js'
 import { describeNested, namedCommonDir, nestedGitDirOnly, nestedRecord, type Configured, type NestedRecord, type NestedRepo } from './nested-repos.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
@@ -702,27 +703,22 @@ const GIT_READ = ['config', 'config.worktree', 'HEAD', 'hooks', 'objects', 'refs
 
 /**
  * Whether `configs` (and what they include) make git run a program, take hooks or include a file
- * from outside the project that another local user could make or change: one not there yet, or in
- * a folder others can write (round 72: core.fsmonitor = /tmp/x). Programs in folders only root or
- * you can write (/usr/bin) are not.
+ * from outside the project that another local user could make or change (outOfOthersReach): one
+ * not there yet, or one they could replace on the way to it (round 72: core.fsmonitor = /tmp/x;
+ * round 73: a link of theirs on the way, an `ext::` remote's command, a work tree outside).
+ * Programs in folders only root or you can write (/usr/bin) are not.
  */
 function configLeadsOut(configs: readonly string[], tree: string, search: NestedSearch): boolean {
   const reader = configReader(search.home)
   const targets = reader.targets(tree, configs)
   // Where each leads, links followed as far as they go (round 72: an include `../settings.inc`, a
   // link in the project to /tmp/x that another user made later).
-  return reader.refusal !== undefined || targets.map(t => resolveChain(t).end?.path ?? t).some(t => !isWithinAny(t, search.inside) && !trusted(t))
-}
-
-/** Whether `p` and its folder are there, owned by root or you, and writable by no one else. */
-function trusted(p: string): boolean {
-  const uid = process.getuid?.() ?? 0
-  const ok = (st: fs.Stats): boolean => (st.uid === 0 || st.uid === uid) && (st.mode & 0o022) === 0
-  try {
-    return ok(fs.statSync(p)) && ok(fs.statSync(path.dirname(p)))
-  } catch {
-    return false
+  const leadsOut = (t: string, entries: boolean): boolean => {
+    const chain = resolveChain(t)
+    const inside = isWithinAny(chain.end?.path ?? t, search.inside) && chain.links.every(link => isWithinAny(link.path, search.inside))
+    return !inside && !outOfOthersReach(t, { entries }, chain)
   }
+  return reader.refusal !== undefined || targets.some(t => leadsOut(t, true)) || reader.workTrees(configs).some(t => leadsOut(t, false))
 }
 
 /** Whether the entry at `p` changed (made, renamed, rewritten) since `sinceMs`; true when it cannot be looked at. */

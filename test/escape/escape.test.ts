@@ -461,6 +461,36 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     expect(fs.existsSync(path.join(project, 'g/.git/config'))).toBe(false)
     expect(second.stderr).toContain('g/.git/config -> ')
   })
+  test("round 73: a nested config naming, outside the project, an ext:: remote's command or one an insteadOf rewrites to, a program behind a link or a folder that others could replace on the way, or a work tree not there yet: moved aside; the same with nothing others can change on the way stays", async () => {
+    const project = makeRepo(s.world.home, 'src/reach-out')
+    const out = path.join(s.world.root, 'r73')
+    // A folder everyone may write (not sticky), holding a folder and a link of ours: another user
+    // could rename either away and put their own there.
+    const open = path.join(s.world.root, 'open73')
+    fs.mkdirSync(path.join(open, 'sub'), { recursive: true })
+    fs.chmodSync(open, 0o777)
+    fs.copyFileSync('/bin/true', path.join(open, 'sub/tool'))
+    fs.symlinkSync('/bin/true', path.join(open, 'link'))
+    const set = (repo: string, ...pairs: string[]): string => pairs.map((pair, i) => (i % 2 === 0 ? `git config -f ${repo}/.git/config '${pair}' '${pairs[i + 1]}'` : '')).filter(Boolean).join(' && ')
+    const script = [
+      'for i in 1 2 3 4 5 6 7; do git init -q t$i; done',
+      set('t1', 'protocol.ext.allow', 'always', 'remote.origin.url', `ext::sh -c ${out}/x% `),
+      set('t2', 'protocol.ext.allow', 'always', `url.ext::sh -c ${out}/y% .insteadOf`, 'https://example.com/'),
+      set('t3', 'core.fsmonitor', `${open}/sub/tool`),
+      set('t4', 'core.fsmonitor', `${open}/link`),
+      set('t5', 'core.worktree', `${out}/wt`, 'core.fsmonitor', './fsm'),
+      set('t6', 'protocol.ext.allow', 'always', 'remote.origin.url', 'ext::sh -c /bin/true% '),
+      set('t7', 'core.fsmonitor', '/bin/true'),
+      'echo made',
+    ].join(' && ')
+    const r = await claudebox(s.world, ['--', '-c', script], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.stdout.trim(), r.stderr).toBe('made')
+    for (const repo of ['t1', 't2', 't3', 't4', 't5']) {
+      expect(fs.existsSync(path.join(project, repo, '.git/config')), repo).toBe(false)
+      expect(r.stderr).toContain(`${repo}/.git/config -> `)
+    }
+    for (const repo of ['t6', 't7']) expect(fs.existsSync(path.join(project, repo, '.git/config')), repo).toBe(true)
+  })
   test('600 nested .git files that lead out of the project: every one is moved aside, past the 512 looked into (round 70: 88 stayed)', async () => {
     const project = makeRepo(s.world.home, 'src/many-out')
     const r = await claudebox(s.world, ['--', '-c', `for i in $(seq 600); do mkdir -p j/$i && echo "gitdir: ${s.world.root}/out-$i" > j/$i/.git; done; echo made`], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' }, timeout: 120_000 })

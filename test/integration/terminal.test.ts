@@ -23,6 +23,26 @@ describe.skipIf(!HAVE_BWRAP)('terminal', () => {
     expect(r.stdout).toMatch(/WINCH 33 121/)
   })
 
+  test("a session that leaves the terminal's text concealed, black on black, in line-drawing characters and in a one-line scroll region: the warnings after it undo that first (red team, round 73: they went out concealed)", async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    noticeGiven(world)
+    const script = "git init -q nested && printf '\\033[8m\\033[30;40m\\033(0\\033[1;1r' && echo concealed-now"
+    const r = await execa('python3', [path.join(FIXTURES, 'pty-resize.py'), '24', '80', process.execPath, BIN, '--', '-c', script], {
+      cwd: repo,
+      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+      extendEnv: false,
+      reject: false,
+      timeout: 40_000,
+    })
+    const out = r.stdout
+    const hidden = out.indexOf('concealed-now')
+    const warning = out.indexOf('claudebox: WARNING: the session created or changed nested git repositories')
+    expect(hidden).toBeGreaterThan(0)
+    expect(warning).toBeGreaterThan(hidden)
+    expect(out.slice(hidden)).toContain('\x1b7\x1b[r\x1b8\x1b[0m\x1b(B\x0f\x1b[?25hclaudebox: WARNING: the session created or changed nested')
+  })
+
   test('the first launch in a project prints the audit on a terminal, once; later launches print nothing of their own', async () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')
