@@ -714,6 +714,8 @@ function configLeadsOut(configs: readonly string[], tree: string, search: Nested
   // Where each leads, links followed as far as they go (round 72: an include `../settings.inc`, a
   // link in the project to /tmp/x that another user made later).
   const leadsOut = (t: string, entries: boolean): boolean => {
+    // Through /proc or /dev a path is another file to git, run from another folder (round 48).
+    if (/^\/(proc|dev)(\/|$)/.test(t)) return true
     const chain = resolveChain(t)
     const inside = isWithinAny(chain.end?.path ?? t, search.inside) && chain.links.every(link => isWithinAny(link.path, search.inside))
     return !inside && !outOfOthersReach(t, { entries }, chain)

@@ -18,8 +18,10 @@ const MAX_HOOKS = 256
 export function outOfOthersReach(p: string, { entries }: { entries: boolean }, chain: LinkChain = resolveChain(p)): boolean {
   const end = chain.end
   if (end === undefined || end.kind === 'missing') return false
-  const steps = [...chain.links.map(link => link.path), ...chain.folders, end.path]
-  if (!steps.every(safeEntry)) return false
+  const steps = [...chain.links.map(link => link.path), ...chain.folders]
+  // A sticky folder on the way (/tmp) is no one else's to replace; the end, a folder of hooks or a
+  // work tree, must not let others add a name either.
+  if (!steps.every(step => safeEntry(step, true)) || !safeEntry(end.path, false)) return false
   return !entries || end.kind !== 'dir' || safeEntries(end.path)
 }
 
@@ -30,16 +32,20 @@ function safeEntries(dir: string): boolean {
   } catch {
     return false
   }
-  return names.length <= MAX_HOOKS && names.every(name => safeEntry(path.join(dir, name)))
+  return names.length <= MAX_HOOKS && names.every(name => safeEntry(path.join(dir, name), false))
 }
 
-/** `p` (not followed) owned by root or you and not writable by others, in a folder that lets no one else replace it. */
-function safeEntry(p: string): boolean {
+/**
+ * `p` (not followed) owned by root or you and not writable by others (`sticky`: but for a sticky
+ * folder), in a folder that lets no one else replace it.
+ */
+function safeEntry(p: string, sticky: boolean): boolean {
   const uid = process.getuid?.() ?? 0
   const ours = (st: fs.Stats): boolean => st.uid === 0 || st.uid === uid
+  const othersWrite = (st: fs.Stats): boolean => !st.isSymbolicLink() && (st.mode & 0o022) !== 0 && !(sticky && st.isDirectory() && (st.mode & 0o1000) !== 0)
   try {
     const st = fs.lstatSync(p)
-    if (!ours(st) || (!st.isSymbolicLink() && (st.mode & 0o022) !== 0)) return false
+    if (!ours(st) || othersWrite(st)) return false
     if (p === '/') return true
     const parent = fs.lstatSync(path.dirname(p))
     return ours(parent) && ((parent.mode & 0o022) === 0 || (parent.mode & 0o1000) !== 0)
