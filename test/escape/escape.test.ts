@@ -471,9 +471,14 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     fs.chmodSync(open, 0o777)
     fs.copyFileSync('/bin/true', path.join(open, 'sub/tool'))
     fs.symlinkSync('/bin/true', path.join(open, 'link'))
+    // A sticky folder (as /tmp) holding a tool of ours: only we may replace it.
+    const sticky = path.join(s.world.root, 'sticky73')
+    fs.mkdirSync(sticky)
+    fs.chmodSync(sticky, 0o1777)
+    fs.copyFileSync('/bin/true', path.join(sticky, 'tool'))
     const set = (repo: string, ...pairs: string[]): string => pairs.map((pair, i) => (i % 2 === 0 ? `git config -f ${repo}/.git/config '${pair}' '${pairs[i + 1]}'` : '')).filter(Boolean).join(' && ')
     const script = [
-      'for i in 1 2 3 4 5 6 7; do git init -q t$i; done',
+      'for i in 1 2 3 4 5 6 7 8; do git init -q t$i; done',
       set('t1', 'protocol.ext.allow', 'always', 'remote.origin.url', `ext::sh -c ${out}/x% `),
       set('t2', 'protocol.ext.allow', 'always', `url.ext::sh -c ${out}/y% .insteadOf`, 'https://example.com/'),
       set('t3', 'core.fsmonitor', `${open}/sub/tool`),
@@ -481,6 +486,7 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
       set('t5', 'core.worktree', `${out}/wt`, 'core.fsmonitor', './fsm'),
       set('t6', 'protocol.ext.allow', 'always', 'remote.origin.url', 'ext::sh -c /bin/true% '),
       set('t7', 'core.fsmonitor', '/bin/true'),
+      set('t8', 'core.fsmonitor', `${sticky}/tool`),
       'echo made',
     ].join(' && ')
     const r = await claudebox(s.world, ['--', '-c', script], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
@@ -489,7 +495,7 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
       expect(fs.existsSync(path.join(project, repo, '.git/config')), repo).toBe(false)
       expect(r.stderr).toContain(`${repo}/.git/config -> `)
     }
-    for (const repo of ['t6', 't7']) expect(fs.existsSync(path.join(project, repo, '.git/config')), repo).toBe(true)
+    for (const repo of ['t6', 't7', 't8']) expect(fs.existsSync(path.join(project, repo, '.git/config')), repo).toBe(true)
   })
   test('600 nested .git files that lead out of the project: every one is moved aside, past the 512 looked into (round 70: 88 stayed)', async () => {
     const project = makeRepo(s.world.home, 'src/many-out')

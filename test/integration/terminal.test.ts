@@ -4,7 +4,18 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
-import { BIN, FIXTURES, HAVE_BWRAP, makeRepo, makeWorld, noticeGiven } from '../helpers/cli.js'
+import { BIN, FIXTURES, HAVE_BWRAP, makeRepo, makeWorld, noticeGiven, type World } from '../helpers/cli.js'
+
+/** `script` in the sandbox (by /bin/sh), in a new pseudo-terminal of `rows` x `cols` that pty-resize.py resizes once "ready" appears; all it wrote. */
+function inTerminal(world: World, repo: string, script: string, rows = '24', cols = '80'): Promise<{ stdout: string }> {
+  return execa('python3', [path.join(FIXTURES, 'pty-resize.py'), rows, cols, process.execPath, BIN, '--', '-c', script], {
+    cwd: repo,
+    env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+    extendEnv: false,
+    reject: false,
+    timeout: 40_000,
+  })
+}
 
 describe.skipIf(!HAVE_BWRAP)('terminal', () => {
   test('a window-size change reaches the program inside the sandbox', async () => {
@@ -12,13 +23,7 @@ describe.skipIf(!HAVE_BWRAP)('terminal', () => {
     const repo = makeRepo(world.home, 'p')
     noticeGiven(world)
     const script = 'trap \'echo "WINCH $(stty size)"; echo done; exit 0\' WINCH; echo ready; while :; do sleep 0.05; done'
-    const r = await execa('python3', [path.join(FIXTURES, 'pty-resize.py'), '33', '121', process.execPath, BIN, '--', '-c', script], {
-      cwd: repo,
-      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
-      extendEnv: false,
-      reject: false,
-      timeout: 40_000,
-    })
+    const r = await inTerminal(world, repo, script, '33', '121')
     expect(r.stdout).toMatch(/ready/)
     expect(r.stdout).toMatch(/WINCH 33 121/)
   })
@@ -28,13 +33,7 @@ describe.skipIf(!HAVE_BWRAP)('terminal', () => {
     const repo = makeRepo(world.home, 'p')
     noticeGiven(world)
     const script = "git init -q nested && printf '\\033[8m\\033[30;40m\\033(0\\033[1;1r' && echo concealed-now"
-    const r = await execa('python3', [path.join(FIXTURES, 'pty-resize.py'), '24', '80', process.execPath, BIN, '--', '-c', script], {
-      cwd: repo,
-      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
-      extendEnv: false,
-      reject: false,
-      timeout: 40_000,
-    })
+    const r = await inTerminal(world, repo, script)
     const out = r.stdout
     const hidden = out.indexOf('concealed-now')
     const warning = out.indexOf('claudebox: WARNING: the session created or changed nested git repositories')
@@ -47,14 +46,7 @@ describe.skipIf(!HAVE_BWRAP)('terminal', () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')
     noticeGiven(world)
-    const run = () =>
-      execa('python3', [path.join(FIXTURES, 'pty-resize.py'), '24', '80', process.execPath, BIN, '--', '-c', 'echo ready; sleep 0.2; echo WINCH; echo done'], {
-        cwd: repo,
-        env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
-        extendEnv: false,
-        reject: false,
-        timeout: 40_000,
-      })
+    const run = () => inTerminal(world, repo, 'echo ready; sleep 0.2; echo WINCH; echo done')
     const first = await run()
     expect(first.stdout).toContain('claudebox: first launch in this project:')
     // Three lines: what is writable, the network, where the details are.
