@@ -24,8 +24,8 @@ import { sharedJsonFiles, stateWrites } from './launch-writes.js'
 import { canonicalRoot, instanceDir, instanceId, sharedPaths } from '../state/instance.js'
 import { approvePlaceholderKey, carryAccountIn, carryAccountOut, rememberPlaceholderApproval } from '../state/account-state.js'
 import { OWN_DIR } from '../state/registry.js'
-import { sessionRecords, type GoneRecord } from '../state/scan.js'
-import { finishUnfinished } from './unfinished.js'
+import { liveSessions } from '../state/scan.js'
+import { finishUnfinishedSessions } from './unfinished.js'
 import { mayTakeOver } from '../state/migration.js'
 import { claudeSandboxOn, SANDBOX_IN_FORCE, sandboxSettingsFiles } from '../host/claude-sandbox.js'
 import { announceProposals, composeShared, HOST_ONLY_SETTINGS } from '../state/tier-sync.js'
@@ -63,6 +63,8 @@ export async function launch(settings: Settings, options: CliOptions): Promise<n
 async function launchHere(settings: Settings, options: CliOptions): Promise<number> {
   useConfigCache(resolveExisting(settings.claudeboxHome))
   let setup = await setupWithApproval(settings, options)
+  // A session here whose launcher was killed: its end's checks first, then the probe again (they may move files it saw).
+  if (options.mode === 'launch' && finishUnfinishedSessions(setup.facts, setup.request, settings.claudeboxHome)) setup = setupLaunch(settings, options)
   // First run: the normal Claude Code's login, copied with consent, is this launch's sign-in already.
   if (options.mode === 'launch' && mayTakeOver(setup.facts) && (await (await import('./takeover.js')).offerTakeovers(setup.facts, options.yes))) setup = setupLaunch(settings, options)
   if (options.mode === 'launch' && (await offerLoginImport(setup.facts, options.yes))) setup = setupLaunch(settings, options)
@@ -155,18 +157,7 @@ async function prepareState(plan: LaunchPlan, setup: LaunchSetup): Promise<void>
     if (error instanceof ClaudeboxError || (error as NodeJS.ErrnoException).code === undefined) throw error
     throw stateError(plan.summary.instanceDir, error)
   }
-  const sessions = sessionRecords(plan.summary.instanceDir)
-  if (sessions.live.length === 0 && sessions.gone.length > 0) finishUnfinishedSessions(plan, facts, sessions.gone)
-  prepareProjectState(plan, facts.claudeboxHome, request, facts.env, sessions.live.length)
-}
-
-/** The checks that gone launchers' sessions never had at their end (unfinished.ts); their records stay when these fail. */
-function finishUnfinishedSessions(plan: LaunchPlan, facts: HostFacts, gone: readonly GoneRecord[]): void {
-  try {
-    for (const line of finishUnfinished(plan, facts.git?.topLevel ?? facts.cwd ?? '/', gone)) warn(line)
-  } catch (error) {
-    warn(`the checks of a session whose launcher was killed before its end failed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); the next launch tries again. Look for yourself before you run git here`)
-  }
+  prepareProjectState(plan, facts.claudeboxHome, request, facts.env)
 }
 
 /**
@@ -215,7 +206,7 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
         lastChecks(plan, facts, options, apply)
         before = snapshot(plan.watch)
         gitWatch = startGitWatch(plan.gitWatch, end)
-        record = apply.registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION, before)
+        record = apply.registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION, { watched: before, guarded: { forbidden: [...plan.gitWatch.forbidden], links: [...plan.gitWatch.links] } })
         await servers.startPending()
         saveConfigCache()
       },
@@ -373,10 +364,11 @@ async function offerLoginImport(facts: HostFacts, yes: boolean): Promise<boolean
  * the account keys carried into its .claude.json. Both wait while another session of this project
  * runs (it is writing those very files); that session's next launch catches up.
  */
-function prepareProjectState(plan: LaunchPlan, claudeboxHome: string, request: LaunchRequest, env: Readonly<Record<string, string | undefined>>, others: number): void {
+function prepareProjectState(plan: LaunchPlan, claudeboxHome: string, request: LaunchRequest, env: Readonly<Record<string, string | undefined>>): void {
   const { api } = request
   const secretless = request.sandbox?.secretless
   const instance = plan.summary.instanceDir
+  const others = liveSessions(instance)
   // A failure (a full disk) leaves the copies as they were, which the next launch catches up on.
   const attempt = (what: string, step: () => void): void => {
     try {

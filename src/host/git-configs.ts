@@ -90,7 +90,8 @@ export function configReader(home: string): ConfigReader {
     targets: (tree, configs) => {
       // As written, from the work tree: the kernel walks it (a link, then `..`), protectLink follows.
       const from = (p: string): string => (p.startsWith('/') ? p : `${tree}/${p}`)
-      return visit(configs).flatMap(known => [...(known.hooks ? [from(known.hooks)] : []), ...known.programs.map(from), ...known.includes])
+      const known = visit(configs)
+      return [...known.flatMap(k => [...(k.hooks ? [from(k.hooks)] : []), ...k.programs.map(from), ...k.includes]), ...extPrograms(known, home).map(from)]
     },
     workTrees: configs => visit(configs).flatMap(known => (known.worktree === undefined ? [] : [known.worktree])),
     remotesOf: repoConfig => {
@@ -133,6 +134,8 @@ interface ConfigValues {
   programs: string[]
   /** core.worktree, absolute (a relative one is from the config's folder, the git dir). */
   worktree?: string
+  /** Whether a remote's helper is `ext` (remote.*.vcs): its URL is then a command. */
+  extVcs?: boolean
   remotes: RemoteSettings
 }
 
@@ -179,6 +182,7 @@ function configValues(config: string, home: string): ConfigValues | 'unreadable'
     addRemoteSetting(values.remotes, key, value)
     const ext = extCommand(urlOf(key, value))
     if (ext !== undefined) values.programs.push(...commandWords(ext, home))
+    if (/^remote\..+\.vcs$/.test(key) && value === 'ext') values.extVcs = true
     if (key === 'core.worktree' && value !== '') values.worktree = value.startsWith('/') ? value : `${path.dirname(config)}/${value}`
     if (key === 'core.hookspath') values.hooks = expandHome(value, home)
     else if (key === 'include.path' || /^includeif\..*\.path$/.test(key)) {
@@ -203,6 +207,20 @@ function urlOf(key: string, value: string): string | undefined {
 function extCommand(url: string | undefined): string | undefined {
   if (url === undefined || !url.startsWith('ext::')) return undefined
   return url.slice('ext::'.length).replace(/%(.)/g, (_whole, c: string) => (c === ' ' ? ' ' : c === '%' ? '%' : 'x'))
+}
+
+/**
+ * What `ext::` URLs run, as git makes each remote's URL: every URL (a remote's, or a name used as
+ * one) as written and as each insteadOf whose prefix it starts with rewrites it, across all the
+ * configs read; with `remote.*.vcs = ext`, every URL is a command (round 74: `zz:sh /tmp/x` with
+ * `url."ext::".insteadOf = zz:`, and the vcs, got past the look at each value alone).
+ */
+function extPrograms(known: readonly ConfigValues[], home: string): string[] {
+  const urls = known.flatMap(k => [...k.remotes.urls, ...k.remotes.used])
+  const rewrites = known.flatMap(k => k.remotes.rewrites)
+  const vcsExt = known.some(k => k.extVcs === true)
+  const rewritten = urls.flatMap(url => [url, ...rewrites.filter(r => url.startsWith(r.prefix)).map(r => `${r.base}${url.slice(r.prefix.length)}`)])
+  return rewritten.flatMap(url => extCommand(url) ?? (vcsExt ? url : [])).flatMap(command => commandWords(command, home))
 }
 
 /** What one entry says of remotes: a configured remote's name and URLs, a remote named where git also takes a path, a URL rewrite. */

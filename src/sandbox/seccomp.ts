@@ -173,6 +173,7 @@ const TIOCSTI = 0x5412
 const TIOCLINUX = 0x541c
 const TIOCSPGRP = 0x5410
 const TCXONC = 0x540a
+const TIOCSETD = 0x5423
 const CLONE_NEWTIME = 0x00000080
 const CLONE_NEWNS = 0x00020000
 const CLONE_NEWCGROUP = 0x02000000
@@ -201,10 +202,10 @@ const SETID_WHY =
 export const SECCOMP_RULES: readonly SeccompRule[] = [
   {
     syscalls: ['ioctl'],
-    when: { kind: 'arg-in', arg: 1, values: [TIOCSTI, TIOCLINUX, TIOCSPGRP, TCXONC] },
+    when: { kind: 'arg-in', arg: 1, values: [TIOCSTI, TIOCLINUX, TIOCSPGRP, TCXONC, TIOCSETD] },
     errno: 'EPERM',
-    summary: 'ioctl TIOCSTI, TIOCLINUX, TIOCSPGRP (tcsetpgrp) or TCXONC (tcflow) (low 32 bits of the request)',
-    why: "pushing keystrokes into the user's terminal (CVE-2017-5226; TIOCLINUX on a virtual console, CVE-2023-28100), taking its foreground from the launcher (with TOSTOP set, the launcher's warnings after the session then stopped it, or failed) or suspending its output (they hung): red team, round 73; an interactive shell inside has no job control. The terminal stays shared because --new-session would stop window-size changes (bubblewrap#573)",
+    summary: 'ioctl TIOCSTI, TIOCLINUX, TIOCSPGRP (tcsetpgrp), TCXONC (tcflow) or TIOCSETD (the line discipline) (low 32 bits of the request)',
+    why: "pushing keystrokes into the user's terminal (CVE-2017-5226; TIOCLINUX on a virtual console, CVE-2023-28100), taking its foreground from the launcher (with TOSTOP set, the launcher's warnings after the session then stopped it, or failed) or suspending its output (they hung): red team, round 73; or swapping its line discipline (N_NULL: every write after failed, the launcher aborted and the user's shell hung; round 74, where ldisc_autoload is on it also loads kernel modules); an interactive shell inside has no job control. The terminal stays shared because --new-session would stop window-size changes (bubblewrap#573)",
   },
   {
     syscalls: ['clone'],

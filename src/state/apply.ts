@@ -130,11 +130,11 @@ export function stateError(p: string, error: unknown): Error {
  * every `heartbeatMs` while the session runs: launchers of other pid namespaces, which cannot
  * check our pid, tell a live session from a gone one by it (registry.ts recordKind).
  */
-export function registerSession(instance: string, cwd: string, version: string, watched: Record<string, string> = {}, heartbeatMs = HEARTBEAT_MS): () => void {
+export function registerSession(instance: string, cwd: string, version: string, kept: Pick<SessionRecord, 'watched' | 'guarded'> = {}, heartbeatMs = HEARTBEAT_MS): () => void {
   // The pid namespace in the name: a launcher in a container sharing this home may have our pid
   // (red team, round 54: it took this record for its own stale one and removed it).
   const file = path.join(instance, SESSIONS_DIR, `${process.pid}-${pidScope()}.json`)
-  const record: SessionRecord = { pid: process.pid, startTime: processStartTime('self') ?? '', cwd, version, started: new Date().toISOString(), scope: pidScope(), heartbeat: true, watched }
+  const record: SessionRecord = { pid: process.pid, startTime: processStartTime('self') ?? '', cwd, version, started: new Date().toISOString(), scope: pidScope(), heartbeat: true, ...kept }
   if (isatty(0)) {
     try {
       record.tty = fs.readlinkSync('/proc/self/fd/0')

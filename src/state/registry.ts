@@ -39,6 +39,11 @@ export interface SessionRecord {
    * snapshot): compared by the next launch when this launcher never got to (unfinished.ts).
    */
   watched?: Record<string, string>
+  /**
+   * What the session's git watch guarded (GitWatchSpec): names that must not appear, and links with
+   * their texts. The next launch's probe would take one made meanwhile for the user's own.
+   */
+  guarded?: { forbidden: string[]; links: { path: string; text: string }[] }
 }
 
 /** What the probe saw of a recorded session's process right now. */
@@ -84,10 +89,17 @@ export function parseRecord(text: string): SessionRecord | undefined {
     const data = JSON.parse(text) as Partial<SessionRecord>
     if (typeof data.pid !== 'number' || typeof data.startTime !== 'string' || typeof data.cwd !== 'string') return undefined
     if (data.watched !== undefined && (typeof data.watched !== 'object' || data.watched === null || Object.values(data.watched).some(v => typeof v !== 'string'))) delete data.watched
+    if (data.guarded !== undefined && !validGuarded(data.guarded)) delete data.guarded
     return data as SessionRecord
   } catch {
     return undefined
   }
+}
+
+function validGuarded(guarded: unknown): boolean {
+  const { forbidden, links } = (guarded ?? {}) as { forbidden?: unknown; links?: unknown }
+  const isLink = (l: unknown): boolean => typeof (l as { path?: unknown })?.path === 'string' && typeof (l as { text?: unknown })?.text === 'string'
+  return Array.isArray(forbidden) && forbidden.every(f => typeof f === 'string') && Array.isArray(links) && links.every(isLink)
 }
 
 /** Instance metadata claudebox records at creation, for GC (mount check) and the --adopt hint. */

@@ -461,7 +461,7 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     expect(fs.existsSync(path.join(project, 'g/.git/config'))).toBe(false)
     expect(second.stderr).toContain('g/.git/config -> ')
   })
-  test("round 73: a nested config naming, outside the project, an ext:: remote's command or one an insteadOf rewrites to, a program behind a link or a folder that others could replace on the way, or a work tree not there yet: moved aside; the same with nothing others can change on the way stays", async () => {
+  test("rounds 73 and 74: a nested config naming, outside the project, an ext:: remote's command (written so, rewritten to by an insteadOf, or through remote.*.vcs), a program behind a link or a folder that others could replace on the way, or a work tree not there yet: moved aside; the same with nothing others can change on the way stays", async () => {
     const project = makeRepo(s.world.home, 'src/reach-out')
     const out = path.join(s.world.root, 'r73')
     // A folder everyone may write (not sticky), holding a folder and a link of ours: another user
@@ -478,7 +478,7 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     fs.copyFileSync('/bin/true', path.join(sticky, 'tool'))
     const set = (repo: string, ...pairs: string[]): string => pairs.map((pair, i) => (i % 2 === 0 ? `git config -f ${repo}/.git/config '${pair}' '${pairs[i + 1]}'` : '')).filter(Boolean).join(' && ')
     const script = [
-      'for i in 1 2 3 4 5 6 7 8; do git init -q t$i; done',
+      'for i in 1 2 3 4 5 6 7 8 9 10; do git init -q t$i; done',
       set('t1', 'protocol.ext.allow', 'always', 'remote.origin.url', `ext::sh -c ${out}/x% `),
       set('t2', 'protocol.ext.allow', 'always', `url.ext::sh -c ${out}/y% .insteadOf`, 'https://example.com/'),
       set('t3', 'core.fsmonitor', `${open}/sub/tool`),
@@ -487,11 +487,14 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
       set('t6', 'protocol.ext.allow', 'always', 'remote.origin.url', 'ext::sh -c /bin/true% '),
       set('t7', 'core.fsmonitor', '/bin/true'),
       set('t8', 'core.fsmonitor', `${sticky}/tool`),
+      // Round 74: the ext helper named by remote.*.vcs, and a rewrite to ext:: of another scheme.
+      set('t9', 'protocol.ext.allow', 'always', 'remote.origin.vcs', 'ext', 'remote.origin.url', `sh ${out}/v`),
+      set('t10', 'protocol.ext.allow', 'always', 'url.ext::.insteadOf', 'zz:', 'remote.origin.url', `zz:sh ${out}/w`),
       'echo made',
     ].join(' && ')
     const r = await claudebox(s.world, ['--', '-c', script], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
     expect(r.stdout.trim(), r.stderr).toBe('made')
-    for (const repo of ['t1', 't2', 't3', 't4', 't5']) {
+    for (const repo of ['t1', 't2', 't3', 't4', 't5', 't9', 't10']) {
       expect(fs.existsSync(path.join(project, repo, '.git/config')), repo).toBe(false)
       expect(r.stderr).toContain(`${repo}/.git/config -> `)
     }

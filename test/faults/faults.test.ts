@@ -328,6 +328,34 @@ describe.skipIf(!HAVE_BWRAP)('kill -9 during a launch', () => {
     expect((await claudebox(world, ['--check'], { cwd: project, env: sh })).stdout).not.toMatch(/unfinished session/)
   })
 
+  test("a launcher stopped, then killed, while its session made a name the watch guarded while missing (an include of the config): the next launch moves it aside, not takes it for the user's own (red team, round 74: git status then ran its fsmonitor)", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    execFileSync('git', ['-C', project, 'config', 'include.path', 'extra.inc'])
+    const plant = `while [ ! -e go ]; do sleep 0.05; done; printf '[core]\\n\\tfsmonitor = false\\n' > .git/extra.inc; exec sleep 60`
+    const child = spawn(process.execPath, [BIN, '--', '-c', plant], { cwd: project, env: { ...world.env, ...sh }, stdio: 'ignore' })
+    const exited = new Promise(resolve => child.once('exit', resolve))
+    const sessions = path.join(instanceOf(world, project), 'claudebox/sessions')
+    const until = async (done: () => boolean): Promise<void> => {
+      for (const end = Date.now() + 30_000; !done(); ) {
+        if (Date.now() > end) throw new Error('waited 30 s')
+        await new Promise(resolve => setTimeout(resolve, 50))
+      }
+    }
+    await until(() => fs.existsSync(sessions) && fs.readdirSync(sessions).length === 1)
+    // Stalled (memory pressure), its watch moves nothing; then killed (an out-of-memory killer).
+    child.kill('SIGSTOP')
+    fs.writeFileSync(path.join(project, 'go'), '')
+    await until(() => fs.existsSync(path.join(project, '.git/extra.inc')))
+    child.kill('SIGKILL')
+    await exited
+    const next = await claudebox(world, ['--', '-c', 'true'], { cwd: project, env: sh })
+    expect(next.exitCode, next.stderr).toBe(0)
+    expect(next.stderr).toContain(`${path.join(project, '.git/extra.inc')} -> `)
+    expect(fs.existsSync(path.join(project, '.git/extra.inc'))).toBe(false)
+    expect(fs.readdirSync(sessions)).toEqual([])
+  })
+
   test("a first launch killed while it wrote project-root: the next one writes it and removes the killed one's temp file", async () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'src/project')

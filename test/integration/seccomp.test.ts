@@ -104,6 +104,10 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CC || ARCH === undefined)('seccomp filter i
     expect(await run('tcxonc', false)).toBe('OK')
     expect(await run('tcxonc')).toBe('EPERM')
   })
+  test("swapping the terminal's line discipline (TIOCSETD): EPERM, allowed without the filter (red team, round 74: N_NULL swallowed the launcher's warnings, aborted it and hung the user's shell)", async () => {
+    expect(await run('tiocsetd', false)).toBe('OK')
+    expect(await run('tiocsetd')).toBe('EPERM')
+  })
   test('window size (TIOCSWINSZ, TIOCGWINSZ) and termios still work', async () => {
     expect(await run('winsize')).toBe('OK')
     expect(await run('tcgetattr')).toBe('OK')
