@@ -332,7 +332,7 @@ describe.skipIf(!HAVE_BWRAP)('kill -9 during a launch', () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'src/project')
     execFileSync('git', ['-C', project, 'config', 'include.path', 'extra.inc'])
-    const plant = `while [ ! -e go ]; do sleep 0.05; done; printf '[core]\\n\\tfsmonitor = false\\n' > .git/extra.inc; exec sleep 60`
+    const plant = `touch running && while [ ! -e go ]; do sleep 0.05; done; printf '[core]\\n\\tfsmonitor = false\\n' > .git/extra.inc; exec sleep 60`
     const child = spawn(process.execPath, [BIN, '--', '-c', plant], { cwd: project, env: { ...world.env, ...sh }, stdio: 'ignore' })
     const exited = new Promise(resolve => child.once('exit', resolve))
     const sessions = path.join(instanceOf(world, project), 'claudebox/sessions')
@@ -342,7 +342,8 @@ describe.skipIf(!HAVE_BWRAP)('kill -9 during a launch', () => {
         await new Promise(resolve => setTimeout(resolve, 50))
       }
     }
-    await until(() => fs.existsSync(sessions) && fs.readdirSync(sessions).length === 1)
+    // Running: its record written and the go given.
+    await until(() => fs.existsSync(path.join(project, 'running')) && fs.readdirSync(sessions).length === 1)
     // Stalled (memory pressure), its watch moves nothing; then killed (an out-of-memory killer).
     child.kill('SIGSTOP')
     fs.writeFileSync(path.join(project, 'go'), '')
