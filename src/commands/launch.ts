@@ -103,9 +103,10 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   } finally {
     await cgroups.abandon()
   }
-  const { result, unregister, before, startedAt, interactive, held } = ran
+  const { result, unregister, before, startedAt, interactive, release } = ran
   debug('the sandbox has ended')
   let failed: number | undefined
+  let held: NodeJS.Signals | undefined
   try {
     failed = failedStart(result, plan, facts)
     if (failed === undefined) afterTheSession(plan, setup, options, before)
@@ -113,6 +114,7 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
     // Only now: a launch of this project that starts meanwhile sees this session live, and leaves
     // the files it is still carrying back alone (its carryAccountIn would undo a theme chosen here).
     unregister()
+    held = await release()
   }
   if (failed !== undefined) return failed
   if (plan.summary.claudeCode && interactive && !options.claudeArgs.some(arg => arg === '-p' || arg === '--print')) {
@@ -121,7 +123,7 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   debug('the bookkeeping after the session is done')
   // Re-raise a death by signal, so that our caller sees it as it would have without claudebox; or
   // end by the signal that came while git was checked.
-  const signal = result.signal ?? held()
+  const signal = result.signal ?? held
   if (signal) process.kill(process.pid, signal)
   return result.status
 }
@@ -190,11 +192,12 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
   const { egress } = plan
   if (egress !== undefined) servers.later(async () => (await import('../network/session.js')).startEgress(egress, plan.summary.instanceDir))
   debug(`bwrap argv: ${JSON.stringify([plan.file, ...plan.argv])}`)
-  const { holdingSignals, runForeground } = await import('../host/run.js')
+  const { holdSignals, runForeground } = await import('../host/run.js')
   let before: Record<string, string> = {}
   let gitWatch: GitWatch | undefined
   let record: (() => void) | undefined
-  let held: NodeJS.Signals | undefined
+  let hold: ReturnType<typeof holdSignals> | undefined
+  let returned = false
   const unregister = (): void => {
     if (record !== undefined) afterSession('removing the session record', record)
     record = undefined
@@ -212,17 +215,20 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
       },
       cgroups,
     )
-    return { result, unregister, before, startedAt, interactive, held: () => held }
+    returned = true
+    return { result, unregister, before, startedAt, interactive, release: async () => await hold?.release() }
   } catch (error) {
     unregister()
     throw error
   } finally {
+    // Held until the bookkeeping after the session is done too (the caller releases them).
+    hold = holdSignals()
+    debug('checking git after the session, signals held')
     resetTerminalBeforeWarnings()
-    held = await holdingSignals(() =>
-      afterSession('checking git', () => {
-        for (const warning of gitWatch?.finish() ?? []) warn(warning)
-      }),
-    )
+    afterSession('checking git', () => {
+      for (const warning of gitWatch?.finish() ?? []) warn(warning)
+    })
+    if (!returned) await hold.release()
   }
 }
 
@@ -234,8 +240,8 @@ interface Session {
   before: Record<string, string>
   startedAt: number
   interactive: boolean
-  /** A signal that came while git was checked after the session: the launcher ends by it at the end. */
-  held: () => NodeJS.Signals | undefined
+  /** Ends the hold on signals begun after the session; the one that came meanwhile: the launcher ends by it at the end. */
+  release: () => Promise<NodeJS.Signals | undefined>
 }
 
 /** claudebox's own status when the sandbox never started (bwrap's would read as Claude's); else undefined. */

@@ -127,23 +127,28 @@ async function supervise(plan: LaunchPlan, started: (end: () => void) => Promise
 const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)))
 
 /**
- * Runs `step` (the checks after a session, which protect the user's next git command) with the
- * ending signals held, and says which came meanwhile (the launcher ends by it once its bookkeeping
- * is done): a Ctrl-C there ended the launcher with every warning, and the checks after it, lost
- * (red team, round 45). A Ctrl-C from the terminal still ends the git run of a check under way (it
- * goes to the whole process group).
+ * Holds the ending signals from now until `release()` (the checks after a session, which protect
+ * the user's next git command, and the bookkeeping after them), which says the first that came
+ * meanwhile (the launcher ends by it then): a Ctrl-C there ended the launcher with every warning,
+ * and the checks after it, lost (red team, round 45). A Ctrl-C from the terminal still ends the git
+ * run of a check under way (it goes to the whole process group). A stop (SIGTSTP) is ignored
+ * meanwhile: the session can make any key the terminal's suspend character, and a launcher
+ * stopped before its checks gave the shell back to a git status that ran what it planted (round 75).
  */
-export async function holdingSignals(step: () => void): Promise<NodeJS.Signals | undefined> {
+export function holdSignals(): { release(): Promise<NodeJS.Signals | undefined> } {
   let came: NodeJS.Signals | undefined
   const note = (signal: NodeJS.Signals): void => void (came ??= signal)
+  const ignore = (): void => {}
   for (const signal of ENDING_SIGNALS) process.on(signal, note)
-  try {
-    step()
-    await afterAPoll() // where a signal that came during the step is read
-  } finally {
-    for (const signal of ENDING_SIGNALS) process.off(signal, note)
+  process.on('SIGTSTP', ignore)
+  return {
+    async release() {
+      await afterAPoll() // where a signal that came meanwhile is read
+      for (const signal of ENDING_SIGNALS) process.off(signal, note)
+      process.off('SIGTSTP', ignore)
+      return came
+    },
   }
-  return came
 }
 
 /** Resolves after the event loop's next poll phase: two check phases, a poll always between them. */

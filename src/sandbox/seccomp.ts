@@ -79,6 +79,7 @@ export type SyscallName =
   | 'personality' | 'socket' | 'socketpair'
   | 'chmod' | 'fchmod' | 'fchmodat' | 'fchmodat2' | 'creat' | 'mknod' | 'mknodat'
   | 'setxattr' | 'lsetxattr' | 'fsetxattr' | 'setxattrat'
+  | 'kill'
 
 /**
  * Syscall numbers per table. x86_64 and i386 from asm/unistd_64.h and unistd_32.h, aarch64 from
@@ -135,6 +136,7 @@ export const SYSCALL_NUMBERS: Readonly<Record<SyscallName, Readonly<Partial<Reco
   set_mempolicy: { x86_64: 238, i386: 276, aarch64: 237, arm: 321 },
   set_mempolicy_home_node: { x86_64: 450, i386: 450, aarch64: 450, arm: 450 },
   personality: { x86_64: 135, i386: 136, aarch64: 92, arm: 136 },
+  kill: { x86_64: 62, i386: 37, aarch64: 129, arm: 37 },
   socket: { x86_64: 41, i386: 359, aarch64: 198, arm: 281 },
   socketpair: { x86_64: 53, i386: 360, aarch64: 199, arm: 288 },
   chmod: { x86_64: 90, i386: 15, arm: 15 },
@@ -156,7 +158,7 @@ export type SeccompErrno = keyof typeof ERRNO
 /** When a rule's syscall fails. Arguments are compared on their low 32 bits. */
 export type SeccompCondition =
   | { kind: 'always' }
-  | { kind: 'arg-in'; arg: number; values: readonly number[] }
+  | { kind: 'arg-in'; arg: number; values: readonly number[]; ranges?: readonly (readonly [from: number, to: number])[] }
   | { kind: 'arg-not-in'; arg: number; values: readonly number[] }
   | { kind: 'arg-any-bit'; arg: number; mask: number }
 
@@ -174,6 +176,13 @@ const TIOCLINUX = 0x541c
 const TIOCSPGRP = 0x5410
 const TCXONC = 0x540a
 const TIOCSETD = 0x5423
+/**
+ * A Linux virtual console's own requests (KD*, PIO_*, GIO_*; VT_*): its owner may stop its text
+ * (KDSETMODE), its keyboard (KDSKBMODE), its font and colours, or switch consoles (round 75). On a
+ * pseudo-terminal they fail anyway.
+ */
+const CONSOLE_KD = [0x4b00, 0x4bff] as const
+const CONSOLE_VT = [0x5600, 0x56ff] as const
 const CLONE_NEWTIME = 0x00000080
 const CLONE_NEWNS = 0x00020000
 const CLONE_NEWCGROUP = 0x02000000
@@ -202,10 +211,17 @@ const SETID_WHY =
 export const SECCOMP_RULES: readonly SeccompRule[] = [
   {
     syscalls: ['ioctl'],
-    when: { kind: 'arg-in', arg: 1, values: [TIOCSTI, TIOCLINUX, TIOCSPGRP, TCXONC, TIOCSETD] },
+    when: { kind: 'arg-in', arg: 1, values: [TIOCSTI, TIOCLINUX, TIOCSPGRP, TCXONC, TIOCSETD], ranges: [CONSOLE_KD, CONSOLE_VT] },
     errno: 'EPERM',
-    summary: 'ioctl TIOCSTI, TIOCLINUX, TIOCSPGRP (tcsetpgrp), TCXONC (tcflow) or TIOCSETD (the line discipline) (low 32 bits of the request)',
+    summary: 'ioctl TIOCSTI, TIOCLINUX, TIOCSPGRP (tcsetpgrp), TCXONC (tcflow), TIOCSETD (the line discipline) and a virtual console\'s (0x4B00-0x4BFF, 0x5600-0x56FF) (low 32 bits of the request)',
     why: "pushing keystrokes into the user's terminal (CVE-2017-5226; TIOCLINUX on a virtual console, CVE-2023-28100), taking its foreground from the launcher (with TOSTOP set, the launcher's warnings after the session then stopped it, or failed) or suspending its output (they hung): red team, round 73; or swapping its line discipline (N_NULL: every write after failed, the launcher aborted and the user's shell hung; round 74, where ldisc_autoload is on it also loads kernel modules); an interactive shell inside has no job control. The terminal stays shared because --new-session would stop window-size changes (bubblewrap#573)",
+  },
+  {
+    syscalls: ['kill'],
+    when: { kind: 'arg-in', arg: 0, values: [0] },
+    errno: 'EPERM',
+    summary: 'kill of its own process group (pid 0)',
+    why: "the sandbox shares the launcher's process group (its own would need the terminal's foreground, and --new-session stops window-size changes), and a pid namespace does not stop kill(0): it killed or stopped the launcher before the checks at the session's end (red team, round 75). kill -1 and a pid of the sandbox's own still work",
   },
   {
     syscalls: ['clone'],
@@ -384,6 +400,10 @@ function section(abi: SeccompAbi): Item[] {
       checks.push({ label: check }, load(argLow(when.arg)))
       if (when.kind === 'arg-in') {
         for (const value of when.values) checks.push({ code: BPF_JMP_JEQ_K, k: value, jt: to(rule.errno) })
+        for (const [i, [from, upTo]] of (when.ranges ?? []).entries()) {
+          const past = `${check}:range:${i}`
+          checks.push({ code: BPF_JMP_JGE_K, k: from, jf: past }, { code: BPF_JMP_JGE_K, k: upTo + 1, jf: to(rule.errno) }, { label: past })
+        }
         checks.push(ret(SECCOMP_RET_ALLOW))
       } else if (when.kind === 'arg-not-in') {
         for (const value of when.values) checks.push({ code: BPF_JMP_JEQ_K, k: value, jt: to('ALLOW') })

@@ -216,6 +216,13 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
   test('signal a host process: fails', async () => {
     expect((await inside(`./.probe kill ${process.pid}`)).out).toMatch(/^BLOCKED ESRCH/)
   })
+  test.each(['KILL', 'STOP'])("%s to its own process group, which is the launcher's (kill 0): refused, and the launcher makes the checks of the session's end (red team, round 75: it was killed or stopped first)", async signal => {
+    const project = makeRepo(s.world.home, `src/kill0-${signal}`)
+    const r = await claudebox(s.world, ['--', '-c', `git init -q nested; kill -s ${signal} 0; echo status=$?`], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' }, timeout: 30_000 })
+    expect(r.stdout.trim()).toBe('status=1')
+    expect(r.exitCode).toBe(0)
+    expect(r.stderr).toContain('the session created or changed nested git repositories')
+  })
   test('ptrace a host process: fails', async () => {
     expect((await inside(`./.probe ptrace ${process.pid}`)).out).toMatch(/^BLOCKED/)
   })

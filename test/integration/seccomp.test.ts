@@ -104,6 +104,12 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CC || ARCH === undefined)('seccomp filter i
     expect(await run('tcxonc', false)).toBe('OK')
     expect(await run('tcxonc')).toBe('EPERM')
   })
+  test("a virtual console's own requests (KDSETMODE, VT_ACTIVATE): EPERM; without the filter they reach the terminal, a pseudo-terminal's ENOTTY (red team, round 75: on a console they stop its text or switch it)", async () => {
+    for (const probe of ['tio-kdsetmode', 'tio-vt-activate']) {
+      expect(await run(probe, false), probe).toBe('ENOTTY')
+      expect(await run(probe), probe).toBe('EPERM')
+    }
+  })
   test("swapping the terminal's line discipline (TIOCSETD): EPERM, allowed without the filter (red team, round 74: N_NULL swallowed the launcher's warnings, aborted it and hung the user's shell)", async () => {
     expect(await run('tiocsetd', false)).toBe('OK')
     expect(await run('tiocsetd')).toBe('EPERM')

@@ -21,6 +21,15 @@ function leftRunning(marker: string): string[] {
   })
 }
 
+/** A process's state letter (R, S, T ...), or undefined once it is gone. */
+function stateOf(pid: number | undefined): string | undefined {
+  try {
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '')[0]
+  } catch {
+    return undefined
+  }
+}
+
 describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
   test.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)('%s as soon as bwrap is spawned: the program never runs, nothing is left', async signal => {
     const world = makeWorld()
@@ -84,6 +93,35 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     expect(fs.existsSync(marker), 'the program ran to its end').toBe(false)
     expect(leftRunning(world.root)).toEqual([])
     expect(stderr).toMatch(/forwarding SIGTERM to \d+\n/)
+  }, 40_000)
+
+  test("a stop (SIGTSTP: the session can make any key the terminal's suspend character) while git is checked after the session: ignored, the checks and their warnings run to the end (red team, round 75: the launcher stopped before them and the shell's git status ran what the session planted)", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'p')
+    const child = spawn(process.execPath, [BIN, '--', '-c', 'git init -q nested && mkdir -p many && cd many && seq 20000 | xargs mkdir'], {
+      cwd: project,
+      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', CLAUDEBOX_DEBUG: '1' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    let [stderr, stopped] = ['', false]
+    const exited = new Promise<number | null>(resolve => child.on('close', resolve))
+    child.stderr.on('data', (chunk: Buffer) => {
+      const before = stderr
+      stderr += chunk.toString()
+      if (before.includes('signals held') || !stderr.includes('signals held')) return
+      child.kill('SIGTSTP')
+      // Stopped (the state in /proc), the launcher would never end: note it and let it go on.
+      setTimeout(() => {
+        stopped = stateOf(child.pid) === 'T'
+        child.kill('SIGCONT')
+      }, 200)
+    })
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+    const status = await exited
+    clearTimeout(timer)
+    expect(stopped).toBe(false)
+    expect(status, stderr).toBe(0)
+    expect(stderr).toContain('the session created or changed nested git repositories')
   }, 40_000)
 
   test.each(['allow', 'none', 'open'])('--network=%s: the sandbox holds no descriptor of the launcher', async network => {

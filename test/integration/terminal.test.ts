@@ -32,14 +32,14 @@ describe.skipIf(!HAVE_BWRAP)('terminal', () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')
     noticeGiven(world)
-    const script = "git init -q nested && printf '\\033[8m\\033[30;40m\\033(0\\033[1;1r' && echo concealed-now"
+    const script = "git init -q nested && printf '\\033[8m\\033[30;40m\\033(0\\033[1;1r\\033]11;#000000\\007\\033[?7l' && echo concealed-now"
     const r = await inTerminal(world, repo, script)
     const out = r.stdout
     const hidden = out.indexOf('concealed-now')
     const warning = out.indexOf('claudebox: WARNING: the session created or changed nested git repositories')
     expect(hidden).toBeGreaterThan(0)
     expect(warning).toBeGreaterThan(hidden)
-    expect(out.slice(hidden)).toContain('\x1b7\x1b[r\x1b8\x1b[0m\x1b(B\x0f\x1b[?25hclaudebox: WARNING: the session created or changed nested')
+    expect(out.slice(hidden)).toContain('\x1b7\x1b[r\x1b8\x1b[0m\x1b(B\x0f\x1b[?25h\x1b]110\x07\x1b]111\x07\x1b]112\x07\x1b]104\x07\x1b[?7h\x1b[?69l\x1b[?5l\x1b[4lclaudebox: WARNING: the session created or changed nested')
   })
 
   test('the first launch in a project prints the audit on a terminal, once; later launches print nothing of their own', async () => {
