@@ -214,6 +214,7 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
         saveConfigCache()
       },
       cgroups,
+      () => gitWatch?.sweep(),
     )
     returned = true
     return { result, unregister, before, startedAt, interactive, release: async () => await hold?.release() }

@@ -32,6 +32,8 @@ const REPORTED = 1024
 const MAX_DESCRIBED = 512
 
 export interface GitWatch {
+  /** Looks once now, as every 200 ms: what the session planted meanwhile is moved aside (before a stop: run.ts). */
+  sweep(): void
   /** Stops watching and returns the warnings for the user (empty when nothing happened). */
   finish(): string[]
 }
@@ -60,6 +62,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
     return warnings.map(w => `WARNING: ${w}`)
   }
   return {
+    sweep: () => watch.sweep(),
     finish(): string[] {
       watch.stop()
       const warnings: string[] = []
@@ -341,7 +344,7 @@ function withAccess<T>(dir: number, op: () => T): T {
  * link replaced by anything else (a real hooks dir, a link elsewhere) is moved aside; one only
  * removed stays removed: nothing runs from it.
  */
-function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void, checkHeads: () => void): { stop(): void } {
+function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void, checkHeads: () => void): { sweep(): void; stop(): void } {
   const texts = new Map(spec.links.map(l => [l.path, l.text]))
   const check = (p: string): void => {
     const text = texts.get(p)
@@ -356,6 +359,7 @@ function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void,
   }
   const poll = watched.length === 0 && spec.gitDirs.length === 0 ? undefined : setInterval(each, POLL_MS).unref()
   return {
+    sweep: each,
     stop(): void {
       for (const w of watchers) w.close()
       clearInterval(poll)

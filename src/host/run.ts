@@ -9,7 +9,7 @@ import { debug, warn } from '../cli/log.js'
 import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.js'
 import { relayStdio, type Relay } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
-import { childrenOf, killQuietly, processStartTime } from './fs.js'
+import { childrenOf, killQuietly, processStartTime, processTree } from './fs.js'
 import { mountsProblem, pinBinds, type PinnedMount } from './bind-fds.js'
 import { makeCgroups, moveInto, removeMade, writeLimits, type CgroupsMade, type Made, type Seen } from './cgroups.js'
 
@@ -32,20 +32,63 @@ export interface RunResult {
  * killed and its program never runs. Signals are caught from before the spawn: a launcher killed
  * by one in between would leave the sandbox unsupervised.
  */
-export async function runForeground(plan: LaunchPlan, started: (end: () => void) => Promise<void> = async () => {}, made: CgroupsMade = makeCgroups(plan.cgroups)): Promise<RunResult> {
+export async function runForeground(plan: LaunchPlan, started: (end: () => void) => Promise<void> = async () => {}, made: CgroupsMade = makeCgroups(plan.cgroups), beforeStop: () => void = () => {}): Promise<RunResult> {
   const state: SessionState = { released: false }
   const relay = relaySignals(state)
+  const suspend = (): void => suspendSafely(state, beforeStop)
   // These first, then the cgroups' own handlers go: a signal still pending (one that came while the
   // launcher prepared, in code that never yields) reaches these; with no listener between, Node
   // would close the signal's handle and the signal would be lost (red team: the program then ran).
   for (const signal of ENDING_SIGNALS) process.on(signal, relay)
+  process.on('SIGTSTP', suspend)
   const cgroups = made.take()
   try {
     return await supervise(plan, started, state, cgroups)
   } finally {
     for (const signal of ENDING_SIGNALS) process.off(signal, relay)
+    process.off('SIGTSTP', suspend)
   }
 }
+
+/**
+ * A stop of the session (Ctrl-Z; Claude Code suspends itself with kill(0, SIGTSTP), which stops
+ * the whole process group, the launcher's): every process of the sandbox is stopped first, then
+ * the git watch looks once (`beforeStop`), then the launcher stops, and the shell takes the
+ * terminal back; at `fg` the sandbox goes on; after bwrap's end, ignored. A launcher that stopped by default left a session
+ * that ignores SIGTSTP running unwatched while the shell's git status ran what it planted (red
+ * team, round 76: the terminal's answer to a query, with `stty susp R`, stopped it without a key).
+ */
+function suspendSafely(state: SessionState, beforeStop: () => void): void {
+  // Once bwrap has exited, the checks after the session come first: ignored (then holdSignals).
+  if (state.exited !== undefined) return
+  const init = state.sandbox === undefined ? undefined : aliveInit(state.sandbox)
+  const stopped = init === undefined ? [] : stopTree(init)
+  try {
+    beforeStop()
+  } catch {
+    // the watch's own steps say what failed; the stop goes on
+  }
+  debug(`stopped the sandbox (${stopped.length} processes) and the launcher`)
+  process.kill(process.pid, 'SIGSTOP')
+  for (const pid of stopped) killQuietly(pid, 'SIGCONT')
+}
+
+/** SIGSTOP to a process and everything under it, pass after pass until none is new (a stopped process forks no more). */
+function stopTree(pid: number): number[] {
+  const stopped = new Set<number>()
+  for (let pass = 0; pass < STOP_PASSES; pass++) {
+    const fresh = processTree(pid).filter(p => !stopped.has(p))
+    if (fresh.length === 0) break
+    for (const p of fresh) {
+      killQuietly(p, 'SIGSTOP')
+      stopped.add(p)
+    }
+  }
+  return [...stopped]
+}
+
+/** Passes of stopTree: a fork bomb is bounded by the sandbox's process limit, not by this. */
+const STOP_PASSES = 50
 
 interface SessionState {
   child?: ChildProcess

@@ -79,7 +79,7 @@ export type SyscallName =
   | 'personality' | 'socket' | 'socketpair'
   | 'chmod' | 'fchmod' | 'fchmodat' | 'fchmodat2' | 'creat' | 'mknod' | 'mknodat'
   | 'setxattr' | 'lsetxattr' | 'fsetxattr' | 'setxattrat'
-  | 'kill'
+  | 'kill' | 'fcntl' | 'fcntl64'
 
 /**
  * Syscall numbers per table. x86_64 and i386 from asm/unistd_64.h and unistd_32.h, aarch64 from
@@ -137,6 +137,8 @@ export const SYSCALL_NUMBERS: Readonly<Record<SyscallName, Readonly<Partial<Reco
   set_mempolicy_home_node: { x86_64: 450, i386: 450, aarch64: 450, arm: 450 },
   personality: { x86_64: 135, i386: 136, aarch64: 92, arm: 136 },
   kill: { x86_64: 62, i386: 37, aarch64: 129, arm: 37 },
+  fcntl: { x86_64: 72, i386: 55, aarch64: 25, arm: 55 },
+  fcntl64: { i386: 221, arm: 221 },
   socket: { x86_64: 41, i386: 359, aarch64: 198, arm: 281 },
   socketpair: { x86_64: 53, i386: 360, aarch64: 199, arm: 288 },
   chmod: { x86_64: 90, i386: 15, arm: 15 },
@@ -158,7 +160,17 @@ export type SeccompErrno = keyof typeof ERRNO
 /** When a rule's syscall fails. Arguments are compared on their low 32 bits. */
 export type SeccompCondition =
   | { kind: 'always' }
-  | { kind: 'arg-in'; arg: number; values: readonly number[]; ranges?: readonly (readonly [from: number, to: number])[] }
+  | {
+      kind: 'arg-in'
+      arg: number
+      values: readonly number[]
+      /** Values from..to (both in) fail too. */
+      ranges?: readonly (readonly [from: number, to: number])[]
+      /** A value in `values` passes after all when argument `arg` is one of these. */
+      unless?: { arg: number; values: readonly number[] }
+      /** The value `equals` fails too when argument `arg` has any bit of `mask` set. */
+      withBits?: { equals: number; arg: number; mask: number }
+    }
   | { kind: 'arg-not-in'; arg: number; values: readonly number[] }
   | { kind: 'arg-any-bit'; arg: number; mask: number }
 
@@ -176,6 +188,15 @@ const TIOCLINUX = 0x541c
 const TIOCSPGRP = 0x5410
 const TCXONC = 0x540a
 const TIOCSETD = 0x5423
+const TIOCEXCL = 0x540c
+const FIOASYNC = 0x5452
+const F_SETFL = 4
+const F_SETSIG = 10
+/** The same bit on x86_64, i386, aarch64 and arm (FASYNC, 020000). */
+const O_ASYNC = 0x2000
+/** The same numbers on x86_64, i386, aarch64 and arm. */
+const SIGCONT = 18
+const SIGTSTP = 20
 /**
  * A Linux virtual console's own requests (KD*, PIO_*, GIO_*; VT_*): its owner may stop its text
  * (KDSETMODE), its keyboard (KDSKBMODE), its font and colours, or switch consoles (round 75). On a
@@ -211,17 +232,24 @@ const SETID_WHY =
 export const SECCOMP_RULES: readonly SeccompRule[] = [
   {
     syscalls: ['ioctl'],
-    when: { kind: 'arg-in', arg: 1, values: [TIOCSTI, TIOCLINUX, TIOCSPGRP, TCXONC, TIOCSETD], ranges: [CONSOLE_KD, CONSOLE_VT] },
+    when: { kind: 'arg-in', arg: 1, values: [TIOCSTI, TIOCLINUX, TIOCSPGRP, TCXONC, TIOCSETD, TIOCEXCL, FIOASYNC], ranges: [CONSOLE_KD, CONSOLE_VT] },
     errno: 'EPERM',
-    summary: 'ioctl TIOCSTI, TIOCLINUX, TIOCSPGRP (tcsetpgrp), TCXONC (tcflow), TIOCSETD (the line discipline) and a virtual console\'s (0x4B00-0x4BFF, 0x5600-0x56FF) (low 32 bits of the request)',
-    why: "pushing keystrokes into the user's terminal (CVE-2017-5226; TIOCLINUX on a virtual console, CVE-2023-28100), taking its foreground from the launcher (with TOSTOP set, the launcher's warnings after the session then stopped it, or failed) or suspending its output (they hung): red team, round 73; or swapping its line discipline (N_NULL: every write after failed, the launcher aborted and the user's shell hung; round 74, where ldisc_autoload is on it also loads kernel modules); an interactive shell inside has no job control. The terminal stays shared because --new-session would stop window-size changes (bubblewrap#573)",
+    summary: 'ioctl TIOCSTI, TIOCLINUX, TIOCSPGRP (tcsetpgrp), TCXONC (tcflow), TIOCSETD (the line discipline), TIOCEXCL, FIOASYNC and a virtual console\'s (0x4B00-0x4BFF, 0x5600-0x56FF) (low 32 bits of the request)',
+    why: "pushing keystrokes into the user's terminal (CVE-2017-5226; TIOCLINUX on a virtual console, CVE-2023-28100), taking its foreground from the launcher (with TOSTOP set, the launcher's warnings after the session then stopped it, or failed) or suspending its output (they hung): red team, round 73; or swapping its line discipline (N_NULL: every write after failed, the launcher aborted and the user's shell hung; round 74, where ldisc_autoload is on it also loads kernel modules); making it exclusive (the user's sudo and ssh prompts then failed with EBUSY after the session) or signal-driven (FIOASYNC, see fcntl below; round 76); an interactive shell inside has no job control. The terminal stays shared because --new-session would stop window-size changes (bubblewrap#573)",
   },
   {
     syscalls: ['kill'],
-    when: { kind: 'arg-in', arg: 0, values: [0] },
+    when: { kind: 'arg-in', arg: 0, values: [0], unless: { arg: 1, values: [0, SIGTSTP, SIGCONT] } },
     errno: 'EPERM',
-    summary: 'kill of its own process group (pid 0)',
-    why: "the sandbox shares the launcher's process group (its own would need the terminal's foreground, and --new-session stops window-size changes), and a pid namespace does not stop kill(0): it killed or stopped the launcher before the checks at the session's end (red team, round 75). kill -1 and a pid of the sandbox's own still work",
+    summary: 'kill of its own process group (pid 0) with a signal other than SIGTSTP and SIGCONT',
+    why: "the sandbox shares the launcher's process group (its own would need the terminal's foreground, and --new-session stops window-size changes), and a pid namespace does not stop kill(0): it killed the launcher before the checks at the session's end (red team, round 75), and SIGUSR1 opened Node's inspector in it (round 76). Claude Code suspends itself (Ctrl-Z) with kill(0, SIGTSTP), which the launcher handles (run.ts); kill -1 and a pid of the sandbox's own still work",
+  },
+  {
+    syscalls: ['fcntl', 'fcntl64'],
+    when: { kind: 'arg-in', arg: 1, values: [F_SETSIG], withBits: { equals: F_SETFL, arg: 2, mask: O_ASYNC } },
+    errno: 'EPERM',
+    summary: 'fcntl F_SETSIG, and F_SETFL with O_ASYNC',
+    why: "signal-driven I/O on the shared terminal signals its foreground process group, the launcher's (the kernel makes it the owner): the terminal's answer to a query sent SIGIO, or with F_SETSIG any signal, SIGKILL, SIGSTOP or SIGUSR1 (Node's inspector, reachable with --network=open), without a key pressed (red team, round 76)",
   },
   {
     syscalls: ['clone'],
@@ -399,12 +427,12 @@ function section(abi: SeccompAbi): Item[] {
       const when = rule.when
       checks.push({ label: check }, load(argLow(when.arg)))
       if (when.kind === 'arg-in') {
-        for (const value of when.values) checks.push({ code: BPF_JMP_JEQ_K, k: value, jt: to(rule.errno) })
-        for (const [i, [from, upTo]] of (when.ranges ?? []).entries()) {
-          const past = `${check}:range:${i}`
-          checks.push({ code: BPF_JMP_JGE_K, k: from, jf: past }, { code: BPF_JMP_JGE_K, k: upTo + 1, jf: to(rule.errno) }, { label: past })
+        checks.push(...argInChecks(when, check, to(rule.errno)), ret(SECCOMP_RET_ALLOW))
+        if (when.unless !== undefined) {
+          checks.push({ label: `${check}:unless` }, load(argLow(when.unless.arg)))
+          for (const value of when.unless.values) checks.push({ code: BPF_JMP_JEQ_K, k: value, jt: to('ALLOW') })
+          checks.push(ret(SECCOMP_RET_ERRNO | ERRNO[rule.errno]))
         }
-        checks.push(ret(SECCOMP_RET_ALLOW))
       } else if (when.kind === 'arg-not-in') {
         for (const value of when.values) checks.push({ code: BPF_JMP_JEQ_K, k: value, jt: to('ALLOW') })
         checks.push(ret(SECCOMP_RET_ERRNO | ERRNO[rule.errno]))
@@ -420,6 +448,27 @@ function section(abi: SeccompAbi): Item[] {
   }
   for (const result of returns) {
     items.push({ label: retLabel(abi, result) }, ret(result === 'ALLOW' ? SECCOMP_RET_ALLOW : SECCOMP_RET_ERRNO | ERRNO[result]))
+  }
+  return items
+}
+
+/**
+ * An `arg-in` check on the loaded argument: each value (to `unless`'s second look when there is
+ * one), each range, then `withBits`, which loads another argument and so comes last; falls
+ * through when none failed.
+ */
+function argInChecks(when: Extract<SeccompCondition, { kind: 'arg-in' }>, check: string, failed: string): Item[] {
+  const items: Item[] = []
+  const hit = when.unless === undefined ? failed : `${check}:unless`
+  for (const value of when.values) items.push({ code: BPF_JMP_JEQ_K, k: value, jt: hit })
+  for (const [i, [from, upTo]] of (when.ranges ?? []).entries()) {
+    const past = `${check}:range:${i}`
+    items.push({ code: BPF_JMP_JGE_K, k: from, jf: past }, { code: BPF_JMP_JGE_K, k: upTo + 1, jf: failed }, { label: past })
+  }
+  const bits = when.withBits
+  if (bits !== undefined) {
+    const past = `${check}:bits`
+    items.push({ code: BPF_JMP_JEQ_K, k: bits.equals, jf: past }, load(argLow(bits.arg)), { code: BPF_JMP_JSET_K, k: bits.mask, jt: failed }, { label: past })
   }
   return items
 }

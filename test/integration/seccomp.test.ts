@@ -110,6 +110,15 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CC || ARCH === undefined)('seccomp filter i
       expect(await run(probe), probe).toBe('EPERM')
     }
   })
+  test("signal-driven I/O on a terminal (FIOASYNC, F_SETFL with O_ASYNC, F_SETSIG), its exclusive mode (TIOCEXCL) and kill(0) with a signal other than SIGTSTP or SIGCONT: EPERM, allowed without the filter (red team, round 76: the terminal's answer to a query sent the launcher's group SIGIO, SIGKILL or SIGUSR1, Node's inspector)", async () => {
+    for (const probe of ['tio-fioasync', 'tio-o-async', 'tio-setsig', 'tiocexcl', 'tio-kill0-urg']) {
+      expect(await run(probe, false), probe).toBe('OK')
+      expect(await run(probe), probe).toBe('EPERM')
+    }
+    // Still allowed: other flags, and the group's SIGCONT (Claude Code's Ctrl-Z is kill(0, SIGTSTP), handled by the launcher).
+    expect(await run('tio-o-nonblock')).toBe('OK')
+    expect(await run('tio-kill0-cont')).toBe('OK')
+  })
   test("swapping the terminal's line discipline (TIOCSETD): EPERM, allowed without the filter (red team, round 74: N_NULL swallowed the launcher's warnings, aborted it and hung the user's shell)", async () => {
     expect(await run('tiocsetd', false)).toBe('OK')
     expect(await run('tiocsetd')).toBe('EPERM')

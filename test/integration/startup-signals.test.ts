@@ -124,6 +124,29 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     expect(stderr).toContain('the session created or changed nested git repositories')
   }, 40_000)
 
+  test("a session that stops its process group (kill -s TSTP 0, as Claude Code's Ctrl-Z does) and ignores the stop itself: the launcher stops every process of the sandbox before it stops, and at fg the session goes on (red team, round 76: it ran on unwatched while the shell's git status ran what it planted)", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'p')
+    // A process group of its own (detached): the session signals its group, which must not be the test runner's.
+    const child = spawn(process.execPath, [BIN, '--', '-c', "trap '' TSTP; kill -s TSTP 0; touch after-stop"], {
+      cwd: project,
+      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+      stdio: 'ignore',
+      detached: true,
+    })
+    const exited = new Promise<number | null>(resolve => child.on('close', resolve))
+    try {
+      for (const end = Date.now() + 20_000; stateOf(child.pid) !== 'T'; await sleep(20)) if (Date.now() > end) throw new Error('the launcher never stopped')
+      await sleep(500)
+      expect(fs.existsSync(path.join(project, 'after-stop')), 'the session ran on while the launcher was stopped').toBe(false)
+      process.kill(-(child.pid ?? 0), 'SIGCONT') // as the shell's fg: the whole job
+      expect(await exited).toBe(0)
+      expect(fs.existsSync(path.join(project, 'after-stop'))).toBe(true)
+    } finally {
+      if (stateOf(child.pid) !== undefined) process.kill(-(child.pid ?? 0), 'SIGKILL')
+    }
+  }, 40_000)
+
   test.each(['allow', 'none', 'open'])('--network=%s: the sandbox holds no descriptor of the launcher', async network => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'p')

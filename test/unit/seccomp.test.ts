@@ -86,7 +86,7 @@ describe.each(ARCHES)('the filter generated for %s', arch => {
 
   test('is whole sock_filter records, decodes to the expected instructions, and every jump is forward and in range', () => {
     expect(filter.length % 8).toBe(0)
-    expect(insns.length).toBe(435) // 4 tables; changes whenever a rule does
+    expect(insns.length).toBe(493) // 4 tables; changes whenever a rule does
     expect(insns.length).toBeLessThan(4096) // BPF_MAXINSNS
     expect(insns.at(-1)?.code).toBe(0x06)
     insns.forEach((insn, pc) => {
@@ -192,8 +192,10 @@ describe.each(ARCHES)('the filter generated for %s', arch => {
         for (const name of rule.syscalls) {
           const nr = SYSCALL_NUMBERS[name][abi]
           if (nr === undefined) continue
-          const sys = (argValue: bigint): number => {
+          /** The syscall with the rule's argument `argValue` and the others in `more` (by index), 0 elsewhere. */
+          const sys = (argValue: bigint, more: Record<number, bigint> = {}): number => {
             const args = [0n, 0n, 0n, 0n, 0n, 0n]
+            for (const [i, v] of Object.entries(more)) args[Number(i)] = v
             if (rule.when.kind !== 'always') args[rule.when.arg] = argValue
             return run(filter, { nr, arch: ARCH[abi], args })
           }
@@ -202,9 +204,18 @@ describe.each(ARCHES)('the filter generated for %s', arch => {
           if (when.kind === 'always') {
             expect(sys(0n), where).toBe(failed)
           } else if (when.kind === 'arg-in') {
+            // With `unless`, another argument outside its values (9, SIGKILL) fails, one inside passes.
+            const unless = when.unless
+            const other: Record<number, bigint> = unless === undefined ? {} : { [unless.arg]: 9n }
             for (const v of when.values) {
-              expect(sys(BigInt(v)), where).toBe(failed)
-              expect(sys(BigInt(v) | 0xdead00000000n), where).toBe(failed)
+              expect(sys(BigInt(v), other), where).toBe(failed)
+              expect(sys(BigInt(v) | 0xdead00000000n, other), where).toBe(failed)
+              for (const u of unless?.values ?? []) expect(sys(BigInt(v), { [unless?.arg ?? 0]: BigInt(u) }), `${where} unless ${u}`).toBe(ALLOW)
+            }
+            if (when.withBits !== undefined) {
+              const { equals, arg, mask } = when.withBits
+              expect(sys(BigInt(equals), { [arg]: BigInt(mask) | 0x800n }), `${where} bits`).toBe(failed)
+              expect(sys(BigInt(equals), { [arg]: 0x800n }), `${where} no bits`).toBe(ALLOW)
             }
             for (const [from, upTo] of when.ranges ?? []) {
               for (const v of [from, upTo, from + 1]) expect(sys(BigInt(v) | 0xdead00000000n), `${where} ${v}`).toBe(failed)
@@ -257,7 +268,8 @@ const HEADERS: [SeccompAbi, string][] = [
 describe.each(HEADERS)('%s numbers against %s', (abi, header) => {
   test.skipIf(!fs.existsSync(header))('match wherever the header defines the syscall', () => {
     const defined = new Map<string, number>()
-    for (const m of fs.readFileSync(header, 'utf8').matchAll(/^#define __NR_(\w+)\s+(\d+)\s*$/gm)) defined.set(m[1] ?? '', Number(m[2]))
+    // asm-generic names some through __NR3264_ (fcntl: __NR_fcntl is __NR3264_fcntl on 64-bit).
+    for (const m of fs.readFileSync(header, 'utf8').matchAll(/^#define __NR(?:3264)?_(\w+)\s+(\d+)\s*$/gm)) defined.set(m[1] ?? '', Number(m[2]))
     let compared = 0
     for (const [name, numbers] of Object.entries(SYSCALL_NUMBERS) as [SyscallName, Partial<Record<SeccompAbi, number>>][]) {
       const expected = defined.get(name)
