@@ -40,15 +40,22 @@ export async function runForeground(plan: LaunchPlan, started: (end: () => void)
   // launcher prepared, in code that never yields) reaches these; with no listener between, Node
   // would close the signal's handle and the signal would be lost (red team: the program then ran).
   for (const signal of ENDING_SIGNALS) process.on(signal, relay)
-  process.on('SIGTSTP', suspend)
+  for (const signal of STOP_SIGNALS) process.on(signal, suspend)
   const cgroups = made.take()
   try {
     return await supervise(plan, started, state, cgroups)
   } finally {
     for (const signal of ENDING_SIGNALS) process.off(signal, relay)
-    process.off('SIGTSTP', suspend)
+    for (const signal of STOP_SIGNALS) process.off(signal, suspend)
   }
 }
+
+/**
+ * Signals whose default stops the launcher: Ctrl-Z, and a read of the terminal from the background
+ * (after `bg`). Not SIGTTOU: caught, a write of the launcher's own from the background would be
+ * restarted, and the signal sent again, for ever (the kernel lets it through only when ignored).
+ */
+const STOP_SIGNALS = ['SIGTSTP', 'SIGTTIN'] as const
 
 /**
  * A stop of the session (Ctrl-Z; Claude Code suspends itself with kill(0, SIGTSTP), which stops
