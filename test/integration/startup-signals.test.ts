@@ -128,7 +128,8 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'p')
     // A process group of its own (detached): the session signals its group, which must not be the test runner's.
-    const child = spawn(process.execPath, [BIN, '--', '-c', "trap '' TSTP; kill -s TSTP 0; touch after-stop"], {
+    // The session acts a second after its stop: the launcher's handler comes a few milliseconds after the signal.
+    const child = spawn(process.execPath, [BIN, '--', '-c', "trap '' TSTP; kill -s TSTP 0; sleep 1; touch after-stop"], {
       cwd: project,
       env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
       stdio: 'ignore',
@@ -137,7 +138,7 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     const exited = new Promise<number | null>(resolve => child.on('close', resolve))
     try {
       for (const end = Date.now() + 20_000; stateOf(child.pid) !== 'T'; await sleep(20)) if (Date.now() > end) throw new Error('the launcher never stopped')
-      await sleep(500)
+      await sleep(1500)
       expect(fs.existsSync(path.join(project, 'after-stop')), 'the session ran on while the launcher was stopped').toBe(false)
       process.kill(-(child.pid ?? 0), 'SIGCONT') // as the shell's fg: the whole job
       expect(await exited).toBe(0)
