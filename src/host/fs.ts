@@ -250,6 +250,11 @@ export function processStartTime(pid: number | 'self'): string | undefined {
   return statFields(pid)?.[19]
 }
 
+/** A process's state letter (R, S, T, t, Z ...), undefined once it is gone. */
+export function processState(pid: number): string | undefined {
+  return statFields(pid)?.[0]
+}
+
 /** /proc/PID/stat's fields after the command name (which may hold spaces and parentheses): state first. */
 function statFields(pid: number | string): string[] | undefined {
   try {

@@ -9,7 +9,7 @@ import { debug, warn } from '../cli/log.js'
 import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.js'
 import { relayStdio, type Relay } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
-import { childrenOf, killQuietly, processStartTime, processTree } from './fs.js'
+import { childrenOf, killQuietly, processStartTime, processState, processTree } from './fs.js'
 import { mountsProblem, pinBinds, type PinnedMount } from './bind-fds.js'
 import { makeCgroups, moveInto, removeMade, writeLimits, type CgroupsMade, type Made, type Seen } from './cgroups.js'
 
@@ -35,7 +35,7 @@ export interface RunResult {
 export async function runForeground(plan: LaunchPlan, started: (end: () => void) => Promise<void> = async () => {}, made: CgroupsMade = makeCgroups(plan.cgroups), beforeStop: () => void = () => {}): Promise<RunResult> {
   const state: SessionState = { released: false }
   const relay = relaySignals(state)
-  const suspend = (): void => suspendSafely(state, beforeStop)
+  const suspend = (signal: NodeJS.Signals): void => suspendSafely(state, beforeStop, signal)
   // These first, then the cgroups' own handlers go: a signal still pending (one that came while the
   // launcher prepared, in code that never yields) reaches these; with no listener between, Node
   // would close the signal's handle and the signal would be lost (red team: the program then ran).
@@ -51,51 +51,71 @@ export async function runForeground(plan: LaunchPlan, started: (end: () => void)
 }
 
 /**
- * Signals whose default stops the launcher: Ctrl-Z, and a read of the terminal from the background
- * (after `bg`). Not SIGTTOU: caught, a write of the launcher's own from the background would be
- * restarted, and the signal sent again, for ever (the kernel lets it through only when ignored).
+ * Signals whose default stops the launcher: Ctrl-Z, and a read or write of the terminal from the
+ * background (after `bg`, or `claudebox &`). Each handled one ends in a stop of the launcher (or is
+ * ignored, SIGTSTP only): a caught SIGTTOU that returned would have the launcher's own write from
+ * the background restarted, and the signal sent again, for ever.
  */
-const STOP_SIGNALS = ['SIGTSTP', 'SIGTTIN'] as const
+const STOP_SIGNALS = ['SIGTSTP', 'SIGTTIN', 'SIGTTOU'] as const
 
 /**
  * A stop of the session (Ctrl-Z; Claude Code suspends itself with kill(0, SIGTSTP), which stops
- * the whole process group, the launcher's): every process of the sandbox is stopped first, then
- * the git watch looks once (`beforeStop`), then the launcher stops, and the shell takes the
- * terminal back; at `fg` the sandbox goes on; after bwrap's end, ignored. A launcher that stopped by default left a session
- * that ignores SIGTSTP running unwatched while the shell's git status ran what it planted (red
- * team, round 76: the terminal's answer to a query, with `stty susp R`, stopped it without a key).
+ * the whole process group, the launcher's): every process of the sandbox is stopped first, and
+ * seen stopped, then the git watch looks once (`beforeStop`), then the launcher stops, and the
+ * shell takes the terminal back; at `fg` the sandbox goes on. A launcher that stopped by default
+ * left a session that ignores SIGTSTP running unwatched while the shell's git status ran what it
+ * planted (red team, round 76: the terminal's answer to a query, with `stty susp R`, stopped it
+ * without a key; round 77: a tracer resumed what was stopped, SIGTTOU in the background). A
+ * sandbox that cannot be seen stopped is let go on, and the launcher does not stop (the stop is refused). Once bwrap has
+ * exited, a Ctrl-Z is ignored (the checks after the session come first: then holdSignals), and a
+ * background read or write of the terminal stops the launcher as by default.
  */
-function suspendSafely(state: SessionState, beforeStop: () => void): void {
-  // Once bwrap has exited, the checks after the session come first: ignored (then holdSignals).
-  if (state.exited !== undefined) return
-  const init = state.sandbox === undefined ? undefined : aliveInit(state.sandbox)
-  const stopped = init === undefined ? [] : stopTree(init)
-  try {
-    beforeStop()
-  } catch {
-    // the watch's own steps say what failed; the stop goes on
+function suspendSafely(state: SessionState, beforeStop: () => void, signal: NodeJS.Signals): void {
+  if (state.exited !== undefined) {
+    if (signal !== 'SIGTSTP') process.kill(process.pid, 'SIGSTOP')
+    return
   }
-  debug(`stopped the sandbox (${stopped.length} processes) and the launcher`)
-  process.kill(process.pid, 'SIGSTOP')
+  const init = state.sandbox === undefined ? undefined : aliveInit(state.sandbox)
+  const { stopped, all } = init === undefined ? { stopped: [], all: true } : stopTree(init)
+  if (all) {
+    try {
+      beforeStop()
+    } catch {
+      // the watch's own steps say what failed; the stop goes on
+    }
+    debug(`stopped the sandbox (${stopped.length} processes) and the launcher`)
+    process.kill(process.pid, 'SIGSTOP')
+  } else {
+    // Not said on the terminal: from the background, a write there would bring this very signal.
+    debug(`${signal} refused: a process of the sandbox kept running after it was stopped`)
+  }
   for (const pid of stopped) killQuietly(pid, 'SIGCONT')
 }
 
-/** SIGSTOP to a process and everything under it, pass after pass until none is new (a stopped process forks no more). */
-function stopTree(pid: number): number[] {
+/**
+ * SIGSTOP to a process and everything under it, pass after pass, until each is seen stopped (a
+ * stopped process forks no more; a tracer that resumed one is stopped too, and the signal sent
+ * again stops the tracee for good), or STOP_PASSES went by: then `all` is false.
+ */
+function stopTree(pid: number): { stopped: number[]; all: boolean } {
   const stopped = new Set<number>()
   for (let pass = 0; pass < STOP_PASSES; pass++) {
-    const fresh = processTree(pid).filter(p => !stopped.has(p))
-    if (fresh.length === 0) break
-    for (const p of fresh) {
+    const running = processTree(pid).filter(p => !STOPPED_STATES.has(processState(p) ?? 'X'))
+    if (running.length === 0) return { stopped: [...stopped], all: true }
+    for (const p of running) {
       killQuietly(p, 'SIGSTOP')
       stopped.add(p)
     }
+    Atomics.wait(PAUSE, 0, 0, 1) // the signal is taken when the process next runs
   }
-  return [...stopped]
+  return { stopped: [...stopped], all: false }
 }
 
-/** Passes of stopTree: a fork bomb is bounded by the sandbox's process limit, not by this. */
-const STOP_PASSES = 50
+/** Passes of stopTree, a millisecond apart: a fork bomb is bounded by the sandbox's process limit. */
+const STOP_PASSES = 200
+/** Stopped (by a signal, or under a tracer), or gone. */
+const STOPPED_STATES = new Set(['T', 't', 'Z', 'X'])
+const PAUSE = new Int32Array(new SharedArrayBuffer(4))
 
 interface SessionState {
   child?: ChildProcess
