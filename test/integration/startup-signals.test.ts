@@ -2,12 +2,14 @@
 // is recorded and its servers listen. A signal that reaches the launcher first, even in the
 // milliseconds right after bwrap is spawned, abandons the launch: the program never runs
 // unsupervised, nothing is left running. And the sandbox holds none of the launcher's descriptors.
-import { spawn, spawnSync } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, test } from 'vitest'
-import { BIN, claudebox, HAVE_BWRAP, makeRepo, makeWorld } from '../helpers/cli.js'
+import { BIN, claudebox, FIXTURES, HAVE_BWRAP, makeRepo, makeWorld, requiredTool } from '../helpers/cli.js'
+
+const HAVE_CC = requiredTool('cc', ['--version'], 'a C compiler (cc) for the tracer fixture')
 
 /** Processes whose command line names `marker` (what a launch under the test's HOME left running). */
 function leftRunning(marker: string): string[] {
@@ -128,8 +130,33 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'p')
     // A process group of its own (detached): the session signals its group, which must not be the test runner's.
-    // The session acts a second after its stop: the launcher's handler comes a few milliseconds after the signal.
-    const child = spawn(process.execPath, [BIN, '--', '-c', "trap '' TSTP; kill -s TSTP 0; sleep 1; touch after-stop"], {
+    // The session acts two seconds after its stop: the launcher's handler comes a few milliseconds after the signal.
+    const child = spawn(process.execPath, [BIN, '--', '-c', "trap '' TSTP; kill -s TSTP 0; sleep 2; touch after-stop"], {
+      cwd: project,
+      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', CLAUDEBOX_DEBUG: '1' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+    })
+    let stderr = ''
+    child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()))
+    const exited = new Promise<number | null>(resolve => child.on('close', resolve))
+    try {
+      for (const end = Date.now() + 20_000; stateOf(child.pid) !== 'T'; await sleep(20)) if (Date.now() > end) throw new Error(`the launcher never stopped: ${stderr}`)
+      await sleep(2500)
+      expect(fs.existsSync(path.join(project, 'after-stop')), `the session ran on while the launcher was stopped: ${stderr}`).toBe(false)
+      process.kill(-(child.pid ?? 0), 'SIGCONT') // as the shell's fg: the whole job
+      expect(await exited).toBe(0)
+      expect(fs.existsSync(path.join(project, 'after-stop'))).toBe(true)
+    } finally {
+      if (stateOf(child.pid) !== undefined) process.kill(-(child.pid ?? 0), 'SIGKILL')
+    }
+  }, 40_000)
+
+  test.runIf(HAVE_CC)("a stop while a tracer inside resumes the process it traces at every stop: the launcher stops only once that process is seen stopped too (red team, round 77: it ran on while the launcher was stopped)", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'p')
+    execFileSync('cc', ['-O1', '-o', path.join(project, '.tracer'), path.join(FIXTURES, 'tracer.c')])
+    const child = spawn(process.execPath, [BIN, '--', '-c', "trap '' TSTP; ./.tracer after-stop 1000 300 & sleep 0.3; kill -s TSTP 0; wait"], {
       cwd: project,
       env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
       stdio: 'ignore',
@@ -139,8 +166,8 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     try {
       for (const end = Date.now() + 20_000; stateOf(child.pid) !== 'T'; await sleep(20)) if (Date.now() > end) throw new Error('the launcher never stopped')
       await sleep(1500)
-      expect(fs.existsSync(path.join(project, 'after-stop')), 'the session ran on while the launcher was stopped').toBe(false)
-      process.kill(-(child.pid ?? 0), 'SIGCONT') // as the shell's fg: the whole job
+      expect(fs.existsSync(path.join(project, 'after-stop')), 'the traced process ran on while the launcher was stopped').toBe(false)
+      process.kill(-(child.pid ?? 0), 'SIGCONT')
       expect(await exited).toBe(0)
       expect(fs.existsSync(path.join(project, 'after-stop'))).toBe(true)
     } finally {
