@@ -76,7 +76,7 @@ function suspendSafely(state: SessionState, beforeStop: () => void, signal: Node
     return
   }
   const init = state.sandbox === undefined ? undefined : aliveInit(state.sandbox)
-  const { stopped, all } = init === undefined ? { stopped: [], all: true } : stopTree(init)
+  const { stopped, all, running } = init === undefined ? { stopped: [], all: true, running: [] } : stopTree(init)
   if (all) {
     try {
       beforeStop()
@@ -87,7 +87,7 @@ function suspendSafely(state: SessionState, beforeStop: () => void, signal: Node
     process.kill(process.pid, 'SIGSTOP')
   } else {
     // Not said on the terminal: from the background, a write there would bring this very signal.
-    debug(`${signal} refused: a process of the sandbox kept running after it was stopped`)
+    debug(`${signal} refused: processes of the sandbox kept running after they were stopped (pid and state: ${running.join(', ')})`)
   }
   for (const pid of stopped) killQuietly(pid, 'SIGCONT')
 }
@@ -95,24 +95,29 @@ function suspendSafely(state: SessionState, beforeStop: () => void, signal: Node
 /**
  * SIGSTOP to a process and everything under it, pass after pass, until each is seen stopped (a
  * stopped process forks no more; a tracer that resumed one is stopped too, and the signal sent
- * again stops the tracee for good), or STOP_PASSES went by: then `all` is false.
+ * again stops the tracee for good), or STOP_WAIT_MS went by: then `all` is false.
  */
-function stopTree(pid: number): { stopped: number[]; all: boolean } {
+function stopTree(pid: number): { stopped: number[]; all: boolean; running: string[] } {
   const stopped = new Set<number>()
-  for (let pass = 0; pass < STOP_PASSES; pass++) {
-    const running = processTree(pid).filter(p => !STOPPED_STATES.has(processState(p) ?? 'X'))
-    if (running.length === 0) return { stopped: [...stopped], all: true }
+  let running: number[] = []
+  for (const end = Date.now() + STOP_WAIT_MS; Date.now() < end; ) {
+    running = processTree(pid).filter(p => !STOPPED_STATES.has(processState(p) ?? 'X'))
+    if (running.length === 0) return { stopped: [...stopped], all: true, running: [] }
     for (const p of running) {
       killQuietly(p, 'SIGSTOP')
       stopped.add(p)
     }
     Atomics.wait(PAUSE, 0, 0, 1) // the signal is taken when the process next runs
   }
-  return { stopped: [...stopped], all: false }
+  return { stopped: [...stopped], all: false, running: running.map(p => `${p} ${processState(p) ?? 'gone'}`) }
 }
 
-/** Passes of stopTree, a millisecond apart: a fork bomb is bounded by the sandbox's process limit. */
-const STOP_PASSES = 200
+/**
+ * How long stopTree tries, a pass a millisecond: a process in a system call it cannot leave at once
+ * (D, seen for 300 ms on a loaded machine) stops when it returns. A fork bomb is bounded by the
+ * sandbox's process limit.
+ */
+const STOP_WAIT_MS = 3_000
 /** Stopped (by a signal, or under a tracer), or gone. */
 const STOPPED_STATES = new Set(['T', 't', 'Z', 'X'])
 const PAUSE = new Int32Array(new SharedArrayBuffer(4))

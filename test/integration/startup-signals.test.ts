@@ -130,8 +130,9 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'p')
     // A process group of its own (detached): the session signals its group, which must not be the test runner's.
-    // The session acts two seconds after its stop: the launcher's handler comes a few milliseconds after the signal.
-    const child = spawn(process.execPath, [BIN, '--', '-c', "trap '' TSTP; kill -s TSTP 0; sleep 2; touch after-stop"], {
+    // The session acts five seconds after its stop: the launcher's handler comes a few milliseconds after the
+    // signal, and may wait up to 3 s for a process in a system call it cannot leave at once (a loaded machine).
+    const child = spawn(process.execPath, [BIN, '--', '-c', "trap '' TSTP; kill -s TSTP 0; sleep 5; touch after-stop"], {
       cwd: project,
       env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', CLAUDEBOX_DEBUG: '1' },
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -142,7 +143,7 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     const exited = new Promise<number | null>(resolve => child.on('close', resolve))
     try {
       for (const end = Date.now() + 20_000; stateOf(child.pid) !== 'T'; await sleep(20)) if (Date.now() > end) throw new Error(`the launcher never stopped: ${stderr}`)
-      await sleep(2500)
+      await sleep(5500)
       expect(fs.existsSync(path.join(project, 'after-stop')), `the session ran on while the launcher was stopped: ${stderr}`).toBe(false)
       process.kill(-(child.pid ?? 0), 'SIGCONT') // as the shell's fg: the whole job
       expect(await exited).toBe(0)
@@ -156,7 +157,7 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'p')
     execFileSync('cc', ['-O1', '-o', path.join(project, '.tracer'), path.join(FIXTURES, 'tracer.c')])
-    const child = spawn(process.execPath, [BIN, '--', '-c', "trap '' TSTP; ./.tracer after-stop 1000 300 & sleep 0.3; kill -s TSTP 0; wait"], {
+    const child = spawn(process.execPath, [BIN, '--', '-c', "trap '' TSTP; ./.tracer after-stop 2000 300 & sleep 0.3; kill -s TSTP 0; wait"], {
       cwd: project,
       env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
       stdio: 'ignore',
@@ -165,7 +166,7 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     const exited = new Promise<number | null>(resolve => child.on('close', resolve))
     try {
       for (const end = Date.now() + 20_000; stateOf(child.pid) !== 'T'; await sleep(20)) if (Date.now() > end) throw new Error('the launcher never stopped')
-      await sleep(1500)
+      await sleep(3000) // past the 2 s after which the traced process, running, makes its file
       expect(fs.existsSync(path.join(project, 'after-stop')), 'the traced process ran on while the launcher was stopped').toBe(false)
       process.kill(-(child.pid ?? 0), 'SIGCONT')
       expect(await exited).toBe(0)
