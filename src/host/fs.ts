@@ -250,10 +250,21 @@ export function processStartTime(pid: number | 'self'): string | undefined {
   return statFields(pid)?.[19]
 }
 
-/** A process's state letter (R, S, T, t, Z ...), undefined once it is gone. */
-export function processState(pid: number): string | undefined {
-  return statFields(pid)?.[0]
+/**
+ * Whether every thread of a process is stopped (T; t, under a tracer) or gone (Z, X): its main
+ * thread's state alone is not the process's (red team, round 78: a main thread that exited, or
+ * that its own child traced, showed Z or t while another thread ran). True once it is gone.
+ */
+export function processStopped(pid: number): boolean {
+  let tasks: string[]
+  try {
+    tasks = fs.readdirSync(`/proc/${pid}/task`)
+  } catch {
+    return true
+  }
+  return tasks.every(tid => STOPPED_OR_GONE.has(statFields(`${pid}/task/${tid}`)?.[0] ?? 'X'))
 }
+const STOPPED_OR_GONE = new Set(['T', 't', 'Z', 'X'])
 
 /** /proc/PID/stat's fields after the command name (which may hold spaces and parentheses): state first. */
 function statFields(pid: number | string): string[] | undefined {

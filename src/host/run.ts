@@ -9,7 +9,7 @@ import { debug, warn } from '../cli/log.js'
 import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.js'
 import { relayStdio, type Relay } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
-import { childrenOf, killQuietly, processStartTime, processState, processTree } from './fs.js'
+import { childrenOf, killQuietly, processStartTime, processStopped, processTree } from './fs.js'
 import { mountsProblem, pinBinds, type PinnedMount } from './bind-fds.js'
 import { makeCgroups, moveInto, removeMade, writeLimits, type CgroupsMade, type Made, type Seen } from './cgroups.js'
 
@@ -87,29 +87,31 @@ function suspendSafely(state: SessionState, beforeStop: () => void, signal: Node
     process.kill(process.pid, 'SIGSTOP')
   } else {
     // Not said on the terminal: from the background, a write there would bring this very signal.
-    debug(`${signal} refused: processes of the sandbox kept running after they were stopped (pid and state: ${running.join(', ')})`)
+    debug(`${signal} refused: processes of the sandbox kept running after they were stopped (${running.join(', ')})`)
   }
   for (const pid of stopped) killQuietly(pid, 'SIGCONT')
 }
 
 /**
- * SIGSTOP to a process and everything under it, pass after pass, until each is seen stopped (a
- * stopped process forks no more; a tracer that resumed one is stopped too, and the signal sent
- * again stops the tracee for good), or STOP_WAIT_MS went by: then `all` is false.
+ * SIGSTOP to a process and everything under it, pass after pass, until every thread of each is
+ * seen stopped in two passes running (a stopped process forks no more; a tracer that resumed one
+ * between its tracee's look and its own is stopped by then, and the tracee is seen running in
+ * the next pass and stopped again, for good), or STOP_WAIT_MS went by: then `all` is false.
  */
-function stopTree(pid: number): { stopped: number[]; all: boolean; running: string[] } {
+function stopTree(pid: number): { stopped: number[]; all: boolean; running: number[] } {
   const stopped = new Set<number>()
-  let running: number[] = []
+  let [running, quiet] = [[] as number[], 0]
   for (const end = Date.now() + STOP_WAIT_MS; Date.now() < end; ) {
-    running = processTree(pid).filter(p => !STOPPED_STATES.has(processState(p) ?? 'X'))
-    if (running.length === 0) return { stopped: [...stopped], all: true, running: [] }
+    running = processTree(pid).filter(p => !processStopped(p))
+    quiet = running.length === 0 ? quiet + 1 : 0
+    if (quiet === 2) return { stopped: [...stopped], all: true, running: [] }
     for (const p of running) {
       killQuietly(p, 'SIGSTOP')
       stopped.add(p)
     }
     Atomics.wait(PAUSE, 0, 0, 1) // the signal is taken when the process next runs
   }
-  return { stopped: [...stopped], all: false, running: running.map(p => `${p} ${processState(p) ?? 'gone'}`) }
+  return { stopped: [...stopped], all: false, running }
 }
 
 /**
@@ -118,8 +120,6 @@ function stopTree(pid: number): { stopped: number[]; all: boolean; running: stri
  * sandbox's process limit.
  */
 const STOP_WAIT_MS = 3_000
-/** Stopped (by a signal, or under a tracer), or gone. */
-const STOPPED_STATES = new Set(['T', 't', 'Z', 'X'])
 const PAUSE = new Int32Array(new SharedArrayBuffer(4))
 
 interface SessionState {

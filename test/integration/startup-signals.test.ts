@@ -176,6 +176,36 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     }
   }, 40_000)
 
+  test("a stop while a process of the session runs a thread after its main thread has exited (its /proc state then reads Z): that thread is stopped too before the launcher stops (red team, round 78: it ran on and planted)", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'p')
+    // The main thread leaves by the exit system call (60 on x86_64, 93 on aarch64), its process and the other thread stay.
+    const python = [
+      'import ctypes, os, signal, threading, time',
+      'signal.signal(signal.SIGTSTP, signal.SIG_IGN)',
+      "threading.Thread(target=lambda: (time.sleep(2), open('after-stop', 'w'))).start()",
+      "ctypes.CDLL(None).syscall(93 if os.uname().machine == 'aarch64' else 60, 0)",
+    ].join('\n')
+    fs.writeFileSync(path.join(project, '.leader.py'), `${python}\n`)
+    const child = spawn(process.execPath, [BIN, '--', '-c', "trap '' TSTP; python3 .leader.py & sleep 0.5; kill -s TSTP 0; sleep 4"], {
+      cwd: project,
+      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+      stdio: 'ignore',
+      detached: true,
+    })
+    const exited = new Promise<number | null>(resolve => child.on('close', resolve))
+    try {
+      for (const end = Date.now() + 20_000; stateOf(child.pid) !== 'T'; await sleep(20)) if (Date.now() > end) throw new Error('the launcher never stopped')
+      await sleep(3000) // past the 2 s after which the thread, running, makes its file
+      expect(fs.existsSync(path.join(project, 'after-stop')), 'the thread ran on while the launcher was stopped').toBe(false)
+      process.kill(-(child.pid ?? 0), 'SIGCONT')
+      expect(await exited).toBe(0)
+      expect(fs.existsSync(path.join(project, 'after-stop'))).toBe(true)
+    } finally {
+      if (stateOf(child.pid) !== undefined) process.kill(-(child.pid ?? 0), 'SIGKILL')
+    }
+  }, 40_000)
+
   test.each(['allow', 'none', 'open'])('--network=%s: the sandbox holds no descriptor of the launcher', async network => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'p')
