@@ -266,6 +266,18 @@ export function processStopped(pid: number): boolean {
 }
 const STOPPED_OR_GONE = new Set(['T', 't', 'Z', 'X'])
 
+/**
+ * Whether a process holds a POSIX timer that sends SIGCONT (/proc/PID/timers: "signal: 18/..."),
+ * which resumes it however it was stopped (red team, round 79); one that cannot be read counts.
+ */
+export function holdsContTimer(pid: number): boolean {
+  try {
+    return /^signal: 18\//m.test(fs.readFileSync(`/proc/${pid}/timers`, 'utf8'))
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'ESRCH'
+  }
+}
+
 /** /proc/PID/stat's fields after the command name (which may hold spaces and parentheses): state first. */
 function statFields(pid: number | string): string[] | undefined {
   try {

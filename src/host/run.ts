@@ -9,7 +9,7 @@ import { debug, warn } from '../cli/log.js'
 import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.js'
 import { relayStdio, type Relay } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
-import { childrenOf, killQuietly, processStartTime, processStopped, processTree } from './fs.js'
+import { childrenOf, holdsContTimer, killQuietly, processStartTime, processStopped, processTree } from './fs.js'
 import { mountsProblem, pinBinds, type PinnedMount } from './bind-fds.js'
 import { makeCgroups, moveInto, removeMade, writeLimits, type CgroupsMade, type Made, type Seen } from './cgroups.js'
 
@@ -102,9 +102,11 @@ function stopTree(pid: number): { stopped: number[]; all: boolean; running: numb
   const stopped = new Set<number>()
   let [running, quiet] = [[] as number[], 0]
   for (const end = Date.now() + STOP_WAIT_MS; Date.now() < end; ) {
-    running = processTree(pid).filter(p => !processStopped(p))
+    const tree = processTree(pid)
+    running = tree.filter(p => !processStopped(p))
     quiet = running.length === 0 ? quiet + 1 : 0
-    if (quiet === 2) return { stopped: [...stopped], all: true, running: [] }
+    // A timer that sends SIGCONT would resume it behind the launcher's back: no stop then.
+    if (quiet === 2) return { stopped: [...stopped], all: !tree.some(holdsContTimer), running: tree.filter(holdsContTimer) }
     for (const p of running) {
       killQuietly(p, 'SIGSTOP')
       stopped.add(p)

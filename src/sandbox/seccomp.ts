@@ -79,7 +79,7 @@ export type SyscallName =
   | 'personality' | 'socket' | 'socketpair'
   | 'chmod' | 'fchmod' | 'fchmodat' | 'fchmodat2' | 'creat' | 'mknod' | 'mknodat'
   | 'setxattr' | 'lsetxattr' | 'fsetxattr' | 'setxattrat'
-  | 'kill' | 'fcntl' | 'fcntl64'
+  | 'kill' | 'fcntl' | 'fcntl64' | 'prctl'
 
 /**
  * Syscall numbers per table. x86_64 and i386 from asm/unistd_64.h and unistd_32.h, aarch64 from
@@ -139,6 +139,7 @@ export const SYSCALL_NUMBERS: Readonly<Record<SyscallName, Readonly<Partial<Reco
   kill: { x86_64: 62, i386: 37, aarch64: 129, arm: 37 },
   fcntl: { x86_64: 72, i386: 55, aarch64: 25, arm: 55 },
   fcntl64: { i386: 221, arm: 221 },
+  prctl: { x86_64: 157, i386: 172, aarch64: 167, arm: 172 },
   socket: { x86_64: 41, i386: 359, aarch64: 198, arm: 281 },
   socketpair: { x86_64: 53, i386: 360, aarch64: 199, arm: 288 },
   chmod: { x86_64: 90, i386: 15, arm: 15 },
@@ -168,11 +169,11 @@ export type SeccompCondition =
       ranges?: readonly (readonly [from: number, to: number])[]
       /** A value in `values` passes after all when argument `arg` is one of these. */
       unless?: { arg: number; values: readonly number[] }
-      /** The value `equals` fails too when argument `arg` has any bit of `mask` set. */
-      withBits?: { equals: number; arg: number; mask: number }
+      /** The value `equals` fails too when argument `arg` has any bit of `mask` set, or (with `value`) is `value`. */
+      withBits?: { equals: number; arg: number; mask: number; value?: number }
     }
   | { kind: 'arg-not-in'; arg: number; values: readonly number[] }
-  | { kind: 'arg-any-bit'; arg: number; mask: number }
+  | { kind: 'arg-any-bit'; arg: number; mask: number; /** Fails too when (argument & mask) equals `equals`. */ alsoMasked?: { mask: number; equals: number } }
 
 export interface SeccompRule {
   syscalls: readonly SyscallName[]
@@ -197,6 +198,9 @@ const O_ASYNC = 0x2000
 /** The same numbers on x86_64, i386, aarch64 and arm. */
 const SIGCONT = 18
 const SIGTSTP = 20
+const PR_SET_PDEATHSIG = 1
+/** clone()'s low byte: the signal its parent gets at the child's exit. */
+const CSIGNAL = 0xff
 /**
  * A Linux virtual console's own requests (KD*, PIO_*, GIO_*; VT_*): its owner may stop its text
  * (KDSETMODE), its keyboard (KDSKBMODE), its font and colours, or switch consoles (round 75). On a
@@ -245,6 +249,13 @@ export const SECCOMP_RULES: readonly SeccompRule[] = [
     why: "the sandbox shares the launcher's process group (its own would need the terminal's foreground, and --new-session stops window-size changes), and a pid namespace does not stop kill(0): it killed the launcher before the checks at the session's end (red team, round 75), and SIGUSR1 opened Node's inspector in it (round 76). Claude Code suspends itself (Ctrl-Z) with kill(0, SIGTSTP), which the launcher handles (run.ts); kill -1 and a pid of the sandbox's own still work",
   },
   {
+    syscalls: ['prctl'],
+    when: { kind: 'arg-in', arg: 0, values: [], withBits: { equals: PR_SET_PDEATHSIG, arg: 1, mask: 0, value: SIGCONT } },
+    errno: 'EPERM',
+    summary: 'prctl PR_SET_PDEATHSIG with SIGCONT',
+    why: "the death of a parent that sends its child SIGCONT resumed a sandbox claudebox had stopped, the parent killed by its own alarm (red team, round 79); other death signals stay",
+  },
+  {
     syscalls: ['fcntl', 'fcntl64'],
     when: { kind: 'arg-in', arg: 1, values: [F_SETSIG], withBits: { equals: F_SETFL, arg: 2, mask: O_ASYNC } },
     errno: 'EPERM',
@@ -253,10 +264,10 @@ export const SECCOMP_RULES: readonly SeccompRule[] = [
   },
   {
     syscalls: ['clone'],
-    when: { kind: 'arg-any-bit', arg: 0, mask: CLONE_NAMESPACES },
+    when: { kind: 'arg-any-bit', arg: 0, mask: CLONE_NAMESPACES, alsoMasked: { mask: CSIGNAL, equals: SIGCONT } },
     errno: 'EPERM',
-    summary: 'clone with a namespace flag (NEWNS, NEWUSER, NEWPID, NEWNET, NEWUTS, NEWIPC, NEWCGROUP)',
-    why: 'new namespaces are how a sandbox is undone from inside; fork and threads stay allowed',
+    summary: 'clone with a namespace flag (NEWNS, NEWUSER, NEWPID, NEWNET, NEWUTS, NEWIPC, NEWCGROUP), or SIGCONT as the exit signal',
+    why: "new namespaces are how a sandbox is undone from inside; fork and threads stay allowed. A child's exit that sends its parent SIGCONT resumed a sandbox claudebox had stopped (red team, round 79: the kernel's SIGCONT undoes SIGSTOP whoever asked for it)",
   },
   {
     syscalls: ['unshare'],
@@ -364,6 +375,7 @@ const BPF_JMP_JA = 0x05
 const BPF_JMP_JEQ_K = 0x15
 const BPF_JMP_JGE_K = 0x35
 const BPF_JMP_JSET_K = 0x45
+const BPF_ALU_AND_K = 0x54
 const BPF_RET_K = 0x06
 const OFFSET_NR = 0
 const OFFSET_ARCH = 4
@@ -437,7 +449,9 @@ function section(abi: SeccompAbi): Item[] {
         for (const value of when.values) checks.push({ code: BPF_JMP_JEQ_K, k: value, jt: to('ALLOW') })
         checks.push(ret(SECCOMP_RET_ERRNO | ERRNO[rule.errno]))
       } else {
-        checks.push({ code: BPF_JMP_JSET_K, k: when.mask, jt: to(rule.errno) }, ret(SECCOMP_RET_ALLOW))
+        checks.push({ code: BPF_JMP_JSET_K, k: when.mask, jt: to(rule.errno) })
+        if (when.alsoMasked !== undefined) checks.push({ code: BPF_ALU_AND_K, k: when.alsoMasked.mask }, { code: BPF_JMP_JEQ_K, k: when.alsoMasked.equals, jt: to(rule.errno) })
+        checks.push(ret(SECCOMP_RET_ALLOW))
       }
     }
   })
@@ -468,7 +482,8 @@ function argInChecks(when: Extract<SeccompCondition, { kind: 'arg-in' }>, check:
   const bits = when.withBits
   if (bits !== undefined) {
     const past = `${check}:bits`
-    items.push({ code: BPF_JMP_JEQ_K, k: bits.equals, jf: past }, load(argLow(bits.arg)), { code: BPF_JMP_JSET_K, k: bits.mask, jt: failed }, { label: past })
+    const test: Item = bits.value === undefined ? { code: BPF_JMP_JSET_K, k: bits.mask, jt: failed } : { code: BPF_JMP_JEQ_K, k: bits.value, jt: failed }
+    items.push({ code: BPF_JMP_JEQ_K, k: bits.equals, jf: past }, load(argLow(bits.arg)), test, { label: past })
   }
   return items
 }

@@ -223,6 +223,10 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     expect(r.exitCode).toBe(0)
     expect(r.stderr).toContain('the session created or changed nested git repositories')
   })
+  test("SIGCONT as a parent's death signal (prctl PR_SET_PDEATHSIG): refused, another death signal allowed (red team, round 79: it resumed a sandbox claudebox had stopped)", async () => {
+    const r = await inside(`python3 -c "import ctypes; c = ctypes.CDLL(None, use_errno=True); print(c.prctl(1, 18, 0, 0, 0), ctypes.get_errno(), c.prctl(1, 15, 0, 0, 0))"`)
+    expect(r.out).toBe('-1 1 0')
+  })
   test('ptrace a host process: fails', async () => {
     expect((await inside(`./.probe ptrace ${process.pid}`)).out).toMatch(/^BLOCKED/)
   })

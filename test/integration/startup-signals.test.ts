@@ -206,6 +206,44 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     }
   }, 40_000)
 
+  test("a stop while a process of the session holds a timer that sends it SIGCONT (which resumes it however it was stopped): refused, the launcher does not stop and the session goes on watched (red team, round 79: it resumed and planted while the launcher was stopped)", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'p')
+    const python = [
+      'import ctypes, signal, struct, time',
+      'signal.signal(signal.SIGCONT, lambda *a: None)',
+      'signal.signal(signal.SIGTSTP, signal.SIG_IGN)',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      "event = ctypes.create_string_buffer(struct.pack('QiI', 0, signal.SIGCONT, 0) + bytes(48))",
+      'timer = ctypes.c_void_p()',
+      'assert libc.timer_create(1, event, ctypes.byref(timer)) == 0',
+      "assert libc.timer_settime(timer, 0, ctypes.create_string_buffer(struct.pack('qqqq', 0, 300_000_000, 0, 300_000_000)), None) == 0",
+      "open('timer-set', 'w')",
+      'time.sleep(4)',
+    ].join('\n')
+    fs.writeFileSync(path.join(project, '.timer.py'), `${python}\n`)
+    const child = spawn(process.execPath, [BIN, '--', '-c', "trap '' TSTP; python3 .timer.py & while [ ! -e timer-set ]; do sleep 0.05; done; kill -s TSTP 0; wait; echo done"], {
+      cwd: project,
+      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', CLAUDEBOX_DEBUG: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    })
+    let [stdout, stderr, everStopped] = ['', '', false]
+    child.stdout.on('data', (chunk: Buffer) => void (stdout += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()))
+    const exited = new Promise<number | null>(resolve => child.on('close', resolve))
+    try {
+      for (const end = Date.now() + 15_000; stateOf(child.pid) !== undefined && Date.now() < end; await sleep(20)) everStopped ||= stateOf(child.pid) === 'T'
+      if (everStopped) process.kill(-(child.pid ?? 0), 'SIGCONT')
+      expect(everStopped, stderr).toBe(false)
+      expect(await exited, stderr).toBe(0)
+      expect(stdout.trim()).toBe('done')
+      expect(stderr).toMatch(/SIGTSTP refused/)
+    } finally {
+      if (stateOf(child.pid) !== undefined) process.kill(-(child.pid ?? 0), 'SIGKILL')
+    }
+  }, 40_000)
+
   test.each(['allow', 'none', 'open'])('--network=%s: the sandbox holds no descriptor of the launcher', async network => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'p')
