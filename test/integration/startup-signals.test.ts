@@ -32,6 +32,37 @@ function stateOf(pid: number | undefined): string | undefined {
   }
 }
 
+/**
+ * Runs `script` (by /bin/sh) in a fresh project, with the launcher in a process group of its own
+ * (the session signals its group, which must not be the test runner's): once the launcher is
+ * stopped, `holdMs` later nothing of the session may have made `after-stop`; then the whole job
+ * is continued, as the shell's fg does, and the session ends well, having made it.
+ */
+async function stopAndResume(script: string, holdMs: number, prepare: (project: string) => void = () => {}): Promise<void> {
+  const world = makeWorld()
+  const project = makeRepo(world.home, 'p')
+  prepare(project)
+  const child = spawn(process.execPath, [BIN, '--', '-c', script], {
+    cwd: project,
+    env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', CLAUDEBOX_DEBUG: '1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+  })
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()))
+  const exited = new Promise<number | null>(resolve => child.on('close', resolve))
+  try {
+    for (const end = Date.now() + 20_000; stateOf(child.pid) !== 'T'; await sleep(20)) if (Date.now() > end) throw new Error(`the launcher never stopped: ${stderr}`)
+    await sleep(holdMs)
+    expect(fs.existsSync(path.join(project, 'after-stop')), `the session ran on while the launcher was stopped: ${stderr}`).toBe(false)
+    process.kill(-(child.pid ?? 0), 'SIGCONT')
+    expect(await exited, stderr).toBe(0)
+    expect(fs.existsSync(path.join(project, 'after-stop'))).toBe(true)
+  } finally {
+    if (stateOf(child.pid) !== undefined) process.kill(-(child.pid ?? 0), 'SIGKILL')
+  }
+}
+
 describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
   test.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)('%s as soon as bwrap is spawned: the program never runs, nothing is left', async signal => {
     const world = makeWorld()
@@ -127,58 +158,19 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
   }, 40_000)
 
   test("a session that stops its process group (kill -s TSTP 0, as Claude Code's Ctrl-Z does) and ignores the stop itself: the launcher stops every process of the sandbox before it stops, and at fg the session goes on (red team, round 76: it ran on unwatched while the shell's git status ran what it planted)", async () => {
-    const world = makeWorld()
-    const project = makeRepo(world.home, 'p')
-    // A process group of its own (detached): the session signals its group, which must not be the test runner's.
     // The session acts five seconds after its stop: the launcher's handler comes a few milliseconds after the
     // signal, and may wait up to 3 s for a process in a system call it cannot leave at once (a loaded machine).
-    const child = spawn(process.execPath, [BIN, '--', '-c', "trap '' TSTP; kill -s TSTP 0; sleep 5; touch after-stop"], {
-      cwd: project,
-      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', CLAUDEBOX_DEBUG: '1' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-      detached: true,
-    })
-    let stderr = ''
-    child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()))
-    const exited = new Promise<number | null>(resolve => child.on('close', resolve))
-    try {
-      for (const end = Date.now() + 20_000; stateOf(child.pid) !== 'T'; await sleep(20)) if (Date.now() > end) throw new Error(`the launcher never stopped: ${stderr}`)
-      await sleep(5500)
-      expect(fs.existsSync(path.join(project, 'after-stop')), `the session ran on while the launcher was stopped: ${stderr}`).toBe(false)
-      process.kill(-(child.pid ?? 0), 'SIGCONT') // as the shell's fg: the whole job
-      expect(await exited).toBe(0)
-      expect(fs.existsSync(path.join(project, 'after-stop'))).toBe(true)
-    } finally {
-      if (stateOf(child.pid) !== undefined) process.kill(-(child.pid ?? 0), 'SIGKILL')
-    }
+    await stopAndResume("trap '' TSTP; kill -s TSTP 0; sleep 5; touch after-stop", 5500)
   }, 40_000)
 
   test.runIf(HAVE_CC)("a stop while a tracer inside resumes the process it traces at every stop: the launcher stops only once that process is seen stopped too (red team, round 77: it ran on while the launcher was stopped)", async () => {
-    const world = makeWorld()
-    const project = makeRepo(world.home, 'p')
-    execFileSync('cc', ['-O1', '-o', path.join(project, '.tracer'), path.join(FIXTURES, 'tracer.c')])
-    const child = spawn(process.execPath, [BIN, '--', '-c', "trap '' TSTP; ./.tracer after-stop 2000 300 & sleep 0.3; kill -s TSTP 0; wait"], {
-      cwd: project,
-      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
-      stdio: 'ignore',
-      detached: true,
-    })
-    const exited = new Promise<number | null>(resolve => child.on('close', resolve))
-    try {
-      for (const end = Date.now() + 20_000; stateOf(child.pid) !== 'T'; await sleep(20)) if (Date.now() > end) throw new Error('the launcher never stopped')
-      await sleep(3000) // past the 2 s after which the traced process, running, makes its file
-      expect(fs.existsSync(path.join(project, 'after-stop')), 'the traced process ran on while the launcher was stopped').toBe(false)
-      process.kill(-(child.pid ?? 0), 'SIGCONT')
-      expect(await exited).toBe(0)
-      expect(fs.existsSync(path.join(project, 'after-stop'))).toBe(true)
-    } finally {
-      if (stateOf(child.pid) !== undefined) process.kill(-(child.pid ?? 0), 'SIGKILL')
-    }
+    // Past the 2 s after which the traced process, running, makes its file.
+    await stopAndResume("trap '' TSTP; ./.tracer after-stop 2000 300 & sleep 0.3; kill -s TSTP 0; wait", 3000, project =>
+      execFileSync('cc', ['-O1', '-o', path.join(project, '.tracer'), path.join(FIXTURES, 'tracer.c')]),
+    )
   }, 40_000)
 
   test("a stop while a process of the session runs a thread after its main thread has exited (its /proc state then reads Z): that thread is stopped too before the launcher stops (red team, round 78: it ran on and planted)", async () => {
-    const world = makeWorld()
-    const project = makeRepo(world.home, 'p')
     // The main thread leaves by the exit system call (60 on x86_64, 93 on aarch64), its process and the other thread stay.
     const python = [
       'import ctypes, os, signal, threading, time',
@@ -186,24 +178,8 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
       "threading.Thread(target=lambda: (time.sleep(2), open('after-stop', 'w'))).start()",
       "ctypes.CDLL(None).syscall(93 if os.uname().machine == 'aarch64' else 60, 0)",
     ].join('\n')
-    fs.writeFileSync(path.join(project, '.leader.py'), `${python}\n`)
-    const child = spawn(process.execPath, [BIN, '--', '-c', "trap '' TSTP; python3 .leader.py & sleep 0.5; kill -s TSTP 0; sleep 4"], {
-      cwd: project,
-      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
-      stdio: 'ignore',
-      detached: true,
-    })
-    const exited = new Promise<number | null>(resolve => child.on('close', resolve))
-    try {
-      for (const end = Date.now() + 20_000; stateOf(child.pid) !== 'T'; await sleep(20)) if (Date.now() > end) throw new Error('the launcher never stopped')
-      await sleep(3000) // past the 2 s after which the thread, running, makes its file
-      expect(fs.existsSync(path.join(project, 'after-stop')), 'the thread ran on while the launcher was stopped').toBe(false)
-      process.kill(-(child.pid ?? 0), 'SIGCONT')
-      expect(await exited).toBe(0)
-      expect(fs.existsSync(path.join(project, 'after-stop'))).toBe(true)
-    } finally {
-      if (stateOf(child.pid) !== undefined) process.kill(-(child.pid ?? 0), 'SIGKILL')
-    }
+    // Past the 2 s after which the thread, running, makes its file.
+    await stopAndResume("trap '' TSTP; python3 .leader.py & sleep 0.5; kill -s TSTP 0; sleep 4", 3000, project => fs.writeFileSync(path.join(project, '.leader.py'), `${python}\n`))
   }, 40_000)
 
   test("a stop while a process of the session holds a timer that sends it SIGCONT (which resumes it however it was stopped): refused, the launcher does not stop and the session goes on watched (red team, round 79: it resumed and planted while the launcher was stopped)", async () => {
