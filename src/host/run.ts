@@ -66,7 +66,8 @@ const STOP_SIGNALS = ['SIGTSTP', 'SIGTTIN', 'SIGTTOU'] as const
  * left a session that ignores SIGTSTP running unwatched while the shell's git status ran what it
  * planted (red team, round 76: the terminal's answer to a query, with `stty susp R`, stopped it
  * without a key; round 77: a tracer resumed what was stopped, SIGTTOU in the background). A
- * sandbox that cannot be seen stopped is let go on, and the launcher does not stop (the stop is refused). Once bwrap has
+ * sandbox that cannot be seen stopped is let go on, all of it (Claude Code, stopped by its own
+ * kill(0, SIGTSTP), too), and the launcher does not stop: the stop is refused. Once bwrap has
  * exited, a Ctrl-Z is ignored (the checks after the session come first: then holdSignals), and a
  * background read or write of the terminal stops the launcher as by default.
  */
@@ -85,11 +86,12 @@ function suspendSafely(state: SessionState, beforeStop: () => void, signal: Node
     }
     debug(`stopped the sandbox (${stopped.length} processes) and the launcher`)
     process.kill(process.pid, 'SIGSTOP')
+    for (const pid of stopped) killQuietly(pid, 'SIGCONT')
   } else {
     // Not said on the terminal: from the background, a write there would bring this very signal.
     debug(`${signal} refused: processes of the sandbox kept running after they were stopped (${running.join(', ')})`)
+    for (const pid of init === undefined ? [] : processTree(init)) killQuietly(pid, 'SIGCONT')
   }
-  for (const pid of stopped) killQuietly(pid, 'SIGCONT')
 }
 
 /**

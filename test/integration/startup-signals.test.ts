@@ -182,7 +182,7 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     await stopAndResume("trap '' TSTP; python3 .leader.py & sleep 0.5; kill -s TSTP 0; sleep 4", 3000, project => fs.writeFileSync(path.join(project, '.leader.py'), `${python}\n`))
   }, 40_000)
 
-  test("a stop while a process of the session holds a timer that sends it SIGCONT (which resumes it however it was stopped): refused, the launcher does not stop and the session goes on watched (red team, round 79: it resumed and planted while the launcher was stopped)", async () => {
+  test("a stop while a process of the session holds a timer that sends it SIGCONT (which resumes it however it was stopped): refused, the launcher does not stop and the whole session goes on watched, the shell that stopped itself too (red team, round 79: it resumed and planted while the launcher was stopped)", async () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'p')
     const python = [
@@ -198,7 +198,7 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
       'time.sleep(4)',
     ].join('\n')
     fs.writeFileSync(path.join(project, '.timer.py'), `${python}\n`)
-    const child = spawn(process.execPath, [BIN, '--', '-c', "trap '' TSTP; python3 .timer.py & while [ ! -e timer-set ]; do sleep 0.05; done; kill -s TSTP 0; wait; echo done"], {
+    const child = spawn(process.execPath, [BIN, '--', '-c', "python3 .timer.py & while [ ! -e timer-set ]; do sleep 0.05; done; kill -s TSTP 0; wait; echo done"], {
       cwd: project,
       env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', CLAUDEBOX_DEBUG: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
