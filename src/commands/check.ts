@@ -15,7 +15,7 @@ import { bwrapMissing, claudeError, planLaunch, planProbeSandbox } from '../sand
 import { DEFAULT_SANDBOX } from '../config/sandbox-options.js'
 import type { Settings } from '../config/settings.js'
 import { diagnoseUserns } from '../sandbox/userns.js'
-import { sessionRecords } from '../state/scan.js'
+import { firstGone, sessionRecords } from '../state/scan.js'
 
 const LOOKUP_SCRIPT =
   'for f in /etc/resolv.conf /etc/hosts /etc/nsswitch.conf; do [ -r "$f" ] || echo "$f is missing"; done; getent hosts localhost >/dev/null || echo "localhost does not resolve"'
@@ -142,5 +142,6 @@ function abstractSockets(): string[] {
 function unfinishedSince(instance: string): string | undefined {
   const { live, gone } = sessionRecords(instance)
   if (live.length > 0 || gone.length === 0) return undefined
-  return gone.map(g => (typeof g.record.started === 'string' ? g.record.started : '')).sort()[0] || 'at a time not recorded'
+  const started = firstGone(gone)?.record.started
+  return typeof started === 'string' && started !== '' ? started : 'at a time not recorded'
 }

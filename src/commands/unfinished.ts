@@ -14,7 +14,7 @@ import { snapshot } from '../host/probe.js'
 import { describeChanges, diffSnapshots } from '../sandbox/persistence.js'
 import { planLaunch, type LaunchRequest } from '../sandbox/plan.js'
 import { canonicalRoot, instanceDir, instanceId } from '../state/instance.js'
-import { sessionRecords, type GoneRecord } from '../state/scan.js'
+import { firstGone, goneStartMs, sessionRecords, type GoneRecord } from '../state/scan.js'
 import type { GitWatchSpec, HostFacts, LaunchPlan } from '../types.js'
 
 /**
@@ -45,8 +45,8 @@ export function finishUnfinishedSessions(facts: HostFacts, request: LaunchReques
 export function finishUnfinished(plan: LaunchPlan, projectDir: string, gone: readonly GoneRecord[]): string[] {
   // The earliest: what every gone session may have done. A record without a readable time counts
   // everything as changed (the checks then only look wider).
-  const first = [...gone].sort((a, b) => startOf(a) - startOf(b))[0] as GoneRecord
-  const since = startOf(first) - START_SLACK_MS
+  const first = firstGone(gone) as GoneRecord
+  const since = goneStartMs(first) - START_SLACK_MS
   const warnings = startGitWatch(guardedAsThen(plan.gitWatch, gone), () => {}, since).finish()
   const watched = first.record.watched ?? gone.find(g => g.record.watched !== undefined)?.record.watched
   const changes = watched === undefined ? [] : diffSnapshots(watched, snapshot(plan.watch))
@@ -62,9 +62,4 @@ function guardedAsThen(spec: GitWatchSpec, gone: readonly GoneRecord[]): GitWatc
   const guarded = gone.flatMap(g => (g.record.guarded === undefined ? [] : [g.record.guarded]))
   const links = new Map([...spec.links, ...guarded.flatMap(g => g.links)].map(l => [l.path, l]))
   return { ...spec, forbidden: [...new Set([...spec.forbidden, ...guarded.flatMap(g => g.forbidden)])], links: [...links.values()] }
-}
-
-const startOf = (gone: GoneRecord): number => {
-  const time = Date.parse(gone.record.started)
-  return Number.isFinite(time) ? time : 0
 }

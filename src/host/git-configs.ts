@@ -193,9 +193,12 @@ function configValues(config: string, home: string): ConfigValues | 'unreadable'
   return values
 }
 
-/** The URL an entry names: a remote's or submodule's, or the base a rewrite (insteadOf) makes. */
+/**
+ * The URL an entry names that extPrograms does not take: a submodule's, or the base a rewrite
+ * (insteadOf) makes, as it stands. A remote's URL is taken there, with every rewrite of it.
+ */
 function urlOf(key: string, value: string): string | undefined {
-  if (/^(remote|submodule)\..+\.(url|pushurl)$/.test(key)) return value
+  if (/^submodule\..+\.url$/.test(key)) return value
   return /^url\.(.+)\.(insteadof|pushinsteadof)$/.exec(key)?.[1]
 }
 

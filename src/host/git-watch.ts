@@ -13,7 +13,7 @@ import { configReader, userGitConfigs } from './git-configs.js'
 import { resolveChain } from './link-targets.js'
 import { outOfOthersReach } from './out-of-reach.js'
 import { folderCache, listFolder, type EntryKind, type FolderCache, type Listing } from './folder-cache.js'
-import { describeNested, namedCommonDir, nestedGitDirOnly, nestedRecord, type Configured, type NestedRecord, type NestedRepo } from './nested-repos.js'
+import { describeNested, MAGIC, namedCommonDir, nestedGitDirOnly, nestedRecord, type Configured, type NestedRecord, type NestedRepo } from './nested-repos.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import { isWithin, isWithinAny } from '../state/instance.js'
 import type { GitWatchSpec } from '../types.js'
@@ -660,7 +660,8 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
   const reported = appeared || (before !== undefined && before !== repo.digest) || repo.newestMs >= search.sinceMs - 1 || repo.unlisted
   // Its configs as git reads them now, whichever file of them changed (round 72: an include file
   // in the work tree, rewritten in a second session, named a program another user made).
-  if (reported) configsOut(text, isGitDir, search, false).forEach(search.moveAside)
+  const gitDir = reported ? nestedGitDirOnly(text, isGitDir) : undefined
+  if (gitDir !== undefined) configsOut(gitDir, namedCommonDir(gitDir)?.to ?? gitDir, path.dirname(text), search, false).forEach(search.moveAside)
   return reported
 }
 
@@ -685,21 +686,19 @@ function waysOut(entry: string, isGitDir: boolean, search: NestedSearch): string
     return end === undefined || end.kind === 'missing' || !isWithinAny(end.path, inside)
   }
   const links = dirs.flatMap(dir => GIT_READ.map(name => `${dir}/${name}`)).filter(p => lstatKind(p) === 'symlink' && leadsOut(p))
-  return [...links, ...configsOut(entry, isGitDir, search, true).filter(c => !links.includes(c))]
+  return [...links, ...configsOut(gitDir, common?.to ?? gitDir, path.dirname(entry), search, true).filter(c => !links.includes(c))]
 }
 
 /**
- * A nested repository's configs (config, config.worktree), as git reads them with their includes,
- * when they make git take a program, hooks or a file from outside the project that another user
- * could make; `changedOnly`, only if one of them changed during the session (a git run each).
+ * A nested repository's configs (its common dir's config, its git dir's config.worktree), as git
+ * reads them with their includes from the work tree `tree`, when they make git take a program,
+ * hooks or a file from outside the project that another user could make; `changedOnly`, only if
+ * one of them changed during the session (a git run each).
  */
-function configsOut(entry: string, isGitDir: boolean, search: NestedSearch, changedOnly: boolean): string[] {
-  const gitDir = nestedGitDirOnly(entry, isGitDir)
-  if (gitDir === undefined) return []
-  const common = namedCommonDir(gitDir)?.to ?? gitDir
+function configsOut(gitDir: string, common: string, tree: string, search: NestedSearch, changedOnly: boolean): string[] {
   const configs = [`${common}/config`, `${gitDir}/config.worktree`].filter(c => lstatKind(c) === 'file')
   if (configs.length === 0 || (changedOnly && !configs.some(c => changedSince(Buffer.from(c), search.sinceMs)))) return []
-  return configLeadsOut(configs, path.dirname(entry), search) ? configs : []
+  return configLeadsOut(configs, tree, search) ? configs : []
 }
 
 /** The names git reads in a git dir that a link could lead elsewhere from. */
@@ -719,7 +718,7 @@ function configLeadsOut(configs: readonly string[], tree: string, search: Nested
   // link in the project to /tmp/x that another user made later).
   const leadsOut = (t: string, entries: boolean): boolean => {
     // Through /proc or /dev a path is another file to git, run from another folder (round 48).
-    if (/^\/(proc|dev)(\/|$)/.test(t)) return true
+    if (MAGIC.test(t)) return true
     const chain = resolveChain(t)
     const inside = isWithinAny(chain.end?.path ?? t, search.inside) && chain.links.every(link => isWithinAny(link.path, search.inside))
     return !inside && !outOfOthersReach(t, { entries }, chain)

@@ -50,7 +50,8 @@ const MAX_LISTED = 256
 /** The files and folders a repository's configs name that are looked at, and the lines of its text, at most. */
 const MAX_TARGETS = 256
 const MAX_LINES = 4_096
-const MAGIC = /^\/(proc|dev)(\/|$)/
+/** A path through /proc or /dev: another file to each process that opens it (round 46, round 48). */
+export const MAGIC = /^\/(proc|dev)(\/|$)/
 
 /**
  * `entry` is the repository's `.git` (`isGitDir` false) or a folder shaped as a git dir (true), in

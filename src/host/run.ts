@@ -108,7 +108,10 @@ function stopTree(pid: number): { stopped: number[]; all: boolean; running: numb
     running = tree.filter(p => !processStopped(p))
     quiet = running.length === 0 ? quiet + 1 : 0
     // A timer that sends SIGCONT would resume it behind the launcher's back: no stop then.
-    if (quiet === 2) return { stopped: [...stopped], all: !tree.some(holdsContTimer), running: tree.filter(holdsContTimer) }
+    if (quiet === 2) {
+      const timed = tree.filter(holdsContTimer)
+      return { stopped: [...stopped], all: timed.length === 0, running: timed }
+    }
     for (const p of running) {
       killQuietly(p, 'SIGSTOP')
       stopped.add(p)

@@ -228,6 +228,17 @@ export interface GoneRecord {
   record: SessionRecord
 }
 
+/** When a gone record's session began; 0 when its record does not say (it may have begun at any time). */
+export function goneStartMs(gone: GoneRecord): number {
+  const time = Date.parse(gone.record.started)
+  return Number.isFinite(time) ? time : 0
+}
+
+/** The gone record whose session began first. */
+export function firstGone(gone: readonly GoneRecord[]): GoneRecord | undefined {
+  return [...gone].sort((a, b) => goneStartMs(a) - goneStartMs(b))[0]
+}
+
 /**
  * An instance's session records: those live, and those whose launcher is surely gone (its pid no
  * longer the process that wrote it, or another pid namespace's whose heartbeat stopped). One whose
