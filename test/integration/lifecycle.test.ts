@@ -62,6 +62,11 @@ describe.skipIf(!HAVE_BWRAP)('live sessions', () => {
     // The record cannot be forged or removed from inside: claudebox/ is read-only there.
     const forge = await inSandbox(world, repo, 'echo x > "$CLAUDE_CONFIG_DIR/claudebox/sessions/1.json" 2>/dev/null && echo ESCAPED || echo BLOCKED')
     expect(forge.stdout).toBe('BLOCKED')
+    // Nor removed, nor its folder moved away: the next launch makes the checks of a killed
+    // session's end from its record (commands/unfinished.ts), which a session would rather lose.
+    const erase = await inSandbox(world, repo, 'd="$CLAUDE_CONFIG_DIR/claudebox"; rm -f "$d"/sessions/*.json 2>/dev/null; mv "$d/sessions" "$d/s" 2>/dev/null && echo MOVED; mv "$d" "$CLAUDE_CONFIG_DIR/x" 2>/dev/null && echo MOVED; echo done')
+    expect(erase.stdout).toBe('done')
+    expect(fs.readdirSync(sessions)).toHaveLength(2)
     fs.writeFileSync(path.join(repo, '.release'), '')
     await Promise.all([a.child, b.child])
     expect(fs.readdirSync(sessions)).toEqual([])
