@@ -256,13 +256,16 @@ export function processStartTime(pid: number | 'self'): string | undefined {
  * that its own child traced, showed Z or t while another thread ran). True once it is gone.
  */
 export function processStopped(pid: number): boolean {
-  let tasks: string[]
+  return taskStates(pid).every(state => STOPPED_OR_GONE.has(state))
+}
+
+/** The state letter of each thread of a process (X for one gone meanwhile); none once it is gone. */
+export function taskStates(pid: number): string[] {
   try {
-    tasks = fs.readdirSync(`/proc/${pid}/task`)
+    return fs.readdirSync(`/proc/${pid}/task`).map(tid => statFields(`${pid}/task/${tid}`)?.[0] ?? 'X')
   } catch {
-    return true
+    return []
   }
-  return tasks.every(tid => STOPPED_OR_GONE.has(statFields(`${pid}/task/${tid}`)?.[0] ?? 'X'))
 }
 const STOPPED_OR_GONE = new Set(['T', 't', 'Z', 'X'])
 

@@ -9,7 +9,7 @@ import { debug, warn } from '../cli/log.js'
 import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.js'
 import { relayStdio, type Relay } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
-import { childrenOf, holdsContTimer, killQuietly, processStartTime, processStopped, processTree } from './fs.js'
+import { childrenOf, holdsContTimer, killQuietly, processStartTime, processStopped, processTree, taskStates } from './fs.js'
 import { mountsProblem, pinBinds, type PinnedMount } from './bind-fds.js'
 import { makeCgroups, moveInto, removeMade, writeLimits, type CgroupsMade, type Made, type Seen } from './cgroups.js'
 
@@ -89,7 +89,7 @@ function suspendSafely(state: SessionState, beforeStop: () => void, signal: Node
     for (const pid of stopped) killQuietly(pid, 'SIGCONT')
   } else {
     // Not said on the terminal: from the background, a write there would bring this very signal.
-    debug(`${signal} refused: processes of the sandbox kept running after they were stopped (${running.join(', ')})`)
+    debug(`${signal} refused: processes of the sandbox kept running after they were stopped (${running.map(p => `${p} ${taskStates(p).join('')}`).join(', ')})`)
     for (const pid of init === undefined ? [] : processTree(init)) killQuietly(pid, 'SIGCONT')
   }
 }
@@ -123,10 +123,11 @@ function stopTree(pid: number): { stopped: number[]; all: boolean; running: numb
 
 /**
  * How long stopTree tries, a pass a millisecond: a process in a system call it cannot leave at once
- * (D, seen for 300 ms on a loaded machine) stops when it returns. A fork bomb is bounded by the
+ * (D, seen for 300 ms on a loaded machine), or one the scheduler has not run since its SIGSTOP
+ * (3 s were not enough while another test suite ran beside), stops when it next runs. A fork bomb is bounded by the
  * sandbox's process limit.
  */
-const STOP_WAIT_MS = 3_000
+const STOP_WAIT_MS = 10_000
 const PAUSE = new Int32Array(new SharedArrayBuffer(4))
 
 interface SessionState {
