@@ -256,8 +256,30 @@ export function processStartTime(pid: number | 'self'): string | undefined {
  * that its own child traced, showed Z or t while another thread ran). True once it is gone.
  */
 export function processStopped(pid: number): boolean {
-  return taskStates(pid).every(state => STOPPED_OR_GONE.has(state))
+  let tasks: string[]
+  try {
+    tasks = fs.readdirSync(`/proc/${pid}/task`)
+  } catch {
+    return true
+  }
+  // In a system call it cannot leave (D: a vfork's parent while its child is stopped) with SIGSTOP
+  // pending, a thread stops before it runs its own code again (CI: a vfork parent stayed D 10 s).
+  return tasks.every(tid => {
+    const state = statFields(`${pid}/task/${tid}`)?.[0] ?? 'X'
+    return STOPPED_OR_GONE.has(state) || (state === 'D' && stopPending(`${pid}/task/${tid}`))
+  })
 }
+
+/** Whether SIGSTOP waits for a thread (/proc/PID/task/TID/status: its own or its process's pending signals). */
+function stopPending(task: string): boolean {
+  try {
+    const status = fs.readFileSync(`/proc/${task}/status`, 'utf8')
+    return [...status.matchAll(/^(?:SigPnd|ShdPnd):\s*([0-9a-f]+)$/gm)].some(m => (BigInt(`0x${m[1]}`) & SIGSTOP_BIT) !== 0n)
+  } catch {
+    return false
+  }
+}
+const SIGSTOP_BIT = 1n << 18n
 
 /** The state letter of each thread of a process (X for one gone meanwhile); none once it is gone. */
 export function taskStates(pid: number): string[] {
