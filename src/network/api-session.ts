@@ -87,8 +87,14 @@ const MAX_CONNECTIONS = 512
  */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const usage: Usage = { requests: 0, refused: 0, inputTokens: 0, outputTokens: 0, problems: [] }
-  const server = await listenLazily(options.listen, MAX_CONNECTIONS, async () => (await import('./api-gateway.js')).gatewayProtocol(options, usage))
+  const server = await listenLazily(options.listen, MAX_CONNECTIONS, async () => (await import('./api-gateway.js')).gatewayProtocol(options, usage), () => warmUp(options.upstream))
   return { ...server, usage }
+}
+
+/** What the first API call would pay, paid while Claude starts: TLS's modules for an https API, and Node's HTTP code compiled. */
+async function warmUp(upstream: URL): Promise<void> {
+  if (upstream.protocol === 'https:') await (await import('./tunnels.js')).loadTls()
+  await (await import('./http-warmup.js')).rehearseApiCall()
 }
 
 /** Starts the gateway where the sandbox will reach it; with the open network the port is filled in. */

@@ -47,10 +47,23 @@ export interface LazyServer {
  * session's), else it is closed unread. Another sandbox that can reach the socket (a directory
  * bound into it that holds this one) cannot use this session's proxy or gateway.
  */
-export async function listenLazily(where: { path: string; key?: string } | { host: string; port: number }, maxConnections: number, load: () => Promise<Protocol>): Promise<LazyServer> {
+/** Where a lazy server's protocol is: loading, loaded (or why not), or the server closed. */
+interface LoadState {
+  protocol?: Protocol
+  loading?: Promise<void>
+  problem?: string
+  closed: boolean
+  timer?: NodeJS.Timeout
+}
+
+/**
+ * `warm`: run after a load that no connection asked for (loadSoon's), while the program starts:
+ * what the protocol's first use would otherwise pay (api-session.ts).
+ */
+export async function listenLazily(where: { path: string; key?: string } | { host: string; port: number }, maxConnections: number, load: () => Promise<Protocol>, warm?: () => Promise<void>): Promise<LazyServer> {
   const waiting = new Set<net.Socket>()
   const checking = new Set<net.Socket>()
-  const state: { protocol?: Protocol; loading?: Promise<void>; problem?: string; closed: boolean; timer?: NodeJS.Timeout } = { closed: false }
+  const state: LoadState = { closed: false }
   const key = 'key' in where && where.key !== undefined ? Buffer.from(`${where.key}\n`) : undefined
   const admit = (socket: net.Socket): void => {
     if (state.protocol !== undefined) return handOver(state.protocol, socket)
@@ -92,9 +105,7 @@ export async function listenLazily(where: { path: string; key?: string } | { hos
   const address = server.address()
   return {
     address: typeof address === 'string' ? address : (address?.port ?? 0),
-    loadSoon: ms => {
-      if (state.loading === undefined && !state.closed) state.timer ??= setTimeout(() => void startLoading(), ms).unref()
-    },
+    loadSoon: ms => loadLater(state, ms, startLoading, warm),
     problem: () => state.problem,
     close: async () => {
       state.closed = true
@@ -106,6 +117,19 @@ export async function listenLazily(where: { path: string; key?: string } | { hos
       await state.protocol?.close()
     },
   }
+}
+
+/**
+ * loadSoon: the load after `ms`, then the warm-up, unless a connection loaded it first (and paid
+ * the first use itself) or the server closed. A warm-up that failed costs only speed.
+ */
+function loadLater(state: LoadState, ms: number, startLoading: () => Promise<void>, warm: (() => Promise<void>) | undefined): void {
+  const unasked = (): boolean => state.loading === undefined && !state.closed
+  const loadThenWarm = async (): Promise<void> => {
+    await startLoading()
+    if (state.protocol !== undefined && !state.closed) await warm?.()
+  }
+  if (unasked()) state.timer ??= setTimeout(() => void (unasked() && loadThenWarm().catch(() => {})), ms).unref()
 }
 
 /** A connection listener that hands on only the connections whose first bytes are `key`. */

@@ -82,6 +82,29 @@ describe('listenLazily', () => {
     expect(q.loads()).toBe(0)
   })
 
+  test('the warm-up runs after a load loadSoon made, once it has loaded; not after one a connection made, nor after a close', async () => {
+    const warmed: string[] = []
+    const socketPath = path.join(tempDir(), 's.sock')
+    const p = helloProtocol(20)
+    const server = await listenLazily({ path: socketPath }, 0, p.load, () => Promise.resolve(void warmed.push(`after ${p.loads()} load`)))
+    server.loadSoon(10)
+    await sleep(100)
+    expect(warmed).toEqual(['after 1 load'])
+    await server.close()
+    const byConnection = path.join(tempDir(), 't.sock')
+    const other = await listenLazily({ path: byConnection }, 0, helloProtocol().load, () => Promise.resolve(void warmed.push('connection')))
+    expect(await get(byConnection, '/a')).toBe('hello /a')
+    other.loadSoon(10)
+    await sleep(60)
+    await other.close()
+    const closed = await listenLazily({ path: path.join(tempDir(), 'u.sock') }, 0, helloProtocol(50).load, () => Promise.resolve(void warmed.push('closed')))
+    closed.loadSoon(10)
+    await sleep(30)
+    await closed.close()
+    await sleep(60)
+    expect(warmed).toEqual(['after 1 load'])
+  })
+
   test('a protocol that cannot load: the waiting connections are closed, the server stops, the reason is kept', async () => {
     const socketPath = path.join(tempDir(), 's.sock')
     const server = await listenLazily({ path: socketPath }, 0, helloProtocol(20, true).load)
