@@ -262,12 +262,34 @@ export function processStopped(pid: number): boolean {
   } catch {
     return true
   }
-  // In a system call it cannot leave (D: a vfork's parent while its child is stopped) with SIGSTOP
-  // pending, a thread stops before it runs its own code again (CI: a vfork parent stayed D 10 s).
   return tasks.every(tid => {
-    const state = statFields(`${pid}/task/${tid}`)?.[0] ?? 'X'
-    return STOPPED_OR_GONE.has(state) || (state === 'D' && stopPending(`${pid}/task/${tid}`))
+    const task = `${pid}/task/${tid}`
+    return countsAsStopped(statFields(task)?.[0] ?? 'X', () => ({ wchan: readWchan(task), stopPending: stopPending(task) }))
   })
+}
+
+/**
+ * Whether a thread in `state` (its /proc letter) counts as stopped: T, t, or gone (Z, X); or D in
+ * a vfork's wait with SIGSTOP pending. That parent waits until its child execs or exits, which a
+ * stopped child never does (CI: one stayed D 10 s), and it stops before it runs its own code again.
+ * No other D counts: what a thread does when it leaves D is not known (red team, round 80: an
+ * io_uring worker in a long fsync, counted as stopped, then created .git/commondir from its linked
+ * requests). The vfork wait is inlined in kernel_clone, which /proc/PID/task/TID/wchan names.
+ */
+export function countsAsStopped(state: string, details: () => { wchan: string | undefined; stopPending: boolean }): boolean {
+  if (STOPPED_OR_GONE.has(state)) return true
+  if (state !== 'D') return false
+  const { wchan, stopPending } = details()
+  return wchan === 'kernel_clone' && stopPending
+}
+
+/** Where a thread sleeps in the kernel (/proc/PID/task/TID/wchan), undefined when it cannot be read. */
+function readWchan(task: string): string | undefined {
+  try {
+    return fs.readFileSync(`/proc/${task}/wchan`, 'utf8')
+  } catch {
+    return undefined
+  }
 }
 
 /** Whether SIGSTOP waits for a thread (/proc/PID/task/TID/status: its own or its process's pending signals). */
@@ -292,12 +314,15 @@ export function taskStates(pid: number): string[] {
 const STOPPED_OR_GONE = new Set(['T', 't', 'Z', 'X'])
 
 /**
- * Whether a process holds a POSIX timer that sends SIGCONT (/proc/PID/timers: "signal: 18/..."),
- * which resumes it however it was stopped (red team, round 79); one that cannot be read counts.
+ * Whether a process holds a POSIX timer that sends SIGCONT or SIGKILL (/proc/PID/timers: "signal:
+ * 18/..." or "9/"), the two signals that act on a stopped process: SIGCONT resumes it (red team,
+ * round 79); SIGKILL ends it, and a process group that its death leaves orphaned with stopped
+ * members gets SIGCONT from the kernel (round 80: a child in a session of its own planted while
+ * claudebox was stopped). One that cannot be read counts.
  */
-export function holdsContTimer(pid: number): boolean {
+export function holdsWakingTimer(pid: number): boolean {
   try {
-    return /^signal: 18\//m.test(fs.readFileSync(`/proc/${pid}/timers`, 'utf8'))
+    return /^signal: (?:9|18)\//m.test(fs.readFileSync(`/proc/${pid}/timers`, 'utf8'))
   } catch (error) {
     return (error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'ESRCH'
   }
@@ -344,19 +369,28 @@ function readUrandom(bytes: number): Buffer {
 /** Pids of a process's direct children, of all its threads (Linux /proc), empty when it is gone; `atMost` of them. */
 export function childrenOf(pid: number, atMost = Infinity): number[] {
   if (!hasChildrenFiles()) return childrenByParent(pid, atMost)
+  return childrenListed(pid).pids
+}
+
+/** A process's children from its threads' children files; `whole` is false when one could not be read but was there. */
+function childrenListed(pid: number): { pids: number[]; whole: boolean } {
+  let whole = true
+  const gone = (error: unknown): boolean => ['ENOENT', 'ESRCH'].includes((error as NodeJS.ErrnoException).code ?? '')
   let tasks: string[]
   try {
     tasks = fs.readdirSync(`/proc/${pid}/task`)
-  } catch {
-    return []
+  } catch (error) {
+    return { pids: [], whole: gone(error) }
   }
-  return tasks.flatMap(task => {
+  const pids = tasks.flatMap(task => {
     try {
       return fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number)
-    } catch {
+    } catch (error) {
+      whole &&= gone(error)
       return []
     }
   })
+  return { pids, whole }
 }
 
 /**
@@ -381,6 +415,19 @@ function childrenByParent(pid: number, atMost: number): number[] {
   return out
 }
 
+/** Every process's children, from one read of every process's stat (kernels without children files). */
+function childrenByParents(): Map<number, number[]> {
+  const children = new Map<number, number[]>()
+  for (const name of fs.readdirSync('/proc')) {
+    const parent = /^\d+$/.test(name) ? Number(statFields(name)?.[1]) : NaN
+    if (Number.isNaN(parent)) continue
+    const siblings = children.get(parent) ?? []
+    siblings.push(Number(name))
+    children.set(parent, siblings)
+  }
+  return children
+}
+
 /** `signal` to `pid`, when it is still there. */
 export function killQuietly(pid: number, signal: NodeJS.Signals): void {
   try {
@@ -392,5 +439,23 @@ export function killQuietly(pid: number, signal: NodeJS.Signals): void {
 
 /** A process and everything it started that still runs under it, children first. */
 export function processTree(pid: number): number[] {
-  return [...childrenOf(pid).flatMap(processTree), pid]
+  return walkTree(pid).pids
+}
+
+/**
+ * processTree, and whether every listing of children could be read (a process gone meanwhile has
+ * none to read): a stop is refused on a tree it may not have seen whole.
+ */
+export function walkTree(root: number): { pids: number[]; whole: boolean } {
+  // A loop, not recursion: a chain of 2,700 processes, one under the other, ran Node out of stack,
+  // and the deepest ran on unseen (red team, round 80).
+  const found = [root]
+  let whole = true
+  const children = hasChildrenFiles() ? undefined : childrenByParents()
+  for (let i = 0; i < found.length; i++) {
+    const listed = children === undefined ? childrenListed(found[i] as number) : { pids: children.get(found[i] as number) ?? [], whole: true }
+    whole &&= listed.whole
+    found.push(...listed.pids)
+  }
+  return { pids: found.reverse(), whole }
 }

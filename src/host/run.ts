@@ -9,7 +9,7 @@ import { debug, warn } from '../cli/log.js'
 import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.js'
 import { relayStdio, type Relay } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
-import { childrenOf, holdsContTimer, killQuietly, processStartTime, processStopped, processTree, taskStates } from './fs.js'
+import { childrenOf, holdsWakingTimer, killQuietly, processStartTime, processStopped, processTree, taskStates, walkTree } from './fs.js'
 import { mountsProblem, pinBinds, type PinnedMount } from './bind-fds.js'
 import { makeCgroups, moveInto, removeMade, writeLimits, type CgroupsMade, type Made, type Seen } from './cgroups.js'
 
@@ -86,7 +86,8 @@ function suspendSafely(state: SessionState, beforeStop: () => void, signal: Node
     }
     debug(`stopped the sandbox (${stopped.length} processes) and the launcher`)
     process.kill(process.pid, 'SIGSTOP')
-    for (const pid of stopped) killQuietly(pid, 'SIGCONT')
+    // Only to the processes it stopped: a pid freed meanwhile may be a host process's now.
+    for (const { pid, startTime } of stopped) if (processStartTime(pid) === startTime) killQuietly(pid, 'SIGCONT')
   } else {
     // Not said on the terminal: from the background, a write there would bring this very signal.
     debug(`${signal} refused: processes of the sandbox kept running after they were stopped (${running.map(p => `${p} ${taskStates(p).join('')}`).join(', ')})`)
@@ -100,25 +101,27 @@ function suspendSafely(state: SessionState, beforeStop: () => void, signal: Node
  * between its tracee's look and its own is stopped by then, and the tracee is seen running in
  * the next pass and stopped again, for good), or STOP_WAIT_MS went by: then `all` is false.
  */
-function stopTree(pid: number): { stopped: number[]; all: boolean; running: number[] } {
-  const stopped = new Set<number>()
+function stopTree(pid: number): { stopped: Seen[]; all: boolean; running: number[] } {
+  const stopped = new Map<number, string | undefined>()
+  const seen = (): Seen[] => [...stopped].map(([p, startTime]) => ({ pid: p, startTime }))
   let [running, quiet] = [[] as number[], 0]
   for (const end = Date.now() + STOP_WAIT_MS; Date.now() < end; ) {
-    const tree = processTree(pid)
-    running = tree.filter(p => !processStopped(p))
-    quiet = running.length === 0 ? quiet + 1 : 0
-    // A timer that sends SIGCONT would resume it behind the launcher's back: no stop then.
+    const tree = walkTree(pid)
+    running = tree.pids.filter(p => !processStopped(p))
+    // A tree not seen whole (a listing that could not be read) is never quiet.
+    quiet = running.length === 0 && tree.whole ? quiet + 1 : 0
+    // A timer that sends SIGCONT or SIGKILL would wake it behind the launcher's back: no stop then.
     if (quiet === 2) {
-      const timed = tree.filter(holdsContTimer)
-      return { stopped: [...stopped], all: timed.length === 0, running: timed }
+      const timed = tree.pids.filter(holdsWakingTimer)
+      return { stopped: seen(), all: timed.length === 0, running: timed }
     }
     for (const p of running) {
+      if (!stopped.has(p)) stopped.set(p, processStartTime(p))
       killQuietly(p, 'SIGSTOP')
-      stopped.add(p)
     }
     Atomics.wait(PAUSE, 0, 0, 1) // the signal is taken when the process next runs
   }
-  return { stopped: [...stopped], all: false, running }
+  return { stopped: seen(), all: false, running }
 }
 
 /**

@@ -182,7 +182,14 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     await stopAndResume("trap '' TSTP; python3 .leader.py & sleep 0.5; kill -s TSTP 0; sleep 4", 3000, project => fs.writeFileSync(path.join(project, '.leader.py'), `${python}\n`))
   }, 40_000)
 
-  test("a stop while a process of the session holds a timer that sends it SIGCONT (which resumes it however it was stopped): refused, the launcher does not stop and the whole session goes on watched, the shell that stopped itself too (red team, round 79: it resumed and planted while the launcher was stopped)", async () => {
+  // SIGCONT resumes a stopped process however it was stopped (red team, round 79: it resumed and
+  // planted while the launcher was stopped). SIGKILL ends one, and a process group its death leaves
+  // orphaned with stopped members gets SIGCONT from the kernel (round 80: a child in a session of
+  // its own planted so); this timer would fire only after the test, it is there that counts.
+  test.each([
+    ['SIGCONT', 'signal.SIGCONT', '0, 300_000_000, 0, 300_000_000'],
+    ['SIGKILL', 'signal.SIGKILL', '0, 0, 60, 0'],
+  ])("a stop while a process of the session holds a timer that sends it %s: refused, the launcher does not stop and the whole session goes on watched, the shell that stopped itself too", async (_name, signal, times) => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'p')
     const python = [
@@ -190,10 +197,10 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
       'signal.signal(signal.SIGCONT, lambda *a: None)',
       'signal.signal(signal.SIGTSTP, signal.SIG_IGN)',
       'libc = ctypes.CDLL(None, use_errno=True)',
-      "event = ctypes.create_string_buffer(struct.pack('QiI', 0, signal.SIGCONT, 0) + bytes(48))",
+      `event = ctypes.create_string_buffer(struct.pack('QiI', 0, ${signal}, 0) + bytes(48))`,
       'timer = ctypes.c_void_p()',
       'assert libc.timer_create(1, event, ctypes.byref(timer)) == 0',
-      "assert libc.timer_settime(timer, 0, ctypes.create_string_buffer(struct.pack('qqqq', 0, 300_000_000, 0, 300_000_000)), None) == 0",
+      `assert libc.timer_settime(timer, 0, ctypes.create_string_buffer(struct.pack('qqqq', ${times})), None) == 0`,
       "open('timer-set', 'w')",
       'time.sleep(4)',
     ].join('\n')
