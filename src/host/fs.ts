@@ -328,6 +328,19 @@ export function holdsWakingTimer(pid: number): boolean {
   }
 }
 
+/**
+ * Whether a process leads a session of its own that has a controlling terminal (/proc/PID/stat:
+ * session = its pid, tty_nr not 0). When that terminal hangs up, the kernel sends the leader
+ * SIGHUP and SIGCONT, stopped or not (red team, round 81: a session inside made a pty its terminal
+ * and left the pty's master to the kernel's garbage collector of unix sockets, which closed it when
+ * any process on the host next released a socket; the leader ran and planted). The sandbox's
+ * processes otherwise share the user's session and lead none.
+ */
+export function leadsSessionWithTerminal(pid: number): boolean {
+  const fields = statFields(pid)
+  return fields !== undefined && fields[3] === String(pid) && fields[4] !== '0'
+}
+
 /** /proc/PID/stat's fields after the command name (which may hold spaces and parentheses): state first. */
 function statFields(pid: number | string): string[] | undefined {
   try {

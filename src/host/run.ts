@@ -9,7 +9,7 @@ import { debug, warn } from '../cli/log.js'
 import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.js'
 import { relayStdio, type Relay } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
-import { childrenOf, holdsWakingTimer, killQuietly, processStartTime, processStopped, processTree, taskStates, walkTree } from './fs.js'
+import { childrenOf, holdsWakingTimer, killQuietly, leadsSessionWithTerminal, processStartTime, processStopped, processTree, taskStates, walkTree } from './fs.js'
 import { mountsProblem, pinBinds, type PinnedMount } from './bind-fds.js'
 import { makeCgroups, moveInto, removeMade, writeLimits, type CgroupsMade, type Made, type Seen } from './cgroups.js'
 
@@ -61,7 +61,8 @@ const STOP_SIGNALS = ['SIGTSTP', 'SIGTTIN', 'SIGTTOU'] as const
 /**
  * A stop of the session (Ctrl-Z; Claude Code suspends itself with kill(0, SIGTSTP), which stops
  * the whole process group, the launcher's): every process of the sandbox is stopped first, and
- * seen stopped, then the git watch looks once (`beforeStop`), then the launcher stops, and the
+ * seen stopped, then the git watch looks once more (`beforeStop`; also every 100 ms while the
+ * stop waits, and after a stop refused), then the launcher stops, and the
  * shell takes the terminal back; at `fg` the sandbox goes on. A launcher that stopped by default
  * left a session that ignores SIGTSTP running unwatched while the shell's git status ran what it
  * planted (red team, round 76: the terminal's answer to a query, with `stty susp R`, stopped it
@@ -77,21 +78,28 @@ function suspendSafely(state: SessionState, beforeStop: () => void, signal: Node
     return
   }
   const init = state.sandbox === undefined ? undefined : aliveInit(state.sandbox)
-  const { stopped, all, running } = init === undefined ? { stopped: [], all: true, running: [] } : stopTree(init)
-  if (all) {
+  const sweep = (): void => {
     try {
       beforeStop()
     } catch {
       // the watch's own steps say what failed; the stop goes on
     }
+  }
+  const { stopped, all, running, wakeable } = init === undefined ? { stopped: [], all: true, running: [], wakeable: false } : stopTree(init, sweep)
+  sweep()
+  if (all) {
     debug(`stopped the sandbox (${stopped.length} processes) and the launcher`)
     process.kill(process.pid, 'SIGSTOP')
     // Only to the processes it stopped: a pid freed meanwhile may be a host process's now.
     for (const { pid, startTime } of stopped) if (processStartTime(pid) === startTime) killQuietly(pid, 'SIGCONT')
   } else {
     // Not said on the terminal: from the background, a write there would bring this very signal.
-    debug(`${signal} refused: processes of the sandbox kept running after they were stopped (${running.map(p => `${p} ${taskStates(p).join('')}`).join(', ')})`)
+    const why = wakeable ? 'the kernel may wake while claudebox is stopped (a timer that sends SIGCONT or SIGKILL, or a terminal of their own)' : 'kept running after they were stopped'
+    debug(`${signal} refused: processes of the sandbox ${why} (${running.map(p => `${p} ${taskStates(p).join('')}`).join(', ')})`)
     for (const pid of init === undefined ? [] : processTree(init)) killQuietly(pid, 'SIGCONT')
+    // The stop reached the whole process group: bwrap itself, and the rest of a pipeline, stopped
+    // by default (round 81: bwrap stayed stopped and the launcher waited for it for ever).
+    killQuietly(0, 'SIGCONT')
   }
 }
 
@@ -101,28 +109,37 @@ function suspendSafely(state: SessionState, beforeStop: () => void, signal: Node
  * between its tracee's look and its own is stopped by then, and the tracee is seen running in
  * the next pass and stopped again, for good), or STOP_WAIT_MS went by: then `all` is false.
  */
-function stopTree(pid: number): { stopped: Seen[]; all: boolean; running: number[] } {
+function stopTree(pid: number, sweep: () => void): { stopped: Seen[]; all: boolean; running: number[]; wakeable: boolean } {
   const stopped = new Map<number, string | undefined>()
   const seen = (): Seen[] => [...stopped].map(([p, startTime]) => ({ pid: p, startTime }))
-  let [running, quiet] = [[] as number[], 0]
+  let [running, quiet, swept] = [[] as number[], 0, Date.now()]
   for (const end = Date.now() + STOP_WAIT_MS; Date.now() < end; ) {
     const tree = walkTree(pid)
     running = tree.pids.filter(p => !processStopped(p))
     // A tree not seen whole (a listing that could not be read) is never quiet.
     quiet = running.length === 0 && tree.whole ? quiet + 1 : 0
-    // A timer that sends SIGCONT or SIGKILL would wake it behind the launcher's back: no stop then.
-    if (quiet === 2) {
-      const timed = tree.pids.filter(holdsWakingTimer)
-      return { stopped: seen(), all: timed.length === 0, running: timed }
-    }
+    // What the kernel would wake behind the launcher's back: no stop then. What keeps being woken
+    // is looked at in every pass, what is quiet at the end (red team, round 81: 11,000 one-shot
+    // SIGCONT timers kept the loop, and the watch with it, busy its whole 10 s).
+    const wakeable = (quiet === 2 ? tree.pids : running).filter(p => holdsWakingTimer(p) || leadsSessionWithTerminal(p))
+    if (wakeable.length > 0 || quiet === 2) return { stopped: seen(), all: wakeable.length === 0, running: wakeable, wakeable: wakeable.length > 0 }
     for (const p of running) {
       if (!stopped.has(p)) stopped.set(p, processStartTime(p))
       killQuietly(p, 'SIGSTOP')
     }
+    // The loop holds the event loop, and the git watch's events with it: its sweep runs meanwhile
+    // (round 81: a thread kept in D for seconds, its last call a rename to .git/commondir).
+    if (Date.now() - swept >= SWEEP_WHILE_STOPPING_MS) {
+      sweep()
+      swept = Date.now()
+    }
     Atomics.wait(PAUSE, 0, 0, 1) // the signal is taken when the process next runs
   }
-  return { stopped: seen(), all: false, running }
+  return { stopped: seen(), all: false, running, wakeable: false }
 }
+
+/** How often the git watch's sweep runs while a stop waits for the sandbox (its own poll: POLL_MS, 200 ms). */
+const SWEEP_WHILE_STOPPING_MS = 100
 
 /**
  * How long stopTree tries, a pass a millisecond: a process in a system call it cannot leave at once

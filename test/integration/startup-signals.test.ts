@@ -182,30 +182,32 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     await stopAndResume("trap '' TSTP; python3 .leader.py & sleep 0.5; kill -s TSTP 0; sleep 4", 3000, project => fs.writeFileSync(path.join(project, '.leader.py'), `${python}\n`))
   }, 40_000)
 
-  // SIGCONT resumes a stopped process however it was stopped (red team, round 79: it resumed and
-  // planted while the launcher was stopped). SIGKILL ends one, and a process group its death leaves
-  // orphaned with stopped members gets SIGCONT from the kernel (round 80: a child in a session of
-  // its own planted so); this timer would fire only after the test, it is there that counts.
+  // What the kernel would wake while the launcher is stopped. SIGCONT resumes a stopped process
+  // however it was stopped (red team, round 79: it resumed and planted while the launcher was
+  // stopped). SIGKILL ends one, and a process group its death leaves orphaned with stopped members
+  // gets SIGCONT from the kernel (round 80: a child in a session of its own planted so); this timer
+  // would fire only after the test, it is there that counts. A session leader whose own terminal
+  // hangs up gets SIGHUP and SIGCONT (round 81: the pty's master was left to the kernel's garbage
+  // collector of unix sockets, which closed it when the host next released a socket).
+  const TIMER = (signal: string, times: string): string[] => [
+    'import ctypes, signal, struct',
+    'libc = ctypes.CDLL(None, use_errno=True)',
+    `event = ctypes.create_string_buffer(struct.pack('QiI', 0, ${signal}, 0) + bytes(48))`,
+    'timer = ctypes.c_void_p()',
+    'assert libc.timer_create(1, event, ctypes.byref(timer)) == 0',
+    `assert libc.timer_settime(timer, 0, ctypes.create_string_buffer(struct.pack('qqqq', ${times})), None) == 0`,
+  ]
+  const OWN_TERMINAL = ['import fcntl, os, termios', 'os.setsid()', 'master, slave = os.openpty()', 'fcntl.ioctl(slave, termios.TIOCSCTTY, 0)', "assert open('/proc/self/stat').read().split(') ')[1].split()[4] != '0'"]
   test.each([
-    ['SIGCONT', 'signal.SIGCONT', '0, 300_000_000, 0, 300_000_000'],
-    ['SIGKILL', 'signal.SIGKILL', '0, 0, 60, 0'],
-  ])("a stop while a process of the session holds a timer that sends it %s: refused, the launcher does not stop and the whole session goes on watched, the shell that stopped itself too", async (_name, signal, times) => {
+    ['holds a timer that sends it SIGCONT', TIMER('signal.SIGCONT', '0, 300_000_000, 0, 300_000_000')],
+    ['holds a timer that sends it SIGKILL', TIMER('signal.SIGKILL', '0, 0, 60, 0')],
+    ['leads a session of its own with a terminal of its own', OWN_TERMINAL],
+  ])('a stop while a process of the session %s: refused, the launcher does not stop and the whole session goes on watched, the shell that stopped itself too', async (_what, setUp) => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'p')
-    const python = [
-      'import ctypes, signal, struct, time',
-      'signal.signal(signal.SIGCONT, lambda *a: None)',
-      'signal.signal(signal.SIGTSTP, signal.SIG_IGN)',
-      'libc = ctypes.CDLL(None, use_errno=True)',
-      `event = ctypes.create_string_buffer(struct.pack('QiI', 0, ${signal}, 0) + bytes(48))`,
-      'timer = ctypes.c_void_p()',
-      'assert libc.timer_create(1, event, ctypes.byref(timer)) == 0',
-      `assert libc.timer_settime(timer, 0, ctypes.create_string_buffer(struct.pack('qqqq', ${times})), None) == 0`,
-      "open('timer-set', 'w')",
-      'time.sleep(4)',
-    ].join('\n')
-    fs.writeFileSync(path.join(project, '.timer.py'), `${python}\n`)
-    const child = spawn(process.execPath, [BIN, '--', '-c', "python3 .timer.py & while [ ! -e timer-set ]; do sleep 0.05; done; kill -s TSTP 0; wait; echo done"], {
+    const python = ['import signal, time', 'signal.signal(signal.SIGCONT, lambda *a: None)', 'signal.signal(signal.SIGTSTP, signal.SIG_IGN)', ...setUp, "open('set-up', 'w')", 'time.sleep(4)'].join('\n')
+    fs.writeFileSync(path.join(project, '.wake.py'), `${python}\n`)
+    const child = spawn(process.execPath, [BIN, '--', '-c', "python3 .wake.py & while [ ! -e set-up ]; do sleep 0.05; done; kill -s TSTP 0; wait; echo done"], {
       cwd: project,
       env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', CLAUDEBOX_DEBUG: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -221,10 +223,56 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
       expect(everStopped, stderr).toBe(false)
       expect(await exited, stderr).toBe(0)
       expect(stdout.trim()).toBe('done')
-      expect(stderr).toMatch(/SIGTSTP refused/)
+      expect(stderr).toMatch(/SIGTSTP refused: processes of the sandbox the kernel may wake/)
     } finally {
       if (stateOf(child.pid) !== undefined) process.kill(-(child.pid ?? 0), 'SIGKILL')
     }
+  }, 40_000)
+
+  test("a stop the session keeps busy (a one-shot SIGCONT timer every millisecond) while it plants .git/commondir: refused at once, and the git watch moves what it planted aside meanwhile (red team, round 81: the launcher's loop held the watch for its whole 10 s, and a git run then took the plant)", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'p')
+    // 3,000 timers from 300 ms on, a millisecond apart; the stop at 350 ms, the plant at 650 ms,
+    // and at 1,650 ms the session itself looks whether the plant is still there.
+    const python = [
+      'import ctypes, os, signal, struct, time',
+      'signal.signal(signal.SIGTSTP, signal.SIG_IGN)',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'class timespec(ctypes.Structure): _fields_ = [("s", ctypes.c_long), ("ns", ctypes.c_long)]',
+      'now = timespec(); libc.clock_gettime(1, ctypes.byref(now)); start = now.s * 10**9 + now.ns + 300 * 10**6',
+      "event = ctypes.create_string_buffer(struct.pack('QiI', 0, signal.SIGCONT, 0) + bytes(48))",
+      'for i in range(3000):',
+      '    timer = ctypes.c_void_p()',
+      '    assert libc.timer_create(1, event, ctypes.byref(timer)) == 0',
+      '    at = start + i * 10**6',
+      "    libc.timer_settime(timer, 1, ctypes.create_string_buffer(struct.pack('qqqq', 0, 0, at // 10**9, at % 10**9)), None)",
+      "open('.git/cd.tmp', 'w').write('../elsewhere\\n')",
+      'time.sleep(0.35); os.kill(0, signal.SIGTSTP); time.sleep(0.3)',
+      "os.rename('.git/cd.tmp', '.git/commondir'); time.sleep(1)",
+      "open('plant-after-1s', 'w').write('there' if os.path.lexists('.git/commondir') else 'gone')",
+    ].join('\n')
+    fs.writeFileSync(path.join(project, '.spin.py'), `${python}\n`)
+    // As a job of a shell with job control, as in a terminal: its process group is not orphaned, so
+    // the group's SIGTSTP stops bwrap by default (a refused stop continued only the sandbox, and
+    // the launcher waited for the stopped bwrap for ever).
+    const child = spawn('bash', ['-c', 'set -m; "$0" "$1" -- -c "python3 .spin.py"', process.execPath, BIN], {
+      cwd: project,
+      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', CLAUDEBOX_DEBUG: '1' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+    })
+    let stderr = ''
+    child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()))
+    const exited = new Promise<number | null>(resolve => child.on('close', resolve))
+    const timer = setTimeout(() => process.kill(-(child.pid ?? 0), 'SIGKILL'), 25_000)
+    try {
+      expect(await exited, stderr).toBe(0)
+    } finally {
+      clearTimeout(timer)
+    }
+    expect(stderr).toMatch(/SIGTSTP refused/)
+    expect(fs.readFileSync(path.join(project, 'plant-after-1s'), 'utf8')).toBe('gone')
+    expect(stderr).toMatch(/moved aside[^\n]*\.git\/commondir/)
   }, 40_000)
 
   test.each(['allow', 'none', 'open'])('--network=%s: the sandbox holds no descriptor of the launcher', async network => {
