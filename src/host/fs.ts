@@ -341,6 +341,15 @@ export function leadsSessionWithTerminal(pid: number): boolean {
   return fields !== undefined && fields[3] === String(pid) && fields[4] !== '0'
 }
 
+/**
+ * Whether the launcher runs in the background of the terminal it has (/proc/self/stat: its
+ * process group is not the terminal's foreground one). A write there may bring SIGTTOU then.
+ */
+export function inBackgroundOfTerminal(): boolean {
+  const [, , pgrp, , tty, foreground] = statFields('self') ?? []
+  return tty !== undefined && tty !== '0' && foreground !== '-1' && foreground !== pgrp
+}
+
 /** /proc/PID/stat's fields after the command name (which may hold spaces and parentheses): state first. */
 function statFields(pid: number | string): string[] | undefined {
   try {

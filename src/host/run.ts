@@ -2,6 +2,7 @@
 // its exit status passed through.
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
+import { isatty } from 'node:tty'
 import os from 'node:os'
 import type { Readable, Writable } from 'node:stream'
 import { ENDING_SIGNALS, EXIT, launchError } from '../errors.js'
@@ -9,7 +10,7 @@ import { debug, warn } from '../cli/log.js'
 import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.js'
 import { relayStdio, type Relay } from './stdio-relay.js'
 import type { LaunchPlan } from '../types.js'
-import { childrenOf, holdsWakingTimer, killQuietly, leadsSessionWithTerminal, processStartTime, processStopped, processTree, taskStates, walkTree } from './fs.js'
+import { childrenOf, holdsWakingTimer, inBackgroundOfTerminal, killQuietly, leadsSessionWithTerminal, processStartTime, processStopped, processTree, taskStates, walkTree } from './fs.js'
 import { mountsProblem, pinBinds, type PinnedMount } from './bind-fds.js'
 import { makeCgroups, moveInto, removeMade, writeLimits, type CgroupsMade, type Made, type Seen } from './cgroups.js'
 
@@ -87,15 +88,20 @@ function suspendSafely(state: SessionState, beforeStop: () => void, signal: Node
   }
   const { stopped, all, running, wakeable } = init === undefined ? { stopped: [], all: true, running: [], wakeable: false } : stopTree(init, sweep)
   sweep()
+  // With `stty tostop`, a debug line written to the terminal from the background brings SIGTTOU,
+  // which lands here again, and the write, restarted, brings it again: for ever (red team, round 82).
+  const say = (line: string): void => {
+    if (!isatty(2) || !inBackgroundOfTerminal()) debug(line)
+  }
   if (all) {
-    debug(`stopped the sandbox (${stopped.length} processes) and the launcher`)
+    say(`stopped the sandbox (${stopped.length} processes) and the launcher`)
     process.kill(process.pid, 'SIGSTOP')
     // Only to the processes it stopped: a pid freed meanwhile may be a host process's now.
     for (const { pid, startTime } of stopped) if (processStartTime(pid) === startTime) killQuietly(pid, 'SIGCONT')
   } else {
     // Not said on the terminal: from the background, a write there would bring this very signal.
     const why = wakeable ? 'the kernel may wake while claudebox is stopped (a timer that sends SIGCONT or SIGKILL, or a terminal of their own)' : 'kept running after they were stopped'
-    debug(`${signal} refused: processes of the sandbox ${why} (${running.map(p => `${p} ${taskStates(p).join('')}`).join(', ')})`)
+    say(`${signal} refused: processes of the sandbox ${why} (${running.map(p => `${p} ${taskStates(p).join('')}`).join(', ')})`)
     for (const pid of init === undefined ? [] : processTree(init)) killQuietly(pid, 'SIGCONT')
     // The stop reached the whole process group: bwrap itself, and the rest of a pipeline, stopped
     // by default (round 81: bwrap stayed stopped and the launcher waited for it for ever).

@@ -193,6 +193,7 @@ const TIOCEXCL = 0x540c
 const FIOASYNC = 0x5452
 const F_SETFL = 4
 const F_SETSIG = 10
+const F_SETLEASE = 1024
 /** The same bit on x86_64, i386, aarch64 and arm (FASYNC, 020000). */
 const O_ASYNC = 0x2000
 /** The same numbers on x86_64, i386, aarch64 and arm. */
@@ -257,10 +258,10 @@ export const SECCOMP_RULES: readonly SeccompRule[] = [
   },
   {
     syscalls: ['fcntl', 'fcntl64'],
-    when: { kind: 'arg-in', arg: 1, values: [F_SETSIG], withBits: { equals: F_SETFL, arg: 2, mask: O_ASYNC } },
+    when: { kind: 'arg-in', arg: 1, values: [F_SETSIG, F_SETLEASE], withBits: { equals: F_SETFL, arg: 2, mask: O_ASYNC } },
     errno: 'EPERM',
-    summary: 'fcntl F_SETSIG, and F_SETFL with O_ASYNC',
-    why: "signal-driven I/O on the shared terminal signals its foreground process group, the launcher's (the kernel makes it the owner): the terminal's answer to a query sent SIGIO, or with F_SETSIG any signal, SIGKILL, SIGSTOP or SIGUSR1 (Node's inspector, reachable with --network=open), without a key pressed (red team, round 76)",
+    summary: 'fcntl F_SETSIG, F_SETLEASE, and F_SETFL with O_ASYNC',
+    why: "signal-driven I/O on the shared terminal signals its foreground process group, the launcher's (the kernel makes it the owner): the terminal's answer to a query sent SIGIO, or with F_SETSIG any signal, SIGKILL, SIGSTOP or SIGUSR1 (Node's inspector, reachable with --network=open), without a key pressed (red team, round 76). A lease holds every open of its file for up to 45 s and tells its holder: one on .git/HEAD held the host's git status at the start of its search while the session planted .git/commondir, then let it go on to run what that named (round 82); file servers (Samba, NFS) take leases, nothing an agent runs does",
   },
   {
     syscalls: ['clone'],

@@ -196,6 +196,10 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CC || ARCH === undefined)('seccomp filter i
     if (baseline === 'OK') expect(filtered).toBe('EPERM')
     else expect(filtered).not.toBe('OK') // a kernel without ia32 emulation (ia32_emulation=0)
   })
+  test("a lease on a file (fcntl F_SETLEASE): EPERM, and it succeeds without the filter (red team, round 82: a lease on .git/HEAD held the host's git status at the start of its search while the session planted .git/commondir)", async () => {
+    expect(await onHostFile('lease', false)).toBe('OK')
+    expect(await onHostFile('lease')).toBe('EPERM')
+  })
   test('a plain chmod still works', async () => {
     expect(await onHostFile('chmod-plain')).toBe('OK')
   })

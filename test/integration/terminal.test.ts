@@ -42,6 +42,25 @@ describe.skipIf(!HAVE_BWRAP)('terminal', () => {
     expect(out.slice(hidden)).toContain('\x1b7\x1b[r\x1b8\x1b[0m\x1b(B\x0f\x1b[?25h\x1b]110\x07\x1b]111\x07\x1b]112\x07\x1b]104\x07\x1b[?7h\x1b[?69l\x1b[?5l\x1b[4lclaudebox: WARNING: the session created or changed nested')
   })
 
+  test("claudebox put in the background (Ctrl-Z, bg) with `stty tostop` and debug lines on: the session's write to the terminal stops it, sandbox and launcher, and at fg it ends as it should (red team, round 82: the stop's own debug line, written from the background, brought SIGTTOU again for ever, the launcher spun)", async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    noticeGiven(world)
+    // A first launch: the audit, then nothing more of claudebox's own on the later one.
+    await inTerminal(world, repo, 'true')
+    const launch = `stty tostop; CLAUDEBOX_DEBUG=1 ${process.execPath} ${BIN} -- -c 'sleep 3; echo from-sandbox; sleep 1; echo sandbox-done'\n`
+    const r = await execa('python3', [path.join(FIXTURES, 'pty-steps.py'), `0.5:${launch}`, '1.5:\\x1a', '1:bg\\n', '4:jobs -l\\n', '1:fg\\n', '6:echo shell-back\\n'], {
+      cwd: repo,
+      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', PS1: '$ ', TERM: 'dumb' },
+      extendEnv: false,
+      reject: false,
+      timeout: 40_000,
+    })
+    const afterJobs = r.stdout.slice(r.stdout.indexOf('jobs -l'))
+    expect(afterJobs.split('\n').slice(0, 3).join('\n'), r.stdout).toMatch(/Stopped/)
+    expect(r.stdout).toMatch(/from-sandbox[\s\S]*sandbox-done[\s\S]*the bookkeeping after the session is done[\s\S]*shell-back/)
+  }, 60_000)
+
   test('the first launch in a project prints the audit on a terminal, once; later launches print nothing of their own', async () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')
