@@ -79,7 +79,7 @@ export type SyscallName =
   | 'personality' | 'socket' | 'socketpair'
   | 'chmod' | 'fchmod' | 'fchmodat' | 'fchmodat2' | 'creat' | 'mknod' | 'mknodat'
   | 'setxattr' | 'lsetxattr' | 'fsetxattr' | 'setxattrat'
-  | 'kill' | 'fcntl' | 'fcntl64' | 'prctl'
+  | 'kill' | 'fcntl' | 'fcntl64' | 'prctl' | 'inotify_add_watch' | 'fanotify_init'
 
 /**
  * Syscall numbers per table. x86_64 and i386 from asm/unistd_64.h and unistd_32.h, aarch64 from
@@ -140,6 +140,8 @@ export const SYSCALL_NUMBERS: Readonly<Record<SyscallName, Readonly<Partial<Reco
   fcntl: { x86_64: 72, i386: 55, aarch64: 25, arm: 55 },
   fcntl64: { i386: 221, arm: 221 },
   prctl: { x86_64: 157, i386: 172, aarch64: 167, arm: 172 },
+  inotify_add_watch: { x86_64: 254, i386: 292, aarch64: 27, arm: 317 },
+  fanotify_init: { x86_64: 300, i386: 338, aarch64: 262, arm: 367 },
   socket: { x86_64: 41, i386: 359, aarch64: 198, arm: 281 },
   socketpair: { x86_64: 53, i386: 360, aarch64: 199, arm: 288 },
   chmod: { x86_64: 90, i386: 15, arm: 15 },
@@ -194,6 +196,9 @@ const FIOASYNC = 0x5452
 const F_SETFL = 4
 const F_SETSIG = 10
 const F_SETLEASE = 1024
+const F_NOTIFY = 1026
+/** inotify's events of reading: IN_ACCESS, IN_CLOSE_NOWRITE, IN_OPEN. */
+const IN_READ_EVENTS = 0x01 | 0x10 | 0x20
 /** The same bit on x86_64, i386, aarch64 and arm (FASYNC, 020000). */
 const O_ASYNC = 0x2000
 /** The same numbers on x86_64, i386, aarch64 and arm. */
@@ -258,10 +263,24 @@ export const SECCOMP_RULES: readonly SeccompRule[] = [
   },
   {
     syscalls: ['fcntl', 'fcntl64'],
-    when: { kind: 'arg-in', arg: 1, values: [F_SETSIG, F_SETLEASE], withBits: { equals: F_SETFL, arg: 2, mask: O_ASYNC } },
+    when: { kind: 'arg-in', arg: 1, values: [F_SETSIG, F_SETLEASE, F_NOTIFY], withBits: { equals: F_SETFL, arg: 2, mask: O_ASYNC } },
     errno: 'EPERM',
-    summary: 'fcntl F_SETSIG, F_SETLEASE, and F_SETFL with O_ASYNC',
+    summary: 'fcntl F_SETSIG, F_SETLEASE, F_NOTIFY (dnotify), and F_SETFL with O_ASYNC',
     why: "signal-driven I/O on the shared terminal signals its foreground process group, the launcher's (the kernel makes it the owner): the terminal's answer to a query sent SIGIO, or with F_SETSIG any signal, SIGKILL, SIGSTOP or SIGUSR1 (Node's inspector, reachable with --network=open), without a key pressed (red team, round 76). A lease holds every open of its file for up to 45 s and tells its holder: one on .git/HEAD held the host's git status at the start of its search while the session planted .git/commondir, then let it go on to run what that named (round 82); file servers (Samba, NFS) take leases, nothing an agent runs does",
+  },
+  {
+    syscalls: ['inotify_add_watch'],
+    when: { kind: 'arg-any-bit', arg: 2, mask: IN_READ_EVENTS },
+    errno: 'EPERM',
+    summary: 'inotify watches for reads (IN_ACCESS, IN_OPEN, IN_CLOSE_NOWRITE), fanotify_init, and dnotify (fcntl F_NOTIFY, above)',
+    why: "a file's events reach every watcher of it, also those of reads by the host's programs: IN_OPEN on /usr/bin/git and on .git/HEAD told the session the moment the host's git status began, and a .git/commondir planted then was read by that git before the git watch could move it aside (red team, round 83: 11 of 25 as root); fanotify and dnotify (DN_ACCESS) tell the same. Watches for changes (what fs.watch, chokidar, watchman and editors use) stay allowed; a watcher that asks for opens too (Python's watchdog since 3.0, inotifywait without -e) fails with EPERM",
+  },
+  {
+    syscalls: ['fanotify_init'],
+    when: { kind: 'always' },
+    errno: 'EPERM',
+    summary: 'fanotify_init',
+    why: 'as for inotify: its events of reading tell the session when the host reads a file (round 83); without CAP_SYS_ADMIN a kernel before 5.13 answers EPERM too',
   },
   {
     syscalls: ['clone'],

@@ -200,6 +200,13 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CC || ARCH === undefined)('seccomp filter i
     expect(await onHostFile('lease', false)).toBe('OK')
     expect(await onHostFile('lease')).toBe('EPERM')
   })
+  test("watching a file for reads (inotify IN_OPEN, IN_ACCESS, IN_CLOSE_NOWRITE; fanotify; dnotify): EPERM, and each succeeds without the filter; a watch for changes still works (red team, round 83: IN_OPEN on .git/HEAD told the session the moment the host's git began, and a .git/commondir planted then won the race with the git watch)", async () => {
+    for (const probe of ['inotify-open', 'inotify-access', 'fanotify', 'dnotify']) {
+      expect(await onHostFile(probe, false), probe).toBe('OK')
+      expect(await onHostFile(probe), probe).toBe('EPERM')
+    }
+    expect(await onHostFile('inotify-modify')).toBe('OK')
+  })
   test('a plain chmod still works', async () => {
     expect(await onHostFile('chmod-plain')).toBe('OK')
   })

@@ -70,10 +70,10 @@ const ERRNO_RESULT = { EPERM, ENOSYS, EOPNOTSUPP, EAFNOSUPPORT } as const
 // Written out independently of src/sandbox/seccomp.ts (from the kernel's tables) for the cases named below.
 const ARCH = { x86_64: 0xc000003e, i386: 0x40000003, aarch64: 0xc00000b7, arm: 0x40000028 } as const
 const NR = {
-  x86_64: { fcntl: 72, read: 0, ioctl: 16, clone: 56, clone3: 435, unshare: 272, setns: 308, mount: 165, umount2: 166, chroot: 161, pivot_root: 155, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 250, add_key: 248, request_key: 249, ptrace: 101, personality: 135, socket: 41, bpf: 321, perf_event_open: 298, process_vm_readv: 310, io_uring_setup: 425, fchmod: 91, fchmodat: 268, mknodat: 259, setxattr: 188, fsetxattr: 190 },
-  i386: { fcntl: 55, read: 3, ioctl: 54, clone: 120, clone3: 435, unshare: 310, setns: 346, mount: 21, umount2: 52, chroot: 61, pivot_root: 217, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 288, add_key: 286, request_key: 287, ptrace: 26, personality: 136, socket: 359, bpf: 357, perf_event_open: 336, process_vm_readv: 347, io_uring_setup: 425, fchmod: 94, fchmodat: 306, mknodat: 297, setxattr: 226, fsetxattr: 228 },
-  aarch64: { fcntl: 25, read: 63, ioctl: 29, clone: 220, clone3: 435, unshare: 97, setns: 268, mount: 40, umount2: 39, chroot: 51, pivot_root: 41, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 219, add_key: 217, request_key: 218, ptrace: 117, personality: 92, socket: 198, bpf: 280, perf_event_open: 241, process_vm_readv: 270, io_uring_setup: 425, fchmod: 52, fchmodat: 53, mknodat: 33, setxattr: 5, fsetxattr: 7 },
-  arm: { fcntl: 55, read: 3, ioctl: 54, clone: 120, clone3: 435, unshare: 337, setns: 375, mount: 21, umount2: 52, chroot: 61, pivot_root: 218, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 311, add_key: 309, request_key: 310, ptrace: 26, personality: 136, socket: 281, bpf: 386, perf_event_open: 364, process_vm_readv: 376, io_uring_setup: 425, fchmod: 94, fchmodat: 333, mknodat: 324, setxattr: 226, fsetxattr: 228 },
+  x86_64: { inotify_add_watch: 254, fanotify_init: 300, fcntl: 72, read: 0, ioctl: 16, clone: 56, clone3: 435, unshare: 272, setns: 308, mount: 165, umount2: 166, chroot: 161, pivot_root: 155, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 250, add_key: 248, request_key: 249, ptrace: 101, personality: 135, socket: 41, bpf: 321, perf_event_open: 298, process_vm_readv: 310, io_uring_setup: 425, fchmod: 91, fchmodat: 268, mknodat: 259, setxattr: 188, fsetxattr: 190 },
+  i386: { inotify_add_watch: 292, fanotify_init: 338, fcntl: 55, read: 3, ioctl: 54, clone: 120, clone3: 435, unshare: 310, setns: 346, mount: 21, umount2: 52, chroot: 61, pivot_root: 217, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 288, add_key: 286, request_key: 287, ptrace: 26, personality: 136, socket: 359, bpf: 357, perf_event_open: 336, process_vm_readv: 347, io_uring_setup: 425, fchmod: 94, fchmodat: 306, mknodat: 297, setxattr: 226, fsetxattr: 228 },
+  aarch64: { inotify_add_watch: 27, fanotify_init: 262, fcntl: 25, read: 63, ioctl: 29, clone: 220, clone3: 435, unshare: 97, setns: 268, mount: 40, umount2: 39, chroot: 51, pivot_root: 41, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 219, add_key: 217, request_key: 218, ptrace: 117, personality: 92, socket: 198, bpf: 280, perf_event_open: 241, process_vm_readv: 270, io_uring_setup: 425, fchmod: 52, fchmodat: 53, mknodat: 33, setxattr: 5, fsetxattr: 7 },
+  arm: { inotify_add_watch: 317, fanotify_init: 367, fcntl: 55, read: 3, ioctl: 54, clone: 120, clone3: 435, unshare: 337, setns: 375, mount: 21, umount2: 52, chroot: 61, pivot_root: 218, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 311, add_key: 309, request_key: 310, ptrace: 26, personality: 136, socket: 281, bpf: 386, perf_event_open: 364, process_vm_readv: 376, io_uring_setup: 425, fchmod: 94, fchmodat: 333, mknodat: 324, setxattr: 226, fsetxattr: 228 },
 } as const
 type Name = keyof (typeof NR)['x86_64']
 
@@ -86,7 +86,7 @@ describe.each(ARCHES)('the filter generated for %s', arch => {
 
   test('is whole sock_filter records, decodes to the expected instructions, and every jump is forward and in range', () => {
     expect(filter.length % 8).toBe(0)
-    expect(insns.length).toBe(529) // 4 tables; changes whenever a rule does
+    expect(insns.length).toBe(553) // 4 tables; changes whenever a rule does
     expect(insns.length).toBeLessThan(4096) // BPF_MAXINSNS
     expect(insns.at(-1)?.code).toBe(0x06)
     insns.forEach((insn, pc) => {
@@ -132,6 +132,14 @@ describe.each(ARCHES)('the filter generated for %s', arch => {
       expect(sys('fcntl', [3n, 1024n, 1n])).toBe(EPERM)
       expect(sys('fcntl', [3n, 1025n /* F_GETLEASE */])).toBe(ALLOW)
       expect(sys('fcntl', [3n, 6n /* F_SETLK */])).toBe(ALLOW)
+    })
+    test("watching for reads fails with EPERM (inotify's IN_ACCESS, IN_OPEN, IN_CLOSE_NOWRITE; fanotify; dnotify): they told the session when the host's git began; watches for changes are allowed", () => {
+      for (const mask of [0x1n, 0x20n, 0x10n, 0xfffn /* IN_ALL_EVENTS */, 0x100000020n]) expect(sys('inotify_add_watch', [3n, 0n, mask]), mask.toString(16)).toBe(EPERM)
+      expect(sys('inotify_add_watch', [3n, 0n, 0xfc6n /* libuv's: attrib, modify, create, delete, moves, self */])).toBe(ALLOW)
+      expect(sys('inotify_add_watch', [3n, 0n, 0x8n /* IN_CLOSE_WRITE */])).toBe(ALLOW)
+      expect(sys('inotify_add_watch', [0x21n, 0x21n, 0x2n])).toBe(ALLOW) // the mask is the third argument
+      expect(sys('fanotify_init', [0n, 0n])).toBe(EPERM)
+      expect(sys('fcntl', [3n, 1026n /* F_NOTIFY */, 0x2n])).toBe(EPERM)
     })
     test('clone3 fails with ENOSYS, so that libc falls back to clone', () => {
       expect(sys('clone3')).toBe(ENOSYS)
