@@ -2,12 +2,12 @@
 // is recorded and its servers listen. A signal that reaches the launcher first, even in the
 // milliseconds right after bwrap is spawned, abandons the launch: the program never runs
 // unsupervised, nothing is left running. And the sandbox holds none of the launcher's descriptors.
-import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, test } from 'vitest'
-import { BIN, claudebox, FIXTURES, HAVE_BWRAP, makeRepo, makeWorld, requiredTool } from '../helpers/cli.js'
+import { BIN, claudebox, FIXTURES, HAVE_BWRAP, makeRepo, makeWorld, requiredTool, type World } from '../helpers/cli.js'
 
 const HAVE_CC = requiredTool('cc', ['--version'], 'a C compiler (cc) for the tracer fixture')
 
@@ -38,25 +38,30 @@ function stateOf(pid: number | undefined): string | undefined {
  * stopped, `holdMs` later nothing of the session may have made `after-stop`; then the whole job
  * is continued, as the shell's fg does, and the session ends well, having made it.
  */
+/**
+ * `file args` in a session of its own (a sandbox's kill(0, SIGTSTP) reaches the launcher's whole
+ * process group: never the test runner's), with CLAUDEBOX_CLAUDE=/bin/sh and debug lines; what it
+ * wrote so far, and its end.
+ */
+function detached(world: World, project: string, file: string, args: string[]): { child: ChildProcess; out: { stdout: string; stderr: string }; exited: Promise<number | null> } {
+  const child = spawn(file, args, { cwd: project, env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', CLAUDEBOX_DEBUG: '1' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  const out = { stdout: '', stderr: '' }
+  child.stdout?.on('data', (chunk: Buffer) => void (out.stdout += chunk.toString()))
+  child.stderr?.on('data', (chunk: Buffer) => void (out.stderr += chunk.toString()))
+  return { child, out, exited: new Promise(resolve => child.on('close', resolve)) }
+}
+
 async function stopAndResume(script: string, holdMs: number, prepare: (project: string) => void = () => {}): Promise<void> {
   const world = makeWorld()
   const project = makeRepo(world.home, 'p')
   prepare(project)
-  const child = spawn(process.execPath, [BIN, '--', '-c', script], {
-    cwd: project,
-    env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', CLAUDEBOX_DEBUG: '1' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-    detached: true,
-  })
-  let stderr = ''
-  child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()))
-  const exited = new Promise<number | null>(resolve => child.on('close', resolve))
+  const { child, out, exited } = detached(world, project, process.execPath, [BIN, '--', '-c', script])
   try {
-    for (const end = Date.now() + 20_000; stateOf(child.pid) !== 'T'; await sleep(20)) if (Date.now() > end) throw new Error(`the launcher never stopped: ${stderr}`)
+    for (const end = Date.now() + 20_000; stateOf(child.pid) !== 'T'; await sleep(20)) if (Date.now() > end) throw new Error(`the launcher never stopped: ${out.stderr}`)
     await sleep(holdMs)
-    expect(fs.existsSync(path.join(project, 'after-stop')), `the session ran on while the launcher was stopped: ${stderr}`).toBe(false)
+    expect(fs.existsSync(path.join(project, 'after-stop')), `the session ran on while the launcher was stopped: ${out.stderr}`).toBe(false)
     process.kill(-(child.pid ?? 0), 'SIGCONT')
-    expect(await exited, stderr).toBe(0)
+    expect(await exited, out.stderr).toBe(0)
     expect(fs.existsSync(path.join(project, 'after-stop'))).toBe(true)
   } finally {
     if (stateOf(child.pid) !== undefined) process.kill(-(child.pid ?? 0), 'SIGKILL')
@@ -207,23 +212,15 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     const project = makeRepo(world.home, 'p')
     const python = ['import signal, time', 'signal.signal(signal.SIGCONT, lambda *a: None)', 'signal.signal(signal.SIGTSTP, signal.SIG_IGN)', ...setUp, "open('set-up', 'w')", 'time.sleep(4)'].join('\n')
     fs.writeFileSync(path.join(project, '.wake.py'), `${python}\n`)
-    const child = spawn(process.execPath, [BIN, '--', '-c', "python3 .wake.py & while [ ! -e set-up ]; do sleep 0.05; done; kill -s TSTP 0; wait; echo done"], {
-      cwd: project,
-      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', CLAUDEBOX_DEBUG: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    })
-    let [stdout, stderr, everStopped] = ['', '', false]
-    child.stdout.on('data', (chunk: Buffer) => void (stdout += chunk.toString()))
-    child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()))
-    const exited = new Promise<number | null>(resolve => child.on('close', resolve))
+    const { child, out, exited } = detached(world, project, process.execPath, [BIN, '--', '-c', 'python3 .wake.py & while [ ! -e set-up ]; do sleep 0.05; done; kill -s TSTP 0; wait; echo done'])
+    let everStopped = false
     try {
       for (const end = Date.now() + 15_000; stateOf(child.pid) !== undefined && Date.now() < end; await sleep(20)) everStopped ||= stateOf(child.pid) === 'T'
       if (everStopped) process.kill(-(child.pid ?? 0), 'SIGCONT')
-      expect(everStopped, stderr).toBe(false)
-      expect(await exited, stderr).toBe(0)
-      expect(stdout.trim()).toBe('done')
-      expect(stderr).toMatch(/SIGTSTP refused: processes of the sandbox the kernel may wake/)
+      expect(everStopped, out.stderr).toBe(false)
+      expect(await exited, out.stderr).toBe(0)
+      expect(out.stdout.trim()).toBe('done')
+      expect(out.stderr).toMatch(/SIGTSTP refused: processes of the sandbox the kernel may wake/)
     } finally {
       if (stateOf(child.pid) !== undefined) process.kill(-(child.pid ?? 0), 'SIGKILL')
     }
@@ -255,24 +252,16 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     // As a job of a shell with job control, as in a terminal: its process group is not orphaned, so
     // the group's SIGTSTP stops bwrap by default (a refused stop continued only the sandbox, and
     // the launcher waited for the stopped bwrap for ever).
-    const child = spawn('bash', ['-c', 'set -m; "$0" "$1" -- -c "python3 .spin.py"', process.execPath, BIN], {
-      cwd: project,
-      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', CLAUDEBOX_DEBUG: '1' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-      detached: true,
-    })
-    let stderr = ''
-    child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()))
-    const exited = new Promise<number | null>(resolve => child.on('close', resolve))
+    const { child, out, exited } = detached(world, project, 'bash', ['-c', 'set -m; "$0" "$1" -- -c "python3 .spin.py"', process.execPath, BIN])
     const timer = setTimeout(() => process.kill(-(child.pid ?? 0), 'SIGKILL'), 25_000)
     try {
-      expect(await exited, stderr).toBe(0)
+      expect(await exited, out.stderr).toBe(0)
     } finally {
       clearTimeout(timer)
     }
-    expect(stderr).toMatch(/SIGTSTP refused/)
+    expect(out.stderr).toMatch(/SIGTSTP refused/)
     expect(fs.readFileSync(path.join(project, 'plant-after-1s'), 'utf8')).toBe('gone')
-    expect(stderr).toMatch(/moved aside[^\n]*\.git\/commondir/)
+    expect(out.stderr).toMatch(/moved aside[^\n]*\.git\/commondir/)
   }, 40_000)
 
   test.each(['allow', 'none', 'open'])('--network=%s: the sandbox holds no descriptor of the launcher', async network => {
