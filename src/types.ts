@@ -103,11 +103,17 @@ export interface GitProtectFacts {
   refusals: readonly string[]
   /** Existing files and directories that make git run programs or look elsewhere (config, hooks, commondir, .git files). */
   readOnly: readonly string[]
-  /** Missing hooks directories: created, then read-only. */
-  missingHooks: readonly string[]
+  /** Missing hooks, remotes and branches directories: created empty, then read-only (git reads a remote's file there). */
+  emptyDirs: readonly string[]
   /** Missing config.worktree files that git would read (extensions.worktreeConfig): created empty, then read-only. */
   emptyConfigs: readonly string[]
-  /** Names git would read that do not exist and cannot be pinned (commondir): watched during the session. */
+  /**
+   * The commondir of each git dir that is not a linked worktree's: made a placeholder (sandbox/
+   * git-guard.ts), read-only during the session, removed after it. Also watched (forbidden), in
+   * case it goes while the session runs.
+   */
+  placeholders: readonly string[]
+  /** Names git would read that do not exist and cannot be pinned: watched during the session. */
   forbidden: readonly string[]
   /** Forbidden names that are present already (a planted commondir): the launch refuses. */
   present: readonly string[]
@@ -147,6 +153,8 @@ export interface FileStep {
   mode: number
   /** Replace the file when its content differs (for files only claudebox writes, like the filter). */
   replace?: boolean
+  /** The launch refuses when a file already there has other content (a placeholder the sandbox binds read-only). */
+  exact?: boolean
 }
 
 /** Extra file descriptors bwrap reads or writes, and how a pasted command provides them. */
@@ -200,6 +208,8 @@ export interface LaunchPlan {
 export interface GitWatchSpec {
   /** Names that must not appear (a commondir in a git dir): moved aside at once if they do. */
   forbidden: readonly string[]
+  /** Of those, the commondir placeholders claudebox made: left where they are, removed after the session when no other session of the project runs. */
+  placeholders: readonly string[]
   /** Symlinks that lead to protected files: a replacement of one is moved aside at once. */
   links: readonly { path: string; text: string }[]
   /** Git dirs whose HEAD must stay valid and whose modules/ and worktrees/ must not grow unnoticed. */

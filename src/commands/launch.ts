@@ -24,7 +24,8 @@ import { sharedJsonFiles, stateWrites } from './launch-writes.js'
 import { canonicalRoot, instanceDir, instanceId, sharedPaths } from '../state/instance.js'
 import { approvePlaceholderKey, carryAccountIn, carryAccountOut, rememberPlaceholderApproval } from '../state/account-state.js'
 import { OWN_DIR } from '../state/registry.js'
-import { liveSessions } from '../state/scan.js'
+import { liveSessions, otherSessionRecorded } from '../state/scan.js'
+import { removePlaceholders } from '../host/commondir-placeholders.js'
 import { finishUnfinishedSessions } from './unfinished.js'
 import { mayTakeOver } from '../state/migration.js'
 import { claudeSandboxOn, SANDBOX_IN_FORCE, sandboxSettingsFiles } from '../host/claude-sandbox.js'
@@ -229,6 +230,7 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
     afterSession('checking git', () => {
       for (const warning of gitWatch?.finish() ?? []) warn(warning)
     })
+    afterSession('removing the commondir placeholders', () => removePlaceholders(plan.gitWatch.placeholders, () => otherSessionRecorded(plan.summary.instanceDir)))
     if (!returned) await hold.release()
   }
 }

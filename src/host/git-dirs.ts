@@ -5,9 +5,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
-import { lstatKind, realPathFrom } from './fs.js'
+import { lstatKind, readNoFollow, realPathFrom } from './fs.js'
 import { resolveChain } from './link-targets.js'
 import { expandHome } from './config-commands.js'
+import { COMMONDIR_PLACEHOLDER } from '../sandbox/git-guard.js'
 import type { GitFacts } from '../types.js'
 
 /** How deep `modules/` may nest (name parts and nested submodules together) before the launch refuses. */
@@ -133,6 +134,11 @@ export function commonDirOf(gitDir: string): string | undefined {
   } catch {
     return undefined
   }
+}
+
+/** Whether `file` is a commondir placeholder (sandbox/git-guard.ts): a regular file, never a link, holding exactly that. */
+export function isCommondirPlaceholder(file: string): boolean {
+  return `${readNoFollow(file, COMMONDIR_PLACEHOLDER.length) ?? ''}\n` === COMMONDIR_PLACEHOLDER && fs.lstatSync(file, { throwIfNoEntry: false })?.size === COMMONDIR_PLACEHOLDER.length
 }
 
 /** A git dir as git takes one: HEAD present, as a file or a symlink (git follows a symlinked HEAD). */

@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind, safeReaddir } from './fs.js'
 import { configReader, repoConfigsOf, userGitConfigs, workTreesIn } from './git-configs.js'
-import { gitConfig, gitdirOf, gitDirsOf, isGitDir, MAX_MODULES_DEPTH, readSmall, worktreeDotGit, type GitDirSearch } from './git-dirs.js'
+import { gitConfig, gitdirOf, gitDirsOf, isCommondirPlaceholder, isGitDir, MAX_MODULES_DEPTH, readSmall, worktreeDotGit, type GitDirSearch } from './git-dirs.js'
 import { isWithin, isWithinAny } from '../state/instance.js'
 import { linksBelow, protectLink, resolveChain, throughLinkedFolders } from './link-targets.js'
 import { HOST_RUN_FILES } from '../sandbox/persistence.js'
@@ -19,14 +19,14 @@ import type { GitFacts, GitProtectFacts } from '../types.js'
  * the instance>` had the host's `git push` run its hook).
  */
 const REDIRECTING = ['config', 'config.worktree', 'commondir', 'gitdir', 'hooks', 'remotes', 'branches'] as const
-/** Of those, the ones only a linked worktree's admin dir or the common dir has, that the session must not create. */
-const NOT_TO_CREATE = new Set(['commondir', 'remotes', 'branches'])
+/** Of those, the folders made empty (then read-only) where they are missing: git only reads files in them. */
+const EMPTY_WHEN_MISSING = new Set(['hooks', 'remotes', 'branches'])
 /** Links inside protected folders followed at most, per folder and in all (each target is a bind). */
 const LINKS_PER_FOLDER = 32
 const LINKS_IN_ALL = 128
 
 export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly string[], home: string): GitProtectFacts {
-  const facts: MutableProtect = { pinned: [], workTrees: [], gitDirs: [], refusals: [], readOnly: [], missingHooks: [], emptyConfigs: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [], links: [] }
+  const facts: MutableProtect = { pinned: [], workTrees: [], gitDirs: [], refusals: [], readOnly: [], emptyDirs: [], emptyConfigs: [], placeholders: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [], links: [] }
   let trees = projectDirs.slice(0, 1)
   if (git !== undefined) {
     const reader = configReader(home)
@@ -247,7 +247,12 @@ function protectGitDir(facts: MutableProtect, dir: string, linked: boolean, work
   for (const name of REDIRECTING) {
     const p = path.join(dir, name)
     const kind = lstatKind(p)
-    if (!linked && (name === 'commondir' || name === 'gitdir') && kind !== 'missing') {
+    if (!linked && name === 'commondir' && (kind === 'missing' || isCommondirPlaceholder(p))) {
+      // Made (or one of a launcher killed before its end, taken over) and bound read-only; watched too,
+      // should another session's end remove it meanwhile (git-watch.ts leaves a placeholder alone).
+      facts.placeholders.push(p)
+      facts.forbidden.push(p)
+    } else if (!linked && (name === 'commondir' || name === 'gitdir') && kind !== 'missing') {
       facts.present.push(p) // only a linked worktree's admin dir has them; anywhere else they were planted
     } else if (kind === 'file' || kind === 'dir') {
       facts.readOnly.push(p)
@@ -256,12 +261,10 @@ function protectGitDir(facts: MutableProtect, dir: string, linked: boolean, work
       // watched with what it leads to instead (red team: a hooks dir kept in the project changed
       // unreported).
       watchLink(facts, p, projectDirs)
-    } else if (name === 'hooks' && !linked) {
-      facts.missingHooks.push(p)
+    } else if (EMPTY_WHEN_MISSING.has(name) && !linked) {
+      facts.emptyDirs.push(p)
     } else if (name === 'config.worktree' && worktreeConfig) {
       facts.emptyConfigs.push(p)
-    } else if (NOT_TO_CREATE.has(name) && !linked) {
-      facts.forbidden.push(p)
     }
   }
 }

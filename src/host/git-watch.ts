@@ -10,6 +10,7 @@ import type { ModeGuard } from './mode-guard.js'
 import { checkInProgress } from './in-progress.js'
 import { checkIndexes } from './index-entries.js'
 import { configReader, userGitConfigs } from './git-configs.js'
+import { isCommondirPlaceholder } from './git-dirs.js'
 import { resolveChain } from './link-targets.js'
 import { outOfOthersReach } from './out-of-reach.js'
 import { folderCache, listFolder, type EntryKind, type FolderCache, type Listing } from './folder-cache.js'
@@ -194,6 +195,7 @@ function reportOrSay(report: () => string[]): string[] {
  */
 function quarantineIn(spec: GitWatchSpec, away: Away, log: { moved: string[]; reported: Set<string> }, again: (p: string) => void): (planned: string) => void {
   const { moved, reported } = log
+  const placeholders = new Set(spec.placeholders)
   return (planned: string): void => {
     // The agent may replace a parent by a symlink, even while this runs: the parent is reached
     // through directory fds opened one component at a time without following a symlink, and the
@@ -214,6 +216,8 @@ function quarantineIn(spec: GitWatchSpec, away: Away, log: { moved: string[]; re
       } catch {
         return
       }
+      // claudebox's own placeholder (git takes the git dir itself from it): where it belongs.
+      if (placeholders.has(planned) && placeholderThere(parent, `${here}/${name}`)) return
       // A random suffix: the agent cannot occupy the name in advance to make the move fail.
       const asideName = `${name}.claudebox-quarantine-${randomHex(6)}`
       const where = moveAside(parent, name, asideName, away)
@@ -335,6 +339,18 @@ function withAccess<T>(dir: number, op: () => T): T {
     return op()
   } finally {
     fs.chmodSync(here, mode)
+  }
+}
+
+/** Whether `file` (in the folder open as `parent`) is claudebox's commondir placeholder, read with the user's access given back if the session took it. */
+function placeholderThere(parent: number, file: string): boolean {
+  try {
+    return withAccess(parent, () => {
+      fs.closeSync(fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK))
+      return isCommondirPlaceholder(file)
+    })
+  } catch {
+    return false
   }
 }
 

@@ -15,7 +15,7 @@ import path from 'node:path'
 import { sha256Hex } from '../sha256.js'
 import { writeHomeFile } from './atomic-write.js'
 import { lstatKind, namesUpTo, readJsonObject, realPathFrom } from './fs.js'
-import { gitConfig, gitdirOf, readSmall } from './git-dirs.js'
+import { gitConfig, gitdirOf, isCommondirPlaceholder, readSmall } from './git-dirs.js'
 import { resolveChain, type LinkChain } from './link-targets.js'
 
 export interface NestedRepo {
@@ -123,7 +123,7 @@ export function nestedGitDirOnly(entry: string, isGitDir: boolean): string | und
  */
 export function namedCommonDir(gitDir: string): { file: string; to: string | undefined } | undefined {
   const file = `${gitDir}/commondir`
-  if (lstatKind(file) === 'missing') return undefined
+  if (lstatKind(file) === 'missing' || isCommondirPlaceholder(file)) return undefined
   return { file, to: commonDirOf(gitDir, start => resolveChain(start), () => {}, () => {}) }
 }
 
@@ -160,6 +160,8 @@ function movedWorkTree(config: string, gitDir: string): string[] {
 
 /** The common dir git takes for `gitDir` (its `commondir`, as git reads it), where config and hooks are. */
 function commonDirOf(gitDir: string, walk: (start: string, magicAt: string) => LinkChain, note: (file: string) => void, markMagic: (at: string) => void): string | undefined {
+  // A placeholder (a launch makes one in each git dir of the project, new each time) is no commondir to git.
+  if (isCommondirPlaceholder(`${gitDir}/commondir`)) return gitDir
   note(`${gitDir}/commondir`)
   const text = utf8(readSmall(`${gitDir}/commondir`, 'latin1')?.replace(/[\r\n]+$/, ''))
   if (text === undefined) return gitDir

@@ -17,14 +17,30 @@ export interface GitGuardPlan {
   links: { path: string; text: string }[]
   /** Git dirs to check after the session (HEAD still valid, nothing new in modules/ or worktrees/). */
   gitDirs: string[]
+  /** The commondir placeholders the launch makes (or found from a session before), removed after the session. */
+  placeholders: string[]
 }
+
+/**
+ * What a commondir placeholder holds: git reads a commondir relative to its git dir, so `.` makes
+ * the git dir its own common dir, as it is without one. libgit2 and gitoxide take it so too, and
+ * Claude Code's own checks know it. The one visible difference: `git rev-parse --git-common-dir`
+ * at the top of the work tree prints the git dir's absolute path instead of `.git`.
+ */
+export const COMMONDIR_PLACEHOLDER = '.\n'
 
 /**
  * A writable git dir is needed to commit (git creates index.lock, HEAD.lock... at its top and
  * renames them), so the top stays writable; instead every git dir is bound onto itself, which makes
  * it a mount point that cannot be renamed away and rebuilt, and what git reads to decide what to
  * run or which repository to use is read-only. What cannot be pinned because it does not exist
- * yet is created neutral (an empty config.worktree, an empty hooks dir) or watched (commondir).
+ * yet is created neutral (an empty config.worktree; empty hooks, remotes and branches dirs; a
+ * commondir placeholder, which the launcher removes after the session) or watched.
+ *
+ * Why not watch the commondir and move a planted one aside, as before: a session that plants it
+ * the moment the host's git runs a child git (git commit's `git maintenance run --auto`, which
+ * finds the repository again) wins that race (red team, round 84: 7 of 9); a read-only mount cannot
+ * be raced.
  */
 export function planGitGuard(protect: GitProtectFacts, writableGitConfig: boolean): GitGuardPlan {
   const [refusal] = protect.refusals
@@ -35,7 +51,7 @@ export function planGitGuard(protect: GitProtectFacts, writableGitConfig: boolea
       `${first ?? ''} would make git use another repository's configuration, and git never writes it there; inspect it, move it out of the git dir (mv ${first ?? ''} /tmp/), then rerun claudebox`,
     )
   }
-  const plan: GitGuardPlan = { groups: [], readOnly: [], mkdirs: [], files: [], protections: [], forbidden: [], links: [...protect.links], gitDirs: [] }
+  const plan: GitGuardPlan = { groups: [], readOnly: [], mkdirs: [], files: [], protections: [], forbidden: [], links: [...protect.links], gitDirs: [], placeholders: [] }
   const hostRun = protect.workTree.filter(entry => entry.kind === 'file' || entry.kind === 'dir').map(entry => entry.path)
   if (hostRun.length > 0) plan.protections.push('working-tree files the host runs (.envrc, .vscode, .npmrc, .husky, ...) read-only while they exist')
   // Pins first, parents before children: a read-only bind below a pin must not be covered by it.
@@ -44,13 +60,15 @@ export function planGitGuard(protect: GitProtectFacts, writableGitConfig: boolea
   if (writableGitConfig) return withReadOnly(plan, hostRun)
   protect.pinned.forEach(pin)
   plan.gitDirs = [...protect.gitDirs]
-  for (const p of protect.missingHooks) plan.mkdirs.push({ path: p, mode: 0o755 })
+  for (const p of protect.emptyDirs) plan.mkdirs.push({ path: p, mode: 0o755 })
   for (const p of protect.emptyConfigs) plan.files.push({ path: p, content: '', mode: 0o644 })
+  for (const p of protect.placeholders) plan.files.push({ path: p, content: COMMONDIR_PLACEHOLDER, mode: 0o644, exact: true })
+  plan.placeholders = [...protect.placeholders]
   plan.forbidden = [...protect.forbidden]
   if (protect.pinned.length > 0) {
-    plan.protections.push('git dirs pinned (cannot be replaced); config, hooks, commondir and .git files read-only; a planted commondir is moved aside at once')
+    plan.protections.push('git dirs pinned (cannot be replaced); config, hooks, commondir and .git files read-only; a missing commondir held by a read-only placeholder while the session runs')
   }
-  return withReadOnly(plan, [...hostRun, ...protect.readOnly, ...protect.missingHooks, ...protect.emptyConfigs])
+  return withReadOnly(plan, [...hostRun, ...protect.readOnly, ...protect.emptyDirs, ...protect.emptyConfigs, ...protect.placeholders])
 }
 
 function withReadOnly(plan: GitGuardPlan, paths: readonly string[]): GitGuardPlan {

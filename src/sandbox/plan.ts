@@ -210,7 +210,7 @@ function watches(facts: HostFacts, options: SandboxOptions, { cwd, instance }: {
   const guards = [guard, ...bindGuards.map(g => g.plan)]
   return {
     watch,
-    gitWatch: { forbidden: guards.flatMap(g => g.forbidden), links: guards.flatMap(g => g.links), gitDirs: guards.flatMap(g => g.gitDirs), workTrees: [top, ...bindGuards.map(g => g.real)], ways: [...new Set(protects.flatMap(p => [...p.pinned, ...p.workTrees]))], home: facts.home, quarantineDir: path.join(facts.claudeboxHome, QUARANTINE_DIR, path.basename(instance)), instance, folderCache: folderCacheFile(facts.claudeboxHome, path.basename(instance)), nestedRecord: nestedRecordFile(facts.claudeboxHome, path.basename(instance)) },
+    gitWatch: { forbidden: guards.flatMap(g => g.forbidden), placeholders: guards.flatMap(g => g.placeholders), links: guards.flatMap(g => g.links), gitDirs: guards.flatMap(g => g.gitDirs), workTrees: [top, ...bindGuards.map(g => g.real)], ways: [...new Set(protects.flatMap(p => [...p.pinned, ...p.workTrees]))], home: facts.home, quarantineDir: path.join(facts.claudeboxHome, QUARANTINE_DIR, path.basename(instance)), instance, folderCache: folderCacheFile(facts.claudeboxHome, path.basename(instance)), nestedRecord: nestedRecordFile(facts.claudeboxHome, path.basename(instance)) },
   }
 }
 

@@ -6,7 +6,7 @@ import { launchError } from '../errors.js'
 import { inPinnedDir, leftByGoneLaunchers, pidOfOurs, pidScope, processStartTime, removeFile } from '../host/fs.js'
 import { lstatKind } from '../host/probe.js'
 import { sanitizePath } from './adopt.js'
-import { HEARTBEAT_MS, META_FILE, SESSIONS_DIR, type InstanceMeta, type SessionRecord } from './registry.js'
+import { HEARTBEAT_MS, META_FILE, sessionRecordName, SESSIONS_DIR, type InstanceMeta, type SessionRecord } from './registry.js'
 import type { FileStep, HostFacts, MkdirStep } from '../types.js'
 import { isatty } from 'node:tty'
 
@@ -51,7 +51,7 @@ function existingDir(dir: string, claudeboxHome: string): boolean {
 export function applyFiles(steps: readonly FileStep[]): void {
   const cleaned = new Set<string>()
   for (const step of steps) {
-    if (!step.replace && isRegularFile(step.path)) continue // the common case: created by an earlier launch
+    if (!step.replace && (step.exact ? sameContent(step.path, step.content) : isRegularFile(step.path))) continue // the common case: created by an earlier launch
     const temp = path.join(path.dirname(step.path), `${tempPrefix(step.path)}${process.pid}-${pidScope()}.${Math.random().toString(16).slice(2)}`)
     try {
       fs.mkdirSync(path.dirname(step.path), { recursive: true, mode: 0o700 })
@@ -75,6 +75,8 @@ export function applyFiles(steps: readonly FileStep[]): void {
     }
     const st = fs.lstatSync(step.path)
     if (!st.isFile()) throw launchError(`${step.path} should be a regular file but is not; move it away and rerun`)
+    // Made meanwhile by someone else (a session of this project running beside the launch): bwrap would bind theirs.
+    if (step.exact && !sameContent(step.path, step.content)) throw launchError(`${step.path} appeared while claudebox started, with other content than claudebox's; look at it (cat, not git), move it away, then rerun`)
   }
 }
 
@@ -133,7 +135,7 @@ export function stateError(p: string, error: unknown): Error {
 export function registerSession(instance: string, cwd: string, version: string, kept: Pick<SessionRecord, 'watched' | 'guarded'> = {}, heartbeatMs = HEARTBEAT_MS): () => void {
   // The pid namespace in the name: a launcher in a container sharing this home may have our pid
   // (red team, round 54: it took this record for its own stale one and removed it).
-  const file = path.join(instance, SESSIONS_DIR, `${process.pid}-${pidScope()}.json`)
+  const file = path.join(instance, SESSIONS_DIR, sessionRecordName(process.pid, pidScope()))
   const record: SessionRecord = { pid: process.pid, startTime: processStartTime('self') ?? '', cwd, version, started: new Date().toISOString(), scope: pidScope(), heartbeat: true, ...kept }
   if (isatty(0)) {
     try {

@@ -19,6 +19,8 @@ export const folderCacheFile = (claudeboxHome: string, id: string): string => `$
  */
 export const nestedRecordFile = (claudeboxHome: string, id: string): string => `${claudeboxHome}/nested/${id}.json`
 export const SESSIONS_DIR = 'claudebox/sessions'
+/** A launcher's session record in SESSIONS_DIR; the pid namespace in the name (state/apply.ts). */
+export const sessionRecordName = (pid: number, scope: string): string => `${pid}-${scope}.json`
 export const META_FILE = 'claudebox/meta.json'
 
 export interface SessionRecord {

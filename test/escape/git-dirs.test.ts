@@ -491,10 +491,12 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
   test("round 36: git's old remote files (.git/remotes/<name>, .git/branches/<name>), read for a remote the config does not define: cannot be made, so the host's git push does not reach the session's repository", async () => {
     const s = scene()
     const hook = `git init -q --bare "$CLAUDE_CONFIG_DIR/m.git" && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > "$CLAUDE_CONFIG_DIR/m.git/hooks/pre-receive" && chmod +x "$CLAUDE_CONFIG_DIR/m.git/hooks/pre-receive"`
-    const remotes = `mkdir -p .git/remotes && printf 'URL: %s\\nPush: refs/heads/*:refs/heads/*\\n' "$CLAUDE_CONFIG_DIR/m.git" > .git/remotes/origin && echo remotes-WRITTEN || echo remotes-refused`
+    const remotes = `mkdir -p .git/remotes && printf 'URL: %s\\nPush: refs/heads/*:refs/heads/*\\n' "$CLAUDE_CONFIG_DIR/m.git" > .git/remotes/origin 2>/dev/null && echo remotes-WRITTEN || echo remotes-refused`
     const branches = `mkdir -p .git/branches && echo "$CLAUDE_CONFIG_DIR/m.git" > .git/branches/other 2>/dev/null && echo branches-WRITTEN || echo branches-refused`
-    const r = await inside(s, `${hook}; ${remotes}; ${branches}; sleep 0.5; test -e .git/remotes && echo remotes-THERE || echo remotes-moved`)
-    expect(r.out.split('\n').slice(-2)).toEqual(['branches-refused', 'remotes-moved'])
+    const swapped = 'mv .git/remotes .git/r-old 2>/dev/null && echo remotes-SWAPPED || echo swap-refused'
+    const r = await inside(s, `${hook}; ${remotes}; ${branches}; ${swapped}; ls -A .git/remotes .git/branches`)
+    // Both folders are there, empty and read-only, during the session (made where missing: round 84).
+    expect(r.out.split('\n').slice(-6)).toEqual(['remotes-refused', 'branches-refused', 'swap-refused', '.git/branches:', '', '.git/remotes:'])
     for (const remote of ['origin', 'other']) spawnSync('git', ['push', '-q', remote, 'main'], { cwd: s.project, env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
     expect(fs.existsSync(s.marker)).toBe(false)
   })

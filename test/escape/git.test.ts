@@ -14,13 +14,53 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     payloadWorks(scene())
   })
 
-  test('.git/commondir pointing at a git dir the agent built: moved aside at once, reported', async () => {
+  test(".git/commondir pointing at a git dir the agent built: none can be planted, a read-only placeholder holds the name during the session, and it is gone after it (red team, round 84: one planted the moment the host's git commit started its maintenance child, which finds the repository again, won 7 of 9 against moving it aside)", async () => {
     const s = scene()
-    const r = await inside(s, `mkdir evil && cp -r .git/objects .git/refs .git/HEAD evil/ && ${payload(s, 'evil/config')} && echo "$PWD/evil" > .git/commondir; sleep 0.5; test -e .git/commondir && echo STILL-THERE || echo MOVED`)
-    expect(r.out).toBe('MOVED')
-    expect(r.err).toMatch(/WARNING: the session created files that the host's git or tools would take config, hooks or code from; moved aside.*\.git\/commondir -> .*commondir\.claudebox-quarantine-/)
+    const commondir = path.join(s.project, '.git/commondir')
+    const r = await inside(
+      s,
+      [
+        `mkdir evil && cp -r .git/objects .git/refs .git/HEAD evil/ && ${payload(s, 'evil/config')}`,
+        'cat .git/commondir',
+        'echo "$PWD/evil" > .git/commondir 2>/dev/null || echo WRITE-REFUSED',
+        'echo "$PWD/evil" > cd.tmp; mv -f cd.tmp .git/commondir 2>/dev/null || echo RENAME-REFUSED',
+        'ln -s evil .git/cd.link; mv -f .git/cd.link .git/commondir 2>/dev/null || echo LINK-REFUSED',
+        'rm -f .git/commondir 2>/dev/null || echo REMOVE-REFUSED',
+        'git rev-parse --git-common-dir',
+      ].join('; '),
+    )
+    expect(r.out.split('\n'), r.err).toEqual(['.', 'WRITE-REFUSED', 'RENAME-REFUSED', 'LINK-REFUSED', 'REMOVE-REFUSED', path.join(s.project, '.git')])
+    expect(fs.existsSync(commondir)).toBe(false)
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test('the commondir placeholder: the host\'s git takes the repository as before while a session runs; a second session ending first leaves it to the one still running; one a killed launcher left is taken over and removed; anything else there still refuses the launch', async () => {
+    const s = scene()
+    const commondir = path.join(s.project, '.git/commondir')
+    const env = { CLAUDEBOX_CLAUDE: '/bin/sh' }
+    const first = claudebox(s.world, ['--', '-c', 'touch first-runs; sleep 3'], { cwd: s.project, env })
+    await until(() => fs.existsSync(path.join(s.project, 'first-runs')))
+    expect(fs.readFileSync(commondir, 'utf8')).toBe('.\n')
+    const host = (args: string[]): string => execFileSync('git', args, { cwd: s.project, env: { ...process.env, HOME: s.world.home }, encoding: 'utf8' }).trim()
+    expect(host(['rev-parse', '--git-dir'])).toBe('.git')
+    expect(host(['status', '--porcelain'])).toBe('?? first-runs')
+    const second = await claudebox(s.world, ['--', '-c', 'cat .git/commondir'], { cwd: s.project, env })
+    expect(second.stdout.trim(), second.stderr).toBe('.')
+    expect(fs.readFileSync(commondir, 'utf8')).toBe('.\n')
+    expect((await first).exitCode).toBe(0)
+    expect(fs.existsSync(commondir)).toBe(false)
+    // What a launcher killed during its session leaves: taken over, then removed at the end.
+    fs.writeFileSync(commondir, '.\n')
+    const after = await claudebox(s.world, ['--', '-c', 'echo x > .git/commondir || echo REFUSED'], { cwd: s.project, env })
+    expect(after.stdout.trim(), after.stderr).toBe('REFUSED')
+    expect(fs.existsSync(commondir)).toBe(false)
+    const other = `${makeRepo(s.world.home, 'src/other')}/.git\n`
+    fs.writeFileSync(commondir, other)
+    const refused = await claudebox(s.world, ['--', '-c', 'echo RAN'], { cwd: s.project, env })
+    expect(refused.stdout).not.toContain('RAN')
+    expect(refused.stderr).toMatch(/refusing to trust this repository: \S*project\/\.git points git at \S*other\/\.git \(a commondir file\)/)
+    expect(fs.readFileSync(commondir, 'utf8')).toBe(other)
   })
 
   test('a project that is not a repository: a .git or a HEAD made at its top is moved aside at once, reported (red team: the prompt ran its fsmonitor)', async () => {
@@ -251,7 +291,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
         `echo "gitdir: $PWD/evil" > lib/.git 2>/dev/null && echo ESCAPED || echo BLOCKED`,
         `mv lib lib-old 2>/dev/null && mkdir lib && echo "gitdir: $PWD/evil" > lib/.git && echo ESCAPED || echo BLOCKED`,
         'cat evil/config >> .git/modules/lib/config 2>/dev/null && echo ESCAPED || echo BLOCKED',
-        'echo "$PWD/evil" > .git/modules/lib/commondir; sleep 0.5; test -e .git/modules/lib/commondir && echo ESCAPED || echo BLOCKED',
+        'echo "$PWD/evil" > .git/modules/lib/commondir 2>/dev/null; sleep 0.5; test "$(cat .git/modules/lib/commondir)" = . && echo BLOCKED || echo ESCAPED',
       ].join('; '),
     )
     expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED', 'BLOCKED', 'BLOCKED'])
@@ -568,3 +608,11 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.readFileSync(path.join(outside, 'hooks/keep'), 'utf8')).toBe('user data\n')
   })
 })
+
+/** Resolves once `done()` holds, checked every 20 ms; fails after 20 s. */
+async function until(done: () => boolean): Promise<void> {
+  for (let waited = 0; !done(); waited += 20) {
+    if (waited > 20_000) throw new Error('timed out waiting')
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+}

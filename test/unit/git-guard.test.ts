@@ -14,7 +14,7 @@ describe('planGitGuard', () => {
         pinned: [G, `${G}/worktrees`, `${G}/worktrees/b`],
         gitDirs: [G, `${G}/worktrees/b`],
         readOnly: [`${G}/config`, `${G}/worktrees/b/commondir`],
-        missingHooks: [`${G}/hooks`],
+        emptyDirs: [`${G}/hooks`],
         emptyConfigs: [`${G}/config.worktree`],
         forbidden: [`${G}/commondir`],
       }),
@@ -33,6 +33,15 @@ describe('planGitGuard', () => {
     expect(plan.files).toEqual([{ path: `${G}/config.worktree`, content: '', mode: 0o644 }])
     expect(plan.forbidden).toEqual([`${G}/commondir`])
     expect(plan.gitDirs).toEqual([G, `${G}/worktrees/b`])
+  })
+
+  test("a missing commondir is made a placeholder ('.', written only if it is not there with other content) and bound read-only, and stays watched", () => {
+    const plan = planGitGuard(gitProtect({ pinned: [G], gitDirs: [G], placeholders: [`${G}/commondir`], forbidden: [`${G}/commondir`] }), false)
+    expect(plan.files).toEqual([{ path: `${G}/commondir`, content: '.\n', mode: 0o644, exact: true }])
+    expect(plan.groups).toEqual([['--bind', G, G], ['--ro-bind', `${G}/commondir`, `${G}/commondir`]])
+    expect(plan.placeholders).toEqual([`${G}/commondir`])
+    expect(plan.forbidden).toEqual([`${G}/commondir`])
+    expect(planGitGuard(gitProtect({ pinned: [G], placeholders: [`${G}/commondir`] }), true).files).toEqual([])
   })
 
   test('a git dir the probe could not search refuses the launch, unless --writable-git-config', () => {

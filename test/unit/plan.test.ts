@@ -330,7 +330,7 @@ describe('planLaunch', () => {
   })
 
   test('git config and hooks are read-only by default; a missing hooks dir is created to be protected', () => {
-    const plan = planLaunch(debianFacts({ gitProtect: gitProtect({ pinned: ['/home/ada/src/shop/.git'], readOnly: ['/home/ada/src/shop/.git/config'], missingHooks: ['/home/ada/src/shop/.git/hooks'] }) }), request)
+    const plan = planLaunch(debianFacts({ gitProtect: gitProtect({ pinned: ['/home/ada/src/shop/.git'], readOnly: ['/home/ada/src/shop/.git/config'], emptyDirs: ['/home/ada/src/shop/.git/hooks'] }) }), request)
     const ro = optionArgs(plan.argv, '--ro-bind', 2).map(([s]) => s)
     expect(ro).toEqual(expect.arrayContaining(['/home/ada/src/shop/.git/config', '/home/ada/src/shop/.git/hooks']))
     expect(plan.mkdirs.map(m => m.path)).toContain('/home/ada/src/shop/.git/hooks')
