@@ -53,6 +53,7 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
     // work tree in the project: a relative hooksPath names a folder in each (red team: the
     // submodule's and the linked worktree's hooks ran).
     trees = workTreesIn(git, search, projectDirs)
+    for (const tree of trees) guardTopHead(facts, tree, projectDirs)
     for (const tree of trees) {
       const configs = [...repoConfigsOf(tree, git), ...userGitConfigs(home)]
       // Each walked as the kernel walks it (`conf/link/../inc`): links on the way guarded, what it
@@ -110,16 +111,26 @@ function pinFoldersOnTheWay(facts: MutableProtect, projectDirs: readonly string[
  * aside the moment they appear; --writable-git-config lets a session make a repository there.
  */
 function forbidRepositoryAt(facts: MutableProtect, top: string, projectDirs: readonly string[]): void {
-  for (const name of ['.git', 'HEAD']) {
-    const p = path.join(top, name)
-    const kind = lstatKind(p)
-    if (kind === 'missing') facts.forbidden.push(p)
-    // git took no repository from it (a dangling symlink): the session could make it lead to one.
-    else if (name === '.git') facts.refusals.push(`${p} is there, but git takes no repository from it (a symlink that leads nowhere, say); the session could make it lead to one, for the host's git to run; remove it or make it a repository, then rerun claudebox`)
-    // A HEAD of the user's own: read-only, or the session could make it one git accepts.
-    else if (name === 'HEAD' && kind === 'symlink') watchLink(facts, p, projectDirs)
-    else if (name === 'HEAD') facts.readOnly.push(p)
-  }
+  const p = path.join(top, '.git')
+  if (lstatKind(p) === 'missing') facts.forbidden.push(p)
+  // git took no repository from it (a dangling symlink): the session could make it lead to one.
+  else facts.refusals.push(`${p} is there, but git takes no repository from it (a symlink that leads nowhere, say); the session could make it lead to one, for the host's git to run; remove it or make it a repository, then rerun claudebox`)
+  guardTopHead(facts, top, projectDirs)
+}
+
+/**
+ * A HEAD at the top of a work tree: with it (and objects/, refs/), git takes the folder itself for a
+ * repository whenever its .git is not one, in a repository too: when the session swaps a HEAD git
+ * rejects into .git for a moment (red team, round 84: 12 of 12 host commits ran the top's config).
+ * Moved aside the moment it appears; a HEAD of the user's own is read-only, or the session could
+ * make it one git accepts.
+ */
+function guardTopHead(facts: MutableProtect, top: string, projectDirs: readonly string[]): void {
+  const p = path.join(top, 'HEAD')
+  const kind = lstatKind(p)
+  if (kind === 'missing') facts.forbidden.push(p)
+  else if (kind === 'symlink') watchLink(facts, p, projectDirs)
+  else facts.readOnly.push(p)
 }
 
 /**

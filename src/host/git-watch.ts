@@ -46,17 +46,20 @@ export interface GitWatch {
 export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, startedMs = Date.now()): GitWatch {
   const moved: string[] = []
   const reported = new Set<string>()
+  const [movedPaths, glimpsed] = [new Set<string>(), new Set<string>()]
   const replants = replantCounter(end)
   const away = awayFromTheSession(spec.quarantineDir)
-  const quarantine = quarantineIn(spec, away, { moved, reported }, replants.again)
+  const quarantine = quarantineIn(spec, away, { moved, reported, movedPaths }, replants.again)
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
-  const heads = guardHeads(spec.gitDirs, spec.workTrees, spec.ways)
-  const watch = watchDuringSession(spec, quarantine, () => heads.check())
+  const heads = guardHeads(spec.gitDirs, spec.workTrees, spec.ways, dir => replants.again(path.join(dir, 'HEAD')))
+  const watch = watchDuringSession(spec, quarantine, heads, p => glimpsed.add(p))
   const report = (nestedDirs: string[], folders: FolderCache, wide: Buffer[]): string[] => {
     const warnings: string[] = []
     const ended = replants.ended()
     if (ended !== undefined) warnings.push(`the session made ${inlineSafe(ended)} ${REPLANT_LIMIT} times, each moved aside, and was ended: a git the host ran at the moment of one could have taken it; look at what git ran in this project since (the config of each one moved aside below)`)
     if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (look at them with ls and cat, not with git, which would take one for a repository; then delete them): ${named(moved)}`)
+    const gone = [...glimpsed].filter(p => !movedPaths.has(p))
+    if (gone.length > 0) warnings.push(`the session made, and removed again before the launcher could move them aside, files the host's git would take config, hooks or a repository from: ${named(gone.map(inlineSafe))}; a git the host ran in this project at that moment could have taken them: look at what it ran`)
     const movedBefore = moved.length
     warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs, folders, { trees: spec.workTrees, guard: heads.modes, wide }))
     if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them), or a .git that leads through /proc or /dev or by a path that is not UTF-8 (where git goes from it cannot be known), or a .git or commondir that leads out of the project or to nothing yet (another local user could make what it names); moved aside: ${named(moved.slice(movedBefore))}`)
@@ -193,7 +196,7 @@ function reportOrSay(report: () => string[]): string[] {
  * Moves what was planted at `planned` out of the session's reach (moveAside), noting it in `log`;
  * `again` counts the plants of each name.
  */
-function quarantineIn(spec: GitWatchSpec, away: Away, log: { moved: string[]; reported: Set<string> }, again: (p: string) => void): (planned: string) => void {
+function quarantineIn(spec: GitWatchSpec, away: Away, log: { moved: string[]; reported: Set<string>; movedPaths?: Set<string> }, again: (p: string) => void): (planned: string) => void {
   const { moved, reported } = log
   const placeholders = new Set(spec.placeholders)
   return (planned: string): void => {
@@ -223,6 +226,7 @@ function quarantineIn(spec: GitWatchSpec, away: Away, log: { moved: string[]; re
       const where = moveAside(parent, name, asideName, away)
       if (where !== 'failed') {
         moved.push(`${inlineSafe(planned)} -> ${inlineSafe(path.join(where === 'away' ? spec.quarantineDir : path.dirname(planned), asideName))}`)
+        log.movedPaths?.add(planned)
         again(planned)
       }
       else if (!reported.has(planned)) {
@@ -360,18 +364,27 @@ function placeholderThere(parent: number, file: string): boolean {
  * link replaced by anything else (a real hooks dir, a link elsewhere) is moved aside; one only
  * removed stays removed: nothing runs from it.
  */
-function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void, checkHeads: () => void): { sweep(): void; stop(): void } {
+function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void, heads: HeadGuard, glimpse: (p: string) => void): { sweep(): void; stop(): void } {
   const texts = new Map(spec.links.map(l => [l.path, l.text]))
   const check = (p: string): void => {
     const text = texts.get(p)
     if (text === undefined) quarantine(p)
     else if (lstatKind(p) !== 'missing' && readLink(p) !== text) quarantine(p)
   }
+  // An event on a name that must stay missing, which is missing again when looked at: the session
+  // made it and removed it in the meantime (round 84: planted for a few milliseconds, timed to a
+  // host git, and gone before the end, it left no report). A guarded link only removed is no harm.
+  const onEvent = (p: string): void => {
+    check(p)
+    if (!texts.has(p) && lstatKind(p) === 'missing') glimpse(p)
+  }
   const watched = [...spec.forbidden, ...texts.keys()]
-  const watchers = watchForbidden(watched, check)
+  // Each HEAD at each event on it, not only at the poll: a HEAD git rejects makes git take the
+  // folder above for the repository (round 84: swapped in for 10 ms, timed to a host git commit).
+  const watchers = [...watchForbidden(watched, onEvent), ...watchForbidden(spec.gitDirs.map(dir => path.join(dir, 'HEAD')), () => heads.headsNow())]
   const each = (): void => {
     watched.forEach(check)
-    checkHeads()
+    heads.check()
   }
   const poll = watched.length === 0 && spec.gitDirs.length === 0 ? undefined : setInterval(each, POLL_MS).unref()
   return {

@@ -42,14 +42,19 @@ export interface HeadGuard {
    * also into `more` git dirs (those the session made: a submodule's or a worktree's).
    */
   check(final?: boolean, more?: readonly string[]): void
+  /** Puts back only each HEAD git would now reject: at every inotify event on a HEAD (git-watch.ts). */
+  headsNow(): void
   /** What was put back, for the report after the session. */
   restored(): string[]
   /** The guard of write access for others, which `check` runs. */
   readonly modes: ModeGuard
 }
 
-/** `workTrees` are the project's top and bound trees, `ways` the folders the probe pinned on the way to the git dirs. */
-export function guardHeads(gitDirs: readonly string[], workTrees: readonly string[] = [], ways: readonly string[] = []): HeadGuard {
+/**
+ * `workTrees` are the project's top and bound trees, `ways` the folders the probe pinned on the way
+ * to the git dirs; `putBackOne` hears of each HEAD put back (the git watch counts them).
+ */
+export function guardHeads(gitDirs: readonly string[], workTrees: readonly string[] = [], ways: readonly string[] = [], putBackOne: (dir: string) => void = () => {}): HeadGuard {
   const recorded = new Map<string, Head>()
   for (const dir of gitDirs) {
     const head = readHead(dir)
@@ -58,12 +63,17 @@ export function guardHeads(gitDirs: readonly string[], workTrees: readonly strin
   const modes = recordModes(gitDirs)
   const restored = new Set<string>()
   const guard = guardModes(gitDirs, workTrees, ways)
+  const headsNow = (): void => {
+    for (const [dir, head] of recorded) {
+      if (headIsValid(dir) || !putBack(dir, head)) continue
+      restored.add(`${inlineSafe(dir)}/HEAD (put back: ${inlineSafe(head.text.trim())})`)
+      putBackOne(dir)
+    }
+  }
   return {
+    headsNow,
     check(final = false, more: readonly string[] = []): void {
-      for (const [dir, head] of recorded) {
-        if (headIsValid(dir)) continue
-        if (putBack(dir, head)) restored.add(`${inlineSafe(dir)}/HEAD (put back: ${inlineSafe(head.text.trim())})`)
-      }
+      headsNow()
       // First, so that a git dir made unreadable (0333) is read again by the look below (round 63).
       for (const [dir, mode] of modes) {
         if (canEnter(dir)) continue

@@ -63,6 +63,37 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.readFileSync(commondir, 'utf8')).toBe(other)
   })
 
+  test("a HEAD git rejects swapped into .git for 30 ms is put back within them, each time, and reported; the tenth ends the session (red team, round 84: swapped for 10 ms, timed to a host git commit, it made git take the top for the repository, and was put back by itself before the 200 ms look)", async () => {
+    const s = scene()
+    const swaps = (n: number): string => [
+      'import os, time',
+      "orig = open('.git/HEAD').read()",
+      'seen = []',
+      `for i in range(${n}):`,
+      "    open('.git/junk', 'w').write('junk\\n'); os.rename('.git/junk', '.git/HEAD')",
+      '    time.sleep(0.03)',
+      "    seen.append(open('.git/HEAD').read() == orig)",
+      "    open('.git/keep', 'w').write(orig); os.rename('.git/keep', '.git/HEAD')",
+      '    time.sleep(0.25)',
+      'print(seen)',
+    ].join('\n')
+    fs.writeFileSync(path.join(s.project, 'swap3.py'), `${swaps(3)}\n`)
+    const r = await inside(s, 'python3 swap3.py')
+    expect(r.out, r.err).toBe('[True, True, True]')
+    expect(r.err).toMatch(/put back as it was: \S*project\/\.git\/HEAD \(put back: ref: refs\/heads\/main\)/)
+    fs.writeFileSync(path.join(s.project, 'swap12.py'), `${swaps(12)}\n`)
+    const ended = await inside(s, 'python3 swap12.py')
+    expect(ended.code).toBe(137)
+    expect(ended.err).toMatch(/the session made \S*project\/\.git\/HEAD 10 times, each moved aside, and was ended/)
+  })
+
+  test("a repository project: a HEAD made at its top is moved aside (round 84: with .git's HEAD swapped, git took the top, shaped as a repository, and ran its config)", async () => {
+    const s = scene()
+    const r = await inside(s, `mkdir -p objects refs && ${payload(s, 'config')} && printf 'ref: refs/heads/main\\n' > HEAD; sleep 0.5; ls HEAD 2>/dev/null || echo GONE`)
+    expect(r.out).toBe('GONE')
+    expect(r.err).toMatch(/moved aside[^\n]*project\/HEAD -> /)
+  })
+
   test('a project that is not a repository: a .git or a HEAD made at its top is moved aside at once, reported (red team: the prompt ran its fsmonitor)', async () => {
     const s = scene()
     const plain = plainFolder(s)
