@@ -236,6 +236,8 @@ export interface GitWatchSpec {
   folderCache?: string
   /** Where what each nested repository was at the session's end is kept for the next ($CLAUDEBOX_HOME/nested, out of every sandbox's reach). */
   nestedRecord?: string
+  /** The top's git dir, whose index's gitlinks are watched during the session (gitlink-watch.ts), and the submodules' `.git` files there at the launch. */
+  gitlinks?: { gitDir: string; workTree: string; known: readonly string[] }
 }
 
 export interface LaunchSummary {

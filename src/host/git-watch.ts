@@ -11,6 +11,7 @@ import { checkInProgress } from './in-progress.js'
 import { checkIndexes } from './index-entries.js'
 import { configReader, userGitConfigs } from './git-configs.js'
 import { isCommondirPlaceholder } from './git-dirs.js'
+import { watchGitlinks } from './gitlink-watch.js'
 import { resolveChain } from './link-targets.js'
 import { outOfOthersReach } from './out-of-reach.js'
 import { folderCache, listFolder, type EntryKind, type FolderCache, type Listing } from './folder-cache.js'
@@ -382,6 +383,12 @@ function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void,
   // Each HEAD at each event on it, not only at the poll: a HEAD git rejects makes git take the
   // folder above for the repository (round 84: swapped in for 10 ms, timed to a host git commit).
   const watchers = [...watchForbidden(watched, onEvent), ...watchForbidden(spec.gitDirs.map(dir => path.join(dir, 'HEAD')), () => heads.headsNow())]
+  const forbid = (p: string): void => {
+    watched.push(p)
+    watchers.push(...watchForbidden([p], onEvent))
+    check(p)
+  }
+  const gitlinks = spec.gitlinks === undefined ? undefined : watchGitlinks(spec.gitlinks, forbid)
   const each = (): void => {
     watched.forEach(check)
     heads.check()
@@ -390,6 +397,7 @@ function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void,
   return {
     sweep: each,
     stop(): void {
+      gitlinks?.stop()
       for (const w of watchers) w.close()
       clearInterval(poll)
       each()

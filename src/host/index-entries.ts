@@ -6,7 +6,7 @@
 // session's end every index there is read by git, and one with a path git would refuse
 // (through a `.git` folder, or out of the work tree with `..`) is moved aside, with the way to
 // rebuild it.
-import { execFileSync } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -128,6 +128,11 @@ function unsafePaths(gitDir: string, timeout: number): (string[] & { gitlinks: B
     }
   }
   if (out === undefined) return Object.assign(['(an index git cannot read)'], { gitlinks: [] })
+  return stagedEntries(out)
+}
+
+/** `git ls-files -z --stage` output: the paths git would refuse, and the gitlinks. */
+function stagedEntries(out: Buffer): string[] & { gitlinks: Buffer[] } {
   // "<mode> <object> <stage>\t<path>" each; mode 160000 is a gitlink, a folder whose .git git enters.
   // Paths are bytes: a gitlink's folder named in something other than UTF-8 is still reached (round 68).
   const bad: string[] = []
@@ -158,12 +163,39 @@ function sha256Named(gitDir: string): boolean {
 function withBareGit<T>(gitDir: string, sha256: boolean, run: (env: Record<string, string>) => T): T {
   const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'claudebox-index-'))
   try {
-    for (const dir of ['objects', 'refs']) fs.mkdirSync(path.join(empty, dir))
-    fs.writeFileSync(path.join(empty, 'HEAD'), 'ref: refs/heads/main\n')
-    if (sha256) fs.writeFileSync(path.join(empty, 'config'), '[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = sha256\n')
-    const objects = path.join(commonDirOf(gitDir) ?? gitDir, 'objects')
-    const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: empty, LC_ALL: 'C', GIT_DIR: empty, GIT_INDEX_FILE: path.join(gitDir, 'index'), GIT_OBJECT_DIRECTORY: objects, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_NO_LAZY_FETCH: '1', GIT_TERMINAL_PROMPT: '0' }
-    return run(env)
+    return run(bareGitEnv(gitDir, sha256, empty))
+  } finally {
+    removeDir(empty)
+  }
+}
+
+/** The environment of a git run on `gitDir`'s index and objects from the empty git dir `empty` (made here). */
+function bareGitEnv(gitDir: string, sha256: boolean, empty: string): Record<string, string> {
+  for (const dir of ['objects', 'refs']) fs.mkdirSync(path.join(empty, dir))
+  fs.writeFileSync(path.join(empty, 'HEAD'), 'ref: refs/heads/main\n')
+  if (sha256) fs.writeFileSync(path.join(empty, 'config'), '[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = sha256\n')
+  const objects = path.join(commonDirOf(gitDir) ?? gitDir, 'objects')
+  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: empty, LC_ALL: 'C', GIT_DIR: empty, GIT_INDEX_FILE: path.join(gitDir, 'index'), GIT_OBJECT_DIRECTORY: objects, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_NO_LAZY_FETCH: '1', GIT_TERMINAL_PROMPT: '0' }
+}
+
+/**
+ * The gitlinks `gitDir`'s index lists now, as git reads it (the same run as at the session's end,
+ * without blocking the launcher's loop): during the session (gitlink-watch.ts). None when git
+ * cannot read it (the end's check says so).
+ */
+export async function gitlinksNow(gitDir: string): Promise<Buffer[]> {
+  if (!indexFilesRegular(gitDir)) return []
+  const empty = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'claudebox-index-'))
+  try {
+    const named = sha256Named(gitDir)
+    for (const sha256 of [named, !named]) {
+      const env = bareGitEnv(gitDir, sha256, fs.mkdtempSync(path.join(empty, 'g')))
+      const out = await new Promise<Buffer | undefined>(resolve => {
+        execFile('git', ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], encoding: 'buffer', timeout: RUN_MS, maxBuffer: 256 << 20 }, (error, stdout) => resolve(error ? undefined : stdout))
+      })
+      if (out !== undefined) return stagedEntries(out).gitlinks
+    }
+    return []
   } finally {
     removeDir(empty)
   }

@@ -17,7 +17,7 @@ import { hostSeccompArch, seccompFilter } from './seccomp.js'
 import { planTiers, SANDBOX_NOTE } from './tiers.js'
 import type { SignInKind } from '../types.js'
 import { upstreamFromEnv } from '../network/upstream-proxy.js'
-import type { BindGit, FileStep, GitProtectFacts, HostFacts, LaunchPlan, LaunchSummary } from '../types.js'
+import type { BindGit, FileStep, GitProtectFacts, GitWatchSpec, HostFacts, LaunchPlan, LaunchSummary } from '../types.js'
 import { SandboxBuilder } from './builder.js'
 import { bwrapArgv } from './arg-limit.js'
 import { HOME_FILES_RO, newlineRefusal, SYSTEM_PATHS } from './host-paths.js'
@@ -210,8 +210,14 @@ function watches(facts: HostFacts, options: SandboxOptions, { cwd, instance }: {
   const guards = [guard, ...bindGuards.map(g => g.plan)]
   return {
     watch,
-    gitWatch: { forbidden: guards.flatMap(g => g.forbidden), placeholders: guards.flatMap(g => g.placeholders), links: guards.flatMap(g => g.links), gitDirs: guards.flatMap(g => g.gitDirs), workTrees: [top, ...bindGuards.map(g => g.real)], ways: [...new Set(protects.flatMap(p => [...p.pinned, ...p.workTrees]))], home: facts.home, quarantineDir: path.join(facts.claudeboxHome, QUARANTINE_DIR, path.basename(instance)), instance, folderCache: folderCacheFile(facts.claudeboxHome, path.basename(instance)), nestedRecord: nestedRecordFile(facts.claudeboxHome, path.basename(instance)) },
+    gitWatch: { forbidden: guards.flatMap(g => g.forbidden), placeholders: guards.flatMap(g => g.placeholders), links: guards.flatMap(g => g.links), gitDirs: guards.flatMap(g => g.gitDirs), workTrees: [top, ...bindGuards.map(g => g.real)], ways: [...new Set(protects.flatMap(p => [...p.pinned, ...p.workTrees]))], home: facts.home, quarantineDir: path.join(facts.claudeboxHome, QUARANTINE_DIR, path.basename(instance)), instance, folderCache: folderCacheFile(facts.claudeboxHome, path.basename(instance)), nestedRecord: nestedRecordFile(facts.claudeboxHome, path.basename(instance)), ...gitlinkWatch(facts, options) },
   }
+}
+
+/** The top's index, watched for gitlinks during the session; not with --writable-git-config, which lets the session make repositories. */
+function gitlinkWatch(facts: HostFacts, options: SandboxOptions): Pick<GitWatchSpec, 'gitlinks'> {
+  if (facts.git === undefined || options.writableGitConfig) return {}
+  return { gitlinks: { gitDir: facts.git.gitDir, workTree: facts.git.topLevel, known: facts.gitProtect.readOnly.filter(p => path.basename(p) === '.git') } }
 }
 
 /** The instance's project-root (written once) and an empty shared account file when there is none. */

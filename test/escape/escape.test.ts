@@ -437,10 +437,10 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     ].join(' && ')
     const r = await claudebox(s.world, ['--', '-c', script], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
     expect(r.stdout.trim()).toBe('made')
-    for (const file of ['n3/.git/commondir', 'bare/commondir']) {
-      expect(fs.existsSync(path.join(project, file)), file).toBe(false)
-      expect(r.stderr).toContain(`${file} -> `)
-    }
+    for (const file of ['n3/.git/commondir', 'bare/commondir']) expect(fs.existsSync(path.join(project, file)), file).toBe(false)
+    // n3 is a gitlink at the top: its whole .git goes during the session (round 84), else its commondir at the end.
+    expect(r.stderr).toMatch(/n3\/\.git(\/commondir)? -> /)
+    expect(r.stderr).toContain('bare/commondir -> ')
   })
   test("a nested git dir's commondir as a link, its config as a link, a config including a file and its hooks as a link, each leading out of the project to what is not there yet, and a config naming such a program: moved aside (rounds 71 and 72: another user made them, and git status at the top ran their config through a gitlink)", async () => {
     const project = makeRepo(s.world.home, 'src/links-out')

@@ -94,6 +94,29 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(r.err).toMatch(/moved aside[^\n]*project\/HEAD -> /)
   })
 
+  test("a nested repository registered as a gitlink in the index during the session: its .git is moved aside within moments, also one made there later, and reported, so the host's git status at the top does not enter it meanwhile (red team, round 84: 3 of 3 ran its fsmonitor, and nothing was reported once the session took both out again); the project's own submodule is left alone", async () => {
+    const s = scene()
+    const lib = makeRepo(s.world.home, 'src/lib')
+    git(s.project, '-c', 'protocol.file.allow=always', 'submodule', '--quiet', 'add', lib, 'lib')
+    git(s.project, 'commit', '-qm', 'lib')
+    const r = await inside(
+      s,
+      [
+        'git init -q sub && git -C sub commit -q --allow-empty -m s',
+        `(cd sub && ${payload(s, '.git/config')})`,
+        'git update-index --add --cacheinfo "160000,$(git -C sub rev-parse HEAD),sub"',
+        'sleep 0.5; test -e sub/.git && echo THERE || echo MOVED',
+        'git init -q later && mv later/.git sub/.git; sleep 0.5; test -e sub/.git && echo THERE || echo MOVED',
+        'test -f lib/.git && echo LIB-KEPT',
+        'git rm -q --cached sub',
+      ].join('; '),
+    )
+    expect(r.out.split('\n'), r.err).toEqual(['MOVED', 'MOVED', 'LIB-KEPT'])
+    expect(r.err).toMatch(/moved aside[^\n]*project\/sub\/\.git -> /)
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
   test('a project that is not a repository: a .git or a HEAD made at its top is moved aside at once, reported (red team: the prompt ran its fsmonitor)', async () => {
     const s = scene()
     const plain = plainFolder(s)
@@ -330,7 +353,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
-  test('a nested repository registered as a gitlink, and a new .git/modules dir: reported loudly after the session', async () => {
+  test('a nested repository registered as a gitlink, a nested one elsewhere, and a new .git/modules dir: reported loudly after the session', async () => {
     const s = scene()
     const r = await inside(
       s,
@@ -341,7 +364,8 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
       ].join('; '),
     )
     expect(r.code).toBe(0) // the gitlink was staged
-    expect(r.err).toMatch(/WARNING: the session created or changed nested git repositories.*nested\/\.git/)
+    // Registered as a gitlink at the top: its .git moved aside during the session (round 84).
+    expect(r.err).toMatch(/moved aside[^\n]*project\/nested\/\.git -> /)
     expect(r.err).toMatch(/deep\/dir\/\.git/)
     expect(r.err).toMatch(/WARNING: new git dirs appeared in .*\.git\/modules: planted/)
   })
