@@ -113,6 +113,8 @@ export interface GitProtectFacts {
    * case it goes while the session runs.
    */
   placeholders: readonly string[]
+  /** The HEAD at the top of each work tree, where there is none: an empty folder the same way (git takes no folder with one for a repository). */
+  headPlaceholders: readonly string[]
   /** Names git would read that do not exist and cannot be pinned: watched during the session. */
   forbidden: readonly string[]
   /** Forbidden names that are present already (a planted commondir): the launch refuses. */
@@ -208,8 +210,10 @@ export interface LaunchPlan {
 export interface GitWatchSpec {
   /** Names that must not appear (a commondir in a git dir): moved aside at once if they do. */
   forbidden: readonly string[]
-  /** Of those, the commondir placeholders claudebox made: left where they are, removed after the session when no other session of the project runs. */
+  /** Of those, the commondir placeholders claudebox made: left where they are, removed after the last session binding them (host/placeholders.ts). */
   placeholders: readonly string[]
+  /** The same for the empty HEAD folders at the tops of the work trees. */
+  headPlaceholders: readonly string[]
   /** Symlinks that lead to protected files: a replacement of one is moved aside at once. */
   links: readonly { path: string; text: string }[]
   /** Git dirs whose HEAD must stay valid and whose modules/ and worktrees/ must not grow unnoticed. */

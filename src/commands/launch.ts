@@ -24,8 +24,8 @@ import { sharedJsonFiles, stateWrites } from './launch-writes.js'
 import { canonicalRoot, instanceDir, instanceId, sharedPaths } from '../state/instance.js'
 import { approvePlaceholderKey, carryAccountIn, carryAccountOut, rememberPlaceholderApproval } from '../state/account-state.js'
 import { OWN_DIR } from '../state/registry.js'
-import { liveSessions, otherSessionRecorded } from '../state/scan.js'
-import { removePlaceholders } from '../host/commondir-placeholders.js'
+import { liveSessions } from '../state/scan.js'
+import { holdPlaceholders, releasePlaceholders, type Placeholders } from '../host/placeholders.js'
 import { finishUnfinishedSessions } from './unfinished.js'
 import { mayTakeOver } from '../state/migration.js'
 import { claudeSandboxOn, SANDBOX_IN_FORCE, sandboxSettingsFiles } from '../host/claude-sandbox.js'
@@ -147,12 +147,15 @@ async function prepareState(plan: LaunchPlan, setup: LaunchSetup): Promise<void>
   const { facts, request } = setup
   const { applyFiles, applyMkdirs, removeEmptyInstance, stateError } = await import('../state/apply.js')
   try {
-    applyMkdirs(plan.mkdirs, facts.claudeboxHome)
-    applyFiles(plan.files)
+    holdPlaceholders(facts.claudeboxHome, placeholdersOf(plan), () => {
+      applyMkdirs(plan.mkdirs, facts.claudeboxHome)
+      applyFiles(plan.files)
+    })
   } catch (error) {
     // A first launch that could not write its project-root leaves no instance behind.
     if (facts.instance.kind === 'missing') removeEmptyInstance(plan.summary.instanceDir)
-    throw error
+    // The placeholders' markers (host/placeholders.ts) fail as plainly as the state does.
+    throw error instanceof ClaudeboxError ? error : stateError(facts.claudeboxHome, error)
   }
   try {
     guardSharedState(plan, facts.claudeboxHome)
@@ -230,10 +233,12 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
     afterSession('checking git', () => {
       for (const warning of gitWatch?.finish() ?? []) warn(warning)
     })
-    afterSession('removing the commondir placeholders', () => removePlaceholders(plan.gitWatch.placeholders, () => otherSessionRecorded(plan.summary.instanceDir)))
+    afterSession('removing the placeholders', () => releasePlaceholders(facts.claudeboxHome, placeholdersOf(plan)))
     if (!returned) await hold.release()
   }
 }
+
+const placeholdersOf = (plan: LaunchPlan): Placeholders => ({ files: plan.gitWatch.placeholders, dirs: plan.gitWatch.headPlaceholders })
 
 /** A session that ran: its result, and what the bookkeeping after it compares with. */
 interface Session {

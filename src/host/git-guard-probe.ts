@@ -26,7 +26,7 @@ const LINKS_PER_FOLDER = 32
 const LINKS_IN_ALL = 128
 
 export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly string[], home: string): GitProtectFacts {
-  const facts: MutableProtect = { pinned: [], workTrees: [], gitDirs: [], refusals: [], readOnly: [], emptyDirs: [], emptyConfigs: [], placeholders: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [], links: [] }
+  const facts: MutableProtect = { pinned: [], workTrees: [], gitDirs: [], refusals: [], readOnly: [], emptyDirs: [], emptyConfigs: [], placeholders: [], headPlaceholders: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [], links: [] }
   let trees = projectDirs.slice(0, 1)
   if (git !== undefined) {
     const reader = configReader(home)
@@ -121,15 +121,19 @@ function forbidRepositoryAt(facts: MutableProtect, top: string, projectDirs: rea
 /**
  * A HEAD at the top of a work tree: with it (and objects/, refs/), git takes the folder itself for a
  * repository whenever its .git is not one, in a repository too: when the session swaps a HEAD git
- * rejects into .git for a moment (red team, round 84: 12 of 12 host commits ran the top's config).
- * Moved aside the moment it appears; a HEAD of the user's own is read-only, or the session could
- * make it one git accepts.
+ * rejects into .git for a moment (red team, rounds 84 and 85: host commits ran the top's config).
+ * A missing one is held by an empty folder (git takes no HEAD that is a folder; an empty folder is
+ * nothing to git status), an empty folder there is taken for one a launcher killed before its end
+ * made, and watched too; a HEAD of the user's own is read-only, or the session could make it one
+ * git accepts.
  */
 function guardTopHead(facts: MutableProtect, top: string, projectDirs: readonly string[]): void {
   const p = path.join(top, 'HEAD')
   const kind = lstatKind(p)
-  if (kind === 'missing') facts.forbidden.push(p)
-  else if (kind === 'symlink') watchLink(facts, p, projectDirs)
+  if (kind === 'missing' || (kind === 'dir' && safeReaddir(p).length === 0)) {
+    facts.headPlaceholders.push(p)
+    facts.forbidden.push(p)
+  } else if (kind === 'symlink') watchLink(facts, p, projectDirs)
   else facts.readOnly.push(p)
 }
 

@@ -200,6 +200,7 @@ function reportOrSay(report: () => string[]): string[] {
 function quarantineIn(spec: GitWatchSpec, away: Away, log: { moved: string[]; reported: Set<string>; movedPaths?: Set<string> }, again: (p: string) => void): (planned: string) => void {
   const { moved, reported } = log
   const placeholders = new Set(spec.placeholders)
+  const headPlaceholders = new Set(spec.headPlaceholders)
   return (planned: string): void => {
     // The agent may replace a parent by a symlink, even while this runs: the parent is reached
     // through directory fds opened one component at a time without following a symlink, and the
@@ -222,6 +223,7 @@ function quarantineIn(spec: GitWatchSpec, away: Away, log: { moved: string[]; re
       }
       // claudebox's own placeholder (git takes the git dir itself from it): where it belongs.
       if (placeholders.has(planned) && placeholderThere(parent, `${here}/${name}`)) return
+      if (headPlaceholders.has(planned) && emptyFolderThere(parent, `${here}/${name}`)) return
       // A random suffix: the agent cannot occupy the name in advance to make the move fail.
       const asideName = `${name}.claudebox-quarantine-${randomHex(6)}`
       const where = moveAside(parent, name, asideName, away)
@@ -354,6 +356,15 @@ function placeholderThere(parent: number, file: string): boolean {
       fs.closeSync(fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK))
       return isCommondirPlaceholder(file)
     })
+  } catch {
+    return false
+  }
+}
+
+/** Whether `dir` (in the folder open as `parent`) is an empty folder, never a link: a HEAD placeholder as made. */
+function emptyFolderThere(parent: number, dir: string): boolean {
+  try {
+    return withAccess(parent, () => fs.lstatSync(dir).isDirectory() && fs.readdirSync(dir).length === 0)
   } catch {
     return false
   }

@@ -210,14 +210,16 @@ function watches(facts: HostFacts, options: SandboxOptions, { cwd, instance }: {
   const guards = [guard, ...bindGuards.map(g => g.plan)]
   return {
     watch,
-    gitWatch: { forbidden: guards.flatMap(g => g.forbidden), placeholders: guards.flatMap(g => g.placeholders), links: guards.flatMap(g => g.links), gitDirs: guards.flatMap(g => g.gitDirs), workTrees: [top, ...bindGuards.map(g => g.real)], ways: [...new Set(protects.flatMap(p => [...p.pinned, ...p.workTrees]))], home: facts.home, quarantineDir: path.join(facts.claudeboxHome, QUARANTINE_DIR, path.basename(instance)), instance, folderCache: folderCacheFile(facts.claudeboxHome, path.basename(instance)), nestedRecord: nestedRecordFile(facts.claudeboxHome, path.basename(instance)), ...gitlinkWatch(facts, options) },
+    gitWatch: { forbidden: guards.flatMap(g => g.forbidden), placeholders: guards.flatMap(g => g.placeholders), headPlaceholders: guards.flatMap(g => g.headPlaceholders), links: guards.flatMap(g => g.links), gitDirs: guards.flatMap(g => g.gitDirs), workTrees: [top, ...bindGuards.map(g => g.real)], ways: [...new Set(protects.flatMap(p => [...p.pinned, ...p.workTrees]))], home: facts.home, quarantineDir: path.join(facts.claudeboxHome, QUARANTINE_DIR, path.basename(instance)), instance, folderCache: folderCacheFile(facts.claudeboxHome, path.basename(instance)), nestedRecord: nestedRecordFile(facts.claudeboxHome, path.basename(instance)), ...gitlinkWatch(facts, options) },
   }
 }
 
 /** The top's index, watched for gitlinks during the session; not with --writable-git-config, which lets the session make repositories. */
 function gitlinkWatch(facts: HostFacts, options: SandboxOptions): Pick<GitWatchSpec, 'gitlinks'> {
   if (facts.git === undefined || options.writableGitConfig) return {}
-  return { gitlinks: { gitDir: facts.git.gitDir, workTree: facts.git.topLevel, known: facts.gitProtect.readOnly.filter(p => path.basename(p) === '.git') } }
+  // The submodules there at the launch: their .git files, and git dirs kept in the work tree (emb/.git).
+  const known = [...facts.gitProtect.readOnly, ...facts.gitProtect.gitDirs].filter(p => path.basename(p) === '.git' && p !== path.join(facts.git?.topLevel ?? '', '.git'))
+  return { gitlinks: { gitDir: facts.git.gitDir, workTree: facts.git.topLevel, known } }
 }
 
 /** The instance's project-root (written once) and an empty shared account file when there is none. */
@@ -393,7 +395,7 @@ function extraBinds(b: SandboxBuilder, facts: HostFacts, options: SandboxOptions
     if (!options.writableGitConfig) kept.gitDirs.push(...guard.protect.pinned)
     kept.readOnly.push(...guard.plan.readOnly)
   }
-  if (guards.length > 0 && !options.writableGitConfig) b.protections.push("writable binds: a repository's git dirs and host-run files kept as the project's; a .git or HEAD made at the top of any other moved aside")
+  if (guards.length > 0 && !options.writableGitConfig) b.protections.push("writable binds: a repository's git dirs and host-run files kept as the project's; a .git made at the top of any other moved aside, its HEAD held by an empty folder")
   return guards
 }
 
@@ -420,8 +422,9 @@ function userBinds(facts: HostFacts, options: SandboxOptions): { flag: '--ro-bin
 
 /**
  * What the host's git would run from a writable bind is protected as the project's is (probe.ts
- * bindGitFacts): a repository's git dirs and host-run files, or a .git or HEAD made at the top of
- * any other folder moved aside. A git dir itself is refused. --writable-git-config lifts it all.
+ * bindGitFacts): a repository's git dirs and host-run files, or a .git made at the top of any
+ * other folder moved aside and its HEAD held by an empty folder (git-guard-probe.ts). A git dir
+ * itself is refused. --writable-git-config lifts it all.
  */
 function bindGuard(b: SandboxBuilder, real: string, bindGit: BindGit | undefined, requested: string, writableGitConfig: boolean): BoundGuard | undefined {
   if (bindGit === undefined) return undefined

@@ -6,7 +6,7 @@ import { inPinnedDir, pidScope, processStartTime } from '../host/fs.js'
 import { readNoFollow } from '../host/probe.js'
 import type { ScannedEntry } from './gc.js'
 import { INSTANCE_ID, PROJECT_ROOT_FILE, validProjectRoot } from './instance.js'
-import { isLive, META_FILE, parseRecord, recordKind, sessionRecordName, SESSIONS_DIR, type InstanceMeta, type SessionRecord } from './registry.js'
+import { isLive, META_FILE, parseRecord, recordKind, SESSIONS_DIR, type InstanceMeta, type SessionRecord } from './registry.js'
 
 /** The entries of the instances directory; none when it does not exist yet. */
 function instanceDirents(dir: string): fs.Dirent[] {
@@ -265,22 +265,6 @@ export function sessionRecords(instance: string): { live: SessionRecord[]; gone:
     else if (kind === 'gone' || startTime !== record.startTime) gone.push({ file, record })
   }
   return { live, gone }
-}
-
-/**
- * Whether the instance holds a session record besides this launcher's that is not surely gone: a
- * live session, or one that cannot be told (unreadable, a launcher whose terminal closed).
- */
-export function otherSessionRecorded(instance: string): boolean {
-  const own = sessionRecordName(process.pid, pidScope())
-  let names: string[]
-  try {
-    names = fs.readdirSync(path.join(instance, SESSIONS_DIR))
-  } catch {
-    return false
-  }
-  const gone = new Set(sessionRecords(instance).gone.map(g => path.basename(g.file)))
-  return names.some(name => name !== own && !gone.has(name))
 }
 
 function lastUsed(instance: string): number | undefined {

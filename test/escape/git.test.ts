@@ -29,7 +29,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
         'git rev-parse --git-common-dir',
       ].join('; '),
     )
-    expect(r.out.split('\n'), r.err).toEqual(['.', 'WRITE-REFUSED', 'RENAME-REFUSED', 'LINK-REFUSED', 'REMOVE-REFUSED', path.join(s.project, '.git')])
+    expect(r.out.split('\n'), r.err).toEqual(['./', 'WRITE-REFUSED', 'RENAME-REFUSED', 'LINK-REFUSED', 'REMOVE-REFUSED', path.join(s.project, '.git')])
     expect(fs.existsSync(commondir)).toBe(false)
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
@@ -41,17 +41,17 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     const env = { CLAUDEBOX_CLAUDE: '/bin/sh' }
     const first = claudebox(s.world, ['--', '-c', 'touch first-runs; sleep 3'], { cwd: s.project, env })
     await until(() => fs.existsSync(path.join(s.project, 'first-runs')))
-    expect(fs.readFileSync(commondir, 'utf8')).toBe('.\n')
+    expect(fs.readFileSync(commondir, 'utf8')).toBe('./\n')
     const host = (args: string[]): string => execFileSync('git', args, { cwd: s.project, env: { ...process.env, HOME: s.world.home }, encoding: 'utf8' }).trim()
     expect(host(['rev-parse', '--git-dir'])).toBe('.git')
     expect(host(['status', '--porcelain'])).toBe('?? first-runs')
     const second = await claudebox(s.world, ['--', '-c', 'cat .git/commondir'], { cwd: s.project, env })
-    expect(second.stdout.trim(), second.stderr).toBe('.')
-    expect(fs.readFileSync(commondir, 'utf8')).toBe('.\n')
+    expect(second.stdout.trim(), second.stderr).toBe('./')
+    expect(fs.readFileSync(commondir, 'utf8')).toBe('./\n')
     expect((await first).exitCode).toBe(0)
     expect(fs.existsSync(commondir)).toBe(false)
     // What a launcher killed during its session leaves: taken over, then removed at the end.
-    fs.writeFileSync(commondir, '.\n')
+    fs.writeFileSync(commondir, './\n')
     const after = await claudebox(s.world, ['--', '-c', 'echo x > .git/commondir || echo REFUSED'], { cwd: s.project, env })
     expect(after.stdout.trim(), after.stderr).toBe('REFUSED')
     expect(fs.existsSync(commondir)).toBe(false)
@@ -61,6 +61,24 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(refused.stdout).not.toContain('RAN')
     expect(refused.stderr).toMatch(/refusing to trust this repository: \S*project\/\.git points git at \S*other\/\.git \(a commondir file\)/)
     expect(fs.readFileSync(commondir, 'utf8')).toBe(other)
+  })
+
+  test("a session started in a submodule, ending while one at the top runs, leaves the placeholders both bind to the one still running (red team, round 85: it removed the submodule's commondir placeholder, which freed the name in the top's sandbox, and a plant timed to a host commit in the submodule won 4 of 9)", async () => {
+    const s = scene()
+    const lib = makeRepo(s.world.home, 'src/lib')
+    git(s.project, '-c', 'protocol.file.allow=always', 'submodule', '--quiet', 'add', lib, 'lib')
+    git(s.project, 'commit', '-qm', 'lib')
+    const shared = [path.join(s.project, '.git/modules/lib/commondir'), path.join(s.project, 'lib/HEAD')]
+    const env = { CLAUDEBOX_CLAUDE: '/bin/sh' }
+    const top = claudebox(s.world, ['--', '-c', 'touch top-runs; sleep 3; echo x > .git/modules/lib/commondir 2>/dev/null || echo STILL-HELD'], { cwd: s.project, env })
+    await until(() => fs.existsSync(path.join(s.project, 'top-runs')))
+    const inLib = await claudebox(s.world, ['--', '-c', 'cat "$(git rev-parse --git-dir)/commondir"'], { cwd: path.join(s.project, 'lib'), env })
+    expect(inLib.stdout.trim(), inLib.stderr).toBe('./')
+    for (const p of shared) expect(fs.existsSync(p), p).toBe(true)
+    const done = await top
+    expect(done.stdout.trim(), done.stderr).toBe('STILL-HELD')
+    expect(done.stderr).not.toMatch(/removed again/)
+    for (const p of shared) expect(fs.existsSync(p), p).toBe(false)
   })
 
   test("a HEAD git rejects swapped into .git for 30 ms is put back within them, each time, and reported; the tenth ends the session (red team, round 84: swapped for 10 ms, timed to a host git commit, it made git take the top for the repository, and was put back by itself before the 200 ms look)", async () => {
@@ -87,11 +105,15 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(ended.err).toMatch(/the session made \S*project\/\.git\/HEAD 10 times, each moved aside, and was ended/)
   })
 
-  test("a repository project: a HEAD made at its top is moved aside (round 84: with .git's HEAD swapped, git took the top, shaped as a repository, and ran its config)", async () => {
+  test("a HEAD at the top of a work tree cannot be made during the session: an empty read-only folder holds the name, removed after it (rounds 84 and 85: with .git's HEAD swapped, git took the top, shaped as a repository, for one, and ran its config)", async () => {
     const s = scene()
-    const r = await inside(s, `mkdir -p objects refs && ${payload(s, 'config')} && printf 'ref: refs/heads/main\\n' > HEAD; sleep 0.5; ls HEAD 2>/dev/null || echo GONE`)
-    expect(r.out).toBe('GONE')
-    expect(r.err).toMatch(/moved aside[^\n]*project\/HEAD -> /)
+    const r = await inside(s, `mkdir -p objects refs && ${payload(s, 'config')}; printf 'ref: refs/heads/main\\n' > HEAD 2>/dev/null || echo WRITE-REFUSED; printf 'ref: refs/heads/main\\n' > H; mv -f -T H HEAD 2>/dev/null || echo RENAME-REFUSED; rmdir HEAD 2>/dev/null || echo REMOVE-REFUSED; ls -A HEAD; git status --porcelain --untracked-files=all | grep -c HEAD`)
+    expect(r.out.split('\n'), r.err).toEqual(['WRITE-REFUSED', 'RENAME-REFUSED', 'REMOVE-REFUSED', '0'])
+    expect(fs.existsSync(path.join(s.project, 'HEAD'))).toBe(false)
+    const plain = plainFolder(s)
+    const inPlain = await inside(s, 'test -d HEAD && echo HELD', plain)
+    expect(inPlain.out).toBe('HELD')
+    expect(fs.existsSync(path.join(plain, 'HEAD'))).toBe(false)
   })
 
   test("a nested repository registered as a gitlink in the index during the session: its .git is moved aside within moments, also one made there later, and reported, so the host's git status at the top does not enter it meanwhile (red team, round 84: 3 of 3 ran its fsmonitor, and nothing was reported once the session took both out again); the project's own submodule is left alone", async () => {
@@ -117,14 +139,14 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
-  test('a project that is not a repository: a .git or a HEAD made at its top is moved aside at once, reported (red team: the prompt ran its fsmonitor)', async () => {
+  test('a project that is not a repository: a .git made at its top is moved aside at once, reported, and a HEAD cannot be made there (red team: the prompt ran its fsmonitor)', async () => {
     const s = scene()
     const plain = plainFolder(s)
-    const bare = `printf 'ref: refs/heads/main\\n' > HEAD; mkdir -p objects refs; ${payload(s, 'config')}`
-    const r = await inside(s, `git init -q . 2>/dev/null; ${payload(s, '.git/config')} 2>/dev/null; ${bare}; sleep 0.5; ls -A`, plain)
+    const bare = `printf 'ref: refs/heads/main\\n' > HEAD 2>/dev/null || echo HEAD-REFUSED; mkdir -p objects refs; ${payload(s, 'config')}`
+    const r = await inside(s, `git init -q . 2>/dev/null; ${payload(s, '.git/config')} 2>/dev/null; ${bare}; sleep 0.5; ls -A; ls -A HEAD`, plain)
     expect(r.out.split('\n')).not.toContain('.git')
-    expect(r.out.split('\n')).not.toContain('HEAD')
-    expect(r.err).toMatch(/moved aside.*plain\/\.git -> \S*\/quarantine\/[0-9a-f]{16}\/\.git\.claudebox-quarantine-.*plain\/HEAD -> \S*\/quarantine\/[0-9a-f]{16}\/HEAD\.claudebox-quarantine-/)
+    expect(r.out.split('\n')).toContain('HEAD-REFUSED')
+    expect(r.err).toMatch(/moved aside.*plain\/\.git -> \S*\/quarantine\/[0-9a-f]{16}\/\.git\.claudebox-quarantine-/)
     hostGit(plain, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
     // The opt-in: a session may make the repository.
@@ -139,7 +161,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     const s = scene()
     const plain = plainFolder(s)
     const r = await inside(s, 'git init -q . 2>/dev/null; sleep 0.5; echo "here: $(ls -A)"; ls "$CLAUDE_CONFIG_DIR/../../quarantine" 2>/dev/null || echo not-reachable', plain)
-    expect(r.out.split('\n')).toEqual(['here: ', 'not-reachable'])
+    expect(r.out.split('\n')).toEqual(['here: HEAD', 'not-reachable']) // the empty folder that holds HEAD's name
     // Outside every sandbox, where a git the user runs to look finds no repository the session made above it.
     const quarantine = path.join(s.world.claudeboxHome, 'quarantine')
     const [id] = fs.readdirSync(quarantine)
@@ -345,7 +367,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
         `echo "gitdir: $PWD/evil" > lib/.git 2>/dev/null && echo ESCAPED || echo BLOCKED`,
         `mv lib lib-old 2>/dev/null && mkdir lib && echo "gitdir: $PWD/evil" > lib/.git && echo ESCAPED || echo BLOCKED`,
         'cat evil/config >> .git/modules/lib/config 2>/dev/null && echo ESCAPED || echo BLOCKED',
-        'echo "$PWD/evil" > .git/modules/lib/commondir 2>/dev/null; sleep 0.5; test "$(cat .git/modules/lib/commondir)" = . && echo BLOCKED || echo ESCAPED',
+        'echo "$PWD/evil" > .git/modules/lib/commondir 2>/dev/null; sleep 0.5; test "$(cat .git/modules/lib/commondir)" = ./ && echo BLOCKED || echo ESCAPED',
       ].join('; '),
     )
     expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED', 'BLOCKED', 'BLOCKED'])

@@ -17,7 +17,7 @@ function folder(): { top: string; spec: GitWatchSpec } {
   roots.push(root)
   const top = path.join(root, 'plain')
   fs.mkdirSync(top)
-  const spec: GitWatchSpec = { forbidden: [path.join(top, '.git'), path.join(top, 'HEAD')], placeholders: [], links: [], gitDirs: [], workTrees: [top], ways: [], home: root, quarantineDir: path.join(root, 'quarantine'), instance: path.join(root, 'instance') }
+  const spec: GitWatchSpec = { forbidden: [path.join(top, '.git'), path.join(top, 'HEAD')], placeholders: [], headPlaceholders: [], links: [], gitDirs: [], workTrees: [top], ways: [], home: root, quarantineDir: path.join(root, 'quarantine'), instance: path.join(root, 'instance') }
   return { top, spec }
 }
 

@@ -226,7 +226,7 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     }
   }, 40_000)
 
-  test("a stop the session keeps busy (a one-shot SIGCONT timer every millisecond) while it plants a HEAD at the top of a folder that is no repository: refused at once, and the git watch moves what it planted aside meanwhile (red team, round 81: the launcher's loop held the watch for its whole 10 s, and a git run then took the plant)", async () => {
+  test("a stop the session keeps busy (a one-shot SIGCONT timer every millisecond) while it plants a .git at the top of a folder that is no repository: refused at once, and the git watch moves what it planted aside meanwhile (red team, round 81: the launcher's loop held the watch for its whole 10 s, and a git run then took the plant)", async () => {
     const world = makeWorld()
     const project = path.join(world.home, 'plain')
     fs.mkdirSync(project, { recursive: true })
@@ -244,10 +244,10 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
       '    assert libc.timer_create(1, event, ctypes.byref(timer)) == 0',
       '    at = start + i * 10**6',
       "    libc.timer_settime(timer, 1, ctypes.create_string_buffer(struct.pack('qqqq', 0, 0, at // 10**9, at % 10**9)), None)",
-      "open('HEAD.tmp', 'w').write('ref: refs/heads/main\\n')",
+      "open('dotgit.tmp', 'w').write('gitdir: elsewhere\\n')",
       'time.sleep(0.35); os.kill(0, signal.SIGTSTP); time.sleep(0.3)',
-      "os.rename('HEAD.tmp', 'HEAD'); time.sleep(1)",
-      "open('plant-after-1s', 'w').write('there' if os.path.lexists('HEAD') else 'gone')",
+      "os.rename('dotgit.tmp', '.git'); time.sleep(1)",
+      "open('plant-after-1s', 'w').write('there' if os.path.lexists('.git') else 'gone')",
     ].join('\n')
     fs.writeFileSync(path.join(project, '.spin.py'), `${python}\n`)
     // As a job of a shell with job control, as in a terminal: its process group is not orphaned, so
@@ -262,7 +262,7 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
     }
     expect(out.stderr).toMatch(/SIGTSTP refused/)
     expect(fs.readFileSync(path.join(project, 'plant-after-1s'), 'utf8')).toBe('gone')
-    expect(out.stderr).toMatch(/moved aside[^\n]*plain\/HEAD -> /)
+    expect(out.stderr).toMatch(/moved aside[^\n]*plain\/\.git -> /)
   }, 40_000)
 
   test.each(['allow', 'none', 'open'])('--network=%s: the sandbox holds no descriptor of the launcher', async network => {

@@ -35,13 +35,17 @@ describe('planGitGuard', () => {
     expect(plan.gitDirs).toEqual([G, `${G}/worktrees/b`])
   })
 
-  test("a missing commondir is made a placeholder ('.', written only if it is not there with other content) and bound read-only, and stays watched", () => {
+  test("a missing commondir is made a placeholder ('./', written only if it is not there with other content) and bound read-only, and stays watched; a missing HEAD at a work tree's top an empty folder", () => {
     const plan = planGitGuard(gitProtect({ pinned: [G], gitDirs: [G], placeholders: [`${G}/commondir`], forbidden: [`${G}/commondir`] }), false)
-    expect(plan.files).toEqual([{ path: `${G}/commondir`, content: '.\n', mode: 0o644, exact: true }])
+    expect(plan.files).toEqual([{ path: `${G}/commondir`, content: './\n', mode: 0o644, exact: true }])
     expect(plan.groups).toEqual([['--bind', G, G], ['--ro-bind', `${G}/commondir`, `${G}/commondir`]])
     expect(plan.placeholders).toEqual([`${G}/commondir`])
     expect(plan.forbidden).toEqual([`${G}/commondir`])
     expect(planGitGuard(gitProtect({ pinned: [G], placeholders: [`${G}/commondir`] }), true).files).toEqual([])
+    const heads = planGitGuard(gitProtect({ headPlaceholders: ['/p/HEAD'] }), false)
+    expect(heads.mkdirs).toEqual([{ path: '/p/HEAD', mode: 0o755 }])
+    expect(heads.groups).toEqual([['--ro-bind', '/p/HEAD', '/p/HEAD']])
+    expect(heads.headPlaceholders).toEqual(['/p/HEAD'])
   })
 
   test('a git dir the probe could not search refuses the launch, unless --writable-git-config', () => {
