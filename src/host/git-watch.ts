@@ -53,7 +53,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
   const quarantine = quarantineIn(spec, away, { moved, reported, movedPaths }, replants.again)
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
   const heads = guardHeads(spec.gitDirs, spec.workTrees, spec.ways, dir => replants.again(path.join(dir, 'HEAD')))
-  const watch = watchDuringSession(spec, quarantine, heads, p => glimpsed.add(p))
+  const watch = watchDuringSession(spec, quarantine, heads, p => glimpsed.add(p), startedMs)
   const report = (nestedDirs: string[], folders: FolderCache, wide: Buffer[]): string[] => {
     const warnings: string[] = []
     const ended = replants.ended()
@@ -376,7 +376,7 @@ function emptyFolderThere(parent: number, dir: string): boolean {
  * link replaced by anything else (a real hooks dir, a link elsewhere) is moved aside; one only
  * removed stays removed: nothing runs from it.
  */
-function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void, heads: HeadGuard, glimpse: (p: string) => void): { sweep(): void; stop(): void } {
+function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void, heads: HeadGuard, glimpse: (p: string) => void, startedMs: number): { sweep(): void; stop(): void } {
   const texts = new Map(spec.links.map(l => [l.path, l.text]))
   const check = (p: string): void => {
     const text = texts.get(p)
@@ -399,7 +399,7 @@ function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void,
     watchers.push(...watchForbidden([p], onEvent))
     check(p)
   }
-  const gitlinks = spec.gitlinks === undefined ? undefined : watchGitlinks(spec.gitlinks, forbid)
+  const gitlinks = spec.gitlinks === undefined ? undefined : watchGitlinks(spec.gitlinks, forbid, startedMs)
   const each = (): void => {
     watched.forEach(check)
     heads.check()

@@ -116,11 +116,15 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(path.join(plain, 'HEAD'))).toBe(false)
   })
 
-  test("a nested repository registered as a gitlink in the index during the session: its .git is moved aside within moments, also one made there later, and reported, so the host's git status at the top does not enter it meanwhile (red team, round 84: 3 of 3 ran its fsmonitor, and nothing was reported once the session took both out again); the project's own submodule is left alone", async () => {
+  test("a nested repository registered as a gitlink in the index during the session: its .git is moved aside within moments, also one made there later, and reported, so the host's git status at the top does not enter it meanwhile (red team, round 84: 3 of 3 ran its fsmonitor, and nothing was reported once the session took both out again); the project's own submodule, and a repository of the user's kept as a gitlink, are left alone", async () => {
     const s = scene()
     const lib = makeRepo(s.world.home, 'src/lib')
     git(s.project, '-c', 'protocol.file.allow=always', 'submodule', '--quiet', 'add', lib, 'lib')
     git(s.project, 'commit', '-qm', 'lib')
+    // The user's own repository kept inside as a gitlink (git add of a clone), from before the session.
+    makeRepo(s.project, 'own')
+    git(s.project, 'add', 'own')
+    await new Promise(resolve => setTimeout(resolve, 50))
     const r = await inside(
       s,
       [
@@ -130,10 +134,11 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
         'sleep 0.5; test -e sub/.git && echo THERE || echo MOVED',
         'git init -q later && mv later/.git sub/.git; sleep 0.5; test -e sub/.git && echo THERE || echo MOVED',
         'test -f lib/.git && echo LIB-KEPT',
+        'test -d own/.git && echo OWN-KEPT',
         'git rm -q --cached sub',
       ].join('; '),
     )
-    expect(r.out.split('\n'), r.err).toEqual(['MOVED', 'MOVED', 'LIB-KEPT'])
+    expect(r.out.split('\n'), r.err).toEqual(['MOVED', 'MOVED', 'LIB-KEPT', 'OWN-KEPT'])
     expect(r.err).toMatch(/moved aside[^\n]*project\/sub\/\.git -> /)
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
