@@ -48,16 +48,15 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
   const moved: string[] = []
   const reported = new Set<string>()
   const [movedPaths, glimpsed] = [new Set<string>(), new Set<string>()]
-  const replants = replantCounter(end)
+  const replants = endings(end)
+  const { endFor } = replants
   const away = awayFromTheSession(spec.quarantineDir)
   const quarantine = quarantineIn(spec, away, { moved, reported, movedPaths }, replants.again)
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
   const heads = guardHeads(spec.gitDirs, spec.workTrees, spec.ways, dir => replants.again(path.join(dir, 'HEAD')))
-  const watch = watchDuringSession(spec, quarantine, heads, p => glimpsed.add(p), startedMs)
+  const watch = watchDuringSession(spec, { quarantine, heads, glimpse: p => glimpsed.add(p), endFor }, startedMs)
   const report = (nestedDirs: string[], folders: FolderCache, wide: Buffer[]): string[] => {
-    const warnings: string[] = []
-    const ended = replants.ended()
-    if (ended !== undefined) warnings.push(`the session made ${inlineSafe(ended)} ${REPLANT_LIMIT} times, each moved aside, and was ended: a git the host ran at the moment of one could have taken it; look at what git ran in this project since (the config of each one moved aside below)`)
+    const warnings = replants.said()
     if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (look at them with ls and cat, not with git, which would take one for a repository; then delete them): ${named(moved)}`)
     const gone = [...glimpsed].filter(p => !movedPaths.has(p))
     if (gone.length > 0) warnings.push(`the session made, and removed again before the launcher could move them aside, files the host's git would take config, hooks or a repository from: ${named(gone.map(inlineSafe))}; a git the host ran in this project at that moment could have taken them: look at what it ran`)
@@ -138,21 +137,25 @@ function keptIn(gitDirs: readonly string[]): (dir: string, name: string, kind: E
 const inGitDir = (dir: string, gitDirs: readonly string[]): boolean => dir.endsWith('/.git') || dir.includes('/.git/') || isWithinAny(Buffer.from(dir, 'latin1').toString(), gitDirs)
 
 /**
- * Each plant is moved within moments, but a git the host runs in that moment could take it: a
- * session that plants the same name again and again is ended (red team, round 29: 613 plants
- * against a host loop of `git status`, one of which ran the session's config).
+ * Why the session is ended early: a name planted REPLANT_LIMIT times (`again` counts each; each
+ * plant is moved within moments, but a git the host runs in that moment could take it: red team,
+ * round 29, 613 plants against a host loop of `git status`, one of which ran the session's config),
+ * or `endFor` a reason of its own; `said` gives the warning for the report.
  */
-function replantCounter(end: () => void): { again: (p: string) => void; ended: () => string | undefined } {
+function endings(end: () => void): { again: (p: string) => void; endFor: (why: string) => void; said: () => string[] } {
   const planted = new Map<string, number>()
   let ended: string | undefined
+  const endFor = (why: string): void => {
+    if (ended !== undefined) return
+    ended = why
+    end()
+  }
   const again = (p: string): void => {
     const times = (planted.get(p) ?? 0) + 1
     planted.set(p, times)
-    if (times < REPLANT_LIMIT || ended !== undefined) return
-    ended = p
-    end()
+    if (times >= REPLANT_LIMIT) endFor(`the session made ${inlineSafe(p)} ${REPLANT_LIMIT} times, each moved aside, and was ended: a git the host ran at the moment of one could have taken it; look at what git ran in this project since (the config of each one moved aside below)`)
   }
-  return { again, ended: () => ended }
+  return { again, endFor, said: () => (ended === undefined ? [] : [ended]) }
 }
 
 /** The index checks, with the folders of each gitlink an index lists narrowed (round 67), and said. */
@@ -376,8 +379,18 @@ function emptyFolderThere(parent: number, dir: string): boolean {
  * link replaced by anything else (a real hooks dir, a link elsewhere) is moved aside; one only
  * removed stays removed: nothing runs from it.
  */
-function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void, heads: HeadGuard, glimpse: (p: string) => void, startedMs: number): { sweep(): void; stop(): void } {
+interface Reactions {
+  quarantine: (p: string) => void
+  heads: HeadGuard
+  /** A watched name seen missing at its event: made and removed again before the look. */
+  glimpse: (p: string) => void
+  /** Ends the session, saying why in the report. */
+  endFor: (why: string) => void
+}
+
+function watchDuringSession(spec: GitWatchSpec, { quarantine, heads, glimpse, endFor }: Reactions, startedMs: number): { sweep(): void; stop(): void } {
   const texts = new Map(spec.links.map(l => [l.path, l.text]))
+  const placeholders = placeholderCheck(spec, endFor)
   const check = (p: string): void => {
     const text = texts.get(p)
     if (text === undefined) quarantine(p)
@@ -388,31 +401,75 @@ function watchDuringSession(spec: GitWatchSpec, quarantine: (p: string) => void,
   // host git, and gone before the end, it left no report). A guarded link only removed is no harm.
   const onEvent = (p: string): void => {
     check(p)
-    if (!texts.has(p) && lstatKind(p) === 'missing') glimpse(p)
+    if (placeholders.covers(p)) placeholders.look()
+    else if (!texts.has(p) && lstatKind(p) === 'missing') glimpse(p)
   }
   const watched = [...spec.forbidden, ...texts.keys()]
   // Each HEAD at each event on it, not only at the poll: a HEAD git rejects makes git take the
   // folder above for the repository (round 84: swapped in for 10 ms, timed to a host git commit).
   const watchers = [...watchForbidden(watched, onEvent), ...watchForbidden(spec.gitDirs.map(dir => path.join(dir, 'HEAD')), () => heads.headsNow())]
-  const forbid = (p: string): void => {
-    watched.push(p)
-    watchers.push(...watchForbidden([p], onEvent))
-    check(p)
+  const armed = new Map<string, fs.FSWatcher[]>()
+  const forbid = (dotGit: string): void => {
+    watched.push(dotGit)
+    armGitlink(dotGit, armed, onEvent)
+    check(dotGit)
   }
-  const gitlinks = spec.gitlinks === undefined ? undefined : watchGitlinks(spec.gitlinks, forbid, startedMs)
+  const gitlinks = spec.gitlinks === undefined ? undefined : watchGitlinks(spec.gitlinks, { forbid, endFor }, startedMs)
   const each = (): void => {
     watched.forEach(check)
     heads.check()
   }
-  const poll = watched.length === 0 && spec.gitDirs.length === 0 ? undefined : setInterval(each, POLL_MS).unref()
+  const poll = watched.length === 0 && spec.gitDirs.length === 0 ? undefined : setInterval(() => (each(), placeholders.look()), POLL_MS).unref()
   return {
     sweep: each,
     stop(): void {
       gitlinks?.stop()
-      for (const w of watchers) w.close()
+      for (const w of [...watchers, ...[...armed.values()].flat()]) w.close()
       clearInterval(poll)
       each()
     },
+  }
+}
+
+/**
+ * A gitlink's folder watched for a `.git`, and its parent for the folder itself: made later, or
+ * replaced (whose new inode the first watch would miss), it is watched anew and looked at (red
+ * team, round 86: a gitlink staged before its folder existed was watched by the 200 ms poll alone,
+ * and a .git held there for 30 ms when the host's git status began won 8 of 9, unreported).
+ */
+function armGitlink(dotGit: string, armed: Map<string, fs.FSWatcher[]>, onEvent: (p: string) => void): void {
+  armed.get(dotGit)?.forEach(w => w.close())
+  const rearm = (): void => {
+    armGitlink(dotGit, armed, onEvent)
+    onEvent(dotGit)
+  }
+  armed.set(dotGit, [...watchForbidden([dotGit], onEvent), ...watchForbidden([path.dirname(dotGit)], rearm)])
+}
+
+/**
+ * The placeholders bound read-only for the session (sandbox/git-guard.ts) must stay what they are:
+ * removed or replaced on the host (git clean -fdx, git stash -u take an empty folder at the top),
+ * the kernel detaches the sandbox's mount, and the name is the session's again (red team, round 86:
+ * then a plant timed to a host commit won 7 of 9). The session is ended.
+ */
+function placeholderCheck(spec: GitWatchSpec, endFor: (why: string) => void): { covers(p: string): boolean; look(): void } {
+  const all = new Set([...spec.placeholders, ...spec.headPlaceholders])
+  const emptyFolder = (p: string): boolean => lstatKind(p) === 'dir' && safeReaddirOf(p).length === 0
+  return {
+    covers: p => all.has(p),
+    look(): void {
+      const gone = spec.placeholders.find(p => !isCommondirPlaceholder(p)) ?? spec.headPlaceholders.find(p => !emptyFolder(p))
+      if (gone === undefined) return
+      endFor(`${inlineSafe(gone)}, a placeholder claudebox bound read-only for the session, was removed or replaced outside it (git clean -fdx or git stash -u on the host take an empty folder), which gave the name back to the session: a git run there could take what the session put in its place, so the session was ended; start it again`)
+    },
+  }
+}
+
+function safeReaddirOf(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir)
+  } catch {
+    return ['(unreadable)']
   }
 }
 

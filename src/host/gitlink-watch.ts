@@ -8,6 +8,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { gitlinksNow } from './index-entries.js'
+import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
 
 /** Gitlink folders watched at most: each costs an inotify watch; the rest are the session end's to check. */
@@ -15,8 +16,13 @@ const MAX_WATCHED = 256
 /** The first look waits this long: a git run while the sandbox starts would slow every launch (the index's writes start it earlier). */
 const FIRST_LOOK_MS = 100
 
-/** `startedMs`: when the session began; a `.git` changed before is the user's. */
-export function watchGitlinks(spec: NonNullable<GitWatchSpec['gitlinks']>, forbid: (dotGit: string) => void, startedMs: number): { stop(): void } {
+/**
+ * `forbid` makes a `.git` a name the watch keeps missing; `endFor` ends the session, for a gitlink
+ * the watch cannot keep (a path that is not UTF-8, past the bound: red team, round 86, each let a
+ * nested repository's config run at the host's git status, 3 of 3). `startedMs`: when the session
+ * began; a `.git` changed before is the user's.
+ */
+export function watchGitlinks(spec: NonNullable<GitWatchSpec['gitlinks']>, { forbid, endFor }: { forbid: (dotGit: string) => void; endFor: (why: string) => void }, startedMs: number): { stop(): void } {
   const { gitDir, workTree } = spec
   const known = new Set(spec.known)
   const forbidden = new Set<string>()
@@ -29,13 +35,17 @@ export function watchGitlinks(spec: NonNullable<GitWatchSpec['gitlinks']>, forbi
         again = false
         for (const link of await gitlinksNow(gitDir).catch(() => [])) {
           const name = link.toString('utf8')
-          // Not UTF-8: the end's check, which keeps paths as bytes, looks at it.
-          if (stopped || name.includes('\uFFFD') || forbidden.size >= MAX_WATCHED) continue
+          if (stopped) break
           const dotGit = path.join(workTree, name, '.git')
           if (known.has(dotGit) || forbidden.has(dotGit)) continue
           if (changedBefore(dotGit, startedMs)) {
             known.add(dotGit)
             continue
+          }
+          // A path Node cannot name (not UTF-8), or one past the bound: the watch could not keep its .git missing.
+          if (!Buffer.from(name).equals(link) || forbidden.size >= MAX_WATCHED) {
+            endFor(`the session registered ${forbidden.size >= MAX_WATCHED ? `more than ${MAX_WATCHED} gitlinks` : 'a gitlink whose path is not UTF-8'} in the index of ${inlineSafe(gitDir)} (your git status at the top enters the repository in such a folder, with its config), and was ended; run git status there only after you looked at them (git ls-files -s | grep ^160000)`)
+            break
           }
           forbidden.add(dotGit)
           forbid(dotGit)

@@ -144,6 +144,47 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
+  test("gitlinks the watch cannot keep end the session: a path that is not UTF-8, more than 256 (red team, round 86: each let the nested repository's config run at the host's git status, 3 of 3); a gitlink folder made after the gitlink, and made again, is watched at once (round 86: only the 200 ms poll looked there, and a .git held for 30 ms won 8 of 9)", async () => {
+    const s = scene()
+    const sha = git(s.project, 'rev-parse', 'HEAD').trim()
+    const odd = await inside(s, `D=$(printf 'd\\377'); git update-index --add --cacheinfo "160000,${sha},$D"; sleep 3; echo SURVIVED`)
+    expect(odd.out).not.toContain('SURVIVED')
+    expect(odd.err).toMatch(/registered a gitlink whose path is not UTF-8 .* and was ended/)
+    git(s.project, 'read-tree', 'HEAD')
+    const many = await inside(s, `for i in $(seq 1 257); do echo "160000 ${sha} 0\tg$i"; done | git update-index --index-info; sleep 3; echo SURVIVED`)
+    expect(many.out).not.toContain('SURVIVED')
+    expect(many.err).toMatch(/registered more than 256 gitlinks .* and was ended/)
+    const later = [
+      'import os, subprocess, time',
+      `subprocess.run(['git', 'update-index', '--add', '--cacheinfo', '160000,${sha},sub'], check=True)`,
+      "subprocess.run(['git', 'init', '-q', 'stash'], check=True)",
+      'time.sleep(0.5)',
+      'seen = []',
+      'for i in range(3):',
+      "    os.makedirs('sub', exist_ok=True); time.sleep(0.2)",
+      "    os.rename('stash/.git', 'sub/.git'); time.sleep(0.05)",
+      "    seen.append(os.path.lexists('sub/.git'))",
+      "    if seen[-1]: os.rename('sub/.git', 'stash/.git')",
+      "    else: subprocess.run(['git', 'init', '-q', 'stash'], check=True)",
+      "    os.rmdir('sub') if not os.listdir('sub') else None; time.sleep(0.25)",
+      'print(seen)',
+    ].join('\n')
+    git(s.project, 'read-tree', 'HEAD')
+    fs.writeFileSync(path.join(s.project, 'later.py'), `${later}\n`)
+    const r = await inside(s, 'python3 later.py')
+    expect(r.out, r.err).toBe('[False, False, False]')
+  })
+
+  test("a placeholder removed on the host during the session (git clean -fdx takes the empty HEAD folder) ends the session, which says why (red team, round 86: the sandbox's mount went with it, and a plant timed to a host commit then won 7 of 9)", async () => {
+    const s = scene()
+    const run = claudebox(s.world, ['--', '-c', 'touch runs; sleep 5; echo SURVIVED'], { cwd: s.project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    await until(() => fs.existsSync(path.join(s.project, 'runs')))
+    execFileSync('git', ['clean', '-fdxq', '-e', 'runs'], { cwd: s.project })
+    const r = await run
+    expect(r.stdout).not.toContain('SURVIVED')
+    expect(r.stderr).toMatch(/project\/HEAD, a placeholder claudebox bound read-only for the session, was removed or replaced outside it .* so the session was ended/)
+  })
+
   test('a project that is not a repository: a .git made at its top is moved aside at once, reported, and a HEAD cannot be made there (red team: the prompt ran its fsmonitor)', async () => {
     const s = scene()
     const plain = plainFolder(s)
