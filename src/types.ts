@@ -97,6 +97,8 @@ export interface GitProtectFacts {
   pinned: readonly string[]
   /** The work trees in the project where the host's git runs (the top, submodules, linked worktrees inside): their host-run files are protected and watched. */
   workTrees: readonly string[]
+  /** Each of them with the git dir git takes there (its index lists the gitlinks git status enters). */
+  repos: readonly { gitDir: string; workTree: string }[]
   /** The git dirs among them (the rest are folders on the way): their HEAD is checked after the session. */
   gitDirs: readonly string[]
   /** Why the git dirs cannot all be protected (a folder the launcher cannot list, too many, too deep): the launch refuses. */
@@ -240,8 +242,8 @@ export interface GitWatchSpec {
   folderCache?: string
   /** Where what each nested repository was at the session's end is kept for the next ($CLAUDEBOX_HOME/nested, out of every sandbox's reach). */
   nestedRecord?: string
-  /** The top's git dir, whose index's gitlinks are watched during the session (gitlink-watch.ts), and the submodules' `.git` files there at the launch. */
-  gitlinks?: { gitDir: string; workTree: string; known: readonly string[] }
+  /** The repositories checked out in the project, whose indexes' gitlinks are watched during the session (gitlink-watch.ts), and the submodules' `.git` there at the launch. */
+  gitlinks?: { repos: readonly { gitDir: string; workTree: string }[]; known: readonly string[] }
 }
 
 export interface LaunchSummary {

@@ -26,7 +26,7 @@ const LINKS_PER_FOLDER = 32
 const LINKS_IN_ALL = 128
 
 export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly string[], home: string): GitProtectFacts {
-  const facts: MutableProtect = { pinned: [], workTrees: [], gitDirs: [], refusals: [], readOnly: [], emptyDirs: [], emptyConfigs: [], placeholders: [], headPlaceholders: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [], links: [] }
+  const facts: MutableProtect = { pinned: [], workTrees: [], repos: [], gitDirs: [], refusals: [], readOnly: [], emptyDirs: [], emptyConfigs: [], placeholders: [], headPlaceholders: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [], links: [] }
   let trees = projectDirs.slice(0, 1)
   if (git !== undefined) {
     const reader = configReader(home)
@@ -54,6 +54,10 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
     // submodule's and the linked worktree's hooks ran).
     trees = workTreesIn(git, search, projectDirs)
     for (const tree of trees) guardTopHead(facts, tree, projectDirs)
+    facts.repos.push(...trees.flatMap(tree => {
+      const gitDir = tree === git.topLevel ? git.gitDir : gitDirOfTree(tree)
+      return gitDir === undefined ? [] : [{ gitDir, workTree: tree }]
+    }))
     for (const tree of trees) {
       const configs = [...repoConfigsOf(tree, git), ...userGitConfigs(home)]
       // Each walked as the kernel walks it (`conf/link/../inc`): links on the way guarded, what it
@@ -71,6 +75,15 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
   // Parents before children, whatever found them: a pin mounted later would cover one below it.
   facts.pinned.sort((a, b) => a.split('/').length - b.split('/').length)
   return facts
+}
+
+/** The git dir git takes in `tree`: its `.git` folder, or where its `.git` file's gitdir: leads. */
+function gitDirOfTree(tree: string): string | undefined {
+  const dotGit = path.join(tree, '.git')
+  const kind = lstatKind(dotGit)
+  if (kind === 'dir') return dotGit
+  const pointer = kind === 'file' ? gitdirOf(readSmall(dotGit)) : undefined
+  return pointer === undefined || pointer === '' ? undefined : path.resolve(tree, pointer)
 }
 
 /**

@@ -1,55 +1,91 @@
-// During the session: a gitlink the session puts in the top's index makes the host's `git status`
-// at the top enter that folder's `.git` and run its config (red team, round 84: 3 of 3, and nothing
-// was reported once the session took both out again before its end). At each write of that index
-// its gitlinks are listed, by git as git reads the index (index-entries.ts), and the `.git` of each
-// that was no submodule at the launch and is not older than the session becomes a name the git
-// watch keeps missing: moved aside now and whenever it appears, reported, counted. That leaves the
-// watch's window of milliseconds. A nested repository the user had is never moved.
+// During the session: a gitlink the session puts in an index makes the host's `git status` at the
+// top enter that folder's `.git` and run its config (red team, round 84: 3 of 3, and nothing was
+// reported once the session took both out again before its end); one in a submodule's index too,
+// through the submodule's status (round 86). At each write of the index of each repository checked
+// out in the project, its gitlinks are listed, by git as git reads the index (index-entries.ts),
+// and the `.git` of each that was no submodule at the launch and is not older than the session
+// becomes a name the git watch keeps missing: moved aside now and whenever it appears, reported,
+// counted. That leaves the watch's window of milliseconds. A nested repository the user had is
+// never moved. An index whose gitlinks the watch cannot keep that way ends the session, and the
+// index is moved aside: a gitlink named oddly (`./sub`, `sub/`, `x/../sub`: git enters those too;
+// round 87, 3 of 3 and silent once undone), not UTF-8, deeper than DEEPEST folders, or more than
+// MAX_WATCHED (round 86).
 import fs from 'node:fs'
 import path from 'node:path'
 import { gitlinksNow } from './index-entries.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
 
-/** Gitlink folders watched at most: each costs an inotify watch; the rest are the session end's to check. */
+/** Gitlink folders watched at most, in all: each costs inotify watches and a look at every poll. */
 const MAX_WATCHED = 256
+/** Folders deep a gitlink may be: the poll walks each of its folders (round 87: 1,900 deep kept the launcher busy). */
+const DEEPEST = 64
 /** The first look waits this long: a git run while the sandbox starts would slow every launch (the index's writes start it earlier). */
 const FIRST_LOOK_MS = 100
 
-/**
- * `forbid` makes a `.git` a name the watch keeps missing; `endFor` ends the session, for a gitlink
- * the watch cannot keep (a path that is not UTF-8, past the bound: red team, round 86, each let a
- * nested repository's config run at the host's git status, 3 of 3). `startedMs`: when the session
- * began; a `.git` changed before is the user's.
- */
-export function watchGitlinks(spec: NonNullable<GitWatchSpec['gitlinks']>, { forbid, endFor }: { forbid: (dotGit: string) => void; endFor: (why: string) => void }, startedMs: number): { stop(): void } {
-  const { gitDir, workTree } = spec
-  const known = new Set(spec.known)
-  const forbidden = new Set<string>()
+type Spec = NonNullable<GitWatchSpec['gitlinks']>
+interface Acts {
+  /** Makes a path a name the watch keeps missing (moved aside now and whenever it appears). */
+  forbid: (p: string) => void
+  /** Ends the session, saying why. */
+  endFor: (why: string) => void
+}
+
+/** `startedMs`: when the session began; a `.git` changed before is the user's. */
+export function watchGitlinks(spec: Spec, acts: Acts, startedMs: number): { stop(): void } {
+  const state = { known: new Set(spec.known), forbidden: new Set<string>(), stopped: false }
+  const watches = spec.repos.map(repo => watchIndex(repo, () => scanIndex(repo, state, acts, startedMs)))
+  return {
+    stop(): void {
+      state.stopped = true
+      watches.forEach(w => w.stop())
+    },
+  }
+}
+
+interface ScanState {
+  known: Set<string>
+  forbidden: Set<string>
+  stopped: boolean
+}
+
+/** One look at a repository's index: each new gitlink's `.git` forbidden, or the index condemned. */
+async function scanIndex(repo: Spec['repos'][number], state: ScanState, acts: Acts, startedMs: number): Promise<void> {
+  const { gitlinks, bad } = await gitlinksNow(repo.gitDir)
+  if (state.stopped) return
+  const unkept = bad.length > 0 ? 'an entry git would refuse to add (a path with ., .. or an empty part: a gitlink named so is entered all the same)' : undefined
+  for (const link of unkept === undefined ? gitlinks : []) {
+    const name = link.toString('utf8')
+    const dotGit = path.join(repo.workTree, name, '.git')
+    if (state.known.has(dotGit) || state.forbidden.has(dotGit)) continue
+    if (changedBefore(dotGit, startedMs)) {
+      state.known.add(dotGit)
+      continue
+    }
+    const why = !Buffer.from(name).equals(link) ? 'a gitlink whose path is not UTF-8' : name.split('/').length > DEEPEST ? `a gitlink more than ${DEEPEST} folders deep` : state.forbidden.size >= MAX_WATCHED ? `more than ${MAX_WATCHED} gitlinks` : undefined
+    if (why !== undefined) return condemn(repo.gitDir, why, acts)
+    state.forbidden.add(dotGit)
+    acts.forbid(dotGit)
+  }
+  if (unkept !== undefined) condemn(repo.gitDir, unkept, acts)
+}
+
+/** The index goes (now and whenever the session writes one again), and the session ends. */
+function condemn(gitDir: string, why: string, acts: Acts): void {
+  acts.forbid(path.join(gitDir, 'index'))
+  acts.endFor(`the session put ${why} in the index of ${inlineSafe(gitDir)}: your git status at the top would enter the repository in such a folder, with its config. The session was ended and the index moved aside (see below): run git reset there to make it anew from HEAD, and look at the folders it named before you run git status`)
+}
+
+/** Runs `scan` at each write of the repository's index, one at a time, and once at first. */
+function watchIndex(repo: Spec['repos'][number], scan: () => Promise<void>): { stop(): void } {
   let [running, again, stopped] = [false, false, false]
-  const scan = async (): Promise<void> => {
+  const look = async (): Promise<void> => {
     if (running) return void (again = true)
     running = true
     try {
       do {
         again = false
-        for (const link of await gitlinksNow(gitDir).catch(() => [])) {
-          const name = link.toString('utf8')
-          if (stopped) break
-          const dotGit = path.join(workTree, name, '.git')
-          if (known.has(dotGit) || forbidden.has(dotGit)) continue
-          if (changedBefore(dotGit, startedMs)) {
-            known.add(dotGit)
-            continue
-          }
-          // A path Node cannot name (not UTF-8), or one past the bound: the watch could not keep its .git missing.
-          if (!Buffer.from(name).equals(link) || forbidden.size >= MAX_WATCHED) {
-            endFor(`the session registered ${forbidden.size >= MAX_WATCHED ? `more than ${MAX_WATCHED} gitlinks` : 'a gitlink whose path is not UTF-8'} in the index of ${inlineSafe(gitDir)} (your git status at the top enters the repository in such a folder, with its config), and was ended; run git status there only after you looked at them (git ls-files -s | grep ^160000)`)
-            break
-          }
-          forbidden.add(dotGit)
-          forbid(dotGit)
-        }
+        await scan()
       } while (again && !stopped)
     } catch {
       // a look that failed (no temp folder, the name gone): the session's end checks the index
@@ -59,15 +95,15 @@ export function watchGitlinks(spec: NonNullable<GitWatchSpec['gitlinks']>, { for
   }
   let watcher: fs.FSWatcher | undefined
   try {
-    watcher = fs.watch(gitDir, { persistent: false }, (_event, name) => {
-      if (name === 'index' && !stopped) void scan()
+    watcher = fs.watch(repo.gitDir, { persistent: false }, (_event, name) => {
+      if (name === 'index' && !stopped) void look()
     })
     watcher.on('error', () => watcher?.close())
   } catch {
     // gone or not watchable: the session's end checks the index
   }
   // Gitlinks the index held before (an earlier session's), whose .git may appear later.
-  const first = setTimeout(() => void scan(), FIRST_LOOK_MS).unref()
+  const first = setTimeout(() => void look(), FIRST_LOOK_MS).unref()
   return {
     stop(): void {
       stopped = true

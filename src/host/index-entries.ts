@@ -180,11 +180,12 @@ function bareGitEnv(gitDir: string, sha256: boolean, empty: string): Record<stri
 
 /**
  * The gitlinks `gitDir`'s index lists now, as git reads it (the same run as at the session's end,
- * without blocking the launcher's loop): during the session (gitlink-watch.ts). None when git
- * cannot read it (the end's check says so).
+ * without blocking the launcher's loop), and the paths git would refuse: during the session
+ * (gitlink-watch.ts). None when git cannot read it (the end's check says so).
  */
-export async function gitlinksNow(gitDir: string): Promise<Buffer[]> {
-  if (!indexFilesRegular(gitDir)) return []
+export async function gitlinksNow(gitDir: string): Promise<{ gitlinks: Buffer[]; bad: string[] }> {
+  const none = { gitlinks: [], bad: [] }
+  if (!indexFilesRegular(gitDir)) return none
   const empty = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'claudebox-index-'))
   try {
     const named = sha256Named(gitDir)
@@ -193,9 +194,12 @@ export async function gitlinksNow(gitDir: string): Promise<Buffer[]> {
       const out = await new Promise<Buffer | undefined>(resolve => {
         execFile('git', ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], encoding: 'buffer', timeout: RUN_MS, maxBuffer: 256 << 20 }, (error, stdout) => resolve(error ? undefined : stdout))
       })
-      if (out !== undefined) return stagedEntries(out).gitlinks
+      if (out !== undefined) {
+        const entries = stagedEntries(out)
+        return { gitlinks: entries.gitlinks, bad: [...entries] }
+      }
     }
-    return []
+    return none
   } finally {
     removeDir(empty)
   }

@@ -219,7 +219,8 @@ function gitlinkWatch(facts: HostFacts, options: SandboxOptions): Pick<GitWatchS
   if (facts.git === undefined || options.writableGitConfig) return {}
   // The submodules there at the launch: their .git files, and git dirs kept in the work tree (emb/.git).
   const known = [...facts.gitProtect.readOnly, ...facts.gitProtect.gitDirs].filter(p => path.basename(p) === '.git' && p !== path.join(facts.git?.topLevel ?? '', '.git'))
-  return { gitlinks: { gitDir: facts.git.gitDir, workTree: facts.git.topLevel, known } }
+  const repos = facts.gitProtect.repos.length > 0 ? facts.gitProtect.repos : [{ gitDir: facts.git.gitDir, workTree: facts.git.topLevel }]
+  return { gitlinks: { repos, known } }
 }
 
 /** The instance's project-root (written once) and an empty shared account file when there is none. */

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { claudebox, git, HAVE_BWRAP, IS_ROOT, makeRepo } from '../helpers/cli.js'
+import { claudebox, FIXTURES, git, HAVE_BWRAP, IS_ROOT, makeRepo } from '../helpers/cli.js'
 import { hostGit, inside, payload, payloadWorks, plainFolder, scene } from '../helpers/git-scene.js'
 
 describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agent planted', () => {
@@ -149,11 +149,13 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     const sha = git(s.project, 'rev-parse', 'HEAD').trim()
     const odd = await inside(s, `D=$(printf 'd\\377'); git update-index --add --cacheinfo "160000,${sha},$D"; sleep 3; echo SURVIVED`)
     expect(odd.out).not.toContain('SURVIVED')
-    expect(odd.err).toMatch(/registered a gitlink whose path is not UTF-8 .* and was ended/)
+    expect(odd.err).toMatch(/put a gitlink whose path is not UTF-8 in the index .* The session was ended and the index moved aside/)
+    // The index went with the ending (round 87: it stayed, and the host's git status after the session ran the nested config).
+    expect(git(s.project, 'ls-files', '-s')).not.toMatch(/^160000/m)
     git(s.project, 'read-tree', 'HEAD')
     const many = await inside(s, `for i in $(seq 1 257); do echo "160000 ${sha} 0\tg$i"; done | git update-index --index-info; sleep 3; echo SURVIVED`)
     expect(many.out).not.toContain('SURVIVED')
-    expect(many.err).toMatch(/registered more than 256 gitlinks .* and was ended/)
+    expect(many.err).toMatch(/put more than 256 gitlinks in the index .* The session was ended/)
     const later = [
       'import os, subprocess, time',
       `subprocess.run(['git', 'update-index', '--add', '--cacheinfo', '160000,${sha},sub'], check=True)`,
@@ -173,6 +175,28 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     fs.writeFileSync(path.join(s.project, 'later.py'), `${later}\n`)
     const r = await inside(s, 'python3 later.py')
     expect(r.out, r.err).toBe('[False, False, False]')
+  })
+
+  test("an index the gitlink watch cannot keep ends the session and goes: a gitlink named oddly (./sub, which git enters as sub; round 87: never watched, 3 of 3, silent once undone), one more than 64 folders deep; a gitlink in a submodule's own index is watched too (round 86: 3 of 3)", async () => {
+    const s = scene()
+    const lib = makeRepo(s.world.home, 'src/lib')
+    git(s.project, '-c', 'protocol.file.allow=always', 'submodule', '--quiet', 'add', lib, 'lib')
+    git(s.project, 'commit', '-qm', 'lib')
+    fs.copyFileSync(path.join(FIXTURES, 'index-rename.py'), path.join(s.project, 'index-rename.py'))
+    const nested = (dir: string): string => `git init -q ${dir} && git -C ${dir} commit -q --allow-empty -m n && (cd ${dir} && ${payload(s, '.git/config')})`
+    const odd = await inside(s, [nested('sub'), 'git update-index --add --cacheinfo "160000,$(git -C sub rev-parse HEAD),xsub"', 'python3 index-rename.py .git/index xsub ./sub', 'sleep 3; git read-tree HEAD; echo SURVIVED'].join('; '))
+    expect(odd.out).not.toContain('SURVIVED')
+    expect(odd.err).toMatch(/put an entry git would refuse to add .* The session was ended and the index moved aside/)
+    expect(git(s.project, 'ls-files', '-s')).not.toMatch(/sub/)
+    fs.rmSync(path.join(s.project, 'sub'), { recursive: true, force: true })
+    git(s.project, 'reset', '-q')
+    const deep = await inside(s, `D=$(printf 'a/%.0s' $(seq 1 65))s; git update-index --add --cacheinfo "160000,$(git rev-parse HEAD),$D"; sleep 3; echo SURVIVED`)
+    expect(deep.out).not.toContain('SURVIVED')
+    expect(deep.err).toMatch(/put a gitlink more than 64 folders deep in the index/)
+    git(s.project, 'reset', '-q')
+    const inSub = await inside(s, [nested('lib/inner'), 'git -C lib update-index --add --cacheinfo "160000,$(git -C lib/inner rev-parse HEAD),inner"', 'sleep 0.5; test -e lib/inner/.git && echo THERE || echo MOVED'].join('; '))
+    expect(inSub.out, inSub.err).toBe('MOVED')
+    expect(inSub.err).toMatch(/moved aside[^\n]*lib\/inner\/\.git -> /)
   })
 
   test("a placeholder removed on the host during the session (git clean -fdx takes the empty HEAD folder) ends the session, which says why (red team, round 86: the sandbox's mount went with it, and a plant timed to a host commit then won 7 of 9)", async () => {

@@ -70,5 +70,5 @@ export function optionArgs(argv: readonly string[], option: string, arity: numbe
 
 /** Git protection facts with every list empty unless given. */
 export function gitProtect(overrides: Partial<GitProtectFacts> = {}): GitProtectFacts {
-  return { pinned: [], workTrees: [], gitDirs: [], refusals: [], readOnly: [], emptyDirs: [], emptyConfigs: [], placeholders: [], headPlaceholders: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [], links: [], ...overrides }
+  return { pinned: [], workTrees: [], repos: [], gitDirs: [], refusals: [], readOnly: [], emptyDirs: [], emptyConfigs: [], placeholders: [], headPlaceholders: [], forbidden: [], present: [], workTree: [], workTreePins: [], symlinked: [], links: [], ...overrides }
 }
