@@ -10,7 +10,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { TESTED_CLAUDE_NEWEST, median, mkWorld, replayFds, startChild, timed } from './bench/util.mjs'
+import { TESTED_CLAUDE_NEWEST, makeReplayable, median, mkWorld, replayFds, startChild, timed } from './bench/util.mjs'
 
 const runs = Number(process.env.BENCH_RUNS ?? 30)
 const repo = path.resolve(import.meta.dirname, '..')
@@ -27,12 +27,13 @@ console.log(`claudebox benchmark: node ${process.version}, ${os.cpus().length} x
 if (part('launch')) {
   const { project, env } = mkWorld({ CLAUDEBOX_CLAUDE: '/bin/true' })
   const [bwrap, ...args] = bwrapArgv(project, env, ['--network=open'])
-  const withFds = replayFds(env.CLAUDEBOX_HOME)
+  // Each claudebox run removes its placeholders at its end: made again for each replay (~0.05 ms).
+  const withFds = replayFds(env.CLAUDEBOX_HOME, () => makeReplayable(args))
   const variants = {
     'node -e 0': () => spawnSync(process.execPath, ['-e', '0'], { cwd: project, env }),
     'bwrap direct (open)': () => withFds(fds => spawnSync(bwrap, args, { cwd: project, env: {}, stdio: ['ignore', 'pipe', 'pipe', 'ignore', ...fds] })),
     // The least a Node launcher does: Node, child_process, spawning the same bwrap command.
-    'node spawning that bwrap': () => spawnSync(process.execPath, [minimal, JSON.stringify({ argv: [bwrap, ...args], files: withFds.files })], { cwd: project, env }),
+    'node spawning that bwrap': () => withFds(() => spawnSync(process.execPath, [minimal, JSON.stringify({ argv: [bwrap, ...args], files: withFds.files })], { cwd: project, env })),
     'claudebox --network=open': () => spawnSync(process.execPath, [bin, '--network=open'], { cwd: project, env }),
     'claudebox (default: allow)': () => spawnSync(process.execPath, [bin], { cwd: project, env }),
   }
@@ -176,8 +177,6 @@ function bwrapArgv(project, env, args) {
   // Nothing reads --info-fd in a replay.
   const own = ['--info-fd']
   const kept = argv.filter((arg, i) => !own.includes(arg) && !own.includes(argv[i - 1]))
-  // The session's own credential store is removed when its session ends: the replay needs one.
-  kept.forEach((arg, i) => kept[i - 1] === '--bind' && arg.includes('/session-stores/') && fs.mkdirSync(arg, { recursive: true, mode: 0o700 }))
   return kept
 }
 

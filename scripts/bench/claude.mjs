@@ -4,7 +4,7 @@
 //       and against Claude Code's own per-command sandbox (sandbox.enabled: bwrap + socat per command)
 import { spawnSync } from 'node:child_process'
 import path from 'node:path'
-import { median, mkWorld, replayFds, startChild, timed } from './util.mjs'
+import { makeReplayable, median, mkWorld, replayFds, startChild, timed } from './util.mjs'
 
 const KEY = 'sk-ant-bench-key'
 const mock = path.join(import.meta.dirname, 'mock-api.mjs')
@@ -36,11 +36,10 @@ function directCommand(bin, project, env, url, claudeArgs) {
   const [bwrap, ...argv] = JSON.parse(line.slice(line.indexOf('bwrap argv: ') + 12))
   const own = ['--info-fd']
   const args = argv.filter((arg, i) => !own.includes(arg) && !own.includes(argv[i - 1]))
-  args.forEach((arg, i) => args[i - 1] === '--bind' && arg.includes('/session-stores/') && spawnSync('mkdir', ['-p', arg]))
   const inside = launch(['--network=open'], { CLAUDEBOX_CLAUDE: '/usr/bin/env' })
   const sandboxEnv = Object.fromEntries(inside.stdout.trim().split('\n').map(l => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
   Object.assign(sandboxEnv, apiEnv(url), env.IS_SANDBOX ? { IS_SANDBOX: env.IS_SANDBOX } : {})
-  const withFds = replayFds(env.CLAUDEBOX_HOME)
+  const withFds = replayFds(env.CLAUDEBOX_HOME, () => makeReplayable(args))
   return () => withFds(fds => spawnSync(bwrap, args, { cwd: project, env: sandboxEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe', 'ignore', ...fds] }))
 }
 

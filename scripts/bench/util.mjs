@@ -45,14 +45,16 @@ export function timed(run) {
 /**
  * What a launch's bwrap command reads besides stdio, for replaying it: the seccomp program (fd 4)
  * and the Landlock helper (fd 5) that launch wrote, and the launcher's go for the sandbox's gate
- * (fd 7). `withFds(run)` opens them anew for one run (as stdio entries 4 and up) and closes them.
+ * (fd 7). `withFds(run)` opens them anew for one run (as stdio entries 4 and up) and closes them,
+ * after `prepare` (makeReplayable).
  */
-export function replayFds(claudeboxHome) {
+export function replayFds(claudeboxHome, prepare = () => {}) {
   const one = dir => path.join(claudeboxHome, dir, fs.readdirSync(path.join(claudeboxHome, dir))[0])
   const go = path.join(claudeboxHome, 'bench-go')
   fs.writeFileSync(go, 'go\n')
   const files = [one('seccomp'), one('landlock')]
   const withFds = run => {
+    prepare()
     const fds = [...files, go].map(file => fs.openSync(file, 'r'))
     try {
       return run([fds[0], fds[1], 'ignore', fds[2]])
@@ -61,4 +63,17 @@ export function replayFds(claudeboxHome) {
     }
   }
   return Object.assign(withFds, { files: [...files, go] })
+}
+
+/**
+ * What a replayed bwrap argv needs that its launch removed at its end: the session's own credential
+ * store, and the placeholders bound read-only (a commondir holding ./, an empty HEAD folder).
+ */
+export function makeReplayable(argv) {
+  argv.forEach((arg, i) => {
+    if (argv[i - 1] === '--bind' && arg.includes('/session-stores/')) fs.mkdirSync(arg, { recursive: true, mode: 0o700 })
+    if (argv[i - 1] !== '--ro-bind' || argv[i + 1] !== arg || fs.existsSync(arg)) return
+    if (path.basename(arg) === 'commondir') fs.writeFileSync(arg, './\n')
+    if (path.basename(arg) === 'HEAD') fs.mkdirSync(arg)
+  })
 }
