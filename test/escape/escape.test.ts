@@ -530,7 +530,8 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     const project = makeRepo(s.world.home, 'src/latin1-gitlink')
     const script = 'D=$(printf "\\377"); mkdir -p "$D/y" && chmod 777 "$D" "$D/y" && git update-index --add --cacheinfo "160000,$(git rev-parse HEAD),$D/y" && echo staged'
     const r = await claudebox(s.world, ['--', '-c', script], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
-    expect(r.stdout.trim()).toBe('staged')
+    // Empty when the gitlink watch ended the session first (a path that is not UTF-8, round 86).
+    expect(['staged', '']).toContain(r.stdout.trim())
     const folder = Buffer.concat([Buffer.from(`${project}/`), Buffer.from([0xff])])
     for (const p of [folder, Buffer.concat([folder, Buffer.from('/y')])]) expect(fs.statSync(p).mode & 0o022, p.toString()).toBe(0)
   })

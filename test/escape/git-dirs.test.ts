@@ -953,9 +953,11 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     const deep = Array.from({ length: 1500 }, () => 'a').join('/')
     const started = Date.now()
     const r = await inside(s, `mkdir -p ${deep} && sha=$(git rev-parse HEAD) && for i in $(seq 300); do printf '160000 %s 0\t%s/%d\n' $sha ${deep} $i; done | git update-index --index-info && echo staged`)
-    expect(r.out).toBe('staged')
+    // The session's end looks within its budget; or, when the gitlink watch saw the index first, it
+    // ended the session (gitlinks more than 64 folders deep, round 87) and moved the index aside.
+    expect(['staged', '']).toContain(r.out)
     expect((Date.now() - started) / 1000).toBeLessThan(20)
-    expect(r.err).toContain('not all looked at: the folders on the way to gitlinks and nested repositories')
+    expect(r.err).toMatch(/not all looked at: the folders on the way to gitlinks and nested repositories|put a gitlink more than 64 folders deep in the index [^\n]* the index moved aside/)
     spawnSync('git', ['read-tree', 'HEAD'], { cwd: s.project })
     fs.rmSync(path.join(s.project, 'a'), { recursive: true })
   }, 120_000)
