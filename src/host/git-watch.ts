@@ -409,9 +409,9 @@ function watchDuringSession(spec: GitWatchSpec, { quarantine, heads, glimpse, en
   // folder above for the repository (round 84: swapped in for 10 ms, timed to a host git commit).
   const watchers = [...watchForbidden(watched, onEvent), ...watchForbidden(spec.gitDirs.map(dir => path.join(dir, 'HEAD')), () => heads.headsNow())]
   const armed = new Map<string, fs.FSWatcher[]>()
-  const forbid = (dotGit: string): void => {
+  const forbid = (dotGit: string, workTree: string): void => {
     watched.push(dotGit)
-    armGitlink(dotGit, armed, onEvent)
+    armGitlink(dotGit, workTree, armed, onEvent)
     check(dotGit)
   }
   const gitlinks = spec.gitlinks === undefined ? undefined : watchGitlinks(spec.gitlinks, { forbid, endFor }, startedMs)
@@ -432,18 +432,21 @@ function watchDuringSession(spec: GitWatchSpec, { quarantine, heads, glimpse, en
 }
 
 /**
- * A gitlink's folder watched for a `.git`, and its parent for the folder itself: made later, or
- * replaced (whose new inode the first watch would miss), it is watched anew and looked at (red
- * team, round 86: a gitlink staged before its folder existed was watched by the 200 ms poll alone,
- * and a .git held there for 30 ms when the host's git status began won 8 of 9, unreported).
+ * A gitlink's folder watched for a `.git`, and each folder on the way to it from its work tree for
+ * the next one down: when one is made, removed or replaced (whose new inode a watch would miss),
+ * it is all watched anew and looked at (red team, round 86: a gitlink staged before its folder
+ * existed was watched by the 200 ms poll alone, and a .git held there for 30 ms when the host's git
+ * status began won 8 of 9, unreported; round 88: the same two folders deep, 8 of 9).
  */
-function armGitlink(dotGit: string, armed: Map<string, fs.FSWatcher[]>, onEvent: (p: string) => void): void {
+function armGitlink(dotGit: string, workTree: string, armed: Map<string, fs.FSWatcher[]>, onEvent: (p: string) => void): void {
   armed.get(dotGit)?.forEach(w => w.close())
   const rearm = (): void => {
-    armGitlink(dotGit, armed, onEvent)
+    armGitlink(dotGit, workTree, armed, onEvent)
     onEvent(dotGit)
   }
-  armed.set(dotGit, [...watchForbidden([dotGit], onEvent), ...watchForbidden([path.dirname(dotGit)], rearm)])
+  const onTheWay: string[] = []
+  for (let folder = path.dirname(dotGit); isWithin(folder, workTree) && folder !== workTree; folder = path.dirname(folder)) onTheWay.push(folder)
+  armed.set(dotGit, [...watchForbidden([dotGit], onEvent), ...watchForbidden(onTheWay, rearm)])
 }
 
 /**

@@ -25,8 +25,8 @@ const FIRST_LOOK_MS = 100
 
 type Spec = NonNullable<GitWatchSpec['gitlinks']>
 interface Acts {
-  /** Makes a path a name the watch keeps missing (moved aside now and whenever it appears). */
-  forbid: (p: string) => void
+  /** Makes a gitlink's `.git` (or an index) a name the watch keeps missing (moved aside now and whenever it appears), watched from the work tree down. */
+  forbid: (p: string, workTree: string) => void
   /** Ends the session, saying why. */
   endFor: (why: string) => void
 }
@@ -65,14 +65,14 @@ async function scanIndex(repo: Spec['repos'][number], state: ScanState, acts: Ac
     const why = !Buffer.from(name).equals(link) ? 'a gitlink whose path is not UTF-8' : name.split('/').length > DEEPEST ? `a gitlink more than ${DEEPEST} folders deep` : state.forbidden.size >= MAX_WATCHED ? `more than ${MAX_WATCHED} gitlinks` : undefined
     if (why !== undefined) return condemn(repo.gitDir, why, acts)
     state.forbidden.add(dotGit)
-    acts.forbid(dotGit)
+    acts.forbid(dotGit, repo.workTree)
   }
   if (unkept !== undefined) condemn(repo.gitDir, unkept, acts)
 }
 
 /** The index goes (now and whenever the session writes one again), and the session ends. */
 function condemn(gitDir: string, why: string, acts: Acts): void {
-  acts.forbid(path.join(gitDir, 'index'))
+  acts.forbid(path.join(gitDir, 'index'), gitDir)
   acts.endFor(`the session put ${why} in the index of ${inlineSafe(gitDir)}: your git status at the top would enter the repository in such a folder, with its config. The session was ended and the index moved aside (see below): run git reset there to make it anew from HEAD, and look at the folders it named before you run git status`)
 }
 

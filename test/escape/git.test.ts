@@ -175,6 +175,16 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     fs.writeFileSync(path.join(s.project, 'later.py'), `${later}\n`)
     const r = await inside(s, 'python3 later.py')
     expect(r.out, r.err).toBe('[False, False, False]')
+    // Two folders deep, the first one missing too (round 88: watched by the poll alone, 8 of 9).
+    git(s.project, 'read-tree', 'HEAD')
+    const deeperScript = later
+      .replace(`160000,${sha},sub'`, `160000,${sha},a/b/sub'`)
+      .replace("os.makedirs('sub', exist_ok=True)", "os.makedirs('a/b/sub', exist_ok=True)")
+      .replaceAll("'sub/.git'", "'a/b/sub/.git'")
+      .replace("os.rmdir('sub') if not os.listdir('sub') else None", "subprocess.run(['rm', '-rf', 'a'])")
+    fs.writeFileSync(path.join(s.project, 'deeper.py'), `${deeperScript}\n`)
+    const deeper = await inside(s, 'python3 deeper.py')
+    expect(deeper.out, deeper.err).toBe('[False, False, False]')
   })
 
   test("an index the gitlink watch cannot keep ends the session and goes: a gitlink named oddly (./sub, which git enters as sub; round 87: never watched, 3 of 3, silent once undone), one more than 64 folders deep; a gitlink in a submodule's own index is watched too (round 86: 3 of 3)", async () => {
