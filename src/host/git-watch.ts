@@ -407,7 +407,7 @@ function watchDuringSession(spec: GitWatchSpec, { quarantine, heads, glimpse, en
   const watched = [...spec.forbidden, ...texts.keys()]
   // Each HEAD at each event on it, not only at the poll: a HEAD git rejects makes git take the
   // folder above for the repository (round 84: swapped in for 10 ms, timed to a host git commit).
-  const watchers = [...watchForbidden(watched, onEvent), ...watchForbidden(spec.gitDirs.map(dir => path.join(dir, 'HEAD')), () => heads.headsNow())]
+  const watchers = [...watchForbidden(watched, onEvent), ...watchForbidden(spec.gitDirs.map(dir => path.join(dir, 'HEAD')), () => heads.headsNow(true))]
   const armed = new Map<string, fs.FSWatcher[]>()
   const forbid = (dotGit: string, workTree: string): void => {
     watched.push(dotGit)

@@ -42,8 +42,13 @@ export interface HeadGuard {
    * also into `more` git dirs (those the session made: a submodule's or a worktree's).
    */
   check(final?: boolean, more?: readonly string[]): void
-  /** Puts back only each HEAD git would now reject: at every inotify event on a HEAD (git-watch.ts). */
-  headsNow(): void
+  /**
+   * Puts back only each HEAD git would now reject: at every inotify event on a HEAD (git-watch.ts),
+   * `presentOnly` there: a HEAD only gone is left to the 200 ms look (with the top's HEAD held by a
+   * placeholder, git then takes no folder of the project; and a project being removed, rm -rf, is
+   * not filled in again).
+   */
+  headsNow(presentOnly?: boolean): void
   /** What was put back, for the report after the session. */
   restored(): string[]
   /** The guard of write access for others, which `check` runs. */
@@ -63,9 +68,9 @@ export function guardHeads(gitDirs: readonly string[], workTrees: readonly strin
   const modes = recordModes(gitDirs)
   const restored = new Set<string>()
   const guard = guardModes(gitDirs, workTrees, ways)
-  const headsNow = (): void => {
+  const headsNow = (presentOnly = false): void => {
     for (const [dir, head] of recorded) {
-      if (headIsValid(dir) || !putBack(dir, head)) continue
+      if (headIsValid(dir) || (presentOnly && lstatKind(path.join(dir, 'HEAD')) === 'missing') || !putBack(dir, head)) continue
       restored.add(`${inlineSafe(dir)}/HEAD (put back: ${inlineSafe(head.text.trim())})`)
       putBackOne(dir)
     }
