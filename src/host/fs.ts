@@ -128,6 +128,24 @@ export function isDir(p: string): boolean {
   }
 }
 
+/** Whether the entry at `p` changed (made, renamed, rewritten) since `sinceMs`; true when it cannot be looked at. */
+export function changedSince(p: string | Buffer, sinceMs: number): boolean {
+  try {
+    return fs.lstatSync(p).ctimeMs >= sinceMs
+  } catch {
+    return true
+  }
+}
+
+/** Whether `dir` is a directory with no entries, never through a symlink; false when it cannot be read. */
+export function isEmptyDir(dir: string): boolean {
+  try {
+    return fs.lstatSync(dir).isDirectory() && fs.readdirSync(dir).length === 0
+  } catch {
+    return false
+  }
+}
+
 /** A directory's names; none when it cannot be read. */
 export function safeReaddir(dir: string): string[] {
   try {

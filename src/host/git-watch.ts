@@ -4,7 +4,7 @@
 // worktree git dirs, and new or changed nested `.git` entries in the working tree are reported.
 import fs from 'node:fs'
 import path from 'node:path'
-import { lstatKind, namesUpTo, O_PATH, randomHex } from './fs.js'
+import { changedSince, isEmptyDir, lstatKind, namesUpTo, O_PATH, randomHex } from './fs.js'
 import { guardHeads, headIsValid, type HeadGuard } from './head-guard.js'
 import type { ModeGuard } from './mode-guard.js'
 import { checkInProgress } from './in-progress.js'
@@ -200,7 +200,7 @@ function reportOrSay(report: () => string[]): string[] {
  * Moves what was planted at `planned` out of the session's reach (moveAside), noting it in `log`;
  * `again` counts the plants of each name.
  */
-function quarantineIn(spec: GitWatchSpec, away: Away, log: { moved: string[]; reported: Set<string>; movedPaths?: Set<string> }, again: (p: string) => void): (planned: string) => void {
+function quarantineIn(spec: GitWatchSpec, away: Away, log: { moved: string[]; reported: Set<string>; movedPaths: Set<string> }, again: (p: string) => void): (planned: string) => void {
   const { moved, reported } = log
   const placeholders = new Set(spec.placeholders)
   const headPlaceholders = new Set(spec.headPlaceholders)
@@ -232,7 +232,7 @@ function quarantineIn(spec: GitWatchSpec, away: Away, log: { moved: string[]; re
       const where = moveAside(parent, name, asideName, away)
       if (where !== 'failed') {
         moved.push(`${inlineSafe(planned)} -> ${inlineSafe(path.join(where === 'away' ? spec.quarantineDir : path.dirname(planned), asideName))}`)
-        log.movedPaths?.add(planned)
+        log.movedPaths.add(planned)
         again(planned)
       }
       else if (!reported.has(planned)) {
@@ -457,22 +457,13 @@ function armGitlink(dotGit: string, workTree: string, armed: Map<string, fs.FSWa
  */
 function placeholderCheck(spec: GitWatchSpec, endFor: (why: string) => void): { covers(p: string): boolean; look(): void } {
   const all = new Set([...spec.placeholders, ...spec.headPlaceholders])
-  const emptyFolder = (p: string): boolean => lstatKind(p) === 'dir' && safeReaddirOf(p).length === 0
   return {
     covers: p => all.has(p),
     look(): void {
-      const gone = spec.placeholders.find(p => !isCommondirPlaceholder(p)) ?? spec.headPlaceholders.find(p => !emptyFolder(p))
+      const gone = spec.placeholders.find(p => !isCommondirPlaceholder(p)) ?? spec.headPlaceholders.find(p => !isEmptyDir(p))
       if (gone === undefined) return
       endFor(`${inlineSafe(gone)}, a placeholder claudebox bound read-only for the session, was removed or replaced outside it (git clean -fdx or git stash -u on the host take an empty folder), which gave the name back to the session: a git run there could take what the session put in its place, so the session was ended; start it again`)
     },
-  }
-}
-
-function safeReaddirOf(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir)
-  } catch {
-    return ['(unreadable)']
   }
 }
 
@@ -832,15 +823,6 @@ function configLeadsOut(configs: readonly string[], tree: string, search: Nested
     return !inside && !outOfOthersReach(t, { entries }, chain)
   }
   return reader.refusal !== undefined || targets.some(t => leadsOut(t, true)) || reader.workTrees(configs).some(t => leadsOut(t, false))
-}
-
-/** Whether the entry at `p` changed (made, renamed, rewritten) since `sinceMs`; true when it cannot be looked at. */
-function changedSince(p: Buffer, sinceMs: number): boolean {
-  try {
-    return fs.lstatSync(p).ctimeMs >= sinceMs
-  } catch {
-    return true
-  }
 }
 
 /** Whether a link leads to a FIFO, socket or device. */

@@ -12,6 +12,7 @@
 // MAX_WATCHED (round 86).
 import fs from 'node:fs'
 import path from 'node:path'
+import { changedSince } from './fs.js'
 import { gitlinksNow } from './index-entries.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
@@ -58,7 +59,8 @@ async function scanIndex(repo: Spec['repos'][number], state: ScanState, acts: Ac
     const name = link.toString('utf8')
     const dotGit = path.join(repo.workTree, name, '.git')
     if (state.known.has(dotGit) || state.forbidden.has(dotGit)) continue
-    if (changedBefore(dotGit, startedMs)) {
+    // There, and unchanged since before the session (a rename into place sets the change time).
+    if (!changedSince(dotGit, startedMs)) {
       state.known.add(dotGit)
       continue
     }
@@ -111,10 +113,4 @@ function watchIndex(repo: Spec['repos'][number], scan: () => Promise<void>): { s
       watcher?.close()
     },
   }
-}
-
-/** Whether `p` is there, unchanged since before `sinceMs` (its change time: a rename into place sets it). */
-function changedBefore(p: string, sinceMs: number): boolean {
-  const st = fs.lstatSync(p, { throwIfNoEntry: false })
-  return st !== undefined && st.ctimeMs < sinceMs
 }
