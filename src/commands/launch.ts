@@ -332,10 +332,13 @@ async function networkNotice(settings: Settings, options: CliOptions, request: L
 }
 
 function afterSession(what: string, step: () => void): void {
+  const begun = performance.now()
   try {
     step()
   } catch (error) {
     warn(`after the session, ${what} failed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); Claude's own status is kept`)
+  } finally {
+    debug(`after the session, ${what}: ${(performance.now() - begun).toFixed(1)} ms`)
   }
 }
 

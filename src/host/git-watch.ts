@@ -16,6 +16,7 @@ import { resolveChain } from './link-targets.js'
 import { outOfOthersReach } from './out-of-reach.js'
 import { folderCache, listFolder, type EntryKind, type FolderCache, type Listing } from './folder-cache.js'
 import { describeNested, MAGIC, namedCommonDir, nestedGitDirOnly, nestedRecord, type Configured, type NestedRecord, type NestedRepo } from './nested-repos.js'
+import { debug } from '../cli/log.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import { isWithin, isWithinAny } from '../state/instance.js'
 import type { GitWatchSpec } from '../types.js'
@@ -109,11 +110,14 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
  */
 function stepsSaying(warnings: string[]): <T>(what: string, run: () => T, none: T) => T {
   return (what, run, none) => {
+    const begun = performance.now()
     try {
       return run()
     } catch (error) {
       warnings.push(`WARNING: claudebox's ${what} at the session's end failed (${inlineSafe(String((error as Error).message))}); look for yourself before you run git here`)
       return none
+    } finally {
+      debug(`${what} at the session's end: ${(performance.now() - begun).toFixed(1)} ms`)
     }
   }
 }

@@ -933,7 +933,7 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
   test('round 50: 300,001 files in one folder (the search counted every file, stopped, and left a repository beside them unread): its index is still checked', async () => {
     const s = scene()
     const rename = renameInIndex('zz/.git/index', { 'zz/.gix/config': '../.git/config' })
-    const r = await inside(s, `mkdir bulk && python3 -c "import os; [open('bulk/s%d' % k, 'w').close() for k in range(6)]; [os.link('bulk/s%d' % (i // 60000), 'bulk/f%d' % i) for i in range(300001)]" && git init -q zz && mkdir -p zz/zz/.gix && touch zz/zz/.gix/config && git -C zz add zz/.gix/config && ${rename} && echo made`)
+    const r = await inside(s, `mkdir bulk && python3 -c "import os; [open('bulk/s%d' % k, 'w').close() for k in range(6)]; [os.link('bulk/s%d' % (i // 60000), 'bulk/f%d' % i) for i in range(300001)]" && git init -q zz && mkdir -p zz/zz/.gix && touch zz/zz/.gix/config && git -C zz add zz/.gix/config && ${rename} && echo made`, s.project, 240_000)
     expect(r.out).toBe('made')
     expect(r.err).not.toContain('stopped after')
     expect(fs.existsSync(path.join(s.project, 'zz/.git/index'))).toBe(false)
@@ -941,7 +941,7 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
 
   test('round 69: 300,001 symlinks and FIFOs in one folder (the search counted them, stopped, and left a folder beside them writable for others): it is taken back', async () => {
     const s = scene()
-    const r = await inside(s, `mkdir -p bulk wide && chmod 777 wide && python3 -c "import os; [os.symlink('x', 'bulk/l%d' % i) for i in range(200001)]; [os.mkfifo('bulk/p%d' % i) for i in range(100001)]" && echo made`)
+    const r = await inside(s, `mkdir -p bulk wide && chmod 777 wide && python3 -c "import os; [os.symlink('x', 'bulk/l%d' % i) for i in range(200001)]; [os.mkfifo('bulk/p%d' % i) for i in range(100001)]" && echo made`, s.project, 240_000)
     expect(r.out, r.err).toBe('made')
     expect(r.err).not.toContain('stopped after')
     expect(fs.statSync(path.join(s.project, 'wide')).mode & 0o022).toBe(0)

@@ -32,8 +32,9 @@ export function plainFolder(s: Scene): string {
 export const payload = (s: Scene, configFile: string): string =>
   [`printf '#!/bin/sh\\ntouch ${s.marker}\\n' > .payload`, 'chmod +x .payload', `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = %s/.payload\\n' "$PWD" > ${configFile}`].join('; ')
 
-export async function inside(s: Scene, script: string, cwd = s.project): Promise<{ out: string; err: string; code: number | undefined }> {
-  const r = await claudebox(s.world, ['--', '-c', script], { cwd, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+/** `timeout`: the whole launch's (60 s); a test that makes 300,000 files inside needs more on a busy machine. */
+export async function inside(s: Scene, script: string, cwd = s.project, timeout = 60_000): Promise<{ out: string; err: string; code: number | undefined }> {
+  const r = await claudebox(s.world, ['--', '-c', script], { cwd, env: { CLAUDEBOX_CLAUDE: '/bin/sh' }, timeout })
   return { out: r.stdout.trim(), err: r.stderr, code: r.exitCode }
 }
 
