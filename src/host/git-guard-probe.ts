@@ -277,7 +277,7 @@ function protectGitDir(facts: MutableProtect, dir: string, linked: boolean, work
     const kind = lstatKind(p)
     if (!linked && name === 'commondir' && (kind === 'missing' || isCommondirPlaceholder(p))) {
       // Made (or one of a launcher killed before its end, taken over) and bound read-only; watched too,
-      // should another session's end remove it meanwhile (git-watch.ts leaves a placeholder alone).
+      // should another session's end remove it meanwhile (quarantine.ts leaves a placeholder alone).
       facts.placeholders.push(p)
       facts.forbidden.push(p)
     } else if (!linked && (name === 'commondir' || name === 'gitdir') && kind !== 'missing') {

@@ -274,7 +274,7 @@ function openInside(dir: string, anchors: readonly string[], allowed: (dir: stri
   const anchor = anchors.filter(a => isWithin(dir, a)).sort((a, b) => b.length - a.length)[0]
   const fd = anchor === undefined ? undefined : openWay(anchor, partsOf(anchor, dir), allowed(anchor), narrowed, opens)
   // One outside is not the project's to change (a nested repository of yours may keep its git dir
-  // elsewhere; a .git the session made that leads out is moved aside: git-watch.ts).
+  // elsewhere; a .git the session made that leads out is moved aside: nested-search.ts).
   if (fd === undefined && anchor !== undefined && fs.existsSync(dir)) note(narrowed, `not looked at: ${inlineSafe(dir)}, reached through a symlink (a .git leads there; look with ls -la)`)
   return fd
 }

@@ -1,6 +1,6 @@
 // Whether a path outside the project is out of other local users' reach: what a nested
 // repository's config may name there (a program, hooks, an include, a work tree) without another
-// user being able to make it run their code at your next git command (git-watch.ts configsOut).
+// user being able to make it run their code at your next git command (nested-search.ts configsOut).
 import fs from 'node:fs'
 import path from 'node:path'
 import { resolveChain, type LinkChain } from './link-targets.js'

@@ -5,7 +5,7 @@
 /** The directory, inside an instance, that holds claudebox's own state (Claude Code does not use it). */
 export const OWN_DIR = 'claudebox'
 /**
- * In $CLAUDEBOX_HOME, per instance id: what the git watch moved out of the project (host/git-watch.ts).
+ * In $CLAUDEBOX_HOME, per instance id: what the git watch moved out of the project (host/quarantine.ts).
  * Not in the instance, which the session writes: a .git it made there would be the repository of a
  * git the user runs in the quarantine to look (red team, round 29).
  */

@@ -1,0 +1,389 @@
+// The search at a session's end for what the host's git would take from the project besides its
+// own git dirs: nested repositories the session made or changed (their configs and hooks run where
+// git is used), FIFOs and sockets git would hang on, folders left writable for others. Every work
+// tree, the git dirs outside them and the instance, through the folder cache (folder-cache.ts).
+import fs from 'node:fs'
+import path from 'node:path'
+import { changedSince, lstatKind } from './fs.js'
+import type { ModeGuard } from './mode-guard.js'
+import { configReader, userGitConfigs } from './git-configs.js'
+import { resolveChain } from './link-targets.js'
+import { outOfOthersReach } from './out-of-reach.js'
+import { listFolder, type EntryKind, type FolderCache, type Listing } from './folder-cache.js'
+import { describeNested, MAGIC, namedCommonDir, nestedGitDirOnly, nestedRecord, type Configured, type NestedRecord, type NestedRepo } from './nested-repos.js'
+import { named } from './report-list.js'
+import { inlineSafe } from '../cli/terminal-safe.js'
+import { isWithin, isWithinAny } from '../state/instance.js'
+import type { GitWatchSpec } from '../types.js'
+
+/** How many folders (and names searched for) the after-session search for nested `.git` looks at, at most. */
+const SCAN_LIMIT = 300_000
+/** Nested repositories looked into at the session's end, at most; the others are reported as they are found. */
+const MAX_DESCRIBED = 512
+
+/**
+ * What the folder cache keeps besides folders and the names searched for: in git dirs (the
+ * launch's, and every `.git` folder) their links, FIFOs, sockets and devices, for the sweep; in a
+ * work tree, FIFOs, sockets and devices only (a project's links are many: pnpm makes one for each
+ * dependency).
+ */
+export function keptIn(gitDirs: readonly string[]): (dir: string, name: string, kind: EntryKind) => boolean {
+  return (dir, name, kind) => SEARCHED_NAMES.has(name) || SPECIAL_KINDS.has(kind) || (kind === 'l' && inGitDir(dir, gitDirs))
+}
+
+/** Whether the folder `dir` (latin1) is in a git dir: one of `gitDirs`, or below a folder named .git. */
+const inGitDir = (dir: string, gitDirs: readonly string[]): boolean => dir.endsWith('/.git') || dir.includes('/.git/') || isWithinAny(Buffer.from(dir, 'latin1').toString(), gitDirs)
+
+/** Files git opens in every folder of the work tree: a FIFO there hangs the host's git (red team). */
+const READ_BY_GIT = new Set(['.gitignore', '.gitattributes', '.gitmodules', '.mailmap'])
+/** A FIFO, socket or device: git blocks on, or cannot read, what it expects to be a file. */
+const SPECIAL_KINDS = new Set<EntryKind>(['p', 's', 'b', 'c'])
+/** The names the nested-repository search looks at besides folders: a `.git`, what git reads in every folder, what makes a folder a git dir. */
+const SEARCHED_NAMES = new Set(['.git', ...READ_BY_GIT, 'HEAD', 'commondir', 'objects', 'refs'])
+
+/**
+ * A `.git` file or directory created in a subdirectory, or a nested repository whose config or
+ * hooks changed, runs its own config for git started there (a shell prompt does) and, registered as
+ * a gitlink, for `git status` at the top. The tree is searched without following symlinks.
+ */
+function nestedGit(workTree: string, search: NestedSearch, folders: FolderCache, ownTop = true): string[] {
+  // Names are bytes: a folder named in something other than UTF-8 (d\377) must still be entered (red team:
+  // a string path lost the byte, its repository went unreported); latin1 strings on the way (folder-cache.ts).
+  const lists: NestedLists = { found: [], unreadable: [], unchecked: [] }
+  const bytes = (latin1: string): Buffer => Buffer.from(latin1, 'latin1')
+  const top = Buffer.from(workTree).toString('latin1')
+  const stack = [top]
+  let seen = 0
+  // Only the work trees' folders for their modes: those the session changed (round 68).
+  const modes = ownTop && search.modes.trees.includes(workTree) ? search.modes : undefined
+  while (stack.length > 0 && seen < SCAN_LIMIT) {
+    const dir = stack.pop() as string
+    const listing = listedFor(dir, folders, lists, modes, search.sinceMs)
+    if (listing === undefined) continue
+    // Folders and the names searched for count, not every file, link or FIFO: 300,001 of them in one
+    // folder ended the search before a repository, or a folder writable for others, beside them
+    // (red team, rounds 50 and 69).
+    seen += listing.entries.filter(e => e[0] === 'd' || SEARCHED_NAMES.has(e.slice(1))).length
+    // Left writable for others by the session: any local user could make a .git in it, which your
+    // git would take (at the top too, for a gitlink there, in the index or a commit: round 68).
+    if (modes !== undefined && (listing.changedMs ?? 0) >= search.sinceMs && modes.guard.wider(listing.mode ?? 0)) modes.wide.push(bytes(dir))
+    // A folder shaped like a git dir (HEAD, objects/, refs/) is a repository to git run there, or
+    // below when a .git is rejected (red team: the top's own config then ran at git status).
+    // A folder shaped like a git dir is looked at as a repository of its own unless it is a `.git`
+    // (the repository whose .git it is is looked at from that entry; the top's is the project's) or a
+    // git dir claudebox knows (the top's, its submodules' and worktrees').
+    const own = dir.endsWith('/.git') || search.known.has(bytes(dir).toString())
+    if (!own && looksLikeGitDir(dir, listing.entries) && nestedChanged(bytes(dir), bytes(dir).toString(), true, search, lists.unchecked)) lists.found.push(bytes(dir))
+    for (const entry of listing.entries) {
+      const kind = entry[0] as EntryKind
+      const name = entry.slice(1)
+      const p = `${dir}/${name}`
+      // git opens these through a link too (red team, round 46: `.gitmodules -> fifo` hung git status).
+      if (READ_BY_GIT.has(name) && (SPECIAL_KINDS.has(kind) || (kind === 'l' && leadsToSpecial(bytes(p))))) search.moveAside(bytes(p).toString())
+      // The project's own .git is not a nested one; the instance has none of its own.
+      if (name === '.git' && (!ownTop || dir !== top) && nestedChanged(bytes(p), bytes(dir).toString(), false, search, lists.unchecked)) lists.found.push(bytes(p))
+      // Into .git folders too: a repository kept in one and reached by a symlink from the work tree
+      // runs its config at git status there (red team, round 47: `tools -> .git/stash/r`).
+      if (kind === 'd') stack.push(p)
+    }
+  }
+  return nestedWarnings(workTree, lists, stack.slice(-3).map(bytes))
+}
+
+/** What the search found in one tree, for its warnings. */
+interface NestedLists {
+  found: Buffer[]
+  unreadable: Buffer[]
+  /** Repositories at paths that are not UTF-8: git's index of them cannot be read here. */
+  unchecked: Buffer[]
+}
+
+/**
+ * The listing of `dir` (latin1), or undefined when it cannot be had. A folder that can be entered
+ * but not listed (chmod 111) still lets git reach a .git in it by name: it is reported, or, in a work
+ * tree and made so by the session, made readable to you again and listed (round 68).
+ */
+function listedFor(dir: string, folders: FolderCache, lists: NestedLists, modes: NestedSearch['modes'] | undefined, sinceMs: number): Listing | undefined {
+  for (let again = modes !== undefined; ; again = false) {
+    try {
+      return folders.list(dir)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? ''
+      if (code === 'EACCES' && again && modes?.guard.reopen(Buffer.from(dir, 'latin1'), sinceMs) === true) continue
+      if (!['ENOENT', 'ENOTDIR'].includes(code)) lists.unreadable.push(Buffer.from(dir, 'latin1'))
+      return undefined
+    }
+  }
+}
+
+/** The warnings of the search of `workTree`; `left`, the folders it did not get to (none when it finished). */
+function nestedWarnings(workTree: string, { found, unreadable, unchecked }: NestedLists, left: Buffer[]): string[] {
+  // At most REPORTED paths a line (round 68: 40,000 long ones made a string longer than V8's longest).
+  const shown = (paths: Buffer[]): string => named(paths, p => inlineSafe(p.toString()))
+  const out: string[] = []
+  if (found.length > 0) {
+    out.push(`the session created or changed nested git repositories, whose config and hooks run when git is used there (or at the top, for a submodule): ${shown(found)}; inspect them (cat <dir>/config, ls <dir>/hooks and the folder its core.hooksPath names) before running git in or above them`)
+  }
+  if (unreadable.length > 0) {
+    out.push(`folders the search for nested git repositories could not list (a repository in them would run its config and hooks unseen): ${shown(unreadable)}; make them readable (chmod u+rx) and look inside before running git here`)
+  }
+  if (unchecked.length > 0) out.push(`nested git repositories at paths that are not UTF-8, whose index claudebox cannot have git read (git checkout there could write what it lists anywhere): ${shown(unchecked)}; rename them, then run git reset in them before any git checkout`)
+  if (left.length > 0) {
+    out.push(`the search for nested git repositories stopped after ${SCAN_LIMIT} folders in ${inlineSafe(workTree)}; not searched: ${shown(left)} and more, whose repositories' configs, hooks and indexes were not checked, nor folders left writable for others: look for them (find ${inlineSafe(workTree)} -name .git -o -name HEAD -o -type p -o -type d -perm /022) before you run git there`)
+  }
+  return out
+}
+
+/** A path as text, for git; one that is not UTF-8 is noted in `unchecked` (and its text will not be found). */
+function textPath(p: Buffer, unchecked: Buffer[]): string {
+  const text = p.toString()
+  if (!Buffer.from(text).equals(p)) unchecked.push(p)
+  return text
+}
+
+/** What the search for nested repositories carries from folder to folder. */
+interface NestedSearch {
+  sinceMs: number
+  moveAside: (p: string) => void
+  configured: Configured
+  /** Every git dir found, for the index and operation checks. */
+  gitDirs: string[]
+  /** What each repository was at the last session's end. */
+  record: NestedRecord
+  /** How many repositories were looked into, and the files still to be looked at for all of them. */
+  described: number
+  budget: { lines: number }
+  /** The git dirs claudebox knows (the top's, its submodules' and worktrees'), not nested repositories. */
+  known: Set<string>
+  /** Where a nested repository's git dir may be: the work trees, the launch's git dirs, the instance (Claude keeps plugins' clones there). */
+  inside: readonly string[]
+  /** The user's home, for what a config's `~` names. */
+  home: string
+  /** The work trees whose folders' modes are looked at, the guard, and the folders it is to narrow. */
+  modes: { trees: readonly string[]; guard: ModeGuard; wide: Buffer[] }
+}
+
+/**
+ * A nested repository at `entry` (its `.git`, or a folder shaped as a git dir) in the work tree
+ * `tree`: its git dirs go to the search's (their index and operation files are checked), and
+ * whether to report it: what git takes from it differs from the last session's end, or, with no
+ * record of it, changed during this session. One that leads where git's own walk cannot be known
+ * (through /proc) is moved aside.
+ */
+function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: NestedSearch, unchecked: Buffer[]): boolean {
+  const text = textPath(entry, unchecked)
+  // A .git or commondir the session made or changed that leads out of the project, or to nothing
+  // yet, is moved aside, past the bound below too (round 70: 88 of 600 went unmoved).
+  const out = waysOut(text, isGitDir, search)
+  if (out.length > 0 && (changedSince(entry, search.sinceMs) || out.some(p => changedSince(Buffer.from(p), search.sinceMs)))) {
+    out.forEach(search.moveAside)
+    return true
+  }
+  // Each costs a few dozen stats: thousands a session made are reported unread, not read for
+  // minutes (a folder's own index still counts for the index check's bound and its warning).
+  if (search.described++ >= MAX_DESCRIBED) {
+    const gitDir = nestedGitDirOnly(text, isGitDir)
+    if (gitDir !== undefined) search.gitDirs.push(gitDir)
+    return true
+  }
+  let repo: NestedRepo
+  try {
+    repo = describeNested(text, tree, isGitDir, search.configured, search.budget)
+  } catch {
+    return true // not looked into: reported
+  }
+  // Changed on the way to it (a link re-pointed) during the session, too.
+  if (out.length > 0 && repo.newestMs >= search.sinceMs - 1) {
+    out.forEach(search.moveAside)
+    return true
+  }
+  search.gitDirs.push(...repo.gitDirs)
+  if (repo.magic !== undefined) {
+    search.moveAside(repo.magic)
+    return true
+  }
+  const before = search.record.previous(text)
+  search.record.keep(text, repo)
+  const appeared = search.record.known && before === undefined
+  const reported = appeared || (before !== undefined && before !== repo.digest) || repo.newestMs >= search.sinceMs - 1 || repo.unlisted
+  // Its configs as git reads them now, whichever file of them changed (round 72: an include file
+  // in the work tree, rewritten in a second session, named a program another user made).
+  const gitDir = reported ? nestedGitDirOnly(text, isGitDir) : undefined
+  if (gitDir !== undefined) configsOut(gitDir, namedCommonDir(gitDir)?.to ?? gitDir, path.dirname(text), search, false).forEach(search.moveAside)
+  return reported
+}
+
+/**
+ * What to move aside where a nested repository leads out of the project (`inside`), or to nothing
+ * yet: another local user can make what it names later, and your git then takes it. Its `.git`
+ * (round 68: `gitdir: /tmp/x`; one made with --separate-git-dir in the sandbox's own /tmp); its
+ * `commondir` (round 70: it named /tmp/x, and git status at the top took that through a gitlink;
+ * round 71: a link as commondir); a link among the names git reads there (round 71: config ->
+ * /tmp/c); a config the session changed that includes a file, names a hooks folder (round 71) or a
+ * program (round 72) outside that another user could make.
+ */
+function waysOut(entry: string, isGitDir: boolean, search: NestedSearch): string[] {
+  const { inside } = search
+  const gitDir = nestedGitDirOnly(entry, isGitDir)
+  if (gitDir === undefined || !isWithinAny(gitDir, inside)) return [entry]
+  const common = namedCommonDir(gitDir)
+  if (common !== undefined && (lstatKind(common.file) !== 'file' || common.to === undefined || !isWithinAny(common.to, inside))) return [common.file]
+  const dirs = [...new Set([gitDir, common?.to ?? gitDir])]
+  const leadsOut = (p: string): boolean => {
+    const end = resolveChain(p).end
+    return end === undefined || end.kind === 'missing' || !isWithinAny(end.path, inside)
+  }
+  const links = dirs.flatMap(dir => GIT_READ.map(name => `${dir}/${name}`)).filter(p => lstatKind(p) === 'symlink' && leadsOut(p))
+  return [...links, ...configsOut(gitDir, common?.to ?? gitDir, path.dirname(entry), search, true).filter(c => !links.includes(c))]
+}
+
+/**
+ * A nested repository's configs (its common dir's config, its git dir's config.worktree), as git
+ * reads them with their includes from the work tree `tree`, when they make git take a program,
+ * hooks or a file from outside the project that another user could make; `changedOnly`, only if
+ * one of them changed during the session (a git run each).
+ */
+function configsOut(gitDir: string, common: string, tree: string, search: NestedSearch, changedOnly: boolean): string[] {
+  const configs = [`${common}/config`, `${gitDir}/config.worktree`].filter(c => lstatKind(c) === 'file')
+  if (configs.length === 0 || (changedOnly && !configs.some(c => changedSince(Buffer.from(c), search.sinceMs)))) return []
+  return configLeadsOut(configs, tree, search) ? configs : []
+}
+
+/** The names git reads in a git dir that a link could lead elsewhere from. */
+const GIT_READ = ['config', 'config.worktree', 'HEAD', 'hooks', 'objects', 'refs', 'info', 'packed-refs']
+
+/**
+ * Whether `configs` (and what they include) make git run a program, take hooks or include a file
+ * from outside the project that another local user could make or change (outOfOthersReach): one
+ * not there yet, or one they could replace on the way to it (round 72: core.fsmonitor = /tmp/x;
+ * round 73: a link of theirs on the way, an `ext::` remote's command, a work tree outside).
+ * Programs in folders only root or you can write (/usr/bin) are not.
+ */
+function configLeadsOut(configs: readonly string[], tree: string, search: NestedSearch): boolean {
+  const reader = configReader(search.home)
+  const targets = reader.targets(tree, configs)
+  // Where each leads, links followed as far as they go (round 72: an include `../settings.inc`, a
+  // link in the project to /tmp/x that another user made later).
+  const leadsOut = (t: string, entries: boolean): boolean => {
+    // Through /proc or /dev a path is another file to git, run from another folder (round 48).
+    if (MAGIC.test(t)) return true
+    const chain = resolveChain(t)
+    const inside = isWithinAny(chain.end?.path ?? t, search.inside) && chain.links.every(link => isWithinAny(link.path, search.inside))
+    return !inside && !outOfOthersReach(t, { entries }, chain)
+  }
+  return reader.refusal !== undefined || targets.some(t => leadsOut(t, true)) || reader.workTrees(configs).some(t => leadsOut(t, false))
+}
+
+/** Whether a link leads to a FIFO, socket or device. */
+function leadsToSpecial(link: Buffer): boolean {
+  try {
+    const st = fs.statSync(link)
+    return !st.isFile() && !st.isDirectory()
+  } catch {
+    return false
+  }
+}
+
+/**
+ * FIFOs, sockets and devices anywhere in a git dir (packed-refs, info/exclude, refs/heads/main ...):
+ * git reads those files, and would hang on a FIFO at the user's next git status (red team). Its
+ * folders come from `folders` (a folder unchanged since the last session's end is not listed), or,
+ * for a git dir whose links the cache does not keep (a nested one shaped as a bare repository),
+ * are listed now.
+ */
+export function specialFilesIn(gitDir: string, budget: { entries: number }, folders: FolderCache, gitDirs: readonly string[]): string[] {
+  const found: string[] = []
+  const top = Buffer.from(gitDir).toString('latin1')
+  const direct = (dir: string): Listing => listFolder(Buffer.from(dir, 'latin1'), (_name, kind) => kind !== 'f')
+  const list = inGitDir(top, gitDirs) ? (dir: string): Listing => folders.list(dir) : direct
+  const walk = (dir: string, listing: Listing): void => {
+    // The files git opens by name first (HEAD, packed-refs, info/, refs/), objects/ last: a budget
+    // spent on loose objects left a FIFO packed-refs in place (red team, round 50).
+    const entries = dir === top ? [...listing.entries].sort((a, b) => Number(a === 'dobjects') - Number(b === 'dobjects')) : listing.entries
+    for (const entry of entries) {
+      if (budget.entries-- <= 0) return
+      const kind = entry[0] as EntryKind
+      const p = `${dir}/${entry.slice(1)}`
+      // git opens them through a link too (red team, round 47: packed-refs -> ../junk/fifo hung git status).
+      if (SPECIAL_KINDS.has(kind) || (kind === 'l' && leadsToSpecial(Buffer.from(p, 'latin1')))) found.push(Buffer.from(p, 'latin1').toString())
+      // modules/ and worktrees/ hold git dirs of their own, each looked at in turn.
+      else if (kind === 'd' && !(dir === top && (entry === 'dmodules' || entry === 'dworktrees'))) listed(p, list)
+    }
+  }
+  const listed = (dir: string, lister: (dir: string) => Listing): void => {
+    try {
+      walk(dir, lister(dir))
+    } catch {
+      // gone or unreadable: nothing git could open there either
+    }
+  }
+  listed(top, dir => {
+    try {
+      return list(dir)
+    } catch (error) {
+      // A git dir named through a link (a nested .git file's gitdir:) is read through it, as git does.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOTDIR') throw error
+      return direct(dir)
+    }
+  })
+  return found
+}
+
+/**
+ * git's is_git_directory: HEAD, and objects and refs it may enter (access X_OK, through symlinks:
+ * red team, `objects -> ../.git/objects`), or a commondir naming where they are.
+ */
+function looksLikeGitDir(dir: string, entries: Listing['entries']): boolean {
+  const named = (name: string): string | undefined => entries.find(e => e.slice(1) === name)
+  const head = named('HEAD')
+  if (head === undefined || head.startsWith('d')) return false
+  if (named('commondir') !== undefined) return true
+  // git only asks access(X_OK): an executable file, or a link to one, passes (red team, round 26).
+  const enterable = (name: string): boolean => {
+    if (named(name) === undefined) return false
+    try {
+      fs.accessSync(Buffer.from(`${dir}/${name}`, 'latin1'), fs.constants.X_OK)
+      return true
+    } catch {
+      return false
+    }
+  }
+  return enterable('objects') && enterable('refs')
+}
+
+/**
+ * The nested-repository search over every work tree, the git dirs outside them and the instance.
+ * Only the git dirs the launch protected are the project's own (red team, round 49: one below
+ * worktrees/a/b, or past a budget, was taken for known and never looked at, while nothing protected it).
+ */
+export function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[], folders: FolderCache, modes: NestedSearch['modes']): string[] {
+  const known = spec.gitDirs
+  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), described: 0, budget: { lines: 65_536 }, known: new Set(known), inside: [...spec.workTrees, ...known, spec.instance], home: spec.home, modes }
+  // The git dirs outside the work trees too (a --separate-git-dir's, a worktree's in the main .git
+  // elsewhere): a repository kept in one is reached through a symlink the same way.
+  const outside = known.filter(dir => !isWithinAny(dir, spec.workTrees))
+  const tops = outside.filter(dir => !outside.some(top => top !== dir && isWithin(dir, top)))
+  const out = [...spec.workTrees, ...tops].flatMap(tree => nestedGit(tree, search, folders))
+  // The instance too, its own top included (red team, round 42: a repository made there, reached
+  // by a symlink `sub` in the project, ran its fsmonitor at the host's git status in sub), from the
+  // same cache: a few of its folders change at every session, the rest (Claude's file history,
+  // todos, transcripts of other days) do not, and listing them all cost ~50 ms at every session's
+  // end for an instance of 10,000 files.
+  out.push(...nestedGit(spec.instance, search, folders, false))
+  search.record.save()
+  return out
+}
+
+/**
+ * For a nested repository: the hooksPath folder and include files its configs and the user's name.
+ * A reader of its own each, so that its bound on config files is this repository's (red team, round
+ * 48: one reader for all spent it on the first 31 of 80); the user's configs are read once, from
+ * the launch's cache of what git read in them.
+ */
+function configuredOf(home: string): Configured {
+  return (tree, repoConfigs) => {
+    const reader = configReader(home)
+    const targets = reader.targets(tree, [...repoConfigs, ...userGitConfigs(home)])
+    return { targets, problem: reader.refusal }
+  }
+}
