@@ -28,6 +28,7 @@ export default tseslint.config(
       'src/config/{settings,file,profiles,sandbox-options,tested-claude}.ts',
       'src/network/tls-sni.ts',
       'src/network/bridge-native.ts',
+      'src/network/egress-plan.ts',
     ],
     rules: {
       'no-restricted-imports': [

@@ -1,6 +1,7 @@
 // facts -> the bwrap command of a launch. Pure: everything it knows arrives in HostFacts.
 import path from 'node:path'
-import { addressAllowed, allowsLoopback, isIpLiteral, buildPolicy, decideDestination, describePolicy, unbracket, type EgressPolicy, type NetworkMode } from '../network/policy.js'
+import { describePolicy, type EgressPolicy } from '../network/policy.js'
+import { API_PORT, API_SOCKET, BRIDGE_PORT, checkApiReachable, egressPlan, egressPolicy, PROXY_SOCKET, proxyEnv, SOCKETS_DIR } from '../network/egress-plan.js'
 import { isPassedThrough, SECRET_VARIABLES } from './env.js'
 import { ClaudeboxError, EXIT, launchError, usageError } from '../errors.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, isWithin, PROJECT_ROOT_FILE, sharedPaths } from '../state/instance.js'
@@ -8,7 +9,7 @@ import { trustGit } from './git-trust.js'
 import { planGitGuard, type GitGuardPlan } from './git-guard.js'
 import { GIT_DIR_TODO_FILES, watchedPaths } from './persistence.js'
 import { folderCacheFile, nestedRecordFile, OWN_DIR, QUARANTINE_DIR, SESSIONS_DIR } from '../state/registry.js'
-import { bindRefusal, dangerousRootReason, insideSessionSockets, noCurrentDir, sandboxHomeRefusal, writableBindRefusal } from './policy.js'
+import { dangerousRootReason, insideSessionSockets, noCurrentDir, sandboxHomeRefusal } from './policy.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
 import { scopeHelper } from './landlock.js'
 import { nativeBridge } from '../network/bridge-native.js'
@@ -16,11 +17,12 @@ import { planLimits } from './limits.js'
 import { hostSeccompArch, seccompFilter } from './seccomp.js'
 import { planTiers, SANDBOX_NOTE } from './tiers.js'
 import type { SignInKind } from '../types.js'
-import { upstreamFromEnv } from '../network/upstream-proxy.js'
-import type { BindGit, FileStep, GitProtectFacts, GitWatchSpec, HostFacts, LaunchPlan, LaunchSummary } from '../types.js'
+import type { FileStep, GitWatchSpec, HostFacts, LaunchPlan, LaunchSummary } from '../types.js'
 import { SandboxBuilder } from './builder.js'
 import { bwrapArgv } from './arg-limit.js'
-import { HOME_FILES_RO, newlineRefusal, SYSTEM_PATHS } from './host-paths.js'
+import { HOME_FILES_RO, newlineRefusal } from './host-paths.js'
+import { namespaceArgs, shellProgram, systemMounts } from './mounts.js'
+import { extraBinds, type BoundGuard } from './user-binds.js'
 
 /** bwrap writes {"child-pid": N} here: the launcher signals the sandboxed program through it. */
 export const INFO_FD = 3
@@ -59,22 +61,10 @@ export const SECCOMP_FD = 4
 export const SCOPE_FD = 5
 export const SCOPE_HELPER = '/run/claudebox/scope'
 
-/** --network=allow: where the bridge and the proxy's socket appear inside, and the bridge's port. */
+/** --network=allow: where the bridge appears inside (its sockets and ports: network/egress-plan.ts). */
 export const BRIDGE_FD = 6
 export const BRIDGE_PROGRAM = '/run/claudebox/bridge'
 export const BRIDGE_SCRIPT = '/run/claudebox/bridge.js'
-/**
- * The directory of the launcher's sockets, bound read-only: the proxy and the gateway start
- * listening while bwrap builds the sandbox, before the go (GO_FD).
- */
-export const SOCKETS_DIR = '/run/claudebox/net'
-export const PROXY_SOCKET = `${SOCKETS_DIR}/proxy.sock`
-export const BRIDGE_PORT = 3128
-const PROXY_URL = `http://127.0.0.1:${BRIDGE_PORT}`
-
-/** The API gateway's socket inside, and the port the bridge gives it (credentials stay on the host). */
-export const API_SOCKET = `${SOCKETS_DIR}/api.sock`
-export const API_PORT = 3129
 
 /**
  * Starts the bridge in the background, waits for its "ok" on a fifo (EOF if it died), then
@@ -369,87 +359,6 @@ export function writablePlaces(facts: HostFacts, options: SandboxOptions, projec
   return [...projectDirs, ...(git === undefined ? [] : [git.gitDir, git.commonDir]), ...state, ...userBinds]
 }
 
-/**
- * --ro-bind and --bind the user asked for, refused when they would expose what the sandbox hides,
- * name one path twice (the later mount would silently win over the other), or, writable,
- * cover the project's protections, which are mounted before them (policy.ts writableBindRefusal).
- * Mounted parents first, whatever their kind: `--bind A --ro-bind A/sub` keeps A/sub read-only
- * (all --ro-binds went first, and A's mount covered it). A writable bind gets the project's git
- * protections right after its mount (bindGuard); they are returned for the watch.
- */
-function extraBinds(b: SandboxBuilder, facts: HostFacts, options: SandboxOptions, projectDirs: readonly string[]): BoundGuard[] {
-  // Taken before the user's own --ro-binds: a writable folder inside one of those is their choice.
-  const guarded = facts.git !== undefined && !options.writableGitConfig
-  // A folder holding the project, repository or not: the session could make a .git above its top.
-  const kept = { project: options.writableGitConfig ? [] : projectDirs, gitDirs: guarded ? [...facts.gitProtect.pinned] : [], readOnly: [...b.readOnly] }
-  const guards: BoundGuard[] = []
-  for (const { flag, requested, real } of userBinds(facts, options)) {
-    const refusal = flag === '--bind' ? writableBindRefusal(real, kept) : undefined
-    if (refusal !== undefined) throw usageError(`--bind ${requested} ${refusal}`)
-    if (flag === '--ro-bind') b.roBind(real)
-    else b.bind(real)
-    b.userBinds.push(real)
-    const guard = flag === '--bind' ? bindGuard(b, real, facts.bindGit?.[real], requested, options.writableGitConfig) : undefined
-    if (guard === undefined) continue
-    guards.push(guard)
-    // A writable bind deeper down must not cover them either.
-    if (!options.writableGitConfig) kept.gitDirs.push(...guard.protect.pinned)
-    kept.readOnly.push(...guard.plan.readOnly)
-  }
-  if (guards.length > 0 && !options.writableGitConfig) b.protections.push("writable binds: a repository's git dirs and host-run files kept as the project's; a .git made at the top of any other moved aside, its HEAD held by an empty folder")
-  return guards
-}
-
-/** A writable bind's git protections: the facts (probe.ts bindGitFacts) and their mounts. */
-interface BoundGuard {
-  real: string
-  protect: GitProtectFacts
-  plan: GitGuardPlan
-}
-
-/** The user's binds, checked, each path named once, parents before what lies below them. */
-function userBinds(facts: HostFacts, options: SandboxOptions): { flag: '--ro-bind' | '--bind'; requested: string; real: string }[] {
-  const named = new Map<string, string>()
-  const binds = [...options.roBinds.map(p => ['--ro-bind', p] as const), ...options.binds.map(p => ['--bind', p] as const)].map(([flag, requested]) => {
-    const real = checkedBind(facts, requested)
-    const before = named.get(real)
-    if (before !== undefined) throw usageError(`${before} and ${flag} ${requested} name the same path ${real}; name it once (--bind for writable, --ro-bind for read-only)`)
-    named.set(real, `${flag} ${requested}`)
-    return { flag, requested, real }
-  })
-  const depth = (p: string): number => p.split('/').length
-  return binds.sort((x, y) => depth(x.real) - depth(y.real))
-}
-
-/**
- * What the host's git would run from a writable bind is protected as the project's is (probe.ts
- * bindGitFacts): a repository's git dirs and host-run files, or a .git made at the top of any
- * other folder moved aside and its HEAD held by an empty folder (git-guard-probe.ts). A git dir
- * itself is refused. --writable-git-config lifts it all.
- */
-function bindGuard(b: SandboxBuilder, real: string, bindGit: BindGit | undefined, requested: string, writableGitConfig: boolean): BoundGuard | undefined {
-  if (bindGit === undefined) return undefined
-  if ('refusal' in bindGit) {
-    if (writableGitConfig) return undefined
-    throw usageError(`--bind ${requested} ${bindGit.refusal}`)
-  }
-  const plan = planGitGuard(bindGit.protect, writableGitConfig)
-  b.groups.push(...plan.groups)
-  b.readOnly.push(...plan.readOnly)
-  b.mkdirs.push(...plan.mkdirs)
-  b.files.push(...plan.files)
-  return { real, protect: bindGit.protect, plan }
-}
-
-/** The real path of a user's bind, refused when it would expose what the sandbox hides. */
-function checkedBind(facts: HostFacts, requested: string): string {
-  // Probed as named from the current directory (probe.ts withOptionFacts): ../data, data/.
-  const info = facts.paths[path.resolve(facts.cwd ?? '/', requested)]
-  const refusal = bindRefusal(info?.real, facts.home, facts.claudeboxHome, facts.guarded, info?.holdsSessions)
-  if (refusal !== undefined || info?.real === undefined) throw usageError(`cannot bind ${requested}: ${refusal ?? 'it does not exist'}; name an existing directory or file of your own`)
-  return info.real
-}
-
 /** This instance read-write (its records and project-root read-only), the shared tier's binds, the credential store. */
 function instanceState(b: SandboxBuilder, facts: HostFacts, request: LaunchRequest, instance: string): { tiers: ReturnType<typeof planTiers> } & ReturnType<typeof credentialStore> {
   const tiers = planTiers(sharedPaths(facts.claudeboxHome).dir, instance, request.tiers?.entries, request.tiers?.readOnly ?? false, facts.sharedKinds)
@@ -709,148 +618,11 @@ export function credentialMechanism(version: string | undefined): 'store-dir' | 
   return 'store-dir'
 }
 
-/**
- * Namespaces: all unshared, the network only on request. An explicit user namespace (also for
- * root) lets --disable-userns stop nested ones; --cap-drop ALL because bwrap started by root keeps
- * every capability inside its user namespace.
- */
-export function namespaceArgs(network: NetworkMode): string[] {
-  return ['--unshare-all', '--unshare-user', '--disable-userns', ...(network === 'open' ? ['--share-net'] : []), '--die-with-parent', '--cap-drop', 'ALL']
-}
-
 /** What Claude inside needs to reach the gateway: its URL and the placeholder in the kind's own variable. */
 function apiEnv(api: LaunchRequest['api']): [string, string][] {
   if (api === undefined) return []
   const variable = { 'api-key': 'ANTHROPIC_API_KEY', 'auth-token': 'ANTHROPIC_AUTH_TOKEN', 'oauth-token': 'CLAUDE_CODE_OAUTH_TOKEN', 'oauth-store': undefined }[api.kind]
   return [['ANTHROPIC_BASE_URL', `http://127.0.0.1:${api.port ?? API_PORT}`], ...(variable === undefined ? [] : ([[variable, api.placeholder]] as [string, string][]))]
-}
-
-/** The session's proxy: its socket, its rules, and the host's own (company) proxy to go through. */
-function egressPlan(socket: string, key: string, policy: EgressPolicy, env: Readonly<Record<string, string | undefined>>): NonNullable<LaunchPlan['egress']> {
-  const upstream = upstreamFromEnv(env)
-  return upstream === undefined ? { socket, key, policy } : { socket, key, policy, upstream }
-}
-
-/** The allowlist of a launch; a bad preset or host (from an unchecked source) is a usage error. */
-function egressPolicy(options: SandboxOptions, env: Readonly<Record<string, string | undefined>>): EgressPolicy {
-  try {
-    const api = namedApiEndpoint(env)
-    return buildPolicy({ allowHosts: [...options.allowHosts, ...(api === undefined ? [] : [api])], denyHosts: options.denyHosts, presets: options.allowPresets })
-  } catch (error) {
-    throw usageError(`network allowlist: ${(error as Error).message}`)
-  }
-}
-
-/**
- * The API endpoint the user named on the host (ANTHROPIC_BASE_URL: a company gateway, a local test
- * server) is admitted exactly, host and port, even on the host's loopback: the one loopback
- * exception, because the user named it. The deny list still wins.
- */
-export function namedApiEndpoint(env: Readonly<Record<string, string | undefined>>): string | undefined {
-  const value = env['ANTHROPIC_BASE_URL']
-  if (!value) return undefined
-  try {
-    const url = new URL(value)
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined
-    return `${url.hostname}:${url.port === '' ? (url.protocol === 'http:' ? 80 : 443) : url.port}`
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * Claude cannot work when its API is not admitted, and it does not give up quickly: a refused
- * tunnel is retried for 3 minutes (measured: 52 attempts), a loopback API that bypasses the proxy
- * (NO_PROXY) too. Say so before starting, with the fix. Bedrock, Vertex and Foundry choose their
- * own hosts: not checked.
- */
-function checkApiReachable(policy: EgressPolicy, env: ReadonlyMap<string, string>): void {
-  if (['CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CODE_USE_VERTEX', 'CLAUDE_CODE_USE_FOUNDRY'].some(name => /^(1|true|yes)$/i.test(env.get(name) ?? ''))) return
-  const baseUrl = env.get('ANTHROPIC_BASE_URL') || 'https://api.anthropic.com'
-  let url: URL
-  try {
-    url = new URL(baseUrl)
-  } catch {
-    return // Claude reports a malformed ANTHROPIC_BASE_URL itself
-  }
-  const host = unbracket(url.hostname)
-  const port = url.port === '' ? (url.protocol === 'http:' ? 80 : 443) : Number(url.port)
-  const decision = decideDestination(policy, host, port)
-  const literal = decision.host === 'localhost' ? '127.0.0.1' : isIpLiteral(decision.host) ? decision.host : undefined
-  const reason = !decision.allowed
-    ? decision.reason
-    : literal !== undefined && !addressAllowed(policy, decision, literal, port)
-      ? 'a loopback or private address that is not listed'
-      : undefined
-  if (reason !== undefined) {
-    const what = env.get('ANTHROPIC_BASE_URL') ? `ANTHROPIC_BASE_URL (${baseUrl})` : `Claude's API (${baseUrl})`
-    const fix = reason.startsWith('in the deny list') ? 'remove it from the deny list' : `add --allow-host ${url.port ? url.host : url.hostname} (or allowHosts in config.json)`
-    throw usageError(`--network=allow does not admit ${what}: ${reason}, so Claude could not work; ${fix}`)
-  }
-}
-
-/**
- * The proxy variables, in both spellings tools read. Loopback stays direct (the sandbox's own
- * servers) unless the list names a loopback destination: then it means the host's, via the proxy.
- */
-function proxyEnv(policy: EgressPolicy): [string, string][] {
-  // The API gateway's port inside is always direct.
-  const noProxy = allowsLoopback(policy) ? `127.0.0.1:${API_PORT}` : 'localhost,127.0.0.1,::1'
-  const pairs: [string, string][] = []
-  for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) pairs.push([name, PROXY_URL], [name.toLowerCase(), PROXY_URL])
-  pairs.push(['NO_PROXY', noProxy], ['no_proxy', noProxy])
-  // Node 24+ applies the variables to fetch() and http only when asked to.
-  pairs.push(['NODE_USE_ENV_PROXY', '1'])
-  return pairs
-}
-
-/** The read-only system: /usr, /etc, ..., fresh /dev, /proc and /tmp, and /etc's symlink targets. */
-function systemMounts(facts: HostFacts): { groups: string[][]; visible: string[]; extraReadOnly: string[] } {
-  const groups: string[][] = []
-  const visible: string[] = []
-  const extraReadOnly: string[] = []
-  for (const p of SYSTEM_PATHS) {
-    const entry = facts.systemPaths[p]
-    if (entry?.kind === 'dir') {
-      groups.push(['--ro-bind', p, p])
-      visible.push(p)
-    } else if (entry?.kind === 'symlink' && entry.target !== undefined) {
-      groups.push(['--symlink', entry.target, p])
-    }
-  }
-  // Password hashes and host keys: root inside (uid 0 is mapped for root) could read them.
-  for (const secret of facts.etcSecrets) groups.push(['--ro-bind', '/dev/null', secret])
-  groups.push(['--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'])
-  // Sysctls check only that the writer is (host) uid 0, not its capabilities: for root, whose uid 0
-  // is mapped into the sandbox, a writable /proc/sys would let the agent set kernel.core_pattern
-  // (a program the host kernel runs as root) or trigger sysrq. bwrap 0.8 leaves /proc/sys writable
-  // when its access(2) probe is refused, so cover both explicitly (measured here as root).
-  groups.push(['--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger'])
-  for (const [link, target] of Object.entries(facts.runLinks)) groups.push(['--symlink', target, link])
-  for (const target of new Set(Object.values(facts.etcLinks))) {
-    if (!visible.some(dir => isWithin(target, dir))) {
-      groups.push(['--ro-bind', target, target])
-      extraReadOnly.push(target)
-    }
-  }
-  return { groups, visible, extraReadOnly }
-}
-
-/**
- * A sandbox with the launch's namespaces and system view but no state, for --check's probes
- * (it must create nothing): runs `/bin/sh -c script`.
- */
-export function planProbeSandbox(facts: HostFacts, script: string, network: NetworkMode): { file: string; argv: string[] } | undefined {
-  if (facts.bwrap === undefined) return undefined
-  const groups = [namespaceArgs(network), ...systemMounts(facts).groups]
-  return { file: facts.bwrap, argv: [...groups.flat(), '--', '/bin/sh', '-c', script] }
-}
-
-/** The user's shell for --shell, when it is visible inside; else /bin/sh. */
-function shellProgram(facts: HostFacts): string {
-  const shell = facts.env['SHELL']
-  const visible = shell !== undefined && SYSTEM_PATHS.some(dir => facts.systemPaths[dir]?.kind === 'dir' && isWithin(shell, dir))
-  return visible ? shell : '/bin/sh'
 }
 
 /**
@@ -863,7 +635,6 @@ function contentTag(data: Uint8Array): string {
   for (let i = 0; i < data.length; i++) hash = Math.imul(hash ^ (data[i] as number), 16777619) >>> 0
   return hash.toString(16).padStart(8, '0')
 }
-
 
 export function bwrapMissing(env: HostFacts['env']): string {
   const named = env['CLAUDEBOX_BWRAP']

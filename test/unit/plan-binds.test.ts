@@ -1,4 +1,4 @@
-// plan.ts extraBinds: the user's --bind is mounted after the project's protections, so a writable
+// user-binds.ts extraBinds: the user's --bind is mounted after the project's protections, so a writable
 // one that holds the project, its git dirs or a read-only entry would cover them; refused (status 2).
 import { describe, expect, test } from 'vitest'
 import { planLaunch } from '../../src/sandbox/plan.js'

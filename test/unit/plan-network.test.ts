@@ -2,7 +2,8 @@
 // socket bound. Pure: no bwrap needed.
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { BRIDGE_FD, BRIDGE_PORT, BRIDGE_PROGRAM, BRIDGE_SCRIPT, BRIDGE_WRAPPER, planLaunch, GO_GATE, PROXY_SOCKET, SCOPE_HELPER, sessionSettings, SOCKETS_DIR } from '../../src/sandbox/plan.js'
+import { BRIDGE_PORT, PROXY_SOCKET, SOCKETS_DIR } from '../../src/network/egress-plan.js'
+import { BRIDGE_FD, BRIDGE_PROGRAM, BRIDGE_SCRIPT, BRIDGE_WRAPPER, planLaunch, GO_GATE, SCOPE_HELPER, sessionSettings } from '../../src/sandbox/plan.js'
 
 /** This session's key for its sockets (setup.ts makes a random one). */
 const KEY = '0123456789abcdef0123456789abcdef'
