@@ -71,13 +71,13 @@ function removeInstance(dir: string, id: string, root: string | undefined): bool
   // user's instance, an unreadable directory inside).
   const blocker = firstUnremovable(original)
   if (blocker !== undefined) {
-    warn(`kept ${id}: ${blocker} cannot be removed by you (another user's, or not writable); nothing of it was touched`)
+    warn(`kept ${id}: ${inlineSafe(blocker)} cannot be removed by you (another user's, or not writable); nothing of it was touched`)
     return false
   }
   try {
     fs.renameSync(original, trash)
   } catch (error) {
-    warn(`could not remove ${id}: ${(error as Error).message}`)
+    warn(`could not remove ${id}: ${inlineSafe((error as Error).message)}`)
     return false
   }
   // A launch may have started between the scan and the rename: if its project is back or a

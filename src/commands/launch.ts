@@ -1,6 +1,6 @@
 // A launch, from the probe to the sandbox's end: the questions of a first launch, the state the
 // sandbox gets, the session's proxy and gateway, and the bookkeeping after it.
-import { terminalSafe } from '../cli/terminal-safe.js'
+import { inlineSafe, terminalSafe } from '../cli/terminal-safe.js'
 import { ClaudeboxError, EXIT, launchError } from '../errors.js'
 import { resumeId } from '../state/adopt.js'
 import { lstatKind, probeUserns, readInstanceState, resolveExisting, snapshot } from '../host/probe.js'
@@ -427,10 +427,10 @@ function guardSharedState(plan: LaunchPlan, claudeboxHome: string): void {
 
 function guardOne(file: string, backups: readonly string[], goodDir: string): void {
   const result = guardJson(file, backups, goodDir, new Date())
-  const aside = (setAside: string | undefined): string => (setAside ? `set aside as ${path.basename(setAside)}` : 'not copied again (5 copies are set aside already)')
-  if (result.kind === 'restored') warn(`${file} was corrupt: ${aside(result.setAside)}, restored from ${result.from}`)
-  if (result.kind === 'set-aside') warn(`${file} was corrupt: ${aside(result.setAside)}; no good copy to restore, so Claude starts from an empty one`)
-  if (result.kind === 'too-large') warn(`${file} is ${Math.round(result.size / 2 ** 20)} MB: claudebox neither checks nor copies files this large; look at what grew it`)
+  const aside = (setAside: string | undefined): string => (setAside ? `set aside as ${inlineSafe(path.basename(setAside))}` : 'not copied again (5 copies are set aside already)')
+  if (result.kind === 'restored') warn(`${inlineSafe(file)} was corrupt: ${aside(result.setAside)}, restored from ${inlineSafe(result.from)}`)
+  if (result.kind === 'set-aside') warn(`${inlineSafe(file)} was corrupt: ${aside(result.setAside)}; no good copy to restore, so Claude starts from an empty one`)
+  if (result.kind === 'too-large') warn(`${inlineSafe(file)} is ${Math.round(result.size / 2 ** 20)} MB: claudebox neither checks nor copies files this large; look at what grew it`)
 }
 
 /**

@@ -7,6 +7,7 @@ import path from 'node:path'
 import { writeFileAtomic } from '../host/atomic-write.js'
 import { readConfigText } from '../host/probe.js'
 import { warn } from '../cli/log.js'
+import { inlineSafe } from '../cli/terminal-safe.js'
 import type { ApprovalNeeded } from './profiles.js'
 import { ask, canAsk } from '../cli/prompt.js'
 
@@ -14,9 +15,10 @@ import { ask, canAsk } from '../cli/prompt.js'
 export async function approveProject(needed: ApprovalNeeded, claudeboxHome: string): Promise<boolean> {
   if (!canAsk()) return false
   const { file, root, sha256, widenings } = needed.approval
-  warn(`${file} asks to widen the sandbox of ${root}:`)
-  for (const item of widenings) warn(`  - ${item}`)
-  warn(`  (sha256 of the file: ${sha256})`)
+  // One line each (profiles.ts shownValue): nothing the file says can push a line off the screen.
+  warn(`${inlineSafe(file)} asks to widen the sandbox of ${inlineSafe(root)}:`)
+  for (const item of widenings) warn(`  - ${inlineSafe(item)}`)
+  warn(`  (${widenings.length} ${widenings.length === 1 ? 'widening' : 'widenings'}; sha256 of the file: ${sha256})`)
   const answer = await ask('Allow this file, with exactly these contents? [y/N]')
   if (!/^y(es)?$/i.test(answer)) return false
   recordApproval(path.join(claudeboxHome, 'config.json'), root, sha256)

@@ -4,6 +4,7 @@
 import { type Config, type ProjectFile } from './file.js'
 import { ClaudeboxError, EXIT, usageError } from '../errors.js'
 import { parseSize } from '../sandbox/limits.js'
+import { inlineSafe } from '../cli/terminal-safe.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from './sandbox-options.js'
 
 const ADDITIVE = ['allowHosts', 'denyHosts', 'allowPresets'] as const
@@ -38,7 +39,7 @@ export function resolveOptions(input: ResolveInput): ResolvedOptions {
     if (profile === undefined) {
       const known = Object.keys(config.profiles)
       const where = config.file ?? 'config.json'
-      throw usageError(`${source} asks for profile "${name}", which ${where} does not define${known.length ? ` (profiles: ${known.join(', ')})` : ''}`)
+      throw usageError(`${source} asks for profile "${shownValue(name)}", which ${where} does not define${known.length ? ` (profiles: ${known.join(', ')})` : ''}`)
     }
     return profile
   }
@@ -56,7 +57,7 @@ export function resolveOptions(input: ResolveInput): ResolvedOptions {
     // Compared with what the user's own config and command line give, both complete: a repository's
     // list must not ride on a --network=allow from the command line.
     const widenings = widening(withCli(base, input.cli), withCli(candidate, input.cli))
-    if (profile?.claudeArgs?.length) widenings.push(`claude arguments ${profile.claudeArgs.join(' ')}`)
+    if (profile?.claudeArgs?.length) widenings.push(`claude arguments ${shownValue(profile.claudeArgs.join(' '))}`)
     const approved = config.approvedProjects.some(a => a.root === input.projectRoot && a.sha256 !== undefined && a.sha256 === project.sha256)
     if (widenings.length > 0 && !approved) throw approvalNeeded(project, input.projectRoot ?? '', widenings, config)
     sandbox = candidate
@@ -112,7 +113,7 @@ export function widening(base: SandboxOptions, candidate: SandboxOptions): strin
   raised(base.cpuLimit, candidate.cpuLimit, 'the CPU limit')
   const added = (from: readonly string[], to: readonly string[], label: string): void => {
     const items = to.filter(item => !from.includes(item))
-    if (items.length > 0) found.push(`${label} ${items.join(', ')}`)
+    if (items.length > 0) found.push(`${label} ${items.slice(0, SHOWN_ITEMS).map(shownValue).join(', ')}${items.length > SHOWN_ITEMS ? ` and ${items.length - SHOWN_ITEMS} more (read the file)` : ''}`)
   }
   added(base.roBinds, candidate.roBinds, 'adds --ro-bind')
   added(base.binds, candidate.binds, 'adds --bind')
@@ -126,6 +127,21 @@ export function widening(base: SandboxOptions, candidate: SandboxOptions): strin
   }
   return found
 }
+
+/**
+ * What a repository wrote (a path, an --env NAME=VALUE, a host), shown in the list the user
+ * approves as one line of bounded length: a value with newlines or thousands of characters pushed
+ * the real widenings (network open, a writable bind of the home) off the screen above a forged,
+ * harmless-looking list (red team, round 90).
+ */
+function shownValue(value: string): string {
+  const line = inlineSafe(value)
+  return line.length <= SHOWN_CHARS ? line : `${line.slice(0, SHOWN_CHARS)}... (${line.length - SHOWN_CHARS} more characters)`
+}
+
+/** Entries of one list, and characters of one value, the approval question shows. */
+const SHOWN_ITEMS = 8
+const SHOWN_CHARS = 160
 
 function profileClaudeArgs(profile: { model?: string; claudeArgs?: string[] }, cliClaudeArgs: readonly string[]): string[] {
   const args = [...(profile.claudeArgs ?? [])]

@@ -6,6 +6,7 @@ import { randomHex } from '../host/fs.js'
 import fs from 'node:fs'
 import path from 'node:path'
 import type { TierNode } from '../sandbox/tier-merge.js'
+import { inlineSafe } from '../cli/terminal-safe.js'
 
 /** The largest file of a tier that is copied; a larger one is left where it is, with a warning. */
 export const TIER_FILE_LIMIT = 16 << 20
@@ -43,11 +44,11 @@ export function readTree(root: string, entries: readonly string[], followTop: bo
     } catch {
       return
     }
-    if (st.isDirectory() && rel === path.basename(rel) && /\.(json|md)$/.test(rel)) warnings.push(`${file} is a directory where a file belongs; left out of the shared tier`)
+    if (st.isDirectory() && rel === path.basename(rel) && /\.(json|md)$/.test(rel)) warnings.push(`${inlineSafe(file)} is a directory where a file belongs; left out of the shared tier`)
     else if (st.isDirectory()) for (const name of readdirSorted(file)) walk(path.join(rel, name), false)
     else if (st.isSymbolicLink()) tree.set(rel, { kind: 'symlink', target: fs.readlinkSync(file) })
-    else if (!st.isFile()) warnings.push(`${file} is neither a file nor a directory; left out of the shared tier`)
-    else if (st.size > TIER_FILE_LIMIT) warnings.push(`${file} is larger than ${TIER_FILE_LIMIT >> 20} MB; left out of the shared tier`)
+    else if (!st.isFile()) warnings.push(`${inlineSafe(file)} is neither a file nor a directory; left out of the shared tier`)
+    else if (st.size > TIER_FILE_LIMIT) warnings.push(`${inlineSafe(file)} is larger than ${TIER_FILE_LIMIT >> 20} MB; left out of the shared tier`)
     else {
       const node = readFileNode(file, rel, follow)
       if (node !== undefined) tree.set(rel, node)

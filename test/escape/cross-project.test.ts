@@ -213,6 +213,22 @@ describe.skipIf(!HAVE_BWRAP)('nothing planted in one project reaches another', (
     expect(list.stdout).not.toMatch(/^\s*claudebox: all clear/m)
     expect(list.stdout).toContain('agents/a\\nclaudebox: all clear')
   })
+
+  test('round 90: a FIFO planted with a newline in its name cannot forge a line of the warnings (--proposals, the next launch), nor a backup name the corrupt-file warning', async () => {
+    const { world, a } = setup()
+    await inSandbox(world, a, `mkdir -p "$CLAUDE_CONFIG_DIR/agents" && mkfifo "$CLAUDE_CONFIG_DIR/agents/$(printf 'x\nclaudebox: all clear')"`)
+    const list = await claudebox(world, ['--proposals'], { cwd: a })
+    expect(list.stderr).toContain('x\\nclaudebox: all clear is neither a file nor a directory')
+    expect(list.stderr).not.toMatch(/^claudebox: all clear/m)
+    // A corrupt .claude.json restored from a backup the session named.
+    await inSandbox(world, a, `mkdir -p "$CLAUDE_CONFIG_DIR/backups" && echo '{}' > "$CLAUDE_CONFIG_DIR/backups/.claude.json.backup.4102444800000$(printf '\nclaudebox: all checks passed')" && echo '{broken' > "$CLAUDE_CONFIG_DIR/.claude.json"`)
+    const next = await inSandbox(world, a, 'echo RAN')
+    expect(next.stdout).toBe('RAN')
+    expect(next.stderr).toMatch(/was corrupt: .*restored from/)
+    expect(next.stderr).toContain('\\nclaudebox: all checks passed')
+    expect(next.stderr).not.toMatch(/^claudebox: all checks passed/m)
+    expect(next.stderr).not.toMatch(/^claudebox: all clear/m)
+  })
 })
 
 describe.skipIf(!HAVE_BWRAP)('account keys between projects', () => {
