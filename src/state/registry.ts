@@ -52,7 +52,6 @@ export interface SessionRecord {
 export interface SessionProbe {
   /** Start time of the process now holding the pid, or undefined when no process has it. */
   startTime: string | undefined
-  ttyExists: boolean
 }
 
 /** How often a launcher refreshes its record's time, for launchers that cannot check its pid. */
@@ -78,12 +77,14 @@ export function recordKind(record: SessionRecord, scope: string, now: number, mt
 }
 
 /**
- * A record is stale when its process is gone, when the pid now belongs to another program (the
- * start time differs), or when its terminal no longer exists.
+ * A record is stale when its process is gone, or when the pid now belongs to another program (the
+ * start time differs). A launcher whose terminal was closed and that runs on (the program ignored
+ * the hangup) is live: its sandbox still writes the instance (red team, round 90: counted as
+ * gone, the next launch composed the shared tier into the instance under it, and the session
+ * swapped a folder for a link the host's writes then followed).
  */
 export function isLive(record: SessionRecord, probe: SessionProbe): boolean {
-  if (probe.startTime === undefined || probe.startTime !== record.startTime) return false
-  return record.tty === undefined || probe.ttyExists
+  return probe.startTime !== undefined && probe.startTime === record.startTime
 }
 
 export function parseRecord(text: string): SessionRecord | undefined {

@@ -241,8 +241,7 @@ export function firstGone(gone: readonly GoneRecord[]): GoneRecord | undefined {
 
 /**
  * An instance's session records: those live, and those whose launcher is surely gone (its pid no
- * longer the process that wrote it, or another pid namespace's whose heartbeat stopped). One whose
- * launcher runs on after its terminal closed is neither: not live, not gone.
+ * longer the process that wrote it, or another pid namespace's whose heartbeat stopped).
  */
 export function sessionRecords(instance: string): { live: SessionRecord[]; gone: GoneRecord[] } {
   const dir = path.join(instance, SESSIONS_DIR)
@@ -261,7 +260,7 @@ export function sessionRecords(instance: string): { live: SessionRecord[]; gone:
     // Another pid namespace's, still beating, counts as live: the instance is kept and its shared state left alone (README, "Known limits").
     const kind = recordKind(record, scope, now, () => fs.lstatSync(file, { throwIfNoEntry: false })?.mtimeMs)
     const startTime = kind === 'ours' ? processStartTime(record.pid) : undefined
-    if (kind === 'foreign' || (kind === 'ours' && isLive(record, { startTime, ttyExists: record.tty === undefined || fs.existsSync(record.tty) }))) live.push(record)
+    if (kind === 'foreign' || (kind === 'ours' && isLive(record, { startTime }))) live.push(record)
     else if (kind === 'gone' || startTime !== record.startTime) gone.push({ file, record })
   }
   return { live, gone }
