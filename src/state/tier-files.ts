@@ -2,7 +2,7 @@
 // have planted, never blocking on a FIFO, bounded in size. The shared tier's top-level entries may
 // be the user's own symlinks (a CLAUDE.md kept with their dotfiles), so those alone are followed.
 import { sha256Hex } from '../sha256.js'
-import { randomHex } from '../host/fs.js'
+import { O_PATH, randomHex } from '../host/fs.js'
 import fs from 'node:fs'
 import path from 'node:path'
 import type { TierNode } from '../sandbox/tier-merge.js'
@@ -22,41 +22,59 @@ export type DiskNode = TierNode & { mode?: number }
 
 /**
  * Every file and symlink under the named entries of `root`, keyed by path relative to `root`;
- * undefined when they are more than TIER_FILES_LIMIT files or TIER_BYTES_LIMIT bytes (a tree read
- * in part would make every file left out look removed).
+ * undefined when they are more than TIER_FILES_LIMIT files and folders or TIER_BYTES_LIMIT bytes
+ * (a tree read in part would make every file left out look removed). Each folder is reached from
+ * its parent's descriptor, never through a symlink: a session running meanwhile that swaps a folder
+ * for a link cannot make the host read a file outside (red team, round 90: --proposals showed a
+ * host file as the project's proposal, 6 of 20). Folders count toward the limit: millions of empty
+ * ones held every --proposals.
  * @param followTop follow a symlink that is itself a top-level entry (the host's shared tier only)
  */
 export function readTree(root: string, entries: readonly string[], followTop: boolean, warnings: string[]): Map<string, DiskNode> | undefined {
   const tree = new Map<string, DiskNode>()
-  let bytes = 0
-  let full = false
-  const walk = (rel: string, follow: boolean): void => {
-    if (full) return
-    if (tree.size >= TIER_FILES_LIMIT || bytes > TIER_BYTES_LIMIT) {
-      warnings.push(`${root}: the shared entries hold more than ${TIER_FILES_LIMIT} files or ${TIER_BYTES_LIMIT >> 20} MB; claudebox leaves them as they are (no copies updated, no proposals) until they are smaller`)
-      full = true
+  const seen = { entries: 0, bytes: 0, full: false }
+  const walk = (dir: number, rel: string, follow: boolean): void => {
+    if (seen.full) return
+    if (++seen.entries > TIER_FILES_LIMIT || seen.bytes > TIER_BYTES_LIMIT) {
+      warnings.push(`${inlineSafe(root)}: the shared entries hold more than ${TIER_FILES_LIMIT} files and folders or ${TIER_BYTES_LIMIT >> 20} MB; claudebox leaves them as they are (no copies updated, no proposals) until they are smaller`)
+      seen.full = true
       return
     }
-    const file = path.join(root, rel)
+    const [here, shown] = [`/proc/self/fd/${dir}/${path.basename(rel)}`, inlineSafe(path.join(root, rel))]
     let st: fs.Stats
     try {
-      st = follow ? fs.statSync(file) : fs.lstatSync(file)
+      st = follow ? fs.statSync(here) : fs.lstatSync(here)
     } catch {
       return
     }
-    if (st.isDirectory() && rel === path.basename(rel) && /\.(json|md)$/.test(rel)) warnings.push(`${inlineSafe(file)} is a directory where a file belongs; left out of the shared tier`)
-    else if (st.isDirectory()) for (const name of readdirSorted(file)) walk(path.join(rel, name), false)
-    else if (st.isSymbolicLink()) tree.set(rel, { kind: 'symlink', target: fs.readlinkSync(file) })
-    else if (!st.isFile()) warnings.push(`${inlineSafe(file)} is neither a file nor a directory; left out of the shared tier`)
-    else if (st.size > TIER_FILE_LIMIT) warnings.push(`${inlineSafe(file)} is larger than ${TIER_FILE_LIMIT >> 20} MB; left out of the shared tier`)
+    if (st.isDirectory() && rel === path.basename(rel) && /\.(json|md)$/.test(rel)) warnings.push(`${shown} is a directory where a file belongs; left out of the shared tier`)
+    else if (st.isDirectory()) inFolder(here, follow, fd => readdirSorted(`/proc/self/fd/${fd}`).forEach(name => walk(fd, path.join(rel, name), false)))
+    else if (st.isSymbolicLink()) tree.set(rel, { kind: 'symlink', target: fs.readlinkSync(here) })
+    else if (!st.isFile()) warnings.push(`${shown} is neither a file nor a directory; left out of the shared tier`)
+    else if (st.size > TIER_FILE_LIMIT) warnings.push(`${shown} is larger than ${TIER_FILE_LIMIT >> 20} MB; left out of the shared tier`)
     else {
-      const node = readFileNode(file, rel, follow)
+      const node = readFileNode(here, rel, follow)
       if (node !== undefined) tree.set(rel, node)
-      bytes += node?.kind === 'file' ? (node.data?.length ?? 0) : 0
+      seen.bytes += node?.kind === 'file' ? (node.data?.length ?? 0) : 0
     }
   }
-  for (const entry of entries) walk(entry, followTop)
-  return full ? undefined : tree
+  inFolder(root, true, fd => entries.forEach(entry => walk(fd, entry, followTop)))
+  return seen.full ? undefined : tree
+}
+
+/** `use` with a descriptor of the folder `dir` (never through a symlink unless `follow`); nothing when it cannot be opened. */
+function inFolder(dir: string, follow: boolean, use: (fd: number) => void): void {
+  let fd: number
+  try {
+    fd = fs.openSync(dir, O_PATH | fs.constants.O_DIRECTORY | (follow ? 0 : fs.constants.O_NOFOLLOW))
+  } catch {
+    return
+  }
+  try {
+    use(fd)
+  } finally {
+    fs.closeSync(fd)
+  }
 }
 
 function readdirSorted(dir: string): string[] {
@@ -78,7 +96,9 @@ function readFileNode(file: string, rel: string, follow: boolean): DiskNode | un
     const st = fs.fstatSync(fd)
     if (!st.isFile() || st.size > TIER_FILE_LIMIT) return undefined
     const data = fs.readFileSync(fd)
-    const node: DiskNode = { kind: 'file', sha256: sha256Hex(data), data, mode: st.mode & 0o777 }
+    // Never writable for group or others where it is copied or promoted to (round 90: a session's 0666
+    // file became a group-writable shared one).
+    const node: DiskNode = { kind: 'file', sha256: sha256Hex(data), data, mode: st.mode & 0o755 }
     if (rel.endsWith('.json')) node.json = parseJson(data.toString('utf8'))
     return node
   } finally {

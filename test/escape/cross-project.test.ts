@@ -229,6 +229,29 @@ describe.skipIf(!HAVE_BWRAP)('nothing planted in one project reaches another', (
     expect(next.stderr).not.toMatch(/^claudebox: all checks passed/m)
     expect(next.stderr).not.toMatch(/^claudebox: all clear/m)
   })
+
+  test('round 90: a folder of the copies swapped with a link to a host folder while --proposals reads them: no host file is ever shown; a file the session made writable for others is proposed without that', async () => {
+    const { world, a } = setup()
+    const secret = path.join(world.root, 'host-secret')
+    fs.mkdirSync(secret)
+    fs.writeFileSync(path.join(secret, 'secret.md'), 'HOST-SECRET-90\n')
+    // Inside: agents/sub (a folder) and agents/link (a link to the host folder) exchanged, over and over, for 12 s.
+    const swap = `import ctypes, time; libc = ctypes.CDLL(None, use_errno=True); end = time.time() + 12\nwhile time.time() < end: libc.renameat2(-100, b'sub', -100, b'link', 2)`
+    const session = inSandbox(world, a, `cd "$CLAUDE_CONFIG_DIR" && mkdir -p agents/sub && echo mine > agents/sub/secret.md && echo open > agents/wide.md && chmod 666 agents/wide.md && ln -s ${secret} agents/link && cd agents && python3 -c "${swap}"`)
+    const instances = path.join(world.claudeboxHome, 'instances')
+    const deadline = Date.now() + 10_000
+    while (Date.now() < deadline && !(fs.existsSync(instances) && fs.readdirSync(instances).some(id => fs.existsSync(path.join(instances, id, 'agents/link'))))) await new Promise(r => setTimeout(r, 50))
+    const shown: string[] = []
+    for (let i = 0; i < 20; i++) shown.push((await claudebox(world, ['--proposals', '--json'], { cwd: a })).stdout)
+    expect((await session).exitCode).toBe(0)
+    expect(shown.filter(out => out.includes('HOST-SECRET-90'))).toEqual([])
+    expect(shown.some(out => out.includes('wide.md'))).toBe(true)
+    const promote = await claudebox(world, ['--proposals', '--json'], { cwd: a })
+    const id = (JSON.parse(promote.stdout) as { id: string; file: string }[]).find(p => p.file.includes('wide.md'))?.id
+    expect(id).toBeDefined()
+    expect((await claudebox(world, ['--promote', id as string, '--yes'], { cwd: a })).exitCode).toBe(0)
+    expect(fs.statSync(path.join(world.claudeboxHome, 'shared/agents/wide.md')).mode & 0o022).toBe(0)
+  }, 60_000)
 })
 
 describe.skipIf(!HAVE_BWRAP)('account keys between projects', () => {
