@@ -38,7 +38,9 @@ export async function runProposals(settings: Settings, request: ProposalsRequest
   const config = loadConfig(settings)
   const entries = (config.sharedEntries ?? DEFAULT_SHARED_ENTRIES).filter(name => name !== SANDBOX_NOTE)
   const sharedDir = sharedPaths(settings.claudeboxHome).dir
-  const hostOnly = config.defaults.secretless === false ? [] : HOST_ONLY_SETTINGS
+  // Never proposed, whatever config.json's secretless says: a profile or a project's launch may be
+  // secretless, and claudebox then runs the helper on the host (red team, round 90).
+  const hostOnly = HOST_ONLY_SETTINGS
   const found = collect(settings.claudeboxHome, sharedDir, entries, hostOnly)
   const named = request.promote ?? request.dismiss
   if (named === undefined) return show(found, request.json)
