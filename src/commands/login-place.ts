@@ -5,8 +5,12 @@
 // env.BROWSER planted there ran beside the new login in the same store, put the attacker's tokens
 // in its place, and every project then used them); the identity keys carried out of that
 // instance's .claude.json after a login would have been the session's too.
+//
+// The folder is made where no sandbox writes: in $XDG_RUNTIME_DIR (the user's own, 0700), else in
+// /tmp, never in $TMPDIR, which users point into projects (red team, round 89: a running session
+// of that project replaced the folder with a link to ~/.ssh, and its removal emptied ~/.ssh); and
+// claudebox looks for no repository above it (host/probe.ts inProject).
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { removeDir } from '../host/fs.js'
 import { canonicalRoot, instanceDir, instanceId } from '../state/instance.js'
@@ -19,7 +23,7 @@ export function enterLoginPlace(claudeboxHome: string): () => void {
   } catch {
     back = undefined // the folder it was started in is gone: nothing to go back to
   }
-  const place = fs.realpathSync.native(fs.mkdtempSync(path.join(os.tmpdir(), 'claudebox-login-')))
+  const place = fs.realpathSync.native(fs.mkdtempSync(path.join(loginBase(process.env['XDG_RUNTIME_DIR']), 'claudebox-login-')))
   process.chdir(place)
   return () => {
     try {
@@ -31,4 +35,15 @@ export function enterLoginPlace(claudeboxHome: string): () => void {
     removeDir(instanceDir(home, instanceId(canonicalRoot(place, undefined))))
     removeDir(place)
   }
+}
+
+/** $XDG_RUNTIME_DIR when it is the user's own folder, closed to others; else /tmp (each sandbox has a /tmp of its own). */
+function loginBase(runtime: string | undefined): string {
+  try {
+    const st = runtime !== undefined && path.isAbsolute(runtime) ? fs.lstatSync(runtime) : undefined
+    if (st?.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) === 0) return runtime as string
+  } catch {
+    // not there: /tmp
+  }
+  return '/tmp'
 }

@@ -38,7 +38,7 @@ export function loadConfig(settings: Settings): Config {
 /** `builtIn`: config.json and the project's .claudebox.json left out (--check, when they are refused). */
 export function setupLaunch(settings: Settings, options: CliOptions, builtIn = false): LaunchSetup {
   const config = builtIn ? EMPTY_CONFIG : loadConfig(settings)
-  const base = probe(settings)
+  const base = probe(settings, process.env, options.login !== true)
   const projectRoot = base.git?.topLevel ?? base.cwd
   const project = builtIn || projectRoot === undefined ? undefined : readProjectFile(path.join(projectRoot, PROJECT_FILE))
   const resolved = resolveOptions({

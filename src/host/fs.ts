@@ -76,6 +76,9 @@ export function inPinnedDir<T>(dir: string, use: (at: string) => T): T | undefin
  * JavaScript (~1 ms), used only when there are directories inside.
  */
 export function removeDir(dir: string): void {
+  // A folder replaced by a link is not followed: what the link leads to is not ours to empty (red
+  // team, round 89: a login folder swapped for a link to ~/.ssh).
+  if (lstatKind(dir) === 'symlink') return
   let entries: fs.Dirent[]
   try {
     entries = fs.readdirSync(dir, { withFileTypes: true })
@@ -94,7 +97,6 @@ export function removeDir(dir: string): void {
   fs.rmSync(dir, { recursive: true, force: true })
 }
 
-/** What `p` itself is (a symlink is never followed); 'missing' when it cannot be looked at. */
 /**
  * The real path the kernel, and git, reach from `base` by `text`: one name at a time, each symlink
  * followed before a `..` after it. Node's JavaScript `fs.realpathSync` and `path.resolve` take
@@ -108,6 +110,7 @@ export function realPathFrom(base: string, text: string): string {
 /** Linux's O_PATH (the same on x86_64 and arm64): a descriptor that only names a file or folder. */
 export const O_PATH = 0o10000000
 
+/** What `p` itself is (a symlink is never followed); 'missing' when it cannot be looked at. */
 export function lstatKind(p: string): PathKind {
   try {
     // A missing path answers undefined rather than an exception (~20 µs each, ~60 a launch).

@@ -36,10 +36,15 @@ export function probeProject(settings: Settings, env: Readonly<Record<string, st
   return { cwd, ...notText(cwd), claudeboxHome: resolveExisting(settings.claudeboxHome), git: cwd === undefined ? undefined : probeGit(cwd, env).facts }
 }
 
-export function probe(settings: Settings, env: Readonly<Record<string, string | undefined>> = process.env): HostFacts {
+/**
+ * `inProject`: false for `--login`, which runs in an empty folder of its own and in no project:
+ * no repository is looked for above it (red team, round 89: with TMPDIR inside a project, the
+ * login ran in that project's instance, whose settings.json a session had written).
+ */
+export function probe(settings: Settings, env: Readonly<Record<string, string | undefined>> = process.env, inProject = true): HostFacts {
   const home = homeDir(env)
   const cwd = currentDir()
-  const git = cwd === undefined ? { facts: undefined, available: whichSync('git', env['PATH']) !== undefined } : probeGit(cwd, env)
+  const git = cwd === undefined || !inProject ? { facts: undefined, available: whichSync('git', env['PATH']) !== undefined } : probeGit(cwd, env)
   const claudeboxHome = resolveExisting(settings.claudeboxHome)
   const claude = probeClaude(settings.claudeOverride, env, cwd)
   const id = cwd === undefined ? undefined : instanceId(canonicalRoot(cwd, git.facts))
@@ -63,7 +68,7 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
     arch: process.arch,
     paths: {},
     gitProtect: probeGitProtect(git.facts, projectDirsOf(cwd, git.facts), home),
-    gitLayout: cwd !== undefined && git.available ? probeGitLayout(cwd, env) : undefined,
+    gitLayout: cwd !== undefined && git.available && inProject ? probeGitLayout(cwd, env) : undefined,
     etcLinks: Object.fromEntries(
       ETC_ENTRIES.map(rel => `/etc/${rel}`)
         .filter(p => lstatKind(p) === 'symlink')

@@ -44,6 +44,26 @@ describe.skipIf(!HAVE_BWRAP)('claudebox --login', () => {
     expect(fs.readdirSync(tmp)).toEqual([])
   })
 
+  test("round 89: with TMPDIR inside the project, --login still runs in no project (not the project's instance, whose settings a session wrote) and in a folder outside the project, which no session of it can replace", async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const tmp = path.join(repo, 'tmp')
+    fs.mkdirSync(tmp)
+    const plant = `printf '{"env":{"BROWSER":"%s/evil.sh"}}' "$PWD" > "\${CLAUDE_CONFIG_DIR:-$HOME/.claude}/settings.json" && echo PLANTED`
+    expect((await claudebox(world, ['--', '-c', plant], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })).stdout.trim()).toBe('PLANTED')
+    const instances = fs.readdirSync(path.join(world.claudeboxHome, 'instances')).sort()
+    const fake = path.join(world.root, 'fake-claude')
+    fs.writeFileSync(fake, `#!/bin/sh\ncat "\${CLAUDE_CONFIG_DIR:-$HOME/.claude}/settings.json" 2>/dev/null | grep -q BROWSER && echo SETTINGS-PLANTED || echo settings-clean\npwd\n`, { mode: 0o755 })
+    const login = await claudebox(world, ['--login'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: fake, TMPDIR: tmp } })
+    const [settings, place] = login.stdout.trim().split('\n')
+    expect(settings).toBe('settings-clean')
+    expect(place).toMatch(/\/claudebox-login-/)
+    expect(place?.startsWith(`${repo}/`)).toBe(false)
+    expect(fs.readdirSync(path.join(world.claudeboxHome, 'instances')).sort()).toEqual(instances)
+    expect(fs.readdirSync(tmp)).toEqual([])
+    expect(fs.existsSync(place as string)).toBe(false)
+  })
+
   test('a login that did not finish changes nothing', async () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')

@@ -38,4 +38,14 @@ describe('removeFile and removeDir', () => {
     expect(fs.readFileSync(path.join(outside, 'keep'), 'utf8')).toBe('keep')
     expect(() => removeDir(path.join(dir, 'never-there'))).not.toThrow()
   })
+
+  test('round 89: removeDir of a folder replaced by a link to another folder empties nothing there (a login folder swapped for a link to ~/.ssh)', () => {
+    const dir = temp()
+    const ssh = path.join(dir, 'ssh')
+    fs.mkdirSync(ssh)
+    fs.writeFileSync(path.join(ssh, 'id_ed25519'), 'key')
+    fs.symlinkSync(ssh, path.join(dir, 'place'))
+    removeDir(path.join(dir, 'place'))
+    expect(fs.readFileSync(path.join(ssh, 'id_ed25519'), 'utf8')).toBe('key')
+  })
 })
