@@ -37,7 +37,7 @@ describe('restoring .claude.json from backups a session can swap', () => {
         from.set(key, (from.get(key) ?? 0) + 1)
       }
     } finally {
-      swapper.kill()
+      await stopped(swapper)
     }
     // The loop really raced: the folder was seen both ways (its own copy, and nothing when it was the link).
     expect(from.get('{"own":true}')).toBeGreaterThan(0)
@@ -76,7 +76,7 @@ describe('restoring .claude.json from backups a session can swap', () => {
         fs.rmSync(here, { force: true })
       }
     } finally {
-      swapper.kill()
+      await stopped(swapper)
     }
     expect([...seen].sort()).toEqual(['none', 'own\n'])
   }, 20_000)
@@ -91,7 +91,7 @@ describe('--sessions while a session swaps a folder of projects/', () => {
     try {
       for (let i = 0; i < 3000 && swapper.exitCode === null; i++) for (const c of listConversations(projects, [])) seen.add(`${c.folder} ${c.size}`)
     } finally {
-      swapper.kill()
+      await stopped(swapper)
     }
     // own\n is 4 bytes, HOST\n 5: only the instance's own transcript was ever read, under whichever name it had.
     expect(seen.size).toBeGreaterThan(0)
@@ -116,7 +116,7 @@ describe('measuring an instance a session writes', () => {
     try {
       for (let i = 0; i < 3000 && swapper.exitCode === null; i++) largest = Math.max(largest, measureUsage(instance).size)
     } finally {
-      swapper.kill()
+      await stopped(swapper)
     }
     expect(largest).toBeLessThan(1 << 20)
   }, 20_000)
@@ -140,4 +140,11 @@ async function swapping(a: string, b: string): Promise<ChildProcess> {
   const swapper = spawn('python3', [path.join(import.meta.dirname, '../fixtures/exchange-loop.py'), a, b, '4'], { stdio: ['ignore', 'pipe', 'inherit'] })
   await new Promise(resolve => swapper.stdout?.once('data', resolve))
   return swapper
+}
+
+/** Ends the swapper and waits for its end: a swap while the test's folder is removed afterwards made that removal fail (ENOTDIR). */
+async function stopped(swapper: ChildProcess): Promise<void> {
+  const exited = swapper.exitCode !== null || swapper.signalCode !== null ? Promise.resolve() : new Promise(resolve => swapper.once('exit', resolve))
+  swapper.kill()
+  await exited
 }
