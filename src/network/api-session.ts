@@ -154,13 +154,13 @@ function callLogger(dir: string): (call: ApiCall) => void {
   }
 }
 
-/** The apiKeyHelper of the shared settings (the instances' copies have it removed: it runs here). */
 /** A Console login keeps its API key as primaryApiKey in the account file: read on the host only. */
 function consoleKey(claudeboxHome: string): string | undefined {
   const account = parseJson(readNoFollow(sharedPaths(claudeboxHome).claudeJson, 64 * 1024 * 1024) ?? '') as { primaryApiKey?: unknown } | undefined
   return typeof account?.primaryApiKey === 'string' && account.primaryApiKey !== '' ? account.primaryApiKey : undefined
 }
 
+/** The apiKeyHelper of the shared settings (the instances' copies have it removed: it runs here). */
 function hostKeyHelper(claudeboxHome: string): string | undefined {
   const settings = parseJson(readNoFollow(path.join(sharedPaths(claudeboxHome).dir, 'settings.json'), 1 << 20) ?? '') as { apiKeyHelper?: unknown } | undefined
   return typeof settings?.apiKeyHelper === 'string' && settings.apiKeyHelper.trim() !== '' ? settings.apiKeyHelper : undefined
@@ -177,11 +177,11 @@ const HELPER_TTL_MS = 5 * 60_000
  * after a 401. One run at a time, whatever the calls waiting on it: calls the sandbox made and
  * dropped at once each started their own, up to 64 helpers on the host at once (red team, round 59).
  */
-export function helperCredential(command: string, timeoutMs = 30_000): Credential {
+export function helperCredential(command: string, timeoutMs = 30_000, cwd = '/'): Credential {
   let cached: { key: string; at: number } | undefined
   let running: Promise<string> | undefined
   const run = (): Promise<string> =>
-    (running ??= runOnHost(command, timeoutMs)
+    (running ??= runOnHost(command, timeoutMs, cwd)
       .then(stdout => {
         cached = { key: stdout.trim(), at: Date.now() }
         return cached.key
@@ -205,8 +205,8 @@ export function helperCredential(command: string, timeoutMs = 30_000): Credentia
  * would otherwise outlive the launcher; a helper that daemonizes itself leaves that tree. Only
  * while it runs: once Node has reaped it, its pid may be another process's (red team).
  */
-function runOnHost(command: string, timeoutMs: number): Promise<string> {
-  const child = spawn('/bin/sh', ['-c', command], { stdio: ['ignore', 'pipe', 'pipe'] })
+function runOnHost(command: string, timeoutMs: number, cwd: string): Promise<string> {
+  const child = spawn('/bin/sh', ['-c', command], { cwd, env: { ...process.env, PWD: cwd }, stdio: ['ignore', 'pipe', 'pipe'] })
   const killTree = (): void => {
     if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
     for (const pid of processTree(child.pid)) killQuietly(pid, 'SIGKILL')
@@ -250,9 +250,19 @@ function runOnHost(command: string, timeoutMs: number): Promise<string> {
   })
 }
 
+/**
+ * Where the apiKeyHelper runs: your home, as in a new shell, never the project, which the sandbox
+ * writes (red team, round 89: a helper `python3 -c "import keyring ..."` imported the session's
+ * ./keyring.py and ran it on the host; node, npx, uv run, direnv take code from the folder too).
+ */
+function helperPlace(env: Env): string {
+  const home = env['HOME']
+  return home !== undefined && path.isAbsolute(home) && fs.existsSync(home) ? home : '/'
+}
+
 /** The real credential, by kind: the host's variable, the apiKeyHelper, or the stored OAuth login (refreshed here). */
 function credentialFor(signIn: SignIn, env: Env, storeFile: string | undefined): Credential {
-  if (signIn.helper !== undefined) return helperCredential(signIn.helper)
+  if (signIn.helper !== undefined) return helperCredential(signIn.helper, undefined, helperPlace(env))
   if (signIn.kind !== 'oauth-store') {
     const value = signIn.storedKey ?? env[signIn.variable ?? ''] ?? ''
     return { refreshable: false, header: () => Promise.resolve(signIn.header === 'x-api-key' ? ['x-api-key', value] : ['authorization', `Bearer ${value}`]) }

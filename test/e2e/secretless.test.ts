@@ -95,11 +95,14 @@ describe.skipIf(!HAVE_BWRAP)('secretless: the login stays on the host', () => {
     expect(api.messages().map(m => m.headers['x-api-key'])).toEqual(['sk-ant-api03-REALKEY', 'sk-ant-api03-REALKEY', 'sk-ant-api03-REALKEY'])
   })
 
-  test("apiKeyHelper runs on the host: the API receives its key, the sandbox's settings hold no helper and nothing inside holds the key", async () => {
+  test("apiKeyHelper runs on the host, in your home: the API receives its key, the sandbox's settings hold no helper and nothing inside holds the key", async () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'src/app')
     fs.mkdirSync(path.join(world.claudeboxHome, 'shared'), { recursive: true })
-    fs.writeFileSync(path.join(world.claudeboxHome, 'shared/settings.json'), JSON.stringify({ apiKeyHelper: 'echo sk-ant-api03-HELPER""KEY', model: 'claude-test-model' }))
+    // Round 89: the helper runs in your home, never in the project a session writes (a ./keyring.py
+    // there ran on the host for `python3 -c "import keyring ..."`): a key file planted there is not read.
+    fs.writeFileSync(path.join(world.claudeboxHome, 'shared/settings.json'), JSON.stringify({ apiKeyHelper: 'cat ./helper-key 2>/dev/null || echo sk-ant-api03-HELPER""KEY', model: 'claude-test-model' }))
+    fs.writeFileSync(path.join(repo, 'helper-key'), 'sk-ant-api03-PLANTED\n')
     const found = await scanInside(world, repo, [['HELPER', 'KEY'], ['apiKey', 'Helper']], { ANTHROPIC_API_KEY: undefined })
     expect(found.trim()).toBe('SCAN-DONE')
     const requests = api.messages()
