@@ -28,6 +28,8 @@ export interface Credential {
   header(rejected?: string): Promise<[string, string]>
   /** Whether a 401 may be cured by refreshing (an OAuth login). */
   refreshable: boolean
+  /** Resolves once no refresh is under way (one the session's end must not cut short). */
+  settled?(): Promise<void>
 }
 
 export interface GatewayOptions {

@@ -97,18 +97,21 @@ async function warmUp(upstream: URL): Promise<void> {
   await (await import('./http-warmup.js')).rehearseApiCall()
 }
 
-/** Starts the gateway where the sandbox will reach it; with the open network the port is filled in. */
-/** `choice.key`: with a unix socket, the key its connections present (the bridge's, lazy-server.ts). */
+/**
+ * Starts the gateway where the sandbox will reach it; with the open network the port is filled in.
+ * `choice.key`: with a unix socket, the key its connections present (the bridge's, lazy-server.ts).
+ */
 export async function startApiSession(choice: Required<Pick<ApiChoice, 'api' | 'signIn'>> & ApiChoice & { key?: string }, env: Env, logDir?: string): Promise<ApiSession> {
   const { api, signIn } = choice
   const upstream = new URL(env['ANTHROPIC_BASE_URL'] || 'https://api.anthropic.com')
   const companyProxy = upstreamFromEnv(env)
   let gateway: Gateway
+  const credential = credentialFor(signIn, env, choice.storeFile)
   try {
     gateway = await startGateway({
       upstream,
       placeholder: api.placeholder,
-      credential: credentialFor(signIn, env, choice.storeFile),
+      credential,
       extraHeaders: customHeaders(env['ANTHROPIC_CUSTOM_HEADERS']),
       listen: api.socket !== undefined ? { path: api.socket, ...(choice.key === undefined ? {} : { key: choice.key }) } : { host: '127.0.0.1', port: 0 },
       ...(logDir === undefined ? {} : { onCall: callLogger(logDir) }),
@@ -123,6 +126,7 @@ export async function startApiSession(choice: Required<Pick<ApiChoice, 'api' | '
     loadSoon: ms => gateway.loadSoon(ms),
     async finish() {
       await gateway.close()
+      await credential.settled?.()
       const u = gateway.usage
       const failed = gateway.problem()
       const problems = [...new Set([...(failed === undefined ? [] : [`the API gateway could not start (${failed}): Claude's API calls were refused`]), ...u.problems])].join('; ')
@@ -269,15 +273,31 @@ function credentialFor(signIn: SignIn, env: Env, storeFile: string | undefined):
   }
   // Only tests point this elsewhere (a local token endpoint); the real one is Claude Code's own.
   const tokenUrl = env['CLAUDEBOX_TEST_OAUTH_TOKEN_URL'] || TOKEN_URL
+  const underway = new Set<Promise<unknown>>()
+  let forcedAt = -Infinity
   return {
     refreshable: true,
     header: async rejected => {
-      const { login, problem } = await currentLogin(storeFile ?? '', rejected, tokenUrl, upstreamFromEnv(env))
+      // A 401 refreshes the login at most once in FORCED_REFRESH_GAP_MS: the sandbox gets one when
+      // it likes (a call without Claude's OAuth beta header), and each refresh turns over the
+      // login every project shares (red team, round 89: 20 calls, 20 refreshes).
+      const forced = rejected !== undefined && Date.now() - forcedAt >= FORCED_REFRESH_GAP_MS
+      if (forced) forcedAt = Date.now()
+      const pending = currentLogin(storeFile ?? '', forced ? rejected : undefined, tokenUrl, upstreamFromEnv(env))
+      underway.add(pending)
+      void pending.finally(() => underway.delete(pending))
+      const { login, problem } = await pending
       if (login === undefined) throw new Error(problem)
       return ['authorization', `Bearer ${login.accessToken}`]
     },
+    // A refresh the session's end would cut short has used up the single-use refresh token at the
+    // endpoint, and the new one would never be stored: the login lost for every project (round 89).
+    settled: async () => void (await Promise.allSettled([...underway])),
   }
 }
+
+/** The least time between two refreshes a 401 brings about, in one session. */
+const FORCED_REFRESH_GAP_MS = 5 * 60_000
 
 /**
  * The login in a session's own store, and the removal of that store. Its directories sit where the

@@ -11,7 +11,7 @@ import { promisify } from 'node:util'
 import { build } from 'esbuild'
 import { afterEach, describe, expect, test } from 'vitest'
 import type { Credential } from '../../src/network/api-gateway.js'
-import { startGateway, type Gateway } from '../../src/network/api-session.js'
+import { startApiSession, startGateway, type Gateway } from '../../src/network/api-session.js'
 import { currentLogin, placeholderFor, readLogin } from '../../src/network/credentials.js'
 import { companyProxy, listenOnLoopback } from '../helpers/servers.js'
 import { tempDir } from '../helpers/cli.js'
@@ -617,6 +617,33 @@ function store(accessToken: string, expiresAt: number): string {
 }
 
 describe('refreshing an OAuth login on the host', () => {
+  test('round 89: 401s the sandbox brings about at will (a call without the OAuth beta header) refresh the shared login once, not at each call', async () => {
+    const endpoint = await tokenEndpoint(10)
+    const file = store('sk-ant-oat01-fine', Date.now() + 3_600_000)
+    const upstream = await api(() => true)
+    const session = await oauthSession(upstream.url, endpoint.url, file)
+    for (let i = 0; i < 5; i++) expect((await call(session.port, '/v1/messages', { authorization: `Bearer ${session.placeholder}` })).status).toBe(401)
+    await session.finish()
+    expect(endpoint.calls()).toBe(1)
+    expect(readLogin(file)?.refreshToken).toBe('sk-ant-ort01-new-1')
+  })
+
+  test("round 89: a refresh under way when the session ends is waited for: the endpoint has used up the old refresh token, and the new one is stored (the login was lost for every project)", async () => {
+    const endpoint = await tokenEndpoint(400)
+    const file = store('sk-ant-oat01-refused', Date.now() + 3_600_000)
+    const upstream = await api(token => token === 'Bearer sk-ant-oat01-refused')
+    const session = await oauthSession(upstream.url, endpoint.url, file)
+    // The sandbox makes the call that brings the refresh about, and goes 50 ms later.
+    const req = http.request({ host: '127.0.0.1', port: session.port, path: '/v1/messages', method: 'POST', headers: { authorization: `Bearer ${session.placeholder}`, 'content-type': 'application/json' } })
+    req.on('error', () => {})
+    req.end(JSON.stringify(REQUEST_BODY))
+    await new Promise(resolve => setTimeout(resolve, 150))
+    req.destroy()
+    await session.finish()
+    expect(endpoint.calls()).toBe(1)
+    expect(readLogin(file)).toMatchObject({ accessToken: 'sk-ant-oat01-new-1', refreshToken: 'sk-ant-ort01-new-1' })
+  })
+
   test('an expiring token is refreshed once for two sessions at once; the new tokens are stored once', async () => {
     const endpoint = await tokenEndpoint()
     const file = store('sk-ant-oat01-old', Date.now() + 60_000)
@@ -738,3 +765,11 @@ storeNewLogin(process.argv[2], 'session-1', process.argv[4])`
     expect(fs.readFileSync(file, 'utf8')).toBe(before)
   })
 })
+
+/** A session's gateway (startApiSession, as a launch makes it) for the OAuth login in `file`, refreshed at `tokenUrl`. */
+async function oauthSession(upstream: string, tokenUrl: string, file: string): Promise<{ port: number; placeholder: string; finish: () => Promise<unknown> }> {
+  const placeholder = placeholderFor('oauth-store')
+  const api: { kind: 'oauth-store'; placeholder: string; port?: number } = { kind: 'oauth-store', placeholder }
+  const session = await startApiSession({ api, signIn: { kind: 'oauth-store', header: 'authorization' }, storeFile: file }, { ANTHROPIC_BASE_URL: upstream, CLAUDEBOX_TEST_OAUTH_TOKEN_URL: tokenUrl })
+  return { port: api.port as number, placeholder, finish: () => session.finish() }
+}
