@@ -11,7 +11,7 @@ import dns from 'node:dns'
 import http from 'node:http'
 import net from 'node:net'
 import os from 'node:os'
-import { addressAllowed, decideDestination, normalizedAddresses, unbracket, type EgressPolicy } from './policy.js'
+import { addressAllowed, decideDestination, normalizedAddresses, normalizeHost, unbracket, type EgressPolicy } from './policy.js'
 import { sniFromClientHello } from './tls-sni.js'
 import { connectThrough, proxyFor, type UpstreamProxy } from './upstream-proxy.js'
 import { requestUnderWay, whenConnectionCloses } from './connection-calls.js'
@@ -181,7 +181,7 @@ function tunnel(context: ProxyContext): (req: http.IncomingMessage, client: net.
       if (upstream instanceof Error) return void client.end(statusLine(502, `claudebox: cannot connect to ${req.url}: ${upstream.message}`))
       if (client.destroyed) return void upstream.destroy()
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
-      holdToHost(client, upstream, head, target.host, reason => context.options.onDenied({ time: new Date(), host: target.host, port: target.port, reason }))
+      holdToHost(client, upstream, head, target, reason => context.options.onDenied({ time: new Date(), host: target.host, port: target.port, reason }))
     })
   }
 }
@@ -292,24 +292,75 @@ function takeKept(client: net.Socket, authority: string): net.Socket | undefined
 /** What ends a kept connection: the server closing it, an error, or the client going away. */
 const endings = (client: net.Socket, socket: net.Socket): [net.Socket, string][] => [[socket, 'end'], [socket, 'close'], [socket, 'error'], [client, 'close']]
 
-/** GET http://host/path with Upgrade (WebSocket over plain HTTP) -> the same handshake to the checked address, then spliced. */
+/** GET http://host/path with Upgrade (WebSocket over plain HTTP) -> the same handshake to the checked address; spliced once it answers 101. */
 function upgrade(context: ProxyContext): (req: http.IncomingMessage, client: net.Socket, head: Buffer) => void {
   return (req, client, head) => {
     client.on('error', () => client.destroy())
     context.started(client)
     const url = absoluteHttpUrl(req.url ?? '')
     if (url === undefined) return void client.end(statusLine(400, "claudebox's proxy takes absolute http:// URLs"))
+    // Nothing of the client's goes on before the answer (handshake): a body would wait there forever.
+    if ((req.headers['content-length'] ?? '0') !== '0' || req.headers['transfer-encoding'] !== undefined) {
+      return void client.end(statusLine(400, "claudebox's proxy takes no body with an Upgrade request"))
+    }
     const port = url.port === '' ? 80 : Number(url.port)
     void context.admit(unbracket(url.hostname), port).then(async admission => {
       if (!admission.ok) return void client.end(statusLine(admission.status, admission.message))
       const upstream = await context.reach(unbracket(url.hostname), port, admission.addresses, true, client)
       if (upstream instanceof Error) return void client.end(statusLine(502, `claudebox: cannot connect to ${url.host}: ${upstream.message}`))
       if (client.destroyed) return void upstream.destroy()
-      upstream.write(upgradeRequest(req, url))
-      if (head.length > 0) upstream.write(head)
-      splice(client, upstream)
+      handshake(req, url, client, upstream, head)
     })
   }
+}
+
+/**
+ * The handshake to the origin (origin-form path, Host the checked host, no proxy headers), then
+ * nothing from the client until the server's answer has arrived: a 101 splices both ways, any
+ * other answer is relayed and both connections close. Spliced at once, a server that took the
+ * handshake for an ordinary request (keep-alive) read the client's next bytes as a new request
+ * with a Host of the client's choosing: another site on a shared address (red team, round 89).
+ */
+function handshake(req: http.IncomingMessage, url: URL, client: net.Socket, upstream: net.Socket, head: Buffer): void {
+  const headers = { ...req.headers }
+  for (const name of ['host', 'proxy-connection', 'proxy-authorization', 'keep-alive']) delete headers[name]
+  const request = http.request({ method: req.method, path: `${url.pathname}${url.search}`, headers: { ...headers, host: url.host }, setHost: false, createConnection: () => upstream })
+  const gone = (): void => void upstream.destroy()
+  client.once('close', gone)
+  request.on('upgrade', (response: http.IncomingMessage, socket: net.Socket, early: Buffer) => {
+    client.off('close', gone)
+    client.write(responseHead(response, false))
+    if (early.length > 0) client.write(early)
+    if (head.length > 0) socket.write(head)
+    splice(client, socket)
+  })
+  let answered = false
+  request.on('response', (response: http.IncomingMessage) => {
+    answered = true
+    client.write(responseHead(response, true))
+    response.pipe(client)
+    response.on('close', () => {
+      if (!response.complete) client.destroy()
+      upstream.destroy()
+    })
+  })
+  request.on('error', error => {
+    if (answered) client.destroy()
+    else if (client.writable) client.end(statusLine(502, `claudebox: ${url.host}: ${error.message}`))
+    upstream.destroy()
+  })
+  request.end()
+}
+
+/** The server's answer head as it sent it; for one relayed before closing, without its framing but the length, and Connection: close. */
+function responseHead(response: http.IncomingMessage, closing: boolean): string {
+  const lines = [`HTTP/1.1 ${response.statusCode ?? 502} ${response.statusMessage ?? ''}`]
+  for (let i = 0; i < response.rawHeaders.length; i += 2) {
+    const name = response.rawHeaders[i] as string
+    if (!closing || !/^(connection|keep-alive|transfer-encoding)$/i.test(name)) lines.push(`${name}: ${response.rawHeaders[i + 1] ?? ''}`)
+  }
+  if (closing) lines.push('Connection: close')
+  return `${lines.join('\r\n')}\r\n\r\n`
 }
 
 /** `host:port` of a CONNECT request (IPv6 in brackets); the port is required. */
@@ -369,28 +420,45 @@ async function connectFirst(addresses: readonly string[], port: number, timeoutM
 
 /**
  * A tunnel held to the host it was admitted for: the server's bytes flow at once (protocols where
- * the server speaks first), the client's first bytes wait until they are known not to be a TLS
- * ClientHello naming another server (domain fronting on a shared CDN address). A hello without a
- * server name, non-TLS traffic and tunnels to an address literal pass; the Host header inside TLS
- * cannot be seen without interception (README).
+ * the server speaks first), the client's first bytes wait until they are known to be neither a TLS
+ * ClientHello naming another server nor a plain HTTP request (either would reach another site on
+ * a shared CDN address: SNI, or a Host header the client chose; red team, round 89). A hello
+ * without a server name, other protocols (ssh) and tunnels to an address literal pass; the Host
+ * header inside TLS cannot be seen without interception (README).
  */
-function holdToHost(client: net.Socket, upstream: net.Socket, head: Buffer, host: string, deny: (reason: string) => void): void {
-  const expected = net.isIP(host) ? undefined : host.toLowerCase().replace(/\.$/, '')
+function holdToHost(client: net.Socket, upstream: net.Socket, head: Buffer, target: { host: string; port: number }, deny: (reason: string) => void): void {
+  // An address however written (`2130706433`): the policy admitted that address, whatever site is on it.
+  const expected = net.isIP(normalizeHost(target.host) ?? target.host) ? undefined : target.host.toLowerCase().replace(/\.$/, '')
   if (expected === undefined) {
     if (head.length > 0) upstream.write(head)
     return splice(client, upstream)
   }
   upstream.pipe(client)
-  const drop = closeTogether(client, upstream)
+  // Both end together (closeTogether), but a refused client is answered first, and then gets
+  // a moment to read the answer: closed at once while it still sends, it may never see it.
+  let answering = false
+  const drop = (): void => {
+    client.destroy()
+    upstream.destroy()
+  }
+  client.on('error', drop).on('close', drop)
+  upstream.on('error', drop).on('close', () => answering || drop())
   let pending = head
-  const check = (): void => {
-    const result = sniFromClientHello(pending)
-    if (result.state === 'need-more') return
-    client.off('data', onData)
-    const sni = result.state === 'done' ? result.sni?.toLowerCase().replace(/\.$/, '') : undefined
-    const reason = result.state === 'malformed' ? `a TLS hello that does not parse (${result.why})` : sni !== undefined && sni !== expected ? `the TLS server name ${sni} is not ${host}` : undefined
-    if (reason !== undefined) {
-      deny(reason)
+  const check = (ended: boolean): void => {
+    const verdict = firstBytes(pending, expected, target.host)
+    if (verdict === 'need-more' && !ended) return
+    client.off('data', onData).off('end', onEnd)
+    if (verdict === 'plain-http') {
+      deny(PLAIN_HTTP_IN_TUNNEL)
+      answering = true
+      upstream.unpipe(client)
+      upstream.destroy()
+      client.resume().end(statusLine(403, `claudebox: ${target.host}:${target.port}: ${PLAIN_HTTP_IN_TUNNEL}`))
+      const timer = setTimeout(drop, REFUSED_GRACE_MS)
+      return void client.once('close', () => clearTimeout(timer))
+    }
+    if (verdict !== 'need-more' && verdict !== 'pass') {
+      deny(verdict.reason)
       return drop()
     }
     upstream.write(pending)
@@ -398,10 +466,52 @@ function holdToHost(client: net.Socket, upstream: net.Socket, head: Buffer, host
   }
   const onData = (chunk: Buffer): void => {
     pending = Buffer.concat([pending, chunk])
-    check()
+    check(false)
   }
-  client.on('data', onData)
-  if (pending.length > 0) check()
+  // A client that ends its side before its first bytes are whole sends them as they are: incomplete, they are no request.
+  const onEnd = (): void => check(true)
+  client.on('data', onData).on('end', onEnd)
+  if (pending.length > 0) check(false)
+}
+
+/** How long a tunnel refused for plain HTTP stays open for the client to read the 403. */
+const REFUSED_GRACE_MS = 2_000
+
+const PLAIN_HTTP_IN_TUNNEL = 'plain HTTP inside a CONNECT tunnel is refused, since its Host header would not be checked there (send http:// requests to the proxy as plain HTTP)'
+
+/** The client's first bytes in a tunnel to `expected`: wait for more, pass, plain HTTP, or a TLS hello refused and why. */
+function firstBytes(pending: Buffer, expected: string, host: string): 'need-more' | 'pass' | 'plain-http' | { reason: string } {
+  const result = sniFromClientHello(pending)
+  if (result.state === 'need-more') return 'need-more'
+  if (result.state === 'malformed') return { reason: `a TLS hello that does not parse (${result.why})` }
+  if (result.state === 'done') {
+    const sni = result.sni?.toLowerCase().replace(/\.$/, '')
+    return sni !== undefined && sni !== expected ? { reason: `the TLS server name ${sni} is not ${host}` } : 'pass'
+  }
+  const http = plainHttpRequest(pending)
+  return http === 'need-more' ? 'need-more' : http ? 'plain-http' : 'pass'
+}
+
+/** The longest first line read to tell a plain HTTP request line (longer ones are taken for one). */
+export const MAX_REQUEST_LINE = 64 * 1024
+
+/** tchar (RFC 9110), the characters of a method token. */
+const TOKEN = "[-!#$%&'*+.^_`|~0-9A-Za-z]"
+
+/**
+ * Whether a tunnel's first bytes are an HTTP request line: a method token, white space, a target,
+ * and `HTTP/<digit>` on the first line (empty lines before it skipped, as servers do; HTTP/2's
+ * preface `PRI * HTTP/2.0` too). 'need-more' while a line that starts so has not ended yet.
+ */
+export function plainHttpRequest(data: Uint8Array): boolean | 'need-more' {
+  const text = Buffer.from(data.subarray(0, MAX_REQUEST_LINE)).toString('latin1').replace(/^[\r\n\t ]+/, '')
+  const end = text.search(/[\r\n]/)
+  const line = end === -1 ? text : text.slice(0, end)
+  if (new RegExp(`^${TOKEN}+[^\\S\\r\\n]+.*HTTP/\\d`, 'i').test(line)) return true
+  if (end !== -1) return false
+  // The line so far: nothing yet, a token that may go on, or a token, white space and more.
+  if (!new RegExp(`^(${TOKEN}+([^\\S\\r\\n].*)?)?$`).test(line)) return false
+  return data.length >= MAX_REQUEST_LINE ? line.includes(' ') || line.includes('\t') : 'need-more'
 }
 
 /** Both directions, ends passed on, either side's error closes both. */
@@ -419,16 +529,6 @@ function closeTogether(a: net.Socket, b: net.Socket): () => void {
   }
   for (const socket of [a, b]) socket.on('error', close).on('close', close)
   return close
-}
-
-/** The handshake as the client sent it, to the origin: origin-form path, Host the checked host, no proxy headers. */
-function upgradeRequest(req: http.IncomingMessage, url: URL): string {
-  const lines = [`${req.method ?? 'GET'} ${url.pathname}${url.search} HTTP/1.1`, `Host: ${url.host}`]
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    const name = req.rawHeaders[i] as string
-    if (!/^(host|proxy-connection|proxy-authorization|keep-alive)$/i.test(name)) lines.push(`${name}: ${req.rawHeaders[i + 1] ?? ''}`)
-  }
-  return `${lines.join('\r\n')}\r\n\r\n`
 }
 
 function statusLine(status: number, message: string): string {

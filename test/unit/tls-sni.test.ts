@@ -9,7 +9,8 @@ import tls from 'node:tls'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { buildPolicy } from '../../src/network/policy.js'
 import type { DeniedConnection } from '../../src/network/proxy.js'
-import { startProxy } from '../../src/network/session.js'
+import { NETWORK_LOG_DIR, startEgress, startProxy } from '../../src/network/session.js'
+import { OWN_DIR } from '../../src/state/registry.js'
 import { MAX_HELLO, sniFromClientHello } from '../../src/network/tls-sni.js'
 import { suiteTempDir } from '../helpers/temp.js'
 
@@ -123,5 +124,33 @@ describe('CONNECT tunnels are held to their host by the TLS server name', () => 
     } finally {
       await proxy.close()
     }
+  })
+
+  test('a server name with terminal escapes is written to the denied log escaped: no control byte reaches the file (red team, round 89)', async () => {
+    // A real hello for zzzzzz.example, its name's first six bytes made OSC 0 (set the window title).
+    const hello = await realHello('zzzzzz.example')
+    const at = hello.indexOf('zzzzzz.example')
+    Buffer.from('\x1b]0;x\x07', 'latin1').copy(hello, at)
+    expect(sniFromClientHello(hello)).toEqual({ state: 'done', sni: '\x1b]0;x\x07.example' })
+    const instance = path.join(dir, 'instance')
+    const key = 'k'.repeat(32)
+    const egress = await startEgress({ socket: path.join(dir, 'egress.sock'), key, policy: buildPolicy({ allowHosts: [`localhost:${port}`], denyHosts: [], presets: [] }) }, instance)
+    const raw = net.connect(path.join(dir, 'egress.sock'))
+    raw.on('error', () => {})
+    let reply = ''
+    raw.on('data', (d: Buffer) => {
+      reply += d.toString('latin1')
+      if (reply.endsWith('\r\n\r\n')) raw.write(hello)
+    })
+    const closed = new Promise(resolve => raw.once('close', resolve))
+    raw.write(`${key}\nCONNECT localhost:${port} HTTP/1.1\r\nHost: localhost:${port}\r\n\r\n`)
+    await closed
+    expect(reply).toMatch(/^HTTP\/1\.1 200 /)
+    expect(await egress.finish()).toMatch(/^1 connection blocked by the network allowlist; see /)
+    const logDir = path.join(instance, OWN_DIR, NETWORK_LOG_DIR)
+    const [file] = fs.readdirSync(logDir)
+    const text = fs.readFileSync(path.join(logDir, file as string), 'utf8')
+    expect(text).toMatch(new RegExp(`^\\S+\\tlocalhost\\t${port}\\tthe TLS server name \\\\x1b\\]0;x\\\\x07\\.example is not localhost\\n$`))
+    expect([...text].filter(c => c !== '\t' && c !== '\n' && (c < ' ' || (c >= '\x7f' && c <= '\x9f')))).toEqual([])
   })
 })
