@@ -67,7 +67,8 @@ const systemResolver: Resolver = async host => (await dns.promises.lookup(host, 
 /** Every address of every interface of this machine, read when the proxy starts. */
 const interfaceAddresses = (): string[] => Object.values(os.networkInterfaces()).flatMap(list => (list ?? []).map(i => i.address))
 
-type Admission = { ok: true; addresses: string[] } | { ok: false; status: number; message: string }
+/** `host`: the name as the policy checked it (normalized: `api%2eanthropic%2ecom` is api.anthropic.com), the one to connect to. */
+type Admission = { ok: true; host: string; addresses: string[] } | { ok: false; status: number; message: string }
 
 /**
  * The proxy's HTTP side, for a server that listens lazily (lazy-server.ts, session.ts startProxy):
@@ -139,14 +140,14 @@ function admitter(options: ProxyOptions): (host: string, port: number) => Promis
       addresses = net.isIP(decision.host) ? [decision.host] : await resolve(decision.host)
     } catch (error) {
       // Behind a company proxy the host often has no DNS for outside names: the proxy resolves them.
-      if (proxyFor(options.upstream, decision.host, port, false) !== undefined) return { ok: true, addresses: [] }
+      if (proxyFor(options.upstream, decision.host, port, false) !== undefined) return { ok: true, host: decision.host, addresses: [] }
       return { ok: false, status: 502, message: `claudebox: cannot resolve ${host}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` }
     }
     const permitted = addresses.filter(a => addressAllowed(options.policy, decision, a, port, hostAddresses))
     if (permitted.length === 0) {
       return deny(`resolves to ${addresses.join(', ') || 'nothing'}, a loopback, private, link-local or this host's own address that is not listed`)
     }
-    return { ok: true, addresses: permitted }
+    return { ok: true, host: decision.host, addresses: permitted }
   }
 }
 
@@ -177,11 +178,13 @@ function tunnel(context: ProxyContext): (req: http.IncomingMessage, client: net.
     if (target === undefined) return void client.end(statusLine(400, 'claudebox: CONNECT needs host:port'))
     void context.admit(target.host, target.port).then(async admission => {
       if (!admission.ok) return void client.end(statusLine(admission.status, admission.message))
-      const upstream = await context.reach(target.host, target.port, admission.addresses, false, client)
+      // The name checked, not the one sent: a company proxy or NO_PROXY must see the same (round 89).
+      const checked = { host: admission.host, port: target.port }
+      const upstream = await context.reach(checked.host, checked.port, admission.addresses, false, client)
       if (upstream instanceof Error) return void client.end(statusLine(502, `claudebox: cannot connect to ${req.url}: ${upstream.message}`))
       if (client.destroyed) return void upstream.destroy()
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
-      holdToHost(client, upstream, head, target, reason => context.options.onDenied({ time: new Date(), host: target.host, port: target.port, reason }))
+      holdToHost(client, upstream, head, checked, reason => context.options.onDenied({ time: new Date(), host: target.host, port: target.port, reason }))
     })
   }
 }

@@ -62,6 +62,18 @@ describe.skipIf(!HAVE_BWRAP)('behind a company proxy, and WebSocket upgrades', (
     expect(company.asked).toEqual([`127.0.0.1:${target.port} auth=${basic}`, `127.0.0.1:${target.port} auth=${basic}`])
   })
 
+  test('round 89: the company proxy is asked for the name the policy checked, not the one the sandbox wrote (LocalHost. is localhost)', async () => {
+    const target = await site()
+    const company = await companyProxy()
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const env = { HTTPS_PROXY: `http://127.0.0.1:${company.port}`, HTTP_PROXY: `http://127.0.0.1:${company.port}` }
+    const connect = `const s = require('net').connect(3128, '127.0.0.1', () => s.write('CONNECT LocalHost.:${target.port} HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n')); s.on('data', d => { console.log(String(d).split('\\r\\n')[0]); process.exit(0) }); setTimeout(() => process.exit(0), 5000)`
+    const run = await claudebox(world, ['--network=allow', '--allow-host', `localhost:${target.port}`, '--', '-c', `node -e "${connect}"`], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh', ...env } })
+    expect(run.stdout.trim(), run.stderr).toBe('HTTP/1.1 200 Connection Established')
+    expect(company.asked).toEqual([`localhost:${target.port} auth=-`])
+  })
+
   test("the API gateway's calls take one tunnel through it, with TLS to the API inside (the company's CA from NODE_EXTRA_CA_CERTS)", async () => {
     const dir = tempDir()
     const [key, cert] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')]
