@@ -115,6 +115,11 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
     // Only now: a launch of this project that starts meanwhile sees this session live, and leaves
     // the files it is still carrying back alone (its carryAccountIn would undo a theme chosen here).
     unregister()
+    // The session's servers end while signals are still held: a refresh of the login under way is
+    // stored before a signal may end the launcher (red team, round 91: a SIGINT right after the
+    // session, which the session itself brought about with `stty intr R` and a terminal query,
+    // re-raised first, lost the login for every project).
+    for (const line of await servers.finish()) warn(line)
     held = await release()
   }
   if (failed !== undefined) return failed

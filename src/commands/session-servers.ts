@@ -62,6 +62,7 @@ export class SessionServers {
       if (line !== undefined) lines.push(line)
     }
     if (this.socketsDir !== undefined) removeSocketsDir(this.socketsDir.path, this.socketsDir.id)
+    this.socketsDir = undefined // finished once: a second call (the launch's own, after a failure) has nothing left
     return lines
   }
 }

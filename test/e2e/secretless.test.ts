@@ -2,12 +2,13 @@
 // receives the real credential, and a scan from inside (files under every bound path, the
 // environment, every /proc/*/environ and cmdline) finds no token; an expired OAuth login is
 // refreshed once on the host for two sessions at once.
+import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, test } from 'vitest'
-import { HAVE_BWRAP, makeRepo, makeWorld, type World } from '../helpers/cli.js'
+import { BIN, HAVE_BWRAP, makeRepo, makeWorld, type World } from '../helpers/cli.js'
 import { toolResults, useMockApi } from '../helpers/messages-api.js'
 import { isAgentTurn, runClaude, scripted } from '../helpers/e2e.js'
 
@@ -151,6 +152,34 @@ describe.skipIf(!HAVE_BWRAP)('secretless: the login stays on the host', () => {
     expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ claudeAiOauth: { accessToken: 'sk-ant-oat01-FRESH', refreshToken: 'sk-ant-ort01-NEXT' } })
     const sent = api.messages().map(r => r.headers['authorization'])
     expect(sent.filter(h => h === 'Bearer sk-ant-oat01-FRESH')).toHaveLength(2)
+  })
+
+  test('round 91: a signal right after the session does not cut short the refresh it brought about: the new tokens are stored, then the launcher ends by the signal', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'src/app')
+    const file = storeLogin(world, oauth('sk-ant-oat01-REFUSED', 'sk-ant-ort01-ONCE'))
+    const endpoint = http.createServer((req, res) => {
+      req.resume()
+      req.on('end', () => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'sk-ant-oat01-FRESH', refresh_token: 'sk-ant-ort01-NEXT', expires_in: 28800 })), 800))
+    })
+    await new Promise<void>(resolve => endpoint.listen(0, '127.0.0.1', resolve))
+    closers.push(() => endpoint.close())
+    await api.start(undefined, request => request.headers['authorization'] === 'Bearer sk-ant-oat01-REFUSED')
+    // Inside: one call the API refuses (the gateway starts a refresh), then the session ends at once.
+    const script = [
+      `t=$(sed 's/.*"accessToken":"\\([^"]*\\)".*/\\1/' "$CLAUDE_SECURESTORAGE_CONFIG_DIR/.credentials.json")`,
+      `curl -s -m 5 -o /dev/null -H "authorization: Bearer $t" -H 'content-type: application/json' -d '{}' "$ANTHROPIC_BASE_URL/v1/messages" &`,
+      'sleep 0.3; touch ended',
+    ].join('\n')
+    const env = { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', ANTHROPIC_BASE_URL: api.url, CLAUDEBOX_TEST_OAUTH_TOKEN_URL: `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/v1/oauth/token` }
+    const launcher = spawn(process.execPath, [BIN, '--', '-c', script], { cwd: repo, env, stdio: 'ignore' })
+    const ended = new Promise<NodeJS.Signals | null>(resolve => launcher.on('exit', (_code, signal) => resolve(signal)))
+    for (let i = 0; i < 300 && !fs.existsSync(path.join(repo, 'ended')); i++) await new Promise(resolve => setTimeout(resolve, 20))
+    expect(fs.existsSync(path.join(repo, 'ended'))).toBe(true)
+    await new Promise(resolve => setTimeout(resolve, 50))
+    launcher.kill('SIGTERM')
+    expect(await ended).toBe('SIGTERM')
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ claudeAiOauth: { accessToken: 'sk-ant-oat01-FRESH', refreshToken: 'sk-ant-ort01-NEXT' } })
   })
 
   test('a refresh the host cannot do: Claude gets the reason at once and claudebox prints one line naming the fix', async () => {
