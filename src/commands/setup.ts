@@ -5,9 +5,10 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { CliOptions } from '../cli/args.js'
 import { EMPTY_CONFIG, parseConfig, parseProjectFile, type Config, type ProjectFile } from '../config/file.js'
-import { probe, readConfigText, sessionSocketsDir, withOptionFacts } from '../host/probe.js'
+import { probe, readConfigText, sessionSocketsDir, whichSync, withOptionFacts } from '../host/probe.js'
+import { leadsInto } from '../host/host-env.js'
 import { pidScope, randomHex } from '../host/fs.js'
-import { usageError } from '../errors.js'
+import { launchError, usageError } from '../errors.js'
 import { resolveOptions, type ResolvedOptions } from '../config/profiles.js'
 import type { Settings } from '../config/settings.js'
 import { DEFAULT_SHARED_ENTRIES } from '../sandbox/tiers.js'
@@ -56,8 +57,10 @@ export function setupLaunch(settings: Settings, options: CliOptions, builtIn = f
     throw usageError(`--allow-host, --deny-host and --allow-preset need --network=allow (the network is ${network} for this launch)`)
   }
   const facts = withOptionFacts(base, resolved.sandbox, config.sharedEntries ?? DEFAULT_SHARED_ENTRIES)
+  const writes = writablePlaces(facts, resolved.sandbox)
+  if (options.mode === 'launch') refuseWritablePrograms(facts, writes)
   // Without the host's network, the launcher's servers listen on unix sockets bridged inside.
-  const socketsDir = network === 'open' ? undefined : sessionSocketsDir(base.env, writablePlaces(facts, resolved.sandbox), facts.claudeboxHome)
+  const socketsDir = network === 'open' ? undefined : sessionSocketsDir(base.env, writes, facts.claudeboxHome)
   const request: LaunchRequest = {
     // Its own: launchers in other pid namespaces (containers sharing this home) have the same
     // pids, and a later launcher here may get this one's (red team, round 53: two sessions shared
@@ -81,13 +84,26 @@ export function setupLaunch(settings: Settings, options: CliOptions, builtIn = f
     request.ownCredentialStore = true
   } else if (resolved.sandbox.secretless) {
     const instance = instanceDir(settings.claudeboxHome, instanceId(canonicalRoot(base.cwd ?? '/', base.git)))
-    api = chooseApi(base.env, settings.claudeboxHome, instance, socketsDir)
+    api = { ...chooseApi(base.env, settings.claudeboxHome, instance, socketsDir), sandboxWrites: writes }
     if (api.api !== undefined) request.api = api.api
     else request.ownCredentialStore = true
   }
   const profileName = options.profile ?? project?.profile
   const networkDefaulted = [options.sandbox.network, config.defaults.network, profileName === undefined ? undefined : config.profiles[profileName]?.options.network, project?.options.network].every(v => v === undefined)
   return { config, facts, resolved, request, networkDefaulted, api }
+}
+
+/**
+ * bwrap and git, which claudebox runs on the host, must not come from a folder the sandbox writes
+ * (a PATH entry of an activated virtualenv in the project): a session could replace them, and a
+ * bwrap of its own would build the next session's sandbox (red team, round 91).
+ */
+function refuseWritablePrograms(facts: HostFacts, writes: readonly string[]): void {
+  for (const [name, program] of [['bwrap', facts.bwrap], ['git', whichSync('git', facts.env['PATH'])]] as const) {
+    if (program !== undefined && leadsInto(program, writes)) {
+      throw launchError(`${name} would be run from ${program}, in a folder the sandbox can write (a session could replace it); put the system's folders (/usr/bin) before that one in PATH${name === 'bwrap' ? ' or set CLAUDEBOX_BWRAP' : ''}, and rerun`)
+    }
+  }
 }
 
 /** The largest .claudebox.json read: a repository file, so its size is the attacker's choice. */

@@ -11,6 +11,7 @@ import { currentLogin, customHeaders, placeholderFor, placeholderLogin, readLogi
 import { launchError, usageError } from '../errors.js'
 import { lstatKind, readNoFollow } from '../host/probe.js'
 import { killQuietly, processTree, removeDir } from '../host/fs.js'
+import { hostProgramEnv } from '../host/host-env.js'
 import { parseJson } from '../state/tier-files.js'
 import { sharedPaths } from '../state/instance.js'
 import type { LaunchRequest } from '../sandbox/plan.js'
@@ -28,6 +29,8 @@ export interface ApiChoice {
   signIn?: SignIn
   /** The credential file the gateway reads (an OAuth login). */
   storeFile?: string
+  /** The folders the sandbox writes: nothing the apiKeyHelper runs comes from them. */
+  sandboxWrites?: readonly string[]
 }
 
 /**
@@ -106,7 +109,7 @@ export async function startApiSession(choice: Required<Pick<ApiChoice, 'api' | '
   const upstream = new URL(env['ANTHROPIC_BASE_URL'] || 'https://api.anthropic.com')
   const companyProxy = upstreamFromEnv(env)
   let gateway: Gateway
-  const credential = credentialFor(signIn, env, choice.storeFile)
+  const credential = credentialFor(signIn, env, choice.storeFile, choice.sandboxWrites ?? [])
   try {
     gateway = await startGateway({
       upstream,
@@ -181,11 +184,11 @@ const HELPER_TTL_MS = 5 * 60_000
  * after a 401. One run at a time, whatever the calls waiting on it: calls the sandbox made and
  * dropped at once each started their own, up to 64 helpers on the host at once (red team, round 59).
  */
-export function helperCredential(command: string, timeoutMs = 30_000, cwd = '/'): Credential {
+export function helperCredential(command: string, timeoutMs = 30_000, cwd = '/', env: Env = { ...process.env, PWD: cwd }): Credential {
   let cached: { key: string; at: number } | undefined
   let running: Promise<string> | undefined
   const run = (): Promise<string> =>
-    (running ??= runOnHost(command, timeoutMs, cwd)
+    (running ??= runOnHost(command, timeoutMs, cwd, env)
       .then(stdout => {
         cached = { key: stdout.trim(), at: Date.now() }
         return cached.key
@@ -209,8 +212,8 @@ export function helperCredential(command: string, timeoutMs = 30_000, cwd = '/')
  * would otherwise outlive the launcher; a helper that daemonizes itself leaves that tree. Only
  * while it runs: once Node has reaped it, its pid may be another process's (red team).
  */
-function runOnHost(command: string, timeoutMs: number, cwd: string): Promise<string> {
-  const child = spawn('/bin/sh', ['-c', command], { cwd, env: { ...process.env, PWD: cwd }, stdio: ['ignore', 'pipe', 'pipe'] })
+function runOnHost(command: string, timeoutMs: number, cwd: string, env: Env): Promise<string> {
+  const child = spawn('/bin/sh', ['-c', command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
   const killTree = (): void => {
     if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
     for (const pid of processTree(child.pid)) killQuietly(pid, 'SIGKILL')
@@ -265,8 +268,11 @@ function helperPlace(env: Env): string {
 }
 
 /** The real credential, by kind: the host's variable, the apiKeyHelper, or the stored OAuth login (refreshed here). */
-function credentialFor(signIn: SignIn, env: Env, storeFile: string | undefined): Credential {
-  if (signIn.helper !== undefined) return helperCredential(signIn.helper, undefined, helperPlace(env))
+function credentialFor(signIn: SignIn, env: Env, storeFile: string | undefined, writes: readonly string[]): Credential {
+  if (signIn.helper !== undefined) {
+    const home = helperPlace(env)
+    return helperCredential(signIn.helper, undefined, home, hostProgramEnv(env, writes, home))
+  }
   if (signIn.kind !== 'oauth-store') {
     const value = signIn.storedKey ?? env[signIn.variable ?? ''] ?? ''
     return { refreshable: false, header: () => Promise.resolve(signIn.header === 'x-api-key' ? ['x-api-key', value] : ['authorization', `Bearer ${value}`]) }

@@ -104,7 +104,11 @@ describe.skipIf(!HAVE_BWRAP)('secretless: the login stays on the host', () => {
     // there ran on the host for `python3 -c "import keyring ..."`): a key file planted there is not read.
     fs.writeFileSync(path.join(world.claudeboxHome, 'shared/settings.json'), JSON.stringify({ apiKeyHelper: 'cat ./helper-key 2>/dev/null || echo sk-ant-api03-HELPER""KEY', model: 'claude-test-model' }))
     fs.writeFileSync(path.join(repo, 'helper-key'), 'sk-ant-api03-PLANTED\n')
-    const found = await scanInside(world, repo, [['HELPER', 'KEY'], ['apiKey', 'Helper']], { ANTHROPIC_API_KEY: undefined })
+    // Round 91: nor from an activated virtualenv of the project on PATH (the session wrote its cat).
+    fs.mkdirSync(path.join(repo, '.venv/bin'), { recursive: true })
+    fs.writeFileSync(path.join(repo, '.venv/bin/cat'), '#!/bin/sh\necho sk-ant-api03-PLANTED\n', { mode: 0o755 })
+    const venv = { PATH: `${path.join(repo, '.venv/bin')}:${process.env['PATH'] ?? ''}`, VIRTUAL_ENV: path.join(repo, '.venv') }
+    const found = await scanInside(world, repo, [['HELPER', 'KEY'], ['apiKey', 'Helper']], { ANTHROPIC_API_KEY: undefined, ...venv })
     expect(found.trim()).toBe('SCAN-DONE')
     const requests = api.messages()
     expect(requests.length).toBeGreaterThan(0)

@@ -1,0 +1,35 @@
+// host/host-env.ts: what a program claudebox runs on the host inherits, and where its own programs
+// may come from: nothing that leads into a folder the sandbox writes (red team, round 91).
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { hostProgramEnv, leadsInto, safePath } from '../../src/host/host-env.js'
+import { tempDir } from '../helpers/temp.js'
+
+describe('the environment of a program claudebox runs on the host', () => {
+  test('an activated virtualenv, a PYTHONPATH or NODE_OPTIONS into the project, and OLDPWD are left out; the rest is kept', () => {
+    const root = tempDir()
+    const project = path.join(root, 'p')
+    fs.mkdirSync(path.join(project, '.venv/bin'), { recursive: true })
+    fs.symlinkSync(path.join(project, '.venv/bin'), path.join(root, 'linked-bin'))
+    const env = {
+      PATH: `${project}/.venv/bin:relative/bin::${root}/linked-bin:/usr/local/bin:/usr/bin`,
+      PYTHONPATH: `/opt/lib:${project}/src`,
+      VIRTUAL_ENV: `${project}/.venv`,
+      NODE_OPTIONS: `--require ${project}/hook.js`,
+      OLDPWD: '/somewhere',
+      VAULT_ADDR: 'https://vault.example',
+      HOME: '/home/u',
+    }
+    expect(hostProgramEnv(env, [project], '/home/u')).toEqual({ PATH: '/usr/local/bin:/usr/bin', VAULT_ADDR: 'https://vault.example', HOME: '/home/u', PWD: '/home/u' })
+  })
+
+  test('leadsInto follows links; safePath keeps absolute entries outside', () => {
+    const root = tempDir()
+    fs.mkdirSync(path.join(root, 'p/bin'), { recursive: true })
+    fs.symlinkSync(path.join(root, 'p/bin'), path.join(root, 'bin-link'))
+    expect(leadsInto(path.join(root, 'bin-link/bwrap'), [path.join(root, 'p')])).toBe(true)
+    expect(leadsInto('/usr/bin/bwrap', [path.join(root, 'p')])).toBe(false)
+    expect(safePath(`/usr/bin:${root}/bin-link:.`, [path.join(root, 'p')])).toBe('/usr/bin')
+  })
+})
