@@ -3,6 +3,7 @@
 // without a dependency and every user knows it; errors name the file, the key and what is allowed.
 import { NETWORK_MODES, parseHostPattern, PRESETS, presetProblem } from '../network/policy.js'
 import { ClaudeboxError, EXIT } from '../errors.js'
+import { inlineSafe } from '../cli/terminal-safe.js'
 import type { SandboxOptions } from './sandbox-options.js'
 import { MAX_PIDS_LIMIT } from '../sandbox/limits.js'
 
@@ -127,9 +128,26 @@ export function parseProjectFile(text: string, file: string): ProjectFile {
     checkKnown(file, key, ['profile', ...Object.keys(OPTION_KEYS)], '')
     if (key === 'profile') project.profile = expect(file, key, value, 'string') as string
     else Object.assign(project.options, optionEntry(file, key, value, ''))
+    plainText(file, key, value)
   }
   return project
 }
+
+/**
+ * A repository's values are shown to you in the approval question as they are: printable ASCII
+ * only, each at most MAX_PROJECT_VALUE characters (red team, round 91: wide blanks (U+3000) laid a
+ * forged list over the screen above the question; a --bind whose cut-off tail held /../../home/.ssh).
+ */
+function plainText(file: string, key: string, value: unknown): void {
+  for (const text of Array.isArray(value) ? value : [value]) {
+    if (typeof text !== 'string') continue
+    if (!/^[\x20-\x7e]*$/.test(text)) throw configError(file, `"${key}": ${JSON.stringify(text.slice(0, 40)).replace(/[^\x20-\x7e]/g, '?')}... holds characters other than printable ASCII; a repository's values must be plain text, which the approval question shows as it is`)
+    if (text.length > MAX_PROJECT_VALUE) throw configError(file, `"${key}": a value of ${text.length} characters (at most ${MAX_PROJECT_VALUE} in a repository's file)`)
+  }
+}
+
+/** The longest value a repository's .claudebox.json may hold. */
+const MAX_PROJECT_VALUE = 256
 
 function parseObject(text: string, file: string, example: string): Record<string, unknown> {
   let data: unknown
@@ -199,7 +217,7 @@ export function hostProblem(pattern: string): string | undefined {
 function checkKnown(file: string, key: string, allowed: readonly string[], where: string): void {
   if (allowed.includes(key)) return
   // A repository chooses the key: compare and echo only a short prefix of it.
-  const shown = key.length > 60 ? `${key.slice(0, 57)}...` : key
+  const shown = inlineSafe(key.length > 60 ? `${key.slice(0, 57)}...` : key)
   const hint = key.length > 60 ? undefined : closest(key, allowed)
   throw configError(file, `unknown key "${where}${shown}"${hint ? `; did you mean "${where}${hint}"?` : ''} (allowed: ${allowed.join(', ')})`)
 }

@@ -56,10 +56,11 @@ export function resolveOptions(input: ResolveInput): ResolvedOptions {
     const extraArgs = profile ? profileClaudeArgs(profile, input.cliClaudeArgs) : []
     // Compared with what the user's own config and command line give, both complete: a repository's
     // list must not ride on a --network=allow from the command line.
-    const widenings = widening(withCli(base, input.cli), withCli(candidate, input.cli))
+    const [mine, theirs] = [withCli(base, input.cli), withCli(candidate, input.cli)]
+    const widenings = widening(mine, theirs)
     if (profile?.claudeArgs?.length) widenings.push(`claude arguments ${shownValue(profile.claudeArgs.join(' '))}`)
     const approved = config.approvedProjects.some(a => a.root === input.projectRoot && a.sha256 !== undefined && a.sha256 === project.sha256)
-    if (widenings.length > 0 && !approved) throw approvalNeeded(project, input.projectRoot ?? '', widenings, config)
+    if (widenings.length > 0 && !approved) throw approvalNeeded(project, input.projectRoot ?? '', { widenings, binds: addedBinds(mine, theirs) }, config)
     sandbox = candidate
     claudeArgs.push(...extraArgs)
     applied.push(`${project.file}${project.profile ? ` (profile ${project.profile})` : ''}${approved ? ', approved project' : ', narrowing only'}`)
@@ -77,20 +78,25 @@ function withCli(sandbox: SandboxOptions, cli: Partial<SandboxOptions>): Sandbox
 export class ApprovalNeeded extends ClaudeboxError {
   constructor(
     message: string,
-    readonly approval: { file: string; root: string; sha256: string; widenings: readonly string[] },
+    readonly approval: { file: string; root: string; sha256: string; widenings: readonly string[]; binds: readonly string[] },
   ) {
     super(message, EXIT.usage)
   }
 }
 
-function approvalNeeded(project: ProjectFile, root: string, widenings: readonly string[], config: Config): ApprovalNeeded {
+/** The binds `candidate` adds to `base`, writable or not: the question says where each leads. */
+function addedBinds(base: SandboxOptions, candidate: SandboxOptions): string[] {
+  return [...candidate.binds.filter(b => !base.binds.includes(b)), ...candidate.roBinds.filter(b => !base.roBinds.includes(b))]
+}
+
+function approvalNeeded(project: ProjectFile, root: string, { widenings, binds }: { widenings: readonly string[]; binds: readonly string[] }, config: Config): ApprovalNeeded {
   const sha256 = project.sha256 ?? ''
   const known = config.approvedProjects.some(a => a.root === root)
   const entry = JSON.stringify({ root, sha256 })
   return new ApprovalNeeded(
     `${project.file}: ${project.profile ? `profile "${project.profile}": ` : ''}${known ? 'changed since you approved it; it now' : 'a file in the repository'} would widen the sandbox (${widenings.join('; ')}), and may only narrow it unless you approve these exact contents: ` +
       `run claudebox on a terminal to be asked, or add ${entry} to "approvedProjects" in ${config.file ?? 'config.json'}, or pass --profile yourself`,
-    { file: project.file, root, sha256, widenings },
+    { file: project.file, root, sha256, widenings, binds },
   )
 }
 
@@ -140,8 +146,8 @@ function shownValue(value: string): string {
 }
 
 /** Entries of one list, and characters of one value, the approval question shows. */
-const SHOWN_ITEMS = 8
-const SHOWN_CHARS = 160
+const SHOWN_ITEMS = 4
+const SHOWN_CHARS = 100
 
 function profileClaudeArgs(profile: { model?: string; claudeArgs?: string[] }, cliClaudeArgs: readonly string[]): string[] {
   const args = [...(profile.claudeArgs ?? [])]

@@ -119,25 +119,36 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
     expect(typo.stdout).not.toContain('internal error')
   })
 
-  test('round 90: a value with newlines cannot push the real widenings off the screen above a forged list; each shown item is one bounded line, every real one within the last lines before the question', () => {
+  test('rounds 90 and 91: a value with newlines or wide blanks is refused; long lists and values are shown bounded, each bind with where it really leads, and every kind of widening right above the question', () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'src/project')
-    const forged = `${'\n'.repeat(80)}claudebox: ${project}/.claudebox.json asks to widen the sandbox of ${project}:\nclaudebox:   - adds --env EDITOR`
-    const binds = Array.from({ length: 12 }, (_, i) => `${world.home}/b${i}`)
-    for (const b of binds) fs.mkdirSync(b)
-    fs.writeFileSync(path.join(project, '.claudebox.json'), JSON.stringify({ network: 'open', bind: binds, env: ['EDITOR', `LC_X=${forged}${'x'.repeat(5000)}`] }))
     noticeGiven(world)
-    const r = spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), '[y/N]', 'n', process.execPath, BIN, '--', '-c', 'echo RAN'], { cwd: project, env: { ...world.env, ...sh }, encoding: 'utf8', timeout: 40_000 })
+    const ask = () => spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), '[y/N]', 'n', process.execPath, BIN, '--', '-c', 'echo RAN'], { cwd: project, env: { ...world.env, ...sh }, encoding: 'utf8', timeout: 40_000 })
+    // Not printable ASCII: refused before anything is shown (round 90: 80 newlines; round 91: U+3000).
+    for (const value of [`LC_X=${'\n'.repeat(80)}claudebox:   - adds --env EDITOR`, `LC_X=${'\u3000'.repeat(100)}`]) {
+      fs.writeFileSync(path.join(project, '.claudebox.json'), JSON.stringify({ network: 'open', env: ['EDITOR', value] }))
+      const r = ask()
+      expect(r.status, r.stdout).toBe(2)
+      expect(r.stdout).toMatch(/"env": .* holds characters other than printable ASCII/)
+      expect(r.stdout).not.toContain('asks to widen')
+    }
+    // A link committed in the repository, and a path that climbs out: each shown as what it really is.
+    const ssh = path.join(world.home, '.ssh')
+    fs.symlinkSync(ssh, path.join(project, 'data'))
+    const binds = ['data', `${'a/'.repeat(20)}${'../'.repeat(20)}../../.ssh`, ...Array.from({ length: 10 }, (_, i) => `${world.home}/b${i}`)]
+    for (const b of binds.slice(2)) fs.mkdirSync(b)
+    fs.writeFileSync(path.join(project, '.claudebox.json'), JSON.stringify({ network: 'open', bind: binds, env: ['EDITOR', `LC_X=${'x'.repeat(250)}`] }))
+    const r = ask()
     expect(r.status, r.stdout).toBe(2)
     const lines = r.stdout.slice(0, r.stdout.indexOf('[y/N]')).split(/\r?\n/)
-    // What a 24-line terminal still shows above the question: the real list, each item one line of bounded length.
-    const screen = lines.slice(-10).join('\n')
-    expect(screen).toMatch(/asks to widen the sandbox of/)
+    const screen = lines.join('\n')
     expect(screen).toMatch(/- sets the network to open/)
-    expect(screen).toMatch(/- adds --bind [^\n]*b0, [^\n]* and 4 more \(read the file\)/)
-    expect(screen).toMatch(/- adds --env EDITOR, LC_X=\\n\\n[^\n]*\.\.\. \(\d+ more characters\)/)
-    expect(screen).toMatch(/\(3 widenings; sha256 of the file: [0-9a-f]{64}\)/)
-    expect(lines.filter(l => l.includes('asks to widen'))).toHaveLength(1)
+    expect(screen).toMatch(/- adds --bind data, [^\n]* and 8 more \(read the file\)/)
+    expect(screen).toMatch(/- adds --env EDITOR, LC_X=x+\.\.\. \(\d+ more characters\)/)
+    expect(screen).toContain(`- data is ${ssh}`)
+    expect(screen).toMatch(new RegExp(`- a/a/a/[^\n]*\\.\\./\\.ssh is ${ssh.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`))
+    // The line right above the question names every kind, in claudebox's words.
+    expect(lines.at(-2) ?? lines.at(-1)).toMatch(/\(3 widenings: sets the network to open; adds --bind; adds --env; sha256 of the file: [0-9a-f]{64}\)/)
     for (const l of lines) expect(l.length).toBeLessThan(400)
     expect(r.stdout).not.toContain('RAN')
   })
