@@ -99,6 +99,8 @@ export function setupLaunch(settings: Settings, options: CliOptions, builtIn = f
  * bwrap of its own would build the next session's sandbox (red team, round 91).
  */
 function refuseWritablePrograms(facts: HostFacts, writes: readonly string[]): void {
+  // A project of `/` (no current directory: the plan refuses it, saying why) would name every program.
+  if (writes.includes('/')) return
   for (const [name, program] of [['bwrap', facts.bwrap], ['git', whichSync('git', facts.env['PATH'])]] as const) {
     if (program !== undefined && leadsInto(program, writes)) {
       throw launchError(`${name} would be run from ${program}, in a folder the sandbox can write (a session could replace it); put the system's folders (/usr/bin) before that one in PATH${name === 'bwrap' ? ' or set CLAUDEBOX_BWRAP' : ''}, and rerun`)
