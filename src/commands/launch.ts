@@ -260,10 +260,11 @@ interface Session {
 /** claudebox's own status when the sandbox never started (bwrap's would read as Claude's); else undefined. */
 function failedStart(result: { status: number; signal?: unknown; sandboxStarted: boolean; built: boolean }, plan: LaunchPlan, facts: HostFacts): number | undefined {
   const vanished = [facts.git?.topLevel ?? facts.cwd ?? '/', facts.git?.commonDir ?? '/', plan.summary.instanceDir].find(p => !fs.existsSync(p))
-  if (result.status === 1 && !result.signal && !result.built && vanished !== undefined) {
+  if (result.status !== 0 && !result.signal && !result.built && vanished !== undefined) {
     // The project (or the instance) was removed while the launch ran: bwrap's "Can't find source
-    // path" with status 1 would read as Claude's own status. A session that removed its project and
-    // then ended with 1 keeps its 1: the gate had said the sandbox was built.
+    // path" with status 1 would read as Claude's own status (or 137, when the git watch saw the
+    // removal take a placeholder first and ended the sandbox). A session that removed its project
+    // and then ended with 1 keeps its 1: the gate had said the sandbox was built.
     warn(`the sandbox could not start: ${vanished} no longer exists (removed while claudebox started); cd into your project and rerun`)
     return EXIT.cannotLaunch
   }
