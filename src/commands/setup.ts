@@ -7,6 +7,7 @@ import type { CliOptions } from '../cli/args.js'
 import { EMPTY_CONFIG, parseConfig, parseProjectFile, type Config, type ProjectFile } from '../config/file.js'
 import { probe, readConfigText, sessionSocketsDir, whichSync, withOptionFacts } from '../host/probe.js'
 import { leadsInto } from '../host/host-env.js'
+import { refuseLinkedBinds } from '../host/repository-binds.js'
 import { pidScope, randomHex } from '../host/fs.js'
 import { launchError, usageError } from '../errors.js'
 import { resolveOptions, type ResolvedOptions } from '../config/profiles.js'
@@ -56,6 +57,8 @@ export function setupLaunch(settings: Settings, options: CliOptions, builtIn = f
     // The user would believe the agent is kept to a list while every host is reachable (or none).
     throw usageError(`--allow-host, --deny-host and --allow-preset need --network=allow (the network is ${network} for this launch)`)
   }
+  // The repository's binds, approved or narrowing, lead where their text says (repository-binds.ts).
+  if (project !== undefined && options.profile === undefined) refuseLinkedBinds(base.cwd ?? '/', [...(project.options.binds ?? []), ...(project.options.roBinds ?? [])])
   const facts = withOptionFacts(base, resolved.sandbox, config.sharedEntries ?? DEFAULT_SHARED_ENTRIES)
   const writes = writablePlaces(facts, resolved.sandbox)
   if (options.mode === 'launch') refuseWritablePrograms(facts, writes)

@@ -10,17 +10,18 @@ import { warn } from '../cli/log.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { ApprovalNeeded } from './profiles.js'
 import { ask, canAsk } from '../cli/prompt.js'
+import { refuseLinkedBinds } from '../host/repository-binds.js'
 
 /** Asks the user; on yes, records the approval and returns true. */
 export async function approveProject(needed: ApprovalNeeded, claudeboxHome: string): Promise<boolean> {
   if (!canAsk()) return false
   const { file, root, sha256, widenings } = needed.approval
-  // One bounded line each (profiles.ts shownValue; the values are printable ASCII, file.ts), where
-  // each bind really leads (a link committed in the repository, `data -> ~/.ssh`, or `x/../..`),
-  // and right above the question, in words of claudebox's own, what kinds of widening they are.
+  refuseLinkedBinds(process.cwd(), needed.approval.binds)
+  // One bounded line each (profiles.ts shownValue; the values are printable ASCII, file.ts; binds
+  // through no link, normalized, their end kept), and right above the question, in claudebox's own
+  // words, what kinds of widening they are.
   warn(`${inlineSafe(file)} asks to widen the sandbox of ${inlineSafe(root)}:`)
   for (const item of widenings) warn(`  - ${inlineSafe(item)}`)
-  for (const bind of needed.approval.binds) warn(`  - ${inlineSafe(shortened(bind))} is ${inlineSafe(whereItLeads(bind))}`)
   warn(`  (${widenings.length} ${widenings.length === 1 ? 'widening' : 'widenings'}: ${widenings.map(kindOf).join('; ')}; sha256 of the file: ${sha256})`)
   const answer = await ask('Allow this file, with exactly these contents? [y/N]')
   if (!/^y(es)?$/i.test(answer)) return false
@@ -38,18 +39,6 @@ function recordApproval(configFile: string, root: string, sha256: string): void 
   fs.mkdirSync(path.dirname(configFile), { recursive: true, mode: 0o700 })
   writeFileAtomic(configFile, `${JSON.stringify(data, null, 2)}\n`)
 }
-
-/** The real path a bind names from here, as the launch will resolve it (host/probe.ts withOptionFacts). */
-function whereItLeads(bind: string): string {
-  const named = path.resolve(process.cwd(), bind)
-  try {
-    return fs.realpathSync.native(named)
-  } catch {
-    return `${named} (not there)`
-  }
-}
-
-const shortened = (text: string): string => (text.length > 60 ? `${text.slice(0, 28)}...${text.slice(-28)}` : text)
 
 /** A widening in claudebox's own words: the label of a list, never its values. */
 function kindOf(widening: string): string {

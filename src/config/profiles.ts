@@ -1,6 +1,7 @@
 // Which options a launch uses: built-in defaults < config.json < the profile (--profile, or the one
 // a project's .claudebox.json names) < the command line. A project file comes from the repository,
 // which may be untrusted, so it may only narrow the sandbox unless the user approved the project.
+import path from 'node:path'
 import { type Config, type ProjectFile } from './file.js'
 import { ClaudeboxError, EXIT, usageError } from '../errors.js'
 import { parseSize } from '../sandbox/limits.js'
@@ -117,12 +118,12 @@ export function widening(base: SandboxOptions, candidate: SandboxOptions): strin
   raised(base.pidsLimit, candidate.pidsLimit, 'the process limit')
   raised(base.memoryLimit, candidate.memoryLimit, 'the memory limit')
   raised(base.cpuLimit, candidate.cpuLimit, 'the CPU limit')
-  const added = (from: readonly string[], to: readonly string[], label: string): void => {
+  const added = (from: readonly string[], to: readonly string[], label: string, shown = shownValue): void => {
     const items = to.filter(item => !from.includes(item))
-    if (items.length > 0) found.push(`${label} ${items.slice(0, SHOWN_ITEMS).map(shownValue).join(', ')}${items.length > SHOWN_ITEMS ? ` and ${items.length - SHOWN_ITEMS} more (read the file)` : ''}`)
+    if (items.length > 0) found.push(`${label} ${items.slice(0, SHOWN_ITEMS).map(shown).join(', ')}${items.length > SHOWN_ITEMS ? ` and ${items.length - SHOWN_ITEMS} more (read the file)` : ''}`)
   }
-  added(base.roBinds, candidate.roBinds, 'adds --ro-bind')
-  added(base.binds, candidate.binds, 'adds --bind')
+  added(base.roBinds, candidate.roBinds, 'adds --ro-bind', shownPath)
+  added(base.binds, candidate.binds, 'adds --bind', shownPath)
   added(base.env, candidate.env, 'adds --env')
   // The lists matter only when both are allow: an allowlist of any length is narrower than open,
   // and going from none to allow is already counted above.
@@ -143,6 +144,16 @@ export function widening(base: SandboxOptions, candidate: SandboxOptions): strin
 function shownValue(value: string): string {
   const line = inlineSafe(value)
   return line.length <= SHOWN_CHARS ? line : `${line.slice(0, SHOWN_CHARS)}... (${line.length - SHOWN_CHARS} more characters)`
+}
+
+/**
+ * A bind as where it leads: normalized (`a/b/../../../.ssh` is `../.ssh`; a repository's binds go
+ * through no link, approval.ts), and when long, its end kept, which says where (round 91: a cut
+ * kept the start and hid `/../../home/.ssh`).
+ */
+function shownPath(value: string): string {
+  const line = inlineSafe(path.normalize(value))
+  return line.length <= SHOWN_CHARS ? line : `...${line.slice(-SHOWN_CHARS)} (${line.length - SHOWN_CHARS} more characters before)`
 }
 
 /** Entries of one list, and characters of one value, the approval question shows. */

@@ -20,6 +20,7 @@ import type { Settings } from '../config/settings.js'
 import type { CgroupFacts, Controller } from '../sandbox/limits.js'
 import { USERNS_SYSCTLS, type UsernsFacts } from '../sandbox/userns.js'
 import type { BindGit, ClaudeFacts, GitFacts, GitLayout, HostFacts, InstanceState, PathKind } from '../types.js'
+import { hostProgramEnv } from './host-env.js'
 
 export { lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT }
 
@@ -46,7 +47,7 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
   const cwd = currentDir()
   const git = cwd === undefined || !inProject ? { facts: undefined, available: whichSync('git', env['PATH']) !== undefined } : probeGit(cwd, env)
   const claudeboxHome = resolveExisting(settings.claudeboxHome)
-  const claude = probeClaude(settings.claudeOverride, env, cwd)
+  const claude = probeClaude(settings.claudeOverride, env, cwd, git.facts?.topLevel ?? cwd)
   const id = cwd === undefined ? undefined : instanceId(canonicalRoot(cwd, git.facts))
   const instance = id === undefined ? undefined : instanceDir(claudeboxHome, id)
   const facts: HostFacts = {
@@ -339,6 +340,7 @@ function probeClaude(
   override: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
   cwd: string | undefined,
+  project: string | undefined,
 ): { facts?: ClaudeFacts; problem?: 'not-found' | 'not-executable' } {
   const name = override ?? 'claude'
   let found: string | undefined
@@ -347,7 +349,7 @@ function probeClaude(
   if (found === undefined) return { problem: 'not-found' }
   let resolved: string
   try {
-    resolved = fs.realpathSync.native(resolveShim(found, homeDir(env), env))
+    resolved = fs.realpathSync.native(resolveShim(found, homeDir(env), env, project))
   } catch {
     return { problem: 'not-found' }
   }
@@ -409,14 +411,17 @@ const SHIM_MANAGERS: readonly { dir: string; command: readonly string[] }[] = [
   { dir: '.volta/bin', command: ['volta', 'which', 'claude'] },
 ]
 
-function resolveShim(found: string, home: string, env: Readonly<Record<string, string | undefined>>): string {
+function resolveShim(found: string, home: string, env: Readonly<Record<string, string | undefined>>, project: string | undefined): string {
   const manager = SHIM_MANAGERS.find(m => path.dirname(found) === path.join(home, m.dir))
   if (manager === undefined) return found
   const [command, ...args] = manager.command as [string, ...string[]]
+  // Never in the project: its own tool config (.mise.toml, .tool-versions) can run commands; nor
+  // the tool from a folder of it on PATH (round 92: a planted .venv/bin/volta ran at each launch).
+  const outside = project === undefined ? { ...env } : hostProgramEnv(env, [project], '/')
+  const program = whichSync(command, outside['PATH'])
+  if (program === undefined) return found
   try {
-    // Never in the project: its own tool config (.mise.toml, .tool-versions) can run commands.
-    const outside = Object.fromEntries(Object.entries(env).filter(([name]) => name !== 'PWD' && name !== 'OLDPWD'))
-    const real = execFileSync(command, args, { cwd: '/', encoding: 'utf8', env: outside, stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 }).trim()
+    const real = execFileSync(program, args, { cwd: '/', encoding: 'utf8', env: outside, stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 }).trim()
     return real !== '' && path.isAbsolute(real) ? real : found
   } catch {
     return found

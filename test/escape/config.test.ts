@@ -119,7 +119,7 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
     expect(typo.stdout).not.toContain('internal error')
   })
 
-  test('rounds 90 and 91: a value with newlines or wide blanks is refused; long lists and values are shown bounded, each bind with where it really leads, and every kind of widening right above the question', () => {
+  test('rounds 90 to 92: a value with newlines or wide blanks is refused, a bind through a link too; long lists and values are shown bounded, a bind normalized, and every kind of widening right above the question', () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'src/project')
     noticeGiven(world)
@@ -132,25 +132,48 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
       expect(r.stdout).toMatch(/"env": .* holds characters other than printable ASCII/)
       expect(r.stdout).not.toContain('asks to widen')
     }
-    // A link committed in the repository, and a path that climbs out: each shown as what it really is.
+    // A link committed in the repository (data -> ~/.ssh): refused before anything is asked (round 92).
     const ssh = path.join(world.home, '.ssh')
     fs.symlinkSync(ssh, path.join(project, 'data'))
-    const binds = ['data', `${'a/'.repeat(20)}${'../'.repeat(20)}../../.ssh`, ...Array.from({ length: 10 }, (_, i) => `${world.home}/b${i}`)]
-    for (const b of binds.slice(2)) fs.mkdirSync(b)
+    fs.writeFileSync(path.join(project, '.claudebox.json'), JSON.stringify({ bind: ['data'] }))
+    const linked = ask()
+    expect(linked.status, linked.stdout).toBe(2)
+    expect(linked.stdout).toContain(`binds data, which leads through a link to ${ssh}`)
+    expect(linked.stdout).not.toContain('asks to widen')
+    // A path that climbs out is shown normalized, where it leads; long lists and values bounded.
+    const binds = [`${'a/'.repeat(20)}${'../'.repeat(20)}../../.ssh`, ...Array.from({ length: 10 }, (_, i) => `${world.home}/b${i}`)]
+    for (const b of binds.slice(1)) fs.mkdirSync(b)
     fs.writeFileSync(path.join(project, '.claudebox.json'), JSON.stringify({ network: 'open', bind: binds, env: ['EDITOR', `LC_X=${'x'.repeat(250)}`] }))
     const r = ask()
     expect(r.status, r.stdout).toBe(2)
     const lines = r.stdout.slice(0, r.stdout.indexOf('[y/N]')).split(/\r?\n/)
     const screen = lines.join('\n')
     expect(screen).toMatch(/- sets the network to open/)
-    expect(screen).toMatch(/- adds --bind data, [^\n]* and 8 more \(read the file\)/)
+    expect(screen).toMatch(/- adds --bind \.\.\/\.\.\/\.ssh, [^\n]* and 7 more \(read the file\)/)
     expect(screen).toMatch(/- adds --env EDITOR, LC_X=x+\.\.\. \(\d+ more characters\)/)
-    expect(screen).toContain(`- data is ${ssh}`)
-    expect(screen).toMatch(new RegExp(`- a/a/a/[^\n]*\\.\\./\\.ssh is ${ssh.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`))
     // The line right above the question names every kind, in claudebox's words.
-    expect(lines.at(-2) ?? lines.at(-1)).toMatch(/\(3 widenings: sets the network to open; adds --bind; adds --env; sha256 of the file: [0-9a-f]{64}\)/)
+    expect(lines.at(-2)).toMatch(/\(3 widenings: sets the network to open; adds --bind; adds --env; sha256 of the file: [0-9a-f]{64}\)/)
     for (const l of lines) expect(l.length).toBeLessThan(400)
     expect(r.stdout).not.toContain('RAN')
+  })
+
+  test('round 92: a bind approved as a folder that a later session turns into a link (cache -> ~/.ssh) is refused at the next launch, the approval notwithstanding', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    noticeGiven(world)
+    fs.mkdirSync(path.join(project, 'cache'))
+    const content = JSON.stringify({ bind: ['cache'] })
+    fs.writeFileSync(path.join(project, '.claudebox.json'), content)
+    const sha256 = crypto.createHash('sha256').update(content).digest('hex')
+    fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), JSON.stringify({ approvedProjects: [{ root: project, sha256 }] }))
+    const first = await claudebox(world, ['--', '-c', 'echo RAN'], { cwd: project, env: sh })
+    expect(first.stdout.trim(), first.stderr).toBe('RAN')
+    fs.rmSync(path.join(project, 'cache'), { recursive: true })
+    fs.symlinkSync(path.join(world.home, '.ssh'), path.join(project, 'cache'))
+    const second = await claudebox(world, ['--', '-c', 'echo RAN; ls -d "$HOME"/.ssh/* 2>/dev/null'], { cwd: project, env: sh })
+    expect(second.exitCode).toBe(2)
+    expect(second.stdout).toBe('')
+    expect(second.stderr).toContain(`binds cache, which leads through a link to ${path.join(world.home, '.ssh')}`)
   })
 
   test("round 91: a bwrap or git planted in a folder of the project that is on PATH (an activated virtualenv): the launch is refused, saying which, and a planted bwrap never runs", async () => {
@@ -169,6 +192,26 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
       expect(r.stdout).not.toContain('RAN')
       fs.rmSync(path.join(project, `.venv-${name}`), { recursive: true })
     }
+    expect(fs.existsSync(marker)).toBe(false)
+  })
+
+  test("round 92: a version manager's own tool (volta) is never taken from a folder of the project on PATH when claudebox asks it where the real claude is", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    noticeGiven(world)
+    const marker = path.join(world.root, 'PLANTED-RAN')
+    const real = path.join(world.root, 'real-claude/claude')
+    fs.mkdirSync(path.dirname(real))
+    fs.writeFileSync(real, '#!/bin/sh\necho RAN\n', { mode: 0o755 })
+    const shims = path.join(world.home, '.volta/bin')
+    fs.mkdirSync(shims, { recursive: true })
+    fs.writeFileSync(path.join(shims, 'claude'), '#!/bin/sh\nexit 1\n', { mode: 0o755 })
+    fs.writeFileSync(path.join(shims, 'volta'), `#!/bin/sh\necho ${real}\n`, { mode: 0o755 })
+    const venv = path.join(project, '.venv/bin')
+    fs.mkdirSync(venv, { recursive: true })
+    fs.writeFileSync(path.join(venv, 'volta'), `#!/bin/sh\ntouch ${marker}\necho ${real}\n`, { mode: 0o755 })
+    const r = await claudebox(world, [], { cwd: project, env: { PATH: `${venv}:${shims}:${process.env['PATH'] ?? ''}` } })
+    expect(r.stdout.trim(), r.stderr).toBe('RAN')
     expect(fs.existsSync(marker)).toBe(false)
   })
 })

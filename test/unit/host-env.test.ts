@@ -33,3 +33,21 @@ describe('the environment of a program claudebox runs on the host', () => {
     expect(safePath(`/usr/bin:${root}/bin-link:.`, [path.join(root, 'p')])).toBe('/usr/bin')
   })
 })
+
+describe("claudebox's own programs on the host", () => {
+  test('round 92: getent (for ~user/ in a config) comes from the system, never from a PATH folder a session could write', async () => {
+    const { expandHome } = await import('../../src/host/config-commands.js')
+    const root = tempDir()
+    const marker = path.join(root, 'PLANTED-RAN')
+    fs.mkdirSync(path.join(root, 'bin'))
+    fs.writeFileSync(path.join(root, 'bin/getent'), `#!/bin/sh\ntouch ${marker}\necho 'nosuchuser92:x:1:1::/planted:/bin/sh'\n`, { mode: 0o755 })
+    const saved = process.env['PATH']
+    process.env['PATH'] = `${root}/bin:${saved ?? ''}`
+    try {
+      expect(expandHome('~nosuchuser92/hooks', '/home/u')).toBe('~nosuchuser92/hooks')
+    } finally {
+      process.env['PATH'] = saved
+    }
+    expect(fs.existsSync(marker)).toBe(false)
+  })
+})
