@@ -43,6 +43,7 @@ import { enterLoginPlace } from './login-place.js'
 import { VERSION } from '../version.js'
 import { print } from '../cli/log.js'
 import { isatty } from 'node:tty'
+import { NO_TTY_SETTINGS, saveTtySettings, type TtySettings } from '../host/tty-settings.js'
 
 export async function launch(settings: Settings, options: CliOptions): Promise<number> {
   // Inside a sandbox (claudebox sets CLAUDEBOX=1 there) no new one can start: say so plainly.
@@ -62,6 +63,8 @@ export async function launch(settings: Settings, options: CliOptions): Promise<n
 }
 
 async function launchHere(settings: Settings, options: CliOptions): Promise<number> {
+  // Read now (the system's stty, ~2 ms), before anything could change them (tty-settings.ts).
+  const tty = options.mode === 'launch' ? saveTtySettings() : NO_TTY_SETTINGS
   useConfigCache(resolveExisting(settings.claudeboxHome))
   let setup = await setupWithApproval(settings, options)
   // A session here whose launcher was killed: its end's checks first, then the probe again (they may move files it saw).
@@ -80,13 +83,13 @@ async function launchHere(settings: Settings, options: CliOptions): Promise<numb
     else servers.later(start)
   }
   try {
-    return await launchWith(settings, options, setup, servers)
+    return await launchWith(settings, options, setup, servers, tty)
   } finally {
     for (const line of await servers.finish()) warn(line)
   }
 }
 
-async function launchWith(settings: Settings, options: CliOptions, setup: LaunchSetup, servers: SessionServers): Promise<number> {
+async function launchWith(settings: Settings, options: CliOptions, setup: LaunchSetup, servers: SessionServers, tty: TtySettings): Promise<number> {
   const { facts, request } = setup
   let plan = planLaunch(facts, request)
   for (const warning of plan.warnings) warn(warning)
@@ -100,7 +103,7 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
     await prepareState(plan, setup)
     // Everything checked: the one-time word on the closed network default (presets chosen apply now).
     if (setup.networkDefaulted) plan = await networkNotice(settings, options, request, plan, facts.instance.kind !== 'missing')
-    ran = await runSession(plan, setup, options, servers, cgroups)
+    ran = await runSession(plan, setup, options, servers, cgroups, tty)
   } finally {
     await cgroups.abandon()
   }
@@ -193,7 +196,7 @@ function lastChecks(plan: LaunchPlan, facts: HostFacts, options: CliOptions, app
  * before bwrap binds it). The record is removed by the caller, after the bookkeeping (or here,
  * when the launch failed).
  */
-async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOptions, servers: SessionServers, cgroups: CgroupsMade): Promise<Session> {
+async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOptions, servers: SessionServers, cgroups: CgroupsMade, tty: TtySettings): Promise<Session> {
   const { facts } = setup
   const [startedAt, interactive] = [Date.now() - 1000, isatty(0) && isatty(1)]
   const apply = await import('../state/apply.js')
@@ -234,6 +237,7 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
     // Held until the bookkeeping after the session is done too (the caller releases them).
     hold = holdSignals()
     debug('checking git after the session, signals held')
+    tty.restore()
     resetTerminalBeforeWarnings()
     afterSession('checking git', () => {
       for (const warning of gitWatch?.finish() ?? []) warn(warning)

@@ -1,5 +1,6 @@
 // The terminal stays Claude's: a resize reaches the program in the sandbox (no --new-session),
 // while TIOCSTI is refused by the seccomp filter (see test/escape). A real pseudo-terminal.
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { execa } from 'execa'
@@ -60,6 +61,18 @@ describe.skipIf(!HAVE_BWRAP)('terminal', () => {
     expect(afterJobs.split('\n').slice(0, 3).join('\n'), r.stdout).toMatch(/Stopped/)
     expect(r.stdout).toMatch(/from-sandbox[\s\S]*sandbox-done[\s\S]*the bookkeeping after the session is done[\s\S]*shell-back/)
   }, 60_000)
+
+  test("the terminal's settings a session changed are put back when it ends, before the checks after it: an R typed then (the session made R the interrupt key) interrupts nothing (red team, rounds 91 and 92)", () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    noticeGiven(world)
+    // 40,000 folders keep the search after the session busy for a while; R comes meanwhile.
+    const session = `mkdir d && cd d && python3 -c "import os; [os.makedirs(os.path.join(str(i // 300), str(i % 300))) for i in range(40000)]" && cd .. && stty intr R && echo session-done`
+    const script = `${process.execPath} ${BIN} -- -c '${session}'; echo "status $?"; stty -a | grep -o "intr = [^;]*"`
+    const r = spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), 'session-done', 'R', 'sh', '-c', script], { cwd: repo, env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', TERM: 'dumb', ANSWER_DELAY: '0.3' }, encoding: 'utf8', timeout: 60_000 })
+    expect(r.stdout, r.stdout).toMatch(/session-done[\s\S]*status 0[\s\S]*intr = \^C/)
+    fs.rmSync(path.join(repo, 'd'), { recursive: true, force: true })
+  }, 90_000)
 
   test('the first launch in a project prints the audit on a terminal, once; later launches print nothing of their own', async () => {
     const world = makeWorld()

@@ -1,0 +1,35 @@
+// The terminal's settings (termios) as they were before the session, put back right after it,
+// before the checks after the session and any wait there. A session can change them (`stty intr R
+// -isig`): the interrupt key became a letter, and the answer to a terminal query the session sent
+// then interrupted claudebox in the middle of its work after the session (red team, rounds 91 and
+// 92). Node puts stdio's settings back only at its exit. Read by the system's stty at the start of
+// an interactive launch (~2 ms), never one from PATH (a folder of the project may be on it).
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import { isatty } from 'node:tty'
+import { debug } from '../cli/log.js'
+import { inBackgroundOfTerminal } from './fs.js'
+
+export interface TtySettings {
+  /** Puts the settings back, when claudebox is in the foreground (in the background stty would stop on SIGTTOU). */
+  restore(): void
+}
+
+const STTY = ['/usr/bin/stty', '/bin/stty', '/run/current-system/sw/bin/stty'].find(p => fs.existsSync(p))
+
+export const NO_TTY_SETTINGS: TtySettings = { restore() {} }
+
+/** The settings of the terminal on stdin, read now (none: nothing to put back). */
+export function saveTtySettings(): TtySettings {
+  if (STTY === undefined || !isatty(0) || inBackgroundOfTerminal()) return NO_TTY_SETTINGS
+  const read = spawnSync(STTY, ['-g'], { stdio: [0, 'pipe', 'ignore'], encoding: 'utf8', timeout: 2_000 })
+  const saved = read.status === 0 ? read.stdout.trim() : ''
+  if (!/^[0-9a-f:]+$/.test(saved)) return NO_TTY_SETTINGS
+  return {
+    restore() {
+      if (inBackgroundOfTerminal()) return debug("the terminal's settings not put back: claudebox is in the background")
+      const r = spawnSync(STTY, [saved], { stdio: [0, 'ignore', 'ignore'], timeout: 2_000 })
+      debug(`the terminal's settings put back (stty: ${r.status ?? r.signal ?? r.error?.message})`)
+    },
+  }
+}
