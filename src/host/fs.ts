@@ -48,8 +48,12 @@ export function namesUpTo(dir: string, budget: { entries: number }): string[] {
 
 /** A folder opened without following a link (a symlink or no folder: undefined), to be used through /proc/self/fd. */
 export function openDirNoFollow(dir: string): number | undefined {
+  return openDir(dir, fs.constants.O_NOFOLLOW)
+}
+
+function openDir(dir: string, flags = 0): number | undefined {
   try {
-    return fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW)
+    return fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | flags)
   } catch {
     return undefined
   }
@@ -58,10 +62,11 @@ export function openDirNoFollow(dir: string): number | undefined {
 /**
  * Runs `use` with a path naming `dir` as it was when opened (/proc/self/fd/N), opened without
  * following a link: names below it stay in that folder however a sandbox renames or swaps it
- * meanwhile. Undefined when it is missing, a symlink or no folder.
+ * meanwhile. Undefined when it is missing, a symlink or no folder. `followLink`: `dir` itself may
+ * be a link (one of the user's own, such as a shared entry kept with their dotfiles).
  */
-export function inPinnedDir<T>(dir: string, use: (at: string) => T): T | undefined {
-  const fd = openDirNoFollow(dir)
+export function inPinnedDir<T>(dir: string, use: (at: string) => T, followLink = false): T | undefined {
+  const fd = followLink ? openDir(dir) : openDirNoFollow(dir)
   if (fd === undefined) return undefined
   try {
     return use(`/proc/self/fd/${fd}`)

@@ -2,7 +2,7 @@
 // have planted, never blocking on a FIFO, bounded in size. The shared tier's top-level entries may
 // be the user's own symlinks (a CLAUDE.md kept with their dotfiles), so those alone are followed.
 import { sha256Hex } from '../sha256.js'
-import { O_PATH, randomHex } from '../host/fs.js'
+import { inPinnedDir, randomHex } from '../host/fs.js'
 import fs from 'node:fs'
 import path from 'node:path'
 import type { TierNode } from '../sandbox/tier-merge.js'
@@ -33,14 +33,14 @@ export type DiskNode = TierNode & { mode?: number }
 export function readTree(root: string, entries: readonly string[], followTop: boolean, warnings: string[]): Map<string, DiskNode> | undefined {
   const tree = new Map<string, DiskNode>()
   const seen = { entries: 0, bytes: 0, full: false }
-  const walk = (dir: number, rel: string, follow: boolean): void => {
+  const walk = (at: string, rel: string, follow: boolean): void => {
     if (seen.full) return
     if (++seen.entries > TIER_FILES_LIMIT || seen.bytes > TIER_BYTES_LIMIT) {
       warnings.push(`${inlineSafe(root)}: the shared entries hold more than ${TIER_FILES_LIMIT} files and folders or ${TIER_BYTES_LIMIT >> 20} MB; claudebox leaves them as they are (no copies updated, no proposals) until they are smaller`)
       seen.full = true
       return
     }
-    const [here, shown] = [`/proc/self/fd/${dir}/${path.basename(rel)}`, inlineSafe(path.join(root, rel))]
+    const [here, shown] = [`${at}/${path.basename(rel)}`, inlineSafe(path.join(root, rel))]
     let st: fs.Stats
     try {
       st = follow ? fs.statSync(here) : fs.lstatSync(here)
@@ -48,7 +48,7 @@ export function readTree(root: string, entries: readonly string[], followTop: bo
       return
     }
     if (st.isDirectory() && rel === path.basename(rel) && /\.(json|md)$/.test(rel)) warnings.push(`${shown} is a directory where a file belongs; left out of the shared tier`)
-    else if (st.isDirectory()) inFolder(here, follow, fd => readdirSorted(`/proc/self/fd/${fd}`).forEach(name => walk(fd, path.join(rel, name), false)))
+    else if (st.isDirectory()) inPinnedDir(here, inner => readdirSorted(inner).forEach(name => walk(inner, path.join(rel, name), false)), follow)
     else if (st.isSymbolicLink()) tree.set(rel, { kind: 'symlink', target: fs.readlinkSync(here) })
     else if (!st.isFile()) warnings.push(`${shown} is neither a file nor a directory; left out of the shared tier`)
     else if (st.size > TIER_FILE_LIMIT) warnings.push(`${shown} is larger than ${TIER_FILE_LIMIT >> 20} MB; left out of the shared tier`)
@@ -58,23 +58,8 @@ export function readTree(root: string, entries: readonly string[], followTop: bo
       seen.bytes += node?.kind === 'file' ? (node.data?.length ?? 0) : 0
     }
   }
-  inFolder(root, true, fd => entries.forEach(entry => walk(fd, entry, followTop)))
+  inPinnedDir(root, at => entries.forEach(entry => walk(at, entry, followTop)), true)
   return seen.full ? undefined : tree
-}
-
-/** `use` with a descriptor of the folder `dir` (never through a symlink unless `follow`); nothing when it cannot be opened. */
-function inFolder(dir: string, follow: boolean, use: (fd: number) => void): void {
-  let fd: number
-  try {
-    fd = fs.openSync(dir, O_PATH | fs.constants.O_DIRECTORY | (follow ? 0 : fs.constants.O_NOFOLLOW))
-  } catch {
-    return
-  }
-  try {
-    use(fd)
-  } finally {
-    fs.closeSync(fd)
-  }
 }
 
 function readdirSorted(dir: string): string[] {
