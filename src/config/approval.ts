@@ -8,7 +8,7 @@ import { writeFileAtomic } from '../host/atomic-write.js'
 import { readConfigText } from '../host/probe.js'
 import { warn } from '../cli/log.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
-import type { ApprovalNeeded } from './profiles.js'
+import { wideningKind, type ApprovalNeeded } from './profiles.js'
 import { ask, canAsk } from '../cli/prompt.js'
 import { refuseLinkedBinds } from '../host/repository-binds.js'
 
@@ -22,7 +22,7 @@ export async function approveProject(needed: ApprovalNeeded, claudeboxHome: stri
   // words, what kinds of widening they are.
   warn(`${inlineSafe(file)} asks to widen the sandbox of ${inlineSafe(root)}:`)
   for (const item of widenings) warn(`  - ${inlineSafe(item)}`)
-  warn(`  (${widenings.length} ${widenings.length === 1 ? 'widening' : 'widenings'}: ${widenings.map(kindOf).join('; ')}; sha256 of the file: ${sha256})`)
+  warn(`  (${widenings.length} ${widenings.length === 1 ? 'widening' : 'widenings'}: ${widenings.map(wideningKind).join('; ')}; sha256 of the file: ${sha256})`)
   const answer = await ask('Allow this file, with exactly these contents? [y/N]')
   if (!/^y(es)?$/i.test(answer)) return false
   recordApproval(path.join(claudeboxHome, 'config.json'), root, sha256)
@@ -38,9 +38,4 @@ function recordApproval(configFile: string, root: string, sha256: string): void 
   data['approvedProjects'] = [...others, { root, sha256 }]
   fs.mkdirSync(path.dirname(configFile), { recursive: true, mode: 0o700 })
   writeFileAtomic(configFile, `${JSON.stringify(data, null, 2)}\n`)
-}
-
-/** A widening in claudebox's own words: the label of a list, never its values. */
-function kindOf(widening: string): string {
-  return /^(adds --[a-z-]+|drops --[a-z-]+|claude arguments)\b/.exec(widening)?.[1] ?? widening
 }

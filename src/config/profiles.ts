@@ -101,6 +101,11 @@ function approvalNeeded(project: ProjectFile, root: string, { widenings, binds }
   )
 }
 
+/** A widening (of widening() below) in claudebox's own words: the label of a list, never its values. */
+export function wideningKind(widening: string): string {
+  return /^(adds --[a-z-]+|drops --[a-z-]+|claude arguments)\b/.exec(widening)?.[1] ?? widening
+}
+
 /** How `candidate` opens the sandbox further than `base`, in words. */
 export function widening(base: SandboxOptions, candidate: SandboxOptions): string[] {
   const found: string[] = []

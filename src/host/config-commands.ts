@@ -5,7 +5,7 @@
 // caller protects what the words lead to.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
-import path from 'node:path'
+import { SYSTEM_PATH, systemProgram } from './host-env.js'
 
 /** Programs whose arguments are files they run or read as code, from their working folder (`sh x`, `deno run x.ts`, `cat x | sh`). */
 const INTERPRETER = /^(sh|bash|dash|zsh|ksh|mksh|yash|fish|busybox|python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|tsx|ts-node|npx|bunx|pnpx|uv|uvx|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|awk|gawk|mawk|nawk|source|\.|cat)$/
@@ -187,14 +187,11 @@ function homeOfUser(user: string): string | undefined {
 function getent(user: string): string | undefined {
   // From the system's folders, never from PATH: a project folder on it (an activated virtualenv)
   // could hold one the session wrote, run here at the session's end (red team, round 92).
-  const program = SYSTEM_BIN.map(dir => path.join(dir, 'getent')).find(p => fs.existsSync(p))
+  const program = systemProgram('getent')
   if (program === undefined) return undefined
   try {
-    return execFileSync(program, ['passwd', '--', user], { encoding: 'utf8', env: { PATH: SYSTEM_BIN.join(':'), LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'ignore'], timeout: 2_000 }).split('\n')[0]
+    return execFileSync(program, ['passwd', '--', user], { encoding: 'utf8', env: { PATH: SYSTEM_PATH, LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'ignore'], timeout: 2_000 }).split('\n')[0]
   } catch {
     return undefined
   }
 }
-
-/** Where the system's own programs are (NixOS: the current system's profile). */
-const SYSTEM_BIN = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', '/run/current-system/sw/bin']

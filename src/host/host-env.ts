@@ -48,3 +48,14 @@ function realAsFarAsItExists(p: string): string {
     return parent === p ? p : path.join(realAsFarAsItExists(parent), path.basename(p))
   }
 }
+
+/** The system's own folders of programs (NixOS: the current system's profile), never a project's. */
+const SYSTEM_BIN = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', '/run/current-system/sw/bin']
+
+/** `name` from the system's folders, never from PATH (a folder of the project may be on it); undefined when there is none. */
+export function systemProgram(name: string): string | undefined {
+  return SYSTEM_BIN.map(dir => path.join(dir, name)).find(p => fs.existsSync(p))
+}
+
+/** The PATH a system program runs with: the system's folders only. */
+export const SYSTEM_PATH = SYSTEM_BIN.join(':')

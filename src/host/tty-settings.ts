@@ -5,17 +5,17 @@
 // 92). Node puts stdio's settings back only at its exit. Read by the system's stty at the start of
 // an interactive launch (~2 ms), never one from PATH (a folder of the project may be on it).
 import { spawnSync } from 'node:child_process'
-import fs from 'node:fs'
 import { isatty } from 'node:tty'
 import { debug } from '../cli/log.js'
 import { inBackgroundOfTerminal } from './fs.js'
+import { systemProgram } from './host-env.js'
 
 export interface TtySettings {
   /** Puts the settings back, when claudebox is in the foreground (in the background stty would stop on SIGTTOU). */
   restore(): void
 }
 
-const STTY = ['/usr/bin/stty', '/bin/stty', '/run/current-system/sw/bin/stty'].find(p => fs.existsSync(p))
+const STTY = systemProgram('stty')
 
 export const NO_TTY_SETTINGS: TtySettings = { restore() {} }
 
