@@ -13,6 +13,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { removeDir } from '../host/fs.js'
+import { ownRuntimeDir } from '../host/probe.js'
 import { canonicalRoot, instanceDir, instanceId } from '../state/instance.js'
 
 /** Moves the launcher into a new empty folder; the function returned moves it back and removes the folder and its instance. */
@@ -23,7 +24,7 @@ export function enterLoginPlace(claudeboxHome: string): () => void {
   } catch {
     back = undefined // the folder it was started in is gone: nothing to go back to
   }
-  const place = fs.realpathSync.native(fs.mkdtempSync(path.join(loginBase(process.env['XDG_RUNTIME_DIR']), 'claudebox-login-')))
+  const place = fs.realpathSync.native(fs.mkdtempSync(path.join(ownRuntimeDir(process.env['XDG_RUNTIME_DIR']) ?? '/tmp', 'claudebox-login-')))
   process.chdir(place)
   return () => {
     try {
@@ -35,15 +36,4 @@ export function enterLoginPlace(claudeboxHome: string): () => void {
     removeDir(instanceDir(home, instanceId(canonicalRoot(place, undefined))))
     removeDir(place)
   }
-}
-
-/** $XDG_RUNTIME_DIR when it is the user's own folder, closed to others; else /tmp (each sandbox has a /tmp of its own). */
-function loginBase(runtime: string | undefined): string {
-  try {
-    const st = runtime !== undefined && path.isAbsolute(runtime) ? fs.lstatSync(runtime) : undefined
-    if (st?.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) === 0) return runtime as string
-  } catch {
-    // not there: /tmp
-  }
-  return '/tmp'
 }

@@ -189,7 +189,7 @@ export function sessionSocketsDir(env: Readonly<Record<string, string | undefine
   const name = `claudebox-net-${pidScope()}-${process.pid}-${randomHex(6)}`
   const writes = sandboxWrites.map(resolveExisting)
   const own = path.join(resolveExisting(claudeboxHome), SOCKETS_BASE)
-  const bases = [runtime && path.isAbsolute(runtime) && isOwnDir(runtime) ? resolveExisting(runtime) : undefined, own, isDir('/tmp') ? resolveExisting('/tmp') : undefined]
+  const bases = [ownRuntimeDir(runtime), own, isDir('/tmp') ? resolveExisting('/tmp') : undefined]
   // sockaddr_un holds 108 bytes with the final NUL: a longer path would make the bind fail later.
   const usable = bases.flatMap(base => (base === undefined ? [] : [path.join(base, name)])).filter(dir => Buffer.byteLength(path.join(dir, 'proxy.sock')) < 108)
   // With none outside (claudebox's home inside a --bind too), the plan refuses that bind, saying why.
@@ -201,13 +201,14 @@ export function sessionSocketsDir(env: Readonly<Record<string, string | undefine
 /** claudebox's own base for the sessions' sockets, in its home, when no other will do. */
 export const SOCKETS_BASE = 'run'
 
-function isOwnDir(dir: string): boolean {
+/** `$XDG_RUNTIME_DIR` (`runtime`), resolved, when it is as the XDG spec has it: the user's own folder, mode 0700 (a project directory rarely is). */
+export function ownRuntimeDir(runtime: string | undefined): string | undefined {
+  if (runtime === undefined || !path.isAbsolute(runtime)) return undefined
   try {
-    const st = fs.lstatSync(dir)
-    // The XDG spec's runtime dir: the user's own, mode 0700 (a project directory rarely is).
-    return st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) === 0
+    const st = fs.lstatSync(runtime)
+    return st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) === 0 ? resolveExisting(runtime) : undefined
   } catch {
-    return false
+    return undefined
   }
 }
 
