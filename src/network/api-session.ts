@@ -291,7 +291,10 @@ function credentialFor(signIn: SignIn, env: Env, storeFile: string | undefined, 
       if (forced) forcedAt = Date.now()
       const pending = currentLogin(storeFile ?? '', forced ? rejected : undefined, tokenUrl, upstreamFromEnv(env))
       underway.add(pending)
-      void pending.finally(() => underway.delete(pending))
+      // Both ways: a refresh that throws (the store's write on a full disk) is the caller's to say,
+      // and a promise left rejected here would end the launcher, the session with it.
+      const done = (): void => void underway.delete(pending)
+      pending.then(done, done)
       const { login, problem } = await pending
       if (login === undefined) throw new Error(problem)
       return ['authorization', `Bearer ${login.accessToken}`]

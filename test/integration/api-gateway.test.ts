@@ -628,6 +628,24 @@ describe('refreshing an OAuth login on the host', () => {
     expect(readLogin(file)?.refreshToken).toBe('sk-ant-ort01-new-1')
   })
 
+  test('a refresh that throws (the store unreadable when the new login is written) is a refused call, not the end of the launcher', async () => {
+    const file = store('sk-ant-oat01-refused', Date.now() + 3_600_000)
+    const endpoint = http.createServer((req, res) => {
+      req.resume()
+      req.on('end', () => {
+        fs.writeFileSync(file, '{broken')
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'sk-ant-oat01-new', refresh_token: 'sk-ant-ort01-new', expires_in: 28800 }))
+      })
+    })
+    const url = `http://127.0.0.1:${await listenOnLoopback(endpoint)}/v1/oauth/token`
+    const upstream = await api(token => token === 'Bearer sk-ant-oat01-refused')
+    const session = await oauthSession(upstream.url, url, file)
+    const r = await call(session.port, '/v1/messages', { authorization: `Bearer ${session.placeholder}` })
+    expect(r.status).toBe(403)
+    await session.finish()
+    await new Promise(resolve => setTimeout(resolve, 50)) // an unhandled rejection would be reported by now
+  })
+
   test("round 89: a refresh under way when the session ends is waited for: the endpoint has used up the old refresh token, and the new one is stored (the login was lost for every project)", async () => {
     const endpoint = await tokenEndpoint(400)
     const file = store('sk-ant-oat01-refused', Date.now() + 3_600_000)
