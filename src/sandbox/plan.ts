@@ -281,7 +281,7 @@ function terminalAndSyscalls(b: SandboxBuilder, facts: HostFacts): Uint8Array | 
     b.files.push({ path: filterPath, content: filter, mode: 0o600, replace: true })
     b.fds.push({ fd: SECCOMP_FD, kind: 'file', path: filterPath })
     b.add('--seccomp', String(SECCOMP_FD))
-    b.protections.push('seccomp filter: TIOCSTI/TIOCLINUX, mount, keyring, namespace and clone3 syscalls fail')
+    b.protections.push('seccomp filter: TIOCSTI/TIOCLINUX, mount, keyring, namespace, clone3 and io_uring syscalls and rare socket families (vsock) fail')
   } else {
     b.warnings.push(`no seccomp filter for ${facts.arch}: terminal injection (TIOCSTI) is not blocked by claudebox`)
   }

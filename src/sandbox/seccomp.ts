@@ -13,11 +13,14 @@
 //   own test programs must keep working. process_vm_readv/writev and pidfd_getfd are the same
 //   power over the same processes and stay allowed for the same reason.
 // - personality(ADDR_NO_RANDOMIZE): gdb disables ASLR of the inferior with it.
-// - io_uring. Everything that uses it falls back when it is missing, but an agent may be asked to
-//   build and test io_uring code. Note that its IORING_OP_SOCKET creates sockets without the
-//   socket() syscall, so the socket-family rule is attack-surface reduction, not a boundary; the
-//   same holds for IORING_OP_SETXATTR and the extended-attribute rule (host/head-guard.ts takes
-//   back the group write an ACL shows on a git dir's mode).
+//
+// Refused since red team round 93: io_uring. Its IORING_OP_SOCKET makes a socket of any family
+// without socket(), and AF_VSOCK is not confined by the network namespace: a session of
+// --network=none listened on the machine's own vsock port space, and on a virtual machine (cloud
+// VMs, WSL2, Firecracker) could reach the hypervisor's side. Everything that uses io_uring falls
+// back when it is missing (libuv, glib, tokio), as Docker's and ChromeOS's default profiles expect;
+// io_uring code itself is tested outside claudebox. Its SETXATTR had likewise bypassed the
+// extended-attribute rule.
 //
 // Architectures (ABIs). A process can enter the kernel through more than one syscall table:
 // x86_64 also has i386 (`int 0x80`, 32-bit programs) and x32 (x86_64 numbers with bit 30 set);
@@ -25,8 +28,11 @@
 // differently, so the program first dispatches on seccomp_data.arch and then applies the same
 // rules with that table's numbers:
 // - x86_64, i386, aarch64 and arm32 get the full rule set with their own numbers. 32-bit programs
-//   keep working; they are filtered, not refused. (Only i386's socketcall() multiplexer cannot be
-//   inspected: its arguments sit behind a pointer, so the socket-family rule misses it there.)
+//   keep working; they are filtered, not refused. i386's socketcall() multiplexer hides its
+//   arguments behind a pointer, so its SOCKET and SOCKETPAIR calls are refused whatever the family
+//   (EAFNOSUPPORT; round 93 made an AF_VSOCK socket through it): a 32-bit program whose C library
+//   makes sockets that way (glibc built for kernels before 4.3) gets none inside; direct socket()
+//   (359) is filtered like the 64-bit one.
 // - x32 is refused as a whole (ENOSYS, what a kernel without x32 support answers): nothing an
 //   agent runs uses it, and applying the rules to it would need yet another table. The pseudo
 //   syscall -1 (a tracer skipping a syscall) is let through, as libseccomp does.
@@ -76,7 +82,7 @@ export type SyscallName =
   | 'init_module' | 'finit_module' | 'delete_module' | 'bpf' | 'userfaultfd' | 'perf_event_open'
   | 'open_by_handle_at' | 'swapon' | 'swapoff' | 'reboot' | 'iopl' | 'ioperm' | 'modify_ldt' | 'lookup_dcookie'
   | 'move_pages' | 'migrate_pages' | 'mbind' | 'get_mempolicy' | 'set_mempolicy' | 'set_mempolicy_home_node'
-  | 'personality' | 'socket' | 'socketpair'
+  | 'personality' | 'socket' | 'socketpair' | 'socketcall' | 'io_uring_setup' | 'io_uring_enter' | 'io_uring_register'
   | 'chmod' | 'fchmod' | 'fchmodat' | 'fchmodat2' | 'creat' | 'mknod' | 'mknodat'
   | 'setxattr' | 'lsetxattr' | 'fsetxattr' | 'setxattrat'
   | 'kill' | 'fcntl' | 'fcntl64' | 'prctl' | 'inotify_add_watch' | 'fanotify_init'
@@ -144,6 +150,11 @@ export const SYSCALL_NUMBERS: Readonly<Record<SyscallName, Readonly<Partial<Reco
   fanotify_init: { x86_64: 300, i386: 338, aarch64: 262, arm: 367 },
   socket: { x86_64: 41, i386: 359, aarch64: 198, arm: 281 },
   socketpair: { x86_64: 53, i386: 360, aarch64: 199, arm: 288 },
+  /** Only i386 has it among these tables (arm's is OABI, which aarch64's compat layer does not run). */
+  socketcall: { i386: 102 },
+  io_uring_setup: { x86_64: 425, i386: 425, aarch64: 425, arm: 425 },
+  io_uring_enter: { x86_64: 426, i386: 426, aarch64: 426, arm: 426 },
+  io_uring_register: { x86_64: 427, i386: 427, aarch64: 427, arm: 427 },
   chmod: { x86_64: 90, i386: 15, arm: 15 },
   fchmod: { x86_64: 91, i386: 94, aarch64: 52, arm: 94 },
   fchmodat: { x86_64: 268, i386: 306, aarch64: 53, arm: 333 },
@@ -234,6 +245,9 @@ const AF_UNIX = 1
 const AF_INET = 2
 const AF_INET6 = 10
 const AF_NETLINK = 16
+/** socketcall()'s calls that make a socket (linux/net.h). */
+const SYS_SOCKET = 1
+const SYS_SOCKETPAIR = 8
 const S_ISUID = 0o4000
 const S_ISGID = 0o2000
 const SETID_WHY =
@@ -346,7 +360,21 @@ export const SECCOMP_RULES: readonly SeccompRule[] = [
     when: { kind: 'arg-not-in', arg: 0, values: [AF_UNSPEC, AF_UNIX, AF_INET, AF_INET6, AF_NETLINK] },
     errno: 'EAFNOSUPPORT',
     summary: 'sockets other than unix, inet, inet6 and netlink',
-    why: 'rare protocol families (and the kernel modules they autoload) are attack surface nothing here needs; the answer is the one a kernel without the family gives',
+    why: "rare protocol families (and the kernel modules they autoload) are attack surface nothing here needs, and AF_VSOCK is not confined by the network namespace (on a virtual machine it reaches the hypervisor's side; red team, round 93); the answer is the one a kernel without the family gives",
+  },
+  {
+    syscalls: ['socketcall'],
+    when: { kind: 'arg-in', arg: 0, values: [SYS_SOCKET, SYS_SOCKETPAIR] },
+    errno: 'EAFNOSUPPORT',
+    summary: "i386 socketcall's SOCKET and SOCKETPAIR, whatever the family",
+    why: 'its family sits behind a pointer the filter cannot read: an AF_VSOCK socket made through it left the network namespace (red team, round 93)',
+  },
+  {
+    syscalls: ['io_uring_setup', 'io_uring_enter', 'io_uring_register'],
+    when: { kind: 'always' },
+    errno: 'ENOSYS',
+    summary: 'io_uring (io_uring_setup, io_uring_enter, io_uring_register)',
+    why: "its operations make sockets of any family and set extended attributes without the syscalls above: an AF_VSOCK socket through IORING_OP_SOCKET left the network namespace (red team, round 93); the answer is a kernel's without io_uring, on which libuv, glib and tokio fall back, as under Docker's default profile",
   },
   {
     syscalls: ['chmod', 'fchmod', 'creat', 'mknod'],
@@ -367,7 +395,7 @@ export const SECCOMP_RULES: readonly SeccompRule[] = [
     when: { kind: 'always' },
     errno: 'EOPNOTSUPP',
     summary: 'setting extended attributes (setxattr, lsetxattr, fsetxattr, setxattrat)',
-    why: "an ACL set there (setfacl) gives other local users access to the user's files, the git dir included, without changing a mode bit; the answer is a filesystem's without them, which cp -a, tar and Python's copystat take in their stride. io_uring's SETXATTR is not covered (io_uring stays allowed, above)",
+    why: "an ACL set there (setfacl) gives other local users access to the user's files, the git dir included, without changing a mode bit; the answer is a filesystem's without them, which cp -a, tar and Python's copystat take in their stride (io_uring's SETXATTR is refused with io_uring, above)",
   },
 ]
 

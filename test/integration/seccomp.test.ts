@@ -31,6 +31,15 @@ const PROBE_SANDBOX = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'
 /** The namespace options of a claudebox launch (src/sandbox/plan.ts). */
 const LAUNCH_SANDBOX = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/mnt', '--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--cap-drop', 'ALL']
 
+/** kernel.io_uring_disabled (Linux 6.6+): 0 lets everyone set up a ring; absent on older kernels, which allow it. */
+const IO_URING_ENABLED = (() => {
+  try {
+    return fs.readFileSync('/proc/sys/kernel/io_uring_disabled', 'utf8').trim() === '0'
+  } catch {
+    return fs.existsSync('/proc/sys/kernel')
+  }
+})()
+
 interface Result {
   code: number | null
   out: string
@@ -132,6 +141,19 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CC || ARCH === undefined)('seccomp filter i
     const filtered = await run('int80-tiocsti')
     if (baseline === (LEGACY_TIOCSTI ? 'OK' : 'EIO')) expect(filtered).toBe('EPERM')
     else expect(filtered).not.toBe('OK') // a kernel without ia32 emulation (ia32_emulation=0)
+  })
+  test("io_uring: ENOSYS (its IORING_OP_SOCKET made an AF_VSOCK socket, which the network namespace does not confine: red team, round 93); set up without the filter where the kernel allows it", async () => {
+    expect(await run('io-uring-setup')).toBe('ENOSYS')
+    if (IO_URING_ENABLED) expect(await run('io-uring-setup', false)).toBe('OK')
+  })
+  test.runIf(process.arch === 'x64')("a socket through the i386 socketcall() multiplexer: EAFNOSUPPORT whatever the family (round 93); the direct i386 socket() of a unix socket still works", async () => {
+    const baseline = await run('int80-socketcall-unix', false)
+    if (baseline === 'OK') {
+      expect(await run('int80-socketcall-unix')).toBe('EAFNOSUPPORT')
+      expect(await run('int80-socket-unix')).toBe('OK')
+    } else {
+      expect(await run('int80-socketcall-unix')).not.toBe('OK') // a kernel without ia32 emulation
+    }
   })
   test.runIf(process.arch === 'x64')('x32 syscalls: ENOSYS', async () => {
     expect(await run('x32-getpid')).toBe('ENOSYS')
