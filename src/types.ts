@@ -74,8 +74,13 @@ export interface HostFacts {
   gitLayout: GitLayout | undefined
   /** /etc entries that are symlinks, with their resolved targets (resolv.conf into /run...). */
   etcLinks: Readonly<Record<string, string>>
-  /** Secret files under /etc (shadow, ssh host keys) that exist: masked with /dev/null inside. */
+  /**
+   * Secret files under /etc (shadow, ssh host keys) that exist, and for root every file in /etc and
+   * /opt that others cannot read (host/root-only.ts): masked with /dev/null inside.
+   */
   etcSecrets: readonly string[]
+  /** For root: the folders in /etc and /opt that others cannot enter, shown empty inside. */
+  rootOnlyDirs: readonly string[]
   /** Symlinks under /run that the system's PATH goes through (NixOS /run/current-system). */
   runLinks: Readonly<Record<string, string>>
   /** Git files that run code outside the sandbox (config, hooks), found in the trusted git dirs. */

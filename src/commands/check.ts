@@ -12,6 +12,7 @@ import type { CliOptions } from '../cli/args.js'
 import { probeLandlockScope, probeUserns } from '../host/probe.js'
 import { setupLaunch, type LaunchSetup } from './setup.js'
 import { planProbeSandbox } from '../sandbox/mounts.js'
+import { withRootOnly } from '../host/root-only.js'
 import { bwrapMissing, claudeError, planLaunch } from '../sandbox/plan.js'
 import { DEFAULT_SANDBOX } from '../config/sandbox-options.js'
 import type { Settings } from '../config/settings.js'
@@ -34,7 +35,8 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
     const result = await run(file, args)
     return result.exitCode === 0 ? result.stdout.trim().split('\n')[0] : undefined
   }
-  const lookup = planProbeSandbox(facts, LOOKUP_SCRIPT, sandbox.network)
+  // The probe sandbox hides what a launch's does (root-only.ts; without it when that search failed).
+  const lookup = planProbeSandbox(await withRootOnly(facts).catch(() => facts), LOOKUP_SCRIPT, sandbox.network)
   const [bwrapVersion, lookupResult, claudeVersion, gitVersion] = await Promise.all([
     facts.bwrap ? version(facts.bwrap, ['--version']) : undefined,
     lookup ? run(lookup.file, lookup.argv) : undefined,

@@ -6,6 +6,7 @@ import { resumeId } from '../state/adopt.js'
 import { lstatKind, probeUserns, readInstanceState, resolveExisting, snapshot } from '../host/probe.js'
 import { procIsOurs } from '../host/fs.js'
 import { setupLaunch, type LaunchSetup } from './setup.js'
+import { startRootOnlySearch, withRootOnly } from '../host/root-only.js'
 import { storeNewLogin, takeInsideLogin } from '../network/api-session.js'
 import { ApprovalNeeded } from '../config/profiles.js'
 import { diagnoseUserns } from '../sandbox/userns.js'
@@ -65,6 +66,8 @@ export async function launch(settings: Settings, options: CliOptions): Promise<n
 async function launchHere(settings: Settings, options: CliOptions): Promise<number> {
   // Read now (the system's stty, ~2 ms), before anything could change them (tty-settings.ts).
   const tty = options.mode === 'launch' ? saveTtySettings() : NO_TTY_SETTINGS
+  // For root, the search of what only root may read runs beside the probe (root-only.ts).
+  void startRootOnlySearch()
   useConfigCache(resolveExisting(settings.claudeboxHome))
   let setup = await setupWithApproval(settings, options)
   // A session here whose launcher was killed: its end's checks first, then the probe again (they may move files it saw).
@@ -90,7 +93,8 @@ async function launchHere(settings: Settings, options: CliOptions): Promise<numb
 }
 
 async function launchWith(settings: Settings, options: CliOptions, setup: LaunchSetup, servers: SessionServers, tty: TtySettings): Promise<number> {
-  const { facts, request } = setup
+  const { request } = setup
+  const facts = await withRootOnly(setup.facts)
   let plan = planLaunch(facts, request)
   for (const warning of plan.warnings) warn(warning)
   if (options.mode === 'dry-run') return await dryRun(plan, facts)
@@ -338,7 +342,7 @@ async function networkNotice(settings: Settings, options: CliOptions, request: L
   // second gateway's sockets into the plan).
   const again = setupLaunch(settings, options)
   const { sandbox, applied } = again.request
-  return planLaunch(again.facts, { ...request, ...(sandbox === undefined ? {} : { sandbox }), ...(applied === undefined ? {} : { applied }) })
+  return planLaunch(await withRootOnly(again.facts), { ...request, ...(sandbox === undefined ? {} : { sandbox }), ...(applied === undefined ? {} : { applied }) })
 }
 
 function afterSession(what: string, step: () => void): void {

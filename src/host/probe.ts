@@ -77,6 +77,7 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
         .filter((entry): entry is [string, string] => entry[1] !== undefined),
     ),
     etcSecrets: etcSecrets(),
+    rootOnlyDirs: [],
     runLinks: Object.fromEntries(
       RUN_LINKS.filter(p => lstatKind(p) === 'symlink').map(p => [p, fs.readlinkSync(p)]),
     ),

@@ -28,8 +28,11 @@ export function systemMounts(facts: HostFacts): { groups: string[][]; visible: s
       groups.push(['--symlink', entry.target, p])
     }
   }
-  // Password hashes and host keys: root inside (uid 0 is mapped for root) could read them.
+  // Password hashes and host keys, and for root all that only root may read in /etc and /opt:
+  // root inside (uid 0 is mapped for root) could read them. Folders after files: a file the
+  // probe lists may lie in a folder the search hides.
   for (const secret of facts.etcSecrets) groups.push(['--ro-bind', '/dev/null', secret])
+  for (const dir of facts.rootOnlyDirs) groups.push(['--tmpfs', dir, '--remount-ro', dir])
   groups.push(['--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'])
   // Sysctls check only that the writer is (host) uid 0, not its capabilities: for root, whose uid 0
   // is mapped into the sandbox, a writable /proc/sys would let the agent set kernel.core_pattern

@@ -7,7 +7,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { instanceId } from '../../src/state/instance.js'
-import { BIN, claudebox, git, HAVE_BWRAP, landlockScopeSupported, makeRepo, makeWorld, REAL_CLAUDE, type World, instancePath } from '../helpers/cli.js'
+import { BIN, claudebox, git, HAVE_BWRAP, IS_ROOT, landlockScopeSupported, makeRepo, makeWorld, REAL_CLAUDE, type World, instancePath } from '../helpers/cli.js'
 
 const LANDLOCK_SCOPE = landlockScopeSupported()
 
@@ -71,6 +71,23 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
   ])('read %s: fails', async (_name, script) => {
     const r = await inside(`${script()} && echo ESCAPED || echo BLOCKED`)
     expect(r.out).toMatch(/BLOCKED$/)
+  })
+
+  test.runIf(IS_ROOT)("as root: what only root may read in /etc and /opt is hidden, what others may read is not (red team, round 93: a 0600 key in a 0700 /etc/ssl/private was read inside)", () => {
+    // A tmpfs of the test's own over /opt, in a mount namespace of its own: the machine's /opt stays as it is.
+    const plant = [
+      'mount -t tmpfs tmpfs /opt',
+      'mkdir -m 700 /opt/private && echo SECRET-IN-FOLDER > /opt/private/key',
+      'echo SECRET-FILE > /opt/key && chmod 600 /opt/key',
+      'echo SHARED > /opt/shared && chmod 644 /opt/shared',
+      'exec "$@"',
+    ].join(' && ')
+    const script = 'cat /opt/key /opt/private/key /opt/shared 2>&1; ls -A /opt/private; touch /opt/private/new 2>/dev/null || echo READ-ONLY'
+    const r = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', plant, 'plant', process.execPath, BIN, '--', '-c', script], { cwd: s.project, env: { ...s.world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, encoding: 'utf8', timeout: 60_000 })
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stdout).toContain('SHARED')
+    expect(r.stdout).toContain('READ-ONLY')
+    expect(r.stdout).not.toMatch(/SECRET|key\n/)
   })
 
   test('home holds only what the sandbox put there', async () => {

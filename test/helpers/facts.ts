@@ -53,6 +53,7 @@ export function debianFacts(overrides: Partial<HostFacts> = {}): HostFacts {
     gitLayout: { kind: 'dir', worktree: '/home/ada/src/shop' },
     etcLinks: {},
     etcSecrets: ['/etc/shadow'],
+    rootOnlyDirs: [],
     runLinks: {},
     ...overrides,
   }

@@ -382,4 +382,14 @@ describe('planLaunch', () => {
     expect(optionArgs(plan.argv, '--ro-bind', 2)).toEqual(expect.arrayContaining([['/proc/sys', '/proc/sys'], ['/dev/null', '/etc/shadow']]))
     expect(plan.argv.indexOf('/proc/sys')).toBeGreaterThan(plan.argv.indexOf('--proc'))
   })
+
+  test("for root, the folders of /etc and /opt that others cannot enter show empty and read-only, after /etc is bound and after the masked files (one may lie inside)", () => {
+    const plan = planLaunch({ ...debianFacts(), etcSecrets: ['/etc/shadow', '/etc/ssl/private/x.key'], rootOnlyDirs: ['/etc/ssl/private', '/opt/app/secrets'] }, request)
+    for (const dir of ['/etc/ssl/private', '/opt/app/secrets']) {
+      const at = plan.argv.indexOf(dir)
+      expect(plan.argv.slice(at - 1, at + 3)).toEqual(['--tmpfs', dir, '--remount-ro', dir])
+      expect(at).toBeGreaterThan(plan.argv.lastIndexOf('/etc/ssl/private/x.key'))
+      expect(at).toBeGreaterThan(plan.argv.indexOf('/etc'))
+    }
+  })
 })
