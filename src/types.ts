@@ -81,6 +81,8 @@ export interface HostFacts {
   etcSecrets: readonly string[]
   /** For root: the folders in /etc and /opt that others cannot enter, shown empty inside. */
   rootOnlyDirs: readonly string[]
+  /** Whether stdin, stdout or stderr is a terminal: without one, the sandbox gets no controlling terminal. */
+  stdioTerminal: boolean
   /** Symlinks under /run that the system's PATH goes through (NixOS /run/current-system). */
   runLinks: Readonly<Record<string, string>>
   /** Git files that run code outside the sandbox (config, hooks), found in the trusted git dirs. */

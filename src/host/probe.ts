@@ -5,6 +5,7 @@ import { launchError } from '../errors.js'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { isatty } from 'node:tty'
 import { fileURLToPath } from 'node:url'
 import { scopeHelper } from '../sandbox/landlock.js'
 import { isDir, lstatKind, pidScope, randomHex, readConfigText, readNoFollow, realPathFrom, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
@@ -78,6 +79,7 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
     ),
     etcSecrets: etcSecrets(),
     rootOnlyDirs: [],
+    stdioTerminal: [0, 1, 2].some(fd => isatty(fd)),
     runLinks: Object.fromEntries(
       RUN_LINKS.filter(p => lstatKind(p) === 'symlink').map(p => [p, fs.readlinkSync(p)]),
     ),

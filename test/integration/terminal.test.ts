@@ -74,6 +74,21 @@ describe.skipIf(!HAVE_BWRAP)('terminal', () => {
     fs.rmSync(path.join(repo, 'd'), { recursive: true, force: true })
   }, 90_000)
 
+  test("launched from a terminal with none on stdin, stdout or stderr, the session has no terminal (a session of its own): it cannot change the terminal's settings nor make it signal the caller's group; with the terminal on stdout only, the settings it changed are put back (red team, round 93)", () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    noticeGiven(world)
+    const session = `(stty -F /dev/tty intr R && echo tty-changed) 2>/dev/null || echo no-tty`
+    const script = [
+      `${process.execPath} ${BIN} -- -c '${session}' </dev/null >out 2>&1; echo "status $?"; cat out`,
+      `stty -a | grep -o "intr = [^;]*"`,
+      `echo | ${process.execPath} ${BIN} -- -c '${session}'; echo "status $?"`,
+      `stty -a | grep -o "intr = [^;]*"`,
+    ].join('; ')
+    const r = spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), 'never-shown', '', 'sh', '-c', script], { cwd: repo, env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', TERM: 'dumb' }, encoding: 'utf8', timeout: 60_000 })
+    expect(r.stdout, r.stdout).toMatch(/status 0\s+no-tty\s+intr = \^C[\s\S]*tty-changed\s+status 0\s+intr = \^C/)
+  }, 90_000)
+
   test('the first launch in a project prints the audit on a terminal, once; later launches print nothing of their own', async () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')

@@ -383,6 +383,11 @@ describe('planLaunch', () => {
     expect(plan.argv.indexOf('/proc/sys')).toBeGreaterThan(plan.argv.indexOf('--proc'))
   })
 
+  test('with no terminal on stdin, stdout or stderr the sandbox is a session of its own (no controlling terminal); with one it shares the terminal (window-size changes)', () => {
+    expect(planLaunch({ ...debianFacts(), stdioTerminal: false }, request).argv).toContain('--new-session')
+    expect(planLaunch(debianFacts(), request).argv).not.toContain('--new-session')
+  })
+
   test("for root, the folders of /etc and /opt that others cannot enter show empty and read-only, after /etc is bound and after the masked files (one may lie inside)", () => {
     const plan = planLaunch({ ...debianFacts(), etcSecrets: ['/etc/shadow', '/etc/ssl/private/x.key'], rootOnlyDirs: ['/etc/ssl/private', '/opt/app/secrets'] }, request)
     for (const dir of ['/etc/ssl/private', '/opt/app/secrets']) {
