@@ -267,22 +267,14 @@ function projectDirsOf(facts: HostFacts, cwd: string, options: SandboxOptions, w
 
 /**
  * A seccomp filter (not --new-session, which stops window-size changes reaching Claude:
- * bubblewrap#573; that only when no stdio is a terminal, below) makes TIOCSTI/TIOCLINUX fail
- * (CVE-2017-5226, CVE-2019-10063) and blocks mount,
+ * bubblewrap#573) makes TIOCSTI/TIOCLINUX fail (CVE-2017-5226, CVE-2019-10063) and blocks mount,
  * keyring and namespace syscalls (seccomp.ts). The host's abstract unix sockets (X11's
  * @/tmp/.X11-unix/X0) are reachable wherever the network namespace is shared: a Landlock scope set
  * by a small helper refuses them (landlock.ts); it reaches the sandbox as a copy on bwrap's own
  * tmpfs, so a noexec home cannot stop it. Returns the helper, when there is one for this machine.
  */
 function terminalAndSyscalls(b: SandboxBuilder, facts: HostFacts): Uint8Array | undefined {
-  // No terminal on stdin, stdout or stderr (`claudebox -p ... </dev/null >log` from a terminal):
-  // nothing inside needs one, yet the launcher's controlling terminal stayed the session's through
-  // /dev/tty: it changed the terminal's settings for good, and made the terminal signal the
-  // caller's process group, a script running claudebox (red team, round 93).
-  if (!facts.stdioTerminal) {
-    b.add('--new-session')
-    b.protections.push('no terminal on stdin, stdout or stderr: none inside either (a session of its own, --new-session)')
-  }
+  if (!facts.stdioTerminal) b.protections.push('no terminal on stdin, stdout or stderr: none inside either (/dev/tty is /dev/null, unopenable)')
   const arch = hostSeccompArch(facts.arch)
   if (arch !== undefined) {
     const filter = seccompFilter(arch)

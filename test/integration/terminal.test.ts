@@ -74,7 +74,7 @@ describe.skipIf(!HAVE_BWRAP)('terminal', () => {
     fs.rmSync(path.join(repo, 'd'), { recursive: true, force: true })
   }, 90_000)
 
-  test("launched from a terminal with none on stdin, stdout or stderr, the session has no terminal (a session of its own): it cannot change the terminal's settings nor make it signal the caller's group; with the terminal on stdout only, the settings it changed are put back (red team, round 93)", () => {
+  test("launched from a terminal with none on stdin, stdout or stderr, the session has no terminal (/dev/tty is /dev/null): it cannot change the terminal's settings nor make it signal the caller's group; with the terminal on stdout only, the settings it changed are put back (red team, round 93)", () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')
     noticeGiven(world)

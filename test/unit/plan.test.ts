@@ -383,9 +383,13 @@ describe('planLaunch', () => {
     expect(plan.argv.indexOf('/proc/sys')).toBeGreaterThan(plan.argv.indexOf('--proc'))
   })
 
-  test('with no terminal on stdin, stdout or stderr the sandbox is a session of its own (no controlling terminal); with one it shares the terminal (window-size changes)', () => {
-    expect(planLaunch({ ...debianFacts(), stdioTerminal: false }, request).argv).toContain('--new-session')
-    expect(planLaunch(debianFacts(), request).argv).not.toContain('--new-session')
+  test("with no terminal on stdin, stdout or stderr the launcher's controlling terminal is out of reach (/dev/tty is /dev/null, after --dev); with one the sandbox shares it", () => {
+    const argv = planLaunch({ ...debianFacts(), stdioTerminal: false }, request).argv
+    const at = argv.indexOf('/dev/tty')
+    expect(argv.slice(at - 2, at + 1)).toEqual(['--ro-bind', '/dev/null', '/dev/tty'])
+    expect(at).toBeGreaterThan(argv.indexOf('--dev'))
+    expect(planLaunch(debianFacts(), request).argv).not.toContain('/dev/tty')
+    expect(argv).not.toContain('--new-session')
   })
 
   test("for root, the folders of /etc and /opt that others cannot enter show empty and read-only, after /etc is bound and after the masked files (one may lie inside)", () => {
