@@ -4,7 +4,7 @@ import { execa } from 'execa'
 import { mayTakeOver } from '../state/migration.js'
 import { pendingTakeovers } from './takeover.js'
 import { checksPassed, evaluateChecks, renderChecks, type CheckResult } from '../sandbox/checks.js'
-import { findHostLogin } from '../state/login.js'
+import { copyable, findHostLogin, type HostLogin } from '../state/login.js'
 import { jsonSafe, writeOut } from '../cli/terminal-safe.js'
 import type { LaunchSummary } from '../types.js'
 import { ClaudeboxError, EXIT } from '../errors.js'
@@ -59,7 +59,7 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
     projectProblem,
     workTree: facts.git?.topLevel ?? facts.cwd ?? '/',
     apiKeyVariable: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'].find(name => facts.env[name]),
-    importableLogin: findHostLogin(facts.claudeboxHome, facts.home, facts.env)?.credentials,
+    importableLogin: importable(findHostLogin(facts.claudeboxHome, facts.home, facts.env)),
     credentialsExist: plan === undefined ? false : fs.existsSync(plan.credentials.path),
     legacyTiocsti: userns.sysctl['dev/tty/legacy_tiocsti'],
     lookupProblem: sandboxFailed || !lookupResult ? undefined : lookupResult.stdout.trim().replaceAll('\n', '; ') || undefined,
@@ -148,3 +148,6 @@ function unfinishedSince(instance: string): string | undefined {
   const started = firstGone(gone)?.record.started
   return typeof started === 'string' && started !== '' ? started : 'at a time not recorded'
 }
+
+/** Where the login the first launch offers to copy is (an API key's account file); none for an OAuth login (login.ts). */
+const importable = (login: HostLogin | undefined): string | undefined => (login !== undefined && copyable(login) ? login.accountFile : undefined)

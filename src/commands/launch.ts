@@ -370,13 +370,19 @@ async function setupWithApproval(settings: Settings, options: CliOptions): Promi
 
 /**
  * First run: when claudebox has no credentials yet but the user's normal Claude Code has a login,
- * offer once to copy it: asked on a terminal, accepted by --yes, only mentioned otherwise.
+ * offer once to copy it: asked on a terminal, accepted by --yes, only mentioned otherwise. An OAuth
+ * login is not offered (login.ts): said once, with the way to a login of claudebox's own.
  */
 async function offerLoginImport(facts: HostFacts, yes: boolean): Promise<boolean> {
-  const { findHostLogin, importLogin } = await import('../state/login.js')
+  const { copyable, findHostLogin, importLogin } = await import('../state/login.js')
   const login = findHostLogin(facts.claudeboxHome, facts.home, facts.env)
   if (login === undefined) return false
   const where = login.credentials ?? login.accountFile ?? ''
+  if (!copyable(login)) {
+    importLogin(facts.claudeboxHome, login, false)
+    warn(`your Claude Code login in ${where} is not copied: its refresh token works once, so the first refresh by either copy would sign the other out; sign claudebox in with a login of its own: claudebox --login`)
+    return false
+  }
   let accepted = yes
   if (!yes) {
     if (!canAsk()) {

@@ -1,5 +1,9 @@
 // First run: reuse the login of the user's normal Claude Code, once, by copying (never moving)
-// what Claude needs into the shared tier. The user's own ~/.claude is never changed.
+// what Claude needs into the shared tier. The user's own ~/.claude is never changed. Only an API
+// key (in the account file) is copied: an OAuth login's refresh token works once, so two copies of
+// it sign each other out at the first refresh, the user's own Claude Code or every project (red
+// team, round 94; anthropics/claude-code#76561). For that one, claudebox gets a login of its own
+// (claudebox --login), and the user is told so once.
 import { ACCOUNT_KEYS, withSharedAccountFile } from './account-state.js'
 import { writeFileAtomic } from '../host/atomic-write.js'
 import fs from 'node:fs'
@@ -10,11 +14,14 @@ import { sharedPaths } from './instance.js'
 
 
 export interface HostLogin {
-  /** Where the credential file was found, if one was. */
+  /** Where the credential file was found, if one was: an OAuth login, never copied. */
   credentials?: string
   /** The host's account file with a login in it, if one was found. */
   accountFile?: string
 }
+
+/** Whether the login can be copied: not when it is an OAuth login's credential file. */
+export const copyable = (login: HostLogin): boolean => login.credentials === undefined
 
 /** Marks that the question was asked (answered or declined): it is asked once. */
 const DECISION_FILE = 'login-import'
@@ -37,12 +44,14 @@ export function findHostLogin(claudeboxHome: string, home: string, env: Readonly
   return login.credentials || login.accountFile ? login : undefined
 }
 
-/** Copies the login into the shared tier with mode 0600; records the decision either way. */
+/**
+ * Copies a copyable login's account keys into the shared tier; records the decision either way
+ * (`accepted` false, or a login that cannot be copied: nothing copied, and not offered again).
+ */
 export function importLogin(claudeboxHome: string, login: HostLogin, accepted: boolean): void {
   const shared = sharedPaths(claudeboxHome)
   fs.mkdirSync(shared.secureStorage, { recursive: true, mode: 0o700 })
-  if (accepted) {
-    if (login.credentials) writeFileAtomic(path.join(shared.secureStorage, '.credentials.json'), fs.readFileSync(login.credentials))
+  if (accepted && copyable(login)) {
     const account = parseJson(readNoFollow(login.accountFile ?? '', JSON_LIMIT))
     if (account) {
       withSharedAccountFile(shared.claudeJson, found => {
@@ -52,7 +61,8 @@ export function importLogin(claudeboxHome: string, login: HostLogin, accepted: b
       })
     }
   }
-  replace(path.join(shared.dir, DECISION_FILE), `${accepted ? 'imported' : 'declined'} ${new Date().toISOString()}\n`)
+  const decision = !copyable(login) ? 'not copied (an OAuth login)' : accepted ? 'imported' : 'declined'
+  replace(path.join(shared.dir, DECISION_FILE), `${decision} ${new Date().toISOString()}\n`)
 }
 
 function parseJson(text: string | undefined): Record<string, unknown> | undefined {

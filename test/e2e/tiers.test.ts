@@ -37,35 +37,46 @@ describe.skipIf(!HAVE_BWRAP)('tiers and shared state with the real Claude Code',
     expect(r.stdout).toBe('BLOCKED')
   })
 
-  test('first run: the login of the normal Claude Code is copied once with --yes, and is what Claude sends', async () => {
+  test("first run: an OAuth login of the normal Claude Code is never copied (its refresh token works once: the first refresh by either copy signed the other out, red team round 94); said once, with claudebox --login", async () => {
     await api.start()
     const world = makeWorld()
     const hostClaude = path.join(world.home, '.claude')
     fs.mkdirSync(hostClaude, { mode: 0o700 })
-    const credentials = JSON.stringify({ claudeAiOauth: { accessToken: 'sk-ant-oat01-imported', refreshToken: 'r', expiresAt: 4102444800000, scopes: ['user:inference'], subscriptionType: 'pro' } })
+    const credentials = JSON.stringify({ claudeAiOauth: { accessToken: 'sk-ant-oat01-hosts', refreshToken: 'r', expiresAt: 4102444800000, scopes: ['user:inference'], subscriptionType: 'pro' } })
     fs.writeFileSync(path.join(hostClaude, '.credentials.json'), credentials, { mode: 0o600 })
-    fs.writeFileSync(path.join(world.home, '.claude.json'), JSON.stringify({ oauthAccount: { emailAddress: 'ada@example.com' }, hasCompletedOnboarding: true, projects: { '/secret/path': {} } }))
+    fs.writeFileSync(path.join(world.home, '.claude.json'), JSON.stringify({ oauthAccount: { emailAddress: 'ada@example.com' }, hasCompletedOnboarding: true }))
     const before = fs.statSync(path.join(hostClaude, '.credentials.json'))
+    const repo = makeRepo(world.home, 'p')
+
+    const r = await claude(world, repo, ['--yes', '-p', 'hello'], { ANTHROPIC_API_KEY: 'sk-ant-api03-ENVKEY' })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stderr).toContain(`claudebox: your Claude Code login in ${hostClaude}/.credentials.json is not copied: its refresh token works once, so the first refresh by either copy would sign the other out; sign claudebox in with a login of its own: claudebox --login`)
+    expect(api.messages().at(-1)?.headers['authorization']).toBeUndefined()
+    expect(fs.existsSync(path.join(world.claudeboxHome, 'shared/credentials/.credentials.json'))).toBe(false)
+    expect(fs.readFileSync(path.join(hostClaude, '.credentials.json'), 'utf8')).toBe(credentials)
+    expect(fs.statSync(path.join(hostClaude, '.credentials.json')).mtimeMs).toBe(before.mtimeMs)
+    const again = await claude(world, repo, ['-p', 'hello'], { ANTHROPIC_API_KEY: 'sk-ant-api03-ENVKEY' })
+    expect(again.stderr).not.toContain('login')
+  })
+
+  test('first run: a Console login (an API key in the account file) of the normal Claude Code is copied once with --yes, and is what the gateway sends', async () => {
+    await api.start()
+    const world = makeWorld()
+    fs.writeFileSync(path.join(world.home, '.claude.json'), JSON.stringify({ oauthAccount: { emailAddress: 'ada@example.com' }, primaryApiKey: 'sk-ant-api03-IMPORTED', hasCompletedOnboarding: true, projects: { '/secret/path': {} } }))
     const repo = makeRepo(world.home, 'p')
 
     // Without a terminal and without --yes: nothing copied, and it says how.
     const quiet = await claude(world, repo, ['-p', 'hello'])
-    expect(quiet.stderr).toContain(`claudebox: found a Claude Code login in ${hostClaude}/.credentials.json; run claudebox --yes once`)
-    expect(fs.existsSync(path.join(world.claudeboxHome, 'shared/credentials/.credentials.json'))).toBe(false)
+    expect(quiet.stderr).toContain(`claudebox: found a Claude Code login in ${world.home}/.claude.json; run claudebox --yes once`)
+    expect(fs.existsSync(path.join(world.claudeboxHome, 'shared/.claude.json')) && fs.readFileSync(path.join(world.claudeboxHome, 'shared/.claude.json'), 'utf8').includes('IMPORTED')).toBe(false)
 
     const r = await claude(world, repo, ['--yes', '-p', 'hello'], { ANTHROPIC_API_KEY: undefined })
     expect(r.exitCode, r.stderr).toBe(0)
     expect(r.stderr).toContain('copied your Claude Code login')
-    expect(api.messages().at(-1)?.headers['authorization']).toBe('Bearer sk-ant-oat01-imported')
-    const copied = path.join(world.claudeboxHome, 'shared/credentials/.credentials.json')
-    expect(fs.readFileSync(copied, 'utf8')).toBe(credentials)
-    expect(fs.statSync(copied).mode & 0o777).toBe(0o600)
+    expect(api.messages().at(-1)?.headers['x-api-key']).toBe('sk-ant-api03-IMPORTED')
     const account = JSON.parse(fs.readFileSync(path.join(world.claudeboxHome, 'shared/.claude.json'), 'utf8')) as Record<string, unknown>
     expect(account['oauthAccount']).toEqual({ emailAddress: 'ada@example.com' })
     expect(account['projects']).toBeUndefined() // the user's per-path map is not carried over
-    // The user's own files are unchanged, and the question is not asked again.
-    expect(fs.readFileSync(path.join(hostClaude, '.credentials.json'), 'utf8')).toBe(credentials)
-    expect(fs.statSync(path.join(hostClaude, '.credentials.json')).mtimeMs).toBe(before.mtimeMs)
     const again = await claude(world, repo, ['-p', 'hello'])
     expect(again.stderr).not.toContain('login')
   })

@@ -99,17 +99,20 @@ describe.skipIf(!HAVE_BWRAP)('--check', () => {
     expect(r.stdout).not.toContain('no credentials yet')
   })
 
-  test('in a refused root (your home) the project line fails once and the protections still show; an importable login is named', async () => {
+  test('in a refused root (your home) the project line fails once and the protections still show; an importable login (an API key) is named, an OAuth one is not (never copied)', async () => {
     const world = makeWorld()
     fs.mkdirSync(path.join(world.home, '.claude'), { recursive: true })
-    fs.writeFileSync(path.join(world.home, '.claude/.credentials.json'), '{"claudeAiOauth":{"accessToken":"x"}}')
+    fs.writeFileSync(path.join(world.home, '.claude/.claude.json'), '{"primaryApiKey":"sk-ant-api03-x"}')
     const r = await claudebox(world, ['--check'], { cwd: world.home, env: { CLAUDEBOX_CLAUDE: '/bin/true', CLAUDEBOX_BWRAP: '/nonexistent/bwrap' } })
     expect(r.exitCode).toBe(1)
     expect(r.stdout).toMatch(/^fail bwrap: CLAUDEBOX_BWRAP names \/nonexistent\/bwrap, which does not exist/m)
     expect(r.stdout).toMatch(/^fail project: refusing to make .* writable: it is your home directory/m)
     expect(r.stdout.match(/^fail /gm)?.length).toBe(3) // bwrap, user namespaces (not tested), project
     expect(r.stdout).toMatch(/^ok +protection: seccomp filter/m)
-    expect(r.stdout).toContain(`ok   sign-in: not yet: the first launch offers your Claude Code login from ${world.home}/.claude/.credentials.json`)
+    expect(r.stdout).toContain(`ok   sign-in: not yet: the first launch offers your Claude Code login from ${world.home}/.claude/.claude.json`)
+    fs.writeFileSync(path.join(world.home, '.claude/.credentials.json'), '{"claudeAiOauth":{"accessToken":"x"}}')
+    const oauth = await claudebox(world, ['--check'], { cwd: world.home, env: { CLAUDEBOX_CLAUDE: '/bin/true', CLAUDEBOX_BWRAP: '/nonexistent/bwrap' } })
+    expect(oauth.stdout).toContain('warn sign-in: no login yet: run claudebox --login once')
   })
 
   test('a broken config.json fails its line and the other checks still run, with the built-in options; a bad option on the command line stops there', async () => {
