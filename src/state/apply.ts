@@ -184,12 +184,14 @@ export function recordInstanceMeta(instance: string, facts: HostFacts): void {
   } catch {
     // not recorded yet
   }
+  // The root's own device: a project at the top of a drive whose mount point goes at unplug (as
+  // udisks does) was taken for removed by the device of the folder above it (red team, round 94).
   let rootDevice: number
   try {
-    rootDevice = fs.statSync(path.dirname(root)).dev
+    rootDevice = fs.statSync(root).dev
   } catch {
     // Removed while the launch ran (this runs beside bwrap): the reason, not an internal error (flaky in CI).
-    throw launchError(`the sandbox could not start: ${path.dirname(root)} no longer exists (removed while claudebox started); cd into your project and rerun`)
+    throw launchError(`the sandbox could not start: ${root} no longer exists (removed while claudebox started); cd into your project and rerun`)
   }
   const meta: InstanceMeta = { rootDevice, name: path.basename(top) }
   if (facts.gitRemote) meta.remote = facts.gitRemote

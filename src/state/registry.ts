@@ -107,7 +107,11 @@ function validGuarded(guarded: unknown): boolean {
 
 /** Instance metadata claudebox records at creation, for GC (mount check) and the --adopt hint. */
 export interface InstanceMeta {
-  /** st_dev of the project root's directory when the instance was created. */
+  /**
+   * st_dev of the project root (the git common dir, or the folder) when the instance was created;
+   * before round 94, of the folder above it. Either tells an unmounted drive from a removed folder,
+   * but the folder above missed a project at the top of a drive whose mount point is gone.
+   */
   rootDevice: number
   /** The directory name of the project and its git remote, to recognise it after a move. */
   name: string

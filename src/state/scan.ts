@@ -199,7 +199,7 @@ export function rootState(root: string, meta: InstanceMeta | undefined): string 
     if (code !== 'ENOENT') return code
   }
   if (meta === undefined) return 'missing'
-  // The root's parent was on meta.rootDevice; walk up to the first ancestor that exists now.
+  // The root (or, in an older record, its parent) was on meta.rootDevice; walk up to the first ancestor that exists now.
   for (let p = path.dirname(path.dirname(root)); ; p = path.dirname(p)) {
     try {
       const st = fs.statSync(p)

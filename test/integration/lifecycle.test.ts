@@ -197,6 +197,23 @@ describe.skipIf(!HAVE_BWRAP)('--gc keeps what the user may still want', () => {
     expect(fs.existsSync(instance)).toBe(true)
   })
 
+  test("a project at the top of a drive whose mount point went with it (udisks removes it at unplug) is unreachable, not gone (red team, round 94: --gc removed it)", async () => {
+    const world = makeWorld()
+    const drive = path.join(world.root, 'media', 'USB')
+    fs.mkdirSync(drive, { recursive: true })
+    const r = await execa('unshare', ['-rm', 'sh', '-c', `mount -t tmpfs none '${drive}' && cd '${drive}' && '${process.execPath}' '${BIN}' -- -c true`], {
+      env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' },
+      extendEnv: false,
+      reject: false,
+    })
+    expect(r.exitCode, r.stderr).toBe(0)
+    fs.rmdirSync(drive)
+    const instance = instancePath(world, drive)
+    const gc = await claudebox(world, ['--gc', '--yes'], { cwd: world.home })
+    expect(gc.stderr).toMatch(/cannot reach .*\(unreachable\); kept/)
+    expect(fs.existsSync(instance)).toBe(true)
+  })
+
   test('most roots gone at once: refused without --force', async () => {
     const world = makeWorld()
     const parent = path.join(world.home, 'src')
