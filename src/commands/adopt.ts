@@ -19,8 +19,9 @@ export function runAdopt(settings: Settings, oldRootArg: string, dryRun: boolean
     writeOut(renderAdopt(plan))
     return EXIT.ok
   }
-  applyAdopt(settings.claudeboxHome, plan)
+  const kept = applyAdopt(settings.claudeboxHome, plan)
   warn(`adopted ${plan.oldRoot}: its instance is now ${plan.toId}, with ${plan.renames.length} history folder(s) renamed`)
+  if (kept !== undefined) warn(`the new location's instance before it (no conversations) is kept in ${kept}; remove it when you no longer need its settings`)
   return EXIT.ok
 }
 
@@ -46,11 +47,15 @@ export function adoptPlanFor(facts: ProjectFacts, oldRootArg: string): AdoptPlan
   })
 }
 
-/** Moves the instance to its new id and renames its history folders (adopt.ts planned them). */
-export function applyAdopt(claudeboxHome: string, plan: AdoptPlan): void {
+/**
+ * Moves the instance to its new id and renames its history folders (adopt.ts planned them). Returns
+ * where the new location's instance it replaced was kept, if there was one.
+ */
+export function applyAdopt(claudeboxHome: string, plan: AdoptPlan): string | undefined {
   const dir = instancesDir(claudeboxHome)
   const from = instanceDir(claudeboxHome, plan.fromId)
   const to = instanceDir(claudeboxHome, plan.toId)
+  let kept: string | undefined
   if (plan.replaceEmptyTarget) {
     const trash = path.join(dir, `.trash-${plan.toId}-${process.pid}-${Date.now()}`)
     fs.renameSync(to, trash)
@@ -65,7 +70,7 @@ export function applyAdopt(claudeboxHome: string, plan: AdoptPlan): void {
       fs.renameSync(trash, to)
       throw launchError(`cannot adopt: the new location's instance ${to} holds ${conversations} conversation(s) after all; --adopt will not merge two histories (claudebox --list shows it)`)
     }
-    fs.rmSync(trash, { recursive: true, force: true })
+    kept = keepAside(claudeboxHome, plan.toId, trash, to)
   }
   moveInstance(from, to, `${plan.newRoot}\n`)
   fs.rmSync(path.join(to, META_FILE), { force: true }) // rewritten by the next launch, for the new place
@@ -74,6 +79,24 @@ export function applyAdopt(claudeboxHome: string, plan: AdoptPlan): void {
     const folder = path.join(to, 'projects', rename.from)
     if (lstatKind(folder) === 'dir') fs.renameSync(folder, path.join(to, 'projects', rename.to))
   }
+  return kept
+}
+
+/**
+ * The replaced instance, without conversations but maybe with the user's settings, MCP servers,
+ * todos or a login of that project, goes to $CLAUDEBOX_HOME/aside/, out of --gc's reach, never
+ * removed (red team, round 94: it was removed as "empty"). Put back, and nothing done, if it cannot.
+ */
+function keepAside(claudeboxHome: string, id: string, trash: string, to: string): string {
+  const kept = path.join(claudeboxHome, 'aside', `${id}-${new Date().toISOString().replace(/[:.]/g, '-')}`)
+  try {
+    fs.mkdirSync(path.dirname(kept), { recursive: true, mode: 0o700 })
+    fs.renameSync(trash, kept)
+  } catch (error) {
+    fs.renameSync(trash, to)
+    throw launchError(`cannot adopt: keeping the new location's instance in ${kept} failed (${(error as NodeJS.ErrnoException).code ?? 'error'}); nothing was changed`)
+  }
+  return kept
 }
 
 /**

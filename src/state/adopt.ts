@@ -72,7 +72,7 @@ export function renderAdopt(plan: AdoptPlan): string {
   const lines = [
     `move instance ${plan.fromId} -> ${plan.toId}`,
     `rewrite project-root: ${plan.oldRoot} -> ${plan.newRoot}`,
-    ...(plan.replaceEmptyTarget ? [`replace the new location's empty instance ${plan.toId}`] : []),
+    ...(plan.replaceEmptyTarget ? [`set the new location's instance ${plan.toId} (no conversations) aside, kept in aside/ of claudebox's home`] : []),
     ...plan.renames.map(r => `rename projects/${r.from} -> projects/${r.to}`),
   ]
   return lines.map(l => `${l}\n`).join('')

@@ -377,6 +377,28 @@ describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
     expect(fs.existsSync(path.join(oldInstance, 'projects', sanitizePath(old), 'c.jsonl'))).toBe(true)
   })
 
+  test("--adopt keeps the new place's instance it replaces (no conversations, but settings of the user's) in aside/, never removed (red team, round 94)", async () => {
+    const world = makeWorld()
+    noticeGiven(world)
+    const { old, oldInstance, moved } = await movedWithConversation(world)
+    const aside = path.join(world.home, 'aside-old')
+    fs.renameSync(oldInstance, aside)
+    const configure = 'mkdir -p "$CLAUDE_CONFIG_DIR/todos" && echo "[]" > "$CLAUDE_CONFIG_DIR/todos/t.json"'
+    expect((await inSandbox(world, moved, configure)).exitCode).toBe(0)
+    fs.renameSync(aside, oldInstance)
+    const r = await claudebox(world, ['--adopt', old], { cwd: moved })
+    expect(r.exitCode, r.stderr).toBe(0)
+    const keptLine = /the new location's instance before it \(no conversations\) is kept in (\S+);/.exec(r.stderr)
+    expect(keptLine, r.stderr).not.toBeNull()
+    const kept = keptLine?.[1] ?? ''
+    expect(path.dirname(kept)).toBe(path.join(world.claudeboxHome, 'aside'))
+    expect(fs.readFileSync(path.join(kept, 'todos/t.json'), 'utf8')).toBe('[]\n')
+    expect(fs.existsSync(path.join(instancePath(world, `${moved}/.git`), 'projects', sanitizePath(moved), 'c.jsonl'))).toBe(true)
+    const gc = await claudebox(world, ['--gc', '--yes'], { cwd: world.home })
+    expect(gc.exitCode, gc.stderr).toBe(0)
+    expect(fs.existsSync(kept)).toBe(true)
+  })
+
   test('a moved project launched with --yes takes its instance over before starting', async () => {
     const world = makeWorld()
     const { oldInstance, moved } = await movedWithConversation(world, 'https://example.com/shop.git')
