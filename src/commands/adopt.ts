@@ -11,6 +11,7 @@ import { warn } from '../cli/log.js'
 import { noCurrentDir } from '../sandbox/policy.js'
 import { META_FILE } from '../state/registry.js'
 import { liveSessions, measureUsage, scanWithDetails } from '../state/scan.js'
+import { moveAside } from '../state/aside.js'
 import type { Settings } from '../config/settings.js'
 
 export function runAdopt(settings: Settings, oldRootArg: string, dryRun: boolean): number {
@@ -88,15 +89,12 @@ export function applyAdopt(claudeboxHome: string, plan: AdoptPlan): string | und
  * removed (red team, round 94: it was removed as "empty"). Put back, and nothing done, if it cannot.
  */
 function keepAside(claudeboxHome: string, id: string, trash: string, to: string): string {
-  const kept = path.join(claudeboxHome, 'aside', `${id}-${new Date().toISOString().replace(/[:.]/g, '-')}`)
   try {
-    fs.mkdirSync(path.dirname(kept), { recursive: true, mode: 0o700 })
-    fs.renameSync(trash, kept)
+    return moveAside(claudeboxHome, id, trash)
   } catch (error) {
     fs.renameSync(trash, to)
-    throw launchError(`cannot adopt: keeping the new location's instance in ${kept} failed (${(error as NodeJS.ErrnoException).code ?? 'error'}); nothing was changed`)
+    throw launchError(`cannot adopt: keeping the new location's instance in ${path.join(claudeboxHome, 'aside')} failed (${(error as NodeJS.ErrnoException).code ?? 'error'}); nothing was changed`)
   }
-  return kept
 }
 
 /**

@@ -11,6 +11,7 @@ import { warn } from '../cli/log.js'
 import { liveSessions, readMeta, rootState, scanInstances } from '../state/scan.js'
 import { folderCacheFile, nestedRecordFile } from '../state/registry.js'
 import { removeFile } from '../host/fs.js'
+import { moveAside } from '../state/aside.js'
 import type { Settings } from '../config/settings.js'
 import { readNoFollow } from '../host/probe.js'
 import { ask, canAsk } from '../cli/prompt.js'
@@ -33,31 +34,38 @@ export async function runGc(settings: Settings, home: string, options: GcOptions
     warn(plan.refused)
     return EXIT.checkFailed
   }
+  const leftovers = interruptedRemovals(dir, entries.map(e => e.name))
   if (options.dryRun) {
     writeOut(plan.remove.map(r => `would remove ${r.id} (${inlineSafe(r.root ?? 'broken')})\n`).join(''))
-    if (plan.remove.length === 0) warn('nothing to remove')
+    writeOut(leftovers.map(name => `would remove ${inlineSafe(name)} (${LEFTOVER})\n`).join(''))
+    if (plan.remove.length + leftovers.length === 0) warn('nothing to remove')
     return EXIT.ok
   }
-  if (plan.remove.length === 0) {
-    removeTrash(dir, entries.map(e => e.name))
+  if (plan.remove.length + leftovers.length === 0) {
     warn('nothing to remove')
     return EXIT.ok
   }
-  if (!options.yes && !(await confirm(plan))) return EXIT.checkFailed
+  if (!options.yes && !(await confirm(plan, leftovers))) return EXIT.checkFailed
   for (const item of plan.remove) {
     if (removeInstance(dir, item.id, item.root)) warn(`removed ${item.id} (${item.reason})`)
   }
-  removeTrash(dir, entries.map(e => e.name))
+  for (const name of leftovers) {
+    fs.rmSync(path.join(dir, name), { recursive: true, force: true }) // never follows a symlink
+    warn(`removed ${inlineSafe(name)} (${LEFTOVER})`)
+  }
   return EXIT.ok
 }
 
-async function confirm(plan: GcPlan): Promise<boolean> {
-  const list = plan.remove.map(r => `  ${r.id}  ${inlineSafe(r.reason)}\n`).join('')
+const LEFTOVER = 'what an interrupted --gc or --adopt left'
+
+async function confirm(plan: GcPlan, leftovers: readonly string[]): Promise<boolean> {
+  const list = [...plan.remove.map(r => `  ${r.id}  ${inlineSafe(r.reason)}\n`), ...leftovers.map(name => `  ${inlineSafe(name)}  ${LEFTOVER}\n`)].join('')
+  const count = plan.remove.length + leftovers.length
   if (!canAsk()) {
-    warn(`--gc would remove ${plan.remove.length} instance(s):\n${list}claudebox: nothing removed: rerun with --yes to remove them (or run on a terminal to be asked)`)
+    warn(`--gc would remove ${count} instance(s):\n${list}claudebox: nothing removed: rerun with --yes to remove them (or run on a terminal to be asked)`)
     return false
   }
-  process.stderr.write(terminalSafe(`claudebox: --gc will remove ${plan.remove.length} instance(s) and their conversations:\n${list}`))
+  process.stderr.write(terminalSafe(`claudebox: --gc will remove ${count} instance(s) and their conversations:\n${list}`))
   const yes = /^y(es)?$/i.test(await ask('remove them? [y/N]'))
   if (!yes) warn('nothing removed')
   return yes
@@ -89,7 +97,7 @@ function removeInstance(dir: string, id: string, root: string | undefined): bool
       fs.renameSync(trash, original)
       warn(`kept ${id}: it came back into use while --gc ran`)
     } catch {
-      warn(`kept ${id} as ${path.basename(trash)}: it came back into use while --gc ran and a new instance took its place`)
+      warn(`kept ${id} in ${keptAside(dir, id, trash)}: it came back into use while --gc ran and a new instance took its place`)
     }
     return false
   }
@@ -102,6 +110,15 @@ function removeInstance(dir: string, id: string, root: string | undefined): bool
     }
   }
   return true
+}
+
+/** An instance that cannot go back goes to aside/ (aside.ts), where no --gc looks; where it is now. */
+function keptAside(dir: string, id: string, trash: string): string {
+  try {
+    return moveAside(path.dirname(dir), id, trash)
+  } catch {
+    return trash
+  }
 }
 
 /** The first directory in `dir`'s tree that this user cannot list and empty; undefined when none. */
@@ -119,12 +136,11 @@ function firstUnremovable(dir: string): string | undefined {
   }
 }
 
-/** Deletes leftovers of interrupted runs (`.trash-*`); fs.rmSync never follows symlinks. */
-function removeTrash(dir: string, names: readonly string[]): void {
-  for (const name of names) {
-    if (!name.startsWith('.trash-')) continue
-    const target = path.join(dir, name)
-    if (liveSessions(target) > 0) continue
-    fs.rmSync(target, { recursive: true, force: true })
-  }
+/**
+ * Leftovers of interrupted runs (`.trash-<id>-<pid>-<ms>`): shown and removed with the same
+ * consent as instances, never silently (red team, round 94: a plain --gc removed them unlisted).
+ * One a session uses is not one.
+ */
+function interruptedRemovals(dir: string, names: readonly string[]): string[] {
+  return names.filter(name => name.startsWith('.trash-') && liveSessions(path.join(dir, name)) === 0)
 }

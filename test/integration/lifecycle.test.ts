@@ -245,7 +245,7 @@ describe.skipIf(!HAVE_BWRAP)('--gc keeps what the user may still want', () => {
     expect(fs.existsSync(unreadable)).toBe(false)
   })
 
-  test('an interrupted GC leaves only .trash-* behind, which the next GC removes and no launch uses', async () => {
+  test('an interrupted GC leaves only .trash-* behind, which no launch uses and the next GC shows and removes only with consent (red team, round 94: a plain --gc removed it unlisted)', async () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')
     expect((await inSandbox(world, repo, 'true')).exitCode).toBe(0)
@@ -255,6 +255,12 @@ describe.skipIf(!HAVE_BWRAP)('--gc keeps what the user may still want', () => {
     const list = await claudebox(world, ['--list', '--json'], { cwd: world.home })
     expect(JSON.parse(list.stdout)).toEqual([])
     expect((await inSandbox(world, repo, 'true')).exitCode).toBe(0) // a fresh instance, not the trash
+    const dry = await claudebox(world, ['--gc', '--dry-run'], { cwd: world.home })
+    expect(dry.stdout).toBe(`would remove .trash-${id}-1-2 (what an interrupted --gc or --adopt left)`)
+    const plain = await claudebox(world, ['--gc'], { cwd: world.home })
+    expect(plain.exitCode).toBe(1)
+    expect(plain.stderr).toContain(`.trash-${id}-1-2  what an interrupted --gc or --adopt left`)
+    expect(fs.readdirSync(instances).sort()).toEqual([`.trash-${id}-1-2`, id].sort())
     await claudebox(world, ['--gc', '--yes'], { cwd: world.home })
     expect(fs.readdirSync(instances)).toEqual([id])
   })
