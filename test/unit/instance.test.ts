@@ -72,6 +72,18 @@ describe('settings', () => {
   test.each([[''], ['relative/dir'], ['/'], ['/home/ada']])('CLAUDEBOX_HOME=%j is refused', value => {
     expect(() => readSettings({ CLAUDEBOX_HOME: value }, '/home/ada')).toThrow(/CLAUDEBOX_HOME/)
   })
+  test.each([
+    ['/home/ada/.claude', {}],
+    ['/home/ada/.claude/box', {}],
+    ['/srv/claude', { CLAUDE_CONFIG_DIR: '/srv/claude/config' }],
+    ['/srv/claude/config', { CLAUDE_CONFIG_DIR: '/srv/claude/config' }],
+  ])("CLAUDEBOX_HOME=%s in or holding Claude Code's own folder is refused (red team, round 94: the first launch moved the user's login out of it)", (value, env) => {
+    expect(() => readSettings({ CLAUDEBOX_HOME: value, ...env }, '/home/ada')).toThrow(/CLAUDEBOX_HOME must not be in or hold Claude Code's own folder/)
+  })
+  test('a CLAUDEBOX_HOME beside Claude Code\'s folder is kept', () => {
+    expect(readSettings({ CLAUDEBOX_HOME: '/home/ada/.claudebox2' }, '/home/ada').claudeboxHome).toBe('/home/ada/.claudebox2')
+    expect(readSettings({ CLAUDEBOX_HOME: '/home/ada/.claude' }, '/home/ada'.replace('ada', 'bob')).claudeboxHome).toBe('/home/ada/.claude')
+  })
   test('overrides', () => {
     const s = readSettings({ CLAUDEBOX_CLAUDE: '/bin/true', CLAUDEBOX_BWRAP: '/opt/bwrap', CLAUDEBOX_DEBUG: '1' }, '/h')
     expect(s).toMatchObject({ claudeOverride: '/bin/true', bwrapOverride: '/opt/bwrap', debug: true })
