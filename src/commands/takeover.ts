@@ -48,8 +48,9 @@ async function offerLegacyFiles(claudeboxHome: string, yes: boolean): Promise<bo
     return false
   }
   const accepted = yes || !/^n(o)?$/i.test(await ask(`from the bash claudebox:\n${lines.map(l => `  ${l}\n`).join('')}move them (moved, not copied: a login must exist once)? [Y/n]`))
-  moveLegacyFiles(claudeboxHome, files, accepted)
+  const left = moveLegacyFiles(claudeboxHome, files, accepted)
   warn(accepted ? `moved the bash claudebox's files: ${lines.join('; ')}` : `left the bash claudebox's files where they are; not asked again`)
+  for (const file of left) warn(`left ${file}: its new place got one while the question waited (kept; compare them and delete the old one yourself)`)
   return accepted
 }
 

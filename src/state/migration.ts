@@ -49,15 +49,40 @@ export function legacyFiles(claudeboxHome: string): LegacyFiles | undefined {
 }
 
 /** Moves the files (a rename: the single-use refresh token must never exist twice); records the answer. */
-export function moveLegacyFiles(claudeboxHome: string, files: LegacyFiles, accepted: boolean): void {
+/**
+ * Moves the files (when accepted) and records the decision. Never over a file: one that reached the
+ * new place while the question waited (a `claudebox --login` in another terminal) stays, and so
+ * does the old one (red team, round 94: the new login was replaced by the old, expired one).
+ * Returns the old files left so.
+ */
+export function moveLegacyFiles(claudeboxHome: string, files: LegacyFiles, accepted: boolean): string[] {
+  const left: string[] = []
   if (accepted) {
     for (const move of [files.credentials, files.claudeMd]) {
       if (move === undefined) continue
       fs.mkdirSync(path.dirname(move.to), { recursive: true, mode: 0o700 })
-      fs.renameSync(move.from, move.to)
+      // The shared CLAUDE.md an earlier launch made empty gives way, as legacyFiles found it.
+      if (move === files.claudeMd && lstatKind(move.to) === 'file' && fs.statSync(move.to).size === 0) fs.unlinkSync(move.to)
+      if (!moveUnlessThere(move.from, move.to)) left.push(move.from)
     }
   }
   fs.writeFileSync(path.join(claudeboxHome, DECISION_FILE), `${accepted ? 'moved' : 'declined'} ${new Date().toISOString()}\n`, { mode: 0o600 })
+  return left
+}
+
+/** A hard link then the old name's removal: the link fails, and nothing moves, when `to` exists. */
+function moveUnlessThere(from: string, to: string): boolean {
+  try {
+    fs.linkSync(from, to)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
+    // A file system without hard links: the check and the rename are not one step there.
+    if (fs.existsSync(to)) return false
+    fs.renameSync(from, to)
+    return true
+  }
+  fs.unlinkSync(from)
+  return true
 }
 
 export function describeLegacyFiles(files: LegacyFiles): string[] {
