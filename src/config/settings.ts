@@ -29,9 +29,10 @@ export function readSettings(env: Readonly<Record<string, string | undefined>>, 
   }
   // Claude Code's own folder holds its files under the names the bash claudebox used: the first
   // launch moved the user's login and CLAUDE.md out of it as that claudebox's (red team, round 94).
+  // (Holding it is fine: inside a sandbox, CLAUDE_CONFIG_DIR is an instance of CLAUDEBOX_HOME.)
   const claudeDir = path.resolve(home, env['CLAUDE_CONFIG_DIR'] || '.claude')
-  if (overlaps(claudeboxHome, claudeDir)) {
-    throw usageError(`CLAUDEBOX_HOME must not be in or hold Claude Code's own folder ${claudeDir}; use for example ${path.join(home, '.claudebox')}`)
+  if (claudeboxHome === claudeDir || claudeboxHome.startsWith(`${claudeDir}/`)) {
+    throw usageError(`CLAUDEBOX_HOME must not be Claude Code's own folder ${claudeDir} or lie in it; use for example ${path.join(home, '.claudebox')}`)
   }
   return {
     claudeboxHome,
@@ -43,8 +44,3 @@ export function readSettings(env: Readonly<Record<string, string | undefined>>, 
 
 const nonEmpty = (value: string | undefined): string | undefined => (value === undefined || value === '' ? undefined : value)
 
-/** Whether one of the two folders is the other or lies inside it. */
-function overlaps(a: string, b: string): boolean {
-  const within = (inner: string, outer: string): boolean => inner === outer || inner.startsWith(outer.endsWith('/') ? outer : `${outer}/`)
-  return within(a, b) || within(b, a)
-}

@@ -75,13 +75,14 @@ describe('settings', () => {
   test.each([
     ['/home/ada/.claude', {}],
     ['/home/ada/.claude/box', {}],
-    ['/srv/claude', { CLAUDE_CONFIG_DIR: '/srv/claude/config' }],
     ['/srv/claude/config', { CLAUDE_CONFIG_DIR: '/srv/claude/config' }],
-  ])("CLAUDEBOX_HOME=%s in or holding Claude Code's own folder is refused (red team, round 94: the first launch moved the user's login out of it)", (value, env) => {
-    expect(() => readSettings({ CLAUDEBOX_HOME: value, ...env }, '/home/ada')).toThrow(/CLAUDEBOX_HOME must not be in or hold Claude Code's own folder/)
+    ['/srv/claude/config/x', { CLAUDE_CONFIG_DIR: '/srv/claude/config' }],
+  ])("CLAUDEBOX_HOME=%s, Claude Code's own folder or in it, is refused (red team, round 94: the first launch moved the user's login out of it)", (value, env) => {
+    expect(() => readSettings({ CLAUDEBOX_HOME: value, ...env }, '/home/ada')).toThrow(/CLAUDEBOX_HOME must not be Claude Code's own folder/)
   })
-  test('a CLAUDEBOX_HOME beside Claude Code\'s folder is kept', () => {
+  test("a CLAUDEBOX_HOME beside Claude Code's folder, or holding it (a sandbox's CLAUDE_CONFIG_DIR is an instance), is kept", () => {
     expect(readSettings({ CLAUDEBOX_HOME: '/home/ada/.claudebox2' }, '/home/ada').claudeboxHome).toBe('/home/ada/.claudebox2')
+    expect(readSettings({ CLAUDEBOX_HOME: '/home/ada/.claudebox', CLAUDE_CONFIG_DIR: '/home/ada/.claudebox/instances/0123' }, '/home/ada').claudeboxHome).toBe('/home/ada/.claudebox')
     expect(readSettings({ CLAUDEBOX_HOME: '/home/ada/.claude' }, '/home/ada'.replace('ada', 'bob')).claudeboxHome).toBe('/home/ada/.claude')
   })
   test('overrides', () => {
