@@ -85,6 +85,7 @@ type ParsedOptions = {
     memoryLimit?: string
     cpuLimit?: string
     writableGitConfig?: true
+    ioUring?: true
     allowDangerousRoot?: true
     yes?: true
     list?: true
@@ -184,6 +185,7 @@ function sandboxOptions(opts: ParsedOptions): Partial<SandboxOptions> {
   if (opts.shell) sandbox.shell = true
   Object.assign(sandbox, limitOptions(opts))
   if (opts.writableGitConfig) sandbox.writableGitConfig = true
+  if (opts.ioUring) sandbox.ioUring = true
   if (opts.allowDangerousRoot) sandbox.allowDangerousRoot = true
   return sandbox
 }
@@ -200,7 +202,7 @@ function modeOf(opts: ParsedOptions): CliOptions['mode'] {
 
 /** The own options each management mode accepts besides itself; anything else is refused. */
 const MODE_ACCEPTS: Record<string, readonly string[]> = {
-  check: ['json', 'profile', 'network', 'allowHost', 'denyHost', 'allowPreset', 'sshAgent', 'connectors', 'roBind', 'bind', 'env', 'shell', 'writableGitConfig', 'allowDangerousRoot', 'pidsLimit', 'memoryLimit', 'cpuLimit', 'yes'],
+  check: ['json', 'profile', 'network', 'allowHost', 'denyHost', 'allowPreset', 'sshAgent', 'connectors', 'roBind', 'bind', 'env', 'shell', 'writableGitConfig', 'ioUring', 'allowDangerousRoot', 'pidsLimit', 'memoryLimit', 'cpuLimit', 'yes'],
   gc: ['dryRun', 'yes', 'force', 'broken'],
   list: ['json'],
   sessions: ['json'],

@@ -23,6 +23,7 @@ const OPTION_KEYS: Readonly<Record<string, { field: keyof SandboxOptions; kind: 
   bind: { field: 'binds', kind: 'string[]' },
   env: { field: 'env', kind: 'string[]' },
   writableGitConfig: { field: 'writableGitConfig', kind: 'boolean' },
+  ioUring: { field: 'ioUring', kind: 'boolean' },
   pidsLimit: { field: 'pidsLimit', kind: 'limit' },
   memoryLimit: { field: 'memoryLimit', kind: 'limit' },
   cpuLimit: { field: 'cpuLimit', kind: 'limit' },

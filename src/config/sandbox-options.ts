@@ -26,6 +26,8 @@ export interface SandboxOptions {
   shell: boolean
   /** Let the agent change .git/config and .git/hooks (protected by default). */
   writableGitConfig: boolean
+  /** Let io_uring through the seccomp filter (refused by default: its sockets escape the rules, vsock the network namespace). */
+  ioUring: boolean
   /** Ask before the first launch in a project (after showing the audit); --yes answers. */
   confirmFirstLaunch: boolean
   /** Allow a project root that is /, $HOME, an ancestor of it, a system dir... (never the default). */
@@ -50,6 +52,7 @@ export const DEFAULT_SANDBOX: SandboxOptions = {
   env: [],
   shell: false,
   writableGitConfig: false,
+  ioUring: false,
   allowDangerousRoot: false,
   confirmFirstLaunch: false,
   pidsLimit: DEFAULT_PIDS_LIMIT,

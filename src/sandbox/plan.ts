@@ -145,7 +145,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   const policy = options.network === 'allow' ? egressPolicy(options, request.api === undefined ? facts.env : {}) : undefined
   b.add('--info-fd', String(INFO_FD))
   b.fds.push({ fd: INFO_FD, kind: 'info' }, { fd: GO_FD, kind: 'go', merged: GO_MERGED }, { fd: READY_FD, kind: 'ready' })
-  const scope = terminalAndSyscalls(b, facts)
+  const scope = terminalAndSyscalls(b, facts, options)
   const system = systemAndHome(b, facts)
   const guard = projectAndGit(b, facts, options, projectDirs, instance)
   const bindGuards = extraBinds(b, facts, options, projectDirs)
@@ -273,16 +273,17 @@ function projectDirsOf(facts: HostFacts, cwd: string, options: SandboxOptions, w
  * by a small helper refuses them (landlock.ts); it reaches the sandbox as a copy on bwrap's own
  * tmpfs, so a noexec home cannot stop it. Returns the helper, when there is one for this machine.
  */
-function terminalAndSyscalls(b: SandboxBuilder, facts: HostFacts): Uint8Array | undefined {
+function terminalAndSyscalls(b: SandboxBuilder, facts: HostFacts, options: SandboxOptions): Uint8Array | undefined {
   if (!facts.stdioTerminal) b.protections.push('no terminal on stdin, stdout or stderr: none inside either (/dev/tty is /dev/null, unopenable)')
   const arch = hostSeccompArch(facts.arch)
   if (arch !== undefined) {
-    const filter = seccompFilter(arch)
+    const filter = seccompFilter(arch, { ioUring: options.ioUring })
     const filterPath = path.join(facts.claudeboxHome, 'seccomp', `${arch}-${contentTag(filter)}.bpf`)
     b.files.push({ path: filterPath, content: filter, mode: 0o600, replace: true })
     b.fds.push({ fd: SECCOMP_FD, kind: 'file', path: filterPath })
     b.add('--seccomp', String(SECCOMP_FD))
-    b.protections.push('seccomp filter: TIOCSTI/TIOCLINUX, mount, keyring, namespace, clone3 and io_uring syscalls and rare socket families (vsock) fail')
+    b.protections.push(`seccomp filter: TIOCSTI/TIOCLINUX, mount, keyring, namespace, clone3${options.ioUring ? '' : ' and io_uring'} syscalls and rare socket families (vsock) fail`)
+    if (options.ioUring) b.warnings.push('--io-uring: programs inside may use io_uring, whose operations make sockets of any family (vsock, which leaves the network namespace on a virtual machine) and set extended attributes past the filter')
   } else {
     b.warnings.push(`no seccomp filter for ${facts.arch}: terminal injection (TIOCSTI) is not blocked by claudebox`)
   }

@@ -18,9 +18,9 @@
 // without socket(), and AF_VSOCK is not confined by the network namespace: a session of
 // --network=none listened on the machine's own vsock port space, and on a virtual machine (cloud
 // VMs, WSL2, Firecracker) could reach the hypervisor's side. Everything that uses io_uring falls
-// back when it is missing (libuv, glib, tokio), as Docker's and ChromeOS's default profiles expect;
-// io_uring code itself is tested outside claudebox. Its SETXATTR had likewise bypassed the
-// extended-attribute rule.
+// back when it is missing (libuv, glib, tokio), as Docker's and ChromeOS's default profiles expect.
+// Its SETXATTR had likewise bypassed the extended-attribute rule. A project that builds io_uring
+// code opts in with --io-uring ("ioUring": true), which gives back both ways.
 //
 // Architectures (ABIs). A process can enter the kernel through more than one syscall table:
 // x86_64 also has i386 (`int 0x80`, 32-bit programs) and x32 (x86_64 numbers with bit 30 set);
@@ -253,6 +253,15 @@ const S_ISGID = 0o2000
 const SETID_WHY =
   "the bit stays on the host file, which the user owns (root owns it when claudebox runs as root): any other local user who runs it acts as the user; nosuid holds only inside the sandbox (red team, round 61). Opening with O_CREAT keeps its mode, but the kernel clears the bits at the file's first write"
 
+/** Left out with the --io-uring opt-in (seccompFilter). */
+const IO_URING_RULE: SeccompRule = {
+  syscalls: ['io_uring_setup', 'io_uring_enter', 'io_uring_register'],
+  when: { kind: 'always' },
+  errno: 'ENOSYS',
+  summary: 'io_uring (io_uring_setup, io_uring_enter, io_uring_register; --io-uring lets it through)',
+  why: "its operations make sockets of any family and set extended attributes without the syscalls above: an AF_VSOCK socket through IORING_OP_SOCKET left the network namespace (red team, round 93); the answer is a kernel's without io_uring, on which libuv, glib and tokio fall back, as under Docker's default profile",
+}
+
 export const SECCOMP_RULES: readonly SeccompRule[] = [
   {
     syscalls: ['ioctl'],
@@ -369,13 +378,7 @@ export const SECCOMP_RULES: readonly SeccompRule[] = [
     summary: "i386 socketcall's SOCKET and SOCKETPAIR, whatever the family",
     why: 'its family sits behind a pointer the filter cannot read: an AF_VSOCK socket made through it left the network namespace (red team, round 93)',
   },
-  {
-    syscalls: ['io_uring_setup', 'io_uring_enter', 'io_uring_register'],
-    when: { kind: 'always' },
-    errno: 'ENOSYS',
-    summary: 'io_uring (io_uring_setup, io_uring_enter, io_uring_register)',
-    why: "its operations make sockets of any family and set extended attributes without the syscalls above: an AF_VSOCK socket through IORING_OP_SOCKET left the network namespace (red team, round 93); the answer is a kernel's without io_uring, on which libuv, glib and tokio fall back, as under Docker's default profile",
-  },
+  IO_URING_RULE,
   {
     syscalls: ['chmod', 'fchmod', 'creat', 'mknod'],
     when: { kind: 'arg-any-bit', arg: 1, mask: S_ISUID | S_ISGID },
@@ -411,8 +414,10 @@ export function hostSeccompArch(nodeArch: string): SeccompArch | undefined {
   return nodeArch === 'x64' ? 'x86_64' : nodeArch === 'arm64' ? 'aarch64' : undefined
 }
 
-export function seccompFilter(arch: SeccompArch): Buffer {
-  return assemble(program(SECCOMP_ABIS[arch]))
+/** `ioUring`: the opt-in that leaves io_uring allowed (and with it the sockets and attributes its operations make). */
+export function seccompFilter(arch: SeccompArch, options: { ioUring?: boolean } = {}): Buffer {
+  const rules = options.ioUring === true ? SECCOMP_RULES.filter(rule => rule !== IO_URING_RULE) : SECCOMP_RULES
+  return assemble(program(SECCOMP_ABIS[arch], rules))
 }
 
 // ---------- the program ----------
@@ -448,7 +453,7 @@ const load = (offset: number): Op => ({ code: BPF_LD_W_ABS, k: offset })
 const ret = (k: number): Op => ({ code: BPF_RET_K, k })
 const retLabel = (prefix: string, errno: SeccompErrno | 'ALLOW'): string => `${prefix}:ret:${errno}`
 
-function program(abis: readonly SeccompAbi[]): Item[] {
+function program(abis: readonly SeccompAbi[], rules: readonly SeccompRule[]): Item[] {
   const items: Item[] = [load(OFFSET_ARCH)]
   // Dispatch: a conditional jump reaches at most 255 instructions ahead, so each table is entered
   // through an unconditional JA (32-bit offset).
@@ -456,12 +461,12 @@ function program(abis: readonly SeccompAbi[]): Item[] {
     items.push({ code: BPF_JMP_JEQ_K, k: AUDIT_ARCH[abi], jf: `dispatch:after:${abi}` }, { code: BPF_JMP_JA, k: 0, to: `abi:${abi}` }, { label: `dispatch:after:${abi}` })
   }
   items.push(ret(SECCOMP_RET_ERRNO | ERRNO.ENOSYS)) // an architecture none of the tables is for
-  for (const abi of abis) items.push({ label: `abi:${abi}` }, ...section(abi))
+  for (const abi of abis) items.push({ label: `abi:${abi}` }, ...section(abi, rules))
   return items
 }
 
 /** The rules for one syscall table; entered with nothing loaded. */
-function section(abi: SeccompAbi): Item[] {
+function section(abi: SeccompAbi, rules: readonly SeccompRule[]): Item[] {
   const items: Item[] = [load(OFFSET_NR)]
   const checks: Item[] = []
   const returns = new Set<SeccompErrno | 'ALLOW'>()
@@ -471,7 +476,7 @@ function section(abi: SeccompAbi): Item[] {
     return retLabel(abi, result)
   }
   if (abi === 'x86_64') items.push({ code: BPF_JMP_JGE_K, k: X32_SYSCALL_BIT, jt: `${abi}:x32` })
-  SECCOMP_RULES.forEach((rule, r) => {
+  rules.forEach((rule, r) => {
     const check = `${abi}:check:${r}`
     let checked = false
     for (const name of rule.syscalls) {

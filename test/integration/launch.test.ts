@@ -232,3 +232,28 @@ describe.skipIf(!HAVE_BWRAP)('output through a pipe', () => {
     expect(r.stderr).toMatch(/status 3$/)
   }, 40_000)
 })
+
+describe.skipIf(!HAVE_BWRAP)('io_uring', () => {
+  // io_uring_setup(4, params) through Python's ctypes: the errno, or OK with the ring's descriptor.
+  const setup = `python3 -c "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); p = ctypes.create_string_buffer(120); r = libc.syscall(425, 4, p); print('OK' if r >= 0 else os.strerror(ctypes.get_errno()))"`
+  const enabled = (() => {
+    try {
+      return fs.readFileSync('/proc/sys/kernel/io_uring_disabled', 'utf8').trim() === '0'
+    } catch {
+      return true
+    }
+  })()
+
+  test("refused inside by default (red team, round 93: its IORING_OP_SOCKET made an AF_VSOCK socket, out of the network namespace); --io-uring lets it through, said in a warning", async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const refused = await inSandbox(world, repo, setup)
+    expect(refused.exitCode, refused.stderr).toBe(0)
+    expect(refused.stdout).toBe('Function not implemented')
+    if (!enabled) return
+    const opted = await claudebox(world, ['--io-uring', '--', '-c', setup], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(opted.exitCode, opted.stderr).toBe(0)
+    expect(opted.stdout).toBe('OK')
+    expect(opted.stderr).toContain('claudebox: --io-uring: programs inside may use io_uring')
+  })
+})

@@ -43,7 +43,7 @@ describe('parseOwn', () => {
     ['--list', '--check'],
     ['--gc', '--list', '--json'],
     ['--ro-bind', '/a', '--bind=/b', '--env', 'X=1', '--env=Y', '--pids-limit', '10', '--memory-limit=4G', '--cpu-limit', '0.5'],
-    ['--ssh-agent', '--connectors', '--shell', '--writable-git-config', '--allow-dangerous-root', '--yes', '--login'],
+    ['--ssh-agent', '--connectors', '--shell', '--writable-git-config', '--io-uring', '--allow-dangerous-root', '--yes', '--login'],
     ['--adopt', '/old', '--dry-run', '--yes'],
     ['--promote', 'x', '--dismiss=y', '--proposals', '--sessions', '--profiles', '--completions', 'zsh', '--help', '--version', '--broken', '--force'],
   ])('%j: as commander reads it', async (...argv) => {

@@ -392,6 +392,15 @@ describe('planLaunch', () => {
     expect(argv).not.toContain('--new-session')
   })
 
+  test('--io-uring: a filter without the io_uring rule (another program, another file), said in a warning', () => {
+    const filterOf = (plan: ReturnType<typeof planLaunch>): string => plan.files.find(f => f.path.includes('/seccomp/'))?.path ?? ''
+    const plain = planLaunch(debianFacts(), request)
+    const opted = planLaunch(debianFacts(), { ...request, sandbox: { ...(request.sandbox ?? DEFAULT_SANDBOX), ioUring: true } })
+    expect(filterOf(opted)).not.toBe(filterOf(plain))
+    expect(opted.warnings.join('\n')).toMatch(/--io-uring: programs inside may use io_uring/)
+    expect(plain.warnings.join('\n')).not.toMatch(/io_uring/)
+  })
+
   test("for root, the folders of /etc and /opt that others cannot enter show empty and read-only, after /etc is bound and after the masked files (one may lie inside)", () => {
     const plan = planLaunch({ ...debianFacts(), etcSecrets: ['/etc/shadow', '/etc/ssl/private/x.key'], rootOnlyDirs: ['/etc/ssl/private', '/opt/app/secrets'] }, request)
     for (const dir of ['/etc/ssl/private', '/opt/app/secrets']) {

@@ -188,6 +188,16 @@ describe.each(ARCHES)('the filter generated for %s', arch => {
     })
   })
 
+  test('with the --io-uring opt-in io_uring is allowed, for every table, and every other rule stays', () => {
+    const opted = seccompFilter(arch, { ioUring: true })
+    for (const abi of ABIS) for (const offset of [0, 1, 2]) expect(run(opted, { nr: NR[abi].io_uring_setup + offset, arch: ARCH[abi] }), `${abi} ${offset}`).toBe(ALLOW)
+    for (const abi of ABIS) {
+      expect(run(opted, { nr: NR[abi].socket, arch: ARCH[abi], args: [40n, 1n, 0n] })).toBe(EAFNOSUPPORT)
+      expect(run(opted, { nr: NR[abi].ioctl, arch: ARCH[abi], args: [1n, 0x5412n] })).toBe(EPERM)
+    }
+    expect(run(opted, { nr: 102, arch: ARCH.i386, args: [1n, 0x1000n] })).toBe(EAFNOSUPPORT)
+  })
+
   test("i386 socketcall: SOCKET and SOCKETPAIR fail with EAFNOSUPPORT whatever the family (it sits behind a pointer; round 93 made AF_VSOCK through it); its other calls are allowed", () => {
     const socketcall = (call: bigint): number => run(filter, { nr: 102, arch: ARCH.i386, args: [call, 0x1000n] })
     expect(socketcall(1n)).toBe(EAFNOSUPPORT)
