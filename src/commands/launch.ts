@@ -22,7 +22,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { guardJson, rememberGood } from '../state/guard.js'
 import { sharedJsonFiles, stateWrites } from './launch-writes.js'
-import { canonicalRoot, instanceDir, instanceId, sharedPaths } from '../state/instance.js'
+import { canonicalRoot, instanceDir, instanceId, PROJECT_ROOT_FILE, sharedPaths } from '../state/instance.js'
 import { approvePlaceholderKey, carryAccountIn, carryAccountOut, rememberPlaceholderApproval } from '../state/account-state.js'
 import { OWN_DIR } from '../state/registry.js'
 import { liveSessions } from '../state/scan.js'
@@ -187,6 +187,9 @@ function lastChecks(plan: LaunchPlan, facts: HostFacts, options: CliOptions, app
   // Two first launches of projects whose ids collide would both pass the probe; the file decides.
   const state = readInstanceState(plan.summary.instanceDir)
   if (state.kind !== 'ok' || state.recordedRoot !== plan.summary.projectRoot) {
+    const unreadable = unreadableRootFile(plan.summary.instanceDir)
+    // Moving it away would take the project's conversations with it (red team, round 94).
+    if (unreadable !== undefined) throw launchError(`instance ${plan.summary.instanceDir} holds a project-root you cannot read (${unreadable}; a sudo claudebox leaves root's files): make the instance yours again (chown -R) and rerun`)
     throw launchError(`instance ${plan.summary.instanceDir} does not record ${plan.summary.projectRoot}; move it away and rerun`)
   }
   apply.recordInstanceMeta(plan.summary.instanceDir, facts)
@@ -345,6 +348,17 @@ async function networkNotice(settings: Settings, options: CliOptions, request: L
   return planLaunch(await withRootOnly(again.facts), { ...request, ...(sandbox === undefined ? {} : { sandbox }), ...(applied === undefined ? {} : { applied }) })
 }
 
+/** Why the instance's project-root cannot be read when it is there (EACCES...); undefined otherwise. */
+function unreadableRootFile(instance: string): string | undefined {
+  try {
+    fs.closeSync(fs.openSync(path.join(instance, PROJECT_ROOT_FILE), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK))
+    return undefined
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    return code === 'EACCES' || code === 'EPERM' ? code : undefined
+  }
+}
+
 function afterSession(what: string, step: () => void): void {
   const begun = performance.now()
   try {
@@ -391,7 +405,12 @@ async function offerLoginImport(facts: HostFacts, yes: boolean): Promise<boolean
     }
     accepted = !/^n(o)?$/i.test(await ask(`use your Claude Code login from ${where} in every project (it is copied, not moved)? [Y/n]`))
   }
-  importLogin(facts.claudeboxHome, login, accepted)
+  try {
+    importLogin(facts.claudeboxHome, login, accepted)
+  } catch (error) {
+    // A full disk or a read-only home: said so, not an internal error (red team, round 94).
+    throw launchError(`could not record your Claude Code login's ${accepted ? 'copy' : 'answer'} in ${facts.claudeboxHome} (${(error as NodeJS.ErrnoException).code ?? 'error'}); free some space there or make it writable, and rerun (your own login is unchanged)`)
+  }
   warn(accepted ? `copied your Claude Code login from ${where} (your own ~/.claude is unchanged)` : 'not using your Claude Code login; sign in with claudebox --login instead')
   return accepted
 }

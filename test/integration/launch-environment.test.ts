@@ -7,7 +7,7 @@ import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
 import { probeCgroups } from '../../src/host/probe.js'
 import { removeCgroups } from '../../src/host/cgroups.js'
-import { BIN, claudebox, git, HAVE_BWRAP, inSandbox, IS_ROOT, makeRepo, makeWorld, REPO, tempDir } from '../helpers/cli.js'
+import { BIN, claudebox, git, HAVE_BWRAP, inSandbox, instancePath, IS_ROOT, makeRepo, makeWorld, REPO, tempDir } from '../helpers/cli.js'
 
 /** Every path under `dir` (to prove a refused launch created nothing). */
 function tree(dir: string): string[] {
@@ -410,5 +410,34 @@ fs.existsSync = function (p) { return hidden(p) ? false : exists.call(this, p) }
     expect(quotas.some(q => q === '50000' || q === '50000 100000')).toBe(true)
     // Removed after the session.
     expect(fs.readdirSync(parent).filter(name => children.includes(name))).toEqual([])
+  })
+})
+
+describe.skipIf(!HAVE_BWRAP)('state that cannot be written or read: one line saying why and what to do (red team, round 94)', () => {
+  test('a full disk while the first launch records a Console login it copies: the reason, never an internal error; the user\'s own login unchanged', async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const account = JSON.stringify({ primaryApiKey: 'sk-ant-api03-x', hasCompletedOnboarding: true })
+    fs.writeFileSync(path.join(world.home, '.claude.json'), account)
+    fs.mkdirSync(world.claudeboxHome)
+    // A tmpfs of 256 KiB as claudebox's home, filled up but for a few bytes, in a mount namespace of the test's own.
+    const fill = `mount -t tmpfs -o size=256k none '${world.claudeboxHome}' && mkdir -p '${world.claudeboxHome}/shared/credentials' && (head -c 1000000 /dev/zero > '${world.claudeboxHome}/fill' 2>/dev/null; true)`
+    const r = await execa('unshare', ['-rm', 'sh', '-c', `${fill} && cd '${repo}' && exec '${process.execPath}' '${BIN}' --yes -- -c true`], { env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, extendEnv: false, reject: false })
+    expect(r.exitCode, r.stderr).toBe(125)
+    expect(r.stderr).toMatch(/^claudebox: could not record your Claude Code login's copy in .* \(ENOSPC\); free some space there or make it writable, and rerun/m)
+    expect(r.stderr).not.toContain('internal error')
+    expect(fs.readFileSync(path.join(world.home, '.claude.json'), 'utf8')).toBe(account)
+  })
+
+  test.skipIf(IS_ROOT)("an instance whose project-root you cannot read (a sudo claudebox's): told to make it yours again, not to move it away with its conversations", async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    expect((await inSandbox(world, repo, 'true')).exitCode).toBe(0)
+    const rootFile = path.join(instancePath(world, `${repo}/.git`), 'project-root')
+    fs.chmodSync(rootFile, 0)
+    const r = await inSandbox(world, repo, 'echo ran')
+    fs.chmodSync(rootFile, 0o600)
+    expect(r.exitCode).toBe(125)
+    expect(r.stderr).toMatch(/holds a project-root you cannot read \(EACCES; a sudo claudebox leaves root's files\): make the instance yours again \(chown -R\) and rerun/)
   })
 })
