@@ -10,6 +10,19 @@ import { pidScope } from '../../src/host/fs.js'
 import { spawnSync } from 'node:child_process'
 import { BIN, claudebox, FIXTURES, git, HAVE_BWRAP, inSandbox, makeRepo, makeWorld, noticeGiven, type World, instancePath } from '../helpers/cli.js'
 
+/**
+ * A moved project (movedWithConversation) that was also used in its new place, `script` run in a
+ * session there, with its old instance out of sight meanwhile (no takeover was offered).
+ */
+async function usedInNewPlace(world: World, script: string): ReturnType<typeof movedWithConversation> {
+  const moved = await movedWithConversation(world)
+  const hidden = path.join(world.home, 'old-instance-hidden')
+  fs.renameSync(moved.oldInstance, hidden)
+  expect((await inSandbox(world, moved.moved, script)).exitCode).toBe(0)
+  fs.renameSync(hidden, moved.oldInstance)
+  return moved
+}
+
 /** A project with one conversation in its instance, then moved from src/shop to work/shop. */
 async function movedWithConversation(world: World, remote?: string): Promise<{ old: string; oldInstance: string; moved: string }> {
   const old = makeRepo(world.home, 'src/shop')
@@ -361,13 +374,8 @@ describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
   test('--list measures an instance used since its cache; --adopt measures before it removes, whatever that cache says', async () => {
     const world = makeWorld()
     noticeGiven(world)
-    const { old, oldInstance, moved } = await movedWithConversation(world)
-    // The user started in the new place (its instance is set aside meanwhile: no takeover offer) and had a conversation.
-    const aside = path.join(world.home, 'aside')
-    fs.renameSync(oldInstance, aside)
-    const write = 'mkdir -p "$CLAUDE_CONFIG_DIR/projects/-w" && echo "{}" > "$CLAUDE_CONFIG_DIR/projects/-w/precious.jsonl"'
-    expect((await inSandbox(world, moved, write)).exitCode).toBe(0)
-    fs.renameSync(aside, oldInstance)
+    // The user started in the new place and had a conversation.
+    const { old, oldInstance, moved } = await usedInNewPlace(world, 'mkdir -p "$CLAUDE_CONFIG_DIR/projects/-w" && echo "{}" > "$CLAUDE_CONFIG_DIR/projects/-w/precious.jsonl"')
     const target = instancePath(world, `${moved}/.git`)
     const list = await claudebox(world, ['--list', '--json'], { cwd: world.home })
     expect((JSON.parse(list.stdout) as { root: string; conversations: number }[]).find(e => e.root === `${moved}/.git`)?.conversations).toBe(1)
@@ -386,12 +394,7 @@ describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
   test("--adopt keeps the new place's instance it replaces (no conversations, but settings of the user's) in aside/, never removed (red team, round 94)", async () => {
     const world = makeWorld()
     noticeGiven(world)
-    const { old, oldInstance, moved } = await movedWithConversation(world)
-    const aside = path.join(world.home, 'aside-old')
-    fs.renameSync(oldInstance, aside)
-    const configure = 'mkdir -p "$CLAUDE_CONFIG_DIR/todos" && echo "[]" > "$CLAUDE_CONFIG_DIR/todos/t.json"'
-    expect((await inSandbox(world, moved, configure)).exitCode).toBe(0)
-    fs.renameSync(aside, oldInstance)
+    const { old, moved } = await usedInNewPlace(world, 'mkdir -p "$CLAUDE_CONFIG_DIR/todos" && echo "[]" > "$CLAUDE_CONFIG_DIR/todos/t.json"')
     const r = await claudebox(world, ['--adopt', old], { cwd: moved })
     expect(r.exitCode, r.stderr).toBe(0)
     const keptLine = /the new location's instance before it \(no conversations\) is kept in (\S+);/.exec(r.stderr)
