@@ -3,7 +3,7 @@ import { writeOut } from '../cli/terminal-safe.js'
 import { writeFileAtomic } from '../host/atomic-write.js'
 import fs from 'node:fs'
 import path from 'node:path'
-import { planAdopt, renderAdopt, workingTreeOf, type AdoptPlan } from '../state/adopt.js'
+import { planAdopt, renderAdopt, workingTreeOf, type AdoptPlan, type HistoryFolder } from '../state/adopt.js'
 import { EXIT, launchError, usageError } from '../errors.js'
 import { lstatKind, probeProject, safeReaddir, type ProjectFacts } from '../host/probe.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, PROJECT_ROOT_FILE } from '../state/instance.js'
@@ -123,7 +123,47 @@ function moveInstance(from: string, to: string, projectRoot: string): void {
   }
 }
 
-/** The history folders of an instance, only when projects/ is a real directory in it. */
-export function historyFolders(projects: string): string[] {
-  return lstatKind(projects) === 'dir' ? safeReaddir(projects).filter(name => lstatKind(path.join(projects, name)) === 'dir') : []
+/** The history folders of an instance, only when projects/ is a real directory in it, each with the cwd Claude recorded there. */
+export function historyFolders(projects: string): HistoryFolder[] {
+  if (lstatKind(projects) !== 'dir') return []
+  return safeReaddir(projects)
+    .filter(name => lstatKind(path.join(projects, name)) === 'dir')
+    .map(name => {
+      const cwd = recordedCwd(path.join(projects, name))
+      return cwd === undefined ? { name } : { name, cwd }
+    })
+}
+
+/** The working directory in the first lines of the folder's first transcript (Claude's lines carry "cwd"). */
+function recordedCwd(folder: string): string | undefined {
+  const transcript = safeReaddir(folder).filter(name => name.endsWith('.jsonl')).sort()[0]
+  const head = transcript === undefined ? undefined : firstBytes(path.join(folder, transcript), 64 * 1024)
+  for (const line of head?.split('\n') ?? []) {
+    try {
+      const cwd = (JSON.parse(line) as { cwd?: unknown } | null)?.cwd
+      if (typeof cwd === 'string' && path.isAbsolute(cwd)) return cwd
+    } catch {
+      // a line cut at the limit, or not JSON
+    }
+  }
+  return undefined
+}
+
+/** Up to `limit` bytes of a regular file: never through a symlink, never blocking on a FIFO. */
+function firstBytes(file: string, limit: number): string | undefined {
+  let fd: number
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK)
+  } catch {
+    return undefined
+  }
+  try {
+    if (!fs.fstatSync(fd).isFile()) return undefined
+    const buffer = Buffer.alloc(limit)
+    return buffer.subarray(0, fs.readSync(fd, buffer, 0, limit, 0)).toString('utf8')
+  } catch {
+    return undefined
+  } finally {
+    fs.closeSync(fd)
+  }
 }

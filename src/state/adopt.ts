@@ -4,6 +4,7 @@ import path from 'node:path'
 import { usageError } from '../errors.js'
 import type { ScannedEntry } from './gc.js'
 import { shq } from '../sandbox/quote.js'
+import { isWithin } from './instance.js'
 
 /** Claude Code names a project's history folder after its directory: every non-alphanumeric -> '-'. */
 export const sanitizePath = (p: string): string => p.replace(/[^a-zA-Z0-9]/g, '-')
@@ -21,8 +22,14 @@ export interface AdoptInput {
   newTopLevel: string
   /** The instance already at the new id (and where to move it aside): undefined when there is none. */
   target: { conversations: number; liveSessions: number; dir: string; asideDir: string } | undefined
-  /** Names under projects/ in the old instance. */
-  projectFolders: readonly string[]
+  /** The folders under projects/ in the old instance. */
+  projectFolders: readonly HistoryFolder[]
+}
+
+/** A folder of Claude's history (projects/<sanitized path>/), with the cwd its first transcript records, if any. */
+export interface HistoryFolder {
+  name: string
+  cwd?: string
 }
 
 export interface AdoptPlan {
@@ -56,16 +63,24 @@ export function planAdopt(input: AdoptInput): AdoptPlan {
     )
   }
   const renames = historyRenames(input.projectFolders, match.recordedRoot as string, input.newTopLevel)
-  const clash = renames.find(r => input.projectFolders.includes(r.to) && !renames.some(o => o.from === r.to))
+  const clash = renames.find(r => input.projectFolders.some(f => f.name === r.to) && !renames.some(o => o.from === r.to))
   if (clash) throw usageError(`projects/${clash.to} already exists in the old instance; move it aside and rerun`)
   return { fromId: match.name, toId: input.newId, oldRoot: match.recordedRoot as string, newRoot: input.newRoot, replaceEmptyTarget: input.target !== undefined, renames }
 }
 
-/** Claude's history folders of the old place (its path and the subdirectories under it), renamed for the new one. */
-export function historyRenames(folders: readonly string[], oldRoot: string, newTopLevel: string): { from: string; to: string }[] {
-  const oldPrefix = sanitizePath(workingTreeOf(oldRoot))
+/**
+ * Claude's history folders of the old place (its path and the subdirectories under it), renamed for
+ * the new one. The names alone cannot tell /w/proj/feat from a sibling worktree /w/proj-feat (both
+ * -w-proj-feat): a folder whose transcript records a cwd outside the old place is not its own (red
+ * team, round 94: a sibling worktree's history was renamed away from it).
+ */
+export function historyRenames(folders: readonly HistoryFolder[], oldRoot: string, newTopLevel: string): { from: string; to: string }[] {
+  const oldTop = workingTreeOf(oldRoot)
+  const oldPrefix = sanitizePath(oldTop)
   const newPrefix = sanitizePath(newTopLevel)
-  return folders.filter(name => name === oldPrefix || name.startsWith(`${oldPrefix}-`)).map(name => ({ from: name, to: newPrefix + name.slice(oldPrefix.length) }))
+  return folders
+    .filter(({ name, cwd }) => (name === oldPrefix || name.startsWith(`${oldPrefix}-`)) && (cwd === undefined || isWithin(cwd, oldTop)))
+    .map(({ name }) => ({ from: name, to: newPrefix + name.slice(oldPrefix.length) }))
 }
 
 export function renderAdopt(plan: AdoptPlan): string {

@@ -408,6 +408,23 @@ describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
     expect(fs.existsSync(kept)).toBe(true)
   })
 
+  test("--adopt leaves a sibling worktree's history where it is (/w/shop-feat beside /w/shop sanitizes like a subfolder): its transcript says where it ran (red team, round 94)", async () => {
+    const world = makeWorld()
+    noticeGiven(world)
+    const old = makeRepo(world.home, 'w/shop')
+    const sibling = path.join(world.home, 'w/shop-feat')
+    git(old, 'worktree', 'add', '-q', sibling)
+    const transcript = (cwd: string): string => `mkdir -p "$CLAUDE_CONFIG_DIR/projects/${sanitizePath(cwd)}" && echo '{"cwd":"${cwd}"}' > "$CLAUDE_CONFIG_DIR/projects/${sanitizePath(cwd)}/c.jsonl"`
+    expect((await inSandbox(world, old, transcript(old))).exitCode).toBe(0)
+    expect((await inSandbox(world, sibling, transcript(sibling))).exitCode).toBe(0)
+    const moved = path.join(world.home, 'w/shop2')
+    fs.renameSync(old, moved)
+    const r = await claudebox(world, ['--adopt', old], { cwd: moved })
+    expect(r.exitCode, r.stderr).toBe(0)
+    const projects = path.join(instancePath(world, `${moved}/.git`), 'projects')
+    expect(fs.readdirSync(projects).sort()).toEqual([sanitizePath(moved), sanitizePath(sibling)].sort())
+  })
+
   test('a moved project launched with --yes takes its instance over before starting', async () => {
     const world = makeWorld()
     const { oldInstance, moved } = await movedWithConversation(world, 'https://example.com/shop.git')

@@ -125,7 +125,7 @@ describe('--adopt plan', () => {
     newId: id(99),
     newTopLevel: '/new/shop',
     target: undefined,
-    projectFolders: ['-old-shop', '-old-shop-web', '-old-shopping'],
+    projectFolders: [{ name: '-old-shop' }, { name: '-old-shop-web' }, { name: '-old-shopping' }],
   }
   test('moves the instance and renames the history folders of the old path', () => {
     const plan = planAdopt(base)
@@ -144,6 +144,13 @@ describe('--adopt plan', () => {
     [{ target: { conversations: 0, liveSessions: 1, dir: '/x', asideDir: '/y' } }, /instance 0{14}63 has a live session/],
   ])('%j is refused', (over, message) => {
     expect(() => planAdopt({ ...base, ...over })).toThrow(message)
+  })
+  test("a folder whose transcript records a cwd outside the old place (a sibling worktree /old/shop-web) is left as it is; one inside it is renamed (red team, round 94)", () => {
+    const folders = [{ name: '-old-shop', cwd: '/old/shop' }, { name: '-old-shop-web', cwd: '/old/shop-web' }, { name: '-old-shop-api', cwd: '/old/shop/api' }]
+    expect(planAdopt({ ...base, projectFolders: folders }).renames).toEqual([
+      { from: '-old-shop', to: '-new-shop' },
+      { from: '-old-shop-api', to: '-new-shop-api' },
+    ])
   })
   test('an empty instance at the new place is replaced', () => {
     expect(planAdopt({ ...base, target: { conversations: 0, liveSessions: 0, dir: '/x', asideDir: '/y' } }).replaceEmptyTarget).toBe(true)
