@@ -12,8 +12,12 @@ export interface Settings {
   debug: boolean
 }
 
-/** `homeProblem`: why `home` cannot hold the default state dir (host/probe.ts homeProblem), if it cannot. */
-export function readSettings(env: Readonly<Record<string, string | undefined>>, home: string, homeProblem?: string): Settings {
+/**
+ * `homeProblem`: why `home` cannot hold the default state dir (host/probe.ts homeProblem), if it
+ * cannot. `real`: a path as the file system resolves it (host-env.ts realAsFarAsItExists), so that
+ * a symlink cannot make two folders look apart.
+ */
+export function readSettings(env: Readonly<Record<string, string | undefined>>, home: string, homeProblem?: string, real: (p: string) => string = p => p): Settings {
   const configured = env['CLAUDEBOX_HOME']
   if (configured === undefined && homeProblem !== undefined) {
     const where = env['HOME'] ? `your home (HOME=${home})` : `your home from the passwd entry (HOME is unset): ${home}`
@@ -31,7 +35,8 @@ export function readSettings(env: Readonly<Record<string, string | undefined>>, 
   // launch moved the user's login and CLAUDE.md out of it as that claudebox's (red team, round 94).
   // (Holding it is fine: inside a sandbox, CLAUDE_CONFIG_DIR is an instance of CLAUDEBOX_HOME.)
   const claudeDir = path.resolve(home, env['CLAUDE_CONFIG_DIR'] || '.claude')
-  if (claudeboxHome === claudeDir || claudeboxHome.startsWith(`${claudeDir}/`)) {
+  const [realHome, realClaudeDir] = [real(claudeboxHome), real(claudeDir)]
+  if (realHome === realClaudeDir || realHome.startsWith(`${realClaudeDir}/`)) {
     throw usageError(`CLAUDEBOX_HOME must not be Claude Code's own folder ${claudeDir} or lie in it; use for example ${path.join(home, '.claudebox')}`)
   }
   return {

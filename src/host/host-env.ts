@@ -40,7 +40,7 @@ export function leadsInto(p: string, writes: readonly string[]): boolean {
 }
 
 /** The real path of `p`'s longest existing ancestor, with the rest as written. */
-function realAsFarAsItExists(p: string): string {
+export function realAsFarAsItExists(p: string): string {
   try {
     return fs.realpathSync.native(p)
   } catch {

@@ -429,6 +429,20 @@ describe.skipIf(!HAVE_BWRAP)('state that cannot be written or read: one line say
     expect(fs.readFileSync(path.join(world.home, '.claude.json'), 'utf8')).toBe(account)
   })
 
+  test("CLAUDEBOX_HOME leading into ~/.claude through a link is refused (2), and nothing of ~/.claude moves (red team, round 95: the first launch moved the login out as the bash claudebox's)", async () => {
+    const world = makeWorld()
+    const repo = makeRepo(world.home, 'p')
+    const claudeDir = path.join(world.home, '.claude')
+    fs.mkdirSync(claudeDir)
+    fs.writeFileSync(path.join(claudeDir, '.credentials.json'), '{"claudeAiOauth":{}}')
+    fs.writeFileSync(path.join(claudeDir, 'CLAUDE.md'), 'mine\n')
+    fs.symlinkSync('.claude', path.join(world.home, 'cblink'))
+    const r = await claudebox(world, ['--yes', '--', '-c', 'true'], { cwd: repo, env: { CLAUDEBOX_CLAUDE: '/bin/sh', CLAUDEBOX_HOME: path.join(world.home, 'cblink') } })
+    expect(r.exitCode, r.stderr).toBe(2)
+    expect(r.stderr).toContain("CLAUDEBOX_HOME must not be Claude Code's own folder")
+    expect(fs.readdirSync(claudeDir).sort()).toEqual(['.credentials.json', 'CLAUDE.md'])
+  })
+
   test.skipIf(IS_ROOT)("an instance whose project-root you cannot read (a sudo claudebox's): told to make it yours again, not to move it away with its conversations", async () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')

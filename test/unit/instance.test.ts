@@ -80,6 +80,12 @@ describe('settings', () => {
   ])("CLAUDEBOX_HOME=%s, Claude Code's own folder or in it, is refused (red team, round 94: the first launch moved the user's login out of it)", (value, env) => {
     expect(() => readSettings({ CLAUDEBOX_HOME: value, ...env }, '/home/ada')).toThrow(/CLAUDEBOX_HOME must not be Claude Code's own folder/)
   })
+  test("the comparison is of real paths: a CLAUDEBOX_HOME that leads into Claude Code's folder through a link is refused too (red team, round 95)", () => {
+    const real = (p: string): string => p.replace(/^\/home\/ada\/cblink/, '/home/ada/.claude').replace(/^\/home\//, '/var/home/')
+    expect(() => readSettings({ CLAUDEBOX_HOME: '/home/ada/cblink' }, '/home/ada', undefined, real)).toThrow(/CLAUDEBOX_HOME must not be Claude Code's own folder/)
+    expect(() => readSettings({ CLAUDEBOX_HOME: '/var/home/ada/.claude' }, '/home/ada', undefined, real)).toThrow(/CLAUDEBOX_HOME must not be Claude Code's own folder/)
+    expect(readSettings({ CLAUDEBOX_HOME: '/var/home/ada/.claudebox' }, '/home/ada', undefined, real).claudeboxHome).toBe('/var/home/ada/.claudebox')
+  })
   test("a CLAUDEBOX_HOME beside Claude Code's folder, or holding it (a sandbox's CLAUDE_CONFIG_DIR is an instance), is kept", () => {
     expect(readSettings({ CLAUDEBOX_HOME: '/home/ada/.claudebox2' }, '/home/ada').claudeboxHome).toBe('/home/ada/.claudebox2')
     expect(readSettings({ CLAUDEBOX_HOME: '/home/ada/.claudebox', CLAUDE_CONFIG_DIR: '/home/ada/.claudebox/instances/0123' }, '/home/ada').claudeboxHome).toBe('/home/ada/.claudebox')
