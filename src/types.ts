@@ -81,7 +81,10 @@ export interface HostFacts {
   etcSecrets: readonly string[]
   /** For root: the folders in /etc and /opt that others cannot enter, shown empty inside. */
   rootOnlyDirs: readonly string[]
-  /** Whether stdin, stdout or stderr is a terminal: without one, the sandbox gets no controlling terminal. */
+  /**
+   * Whether the launcher's controlling terminal is on stdin, stdout or stderr: without it there,
+   * /dev/tty inside is /dev/null (a terminal of another on stdio is reached only through that descriptor).
+   */
   stdioTerminal: boolean
   /** Symlinks under /run that the system's PATH goes through (NixOS /run/current-system). */
   runLinks: Readonly<Record<string, string>>

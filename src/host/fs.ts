@@ -376,6 +376,23 @@ export function inBackgroundOfTerminal(): boolean {
   return tty !== undefined && tty !== '0' && foreground !== '-1' && foreground !== pgrp
 }
 
+/**
+ * Which of stdin, stdout and stderr is this process's controlling terminal (/proc/self/stat's
+ * tty_nr against the descriptor's device), the first one; undefined when none is.
+ */
+export function controllingTerminalOnStdio(): number | undefined {
+  const tty = Number(statFields('self')?.[4] ?? 0)
+  if (!(tty > 0)) return undefined
+  return [0, 1, 2].find(fd => {
+    try {
+      const st = fs.fstatSync(fd)
+      return st.isCharacterDevice() && st.rdev === tty
+    } catch {
+      return false
+    }
+  })
+}
+
 /** /proc/PID/stat's fields after the command name (which may hold spaces and parentheses): state first. */
 function statFields(pid: number | string): string[] | undefined {
   try {

@@ -5,10 +5,9 @@ import { launchError } from '../errors.js'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { isatty } from 'node:tty'
 import { fileURLToPath } from 'node:url'
 import { scopeHelper } from '../sandbox/landlock.js'
-import { isDir, lstatKind, pidScope, randomHex, readConfigText, readNoFollow, realPathFrom, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
+import { controllingTerminalOnStdio, isDir, lstatKind, pidScope, randomHex, readConfigText, readNoFollow, realPathFrom, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
 import { probeGitProtect } from './git-guard-probe.js'
 import { gitConfig, gitdirOf, isGitDir } from './git-dirs.js'
 import { discoverGit } from './git-discovery.js'
@@ -79,7 +78,7 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
     ),
     etcSecrets: etcSecrets(),
     rootOnlyDirs: [],
-    stdioTerminal: [0, 1, 2].some(fd => isatty(fd)),
+    stdioTerminal: controllingTerminalOnStdio() !== undefined,
     runLinks: Object.fromEntries(
       RUN_LINKS.filter(p => lstatKind(p) === 'symlink').map(p => [p, fs.readlinkSync(p)]),
     ),

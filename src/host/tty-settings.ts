@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process'
 import { isatty } from 'node:tty'
 import { debug } from '../cli/log.js'
-import { inBackgroundOfTerminal } from './fs.js'
+import { controllingTerminalOnStdio, inBackgroundOfTerminal } from './fs.js'
 import { systemProgram } from './host-env.js'
 
 export interface TtySettings {
@@ -24,7 +24,8 @@ export const NO_TTY_SETTINGS: TtySettings = { restore() {} }
  * gets it, `echo prompt | claudebox -p` included, red team round 93), read now; none: nothing to put back.
  */
 export function saveTtySettings(): TtySettings {
-  const fd = [0, 1, 2].find(fd => isatty(fd))
+  // The controlling terminal first: it is the one /dev/tty inside leads to (red team, round 95).
+  const fd = controllingTerminalOnStdio() ?? [0, 1, 2].find(fd => isatty(fd))
   if (STTY === undefined || fd === undefined || inBackgroundOfTerminal()) return NO_TTY_SETTINGS
   const read = spawnSync(STTY, ['-g'], { stdio: [fd, 'pipe', 'ignore'], encoding: 'utf8', timeout: 2_000 })
   const saved = read.status === 0 ? read.stdout.trim() : ''

@@ -34,11 +34,11 @@ export function systemMounts(facts: HostFacts): { groups: string[][]; visible: s
   for (const secret of facts.etcSecrets) groups.push(['--ro-bind', '/dev/null', secret])
   for (const dir of facts.rootOnlyDirs) groups.push(['--tmpfs', dir, '--remount-ro', dir])
   groups.push(['--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'])
-  // No terminal on stdin, stdout or stderr (`claudebox -p ... </dev/null >log` typed at one):
-  // nothing inside needs one, yet through /dev/tty the launcher's controlling terminal was the
-  // session's: it changed the terminal's settings for good, and made the terminal interrupt the
-  // script that ran claudebox (red team, round 93). /dev/null in its place, on a mount without
-  // devices, cannot be opened. (Not --new-session: the sandbox keeps the launcher's process group,
+  // The launcher's controlling terminal not on stdin, stdout or stderr (`claudebox -p ... </dev/null
+  // >log` typed at one; output to another terminal, round 95): nothing inside needs it, yet through
+  // /dev/tty it was the session's: it changed the terminal's settings for good, and made the
+  // terminal interrupt the script that ran claudebox (red team, round 93). /dev/null in its place,
+  // on a mount without devices, cannot be opened. (Not --new-session: the sandbox keeps the launcher's process group,
   // which its stop of the group relies on, run.ts.)
   if (!facts.stdioTerminal) groups.push(['--ro-bind', '/dev/null', '/dev/tty'])
   // Sysctls check only that the writer is (host) uid 0, not its capabilities: for root, whose uid 0

@@ -74,7 +74,7 @@ describe.skipIf(!HAVE_BWRAP)('terminal', () => {
     fs.rmSync(path.join(repo, 'd'), { recursive: true, force: true })
   }, 90_000)
 
-  test("launched from a terminal with none on stdin, stdout or stderr, the session has no terminal (/dev/tty is /dev/null): it cannot change the terminal's settings nor make it signal the caller's group; with the terminal on stdout only, the settings it changed are put back (red team, round 93)", () => {
+  test("launched from a terminal with none on stdin, stdout or stderr, the session has no terminal (/dev/tty is /dev/null): it cannot change the terminal's settings nor make it signal the caller's group, also with its output on another terminal (round 95); with the terminal on stdout only, the settings it changed are put back (red team, round 93)", () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'p')
     noticeGiven(world)
@@ -84,9 +84,12 @@ describe.skipIf(!HAVE_BWRAP)('terminal', () => {
       `stty -a | grep -o "intr = [^;]*"`,
       `echo | ${process.execPath} ${BIN} -- -c '${session}'; echo "status $?"`,
       `stty -a | grep -o "intr = [^;]*"`,
+      // Output to a terminal of another (a pseudo-terminal of Python's), this one still controlling (round 95).
+      `python3 -c "import os, subprocess, sys; m, s = os.openpty(); sys.exit(subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=s, stderr=s).returncode)" ${process.execPath} ${BIN} -- -c '${session} > other-out'; echo "status $?"; cat other-out`,
+      `stty -a | grep -o "intr = [^;]*"`,
     ].join('; ')
     const r = spawnSync('python3', [path.join(FIXTURES, 'pty-answer.py'), 'never-shown', '', 'sh', '-c', script], { cwd: repo, env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', TERM: 'dumb' }, encoding: 'utf8', timeout: 60_000 })
-    expect(r.stdout, r.stdout).toMatch(/status 0\s+no-tty\s+intr = \^C[\s\S]*tty-changed\s+status 0\s+intr = \^C/)
+    expect(r.stdout, r.stdout).toMatch(/status 0\s+no-tty\s+intr = \^C[\s\S]*tty-changed\s+status 0\s+intr = \^C[\s\S]*status 0\s+no-tty\s+intr = \^C/)
   }, 90_000)
 
   test('the first launch in a project prints the audit on a terminal, once; later launches print nothing of their own', async () => {
