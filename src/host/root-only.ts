@@ -8,40 +8,92 @@
 // Found by the system's `find`, started as the launch begins and running beside the probe on
 // another core (about 4,000 entries in /etc here: ~8 ms of find, ~25 ms walked in Node). /usr, /lib
 // and /nix/store are not searched: 140,000 entries here (1.5 s), and no system keeps secrets there.
+// Only entries of uid 0 or gid 0 count: the kernel refuses root's sandbox another user's, and
+// another user could otherwise fill a folder of theirs in /opt to fail every root launch (round 95).
 // Other users are not searched for: the kernel refuses them what others cannot read, and what their
 // groups may read is theirs to use.
+//
+// The masks are taken at the launch: a root-only file the host creates, or replaces by rename
+// (passwd, a package upgrade), during a session is visible to that session (README, Known limits).
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
+import path from 'node:path'
 import { launchError } from '../errors.js'
 import { systemProgram } from './host-env.js'
 import type { HostFacts } from '../types.js'
 
 export const ROOT_ONLY_TREES = ['/etc', '/opt'] as const
 
-export interface RootOnly {
-  files: readonly string[]
-  dirs: readonly string[]
+/** One entry the search found: a folder (masked whole) or anything else; its name as find gave it. */
+interface Found {
+  dir: boolean
+  name: Buffer
 }
-type Found = RootOnly | { error: string }
+type Search = { found: Found[] } | { error: string }
 
 /** The longest the search may take: a folder of the trees on a hung network share fails the launch. */
 const SEARCH_TIMEOUT_MS = 5_000
+/** More root-only entries than this in one folder: the folder is masked whole (bwrap takes at most 9,000 arguments). */
+const ENTRIES_PER_FOLDER = 64
 
-let search: Promise<Found> | undefined
+let search: Promise<Search> | undefined
 
 /** Starts the search once per process (nothing to search for unless claudebox runs as root); never rejects. */
-export function startRootOnlySearch(): Promise<Found> {
-  search ??= process.getuid?.() === 0 ? findRootOnly(ROOT_ONLY_TREES.filter(isFolder)) : Promise.resolve({ files: [], dirs: [] })
+export function startRootOnlySearch(): Promise<Search> {
+  search ??= process.getuid?.() === 0 ? findRootOnly(ROOT_ONLY_TREES.filter(isFolder)) : Promise.resolve({ found: [] })
   return search
 }
 
 /** The facts with what the search found masked too (the probe's own list stays); a launch error (125) when it failed. */
 export async function withRootOnly(facts: HostFacts): Promise<HostFacts> {
-  const found = await startRootOnlySearch()
-  if ('error' in found) {
-    throw launchError(`could not list what only root may read in ${ROOT_ONLY_TREES.join(' and ')} (${found.error}), which root's sandbox must not see; rerun, or run claudebox as another user`)
+  const result = await startRootOnlySearch()
+  const masks = 'error' in result ? result : rootOnlyMasks(result.found, facts.git?.topLevel ?? facts.cwd)
+  if ('error' in masks) {
+    throw launchError(`could not list what only root may read in ${ROOT_ONLY_TREES.join(' and ')} (${masks.error}), which root's sandbox must not see; rerun, or run claudebox as another user`)
   }
-  return { ...facts, etcSecrets: [...new Set([...facts.etcSecrets, ...found.files])], rootOnlyDirs: found.dirs }
+  return { ...facts, etcSecrets: [...new Set([...facts.etcSecrets, ...masks.files])], rootOnlyDirs: masks.dirs }
+}
+
+/**
+ * The masks for what the search found. The project's own entries are left out: the project is
+ * bound over them (and a session there could otherwise plant names to fail every root launch,
+ * round 95). A name bwrap cannot be given as it is (not UTF-8) and a folder with many such entries
+ * are masked by their folder; a tree's top itself is never masked for that: the launch fails.
+ */
+export function rootOnlyMasks(found: readonly Found[], project: string | undefined): { files: string[]; dirs: string[] } | { error: string } {
+  const inProject = project === undefined ? undefined : Buffer.from(`${project}/`)
+  const isTop = (dir: string): boolean => (ROOT_ONLY_TREES as readonly string[]).includes(dir)
+  const dirs = new Set<string>()
+  const byFolder = new Map<string, string[]>()
+  for (const { dir, name } of found) {
+    if (inProject !== undefined && (name.subarray(0, inProject.length).equals(inProject) || name.equals(inProject.subarray(0, -1)))) continue
+    const text = textOf(name)
+    if (text === undefined) {
+      const folder = decodableFolder(name)
+      if (isTop(folder)) return { error: `${folder} holds a name that is not UTF-8, which bwrap cannot be given` }
+      dirs.add(folder)
+    } else if (dir) dirs.add(text)
+    else byFolder.set(path.dirname(text), [...(byFolder.get(path.dirname(text)) ?? []), text])
+  }
+  const files: string[] = []
+  for (const [folder, names] of byFolder) {
+    if (names.length > ENTRIES_PER_FOLDER && !isTop(folder)) dirs.add(folder)
+    else files.push(...names)
+  }
+  const masked = [...dirs].filter(dir => ![...dirs].some(outer => outer !== dir && dir.startsWith(`${outer}/`)))
+  return { files: files.filter(file => !masked.some(dir => file.startsWith(`${dir}/`))), dirs: masked }
+}
+
+/** The name as text when it is UTF-8 (bwrap's arguments come from Node's strings as UTF-8). */
+function textOf(name: Buffer): string | undefined {
+  const text = name.toString('utf8')
+  return Buffer.from(text, 'utf8').equals(name) ? text : undefined
+}
+
+/** The nearest folder above `name` whose own name is UTF-8. */
+function decodableFolder(name: Buffer): string {
+  const parent = name.subarray(0, Math.max(1, name.lastIndexOf(0x2f)))
+  return textOf(parent) ?? decodableFolder(parent)
 }
 
 function isFolder(p: string): boolean {
@@ -53,15 +105,17 @@ function isFolder(p: string): boolean {
 }
 
 /**
- * `find` without following links: a folder others cannot read and enter is listed and not entered;
- * any other entry but a link that others cannot read is listed. Status 1 is kept: a file removed
- * while find ran, or a folder root itself cannot list (a FUSE mount), which the sandbox cannot either.
+ * `find` without following links: a folder of root's that others cannot read and enter is listed
+ * and not entered; any other entry of root's but a link that others cannot read is listed. Status 1
+ * is kept: a file removed while find ran, or a folder root itself cannot list (a FUSE mount), which
+ * the sandbox cannot either.
  */
-function findRootOnly(trees: readonly string[]): Promise<Found> {
+function findRootOnly(trees: readonly string[]): Promise<Search> {
   const find = systemProgram('find')
-  if (trees.length === 0) return Promise.resolve({ files: [], dirs: [] })
+  if (trees.length === 0) return Promise.resolve({ found: [] })
   if (find === undefined) return Promise.resolve(walkRootOnly(trees))
-  const args = [...trees, '(', '-type', 'd', '!', '-perm', '-o=rx', '-prune', '-printf', 'd%p\\0', ')', '-o', '(', '!', '-type', 'd', '!', '-type', 'l', '!', '-perm', '-o=r', '-printf', 'f%p\\0', ')']
+  const roots = ['(', '-user', '0', '-o', '-group', '0', ')']
+  const args = [...trees, '(', '-type', 'd', '!', '-perm', '-o=rx', ...roots, '-prune', '-printf', 'd%p\\0', ')', '-o', '(', '!', '-type', 'd', '!', '-type', 'l', '!', '-perm', '-o=r', ...roots, '-printf', 'f%p\\0', ')']
   return new Promise(resolve => {
     const child = spawn(find, args, { stdio: ['ignore', 'pipe', 'ignore'], env: {}, timeout: SEARCH_TIMEOUT_MS })
     const chunks: Buffer[] = []
@@ -70,27 +124,23 @@ function findRootOnly(trees: readonly string[]): Promise<Found> {
     child.on('close', (status, signal) => {
       if (signal !== null) resolve({ error: signal === 'SIGTERM' ? `find took more than ${SEARCH_TIMEOUT_MS / 1000} s` : `find ended by ${signal}` })
       else if (status !== 0 && status !== 1) resolve({ error: `find failed with status ${status}` })
-      else resolve(parseFound(Buffer.concat(chunks)))
+      else resolve({ found: parseFound(Buffer.concat(chunks)) })
     })
   })
 }
 
-/** find's `d<path>\0` and `f<path>\0` records; a name that is not UTF-8 cannot be passed to bwrap as it is. */
-function parseFound(out: Buffer): Found {
-  const found = { files: [] as string[], dirs: [] as string[] }
-  let start = 0
-  for (let end = out.indexOf(0); end !== -1; start = end + 1, end = out.indexOf(0, start)) {
-    const record = out.subarray(start, end)
-    const name = record.subarray(1).toString('utf8')
-    if (!Buffer.from(name, 'utf8').equals(record.subarray(1))) return { error: `a name that is not UTF-8: ${JSON.stringify(name)}` }
-    ;(record[0] === 0x64 ? found.dirs : found.files).push(name)
+/** find's `d<path>\0` and `f<path>\0` records. */
+function parseFound(out: Buffer): Found[] {
+  const found: Found[] = []
+  for (let start = 0, end = out.indexOf(0); end !== -1; start = end + 1, end = out.indexOf(0, start)) {
+    found.push({ dir: out[start] === 0x64, name: out.subarray(start + 1, end) })
   }
   return found
 }
 
 /** The same search in Node, where the system has no find (slower: an lstat per entry). */
-function walkRootOnly(trees: readonly string[]): Found {
-  const found = { files: [] as string[], dirs: [] as string[] }
+function walkRootOnly(trees: readonly string[]): Search {
+  const found: Found[] = []
   const deadline = Date.now() + SEARCH_TIMEOUT_MS
   const walk = (dir: string): void => {
     if (Date.now() > deadline) throw new Error(`the search took more than ${SEARCH_TIMEOUT_MS / 1000} s`)
@@ -108,10 +158,11 @@ function walkRootOnly(trees: readonly string[]): Found {
       } catch {
         continue
       }
+      const roots = st.uid === 0 || st.gid === 0
       if (st.isDirectory()) {
-        if ((st.mode & 0o5) !== 0o5) found.dirs.push(p)
+        if ((st.mode & 0o5) !== 0o5 && roots) found.push({ dir: true, name: Buffer.from(p) })
         else walk(p)
-      } else if (!st.isSymbolicLink() && (st.mode & 0o4) === 0) found.files.push(p)
+      } else if (!st.isSymbolicLink() && (st.mode & 0o4) === 0 && roots) found.push({ dir: false, name: Buffer.from(p) })
     }
   }
   try {
@@ -119,5 +170,5 @@ function walkRootOnly(trees: readonly string[]): Found {
   } catch (error) {
     return { error: (error as Error).message }
   }
-  return found
+  return { found }
 }

@@ -80,9 +80,13 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
       'mkdir -m 700 /opt/private && echo SECRET-IN-FOLDER > /opt/private/key',
       'echo SECRET-FILE > /opt/key && chmod 600 /opt/key',
       'echo SHARED > /opt/shared && chmod 644 /opt/shared',
+      // Round 95: a name that is not UTF-8 (bwrap takes UTF-8) failed every root launch; now its
+      // folder is masked, and another user's (the kernel refuses root's sandbox those) is left alone.
+      `mkdir /opt/other && echo SECRET-ODD > "/opt/other/$(printf 'odd\\377')" && chmod 600 /opt/other/odd*`,
+      `echo THEIRS > "/opt/$(printf 'user\\377')" && chmod 600 /opt/user* && chown 65534:65534 /opt/user*`,
       'exec "$@"',
     ].join(' && ')
-    const script = 'cat /opt/key /opt/private/key /opt/shared 2>&1; ls -A /opt/private; touch /opt/private/new 2>/dev/null || echo READ-ONLY'
+    const script = 'cat /opt/key /opt/private/key /opt/shared /opt/other/odd* 2>&1; ls -A /opt/private /opt/other; touch /opt/private/new 2>/dev/null || echo READ-ONLY'
     const r = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', plant, 'plant', process.execPath, BIN, '--', '-c', script], { cwd: s.project, env: { ...s.world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, encoding: 'utf8', timeout: 60_000 })
     expect(r.status, r.stderr).toBe(0)
     expect(r.stdout).toContain('SHARED')
