@@ -2,7 +2,7 @@
 import { parseArgs } from './cli/args.js'
 import { ClaudeboxError, EXIT, usageError } from './errors.js'
 import { homeDir, homeProblem } from './host/probe.js'
-import { realAsFarAsItExists } from './host/host-env.js'
+import { FILE_VIEW } from './host/host-env.js'
 import { launch } from './commands/launch.js'
 import { print, warn } from './cli/log.js'
 import { OWN_OPTIONS } from './cli/options.js'
@@ -23,10 +23,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     if (options.profiles) {
       const { loadConfig } = await import('./commands/setup.js')
-      const names = Object.keys(loadConfig(readSettings(process.env, homeDir(process.env), homeProblem(homeDir(process.env)), realAsFarAsItExists)).profiles)
+      const names = Object.keys(loadConfig(readSettings(process.env, homeDir(process.env), homeProblem(homeDir(process.env)), FILE_VIEW)).profiles)
       return print(names.map(name => `${name}\n`).join(''))
     }
-    const settings = readSettings(process.env, homeDir(process.env), homeProblem(homeDir(process.env)), realAsFarAsItExists)
+    const settings = readSettings(process.env, homeDir(process.env), homeProblem(homeDir(process.env)), FILE_VIEW)
     switch (options.mode) {
       case 'check': {
         const { runCheck } = await import('./commands/check.js')

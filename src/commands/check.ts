@@ -13,7 +13,7 @@ import { probeLandlockScope, probeUserns } from '../host/probe.js'
 import { setupLaunch, type LaunchSetup } from './setup.js'
 import { planProbeSandbox } from '../sandbox/mounts.js'
 import { withRootOnly } from '../host/root-only.js'
-import { bwrapMissing, claudeError, planLaunch } from '../sandbox/plan.js'
+import { bwrapMissing, claudeError, planLaunch, writablePlaces } from '../sandbox/plan.js'
 import { DEFAULT_SANDBOX } from '../config/sandbox-options.js'
 import type { Settings } from '../config/settings.js'
 import { diagnoseUserns } from '../sandbox/userns.js'
@@ -36,7 +36,7 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
     return result.exitCode === 0 ? result.stdout.trim().split('\n')[0] : undefined
   }
   // The probe sandbox hides what a launch's does (root-only.ts; without it when that search failed).
-  const lookup = planProbeSandbox(await withRootOnly(facts).catch(() => facts), LOOKUP_SCRIPT, sandbox.network)
+  const lookup = planProbeSandbox(await withRootOnly(facts, writablePlaces(facts, sandbox)).catch(() => facts), LOOKUP_SCRIPT, sandbox.network)
   const [bwrapVersion, lookupResult, claudeVersion, gitVersion] = await Promise.all([
     facts.bwrap ? version(facts.bwrap, ['--version']) : undefined,
     lookup ? run(lookup.file, lookup.argv) : undefined,

@@ -14,7 +14,7 @@ import { describeChanges, diffSnapshots } from '../sandbox/persistence.js'
 import { startGitWatch, type GitWatch } from '../host/git-watch.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
 import { debug, resetTerminalBeforeWarnings, warn } from '../cli/log.js'
-import { OLD_SANDBOX_STORE_DIR, planLaunch, type LaunchRequest } from '../sandbox/plan.js'
+import { OLD_SANDBOX_STORE_DIR, planLaunch, writablePlaces, type LaunchRequest } from '../sandbox/plan.js'
 import { auditLines, renderDryRun, shortAudit } from '../sandbox/render.js'
 import type { Settings } from '../config/settings.js'
 import type { CliOptions } from '../cli/args.js'
@@ -94,7 +94,7 @@ async function launchHere(settings: Settings, options: CliOptions): Promise<numb
 
 async function launchWith(settings: Settings, options: CliOptions, setup: LaunchSetup, servers: SessionServers, tty: TtySettings): Promise<number> {
   const { request } = setup
-  const facts = await withRootOnly(setup.facts)
+  const facts = await withRootOnly(setup.facts, writablePlaces(setup.facts, request.sandbox ?? DEFAULT_SANDBOX))
   let plan = planLaunch(facts, request)
   for (const warning of plan.warnings) warn(warning)
   if (options.mode === 'dry-run') return await dryRun(plan, facts)
@@ -345,7 +345,7 @@ async function networkNotice(settings: Settings, options: CliOptions, request: L
   // second gateway's sockets into the plan).
   const again = setupLaunch(settings, options)
   const { sandbox, applied } = again.request
-  return planLaunch(await withRootOnly(again.facts), { ...request, ...(sandbox === undefined ? {} : { sandbox }), ...(applied === undefined ? {} : { applied }) })
+  return planLaunch(await withRootOnly(again.facts, writablePlaces(again.facts, sandbox ?? DEFAULT_SANDBOX)), { ...request, ...(sandbox === undefined ? {} : { sandbox }), ...(applied === undefined ? {} : { applied }) })
 }
 
 /** Why the instance's project-root cannot be read when it is there (EACCES...); undefined otherwise. */

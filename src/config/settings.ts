@@ -14,10 +14,11 @@ export interface Settings {
 
 /**
  * `homeProblem`: why `home` cannot hold the default state dir (host/probe.ts homeProblem), if it
- * cannot. `real`: a path as the file system resolves it (host-env.ts realAsFarAsItExists), so that
- * a symlink cannot make two folders look apart.
+ * cannot. `files`: a path as the file system resolves it (host-env.ts realAsFarAsItExists) and an
+ * existing folder's device and inode, so that neither a symlink nor a bind mount can make two
+ * folders look apart.
  */
-export function readSettings(env: Readonly<Record<string, string | undefined>>, home: string, homeProblem?: string, real: (p: string) => string = p => p): Settings {
+export function readSettings(env: Readonly<Record<string, string | undefined>>, home: string, homeProblem?: string, files: FileView = NO_FILES): Settings {
   const configured = env['CLAUDEBOX_HOME']
   if (configured === undefined && homeProblem !== undefined) {
     const where = env['HOME'] ? `your home (HOME=${home})` : `your home from the passwd entry (HOME is unset): ${home}`
@@ -35,8 +36,10 @@ export function readSettings(env: Readonly<Record<string, string | undefined>>, 
   // launch moved the user's login and CLAUDE.md out of it as that claudebox's (red team, round 94).
   // (Holding it is fine: inside a sandbox, CLAUDE_CONFIG_DIR is an instance of CLAUDEBOX_HOME.)
   const claudeDir = path.resolve(home, env['CLAUDE_CONFIG_DIR'] || '.claude')
-  const [realHome, realClaudeDir] = [real(claudeboxHome), real(claudeDir)]
-  if (realHome === realClaudeDir || realHome.startsWith(`${realClaudeDir}/`)) {
+  const [realHome, realClaudeDir] = [files.real(claudeboxHome), files.real(claudeDir)]
+  const claudeDirId = files.id(realClaudeDir)
+  const aliased = claudeDirId !== undefined && ancestorsOf(realHome).some(p => files.id(p) === claudeDirId)
+  if (realHome === realClaudeDir || realHome.startsWith(`${realClaudeDir}/`) || aliased) {
     throw usageError(`CLAUDEBOX_HOME must not be Claude Code's own folder ${claudeDir} or lie in it; use for example ${path.join(home, '.claudebox')}`)
   }
   return {
@@ -49,3 +52,17 @@ export function readSettings(env: Readonly<Record<string, string | undefined>>, 
 
 const nonEmpty = (value: string | undefined): string | undefined => (value === undefined || value === '' ? undefined : value)
 
+/** What readSettings asks of the file system: a real path, and an existing path's "device:inode". */
+export interface FileView {
+  real(p: string): string
+  id(p: string): string | undefined
+}
+
+const NO_FILES: FileView = { real: p => p, id: () => undefined }
+
+/** The path and each folder above it, up to /. */
+function ancestorsOf(p: string): string[] {
+  const all = [p]
+  for (let d = path.dirname(p); d !== all[all.length - 1]; d = path.dirname(d)) all.push(d)
+  return all
+}

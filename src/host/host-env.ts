@@ -59,3 +59,16 @@ export function systemProgram(name: string): string | undefined {
 
 /** The PATH a system program runs with: the system's folders only. */
 export const SYSTEM_PATH = SYSTEM_BIN.join(':')
+
+/** The file system as readSettings sees it (config/settings.ts): real paths, and folders by device and inode. */
+export const FILE_VIEW = {
+  real: realAsFarAsItExists,
+  id(p: string): string | undefined {
+    try {
+      const st = fs.statSync(p)
+      return `${st.dev}:${st.ino}`
+    } catch {
+      return undefined
+    }
+  },
+}

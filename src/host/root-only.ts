@@ -8,8 +8,10 @@
 // Found by the system's `find`, started as the launch begins and running beside the probe on
 // another core (about 4,000 entries in /etc here: ~8 ms of find, ~25 ms walked in Node). /usr, /lib
 // and /nix/store are not searched: 140,000 entries here (1.5 s), and no system keeps secrets there.
-// Only entries of uid 0 or gid 0 count: the kernel refuses root's sandbox another user's, and
-// another user could otherwise fill a folder of theirs in /opt to fail every root launch (round 95).
+// Counted are root's own entries and those a group may read (root's other groups, adm or wheel on
+// Alpine, and an ACL's mask show there: red team, round 96); the kernel refuses root's sandbox
+// another user's private ones. What a session or another user may fill (the launch's writable
+// places, a folder of /opt) is masked by folder, never failing every root launch (round 95).
 // Other users are not searched for: the kernel refuses them what others cannot read, and what their
 // groups may read is theirs to use.
 //
@@ -35,6 +37,8 @@ type Search = { found: Found[] } | { error: string }
 const SEARCH_TIMEOUT_MS = 5_000
 /** More root-only entries than this in one folder: the folder is masked whole (bwrap takes at most 9,000 arguments). */
 const ENTRIES_PER_FOLDER = 64
+/** More masks than this in all: each folder of /opt holding some is masked whole instead. */
+const MAX_MASKS = 1_000
 
 let search: Promise<Search> | undefined
 
@@ -44,10 +48,13 @@ export function startRootOnlySearch(): Promise<Search> {
   return search
 }
 
-/** The facts with what the search found masked too (the probe's own list stays); a launch error (125) when it failed. */
-export async function withRootOnly(facts: HostFacts): Promise<HostFacts> {
+/**
+ * The facts with what the search found masked too (the probe's own list stays); a launch error
+ * (125) when it failed. `writes`: the places the sandbox writes (sandbox/plan.ts writablePlaces).
+ */
+export async function withRootOnly(facts: HostFacts, writes: readonly string[]): Promise<HostFacts> {
   const result = await startRootOnlySearch()
-  const masks = 'error' in result ? result : rootOnlyMasks(result.found, facts.git?.topLevel ?? facts.cwd)
+  const masks = 'error' in result ? result : rootOnlyMasks(result.found, writes)
   if ('error' in masks) {
     throw launchError(`could not list what only root may read in ${ROOT_ONLY_TREES.join(' and ')} (${masks.error}), which root's sandbox must not see; rerun, or run claudebox as another user`)
   }
@@ -55,33 +62,60 @@ export async function withRootOnly(facts: HostFacts): Promise<HostFacts> {
 }
 
 /**
- * The masks for what the search found. The project's own entries are left out: the project is
- * bound over them (and a session there could otherwise plant names to fail every root launch,
- * round 95). A name bwrap cannot be given as it is (not UTF-8) and a folder with many such entries
- * are masked by their folder; a tree's top itself is never masked for that: the launch fails.
+ * The masks for what the search found, in time linear in it. What lies in the places the sandbox
+ * writes is left out: bound over, and a session there could otherwise plant names to fail every
+ * root launch (round 95, also through a worktree's common dir: round 96). A name bwrap cannot be
+ * given as it is (not UTF-8) and a folder with many such entries are masked by their folder, and
+ * too many masks by the folder of /opt they lie in; a tree's top itself is never masked for that:
+ * the launch fails.
  */
-export function rootOnlyMasks(found: readonly Found[], project: string | undefined): { files: string[]; dirs: string[] } | { error: string } {
-  const inProject = project === undefined ? undefined : Buffer.from(`${project}/`)
-  const isTop = (dir: string): boolean => (ROOT_ONLY_TREES as readonly string[]).includes(dir)
+export function rootOnlyMasks(found: readonly Found[], writes: readonly string[]): { files: string[]; dirs: string[] } | { error: string } {
+  const prefixes = writes.map(w => Buffer.from(`${w}/`))
+  const written = (name: Buffer): boolean => prefixes.some(prefix => name.subarray(0, prefix.length).equals(prefix) || name.equals(prefix.subarray(0, -1)))
   const dirs = new Set<string>()
   const byFolder = new Map<string, string[]>()
   for (const { dir, name } of found) {
-    if (inProject !== undefined && (name.subarray(0, inProject.length).equals(inProject) || name.equals(inProject.subarray(0, -1)))) continue
+    if (written(name)) continue
     const text = textOf(name)
     if (text === undefined) {
       const folder = decodableFolder(name)
       if (isTop(folder)) return { error: `${folder} holds a name that is not UTF-8, which bwrap cannot be given` }
       dirs.add(folder)
     } else if (dir) dirs.add(text)
-    else byFolder.set(path.dirname(text), [...(byFolder.get(path.dirname(text)) ?? []), text])
+    else {
+      const list = byFolder.get(path.dirname(text)) ?? []
+      if (list.length === 0) byFolder.set(path.dirname(text), list)
+      list.push(text)
+    }
   }
   const files: string[] = []
   for (const [folder, names] of byFolder) {
     if (names.length > ENTRIES_PER_FOLDER && !isTop(folder)) dirs.add(folder)
     else files.push(...names)
   }
-  const masked = [...dirs].filter(dir => ![...dirs].some(outer => outer !== dir && dir.startsWith(`${outer}/`)))
-  return { files: files.filter(file => !masked.some(dir => file.startsWith(`${dir}/`))), dirs: masked }
+  return withinLimit(outermost(files, dirs))
+}
+
+const isTop = (dir: string): boolean => (ROOT_ONLY_TREES as readonly string[]).includes(dir)
+
+/** The folders not inside another, and the files in none of them (each path's folders looked up: linear). */
+function outermost(files: readonly string[], dirs: ReadonlySet<string>): { files: string[]; dirs: string[] } {
+  const inMasked = (p: string): boolean => {
+    for (let d = path.dirname(p); d !== path.dirname(d); d = path.dirname(d)) if (dirs.has(d)) return true
+    return false
+  }
+  return { files: files.filter(f => !inMasked(f)), dirs: [...dirs].filter(d => !inMasked(d)) }
+}
+
+/** Too many masks for bwrap: what lies in a folder of /opt is masked as that folder; still too many fails. */
+function withinLimit(masks: { files: string[]; dirs: string[] }): { files: string[]; dirs: string[] } | { error: string } {
+  if (masks.files.length + masks.dirs.length <= MAX_MASKS) return masks
+  const optFolder = (p: string): string | undefined => (p.startsWith('/opt/') ? `/opt/${p.slice(5).split('/')[0] ?? ''}` : undefined)
+  const dirs = new Set([...masks.files, ...masks.dirs].map(p => optFolder(p) ?? '').filter(Boolean))
+  for (const dir of masks.dirs) if (optFolder(dir) === undefined) dirs.add(dir)
+  const collapsed = outermost(masks.files.filter(f => optFolder(f) === undefined), dirs)
+  if (collapsed.files.length + collapsed.dirs.length <= MAX_MASKS) return collapsed
+  return { error: `more than ${MAX_MASKS} entries only root may read in /etc, too many to mask one by one` }
 }
 
 /** The name as text when it is UTF-8 (bwrap's arguments come from Node's strings as UTF-8). */
@@ -105,8 +139,9 @@ function isFolder(p: string): boolean {
 }
 
 /**
- * `find` without following links: a folder of root's that others cannot read and enter is listed
- * and not entered; any other entry of root's but a link that others cannot read is listed. Status 1
+ * `find` without following links: a folder of root's (or one its group may enter) that others
+ * cannot read and enter is listed and not entered; any other such entry but a link that others
+ * cannot read is listed. Status 1
  * is kept: a file removed while find ran, or a folder root itself cannot list (a FUSE mount), which
  * the sandbox cannot either.
  */
@@ -114,8 +149,11 @@ function findRootOnly(trees: readonly string[]): Promise<Search> {
   const find = systemProgram('find')
   if (trees.length === 0) return Promise.resolve({ found: [] })
   if (find === undefined) return Promise.resolve(walkRootOnly(trees))
-  const roots = ['(', '-user', '0', '-o', '-group', '0', ')']
-  const args = [...trees, '(', '-type', 'd', '!', '-perm', '-o=rx', ...roots, '-prune', '-printf', 'd%p\\0', ')', '-o', '(', '!', '-type', 'd', '!', '-type', 'l', '!', '-perm', '-o=r', ...roots, '-printf', 'f%p\\0', ')']
+  const args = [
+    ...trees,
+    ...['(', '-type', 'd', '!', '-perm', '-o=rx', '(', '-user', '0', '-o', '-perm', '/g=rx', ')', '-prune', '-printf', 'd%p\\0', ')', '-o'],
+    ...['(', '!', '-type', 'd', '!', '-type', 'l', '!', '-perm', '-o=r', '(', '-user', '0', '-o', '-perm', '/g=r', ')', '-printf', 'f%p\\0', ')'],
+  ]
   return new Promise(resolve => {
     const child = spawn(find, args, { stdio: ['ignore', 'pipe', 'ignore'], env: {}, timeout: SEARCH_TIMEOUT_MS })
     const chunks: Buffer[] = []
@@ -158,11 +196,10 @@ function walkRootOnly(trees: readonly string[]): Search {
       } catch {
         continue
       }
-      const roots = st.uid === 0 || st.gid === 0
       if (st.isDirectory()) {
-        if ((st.mode & 0o5) !== 0o5 && roots) found.push({ dir: true, name: Buffer.from(p) })
+        if ((st.mode & 0o5) !== 0o5 && (st.uid === 0 || (st.mode & 0o50) !== 0)) found.push({ dir: true, name: Buffer.from(p) })
         else walk(p)
-      } else if (!st.isSymbolicLink() && (st.mode & 0o4) === 0 && roots) found.push({ dir: false, name: Buffer.from(p) })
+      } else if (!st.isSymbolicLink() && (st.mode & 0o4) === 0 && (st.uid === 0 || (st.mode & 0o40) !== 0)) found.push({ dir: false, name: Buffer.from(p) })
     }
   }
   try {

@@ -72,14 +72,16 @@ export function planAdopt(input: AdoptInput): AdoptPlan {
  * Claude's history folders of the old place (its path and the subdirectories under it), renamed for
  * the new one. The names alone cannot tell /w/proj/feat from a sibling worktree /w/proj-feat (both
  * -w-proj-feat): a folder whose transcript records a cwd outside the old place is not its own (red
- * team, round 94: a sibling worktree's history was renamed away from it).
+ * team, round 94: a sibling worktree's history was renamed away from it). The cwd counts only when
+ * the folder is still named after it: one an earlier --adopt renamed keeps its first place's cwd
+ * (round 96: a project moved twice lost its history at the second).
  */
 export function historyRenames(folders: readonly HistoryFolder[], oldRoot: string, newTopLevel: string): { from: string; to: string }[] {
   const oldTop = workingTreeOf(oldRoot)
   const oldPrefix = sanitizePath(oldTop)
   const newPrefix = sanitizePath(newTopLevel)
   return folders
-    .filter(({ name, cwd }) => (name === oldPrefix || name.startsWith(`${oldPrefix}-`)) && (cwd === undefined || isWithin(cwd, oldTop)))
+    .filter(({ name, cwd }) => (name === oldPrefix || name.startsWith(`${oldPrefix}-`)) && (cwd === undefined || sanitizePath(cwd) !== name || isWithin(cwd, oldTop)))
     .map(({ name }) => ({ from: name, to: newPrefix + name.slice(oldPrefix.length) }))
 }
 

@@ -84,9 +84,11 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
       // folder is masked, and another user's (the kernel refuses root's sandbox those) is left alone.
       `mkdir /opt/other && echo SECRET-ODD > "/opt/other/$(printf 'odd\\377')" && chmod 600 /opt/other/odd*`,
       `echo THEIRS > "/opt/$(printf 'user\\377')" && chmod 600 /opt/user* && chown 65534:65534 /opt/user*`,
-      'exec "$@"',
+      // Round 96: another user's file a group of root's may read (adm on Alpine) was left unmasked.
+      'echo SECRET-OF-GROUP > /opt/grp && chown 65534:4242 /opt/grp && chmod 640 /opt/grp',
+      'exec setpriv --groups 4242 "$@"',
     ].join(' && ')
-    const script = 'cat /opt/key /opt/private/key /opt/shared /opt/other/odd* 2>&1; ls -A /opt/private /opt/other; touch /opt/private/new 2>/dev/null || echo READ-ONLY'
+    const script = 'cat /opt/key /opt/private/key /opt/shared /opt/other/odd* /opt/grp 2>&1; ls -A /opt/private /opt/other; touch /opt/private/new 2>/dev/null || echo READ-ONLY'
     const r = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', plant, 'plant', process.execPath, BIN, '--', '-c', script], { cwd: s.project, env: { ...s.world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, encoding: 'utf8', timeout: 60_000 })
     expect(r.status, r.stderr).toBe(0)
     expect(r.stdout).toContain('SHARED')

@@ -82,9 +82,14 @@ describe('settings', () => {
   })
   test("the comparison is of real paths: a CLAUDEBOX_HOME that leads into Claude Code's folder through a link is refused too (red team, round 95)", () => {
     const real = (p: string): string => p.replace(/^\/home\/ada\/cblink/, '/home/ada/.claude').replace(/^\/home\//, '/var/home/')
-    expect(() => readSettings({ CLAUDEBOX_HOME: '/home/ada/cblink' }, '/home/ada', undefined, real)).toThrow(/CLAUDEBOX_HOME must not be Claude Code's own folder/)
-    expect(() => readSettings({ CLAUDEBOX_HOME: '/var/home/ada/.claude' }, '/home/ada', undefined, real)).toThrow(/CLAUDEBOX_HOME must not be Claude Code's own folder/)
-    expect(readSettings({ CLAUDEBOX_HOME: '/var/home/ada/.claudebox' }, '/home/ada', undefined, real).claudeboxHome).toBe('/var/home/ada/.claudebox')
+    expect(() => readSettings({ CLAUDEBOX_HOME: '/home/ada/cblink' }, '/home/ada', undefined, { real, id: () => undefined })).toThrow(/CLAUDEBOX_HOME must not be Claude Code's own folder/)
+    expect(() => readSettings({ CLAUDEBOX_HOME: '/var/home/ada/.claude' }, '/home/ada', undefined, { real, id: () => undefined })).toThrow(/CLAUDEBOX_HOME must not be Claude Code's own folder/)
+    expect(readSettings({ CLAUDEBOX_HOME: '/var/home/ada/.claudebox' }, '/home/ada', undefined, { real, id: () => undefined }).claudeboxHome).toBe('/var/home/ada/.claudebox')
+  })
+  test("a CLAUDEBOX_HOME that is Claude Code's folder through a bind mount (the same device and inode) is refused too (round 96)", () => {
+    const id = (p: string): string | undefined => (p === '/mnt/alias' || p === '/home/ada/.claude' ? '7:42' : undefined)
+    expect(() => readSettings({ CLAUDEBOX_HOME: '/mnt/alias' }, '/home/ada', undefined, { real: p => p, id })).toThrow(/CLAUDEBOX_HOME must not be Claude Code's own folder/)
+    expect(() => readSettings({ CLAUDEBOX_HOME: '/mnt/alias/box' }, '/home/ada', undefined, { real: p => p, id })).toThrow(/CLAUDEBOX_HOME must not be Claude Code's own folder/)
   })
   test("a CLAUDEBOX_HOME beside Claude Code's folder, or holding it (a sandbox's CLAUDE_CONFIG_DIR is an instance), is kept", () => {
     expect(readSettings({ CLAUDEBOX_HOME: '/home/ada/.claudebox2' }, '/home/ada').claudeboxHome).toBe('/home/ada/.claudebox2')

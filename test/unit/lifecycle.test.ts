@@ -152,6 +152,9 @@ describe('--adopt plan', () => {
       { from: '-old-shop-api', to: '-new-shop-api' },
     ])
   })
+  test('a cwd counts only while the folder is named after it: one an earlier --adopt renamed is renamed again (round 96)', () => {
+    expect(planAdopt({ ...base, projectFolders: [{ name: '-old-shop', cwd: '/first/shop' }] }).renames).toEqual([{ from: '-old-shop', to: '-new-shop' }])
+  })
   test('an empty instance at the new place is replaced', () => {
     expect(planAdopt({ ...base, target: { conversations: 0, liveSessions: 0, dir: '/x', asideDir: '/y' } }).replaceEmptyTarget).toBe(true)
   })
