@@ -50,8 +50,13 @@ export async function runGc(settings: Settings, home: string, options: GcOptions
     if (removeInstance(dir, item.id, item.root)) warn(`removed ${item.id} (${item.reason})`)
   }
   for (const name of leftovers) {
-    fs.rmSync(path.join(dir, name), { recursive: true, force: true }) // never follows a symlink
-    warn(`removed ${inlineSafe(name)} (${LEFTOVER})`)
+    // Checked as an instance is: one holding what this user cannot remove is kept, said.
+    const blocker = firstUnremovable(path.join(dir, name))
+    if (blocker !== undefined) warn(`kept ${inlineSafe(name)}: ${inlineSafe(blocker)} cannot be removed by you (another user's, or not writable)`)
+    else {
+      fs.rmSync(path.join(dir, name), { recursive: true, force: true }) // never follows a symlink
+      warn(`removed ${inlineSafe(name)} (${LEFTOVER})`)
+    }
   }
   return EXIT.ok
 }
@@ -60,12 +65,12 @@ const LEFTOVER = 'what an interrupted --gc or --adopt left'
 
 async function confirm(plan: GcPlan, leftovers: readonly string[]): Promise<boolean> {
   const list = [...plan.remove.map(r => `  ${r.id}  ${inlineSafe(r.reason)}\n`), ...leftovers.map(name => `  ${inlineSafe(name)}  ${LEFTOVER}\n`)].join('')
-  const count = plan.remove.length + leftovers.length
+  const what = [plan.remove.length > 0 ? `${plan.remove.length} instance(s) and their conversations` : '', leftovers.length > 0 ? `${leftovers.length} leftover(s) of an interrupted --gc or --adopt` : ''].filter(Boolean).join(' and ')
   if (!canAsk()) {
-    warn(`--gc would remove ${count} instance(s):\n${list}claudebox: nothing removed: rerun with --yes to remove them (or run on a terminal to be asked)`)
+    warn(`--gc would remove ${what}:\n${list}claudebox: nothing removed: rerun with --yes to remove them (or run on a terminal to be asked)`)
     return false
   }
-  process.stderr.write(terminalSafe(`claudebox: --gc will remove ${count} instance(s) and their conversations:\n${list}`))
+  process.stderr.write(terminalSafe(`claudebox: --gc will remove ${what}:\n${list}`))
   const yes = /^y(es)?$/i.test(await ask('remove them? [y/N]'))
   if (!yes) warn('nothing removed')
   return yes

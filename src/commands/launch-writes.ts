@@ -1,7 +1,7 @@
 // The writes a launch makes besides the plan's files (the guard, this project's copies of the shared
 // tier, the account keys, the session's records), said by --dry-run before they happen.
 import path from 'node:path'
-import { copyable, findHostLogin } from '../state/login.js'
+import { copyable, DECISION_FILE, findHostLogin } from '../state/login.js'
 import { inspectJson } from '../state/guard.js'
 import { sharedPaths } from '../state/instance.js'
 import { OWN_DIR, SESSIONS_DIR } from '../state/registry.js'
@@ -24,6 +24,7 @@ export function stateWrites(plan: LaunchPlan, facts: HostFacts): string[] {
   const lines: string[] = []
   const login = facts.instance.kind === 'missing' ? findHostLogin(facts.claudeboxHome, facts.home, facts.env) : undefined
   if (login !== undefined && copyable(login)) lines.push(`asks once to copy your Claude Code login's account keys (${login.accountFile ?? ''}) into ${sharedPaths(facts.claudeboxHome).claudeJson}`)
+  else if (login !== undefined) lines.push(`says once that your Claude Code login (${login.credentials ?? ''}) is not copied, and records that in ${path.join(sharedPaths(facts.claudeboxHome).dir, DECISION_FILE)}`)
   for (const { files, goodDir } of sharedJsonFiles(plan, facts.claudeboxHome)) {
     for (const file of files) {
       const state = inspectJson(file)

@@ -5,6 +5,7 @@ import { ClaudeboxError, EXIT, launchError } from '../errors.js'
 import { resumeId } from '../state/adopt.js'
 import { lstatKind, probeUserns, readInstanceState, resolveExisting, snapshot } from '../host/probe.js'
 import { procIsOurs } from '../host/fs.js'
+import type { HostLogin } from '../state/login.js'
 import { setupLaunch, type LaunchSetup } from './setup.js'
 import { startRootOnlySearch, withRootOnly } from '../host/root-only.js'
 import { storeNewLogin, takeInsideLogin } from '../network/api-session.js'
@@ -388,12 +389,12 @@ async function setupWithApproval(settings: Settings, options: CliOptions): Promi
  * login is not offered (login.ts): said once, with the way to a login of claudebox's own.
  */
 async function offerLoginImport(facts: HostFacts, yes: boolean): Promise<boolean> {
-  const { copyable, findHostLogin, importLogin } = await import('../state/login.js')
+  const { copyable, findHostLogin } = await import('../state/login.js')
   const login = findHostLogin(facts.claudeboxHome, facts.home, facts.env)
   if (login === undefined) return false
   const where = login.credentials ?? login.accountFile ?? ''
   if (!copyable(login)) {
-    importLogin(facts.claudeboxHome, login, false)
+    await recordImport(facts.claudeboxHome, login, false)
     warn(`your Claude Code login in ${where} is not copied: its refresh token works once, so the first refresh by either copy would sign the other out; sign claudebox in with a login of its own: claudebox --login`)
     return false
   }
@@ -405,14 +406,19 @@ async function offerLoginImport(facts: HostFacts, yes: boolean): Promise<boolean
     }
     accepted = !/^n(o)?$/i.test(await ask(`use your Claude Code login from ${where} in every project (it is copied, not moved)? [Y/n]`))
   }
-  try {
-    importLogin(facts.claudeboxHome, login, accepted)
-  } catch (error) {
-    // A full disk or a read-only home: said so, not an internal error (red team, round 94).
-    throw launchError(`could not record your Claude Code login's ${accepted ? 'copy' : 'answer'} in ${facts.claudeboxHome} (${(error as NodeJS.ErrnoException).code ?? 'error'}); free some space there or make it writable, and rerun (your own login is unchanged)`)
-  }
+  await recordImport(facts.claudeboxHome, login, accepted)
   warn(accepted ? `copied your Claude Code login from ${where} (your own ~/.claude is unchanged)` : 'not using your Claude Code login; sign in with claudebox --login instead')
   return accepted
+}
+
+/** importLogin, a full disk or a read-only home said so, not an internal error (red team, round 94). */
+async function recordImport(claudeboxHome: string, login: HostLogin, accepted: boolean): Promise<void> {
+  const { importLogin } = await import('../state/login.js')
+  try {
+    importLogin(claudeboxHome, login, accepted)
+  } catch (error) {
+    throw launchError(`could not record your Claude Code login's ${accepted ? 'copy' : 'answer'} in ${claudeboxHome} (${(error as NodeJS.ErrnoException).code ?? 'error'}); free some space there or make it writable, and rerun (your own login is unchanged)`)
+  }
 }
 
 /**

@@ -3,7 +3,8 @@
 // check on root's own files: a 0600 key in /etc/ssl/private (a 0700 folder) was read inside (red
 // team, round 93), as would be WireGuard's, NetworkManager's, Kerberos' and k3s' secrets. So for
 // root the sandbox sees these folders as any other local user does: a file others cannot read
-// shows empty, a folder others cannot enter shows empty (sandbox/mounts.ts).
+// cannot be opened (/dev/null on a mount without devices), a folder others cannot enter shows
+// empty (sandbox/mounts.ts).
 //
 // Found by the system's `find`, started as the launch begins and running beside the probe on
 // another core (about 4,000 entries in /etc here: ~8 ms of find, ~25 ms walked in Node). /usr, /lib
@@ -58,7 +59,17 @@ export async function withRootOnly(facts: HostFacts, writes: readonly string[]):
   if ('error' in masks) {
     throw launchError(`could not list what only root may read in ${ROOT_ONLY_TREES.join(' and ')} (${masks.error}), which root's sandbox must not see; rerun, or run claudebox as another user`)
   }
-  return { ...facts, etcSecrets: [...new Set([...facts.etcSecrets, ...masks.files])], rootOnlyDirs: masks.dirs }
+  // One removed since the search (a lock file; the launch may have waited on a question) has no
+  // place left for bwrap's mount: gone, it needs no mask (review of round 96).
+  const there = (p: string): boolean => {
+    try {
+      fs.lstatSync(p)
+      return true
+    } catch {
+      return false
+    }
+  }
+  return { ...facts, etcSecrets: [...new Set([...facts.etcSecrets, ...masks.files])].filter(there), rootOnlyDirs: masks.dirs.filter(there) }
 }
 
 /**
@@ -110,7 +121,8 @@ function outermost(files: readonly string[], dirs: ReadonlySet<string>): { files
 /** Too many masks for bwrap: what lies in a folder of /opt is masked as that folder; still too many fails. */
 function withinLimit(masks: { files: string[]; dirs: string[] }): { files: string[]; dirs: string[] } | { error: string } {
   if (masks.files.length + masks.dirs.length <= MAX_MASKS) return masks
-  const optFolder = (p: string): string | undefined => (p.startsWith('/opt/') ? `/opt/${p.slice(5).split('/')[0] ?? ''}` : undefined)
+  // Only what lies below a folder of /opt: a file right in /opt stays a file's mask (review of round 96).
+  const optFolder = (p: string): string | undefined => (p.startsWith('/opt/') && p.slice(5).includes('/') ? `/opt/${p.slice(5).split('/')[0] ?? ''}` : undefined)
   const dirs = new Set([...masks.files, ...masks.dirs].map(p => optFolder(p) ?? '').filter(Boolean))
   for (const dir of masks.dirs) if (optFolder(dir) === undefined) dirs.add(dir)
   const collapsed = outermost(masks.files.filter(f => optFolder(f) === undefined), dirs)
@@ -141,12 +153,10 @@ function isFolder(p: string): boolean {
 /**
  * `find` without following links: a folder of root's (or one its group may enter) that others
  * cannot read and enter is listed and not entered; any other such entry but a link that others
- * cannot read is listed. Status 1
- * is kept: a file removed while find ran, or a folder root itself cannot list (a FUSE mount), which
- * the sandbox cannot either.
+ * cannot read is listed. Any status but 0 hands
+ * the search to the walk in Node.
  */
-function findRootOnly(trees: readonly string[]): Promise<Search> {
-  const find = systemProgram('find')
+export function findRootOnly(trees: readonly string[], find = systemProgram('find')): Promise<Search> {
   if (trees.length === 0) return Promise.resolve({ found: [] })
   if (find === undefined) return Promise.resolve(walkRootOnly(trees))
   const args = [
@@ -161,7 +171,9 @@ function findRootOnly(trees: readonly string[]): Promise<Search> {
     child.on('error', error => resolve({ error: (error as NodeJS.ErrnoException).code ?? error.message }))
     child.on('close', (status, signal) => {
       if (signal !== null) resolve({ error: signal === 'SIGTERM' ? `find took more than ${SEARCH_TIMEOUT_MS / 1000} s` : `find ended by ${signal}` })
-      else if (status !== 0 && status !== 1) resolve({ error: `find failed with status ${status}` })
+      // Any trouble, its expression refused included (busybox's find has no -printf: review of
+      // round 96, it found nothing and masked nothing), and the walk in Node decides instead.
+      else if (status !== 0) resolve(walkRootOnly(trees))
       else resolve({ found: parseFound(Buffer.concat(chunks)) })
     })
   })
@@ -176,34 +188,38 @@ function parseFound(out: Buffer): Found[] {
   return found
 }
 
-/** The same search in Node, where the system has no find (slower: an lstat per entry). */
+/**
+ * The same search in Node, where the system's find cannot do it (none, or busybox's): slower, an
+ * lstat per entry. Names are kept as bytes, as find's are: one that is not UTF-8 is masked by its folder.
+ */
 function walkRootOnly(trees: readonly string[]): Search {
   const found: Found[] = []
   const deadline = Date.now() + SEARCH_TIMEOUT_MS
-  const walk = (dir: string): void => {
-    if (Date.now() > deadline) throw new Error(`the search took more than ${SEARCH_TIMEOUT_MS / 1000} s`)
-    let names: string[]
+  // Each entry as find's expression takes it: a folder found is not entered.
+  const look = (p: Buffer): void => {
+    let st: fs.Stats
     try {
-      names = fs.readdirSync(dir)
+      st = fs.lstatSync(p)
     } catch {
       return
     }
-    for (const name of names) {
-      const p = `${dir}/${name}`
-      let st: fs.Stats
-      try {
-        st = fs.lstatSync(p)
-      } catch {
-        continue
-      }
-      if (st.isDirectory()) {
-        if ((st.mode & 0o5) !== 0o5 && (st.uid === 0 || (st.mode & 0o50) !== 0)) found.push({ dir: true, name: Buffer.from(p) })
-        else walk(p)
-      } else if (!st.isSymbolicLink() && (st.mode & 0o4) === 0 && (st.uid === 0 || (st.mode & 0o40) !== 0)) found.push({ dir: false, name: Buffer.from(p) })
+    if (st.isDirectory()) {
+      if ((st.mode & 0o5) !== 0o5 && (st.uid === 0 || (st.mode & 0o50) !== 0)) found.push({ dir: true, name: p })
+      else walk(p)
+    } else if (!st.isSymbolicLink() && (st.mode & 0o4) === 0 && (st.uid === 0 || (st.mode & 0o40) !== 0)) found.push({ dir: false, name: p })
+  }
+  const walk = (dir: Buffer): void => {
+    if (Date.now() > deadline) throw new Error(`the search took more than ${SEARCH_TIMEOUT_MS / 1000} s`)
+    let names: Buffer[]
+    try {
+      names = fs.readdirSync(dir, { encoding: 'buffer' })
+    } catch {
+      return
     }
+    for (const name of names) look(Buffer.concat([dir, Buffer.from('/'), name]))
   }
   try {
-    trees.forEach(walk)
+    trees.map(tree => Buffer.from(tree)).forEach(look)
   } catch (error) {
     return { error: (error as Error).message }
   }

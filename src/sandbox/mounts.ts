@@ -30,12 +30,13 @@ export function systemMounts(facts: HostFacts): { groups: string[][]; visible: s
   }
   // Password hashes and host keys, and for root all that only root may read in /etc and /opt:
   // root inside (uid 0 is mapped for root) could read them. Folders after files: a file the
-  // probe lists may lie in a folder the search hides.
+  // probe lists may lie in a folder the search hides. Each folder is made read-only last
+  // (rootOnlyRemounts): the project or another bind may lie in it, whose mount point bwrap makes.
   for (const secret of facts.etcSecrets) groups.push(['--ro-bind', '/dev/null', secret])
-  for (const dir of facts.rootOnlyDirs) groups.push(['--tmpfs', dir, '--remount-ro', dir])
+  for (const dir of facts.rootOnlyDirs) groups.push(['--tmpfs', dir])
   groups.push(['--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'])
   // The launcher's controlling terminal not on stdin, stdout or stderr (`claudebox -p ... </dev/null
-  // >log` typed at one; output to another terminal, round 95): nothing inside needs it, yet through
+  // >log 2>&1` typed at one; output to another terminal, round 95): nothing inside needs it, yet through
   // /dev/tty it was the session's: it changed the terminal's settings for good, and made the
   // terminal interrupt the script that ran claudebox (red team, round 93). /dev/null in its place,
   // on a mount without devices, cannot be opened. (Not --new-session: the sandbox keeps the launcher's process group,
@@ -56,13 +57,18 @@ export function systemMounts(facts: HostFacts): { groups: string[][]; visible: s
   return { groups, visible, extraReadOnly }
 }
 
+/** The folders root's sandbox shows empty, made read-only after every bind (review of round 96: /opt/app/src as the project). */
+export function rootOnlyRemounts(facts: Pick<HostFacts, 'rootOnlyDirs'>): string[] {
+  return facts.rootOnlyDirs.flatMap(dir => ['--remount-ro', dir])
+}
+
 /**
  * A sandbox with the launch's namespaces and system view but no state, for --check's probes
  * (it must create nothing): runs `/bin/sh -c script`.
  */
 export function planProbeSandbox(facts: HostFacts, script: string, network: NetworkMode): { file: string; argv: string[] } | undefined {
   if (facts.bwrap === undefined) return undefined
-  const groups = [namespaceArgs(network), ...systemMounts(facts).groups]
+  const groups = [namespaceArgs(network), ...systemMounts(facts).groups, rootOnlyRemounts(facts)]
   return { file: facts.bwrap, argv: [...groups.flat(), '--', '/bin/sh', '-c', script] }
 }
 

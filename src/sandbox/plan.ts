@@ -21,7 +21,7 @@ import type { FileStep, GitWatchSpec, HostFacts, LaunchPlan, LaunchSummary } fro
 import { SandboxBuilder } from './builder.js'
 import { bwrapArgv } from './arg-limit.js'
 import { HOME_FILES_RO, newlineRefusal } from './host-paths.js'
-import { namespaceArgs, shellProgram, systemMounts } from './mounts.js'
+import { namespaceArgs, rootOnlyRemounts, shellProgram, systemMounts } from './mounts.js'
 import { extraBinds, type BoundGuard } from './user-binds.js'
 
 /** bwrap writes {"child-pid": N} here: the launcher signals the sandboxed program through it. */
@@ -152,6 +152,8 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   const state = instanceState(b, facts, request, instance)
   const environment = sandboxEnvironment(b, facts, request, { instance, storeDir: state.storeDir, policy, shell })
   const command = commandLine(b, facts, request, { policy, shell, scope, alreadyVisible: system.alreadyVisible })
+  const remounts = rootOnlyRemounts(facts)
+  if (remounts.length > 0) b.add(...remounts)
   b.add('--chdir', cwd)
   b.add('--', ...command.argv)
 

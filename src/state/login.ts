@@ -24,7 +24,7 @@ export interface HostLogin {
 export const copyable = (login: HostLogin): boolean => login.credentials === undefined
 
 /** Marks that the question was asked (answered or declined): it is asked once. */
-const DECISION_FILE = 'login-import'
+export const DECISION_FILE = 'login-import'
 
 /** The user's normal Claude Code login, when claudebox has none yet and has not asked before. */
 export function findHostLogin(claudeboxHome: string, home: string, env: Readonly<Record<string, string | undefined>>): HostLogin | undefined {

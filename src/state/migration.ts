@@ -48,9 +48,9 @@ export function legacyFiles(claudeboxHome: string): LegacyFiles | undefined {
   return found.credentials || found.claudeMd || found.kept.length > 0 ? found : undefined
 }
 
-/** Moves the files (a rename: the single-use refresh token must never exist twice); records the answer. */
 /**
- * Moves the files (when accepted) and records the decision. Never over a file: one that reached the
+ * Moves the files (when accepted: moved, since a single-use refresh token must never exist twice)
+ * and records the decision. Never over a file: one that reached the
  * new place while the question waited (a `claudebox --login` in another terminal) stays, and so
  * does the old one (red team, round 94: the new login was replaced by the old, expired one).
  * Returns the old files left so.

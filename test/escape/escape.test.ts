@@ -96,6 +96,20 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     expect(r.stdout).not.toMatch(/SECRET|key\n/)
   })
 
+  test.runIf(IS_ROOT)("as root, a project inside a folder only root may enter (/opt/app/src in a 0750 /opt/app): it runs and writes, the rest of that folder is empty and read-only (review of round 96: every such launch failed)", () => {
+    const plant = [
+      'mount -t tmpfs tmpfs /opt',
+      'mkdir -m 750 /opt/app && echo SECRET-APP > /opt/app/conf && chmod 600 /opt/app/conf',
+      'mkdir /opt/app/src && cd /opt/app/src && git init -q',
+      'exec "$@"',
+    ].join(' && ')
+    const script = 'echo RAN; ls -A /opt/app; cat /opt/app/conf 2>&1; touch in-project && echo WROTE; touch /opt/app/x 2>/dev/null || echo READ-ONLY'
+    const r = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', plant, 'plant', process.execPath, BIN, '--', '-c', script], { env: { ...s.world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, encoding: 'utf8', timeout: 60_000 })
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stdout.split('\n').filter(line => !line.startsWith('cat:'))).toEqual(['RAN', 'src', 'WROTE', 'READ-ONLY', ''])
+    expect(r.stdout).not.toContain('SECRET')
+  })
+
   test('home holds only what the sandbox put there', async () => {
     const r = await inside('ls -A "$HOME"')
     expect(r.out.split('\n').sort()).toEqual(['.claude', '.claudebox', '.gitconfig', 'src']) // src/: the project's parent

@@ -204,6 +204,10 @@ describe.skipIf(!HAVE_BWRAP)('the sandbox', () => {
     expect(dry.stdout).toContain(`# claudebox also writes: ${settings} is not valid JSON: set aside as settings.json.corrupt-<time> and restored from the newest good copy`)
     expect(dry.stdout).toContain(`# claudebox also writes: asks once to copy your Claude Code login's account keys (${world.home}/.claude/.claude.json) into ${world.claudeboxHome}/shared/.claude.json`)
     expect(dry.stdout).toMatch(/^# claudebox also writes: the session's record in .*\/claudebox\/sessions\/<pid>-<scope>\.json/m)
+    // An OAuth login is never copied; that it is said, and recorded, is named too.
+    fs.writeFileSync(path.join(world.home, '.claude/.credentials.json'), '{"claudeAiOauth":{"accessToken":"x"}}')
+    const oauth = await claudebox(world, ['--dry-run'], { cwd: other, env })
+    expect(oauth.stdout).toContain(`# claudebox also writes: says once that your Claude Code login (${world.home}/.claude/.credentials.json) is not copied, and records that in ${world.claudeboxHome}/shared/login-import`)
     // It only said so: the file is as it was.
     expect(fs.readFileSync(settings, 'utf8')).toBe('{"model": ')
   })
