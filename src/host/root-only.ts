@@ -21,6 +21,7 @@
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
+import { debug } from '../cli/log.js'
 import { launchError } from '../errors.js'
 import { systemProgram } from './host-env.js'
 import type { HostFacts } from '../types.js'
@@ -54,7 +55,9 @@ export function startRootOnlySearch(): Promise<Search> {
  * (125) when it failed. `writes`: the places the sandbox writes (sandbox/plan.ts writablePlaces).
  */
 export async function withRootOnly(facts: HostFacts, writes: readonly string[]): Promise<HostFacts> {
+  const waited = performance.now()
   const result = await startRootOnlySearch()
+  if (search !== undefined && process.getuid?.() === 0) debug(`the root-only search waited for: ${(performance.now() - waited).toFixed(1)} ms`)
   const masks = 'error' in result ? result : rootOnlyMasks(result.found, writes)
   if ('error' in masks) {
     throw launchError(`could not list what only root may read in ${ROOT_ONLY_TREES.join(' and ')} (${masks.error}), which root's sandbox must not see; rerun, or run claudebox as another user`)
