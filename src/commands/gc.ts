@@ -54,8 +54,13 @@ export async function runGc(settings: Settings, home: string, options: GcOptions
     const blocker = firstUnremovable(path.join(dir, name))
     if (blocker !== undefined) warn(`kept ${inlineSafe(name)}: ${inlineSafe(blocker)} cannot be removed by you (another user's, or not writable)`)
     else {
-      fs.rmSync(path.join(dir, name), { recursive: true, force: true }) // never follows a symlink
-      warn(`removed ${inlineSafe(name)} (${LEFTOVER})`)
+      try {
+        fs.rmSync(path.join(dir, name), { recursive: true, force: true }) // never follows a symlink
+        warn(`removed ${inlineSafe(name)} (${LEFTOVER})`)
+      } catch (error) {
+        // A sticky folder of another user's inside, say (round 97): kept, and the rest goes on.
+        warn(`kept what is left of ${inlineSafe(name)}: ${(error as NodeJS.ErrnoException).code ?? 'error'} while removing it`)
+      }
     }
   }
   return EXIT.ok

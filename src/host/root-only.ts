@@ -62,17 +62,59 @@ export async function withRootOnly(facts: HostFacts, writes: readonly string[]):
   if ('error' in masks) {
     throw launchError(`could not list what only root may read in ${ROOT_ONLY_TREES.join(' and ')} (${masks.error}), which root's sandbox must not see; rerun, or run claudebox as another user`)
   }
-  // One removed since the search (a lock file; the launch may have waited on a question) has no
-  // place left for bwrap's mount: gone, it needs no mask (review of round 96).
-  const there = (p: string): boolean => {
-    try {
-      fs.lstatSync(p)
-      return true
-    } catch {
-      return false
+  const settled = settleMasks([...new Set([...facts.etcSecrets, ...masks.files])], masks.dirs)
+  if ('error' in settled) throw launchError(`cannot hide what only root may read: ${settled.error}; rerun, or run claudebox as another user`)
+  return { ...facts, etcSecrets: settled.files, rootOnlyDirs: settled.dirs }
+}
+
+/**
+ * Each mask as bwrap will mount it. Where a folder on the way to it is not root's, or others or
+ * its group may write it, another user can rename what lies below at any moment (or make its path
+ * longer than a path may be): that folder is masked whole instead (red team, round 97: a key of
+ * root's in a user's folder was read after the user moved it away and back, or buried it 4,500
+ * bytes deep, so that an existence check dropped its mask). On a way that is root's alone, a mask
+ * whose path is gone since the search (a lock file; the launch may have waited on a question) is
+ * dropped, having no place left for bwrap's mount; any other failure masks the last folder reached.
+ */
+export function settleMasks(files: readonly string[], dirs: readonly string[], stat: (p: string) => fs.Stats | string = lstatOrCode): { files: string[]; dirs: string[] } | { error: string } {
+  const outDirs = new Set<string>()
+  const outFiles: string[] = []
+  const keep = (p: string, isDir: boolean): void => void (isDir ? outDirs.add(p) : outFiles.push(p))
+  for (const [p, isDir] of [...files.map(f => [f, false] as const), ...dirs.map(d => [d, true] as const)]) {
+    const top = ROOT_ONLY_TREES.find(tree => p.startsWith(`${tree}/`))
+    if (top === undefined) {
+      if (typeof stat(p) !== 'string') keep(p, isDir) // the probe's own list, outside the trees
+      continue
     }
+    const way = wayTo(p, top, stat)
+    if (way.held !== undefined) outDirs.add(way.held)
+    else if (way.failed === undefined) keep(p, isDir)
+    else if (way.failed !== 'ENOENT') outDirs.add(way.reached)
   }
-  return { ...facts, etcSecrets: [...new Set([...facts.etcSecrets, ...masks.files])].filter(there), rootOnlyDirs: masks.dirs.filter(there) }
+  const top = [...outDirs].find(isTop)
+  if (top !== undefined) return { error: `${top} itself would have to be hidden (a folder of it could not be looked at, or is another user's)` }
+  return outermost(outFiles, outDirs)
+}
+
+/** The folders from `top` down to `p`: the first that is not root's alone, how far the look got, and why it stopped. */
+function wayTo(p: string, top: string, stat: (p: string) => fs.Stats | string): { held?: string; reached: string; failed?: string } {
+  let reached = top
+  for (const part of p.slice(top.length + 1).split('/')) {
+    const next = `${reached}/${part}`
+    const st = stat(next)
+    if (typeof st === 'string') return { reached, failed: st }
+    if (next !== p && (st.uid !== 0 || (st.mode & 0o022) !== 0)) return { held: next, reached: next }
+    reached = next
+  }
+  return { reached }
+}
+
+function lstatOrCode(p: string): fs.Stats | string {
+  try {
+    return fs.lstatSync(p)
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? 'error'
+  }
 }
 
 /**
@@ -200,6 +242,8 @@ function walkRootOnly(trees: readonly string[]): Search {
   const deadline = Date.now() + SEARCH_TIMEOUT_MS
   // Each entry as find's expression takes it: a folder found is not entered.
   const look = (p: Buffer): void => {
+    // At each entry: millions of names in one folder ran past the limit (round 97).
+    if (Date.now() > deadline) throw new Error(`the search took more than ${SEARCH_TIMEOUT_MS / 1000} s`)
     let st: fs.Stats
     try {
       st = fs.lstatSync(p)
@@ -212,7 +256,6 @@ function walkRootOnly(trees: readonly string[]): Search {
     } else if (!st.isSymbolicLink() && (st.mode & 0o4) === 0 && (st.uid === 0 || (st.mode & 0o40) !== 0)) found.push({ dir: false, name: p })
   }
   const walk = (dir: Buffer): void => {
-    if (Date.now() > deadline) throw new Error(`the search took more than ${SEARCH_TIMEOUT_MS / 1000} s`)
     let names: Buffer[]
     try {
       names = fs.readdirSync(dir, { encoding: 'buffer' })

@@ -86,9 +86,12 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
       `echo THEIRS > "/opt/$(printf 'user\\377')" && chmod 600 /opt/user* && chown 65534:65534 /opt/user*`,
       // Round 96: another user's file a group of root's may read (adm on Alpine) was left unmasked.
       'echo SECRET-OF-GROUP > /opt/grp && chown 65534:4242 /opt/grp && chmod 640 /opt/grp',
+      // Round 97: a key of root's in another user's folder, which that user can move away and back: the folder is hidden whole.
+      'mkdir /opt/u && chown 65534:65534 /opt/u && echo SECRET-IN-USERS > /opt/u/key && chmod 600 /opt/u/key',
+
       'exec setpriv --groups 4242 "$@"',
     ].join(' && ')
-    const script = 'cat /opt/key /opt/private/key /opt/shared /opt/other/odd* /opt/grp 2>&1; ls -A /opt/private /opt/other; touch /opt/private/new 2>/dev/null || echo READ-ONLY'
+    const script = 'cat /opt/key /opt/private/key /opt/shared /opt/other/odd* /opt/grp /opt/u/key 2>&1; ls -A /opt/private /opt/other /opt/u; touch /opt/private/new 2>/dev/null || echo READ-ONLY'
     const r = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', plant, 'plant', process.execPath, BIN, '--', '-c', script], { cwd: s.project, env: { ...s.world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, encoding: 'utf8', timeout: 60_000 })
     expect(r.status, r.stderr).toBe(0)
     expect(r.stdout).toContain('SHARED')

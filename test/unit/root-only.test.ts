@@ -2,7 +2,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { findRootOnly, rootOnlyMasks } from '../../src/host/root-only.js'
+import { findRootOnly, rootOnlyMasks, settleMasks } from '../../src/host/root-only.js'
 import { tempDir } from '../helpers/temp.js'
 
 const file = (name: string | Buffer) => ({ dir: false, name: Buffer.isBuffer(name) ? name : Buffer.from(name) })
@@ -81,5 +81,31 @@ describe('the search itself', () => {
     fs.chmodSync(root, 0o750)
     expect(names(await findRootOnly([root], stub))).toEqual([`d ${root}`])
     expect(names(await findRootOnly([root]))).toEqual([`d ${root}`])
+  })
+})
+
+describe('settling the masks just before the plan', () => {
+  const stats = (table: Record<string, { uid?: number; mode?: number } | string>) => (p: string): fs.Stats | string => {
+    const entry = table[p]
+    if (entry === undefined) return 'ENOENT'
+    if (typeof entry === 'string') return entry
+    return { uid: entry.uid ?? 0, mode: entry.mode ?? 0o40755 } as fs.Stats
+  }
+
+  test("a mask on a way that is root's alone stays; one gone since the search is dropped", () => {
+    const stat = stats({ '/etc/shadow': { mode: 0o100640 }, '/etc/ssl': {}, '/etc/ssl/private': { mode: 0o40710 } })
+    expect(settleMasks(['/etc/shadow', '/etc/gone.lock'], ['/etc/ssl/private'], stat)).toEqual({ files: ['/etc/shadow'], dirs: ['/etc/ssl/private'] })
+  })
+
+  test("a key of root's in another user's folder, or in one its group or others may write, masks that folder whole (red team, round 97: the user moved the key away and back, or buried it too deep, and the mask was dropped)", () => {
+    const stat = stats({ '/opt/u': { uid: 1001 }, '/opt/u/conf': { uid: 1001 }, '/opt/u/conf/key': { mode: 0o100600 }, '/opt/shared': { mode: 0o41777 }, '/opt/shared/k': { mode: 0o100600 } })
+    expect(settleMasks(['/opt/u/conf/key', '/opt/shared/k'], [], stat)).toEqual({ files: [], dirs: ['/opt/u', '/opt/shared'] })
+    // Moved away at the moment of the look: the user's folder is masked all the same.
+    expect(settleMasks(['/opt/u/conf/key'], [], stats({ '/opt/u': { uid: 1001 } }))).toEqual({ files: [], dirs: ['/opt/u'] })
+  })
+
+  test('a path that cannot be looked at for another reason than being gone (too long) masks the last folder reached; the top itself never', () => {
+    expect(settleMasks(['/opt/app/deep/key'], [], stats({ '/opt/app': {}, '/opt/app/deep': 'ENAMETOOLONG' }))).toEqual({ files: [], dirs: ['/opt/app'] })
+    expect(settleMasks(['/opt/deep/key'], [], stats({ '/opt/deep': 'ENAMETOOLONG' }))).toEqual({ error: '/opt itself would have to be hidden (a folder of it could not be looked at, or is another user\'s)' })
   })
 })
