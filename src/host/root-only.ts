@@ -57,7 +57,7 @@ export function startRootOnlySearch(): Promise<Search> {
 export async function withRootOnly(facts: HostFacts, writes: readonly string[]): Promise<HostFacts> {
   const waited = performance.now()
   const result = await startRootOnlySearch()
-  if (search !== undefined && process.getuid?.() === 0) debug(`the root-only search waited for: ${(performance.now() - waited).toFixed(1)} ms`)
+  if (process.getuid?.() === 0) debug(`the root-only search waited for: ${(performance.now() - waited).toFixed(1)} ms`)
   const masks = 'error' in result ? result : rootOnlyMasks(result.found, writes)
   if ('error' in masks) {
     throw launchError(`could not list what only root may read in ${ROOT_ONLY_TREES.join(' and ')} (${masks.error}), which root's sandbox must not see; rerun, or run claudebox as another user`)
