@@ -1,6 +1,7 @@
 // --adopt OLD_ROOT: applies the plan of adopt.ts (or prints it with --dry-run).
 import { writeOut } from '../cli/terminal-safe.js'
 import { writeFileAtomic } from '../host/atomic-write.js'
+import { readHeadNoFollow } from '../host/fs.js'
 import fs from 'node:fs'
 import path from 'node:path'
 import { planAdopt, renderAdopt, workingTreeOf, type AdoptPlan, type HistoryFolder } from '../state/adopt.js'
@@ -137,7 +138,7 @@ export function historyFolders(projects: string): HistoryFolder[] {
 /** The working directory in the first lines of the folder's first transcript (Claude's lines carry "cwd"). */
 function recordedCwd(folder: string): string | undefined {
   const transcript = safeReaddir(folder).filter(name => name.endsWith('.jsonl')).sort()[0]
-  const head = transcript === undefined ? undefined : firstBytes(path.join(folder, transcript), 64 * 1024)
+  const head = transcript === undefined ? undefined : readHeadNoFollow(path.join(folder, transcript), 64 * 1024)
   for (const line of head?.split('\n') ?? []) {
     try {
       const cwd = (JSON.parse(line) as { cwd?: unknown } | null)?.cwd
@@ -147,23 +148,4 @@ function recordedCwd(folder: string): string | undefined {
     }
   }
   return undefined
-}
-
-/** Up to `limit` bytes of a regular file: never through a symlink, never blocking on a FIFO. */
-function firstBytes(file: string, limit: number): string | undefined {
-  let fd: number
-  try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK)
-  } catch {
-    return undefined
-  }
-  try {
-    if (!fs.fstatSync(fd).isFile()) return undefined
-    const buffer = Buffer.alloc(limit)
-    return buffer.subarray(0, fs.readSync(fd, buffer, 0, limit, 0)).toString('utf8')
-  } catch {
-    return undefined
-  } finally {
-    fs.closeSync(fd)
-  }
 }

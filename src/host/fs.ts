@@ -220,11 +220,11 @@ export function procIsOurs(): boolean {
 export const SMALL_FILE_LIMIT = 1 << 20
 
 /**
- * Reads a regular file's text, refusing symlinks (O_NOFOLLOW) and never blocking on a FIFO the
- * agent planted (O_NONBLOCK, then the regular-file check); undefined when absent, unreadable,
- * not a regular file or larger than `limit` bytes.
+ * `use` on a regular file opened without following a symlink (O_NOFOLLOW) and without blocking on
+ * a FIFO the agent planted (O_NONBLOCK, then the regular-file check); undefined when it is absent,
+ * unreadable or not a regular file, or when `use` throws.
  */
-export function readNoFollow(file: string, limit = SMALL_FILE_LIMIT): string | undefined {
+function withRegularFile<T>(file: string, use: (fd: number, st: fs.Stats) => T | undefined): T | undefined {
   let fd: number
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK)
@@ -233,13 +233,25 @@ export function readNoFollow(file: string, limit = SMALL_FILE_LIMIT): string | u
   }
   try {
     const st = fs.fstatSync(fd)
-    if (!st.isFile() || st.size > limit) return undefined
-    return readToEnd(fd, st.size, limit)?.toString('utf8').replace(/\n$/, '')
+    return st.isFile() ? use(fd, st) : undefined
   } catch {
     return undefined
   } finally {
     fs.closeSync(fd)
   }
+}
+
+/** A regular file's text (withRegularFile); undefined too when it is larger than `limit` bytes. */
+export function readNoFollow(file: string, limit = SMALL_FILE_LIMIT): string | undefined {
+  return withRegularFile(file, (fd, st) => (st.size > limit ? undefined : readToEnd(fd, st.size, limit)?.toString('utf8').replace(/\n$/, '')))
+}
+
+/** The first `limit` bytes of a regular file (withRegularFile), as text. */
+export function readHeadNoFollow(file: string, limit: number): string | undefined {
+  return withRegularFile(file, fd => {
+    const buffer = Buffer.alloc(limit)
+    return buffer.subarray(0, fs.readSync(fd, buffer, 0, limit, 0)).toString('utf8')
+  })
 }
 
 /**
