@@ -2,7 +2,7 @@
 import { parseArgs } from './cli/args.js'
 import { ClaudeboxError, EXIT, usageError } from './errors.js'
 import { homeDir, homeProblem } from './host/probe.js'
-import { FILE_VIEW } from './host/host-env.js'
+import { FILE_VIEW } from './host/fs.js'
 import { launch } from './commands/launch.js'
 import { print, warn } from './cli/log.js'
 import { OWN_OPTIONS } from './cli/options.js'

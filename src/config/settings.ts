@@ -14,7 +14,7 @@ export interface Settings {
 
 /**
  * `homeProblem`: why `home` cannot hold the default state dir (host/probe.ts homeProblem), if it
- * cannot. `files`: a path as the file system resolves it (host-env.ts realAsFarAsItExists) and an
+ * cannot. `files`: a path as the file system resolves it (host/fs.ts resolveExisting) and an
  * existing folder's device and inode, so that neither a symlink nor a bind mount can make two
  * folders look apart.
  */

@@ -13,7 +13,7 @@ import path from 'node:path'
 import { launchError } from '../errors.js'
 import { isWithin } from '../state/instance.js'
 import { lstatKind, O_PATH } from './fs.js'
-import { resolveExisting } from './probe.js'
+import { resolveExisting } from './fs.js'
 
 
 const BINDS = new Set(['--bind', '--ro-bind', '--bind-try', '--ro-bind-try'])

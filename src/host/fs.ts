@@ -1,6 +1,7 @@
 // Small reads of the file system that never follow a symlink, never block and never throw where a
 // planted file could make them: shared by the probes and everything that reads claudebox's state.
 import fs from 'node:fs'
+import path from 'node:path'
 import { nodeCrypto, sha256Hex } from '../sha256.js'
 import type { PathKind } from '../types.js'
 
@@ -535,4 +536,27 @@ export function walkTree(root: number): { pids: number[]; whole: boolean } {
     found.push(...listed.pids)
   }
   return { pids: found.reverse(), whole }
+}
+
+/** The real path of `p`, or of its nearest existing ancestor joined with the rest. */
+export function resolveExisting(p: string): string {
+  try {
+    return fs.realpathSync.native(p)
+  } catch {
+    const parent = path.dirname(p)
+    return parent === p ? p : path.join(resolveExisting(parent), path.basename(p))
+  }
+}
+
+/** The file system as readSettings sees it (config/settings.ts): real paths, and folders by device and inode. */
+export const FILE_VIEW = {
+  real: resolveExisting,
+  id(p: string): string | undefined {
+    try {
+      const st = fs.statSync(p)
+      return `${st.dev}:${st.ino}`
+    } catch {
+      return undefined
+    }
+  },
 }

@@ -7,6 +7,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { isWithin } from '../state/instance.js'
+import { resolveExisting } from './fs.js'
 
 /**
  * `env` without what names a folder in `writes`: PATH keeps its other absolute entries; any other
@@ -35,19 +36,10 @@ export function safePath(value: string, writes: readonly string[]): string {
 /** Whether the absolute path `p`, links followed as far as it exists, lies in one of `writes`. */
 export function leadsInto(p: string, writes: readonly string[]): boolean {
   if (!path.isAbsolute(p)) return false
-  const real = realAsFarAsItExists(path.resolve(p))
+  const real = resolveExisting(path.resolve(p))
   return writes.some(w => isWithin(real, w) || isWithin(path.resolve(p), w))
 }
 
-/** The real path of `p`'s longest existing ancestor, with the rest as written. */
-export function realAsFarAsItExists(p: string): string {
-  try {
-    return fs.realpathSync.native(p)
-  } catch {
-    const parent = path.dirname(p)
-    return parent === p ? p : path.join(realAsFarAsItExists(parent), path.basename(p))
-  }
-}
 
 /** The system's own folders of programs (NixOS: the current system's profile), never a project's. */
 const SYSTEM_BIN = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', '/run/current-system/sw/bin']
@@ -59,16 +51,3 @@ export function systemProgram(name: string): string | undefined {
 
 /** The PATH a system program runs with: the system's folders only. */
 export const SYSTEM_PATH = SYSTEM_BIN.join(':')
-
-/** The file system as readSettings sees it (config/settings.ts): real paths, and folders by device and inode. */
-export const FILE_VIEW = {
-  real: realAsFarAsItExists,
-  id(p: string): string | undefined {
-    try {
-      const st = fs.statSync(p)
-      return `${st.dev}:${st.ino}`
-    } catch {
-      return undefined
-    }
-  },
-}

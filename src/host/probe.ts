@@ -7,7 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { scopeHelper } from '../sandbox/landlock.js'
-import { controllingTerminalOnStdio, isDir, lstatKind, pidScope, randomHex, readConfigText, readNoFollow, realPathFrom, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
+import { controllingTerminalOnStdio, isDir, lstatKind, pidScope, randomHex, readConfigText, readNoFollow, realPathFrom, resolveExisting, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
 import { probeGitProtect } from './git-guard-probe.js'
 import { gitConfig, gitdirOf, isGitDir } from './git-dirs.js'
 import { discoverGit } from './git-discovery.js'
@@ -264,15 +264,6 @@ function currentDir(): string | undefined {
   }
 }
 
-/** The real path of `p`, or of its nearest existing ancestor joined with the rest. */
-export function resolveExisting(p: string): string {
-  try {
-    return fs.realpathSync.native(p)
-  } catch {
-    const parent = path.dirname(p)
-    return parent === p ? p : path.join(resolveExisting(parent), path.basename(p))
-  }
-}
 
 function probeGit(cwd: string, env: Readonly<Record<string, string | undefined>>): { facts: GitFacts | undefined; available: boolean } {
   if (whichSync('git', env['PATH']) === undefined) return { facts: undefined, available: false }

@@ -39,8 +39,8 @@ export function systemMounts(facts: HostFacts): { groups: string[][]; visible: s
   // >log 2>&1` typed at one; output to another terminal, round 95): nothing inside needs it, yet through
   // /dev/tty it was the session's: it changed the terminal's settings for good, and made the
   // terminal interrupt the script that ran claudebox (red team, round 93). /dev/null in its place,
-  // on a mount without devices, cannot be opened. (Not --new-session: the sandbox keeps the launcher's process group,
-  // which its stop of the group relies on, run.ts.)
+  // on a mount without devices, cannot be opened. (Not --new-session: the sandbox keeps the
+  // launcher's process group, which its stop of the group relies on, run.ts.)
   if (!facts.stdioTerminal) groups.push(['--ro-bind', '/dev/null', '/dev/tty'])
   // Sysctls check only that the writer is (host) uid 0, not its capabilities: for root, whose uid 0
   // is mapped into the sandbox, a writable /proc/sys would let the agent set kernel.core_pattern

@@ -1,7 +1,7 @@
 // The escape suite: each attempt runs inside a real claudebox sandbox (real bwrap, real git, a
 // temporary HOME) and must fail. The count is reported in the README. Runs as root and as an
 // unprivileged user in CI.
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
@@ -28,6 +28,16 @@ let s: Setup
 async function inside(script: string, args: string[] = []): Promise<{ out: string; err: string; code: number | undefined }> {
   const r = await claudebox(s.world, [...args, '--', '-c', script], { cwd: s.project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
   return { out: r.stdout.trim(), err: r.stderr, code: r.exitCode }
+}
+
+/**
+ * As root, in a mount namespace of the test's own with a tmpfs over /opt (the machine's /opt stays
+ * as it is): the `plant` steps, the last of which execs its arguments, then `script` in the sandbox.
+ */
+function rootOverOwnOpt(plant: readonly string[], script: string, cwd?: string): SpawnSyncReturns<string> {
+  const steps = ['mount -t tmpfs tmpfs /opt', ...plant].join(' && ')
+  const args = ['--mount', '--propagation', 'private', 'sh', '-c', steps, 'plant', process.execPath, BIN, '--', '-c', script]
+  return spawnSync('unshare', args, { ...(cwd === undefined ? {} : { cwd }), env: { ...s.world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, encoding: 'utf8', timeout: 60_000 })
 }
 
 const listen = (server: net.Server, where: string): Promise<void> => new Promise(resolve => server.listen(where, resolve))
@@ -74,9 +84,7 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
   })
 
   test.runIf(IS_ROOT)("as root: what only root may read in /etc and /opt is hidden, what others may read is not (red team, round 93: a 0600 key in a 0700 /etc/ssl/private was read inside)", () => {
-    // A tmpfs of the test's own over /opt, in a mount namespace of its own: the machine's /opt stays as it is.
-    const plant = [
-      'mount -t tmpfs tmpfs /opt',
+    const r = rootOverOwnOpt([
       'mkdir -m 700 /opt/private && echo SECRET-IN-FOLDER > /opt/private/key',
       'echo SECRET-FILE > /opt/key && chmod 600 /opt/key',
       'echo SHARED > /opt/shared && chmod 644 /opt/shared',
@@ -88,11 +96,8 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
       'echo SECRET-OF-GROUP > /opt/grp && chown 65534:4242 /opt/grp && chmod 640 /opt/grp',
       // Round 97: a key of root's in another user's folder, which that user can move away and back: the folder is hidden whole.
       'mkdir /opt/u && chown 65534:65534 /opt/u && echo SECRET-IN-USERS > /opt/u/key && chmod 600 /opt/u/key',
-
       'exec setpriv --groups 4242 "$@"',
-    ].join(' && ')
-    const script = 'cat /opt/key /opt/private/key /opt/shared /opt/other/odd* /opt/grp /opt/u/key 2>&1; ls -A /opt/private /opt/other /opt/u; touch /opt/private/new 2>/dev/null || echo READ-ONLY'
-    const r = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', plant, 'plant', process.execPath, BIN, '--', '-c', script], { cwd: s.project, env: { ...s.world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, encoding: 'utf8', timeout: 60_000 })
+    ], 'cat /opt/key /opt/private/key /opt/shared /opt/other/odd* /opt/grp /opt/u/key 2>&1; ls -A /opt/private /opt/other /opt/u; touch /opt/private/new 2>/dev/null || echo READ-ONLY', s.project)
     expect(r.status, r.stderr).toBe(0)
     expect(r.stdout).toContain('SHARED')
     expect(r.stdout).toContain('READ-ONLY')
@@ -100,14 +105,10 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
   })
 
   test.runIf(IS_ROOT)("as root, a project inside a folder only root may enter (/opt/app/src in a 0750 /opt/app): it runs and writes, the rest of that folder is empty and read-only (review of round 96: every such launch failed)", () => {
-    const plant = [
-      'mount -t tmpfs tmpfs /opt',
-      'mkdir -m 750 /opt/app && echo SECRET-APP > /opt/app/conf && chmod 600 /opt/app/conf',
-      'mkdir /opt/app/src && cd /opt/app/src && git init -q',
-      'exec "$@"',
-    ].join(' && ')
-    const script = 'echo RAN; ls -A /opt/app; cat /opt/app/conf 2>&1; touch in-project && echo WROTE; touch /opt/app/x 2>/dev/null || echo READ-ONLY'
-    const r = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', plant, 'plant', process.execPath, BIN, '--', '-c', script], { env: { ...s.world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, encoding: 'utf8', timeout: 60_000 })
+    const r = rootOverOwnOpt(
+      ['mkdir -m 750 /opt/app && echo SECRET-APP > /opt/app/conf && chmod 600 /opt/app/conf', 'mkdir /opt/app/src && cd /opt/app/src && git init -q', 'exec "$@"'],
+      'echo RAN; ls -A /opt/app; cat /opt/app/conf 2>&1; touch in-project && echo WROTE; touch /opt/app/x 2>/dev/null || echo READ-ONLY',
+    )
     expect(r.status, r.stderr).toBe(0)
     expect(r.stdout.split('\n').filter(line => !line.startsWith('cat:'))).toEqual(['RAN', 'src', 'WROTE', 'READ-ONLY', ''])
     expect(r.stdout).not.toContain('SECRET')
