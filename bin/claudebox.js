@@ -13,6 +13,10 @@ const path = require('node:path')
 const vm = require('node:vm')
 
 const bundle = path.join(__dirname, '..', 'dist', 'main.cjs')
+// For root, the search of what only root may read in /etc and /opt (which root's sandbox hides)
+// starts now and runs while the launch bundle loads: the bundle requires the same file and waits
+// for this search, not a new one. Other users have nothing to search for.
+if (process.getuid?.() === 0) require(path.join(__dirname, '..', 'dist', 'root-only-search.cjs')).startRootOnlySearch()
 // Output that could not be written (a full disk; a reader gone is the reader's choice) makes the
 // status a failure. Listened for from the start: Node forgets a stdio stream's error once it has
 // been emitted (red team), and a session's relayed output fails long before the end.

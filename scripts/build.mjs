@@ -23,6 +23,19 @@ const MODES = {
 }
 const modeFiles = new Map(Object.entries(MODES).map(([name, file]) => [path.resolve(file.replace(/\.ts$/, '.js')), `./${name}.cjs`]))
 
+/**
+ * The root-only search is its own small bundle, which bin/claudebox.js starts before it loads the
+ * launch bundle: every bundle requires that one file (so that they share the search it started)
+ * instead of holding a copy of it.
+ */
+const SEARCH = path.resolve('src/host/root-only-search.js')
+const searchApart = {
+  name: 'search-apart',
+  setup(b) {
+    b.onResolve({ filter: /root-only-search\.js$/ }, args => (path.resolve(args.resolveDir, args.path) === SEARCH ? { path: './root-only-search.cjs', external: true } : undefined))
+  },
+}
+
 /** In the launch bundle, import() of a mode stays an import() of that mode's own bundle. */
 const modesApart = {
   name: 'modes-apart',
@@ -83,13 +96,15 @@ await Promise.all([
     // import() becomes require(): V8 does not carry import()'s loader into functions it takes from
     // a code cache ("A dynamic import callback was not specified"), so the launch bundle has none.
     supported: { 'dynamic-import': false },
-    plugins: [modesApart],
+    plugins: [modesApart, searchApart],
     define: { ...common.define, 'import.meta.url': '__cbImportMetaUrl' },
     banner: { js: "const __cbImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   }),
   // bridge.ts runs inside the sandbox of --network=allow off x86_64: its own small file, imports only node:.
   build({ ...common, entryPoints: { bridge: 'src/network/bridge.ts' } }),
   // Each mode whole in its own file (CommonJS, required by main.cjs: no chunks to share).
-  build({ ...common, entryPoints: MODES, format: 'cjs', outExtension: { '.js': '.cjs' }, define: { ...common.define, 'import.meta.url': '__cbImportMetaUrl' }, banner: { js: "const __cbImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" } }),
+  build({ ...common, entryPoints: MODES, format: 'cjs', outExtension: { '.js': '.cjs' }, plugins: [searchApart], define: { ...common.define, 'import.meta.url': '__cbImportMetaUrl' }, banner: { js: "const __cbImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" } }),
+  // Node's own modules only: no banner, nothing of the launch bundle's.
+  build({ ...common, entryPoints: { 'root-only-search': 'src/host/root-only-search.ts' }, format: 'cjs', outExtension: { '.js': '.cjs' }, banner: {} }),
 ])
 for (const name of readdirSync('dist')) if (name.endsWith('.cjs')) fastInterop(path.join('dist', name))

@@ -25,9 +25,15 @@ export function warn(message: string): void {
   process.stderr.write(`${reset}claudebox: ${terminalSafe(message)}\n`)
 }
 
+/**
+ * Milliseconds since Node started, for the debug lines' timings. Not performance.now(): the first
+ * use of the global `performance` loads perf_hooks and nine modules of its own at every launch.
+ */
+export const nowMs = (): number => process.uptime() * 1000
+
 /** With CLAUDEBOX_DEBUG=1: the message, after the milliseconds since Node started (where a launch's time goes). */
 export function debug(message: string): void {
-  if (process.env['CLAUDEBOX_DEBUG'] === '1') process.stderr.write(`claudebox[debug] ${(process.uptime() * 1000).toFixed(1)} ms: ${terminalSafe(message)}\n`)
+  if (process.env['CLAUDEBOX_DEBUG'] === '1') process.stderr.write(`claudebox[debug] ${nowMs().toFixed(1)} ms: ${terminalSafe(message)}\n`)
 }
 
 /** What was asked for, on stdout; the status of having printed it. */

@@ -7,14 +7,15 @@ import { lstatKind, probeUserns, readInstanceState, snapshot } from '../host/pro
 import { procIsOurs, resolveExisting } from '../host/fs.js'
 import type { HostLogin } from '../state/login.js'
 import { setupLaunch, type LaunchSetup } from './setup.js'
-import { startRootOnlySearch, withRootOnly } from '../host/root-only.js'
+import { withRootOnly } from '../host/root-only.js'
+import { startRootOnlySearch } from '../host/root-only-search.js'
 import { storeNewLogin, takeInsideLogin } from '../network/api-session.js'
 import { ApprovalNeeded } from '../config/profiles.js'
 import { diagnoseUserns } from '../sandbox/userns.js'
 import { describeChanges, diffSnapshots } from '../sandbox/persistence.js'
 import { startGitWatch, type GitWatch } from '../host/git-watch.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
-import { debug, resetTerminalBeforeWarnings, warn } from '../cli/log.js'
+import { debug, nowMs, resetTerminalBeforeWarnings, warn } from '../cli/log.js'
 import { OLD_SANDBOX_STORE_DIR, planLaunch, writablePlaces, type LaunchRequest } from '../sandbox/plan.js'
 import { auditLines, renderDryRun, shortAudit } from '../sandbox/render.js'
 import type { Settings } from '../config/settings.js'
@@ -361,13 +362,13 @@ function unreadableRootFile(instance: string): string | undefined {
 }
 
 function afterSession(what: string, step: () => void): void {
-  const begun = performance.now()
+  const begun = nowMs()
   try {
     step()
   } catch (error) {
     warn(`after the session, ${what} failed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); Claude's own status is kept`)
   } finally {
-    debug(`after the session, ${what}: ${(performance.now() - begun).toFixed(1)} ms`)
+    debug(`after the session, ${what}: ${(nowMs() - begun).toFixed(1)} ms`)
   }
 }
 

@@ -5,7 +5,7 @@
 // caller protects what the words lead to.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
-import { SYSTEM_PATH, systemProgram } from './host-env.js'
+import { SYSTEM_PATH, systemProgram } from './system-programs.js'
 
 /** Programs whose arguments are files they run or read as code, from their working folder (`sh x`, `deno run x.ts`, `cat x | sh`). */
 const INTERPRETER = /^(sh|bash|dash|zsh|ksh|mksh|yash|fish|busybox|python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|tsx|ts-node|npx|bunx|pnpx|uv|uvx|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|awk|gawk|mawk|nawk|source|\.|cat)$/

@@ -16,7 +16,7 @@ import { folderCache, type FolderCache } from './folder-cache.js'
 import { keptIn, nestedInAll, specialFilesIn } from './nested-search.js'
 import { awayFromTheSession, quarantineIn } from './quarantine.js'
 import { named } from './report-list.js'
-import { debug } from '../cli/log.js'
+import { debug, nowMs } from '../cli/log.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import { isWithin } from '../state/instance.js'
 import type { GitWatchSpec } from '../types.js'
@@ -104,14 +104,14 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
  */
 function stepsSaying(warnings: string[]): <T>(what: string, run: () => T, none: T) => T {
   return (what, run, none) => {
-    const begun = performance.now()
+    const begun = nowMs()
     try {
       return run()
     } catch (error) {
       warnings.push(`WARNING: claudebox's ${what} at the session's end failed (${inlineSafe(String((error as Error).message))}); look for yourself before you run git here`)
       return none
     } finally {
-      debug(`${what} at the session's end: ${(performance.now() - begun).toFixed(1)} ms`)
+      debug(`${what} at the session's end: ${(nowMs() - begun).toFixed(1)} ms`)
     }
   }
 }

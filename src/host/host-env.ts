@@ -4,7 +4,6 @@
 // PYTHONPATH or NODE_PATH name folders of the project, which the session fills (red team, round
 // 91: `python3 -c "import keyring"` as the apiKeyHelper ran the session's .venv/bin/python3 and
 // its src/keyring.py on the host; a .venv/bin/bwrap it planted built the next session's sandbox).
-import fs from 'node:fs'
 import path from 'node:path'
 import { isWithin } from '../state/instance.js'
 import { resolveExisting } from './fs.js'
@@ -39,15 +38,3 @@ export function leadsInto(p: string, writes: readonly string[]): boolean {
   const real = resolveExisting(path.resolve(p))
   return writes.some(w => isWithin(real, w) || isWithin(path.resolve(p), w))
 }
-
-
-/** The system's own folders of programs (NixOS: the current system's profile), never a project's. */
-const SYSTEM_BIN = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', '/run/current-system/sw/bin']
-
-/** `name` from the system's folders, never from PATH (a folder of the project may be on it); undefined when there is none. */
-export function systemProgram(name: string): string | undefined {
-  return SYSTEM_BIN.map(dir => path.join(dir, name)).find(p => fs.existsSync(p))
-}
-
-/** The PATH a system program runs with: the system's folders only. */
-export const SYSTEM_PATH = SYSTEM_BIN.join(':')

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process'
 import { isatty } from 'node:tty'
 import { debug } from '../cli/log.js'
 import { controllingTerminalOnStdio, inBackgroundOfTerminal } from './fs.js'
-import { systemProgram } from './host-env.js'
+import { systemProgram } from './system-programs.js'
 
 export interface TtySettings {
   /** Puts the settings back, when claudebox is in the foreground (in the background stty would stop on SIGTTOU). */

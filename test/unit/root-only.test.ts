@@ -1,8 +1,9 @@
-// The masks root's sandbox gets for what the search found in /etc and /opt (host/root-only.ts).
+// The masks root's sandbox gets for what the search found in /etc and /opt (host/root-only.ts), and the search itself (host/root-only-search.ts).
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { findRootOnly, rootOnlyMasks, settleMasks } from '../../src/host/root-only.js'
+import { rootOnlyMasks, settleMasks } from '../../src/host/root-only.js'
+import { findRootOnly } from '../../src/host/root-only-search.js'
 import { tempDir } from '../helpers/temp.js'
 
 const file = (name: string | Buffer) => ({ dir: false, name: Buffer.isBuffer(name) ? name : Buffer.from(name) })
