@@ -82,6 +82,12 @@ export interface HostFacts {
   /** For root: the folders in /etc and /opt that others cannot enter, shown empty inside. */
   rootOnlyDirs: readonly string[]
   /**
+   * What a later `claudebox` runs on the host, as named and as real paths: the script the shell
+   * ran, the package it belongs to (bin/, dist/), node, and the `node` PATH gives its `env node`.
+   * None may lie where the sandbox writes (sandbox/policy.ts launcherWithin).
+   */
+  launcherFiles: readonly string[]
+  /**
    * Whether the launcher's controlling terminal is on stdin, stdout or stderr: without it there,
    * /dev/tty inside is /dev/null (a terminal of another on stdio is reached only through that descriptor).
    */

@@ -78,6 +78,7 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
     ),
     etcSecrets: etcSecrets(),
     rootOnlyDirs: [],
+    launcherFiles: launcherFiles(env['PATH']),
     stdioTerminal: controllingTerminalOnStdio() !== undefined,
     runLinks: Object.fromEntries(
       RUN_LINKS.filter(p => lstatKind(p) === 'symlink').map(p => [p, fs.readlinkSync(p)]),
@@ -575,6 +576,20 @@ function layoutFrom(start: string, depth: number): GitLayout {
 }
 
 /** The real path reached from `base` by `text` (as git and the kernel walk it), or undefined. */
+/**
+ * What a later `claudebox` runs on the host: the script the shell ran (on PATH, often a link), the
+ * package it is part of (the folder above its bin/: bin/, dist/), the node running it and the one
+ * `#!/usr/bin/env node` finds on PATH; each as named and as its real path.
+ */
+function launcherFiles(pathVar: string | undefined): string[] {
+  const script = process.argv[1]
+  const named = [script, whichSync('node', pathVar), process.execPath].filter((p): p is string => p !== undefined && path.isAbsolute(p))
+  const real = named.map(p => realpathOrUndefined('/', p) ?? p)
+  const realScript = script === undefined ? undefined : realpathOrUndefined('/', script)
+  const pkg = realScript === undefined ? [] : [path.dirname(path.dirname(realScript))]
+  return [...new Set([...named, ...real, ...pkg])]
+}
+
 function realpathOrUndefined(base: string, text: string): string | undefined {
   try {
     return realPathFrom(base, text)

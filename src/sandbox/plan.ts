@@ -9,7 +9,7 @@ import { trustGit } from './git-trust.js'
 import { planGitGuard, type GitGuardPlan } from './git-guard.js'
 import { GIT_DIR_TODO_FILES, watchedPaths } from './persistence.js'
 import { folderCacheFile, nestedRecordFile, OWN_DIR, QUARANTINE_DIR, SESSIONS_DIR } from '../state/registry.js'
-import { dangerousRootReason, insideSessionSockets, noCurrentDir, sandboxHomeRefusal } from './policy.js'
+import { dangerousRootReason, insideSessionSockets, launcherWithin, noCurrentDir, sandboxHomeRefusal } from './policy.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
 import { scopeHelper } from './landlock.js'
 import { nativeBridge } from '../network/bridge-native.js'
@@ -138,6 +138,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   checkInstance(facts, root, instance)
   const b = new SandboxBuilder()
   const projectDirs = projectDirsOf(facts, cwd, options, b.warnings)
+  launcherOutOfReach(facts, writablePlaces(facts, options, projectDirs), options, b.warnings)
   if (!facts.gitAvailable) b.warnings.push('git was not found; using the current directory as the project')
 
   b.add(...namespaceArgs(options.network))
@@ -265,6 +266,15 @@ function projectDirsOf(facts: HostFacts, cwd: string, options: SandboxOptions, w
     warnings.push(`--allow-dangerous-root: ${dir} is writable inside although ${reason}`)
   }
   return projectDirs
+}
+
+/** claudebox and the node it runs on must not lie where the session writes (policy.ts launcherWithin); the override is --allow-dangerous-root's. */
+function launcherOutOfReach(facts: HostFacts, writes: readonly string[], options: SandboxOptions, warnings: string[]): void {
+  const held = launcherWithin(facts.launcherFiles, writes)
+  if (held === undefined) return
+  const what = `${held.file}, which runs claudebox itself, lies in ${held.place}, which the session may write: your next claudebox, in any project, would run on your host what the session put there`
+  if (!options.allowDangerousRoot) throw launchError(`refusing to start: ${what}. Run claudebox from an installation outside it (scripts/setup.sh installs a copy), or pass --allow-dangerous-root if you truly mean it`)
+  warnings.push(`--allow-dangerous-root: ${what}`)
 }
 
 /**

@@ -24,6 +24,20 @@ export function dangerousRootReason(dir: string, home: string, claudeboxHome: st
 }
 
 /**
+ * The first of the launcher's own files (HostFacts.launcherFiles) that lies in a place the sandbox
+ * writes, with that place: the session could rewrite claudebox, or the node it runs on, and the
+ * next `claudebox` in any project would run that on the host (red team, round 99: a project holding
+ * a checkout claudebox ran from).
+ */
+export function launcherWithin(files: readonly string[], writes: readonly string[]): { file: string; place: string } | undefined {
+  for (const file of files) {
+    const place = writes.find(w => isWithin(file, w))
+    if (place !== undefined) return { file, place }
+  }
+  return undefined
+}
+
+/**
  * Why an extra --bind/--ro-bind path is refused, or undefined when it is acceptable. Read-only
  * counts too where sockets live: connecting to a unix socket needs no write access to the mount,
  * and other sessions' proxies and gateways listen in $XDG_RUNTIME_DIR, claudebox's run/ or /tmp

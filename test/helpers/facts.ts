@@ -54,6 +54,7 @@ export function debianFacts(overrides: Partial<HostFacts> = {}): HostFacts {
     etcLinks: {},
     etcSecrets: ['/etc/shadow'],
     rootOnlyDirs: [],
+    launcherFiles: [],
     stdioTerminal: true,
     runLinks: {},
     ...overrides,

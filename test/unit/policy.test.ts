@@ -1,6 +1,6 @@
 // sandbox/policy.ts: the project roots and extra binds claudebox refuses, and why.
 import { describe, expect, test } from 'vitest'
-import { bindRefusal, dangerousRootReason } from '../../src/sandbox/policy.js'
+import { bindRefusal, dangerousRootReason, launcherWithin } from '../../src/sandbox/policy.js'
 
 const home = '/home/ada'
 const state = '/home/ada/.claudebox'
@@ -25,6 +25,21 @@ describe('dangerous roots', () => {
   })
   test.each(['/home/ada/src/shop', '/tmp/project', '/srv/www/site', '/opt/work/repo'])('%s is a project', dir => {
     expect(dangerousRootReason(dir, home, state)).toBeUndefined()
+  })
+})
+
+describe("claudebox's own files", () => {
+  const files = ['/home/ada/.local/bin/claudebox', '/home/ada/src/claudebox/bin/claudebox.js', '/home/ada/src/claudebox', '/usr/bin/node']
+  test.each([
+    [['/home/ada/src/claudebox'], '/home/ada/src/claudebox/bin/claudebox.js'],
+    [['/home/ada/src'], '/home/ada/src/claudebox/bin/claudebox.js'],
+    [['/home/ada/.local'], '/home/ada/.local/bin/claudebox'],
+    [['/usr'], '/usr/bin/node'],
+  ])('a session writing %j would reach %s', (writes, file) => {
+    expect(launcherWithin(files, writes)?.file).toBe(file)
+  })
+  test.each([[['/home/ada/src/shop']], [['/home/ada/src/claudebox/test/fixtures/x']], [['/home/ada/src/claudebox-x']], [[]]])('nothing in %j', writes => {
+    expect(launcherWithin(files, writes)).toBeUndefined()
   })
 })
 
