@@ -1,6 +1,6 @@
 // claudebox's own files, and the node it runs on, are out of the session's reach: the next
 // `claudebox`, in any project, runs them on the host (red team, round 99: a session in a project
-// holding the checkout claudebox ran from appended code to its bin/claudebox.js, 3 of 3).
+// holding the checkout claudebox ran from appended code to its bin/claudebox.js).
 import fs from 'node:fs'
 import path from 'node:path'
 import { execa } from 'execa'
