@@ -10,6 +10,8 @@ import type { LaunchSummary } from '../types.js'
 import { ClaudeboxError, EXIT } from '../errors.js'
 import type { CliOptions } from '../cli/args.js'
 import { probeLandlockScope, probeUserns } from '../host/probe.js'
+import { GIT, gitProgram } from '../host/system-programs.js'
+import { leadsInto } from '../host/host-env.js'
 import { setupLaunch, type LaunchSetup } from './setup.js'
 import { planProbeSandbox } from '../sandbox/mounts.js'
 import { withRootOnly } from '../host/root-only.js'
@@ -35,13 +37,17 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
     const result = await run(file, args)
     return result.exitCode === 0 ? result.stdout.trim().split('\n')[0] : undefined
   }
+  const writes = writablePlaces(facts, sandbox)
+  // Never run on the host, and said: a program in a folder the sandbox writes may be one a session put there (red team, round 100).
+  const inReach = [facts.bwrap, facts.claude?.resolved, gitProgram()].filter((p): p is string => p !== undefined && leadsInto(p, writes))
+  const runnable = (p: string | undefined): p is string => p !== undefined && !inReach.includes(p)
   // The probe sandbox hides what a launch's does (root-only.ts; without it when that search failed).
-  const lookup = planProbeSandbox(await withRootOnly(facts, writablePlaces(facts, sandbox)).catch(() => facts), LOOKUP_SCRIPT, sandbox.network)
+  const lookup = runnable(facts.bwrap) ? planProbeSandbox(await withRootOnly(facts, writes).catch(() => facts), LOOKUP_SCRIPT, sandbox.network) : undefined
   const [bwrapVersion, lookupResult, claudeVersion, gitVersion] = await Promise.all([
-    facts.bwrap ? version(facts.bwrap, ['--version']) : undefined,
+    runnable(facts.bwrap) ? version(facts.bwrap, ['--version']) : undefined,
     lookup ? run(lookup.file, lookup.argv) : undefined,
-    facts.claude ? version(facts.claude.resolved, ['--version']) : undefined,
-    facts.gitAvailable ? version('git', ['--version']) : undefined,
+    runnable(facts.claude?.resolved) ? version(facts.claude.resolved, ['--version']) : undefined,
+    facts.gitAvailable && runnable(gitProgram()) ? version(GIT(), ['--version']) : undefined,
   ])
   const sandboxFailed = lookupResult !== undefined && lookupResult.exitCode !== 0
   const userns = probeUserns(facts.bwrap, facts.env)
@@ -55,6 +61,7 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
     node: process.version,
     claudeInterpreter: facts.claude?.interpreter?.resolved,
     git: gitVersion ? { version: gitVersion } : undefined,
+    inReach,
     plan,
     projectProblem,
     workTree: facts.git?.topLevel ?? facts.cwd ?? '/',

@@ -5,7 +5,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { CliOptions } from '../cli/args.js'
 import { EMPTY_CONFIG, parseConfig, parseProjectFile, type Config, type ProjectFile } from '../config/file.js'
-import { probe, readConfigText, sessionSocketsDir, whichSync, withOptionFacts } from '../host/probe.js'
+import { probe, readConfigText, sessionSocketsDir, withOptionFacts } from '../host/probe.js'
+import { gitProgram } from '../host/system-programs.js'
 import { leadsInto } from '../host/host-env.js'
 import { refuseLinkedBinds } from '../host/repository-binds.js'
 import { pidScope, randomHex } from '../host/fs.js'
@@ -15,6 +16,7 @@ import type { Settings } from '../config/settings.js'
 import { DEFAULT_SHARED_ENTRIES } from '../sandbox/tiers.js'
 import type { HostFacts } from '../types.js'
 import { writablePlaces, type LaunchRequest } from '../sandbox/plan.js'
+import { writableProgramRefusal } from '../sandbox/policy.js'
 import { chooseApi, type ApiChoice } from '../network/api-session.js'
 import { canonicalRoot, instanceDir, instanceId } from '../state/instance.js'
 
@@ -104,9 +106,9 @@ export function setupLaunch(settings: Settings, options: CliOptions, builtIn = f
 function refuseWritablePrograms(facts: HostFacts, writes: readonly string[]): void {
   // A project of `/` (no current directory: the plan refuses it, saying why) would name every program.
   if (writes.includes('/')) return
-  for (const [name, program] of [['bwrap', facts.bwrap], ['git', whichSync('git', facts.env['PATH'])]] as const) {
+  for (const [name, program] of [['bwrap', facts.bwrap], ['git', gitProgram()]] as const) {
     if (program !== undefined && leadsInto(program, writes)) {
-      throw launchError(`${name} would be run from ${program}, in a folder the sandbox can write (a session could replace it); put the system's folders (/usr/bin) before that one in PATH${name === 'bwrap' ? ' or set CLAUDEBOX_BWRAP' : ''}, and rerun`)
+      throw launchError(writableProgramRefusal(name, program))
     }
   }
 }

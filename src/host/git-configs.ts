@@ -11,6 +11,7 @@ import { keepEntries, keptEntries, type ConfigEntries } from './config-cache.js'
 import { commonDirOf, gitConfigRun, gitdirOf, readSmall, worktreeTop, type GitDirSearch, type RemoteSettings, type RemotesOf } from './git-dirs.js'
 import { isWithinAny } from '../state/instance.js'
 import type { GitFacts } from '../types.js'
+import { GIT } from './system-programs.js'
 
 /** Include files followed at most, nested or not, per probe (each may cost a git run). */
 const MAX_CONFIG_FILES = 64
@@ -251,7 +252,7 @@ function configEntries(config: string): ConfigEntries | 'unreadable' {
   let out: string
   try {
     // The text read, on stdin: what git makes of it is what is kept for it (--file follows no includes).
-    out = execFileSync('git', ['config', '--no-includes', '--file', '-', '--null', '--list'], { ...gitConfigRun(), input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'ignore'], timeout: 5_000, maxBuffer: 8 << 20 })
+    out = execFileSync(GIT(), ['config', '--no-includes', '--file', '-', '--null', '--list'], { ...gitConfigRun(), input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'ignore'], timeout: 5_000, maxBuffer: 8 << 20 })
   } catch {
     return 'unreadable'
   }

@@ -10,6 +10,7 @@ import { resolveChain } from './link-targets.js'
 import { expandHome } from './config-commands.js'
 import { COMMONDIR_PLACEHOLDER } from '../sandbox/git-guard.js'
 import type { GitFacts } from '../types.js'
+import { GIT } from './system-programs.js'
 
 /** How deep `modules/` may nest (name parts and nested submodules together) before the launch refuses. */
 export const MAX_MODULES_DEPTH = 40
@@ -312,7 +313,7 @@ export function gitConfig(file: string, args: string[]): string | undefined {
   if (readSmall(file) === undefined) return undefined // a FIFO planted as a config would block git
   const get = args.includes('--get-regexp') ? [] : ['--get']
   try {
-    return execFileSync('git', ['config', '--file', file, ...get, ...args], { ...gitConfigRun(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 }).trim()
+    return execFileSync(GIT(), ['config', '--file', file, ...get, ...args], { ...gitConfigRun(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 }).trim()
   } catch {
     return undefined
   }

@@ -10,6 +10,7 @@ import path from 'node:path'
 import { lstatKind, readNoFollow } from './fs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import { gitConfigRun } from './git-dirs.js'
+import { GIT } from './system-programs.js'
 
 /** Files holding the strategy a rebase (merge or apply backend) or the sequencer (cherry-pick, revert) runs. */
 const STRATEGY_FILES = ['rebase-merge/strategy', 'rebase-apply/strategy', 'sequencer/opts']
@@ -33,7 +34,7 @@ function builtinStrategy(name: string, text: string): boolean {
   if (name.endsWith('/strategy')) return BUILTIN_STRATEGIES.has(text) // git writes `ort\n`; anything else is not taken for git's own
   let out: string
   try {
-    out = execFileSync('git', ['config', '--no-includes', '--file', '-', '--null', '--get-all', 'options.strategy'], { ...gitConfigRun(), input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'ignore'], timeout: 5_000 })
+    out = execFileSync(GIT(), ['config', '--no-includes', '--file', '-', '--null', '--get-all', 'options.strategy'], { ...gitConfigRun(), input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'ignore'], timeout: 5_000 })
   } catch (error) {
     return (error as { status?: number }).status === 1 // 1: no such key; anything else: git could not read it
   }

@@ -13,6 +13,7 @@ import path from 'node:path'
 import { lstatKind, readNoFollow, removeDir } from './fs.js'
 import { commonDirOf } from './git-dirs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
+import { GIT } from './system-programs.js'
 
 /**
  * Each git dir's index, whenever it was written: moved aside through `quarantine` when git would
@@ -119,7 +120,7 @@ function unsafePaths(gitDir: string, timeout: number): (string[] & { gitlinks: B
   const named = sha256Named(gitDir)
   for (const sha256 of [named, !named]) {
     try {
-      out = withBareGit(gitDir, sha256, env => execFileSync('git', ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], stdio: ['ignore', 'pipe', 'ignore'], timeout, maxBuffer: 256 << 20 }))
+      out = withBareGit(gitDir, sha256, env => execFileSync(GIT(), ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], stdio: ['ignore', 'pipe', 'ignore'], timeout, maxBuffer: 256 << 20 }))
       break
     } catch (error) {
       const unread = notStarted(error)
@@ -192,7 +193,7 @@ export async function gitlinksNow(gitDir: string): Promise<{ gitlinks: Buffer[];
     for (const sha256 of [named, !named]) {
       const env = bareGitEnv(gitDir, sha256, fs.mkdtempSync(path.join(empty, 'g')))
       const out = await new Promise<Buffer | undefined>(resolve => {
-        execFile('git', ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], encoding: 'buffer', timeout: RUN_MS, maxBuffer: 256 << 20 }, (error, stdout) => resolve(error ? undefined : stdout))
+        execFile(GIT(), ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], encoding: 'buffer', timeout: RUN_MS, maxBuffer: 256 << 20 }, (error, stdout) => resolve(error ? undefined : stdout))
       })
       if (out !== undefined) {
         const entries = stagedEntries(out)

@@ -21,6 +21,7 @@ import type { CgroupFacts, Controller } from '../sandbox/limits.js'
 import { USERNS_SYSCTLS, type UsernsFacts } from '../sandbox/userns.js'
 import type { BindGit, ClaudeFacts, GitFacts, GitLayout, HostFacts, InstanceState, PathKind } from '../types.js'
 import { hostProgramEnv } from './host-env.js'
+import { GIT, gitProgram, whichSync } from './system-programs.js'
 
 export { lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT }
 
@@ -45,7 +46,7 @@ export function probeProject(settings: Settings, env: Readonly<Record<string, st
 export function probe(settings: Settings, env: Readonly<Record<string, string | undefined>> = process.env, inProject = true): HostFacts {
   const home = homeDir(env)
   const cwd = currentDir()
-  const git = cwd === undefined || !inProject ? { facts: undefined, available: whichSync('git', env['PATH']) !== undefined } : probeGit(cwd, env)
+  const git = cwd === undefined || !inProject ? { facts: undefined, available: gitProgram() !== undefined } : probeGit(cwd, env)
   const claudeboxHome = resolveExisting(settings.claudeboxHome)
   const claude = probeClaude(settings.claudeOverride, env, cwd, git.facts?.topLevel ?? cwd)
   const id = cwd === undefined ? undefined : instanceId(canonicalRoot(cwd, git.facts))
@@ -267,7 +268,7 @@ function currentDir(): string | undefined {
 
 
 function probeGit(cwd: string, env: Readonly<Record<string, string | undefined>>): { facts: GitFacts | undefined; available: boolean } {
-  if (whichSync('git', env['PATH']) === undefined) return { facts: undefined, available: false }
+  if (gitProgram() === undefined) return { facts: undefined, available: false }
   const found = discoverGit(cwd, env, process.geteuid?.() ?? -1)
   if (found.kind === 'none') return { facts: undefined, available: true }
   if (found.kind === 'repo') {
@@ -281,7 +282,7 @@ function probeGit(cwd: string, env: Readonly<Record<string, string | undefined>>
 function askGit(cwd: string): { facts: GitFacts | undefined; available: boolean } {
   let out: string
   try {
-    out = execFileSync('git', ['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir'], {
+    out = execFileSync(GIT(), ['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir'], {
       cwd,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -307,22 +308,6 @@ function askGit(cwd: string): { facts: GitFacts | undefined; available: boolean 
     },
     available: true,
   }
-}
-
-export function whichSync(name: string, pathVar: string | undefined): string | undefined {
-  for (const dir of (pathVar ?? '/usr/local/bin:/usr/bin:/bin').split(':')) {
-    if (dir === '') continue
-    const candidate = path.join(dir, name)
-    try {
-      // stat first: most PATH entries lack the name, and a missing one then throws nothing.
-      if (fs.statSync(candidate, { throwIfNoEntry: false })?.isFile() !== true) continue
-      fs.accessSync(candidate, fs.constants.X_OK)
-      return candidate
-    } catch {
-      // not here; keep looking
-    }
-  }
-  return undefined
 }
 
 function resolveProgram(program: string, pathVar: string | undefined, cwd: string | undefined): string | undefined {
@@ -583,11 +568,16 @@ function layoutFrom(start: string, depth: number): GitLayout {
  */
 function launcherFiles(pathVar: string | undefined): string[] {
   const script = process.argv[1]
-  const named = [script, whichSync('node', pathVar), process.execPath].filter((p): p is string => p !== undefined && path.isAbsolute(p))
+  // As `env` reads PATH: an empty entry is the current directory, and a relative one is looked up
+  // from it (red team, round 100: a `::` in PATH ran the project's ./node unnoticed).
+  const envPath = pathVar?.split(':').map(dir => (dir === '' ? '.' : dir)).join(':')
+  const named = [script, whichSync('node', envPath), process.execPath].filter((p): p is string => p !== undefined).map(p => path.resolve(p))
   const real = named.map(p => realpathOrUndefined('/', p) ?? p)
   const realScript = script === undefined ? undefined : realpathOrUndefined('/', script)
-  const pkg = realScript === undefined ? [] : [path.dirname(path.dirname(realScript))]
-  return [...new Set([...named, ...real, ...pkg])]
+  const pkg = realScript === undefined ? undefined : path.dirname(path.dirname(realScript))
+  // The bundles bin/claudebox.js loads, wherever dist/ leads (round 100: a dist/ linked into the project).
+  const bundles = pkg === undefined ? [] : [pkg, realpathOrUndefined('/', path.join(pkg, 'dist')) ?? path.join(pkg, 'dist')]
+  return [...new Set([...named, ...real, ...bundles])]
 }
 
 function realpathOrUndefined(base: string, text: string): string | undefined {

@@ -14,3 +14,42 @@ export function systemProgram(name: string): string | undefined {
 
 /** The PATH a system program runs with: the system's folders only. */
 export const SYSTEM_PATH = SYSTEM_BIN.join(':')
+
+/** The first `name` on `pathVar` that is an executable file; relative entries give relative paths. */
+export function whichSync(name: string, pathVar: string | undefined): string | undefined {
+  for (const dir of (pathVar ?? '/usr/local/bin:/usr/bin:/bin').split(':')) {
+    if (dir === '') continue
+    const candidate = path.join(dir, name)
+    try {
+      // stat first: most PATH entries lack the name, and a missing one then throws nothing.
+      if (fs.statSync(candidate, { throwIfNoEntry: false })?.isFile() !== true) continue
+      fs.accessSync(candidate, fs.constants.X_OK)
+      return candidate
+    } catch {
+      // not here; keep looking
+    }
+  }
+  return undefined
+}
+
+/** The git claudebox runs on the host, pinned at its first use; undefined until then. */
+let pinnedGit: { path: string | undefined } | undefined
+
+/**
+ * The git claudebox runs on the host for its own checks: the system's (/usr/bin/git) whenever
+ * there is one, else the first on PATH, made absolute; none when PATH has none (you have no git:
+ * the project is the directory). Found once, before any sandbox starts, and the same from then on:
+ * a PATH folder the sandbox writes (an activated virtualenv's bin/ in the project) may get a `git`
+ * during a session, which claudebox's runs at each index write and at the session's end took
+ * (red team, round 100: 3 of 3 as root and as uid 1001). Inside the sandbox, git is yours, from PATH.
+ */
+export function gitProgram(): string | undefined {
+  if (pinnedGit === undefined) {
+    const onPath = whichSync('git', process.env['PATH'])
+    pinnedGit = { path: onPath === undefined ? undefined : (systemProgram('git') ?? path.resolve(onPath)) }
+  }
+  return pinnedGit.path
+}
+
+/** What execFile is given for git: the pinned one, or a path that fails (ENOENT) as a missing git does. */
+export const GIT = (): string => gitProgram() ?? '/nonexistent/claudebox-found-no-git'

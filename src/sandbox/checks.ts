@@ -26,6 +26,8 @@ export interface CheckFacts {
   /** Why bwrap is missing: not on PATH, or CLAUDEBOX_BWRAP names nothing. */
   bwrapProblem: string
   git: { version: string } | undefined
+  /** The host's programs (bwrap, Claude, git) found in a folder the sandbox writes: not run by --check. */
+  inReach: readonly string[]
   /** The launch plan's summary (for a refused root: as if allowed, to show the protections). */
   plan: LaunchSummary | undefined
   /** Why this project cannot launch as it is (claude and bwrap problems are their own lines). */
@@ -94,7 +96,8 @@ function toolChecks(f: CheckFacts, add: Add): void {
   } else add('fail', 'claude', f.claudeProblem ?? 'not found')
   add(...nodeCheck(f.node, f.claudeInterpreter))
   if (f.git) add('ok', 'git', f.git.version)
-  else add('warn', 'git', 'not found: projects map to the current directory, not the repository')
+  else if (f.inReach.length === 0) add('warn', 'git', 'not found: projects map to the current directory, not the repository')
+  if (f.inReach.length > 0) add('warn', 'programs in reach', `not run, being in a folder the sandbox can write (a session could have put them there): ${f.inReach.join(', ')}; put the system's folders (/usr/bin) before theirs in PATH`)
 }
 
 /** Where the sign-in is: on the host (the default), none yet, or inside with the opt-out. */

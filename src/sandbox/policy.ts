@@ -23,6 +23,11 @@ export function dangerousRootReason(dir: string, home: string, claudeboxHome: st
   return undefined
 }
 
+/** Why claudebox does not run a program of the host's (bwrap, git) found in a folder the sandbox writes. */
+export function writableProgramRefusal(name: string, program: string): string {
+  return `${name} would be run from ${program}, in a folder the sandbox can write (a session could replace it); put the system's folders (/usr/bin) before that one in PATH${name === 'bwrap' ? ' or set CLAUDEBOX_BWRAP' : ''}, and rerun`
+}
+
 /**
  * The first of the launcher's own files (HostFacts.launcherFiles) that lies in a place the sandbox
  * writes, with that place: the session could rewrite claudebox, or the node it runs on, and the

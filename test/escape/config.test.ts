@@ -176,7 +176,7 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
     expect(second.stderr).toContain(`binds cache, which leads through a link to ${path.join(world.home, '.ssh')}`)
   })
 
-  test("round 91: a bwrap or git planted in a folder of the project that is on PATH (an activated virtualenv): the launch is refused, saying which, and a planted bwrap never runs", async () => {
+  test("round 91: a bwrap planted in a folder of the project that is on PATH (an activated virtualenv): the launch is refused, saying which, and it never runs; a git planted there is never run by claudebox (round 100: it takes the system's), and the launch goes on", async () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'src/project')
     const marker = path.join(world.root, 'PLANTED-RAN')
@@ -184,12 +184,16 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
     for (const name of ['bwrap', 'git']) {
       const bin = path.join(project, `.venv-${name}/bin`)
       fs.mkdirSync(bin, { recursive: true })
-      // The probe may run git before it knows the project (as your shell's prompt would): only bwrap is asked never to run.
-      fs.writeFileSync(path.join(bin, name), `#!/bin/sh\n${name === 'bwrap' ? `touch ${marker}\n` : ''}exec /usr/bin/${name} "$@"\n`, { mode: 0o755 })
+      fs.writeFileSync(path.join(bin, name), `#!/bin/sh\ntouch ${marker}\nexec /usr/bin/${name} "$@"\n`, { mode: 0o755 })
       const r = await claudebox(world, ['--', '-c', 'echo RAN'], { cwd: project, env: { ...sh, PATH: `${bin}:${process.env['PATH'] ?? ''}` } })
-      expect(r.exitCode, r.stderr).toBe(125)
-      expect(r.stderr).toContain(`${name} would be run from ${path.join(bin, name)}, in a folder the sandbox can write`)
-      expect(r.stdout).not.toContain('RAN')
+      if (name === 'bwrap') {
+        expect(r.exitCode, r.stderr).toBe(125)
+        expect(r.stderr).toContain(`bwrap would be run from ${path.join(bin, name)}, in a folder the sandbox can write`)
+        expect(r.stdout).not.toContain('RAN')
+      } else {
+        expect(r.exitCode, r.stderr).toBe(0)
+        expect(r.stdout.trim()).toBe('RAN')
+      }
       fs.rmSync(path.join(project, `.venv-${name}`), { recursive: true })
     }
     expect(fs.existsSync(marker)).toBe(false)

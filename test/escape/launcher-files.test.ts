@@ -1,11 +1,13 @@
-// claudebox's own files, and the node it runs on, are out of the session's reach: the next
-// `claudebox`, in any project, runs them on the host (red team, round 99: a session in a project
-// holding the checkout claudebox ran from appended code to its bin/claudebox.js).
+// What claudebox runs on the host is out of the session's reach: its own files and the node it
+// runs on, which the next `claudebox` in any project runs (red team, round 99: a session in a
+// project holding the checkout claudebox ran from appended code to its bin/claudebox.js), and the
+// git it runs during and after a session (round 100: a git planted in an activated virtualenv's
+// bin/ in the project ran on the host at the next index write, 3 of 3).
 import fs from 'node:fs'
 import path from 'node:path'
 import { execa } from 'execa'
 import { describe, expect, test } from 'vitest'
-import { HAVE_BWRAP, makeRepo, makeWorld, REPO, tempDir, type World } from '../helpers/cli.js'
+import { git, HAVE_BWRAP, makeRepo, makeWorld, REPO, tempDir, type World } from '../helpers/cli.js'
 
 /** A copy of the built package (bin/, dist/, package.json) in `dir`; its bin/claudebox.js. */
 function copyPackage(dir: string): string {
@@ -61,5 +63,69 @@ describe.skipIf(!HAVE_BWRAP)("claudebox's own installation", () => {
       expect(fine.err).not.toContain('refusing')
       expect(fine.out).toBe('RAN')
     }
+  })
+
+  test("a git in a folder of the project on PATH (an activated virtualenv's bin/) is never run by claudebox: one the session puts there, at its index writes and at its end; one there at the next launch, also in a layout only git can read, and by --check", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const venv = path.join(project, '.venv/bin')
+    fs.mkdirSync(venv, { recursive: true })
+    const marker = path.join(world.root, 'git-ran')
+    const env = { PATH: `${venv}:${world.env['PATH'] ?? ''}` }
+    const ran = (): string => (fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8') : '')
+    const plant = `printf '#!/bin/sh\\necho "$*" >> ${marker}\\nexec /usr/bin/git "$@"\\n' > .venv/bin/git && chmod +x .venv/bin/git && echo x > f && /usr/bin/git add f && sleep 1 && echo PLANTED`
+    const r = await run(world, path.join(REPO, 'bin/claudebox.js'), project, [], plant, env)
+    expect(r.out, r.err).toBe('PLANTED')
+    expect(ran()).toBe('')
+    const next = await run(world, path.join(REPO, 'bin/claudebox.js'), project, [], 'echo RAN', env)
+    expect(next.out, next.err).toBe('RAN')
+    // A folder whose .git is a symlink is a layout git itself is asked about (and then refused).
+    fs.mkdirSync(path.join(project, 'sub'))
+    fs.symlinkSync(path.join(project, '.git'), path.join(project, 'sub/.git'))
+    expect((await run(world, path.join(REPO, 'bin/claudebox.js'), path.join(project, 'sub'), [], 'echo RAN', env)).err).toContain('refusing to trust this repository')
+    const check = await execa(process.execPath, [path.join(REPO, 'bin/claudebox.js'), '--check'], { cwd: project, env: { ...world.env, ...env }, extendEnv: false, reject: false, stdin: 'ignore', timeout: 60_000 })
+    expect(String(check.stdout)).toMatch(/git: git version/)
+    expect(ran()).toBe('')
+  })
+
+  test('--check runs no program of the host that lies where the sandbox writes (a Claude in the project): it says so instead', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const marker = path.join(world.root, 'claude-ran')
+    const claude = path.join(project, 'node_modules/.bin/claude')
+    fs.mkdirSync(path.dirname(claude), { recursive: true })
+    fs.writeFileSync(claude, `#!/bin/sh\ntouch ${marker}\necho 2.1.0\n`, { mode: 0o755 })
+    const check = await execa(process.execPath, [path.join(REPO, 'bin/claudebox.js'), '--check'], { cwd: project, env: { ...world.env, CLAUDEBOX_CLAUDE: claude }, extendEnv: false, reject: false, stdin: 'ignore', timeout: 60_000 })
+    expect(String(check.stdout)).toContain(`not run, being in a folder the sandbox can write (a session could have put them there): ${claude}`)
+    expect(fs.existsSync(marker)).toBe(false)
+  })
+
+  test('round 100: a dist/ linked into the project, a node in the project reached by an empty PATH entry, and a linked worktree of the clone claudebox runs from: each refused (125)', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const pkg = path.join(tempDir('cb-tools-'), 'claudebox')
+    const bin = copyPackage(pkg)
+    fs.renameSync(path.join(pkg, 'dist'), path.join(project, 'dist'))
+    fs.symlinkSync(path.join(project, 'dist'), path.join(pkg, 'dist'))
+    const linked = await run(world, bin, project, [], 'echo RAN')
+    expect(linked.code, linked.err).toBe(125)
+    expect(linked.err).toContain(`refusing to start: ${path.join(project, 'dist')}, which runs claudebox itself`)
+    fs.rmSync(path.join(pkg, 'dist'))
+    fs.renameSync(path.join(project, 'dist'), path.join(pkg, 'dist'))
+    fs.symlinkSync(process.execPath, path.join(project, 'node'))
+    const empty = await run(world, bin, project, [], 'echo RAN', { PATH: `:${world.env['PATH'] ?? ''}` })
+    expect(empty.code, empty.err).toBe(125)
+    expect(empty.err).toContain(`refusing to start: ${path.join(project, 'node')}, which runs claudebox itself`)
+    fs.rmSync(path.join(project, 'node'))
+    // A clone of claudebox run from its main checkout, with a linked worktree of it as the project.
+    const clone = makeRepo(world.home, 'src/claudebox')
+    const cloneBin = copyPackage(clone)
+    git(clone, 'add', '-A')
+    git(clone, 'commit', '-qm', 'the package')
+    const worktree = path.join(world.home, 'src/claudebox-feature')
+    git(clone, 'worktree', 'add', '-q', worktree)
+    const shared = await run(world, cloneBin, worktree, [], 'echo RAN')
+    expect(shared.code, shared.err).toBe(125)
+    expect(shared.err).toContain(`lies in ${clone}, whose repository (refs, objects) the session may write, for your next git checkout there to write out`)
   })
 })
