@@ -6,11 +6,11 @@
 // session's end every index there is read by git, and one with a path git would refuse
 // (through a `.git` folder, or out of the work tree with `..`) is moved aside, with the way to
 // rebuild it.
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile, execFileSync, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { lstatKind, readNoFollow, removeDir } from './fs.js'
+import { isDir, lstatKind, readNoFollow, removeDir } from './fs.js'
 import { commonDirOf } from './git-dirs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import { GIT } from './system-programs.js'
@@ -162,7 +162,7 @@ function sha256Named(gitDir: string): boolean {
  * GIT_INDEX_FILE and GIT_OBJECT_DIRECTORY (a split index's shared part is found beside the index).
  */
 function withBareGit<T>(gitDir: string, sha256: boolean, run: (env: Record<string, string>) => T): T {
-  const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'claudebox-index-'))
+  const empty = fs.mkdtempSync(path.join(TEMP_BASE, 'claudebox-index-'))
   try {
     return run(bareGitEnv(gitDir, sha256, empty))
   } finally {
@@ -187,13 +187,15 @@ function bareGitEnv(gitDir: string, sha256: boolean, empty: string): Record<stri
 export async function gitlinksNow(gitDir: string): Promise<{ gitlinks: Buffer[]; bad: string[] }> {
   const none = { gitlinks: [], bad: [] }
   if (!indexFilesRegular(gitDir)) return none
-  const empty = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'claudebox-index-'))
+  const empty = await fs.promises.mkdtemp(path.join(TEMP_BASE, 'claudebox-index-'))
+  const look: InFlight = { dir: empty }
+  lookAtExit(look)
   try {
     const named = sha256Named(gitDir)
     for (const sha256 of [named, !named]) {
       const env = bareGitEnv(gitDir, sha256, fs.mkdtempSync(path.join(empty, 'g')))
       const out = await new Promise<Buffer | undefined>(resolve => {
-        execFile(GIT(), ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], encoding: 'buffer', timeout: RUN_MS, maxBuffer: 256 << 20 }, (error, stdout) => resolve(error ? undefined : stdout))
+        look.child = execFile(GIT(), ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], encoding: 'buffer', timeout: RUN_MS, maxBuffer: 256 << 20 }, (error, stdout) => resolve(error ? undefined : stdout))
       })
       if (out !== undefined) {
         const entries = stagedEntries(out)
@@ -202,6 +204,33 @@ export async function gitlinksNow(gitDir: string): Promise<{ gitlinks: Buffer[];
     }
     return none
   } finally {
+    inFlight.delete(look)
     removeDir(empty)
   }
+}
+
+/**
+ * Where the empty git dirs go: the host's /tmp, which no sandbox sees (each has a /tmp of its own,
+ * and /tmp is never a project or a bind), not TMPDIR, which may be a folder of the project (CI: a
+ * leftover there; a session could have put a config in it for git to read).
+ */
+const TEMP_BASE = isDir('/tmp') ? '/tmp' : os.tmpdir()
+
+/** A look of the gitlink watch under way: its git dir and its git. */
+interface InFlight {
+  dir: string
+  child?: ChildProcess
+}
+const inFlight = new Set<InFlight>()
+let exitHooked = false
+
+/**
+ * The launcher exits as soon as the session's end is checked (bin/claudebox.js), cutting a look
+ * that is under way short of its `finally`: its git is ended and its git dir removed then (220 of
+ * them were left in /tmp by the test suite).
+ */
+function lookAtExit(look: InFlight): void {
+  if (!exitHooked) process.once('exit', () => inFlight.forEach(left => (left.child?.kill(), removeDir(left.dir))))
+  exitHooked = true
+  inFlight.add(look)
 }

@@ -162,23 +162,30 @@ describe.skipIf(!HAVE_BWRAP)('secretless: the login stays on the host', () => {
     const world = makeWorld()
     const repo = makeRepo(world.home, 'src/app')
     const file = storeLogin(world, oauth('sk-ant-oat01-REFUSED', 'sk-ant-ort01-ONCE'))
+    // The refresh takes 3 s: the signal comes while it is under way, however slow the machine.
+    let asked = false
     const endpoint = http.createServer((req, res) => {
+      asked = true
       req.resume()
-      req.on('end', () => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'sk-ant-oat01-FRESH', refresh_token: 'sk-ant-ort01-NEXT', expires_in: 28800 })), 800))
+      req.on('end', () => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'sk-ant-oat01-FRESH', refresh_token: 'sk-ant-ort01-NEXT', expires_in: 28800 })), 3000))
     })
     await new Promise<void>(resolve => endpoint.listen(0, '127.0.0.1', resolve))
     closers.push(() => endpoint.close())
     await api.start(undefined, request => request.headers['authorization'] === 'Bearer sk-ant-oat01-REFUSED')
-    // Inside: one call the API refuses (the gateway starts a refresh), then the session ends at once.
+    // Inside: one call the API refuses (the gateway starts a refresh), then the session ends as soon
+    // as the refresh has reached the token endpoint (a sleep lost that race under load).
     const script = [
       `t=$(sed 's/.*"accessToken":"\\([^"]*\\)".*/\\1/' "$CLAUDE_SECURESTORAGE_CONFIG_DIR/.credentials.json")`,
-      `curl -s -m 5 -o /dev/null -H "authorization: Bearer $t" -H 'content-type: application/json' -d '{}' "$ANTHROPIC_BASE_URL/v1/messages" &`,
-      'sleep 0.3; touch ended',
+      `curl -s -m 10 -o /dev/null -H "authorization: Bearer $t" -H 'content-type: application/json' -d '{}' "$ANTHROPIC_BASE_URL/v1/messages" &`,
+      'i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; touch ended',
     ].join('\n')
     const env = { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', ANTHROPIC_BASE_URL: api.url, CLAUDEBOX_TEST_OAUTH_TOKEN_URL: `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/v1/oauth/token` }
     const launcher = spawn(process.execPath, [BIN, '--', '-c', script], { cwd: repo, env, stdio: 'ignore' })
     const ended = new Promise<NodeJS.Signals | null>(resolve => launcher.on('exit', (_code, signal) => resolve(signal)))
-    for (let i = 0; i < 300 && !fs.existsSync(path.join(repo, 'ended')); i++) await new Promise(resolve => setTimeout(resolve, 20))
+    for (let i = 0; i < 1000 && !asked; i++) await new Promise(resolve => setTimeout(resolve, 20))
+    expect(asked).toBe(true)
+    fs.writeFileSync(path.join(repo, 'go'), '')
+    for (let i = 0; i < 1500 && !fs.existsSync(path.join(repo, 'ended')); i++) await new Promise(resolve => setTimeout(resolve, 20))
     expect(fs.existsSync(path.join(repo, 'ended'))).toBe(true)
     await new Promise(resolve => setTimeout(resolve, 50))
     launcher.kill('SIGTERM')

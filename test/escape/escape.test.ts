@@ -40,6 +40,9 @@ function rootOverOwnOpt(plant: readonly string[], script: string, cwd?: string):
   return spawnSync('unshare', args, { ...(cwd === undefined ? {} : { cwd }), env: { ...s.world.env, CLAUDEBOX_CLAUDE: '/bin/sh' }, encoding: 'utf8', timeout: 60_000 })
 }
 
+/** Shell: waits until none of `paths` is writable by its group or others (at most 5 s). */
+const UNTIL_NONE_WRITABLE = (paths: string): string => `i=0; while [ -n "$(find ${paths} -maxdepth 0 -perm /022 2>/dev/null)" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done`
+
 const listen = (server: net.Server, where: string): Promise<void> => new Promise(resolve => server.listen(where, resolve))
 
 describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
@@ -369,7 +372,8 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
       // The watch may take a mode back before a stat right after could see it (CI, uid 1001): the
       // chmods' own success says they were made.
       'chmod 777 . .git .git/HEAD .git/refs .git/zzz && chmod 333 .git/info && echo made',
-      'sleep 1; stat -c %a . .git .git/HEAD .git/refs .git/info',
+      // Until none is writable for others (at most 5 s: the watch looks every 200 ms, later under load).
+      `${UNTIL_NONE_WRITABLE('. .git .git/HEAD .git/refs .git/info')}; stat -c %a . .git .git/HEAD .git/refs .git/info`,
     ].join('; ')
     const r = await inside(script)
     try {
@@ -436,7 +440,7 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
     host(src, 'init', '-q')
     host(src, 'commit', '-q', '--allow-empty', '-m', 'i')
     host(project, 'submodule', 'add', '-q', src, 'vendor/lib')
-    const r = await claudebox(s.world, ['--', '-c', 'chmod 777 vendor vendor/lib && sleep 1 && stat -c %a vendor vendor/lib'], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    const r = await claudebox(s.world, ['--', '-c', `chmod 777 vendor vendor/lib && ${UNTIL_NONE_WRITABLE('vendor vendor/lib')}; stat -c %a vendor vendor/lib`], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
     expect(r.stdout.trim().split('\n').map(mode => parseInt(mode, 8) & 0o022)).toEqual([0, 0])
     expect(r.stderr).toMatch(/taken back: .*vendor\/lib \(777 made 755\)/)
   })

@@ -9,6 +9,15 @@ import { describe, expect, test } from 'vitest'
 import { claudebox, FIXTURES, git, HAVE_BWRAP, IS_ROOT, makeRepo } from '../helpers/cli.js'
 import { hostGit, inside, payload, payloadWorks, plainFolder, scene } from '../helpers/git-scene.js'
 
+/**
+ * A shell function for the session: `moved P` waits until P is gone (at most 5 s), then says MOVED,
+ * or THERE. A fixed sleep before one look lost to a loaded machine (the watch's git run took 191 ms).
+ */
+const MOVED = 'moved() { i=0; while [ -e "$1" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; [ -e "$1" ] && echo THERE || echo MOVED; }'
+
+/** A session's wait until the test writes `release` in the project (at most 60 s). */
+const UNTIL_RELEASED = 'i=0; while [ ! -e release ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done'
+
 describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agent planted', () => {
   test('the fsmonitor payload runs when git reads such a config (control)', () => {
     payloadWorks(scene())
@@ -39,7 +48,8 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     const s = scene()
     const commondir = path.join(s.project, '.git/commondir')
     const env = { CLAUDEBOX_CLAUDE: '/bin/sh' }
-    const first = claudebox(s.world, ['--', '-c', 'touch first-runs; sleep 3'], { cwd: s.project, env })
+    // The first session runs until the test releases it (a fixed sleep ended it first under load).
+    const first = claudebox(s.world, ['--', '-c', `touch first-runs; ${UNTIL_RELEASED}`], { cwd: s.project, env })
     await until(() => fs.existsSync(path.join(s.project, 'first-runs')))
     expect(fs.readFileSync(commondir, 'utf8')).toBe('./\n')
     const host = (args: string[]): string => execFileSync('git', args, { cwd: s.project, env: { ...process.env, HOME: s.world.home }, encoding: 'utf8' }).trim()
@@ -48,6 +58,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     const second = await claudebox(s.world, ['--', '-c', 'cat .git/commondir'], { cwd: s.project, env })
     expect(second.stdout.trim(), second.stderr).toBe('./')
     expect(fs.readFileSync(commondir, 'utf8')).toBe('./\n')
+    fs.writeFileSync(path.join(s.project, 'release'), '')
     expect((await first).exitCode).toBe(0)
     expect(fs.existsSync(commondir)).toBe(false)
     // What a launcher killed during its session leaves: taken over, then removed at the end.
@@ -70,11 +81,12 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     git(s.project, 'commit', '-qm', 'lib')
     const shared = [path.join(s.project, '.git/modules/lib/commondir'), path.join(s.project, 'lib/HEAD')]
     const env = { CLAUDEBOX_CLAUDE: '/bin/sh' }
-    const top = claudebox(s.world, ['--', '-c', 'touch top-runs; sleep 3; echo x > .git/modules/lib/commondir 2>/dev/null || echo STILL-HELD'], { cwd: s.project, env })
+    const top = claudebox(s.world, ['--', '-c', `touch top-runs; ${UNTIL_RELEASED}; echo x > .git/modules/lib/commondir 2>/dev/null || echo STILL-HELD`], { cwd: s.project, env })
     await until(() => fs.existsSync(path.join(s.project, 'top-runs')))
     const inLib = await claudebox(s.world, ['--', '-c', 'cat "$(git rev-parse --git-dir)/commondir"'], { cwd: path.join(s.project, 'lib'), env })
     expect(inLib.stdout.trim(), inLib.stderr).toBe('./')
     for (const p of shared) expect(fs.existsSync(p), p).toBe(true)
+    fs.writeFileSync(path.join(s.project, 'release'), '')
     const done = await top
     expect(done.stdout.trim(), done.stderr).toBe('STILL-HELD')
     expect(done.stderr).not.toMatch(/removed again/)
@@ -131,8 +143,8 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
         'git init -q sub && git -C sub commit -q --allow-empty -m s',
         `(cd sub && ${payload(s, '.git/config')})`,
         'git update-index --add --cacheinfo "160000,$(git -C sub rev-parse HEAD),sub"',
-        'sleep 0.5; test -e sub/.git && echo THERE || echo MOVED',
-        'git init -q later && mv later/.git sub/.git; sleep 0.5; test -e sub/.git && echo THERE || echo MOVED',
+        `${MOVED}; moved sub/.git`,
+        'git init -q later && mv later/.git sub/.git; moved sub/.git',
         'test -f lib/.git && echo LIB-KEPT',
         'test -d own/.git && echo OWN-KEPT',
         'git rm -q --cached sub',
@@ -206,7 +218,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(deep.out).not.toContain('SURVIVED')
     expect(deep.err).toMatch(/put a gitlink more than 64 folders deep in the index/)
     git(s.project, 'reset', '-q')
-    const inSub = await inside(s, [nested('lib/inner'), 'git -C lib update-index --add --cacheinfo "160000,$(git -C lib/inner rev-parse HEAD),inner"', 'sleep 0.5; test -e lib/inner/.git && echo THERE || echo MOVED'].join('; '))
+    const inSub = await inside(s, [nested('lib/inner'), 'git -C lib update-index --add --cacheinfo "160000,$(git -C lib/inner rev-parse HEAD),inner"', `${MOVED}; moved lib/inner/.git`].join('; '))
     expect(inSub.out, inSub.err).toBe('MOVED')
     expect(inSub.err).toMatch(/moved aside[^\n]*lib\/inner\/\.git -> /)
   })
@@ -304,7 +316,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     fs.mkdirSync(path.join(s.project, 'cfgdir'))
     fs.symlinkSync('cfgdir', path.join(s.project, 'conf'))
     git(s.project, 'config', 'include.path', path.join(s.project, 'conf/inc'))
-    const r = await inside(s, `${payload(s, 'cfgdir/inc')}; sleep 0.5; test -e cfgdir/inc && echo STILL-THERE || echo MOVED`)
+    const r = await inside(s, `${payload(s, 'cfgdir/inc')}; ${MOVED}; moved cfgdir/inc | sed s/THERE/STILL-THERE/`)
     expect(r.out).toBe('MOVED')
     expect(r.err).toMatch(/cfgdir\/inc -> \S*quarantine\/[0-9a-f]{16}\/inc\.claudebox-quarantine-/)
     hostGit(s.project, s.world)

@@ -154,13 +154,14 @@ describe.skipIf(!HAVE_BWRAP)('signals while the sandbox starts', () => {
         child.kill('SIGCONT')
       }, 200)
     })
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+    // Only a launcher that never ends is killed: the checks over 20,000 folders took 18 s on a loaded machine.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 100_000)
     const status = await exited
     clearTimeout(timer)
     expect(stopped).toBe(false)
     expect(status, stderr).toBe(0)
     expect(stderr).toContain('the session created or changed nested git repositories')
-  }, 40_000)
+  }, 120_000)
 
   test("a session that stops its process group (kill -s TSTP 0, as Claude Code's Ctrl-Z does) and ignores the stop itself: the launcher stops every process of the sandbox before it stops, and at fg the session goes on (red team, round 76: it ran on unwatched while the shell's git status ran what it planted)", async () => {
     // The session acts five seconds after its stop: the launcher's handler comes a few milliseconds after the

@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import fs from 'node:fs'
 import path from 'node:path'
 import { planAdopt, resumeId, sanitizePath } from '../../src/state/adopt.js'
@@ -10,6 +10,7 @@ import { tempDir } from '../helpers/temp.js'
 import { liveSessionRecords, sessionRecords } from '../../src/state/scan.js'
 import { pidScope, processStartTime } from '../../src/host/fs.js'
 import { registerSession } from '../../src/state/apply.js'
+import type * as Probe from '../../src/host/probe.js'
 
 const id = (n: number): string => n.toString(16).padStart(16, '0')
 const entry = (n: number, over: Partial<ScannedEntry> = {}): ScannedEntry => ({
@@ -198,20 +199,34 @@ describe('the shared JSON guard and a huge file', () => {
   })
 
   test('a corrupt file swapped for a symlink while the guard waits: nothing behind the link is copied or read, nothing rewritten', async () => {
-    const { guardJson } = await import('../../src/state/guard.js')
-    const { default: fs } = await import('node:fs')
-    const { default: path } = await import('node:path')
-    const { spawn } = await import('node:child_process')
     const dir = tempDir('cb-guard-')
     const secret = path.join(dir, 'host-secret.json')
     fs.writeFileSync(secret, '{"claudeAiOauth":{"accessToken":"HOST-SECRET"}}')
     const file = path.join(dir, '.claude.json')
     fs.writeFileSync(file, '{corrupt')
-    // As the agent would: the moment the host looked, a symlink to a secret replaces the file.
-    const swap = spawn('sh', ['-c', `sleep 0.05; ln -s '${secret}' '${file}.new' && mv -T '${file}.new' '${file}'`])
-    const exited = new Promise(resolve => swap.on('exit', resolve))
+    // As the agent would: the moment the host looked, a symlink to a secret replaces the file. Done
+    // at the guard's first read, not after a sleep (a swap by a shell came after the guard's wait
+    // under load, 2 of 40); the second read is the real no-follow one.
+    vi.resetModules()
+    vi.doMock('../../src/host/probe.js', async importOriginal => {
+      const real = await importOriginal<typeof Probe>()
+      let swapped = false
+      const readNoFollow: typeof real.readNoFollow = (p, limit) => {
+        const text = real.readNoFollow(p, limit)
+        if (p === file && !swapped) {
+          swapped = true
+          fs.symlinkSync(secret, `${file}.new`)
+          fs.renameSync(`${file}.new`, file)
+        }
+        return text
+      }
+      return { ...real, readNoFollow }
+    })
+    const { guardJson } = await import('../../src/state/guard.js')
     const result = guardJson(file, [], path.join(dir, 'good'), new Date())
-    await exited
+    vi.doUnmock('../../src/host/probe.js')
+    vi.resetModules()
+    expect(fs.lstatSync(file).isSymbolicLink()).toBe(true)
     expect(result).toEqual({ kind: 'missing' })
     for (const name of fs.readdirSync(dir).filter(n => n !== 'host-secret.json' && n !== '.claude.json')) {
       const p = path.join(dir, name)
