@@ -11,7 +11,7 @@ import { ClaudeboxError, EXIT } from '../errors.js'
 import type { CliOptions } from '../cli/args.js'
 import { probeLandlockScope, probeUserns } from '../host/probe.js'
 import { GIT, gitProgram } from '../host/system-programs.js'
-import { leadsInto } from '../host/host-env.js'
+import { leadsInto, safePath } from '../host/host-env.js'
 import { setupLaunch, type LaunchSetup } from './setup.js'
 import { planProbeSandbox } from '../sandbox/mounts.js'
 import { withRootOnly } from '../host/root-only.js'
@@ -29,15 +29,16 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
   if (setup === undefined) return report([refused], options.json)
   const { facts, request } = setup
   const sandbox = request.sandbox ?? DEFAULT_SANDBOX
-  // Outside the project (whose own settings could run something) and with only PATH: the probe
-  // sandbox must not carry the host's variables, and --version needs none of them.
+  const writes = writablePlaces(facts, sandbox)
+  // Outside the project (whose own settings could run something) and with only PATH, without the
+  // folders the sandbox writes (a `node` a Claude script's `env node` finds): the probe sandbox must
+  // not carry the host's variables, and --version needs none of them.
   const run = (file: string, args: string[]) =>
-    execa(file, args, { reject: false, timeout: 10_000, stdin: 'ignore', cwd: '/', env: { PATH: facts.env['PATH'] ?? '/usr/bin:/bin', HOME: facts.home }, extendEnv: false })
+    execa(file, args, { reject: false, timeout: 10_000, stdin: 'ignore', cwd: '/', env: { PATH: safePath(facts.env['PATH'] ?? '/usr/bin:/bin', writes), HOME: facts.home }, extendEnv: false })
   const version = async (file: string, args: string[]): Promise<string | undefined> => {
     const result = await run(file, args)
     return result.exitCode === 0 ? result.stdout.trim().split('\n')[0] : undefined
   }
-  const writes = writablePlaces(facts, sandbox)
   // Never run on the host, and said: a program in a folder the sandbox writes may be one a session put there (red team, round 100).
   const inReach = [facts.bwrap, facts.claude?.resolved, gitProgram()].filter((p): p is string => p !== undefined && leadsInto(p, writes))
   const runnable = (p: string | undefined): p is string => p !== undefined && !inReach.includes(p)

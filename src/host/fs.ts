@@ -1,6 +1,7 @@
 // Small reads of the file system that never follow a symlink, never block and never throw where a
 // planted file could make them: shared by the probes and everything that reads claudebox's state.
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { nodeCrypto, sha256Hex } from '../sha256.js'
 import type { PathKind } from '../types.js'
@@ -126,6 +127,17 @@ export function lstatKind(p: string): PathKind {
   } catch {
     return 'missing'
   }
+}
+
+/**
+ * Where the launcher makes its temporary folders on the host (the empty git dirs of its index runs,
+ * the Landlock probe's helper): the host's /tmp, which no sandbox sees (each has a /tmp of its own,
+ * and /tmp is never a project or a bind); never TMPDIR, which may be a folder of the project, where
+ * a session could put a config for git to read or swap the helper --check then runs (red team,
+ * round 101: 3 of 3).
+ */
+export function hostTempDir(): string {
+  return isDir('/tmp') ? '/tmp' : os.tmpdir()
 }
 
 /** Whether `p` is a directory, through symlinks (git and the temp dir are found that way); false when it cannot be looked at. */

@@ -8,9 +8,8 @@
 // rebuild it.
 import { execFile, execFileSync, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
-import { isDir, lstatKind, readNoFollow, removeDir } from './fs.js'
+import { hostTempDir, lstatKind, readNoFollow, removeDir } from './fs.js'
 import { commonDirOf } from './git-dirs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import { GIT } from './system-programs.js'
@@ -162,7 +161,7 @@ function sha256Named(gitDir: string): boolean {
  * GIT_INDEX_FILE and GIT_OBJECT_DIRECTORY (a split index's shared part is found beside the index).
  */
 function withBareGit<T>(gitDir: string, sha256: boolean, run: (env: Record<string, string>) => T): T {
-  const empty = fs.mkdtempSync(path.join(TEMP_BASE, 'claudebox-index-'))
+  const empty = fs.mkdtempSync(path.join(hostTempDir(), 'claudebox-index-'))
   try {
     return run(bareGitEnv(gitDir, sha256, empty))
   } finally {
@@ -187,7 +186,7 @@ function bareGitEnv(gitDir: string, sha256: boolean, empty: string): Record<stri
 export async function gitlinksNow(gitDir: string): Promise<{ gitlinks: Buffer[]; bad: string[] }> {
   const none = { gitlinks: [], bad: [] }
   if (!indexFilesRegular(gitDir)) return none
-  const empty = await fs.promises.mkdtemp(path.join(TEMP_BASE, 'claudebox-index-'))
+  const empty = await fs.promises.mkdtemp(path.join(hostTempDir(), 'claudebox-index-'))
   const look: InFlight = { dir: empty }
   lookAtExit(look)
   try {
@@ -208,13 +207,6 @@ export async function gitlinksNow(gitDir: string): Promise<{ gitlinks: Buffer[];
     removeDir(empty)
   }
 }
-
-/**
- * Where the empty git dirs go: the host's /tmp, which no sandbox sees (each has a /tmp of its own,
- * and /tmp is never a project or a bind), not TMPDIR, which may be a folder of the project (CI: a
- * leftover there; a session could have put a config in it for git to read).
- */
-const TEMP_BASE = isDir('/tmp') ? '/tmp' : os.tmpdir()
 
 /** A look of the gitlink watch under way: its git dir and its git. */
 interface InFlight {

@@ -7,9 +7,9 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { scopeHelper } from '../sandbox/landlock.js'
-import { controllingTerminalOnStdio, isDir, lstatKind, pidScope, randomHex, readConfigText, readNoFollow, realPathFrom, resolveExisting, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
+import { controllingTerminalOnStdio, hostTempDir, isDir, lstatKind, pidScope, randomHex, readConfigText, readNoFollow, realPathFrom, resolveExisting, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
 import { probeGitProtect } from './git-guard-probe.js'
-import { gitConfig, gitdirOf, isGitDir } from './git-dirs.js'
+import { commonDirOf, gitConfig, gitdirOf, isGitDir } from './git-dirs.js'
 import { discoverGit } from './git-discovery.js'
 import { canonicalRoot, instanceDir, instanceId, isWithin, PROJECT_ROOT_FILE, sharedPaths, validProjectRoot } from '../state/instance.js'
 import { SANDBOX_NOTE } from '../sandbox/tiers.js'
@@ -80,6 +80,7 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
     etcSecrets: etcSecrets(),
     rootOnlyDirs: [],
     launcherFiles: launcherFiles(env['PATH']),
+    launcherCheckout: sharedCheckout(launcherPackage(), git.facts),
     stdioTerminal: controllingTerminalOnStdio() !== undefined,
     runLinks: Object.fromEntries(
       RUN_LINKS.filter(p => lstatKind(p) === 'symlink').map(p => [p, fs.readlinkSync(p)]),
@@ -566,6 +567,34 @@ function layoutFrom(start: string, depth: number): GitLayout {
  * package it is part of (the folder above its bin/: bin/, dist/), the node running it and the one
  * `#!/usr/bin/env node` finds on PATH; each as named and as its real path.
  */
+/** The package bin/claudebox.js belongs to (the folder above its bin/, real), or undefined. */
+function launcherPackage(): string | undefined {
+  const script = process.argv[1] === undefined ? undefined : realpathOrUndefined('/', process.argv[1])
+  return script === undefined ? undefined : path.dirname(path.dirname(script))
+}
+
+/**
+ * The checkout claudebox runs from when it is one of this project's repository (the same common
+ * git dir: the main checkout, another linked worktree, a worktree of a bare clone): the session
+ * writes that repository's refs and objects, which the checkout's next `git reset --hard` or switch
+ * writes out (red team, rounds 100 and 101). Read from the launcher's side, whose files the session
+ * cannot change: the first `.git` above its package, and that git dir's `commondir`.
+ */
+function sharedCheckout(pkg: string | undefined, git: GitFacts | undefined): string | undefined {
+  if (pkg === undefined || git === undefined) return undefined
+  for (let dir = pkg; ; dir = path.dirname(dir)) {
+    const dotGit = path.join(dir, '.git')
+    const kind = lstatKind(dotGit)
+    if (kind === 'dir' || kind === 'file') {
+      const named = kind === 'dir' ? dotGit : gitdirOf(readNoFollow(dotGit, SMALL_FILE_LIMIT))
+      const gitDir = named === undefined ? undefined : realpathOrUndefined(dir, named)
+      const common = gitDir === undefined ? undefined : commonDirOf(gitDir)
+      return common !== undefined && resolveExisting(common) === resolveExisting(git.commonDir) ? dir : undefined
+    }
+    if (dir === path.dirname(dir)) return undefined
+  }
+}
+
 function launcherFiles(pathVar: string | undefined): string[] {
   const script = process.argv[1]
   // As `env` reads PATH: an empty entry is the current directory, and a relative one is looked up
@@ -573,8 +602,7 @@ function launcherFiles(pathVar: string | undefined): string[] {
   const envPath = pathVar?.split(':').map(dir => (dir === '' ? '.' : dir)).join(':')
   const named = [script, whichSync('node', envPath), process.execPath].filter((p): p is string => p !== undefined).map(p => path.resolve(p))
   const real = named.map(p => realpathOrUndefined('/', p) ?? p)
-  const realScript = script === undefined ? undefined : realpathOrUndefined('/', script)
-  const pkg = realScript === undefined ? undefined : path.dirname(path.dirname(realScript))
+  const pkg = launcherPackage()
   // The bundles bin/claudebox.js loads, wherever dist/ leads (round 100: a dist/ linked into the project).
   const bundles = pkg === undefined ? [] : [pkg, realpathOrUndefined('/', path.join(pkg, 'dist')) ?? path.join(pkg, 'dist')]
   return [...new Set([...named, ...real, ...bundles])]
@@ -670,7 +698,7 @@ function etcSecrets(): string[] {
 export function probeLandlockScope(arch: string): 'supported' | 'unsupported' | 'no-helper' {
   const helper = scopeHelper(arch)
   if (helper === undefined) return 'no-helper'
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'claudebox-landlock-'))
+  const dir = fs.mkdtempSync(path.join(hostTempDir(), 'claudebox-landlock-'))
   try {
     const file = path.join(dir, 'scope')
     fs.writeFileSync(file, helper, { mode: 0o700 })

@@ -268,23 +268,17 @@ function projectDirsOf(facts: HostFacts, cwd: string, options: SandboxOptions, w
   return projectDirs
 }
 
-/**
- * The main work tree of a linked worktree's repository: the session writes its common dir (refs,
- * objects), so that checkout's next `git reset --hard` or switch writes what the session chose
- * (red team, round 100: a linked worktree of claudebox's own clone, run from its main checkout).
- */
-function checkoutsOfCommonDir(facts: HostFacts): string[] {
-  const common = facts.git?.commonDir
-  return common !== undefined && path.basename(common) === '.git' && !isWithin(common, facts.git?.topLevel ?? '/') ? [path.dirname(common)] : []
-}
-
 /** claudebox and the node it runs on must not lie where the session writes (policy.ts launcherWithin); the override is --allow-dangerous-root's. */
 function launcherOutOfReach(facts: HostFacts, writes: readonly string[], options: SandboxOptions, warnings: string[]): void {
-  const checkouts = checkoutsOfCommonDir(facts)
-  const held = launcherWithin(facts.launcherFiles, [...writes, ...checkouts])
-  if (held === undefined) return
-  const how = checkouts.includes(held.place) ? 'whose repository (refs, objects) the session may write, for your next git checkout there to write out' : 'which the session may write'
-  const what = `${held.file}, which runs claudebox itself, lies in ${held.place}, ${how}: your next claudebox, in any project, would run on your host what the session put there`
+  const held = launcherWithin(facts.launcherFiles, writes)
+  const where =
+    held !== undefined
+      ? `${held.file}, which runs claudebox itself, lies in ${held.place}, which the session may write`
+      : facts.launcherCheckout !== undefined
+        ? `claudebox runs from ${facts.launcherCheckout}, a checkout of this project's repository, whose refs and objects the session may write for your next git checkout or reset there to write out`
+        : undefined
+  if (where === undefined) return
+  const what = `${where}: your next claudebox, in any project, would run on your host what the session put there`
   if (!options.allowDangerousRoot) throw launchError(`refusing to start: ${what}. Run claudebox from an installation outside it (scripts/setup.sh installs a copy), or pass --allow-dangerous-root if you truly mean it`)
   warnings.push(`--allow-dangerous-root: ${what}`)
 }

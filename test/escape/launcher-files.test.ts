@@ -126,6 +126,36 @@ describe.skipIf(!HAVE_BWRAP)("claudebox's own installation", () => {
     git(clone, 'worktree', 'add', '-q', worktree)
     const shared = await run(world, cloneBin, worktree, [], 'echo RAN')
     expect(shared.code, shared.err).toBe(125)
-    expect(shared.err).toContain(`lies in ${clone}, whose repository (refs, objects) the session may write, for your next git checkout there to write out`)
+    expect(shared.err).toContain(`claudebox runs from ${clone}, a checkout of this project's repository, whose refs and objects the session may write`)
+  })
+
+  test("round 101: claudebox run from a linked worktree of its clone, with the main checkout or another worktree as the project, and from a worktree of a bare clone: each refused (125)", async () => {
+    const world = makeWorld()
+    const clone = makeRepo(world.home, 'src/claudebox')
+    copyPackage(clone)
+    git(clone, 'add', '-A')
+    git(clone, 'commit', '-qm', 'the package')
+    const [mine, other] = [path.join(world.home, 'src/cb-mine'), path.join(world.home, 'src/cb-other')]
+    git(clone, 'worktree', 'add', '-q', mine)
+    git(clone, 'worktree', 'add', '-q', other)
+    const bare = path.join(world.home, 'src/bare.git')
+    git(world.home, 'clone', '-q', '--bare', clone, bare)
+    const [bareMine, bareOther] = [path.join(world.home, 'src/bare-mine'), path.join(world.home, 'src/bare-other')]
+    git(bare, 'worktree', 'add', '-q', bareMine, 'main')
+    git(bare, 'worktree', 'add', '-q', '-b', 'feature', bareOther)
+    for (const [from, project] of [[mine, clone], [mine, other], [bareMine, bareOther]] as const) {
+      const r = await run(world, path.join(from, 'bin/claudebox.js'), project, [], 'echo RAN')
+      expect(r.code, `${from} in ${project}: ${r.err}`).toBe(125)
+      expect(r.err).toContain(`claudebox runs from ${from}, a checkout of this project's repository`)
+    }
+  })
+
+  test('round 101: --check makes nothing in TMPDIR, which may be a folder of the project (a session swapped the Landlock helper --check wrote there, and --check ran it)', async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    // A TMPDIR that cannot be used: --check must not need it.
+    const check = await execa(process.execPath, [path.join(REPO, 'bin/claudebox.js'), '--check'], { cwd: project, env: { ...world.env, TMPDIR: path.join(project, '.tmp-never-made') }, extendEnv: false, reject: false, stdin: 'ignore', timeout: 60_000 })
+    expect(String(check.stderr)).not.toContain('internal error')
+    expect(String(check.stdout)).toMatch(/Landlock scope/)
   })
 })

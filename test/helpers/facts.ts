@@ -55,6 +55,7 @@ export function debianFacts(overrides: Partial<HostFacts> = {}): HostFacts {
     etcSecrets: ['/etc/shadow'],
     rootOnlyDirs: [],
     launcherFiles: [],
+    launcherCheckout: undefined,
     stdioTerminal: true,
     runLinks: {},
     ...overrides,
