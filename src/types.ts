@@ -87,8 +87,8 @@ export interface HostFacts {
    * None may lie where the sandbox writes (sandbox/policy.ts launcherWithin).
    */
   launcherFiles: readonly string[]
-  /** The checkout claudebox runs from, when it is of this project's repository (the same common git dir). */
-  launcherCheckout: string | undefined
+  /** The git data of the checkout claudebox runs from (git dir, common dir, alternates), when it runs from one. */
+  launcherGit: readonly string[]
   /**
    * Whether the launcher's controlling terminal is on stdin, stdout or stderr: without it there,
    * /dev/tty inside is /dev/null (a terminal of another on stdio is reached only through that descriptor).

@@ -11,7 +11,7 @@ import { guardHeads, headIsValid, type HeadGuard } from './head-guard.js'
 import { checkInProgress } from './in-progress.js'
 import { checkIndexes } from './index-entries.js'
 import { isCommondirPlaceholder } from './git-dirs.js'
-import { watchGitlinks } from './gitlink-watch.js'
+import { newGitlinkGits, watchGitlinks } from './gitlink-watch.js'
 import { folderCache, type FolderCache } from './folder-cache.js'
 import { keptIn, nestedInAll, specialFilesIn } from './nested-search.js'
 import { awayFromTheSession, quarantineIn } from './quarantine.js'
@@ -89,7 +89,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
       step('search of nested git dirs for FIFOs', () => nested.forEach(dir => specialFilesIn(dir, sweep, folders, spec.gitDirs).forEach(quarantine)), undefined)
       step('folder cache', () => folders.save(), undefined)
       if (sweep.entries < 0) warnings.push(`WARNING: the search for FIFOs and sockets in git dirs (git hangs on them) stopped after ${SWEEP_LIMIT} entries; git dirs it may not have finished: ${[...spec.gitDirs, ...nested].slice(-3).map(inlineSafe).join(', ')}, ...: look for them there (find <dir> -type p -o -type s) before you run git`)
-      const later = [...step('check of operations in progress', () => checkInProgress(gitDirs, quarantine), []), ...step('check of the indexes', () => indexChecks(gitDirs, quarantine, heads), [])]
+      const later = [...step('check of operations in progress', () => checkInProgress(gitDirs, quarantine), []), ...step('check of the indexes', () => indexChecks(gitDirs, quarantine, heads, spec, startedMs), [])]
       if (moved.length > movedBefore) warnings.push(`WARNING: moved aside at the session's end (look at them with ls and cat, not with git): ${named(moved.slice(movedBefore))}`)
       away.close()
       return [...warnings, ...later]
@@ -139,10 +139,16 @@ function endings(end: () => void): { again: (p: string) => void; endFor: (why: s
   return { again, endFor, said: () => (ended === undefined ? [] : [ended]) }
 }
 
-/** The index checks, with the folders of each gitlink an index lists narrowed (round 67), and said. */
-function indexChecks(gitDirs: readonly string[], quarantine: (p: string) => void, heads: HeadGuard): string[] {
+/**
+ * The index checks, with the folders of each gitlink an index lists narrowed (round 67), and said;
+ * a new gitlink's `.git` the watch had no time to move aside moved now (gitlink-watch.ts).
+ */
+function indexChecks(gitDirs: readonly string[], quarantine: (p: string) => void, heads: HeadGuard, spec: GitWatchSpec, startedMs: number): string[] {
   const before = heads.modes.narrowed().length
-  const warnings = checkIndexes(gitDirs, quarantine, (dir, links) => heads.modes.gitlinks(dir, links))
+  const warnings = checkIndexes(gitDirs, quarantine, (dir, links) => {
+    if (spec.gitlinks !== undefined) newGitlinkGits(spec.gitlinks, dir, links, startedMs).forEach(quarantine)
+    heads.modes.gitlinks(dir, links)
+  })
   const taken = heads.modes.narrowed().slice(before)
   if (taken.length === 0) return warnings
   return [...warnings, `WARNING: other users could write to the folders of a gitlink in an index (your git status at the top enters its .git, there or put there later); taken back: ${named(taken)}`]

@@ -12,7 +12,7 @@
 // MAX_WATCHED (round 86).
 import fs from 'node:fs'
 import path from 'node:path'
-import { changedSince } from './fs.js'
+import { changedSince, lstatKind } from './fs.js'
 import { gitlinksNow } from './index-entries.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
@@ -70,6 +70,22 @@ async function scanIndex(repo: Spec['repos'][number], state: ScanState, acts: Ac
     acts.forbid(dotGit, repo.workTree)
   }
   if (unkept !== undefined) condemn(repo.gitDir, unkept, acts)
+}
+
+/**
+ * At the session's end, the `.git` of each gitlink `gitDir`'s index lists now that was no submodule
+ * at the launch and is not older than the session: what the watch moves aside during it, for a
+ * gitlink staged as the session ended, before the watch's look (CI: `git add nested` and out, and
+ * the .git stayed for the host's git status at the top to enter).
+ */
+export function newGitlinkGits(spec: Spec, gitDir: string, links: readonly Buffer[], startedMs: number): string[] {
+  const workTree = spec.repos.find(repo => repo.gitDir === gitDir)?.workTree
+  if (workTree === undefined) return []
+  const known = new Set(spec.known)
+  return links
+    .map(link => link.toString('utf8'))
+    .map(name => path.join(workTree, name, '.git'))
+    .filter(dotGit => !known.has(dotGit) && lstatKind(dotGit) !== 'missing' && changedSince(dotGit, startedMs))
 }
 
 /** The index goes (now and whenever the session writes one again), and the session ends. */

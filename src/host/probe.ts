@@ -80,7 +80,7 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
     etcSecrets: etcSecrets(),
     rootOnlyDirs: [],
     launcherFiles: launcherFiles(env['PATH']),
-    launcherCheckout: sharedCheckout(launcherPackage(), git.facts),
+    launcherGit: launcherGit(launcherPackage()),
     stdioTerminal: controllingTerminalOnStdio() !== undefined,
     runLinks: Object.fromEntries(
       RUN_LINKS.filter(p => lstatKind(p) === 'symlink').map(p => [p, fs.readlinkSync(p)]),
@@ -574,25 +574,34 @@ function launcherPackage(): string | undefined {
 }
 
 /**
- * The checkout claudebox runs from when it is one of this project's repository (the same common
- * git dir: the main checkout, another linked worktree, a worktree of a bare clone): the session
- * writes that repository's refs and objects, which the checkout's next `git reset --hard` or switch
- * writes out (red team, rounds 100 and 101). Read from the launcher's side, whose files the session
- * cannot change: the first `.git` above its package, and that git dir's `commondir`.
+ * The git data of the checkout claudebox runs from, when it runs from one: its git dir, its common
+ * dir and every objects folder the alternates name. A session that writes any of them changes what
+ * that checkout's next `git checkout`, `reset --hard` or `pull` writes out as claudebox (red team,
+ * rounds 100 to 102: a linked worktree of the project's repository, a submodule of the project, a
+ * clone made with `--reference` to it). Read from the launcher's side, the first `.git` above its package.
  */
-function sharedCheckout(pkg: string | undefined, git: GitFacts | undefined): string | undefined {
-  if (pkg === undefined || git === undefined) return undefined
-  for (let dir = pkg; ; dir = path.dirname(dir)) {
+function launcherGit(pkg: string | undefined): string[] {
+  for (let dir = pkg; dir !== undefined; dir = dir === path.dirname(dir) ? undefined : path.dirname(dir)) {
     const dotGit = path.join(dir, '.git')
     const kind = lstatKind(dotGit)
-    if (kind === 'dir' || kind === 'file') {
-      const named = kind === 'dir' ? dotGit : gitdirOf(readNoFollow(dotGit, SMALL_FILE_LIMIT))
-      const gitDir = named === undefined ? undefined : realpathOrUndefined(dir, named)
-      const common = gitDir === undefined ? undefined : commonDirOf(gitDir)
-      return common !== undefined && resolveExisting(common) === resolveExisting(git.commonDir) ? dir : undefined
-    }
-    if (dir === path.dirname(dir)) return undefined
+    if (kind !== 'dir' && kind !== 'file') continue
+    const named = kind === 'dir' ? dotGit : gitdirOf(readNoFollow(dotGit, SMALL_FILE_LIMIT))
+    const gitDir = named === undefined ? undefined : realpathOrUndefined(dir, named)
+    if (gitDir === undefined) return []
+    const common = commonDirOf(gitDir) ?? gitDir
+    return [...new Set([gitDir, common, ...alternatesOf(path.join(common, 'objects'))])]
   }
+  return []
+}
+
+/** The objects folders `objects`' info/alternates names, and theirs (five deep, as git goes), as real paths. */
+function alternatesOf(objects: string, depth = 0): string[] {
+  if (depth >= 5) return []
+  const lines = (readNoFollow(path.join(objects, 'info/alternates'), SMALL_FILE_LIMIT) ?? '').split('\n').map(line => line.trim())
+  return lines.filter(line => line !== '' && !line.startsWith('#')).flatMap(line => {
+    const real = realpathOrUndefined(objects, line)
+    return real === undefined ? [] : [real, ...alternatesOf(real, depth + 1)]
+  })
 }
 
 function launcherFiles(pathVar: string | undefined): string[] {

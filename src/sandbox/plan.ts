@@ -271,11 +271,12 @@ function projectDirsOf(facts: HostFacts, cwd: string, options: SandboxOptions, w
 /** claudebox and the node it runs on must not lie where the session writes (policy.ts launcherWithin); the override is --allow-dangerous-root's. */
 function launcherOutOfReach(facts: HostFacts, writes: readonly string[], options: SandboxOptions, warnings: string[]): void {
   const held = launcherWithin(facts.launcherFiles, writes)
+  const gitHeld = launcherWithin(facts.launcherGit, writes)
   const where =
     held !== undefined
       ? `${held.file}, which runs claudebox itself, lies in ${held.place}, which the session may write`
-      : facts.launcherCheckout !== undefined
-        ? `claudebox runs from ${facts.launcherCheckout}, a checkout of this project's repository, whose refs and objects the session may write for your next git checkout or reset there to write out`
+      : gitHeld !== undefined
+        ? `claudebox runs from a checkout whose git data (${gitHeld.file}) lies in ${gitHeld.place}, which the session may write for your next git checkout, reset or pull there to write out`
         : undefined
   if (where === undefined) return
   const what = `${where}: your next claudebox, in any project, would run on your host what the session put there`

@@ -469,6 +469,20 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
+  test("a gitlink staged as the session ends, before the watch has looked at the index: its .git is moved aside at the end, and the host's git status at the top does not enter it (CI: it stayed, reported only)", async () => {
+    const s = scene()
+    for (let round = 0; round < 3; round++) {
+      const name = `fast${round}`
+      const r = await inside(s, `git init -q ${name} && (cd ${name} && git commit -q --allow-empty -m n && ${payload(s, '.git/config')}) && git add ${name} 2>/dev/null && echo STAGED`)
+      expect(r.out, r.err).toBe('STAGED')
+      expect(r.err).toMatch(new RegExp(`moved aside[^\\n]*project/${name}/\\.git -> `))
+      expect(fs.existsSync(path.join(s.project, name, '.git'))).toBe(false)
+      hostGit(s.project, s.world)
+      expect(fs.existsSync(s.marker)).toBe(false)
+      git(s.project, 'rm', '-q', '--cached', name)
+    }
+  })
+
   test('a nested repository registered as a gitlink, a nested one elsewhere, and a new .git/modules dir: reported loudly after the session', async () => {
     const s = scene()
     const r = await inside(

@@ -126,7 +126,7 @@ describe.skipIf(!HAVE_BWRAP)("claudebox's own installation", () => {
     git(clone, 'worktree', 'add', '-q', worktree)
     const shared = await run(world, cloneBin, worktree, [], 'echo RAN')
     expect(shared.code, shared.err).toBe(125)
-    expect(shared.err).toContain(`claudebox runs from ${clone}, a checkout of this project's repository, whose refs and objects the session may write`)
+    expect(shared.err).toContain(`claudebox runs from a checkout whose git data (${path.join(clone, '.git')}) lies in ${path.join(clone, '.git')}, which the session may write`)
   })
 
   test("round 101: claudebox run from a linked worktree of its clone, with the main checkout or another worktree as the project, and from a worktree of a bare clone: each refused (125)", async () => {
@@ -146,7 +146,7 @@ describe.skipIf(!HAVE_BWRAP)("claudebox's own installation", () => {
     for (const [from, project] of [[mine, clone], [mine, other], [bareMine, bareOther]] as const) {
       const r = await run(world, path.join(from, 'bin/claudebox.js'), project, [], 'echo RAN')
       expect(r.code, `${from} in ${project}: ${r.err}`).toBe(125)
-      expect(r.err).toContain(`claudebox runs from ${from}, a checkout of this project's repository`)
+      expect(r.err).toContain('claudebox runs from a checkout whose git data (')
     }
   })
 
@@ -157,5 +157,26 @@ describe.skipIf(!HAVE_BWRAP)("claudebox's own installation", () => {
     const check = await execa(process.execPath, [path.join(REPO, 'bin/claudebox.js'), '--check'], { cwd: project, env: { ...world.env, TMPDIR: path.join(project, '.tmp-never-made') }, extendEnv: false, reject: false, stdin: 'ignore', timeout: 60_000 })
     expect(String(check.stderr)).not.toContain('internal error')
     expect(String(check.stdout)).toMatch(/Landlock scope/)
+  })
+
+  test("round 102: claudebox run from a submodule of the project's repository (checked out in another worktree of it), or from a clone that borrows the project's objects (--reference): each refused (125)", async () => {
+    const world = makeWorld()
+    const upstream = makeRepo(world.home, 'src/claudebox-upstream')
+    copyPackage(upstream)
+    git(upstream, 'add', '-A')
+    git(upstream, 'commit', '-qm', 'the package')
+    const project = makeRepo(world.home, 'src/project')
+    git(project, '-c', 'protocol.file.allow=always', 'submodule', '--quiet', 'add', upstream, 'tools/claudebox')
+    git(project, 'commit', '-qm', 'claudebox as a submodule')
+    const worktree = path.join(world.home, 'src/project-feature')
+    git(project, 'worktree', 'add', '-q', worktree)
+    const fromSubmodule = await run(world, path.join(project, 'tools/claudebox/bin/claudebox.js'), worktree, [], 'echo RAN')
+    expect(fromSubmodule.code, fromSubmodule.err).toBe(125)
+    expect(fromSubmodule.err).toContain(`claudebox runs from a checkout whose git data (${path.join(project, '.git/modules/tools/claudebox')}) lies in ${path.join(project, '.git')}`)
+    const borrowing = path.join(world.home, 'src/claudebox-borrowing')
+    git(world.home, 'clone', '-q', '--reference', upstream, upstream, borrowing)
+    const fromClone = await run(world, path.join(borrowing, 'bin/claudebox.js'), upstream, [], 'echo RAN')
+    expect(fromClone.code, fromClone.err).toBe(125)
+    expect(fromClone.err).toContain(`claudebox runs from a checkout whose git data (${path.join(upstream, '.git/objects')}) lies in ${upstream}, which`)
   })
 })

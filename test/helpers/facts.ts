@@ -55,7 +55,7 @@ export function debianFacts(overrides: Partial<HostFacts> = {}): HostFacts {
     etcSecrets: ['/etc/shadow'],
     rootOnlyDirs: [],
     launcherFiles: [],
-    launcherCheckout: undefined,
+    launcherGit: [],
     stdioTerminal: true,
     runLinks: {},
     ...overrides,
