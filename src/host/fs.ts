@@ -118,7 +118,7 @@ export function realPathFrom(base: string, text: string): string {
 export const O_PATH = 0o10000000
 
 /** What `p` itself is (a symlink is never followed); 'missing' when it cannot be looked at. */
-export function lstatKind(p: string): PathKind {
+export function lstatKind(p: string | Buffer): PathKind {
   try {
     // A missing path answers undefined rather than an exception (~20 µs each, ~60 a launch).
     const st = fs.lstatSync(p, { throwIfNoEntry: false })

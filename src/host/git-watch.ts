@@ -89,7 +89,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
       step('search of nested git dirs for FIFOs', () => nested.forEach(dir => specialFilesIn(dir, sweep, folders, spec.gitDirs).forEach(quarantine)), undefined)
       step('folder cache', () => folders.save(), undefined)
       if (sweep.entries < 0) warnings.push(`WARNING: the search for FIFOs and sockets in git dirs (git hangs on them) stopped after ${SWEEP_LIMIT} entries; git dirs it may not have finished: ${[...spec.gitDirs, ...nested].slice(-3).map(inlineSafe).join(', ')}, ...: look for them there (find <dir> -type p -o -type s) before you run git`)
-      const later = [...step('check of operations in progress', () => checkInProgress(gitDirs, quarantine), []), ...step('check of the indexes', () => indexChecks(gitDirs, quarantine, heads, spec, startedMs), [])]
+      const later = [...step('check of operations in progress', () => checkInProgress(gitDirs, quarantine), []), ...step('check of the indexes', () => indexChecks(gitDirs, quarantine, heads, spec, { startedMs, known: watch.knownGitlinks() }), [])]
       if (moved.length > movedBefore) warnings.push(`WARNING: moved aside at the session's end (look at them with ls and cat, not with git): ${named(moved.slice(movedBefore))}`)
       away.close()
       return [...warnings, ...later]
@@ -143,10 +143,12 @@ function endings(end: () => void): { again: (p: string) => void; endFor: (why: s
  * The index checks, with the folders of each gitlink an index lists narrowed (round 67), and said;
  * a new gitlink's `.git` the watch had no time to move aside moved now (gitlink-watch.ts).
  */
-function indexChecks(gitDirs: readonly string[], quarantine: (p: string) => void, heads: HeadGuard, spec: GitWatchSpec, startedMs: number): string[] {
+function indexChecks(gitDirs: readonly string[], quarantine: (p: string) => void, heads: HeadGuard, spec: GitWatchSpec, gitlinksSeen: { startedMs: number; known: ReadonlySet<string> }): string[] {
   const before = heads.modes.narrowed().length
   const warnings = checkIndexes(gitDirs, quarantine, (dir, links) => {
-    if (spec.gitlinks !== undefined) newGitlinkGits(spec.gitlinks, dir, links, startedMs).forEach(quarantine)
+    const fresh = spec.gitlinks === undefined ? undefined : newGitlinkGits(spec.gitlinks, dir, links, gitlinksSeen.startedMs, gitlinksSeen.known)
+    fresh?.dotGits.forEach(quarantine)
+    if (fresh?.indexGoes === true) quarantine(path.join(dir, 'index'))
     heads.modes.gitlinks(dir, links)
   })
   const taken = heads.modes.narrowed().slice(before)
@@ -199,7 +201,7 @@ interface Reactions {
   endFor: (why: string) => void
 }
 
-function watchDuringSession(spec: GitWatchSpec, { quarantine, heads, glimpse, endFor }: Reactions, startedMs: number): { sweep(): void; stop(): void } {
+function watchDuringSession(spec: GitWatchSpec, { quarantine, heads, glimpse, endFor }: Reactions, startedMs: number): { sweep(): void; stop(): void; knownGitlinks(): ReadonlySet<string> } {
   const texts = new Map(spec.links.map(l => [l.path, l.text]))
   const placeholders = placeholderCheck(spec, endFor)
   const check = (p: string): void => {
@@ -233,6 +235,7 @@ function watchDuringSession(spec: GitWatchSpec, { quarantine, heads, glimpse, en
   const poll = watched.length === 0 && spec.gitDirs.length === 0 ? undefined : setInterval(() => (each(), placeholders.look()), POLL_MS).unref()
   return {
     sweep: each,
+    knownGitlinks: () => gitlinks?.known ?? new Set(),
     stop(): void {
       gitlinks?.stop()
       for (const w of [...watchers, ...[...armed.values()].flat()]) w.close()

@@ -33,10 +33,12 @@ interface Acts {
 }
 
 /** `startedMs`: when the session began; a `.git` changed before is the user's. */
-export function watchGitlinks(spec: Spec, acts: Acts, startedMs: number): { stop(): void } {
+export function watchGitlinks(spec: Spec, acts: Acts, startedMs: number): { stop(): void; known: ReadonlySet<string> } {
   const state = { known: new Set(spec.known), forbidden: new Set<string>(), stopped: false }
   const watches = spec.repos.map(repo => watchIndex(repo, () => scanIndex(repo, state, acts, startedMs)))
   return {
+    /** The gitlinks' `.git` seen older than the session: the user's, never moved (the end's check takes them so too). */
+    known: state.known,
     stop(): void {
       state.stopped = true
       watches.forEach(w => w.stop())
@@ -73,19 +75,27 @@ async function scanIndex(repo: Spec['repos'][number], state: ScanState, acts: Ac
 }
 
 /**
- * At the session's end, the `.git` of each gitlink `gitDir`'s index lists now that was no submodule
- * at the launch and is not older than the session: what the watch moves aside during it, for a
- * gitlink staged as the session ended, before the watch's look (CI: `git add nested` and out, and
- * the .git stayed for the host's git status at the top to enter).
+ * At the session's end, what the watch does during it, for a gitlink staged as the session ended,
+ * before the watch's look (CI: `git add nested` and out, and the .git stayed for the host's git
+ * status at the top to enter): the `.git` of each gitlink `gitDir`'s index lists that was no
+ * submodule at the launch, nor seen by the watch as older than the session (`known`), and is not
+ * older than the session, to move aside; and whether the index itself must go, for such a gitlink
+ * whose path is not UTF-8 (round 103: that one stayed, 3 of 3).
  */
-export function newGitlinkGits(spec: Spec, gitDir: string, links: readonly Buffer[], startedMs: number): string[] {
+export function newGitlinkGits(spec: Spec, gitDir: string, links: readonly Buffer[], startedMs: number, known: ReadonlySet<string>): { dotGits: string[]; indexGoes: boolean } {
   const workTree = spec.repos.find(repo => repo.gitDir === gitDir)?.workTree
-  if (workTree === undefined) return []
-  const known = new Set(spec.known)
-  return links
-    .map(link => link.toString('utf8'))
-    .map(name => path.join(workTree, name, '.git'))
-    .filter(dotGit => !known.has(dotGit) && lstatKind(dotGit) !== 'missing' && changedSince(dotGit, startedMs))
+  if (workTree === undefined) return { dotGits: [], indexGoes: false }
+  const fresh = (dotGit: string | Buffer): boolean => lstatKind(dotGit) !== 'missing' && changedSince(dotGit, startedMs)
+  const dotGits: string[] = []
+  let indexGoes = false
+  for (const link of links) {
+    const name = link.toString('utf8')
+    if (Buffer.from(name).equals(link)) {
+      const dotGit = path.join(workTree, name, '.git')
+      if (!known.has(dotGit) && !spec.known.includes(dotGit) && fresh(dotGit)) dotGits.push(dotGit)
+    } else if (fresh(Buffer.concat([Buffer.from(`${workTree}/`), link, Buffer.from('/.git')]))) indexGoes = true
+  }
+  return { dotGits, indexGoes }
 }
 
 /** The index goes (now and whenever the session writes one again), and the session ends. */

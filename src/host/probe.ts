@@ -583,16 +583,24 @@ function launcherPackage(): string | undefined {
 function launcherGit(pkg: string | undefined): string[] {
   for (let dir = pkg; dir !== undefined; dir = dir === path.dirname(dir) ? undefined : path.dirname(dir)) {
     const dotGit = path.join(dir, '.git')
-    const kind = lstatKind(dotGit)
-    if (kind !== 'dir' && kind !== 'file') continue
-    const named = kind === 'dir' ? dotGit : gitdirOf(readNoFollow(dotGit, SMALL_FILE_LIMIT))
+    // Through a link, as git takes it (round 103: a `.git` that is a symlink was passed over).
+    const kind = isDir(dotGit) ? 'dir' : lstatKind(dotGit) === 'missing' ? 'missing' : 'file'
+    if (kind === 'missing') continue
+    const file = kind === 'file' ? realpathOrUndefined(dir, '.git') : undefined
+    const named = kind === 'dir' ? dotGit : gitdirOf(file === undefined ? undefined : readNoFollow(file, SMALL_FILE_LIMIT))
     const gitDir = named === undefined ? undefined : realpathOrUndefined(dir, named)
     if (gitDir === undefined) return []
     const common = commonDirOf(gitDir) ?? gitDir
-    return [...new Set([gitDir, common, ...alternatesOf(path.join(common, 'objects'))])]
+    // Each piece git reads, wherever it leads (round 103: git-new-workdir links refs, objects and config into another .git).
+    const pieces = [gitDir, common].flatMap(d => [d, ...GIT_DIR_PIECES.map(name => realpathOrUndefined(d, name)).filter((p): p is string => p !== undefined)])
+    const objects = realpathOrUndefined(common, 'objects')
+    return [...new Set([...pieces, ...(objects === undefined ? [] : alternatesOf(objects))])]
   }
   return []
 }
+
+/** What git reads in a git dir to check out, reset or pull. */
+const GIT_DIR_PIECES = ['HEAD', 'index', 'config', 'config.worktree', 'commondir', 'packed-refs', 'objects', 'refs', 'hooks', 'info', 'logs', 'modules', 'worktrees']
 
 /** The objects folders `objects`' info/alternates names, and theirs (five deep, as git goes), as real paths. */
 function alternatesOf(objects: string, depth = 0): string[] {

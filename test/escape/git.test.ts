@@ -2,7 +2,7 @@
 // run a program (core.fsmonitor of a config git should never read); then the host's git runs
 // status, diff, add -A and commit -a in the project, and the payload must not have run. What mounts
 // cannot prevent (a nested repository, a gitlink) must be reported on stderr after the session.
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
@@ -481,6 +481,24 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
       expect(fs.existsSync(s.marker)).toBe(false)
       git(s.project, 'rm', '-q', '--cached', name)
     }
+  })
+
+  test("round 103: a gitlink whose path is not UTF-8, staged as the session ends: the index goes at the end (the host's git status does not enter it); a repository of the user's kept as a gitlink, whose .git the session's git status changes, stays", async () => {
+    const s = scene()
+    const r = await inside(s, `D=$(printf 'n\\377'); git init -q "$D" && (cd "$D" && git commit -q --allow-empty -m n && ${payload(s, '.git/config')}) && git update-index --add --cacheinfo "160000,$(git -C "$D" rev-parse HEAD),$D" && echo STAGED`)
+    expect(r.out, r.err).toBe('STAGED')
+    expect(git(s.project, 'ls-files', '-s')).not.toMatch(/^160000/m)
+    // The user's git status at the top (the nested repository itself is reported, for git add -A to leave alone).
+    spawnSync('git', ['status'], { cwd: s.project, env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
+    expect(fs.existsSync(s.marker)).toBe(false)
+    expect(r.err).toMatch(/the session created or changed nested git repositories/)
+    makeRepo(s.project, 'own')
+    git(s.project, 'add', 'own')
+    await new Promise(resolve => setTimeout(resolve, 50))
+    const kept = await inside(s, 'sleep 0.3; git -C own status --porcelain >/dev/null; echo x > own/y; git -C own add y; echo TOUCHED')
+    expect(kept.out, kept.err).toBe('TOUCHED')
+    expect(fs.existsSync(path.join(s.project, 'own/.git'))).toBe(true)
+    expect(kept.err).not.toMatch(/own\/\.git -> /)
   })
 
   test('a nested repository registered as a gitlink, a nested one elsewhere, and a new .git/modules dir: reported loudly after the session', async () => {
