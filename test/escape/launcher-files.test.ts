@@ -15,6 +15,15 @@ function copyPackage(dir: string): string {
   return path.join(dir, 'bin/claudebox.js')
 }
 
+/** A repository in the home whose one commit holds the package, as a clone of claudebox's would. */
+function packageRepo(world: World, name: string): string {
+  const repo = makeRepo(world.home, name)
+  copyPackage(repo)
+  git(repo, 'add', '-A')
+  git(repo, 'commit', '-qm', 'the package')
+  return repo
+}
+
 /** That claudebox run with `/bin/sh -c script` as Claude, from `cwd`. */
 async function run(world: World, bin: string, cwd: string, args: readonly string[], script: string, env: Record<string, string> = {}): Promise<{ code: number | undefined; out: string; err: string }> {
   const r = await execa(process.execPath, [bin, ...args, '--', '-c', script], { cwd, env: { ...world.env, CLAUDEBOX_CLAUDE: '/bin/sh', ...env }, extendEnv: false, reject: false, stdin: 'ignore', timeout: 60_000 })
@@ -118,10 +127,8 @@ describe.skipIf(!HAVE_BWRAP)("claudebox's own installation", () => {
     expect(empty.err).toContain(`refusing to start: ${path.join(project, 'node')}, which runs claudebox itself`)
     fs.rmSync(path.join(project, 'node'))
     // A clone of claudebox run from its main checkout, with a linked worktree of it as the project.
-    const clone = makeRepo(world.home, 'src/claudebox')
-    const cloneBin = copyPackage(clone)
-    git(clone, 'add', '-A')
-    git(clone, 'commit', '-qm', 'the package')
+    const clone = packageRepo(world, 'src/claudebox')
+    const cloneBin = path.join(clone, 'bin/claudebox.js')
     const worktree = path.join(world.home, 'src/claudebox-feature')
     git(clone, 'worktree', 'add', '-q', worktree)
     const shared = await run(world, cloneBin, worktree, [], 'echo RAN')
@@ -131,10 +138,7 @@ describe.skipIf(!HAVE_BWRAP)("claudebox's own installation", () => {
 
   test("round 101: claudebox run from a linked worktree of its clone, with the main checkout or another worktree as the project, and from a worktree of a bare clone: each refused (125)", async () => {
     const world = makeWorld()
-    const clone = makeRepo(world.home, 'src/claudebox')
-    copyPackage(clone)
-    git(clone, 'add', '-A')
-    git(clone, 'commit', '-qm', 'the package')
+    const clone = packageRepo(world, 'src/claudebox')
     const [mine, other] = [path.join(world.home, 'src/cb-mine'), path.join(world.home, 'src/cb-other')]
     git(clone, 'worktree', 'add', '-q', mine)
     git(clone, 'worktree', 'add', '-q', other)
@@ -161,10 +165,7 @@ describe.skipIf(!HAVE_BWRAP)("claudebox's own installation", () => {
 
   test("round 102: claudebox run from a submodule of the project's repository (checked out in another worktree of it), or from a clone that borrows the project's objects (--reference): each refused (125)", async () => {
     const world = makeWorld()
-    const upstream = makeRepo(world.home, 'src/claudebox-upstream')
-    copyPackage(upstream)
-    git(upstream, 'add', '-A')
-    git(upstream, 'commit', '-qm', 'the package')
+    const upstream = packageRepo(world, 'src/claudebox-upstream')
     const project = makeRepo(world.home, 'src/project')
     git(project, '-c', 'protocol.file.allow=always', 'submodule', '--quiet', 'add', upstream, 'tools/claudebox')
     git(project, 'commit', '-qm', 'claudebox as a submodule')
