@@ -104,6 +104,15 @@ export function removeDir(dir: string): void {
   fs.rmSync(dir, { recursive: true, force: true })
 }
 
+/** The real path reached from `base` by `text` (as git and the kernel walk it), or undefined. */
+export function realPathOrUndefined(base: string, text: string): string | undefined {
+  try {
+    return realPathFrom(base, text)
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * The real path the kernel, and git, reach from `base` by `text`: one name at a time, each symlink
  * followed before a `..` after it. Node's JavaScript `fs.realpathSync` and `path.resolve` take

@@ -7,9 +7,9 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { scopeHelper } from '../sandbox/landlock.js'
-import { controllingTerminalOnStdio, hostTempDir, isDir, lstatKind, pidScope, randomHex, readConfigText, readNoFollow, realPathFrom, resolveExisting, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
+import { controllingTerminalOnStdio, hostTempDir, isDir, lstatKind, pidScope, randomHex, readConfigText, readNoFollow, realPathOrUndefined, resolveExisting, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
 import { probeGitProtect } from './git-guard-probe.js'
-import { commonDirOf, gitConfig, gitdirOf, isGitDir } from './git-dirs.js'
+import { gitConfig, gitdirOf, isGitDir } from './git-dirs.js'
 import { discoverGit } from './git-discovery.js'
 import { canonicalRoot, instanceDir, instanceId, isWithin, PROJECT_ROOT_FILE, sharedPaths, validProjectRoot } from '../state/instance.js'
 import { SANDBOX_NOTE } from '../sandbox/tiers.js'
@@ -22,6 +22,7 @@ import { USERNS_SYSCTLS, type UsernsFacts } from '../sandbox/userns.js'
 import type { BindGit, ClaudeFacts, GitFacts, GitLayout, HostFacts, InstanceState, PathKind } from '../types.js'
 import { hostProgramEnv } from './host-env.js'
 import { GIT, gitProgram, whichSync } from './system-programs.js'
+import { launcherFiles, launcherGit, launcherPackage } from './launcher-files.js'
 
 export { lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT }
 
@@ -74,7 +75,7 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
     etcLinks: Object.fromEntries(
       ETC_ENTRIES.map(rel => `/etc/${rel}`)
         .filter(p => lstatKind(p) === 'symlink')
-        .map(p => [p, realpathOrUndefined('/', p)])
+        .map(p => [p, realPathOrUndefined('/', p)])
         .filter((entry): entry is [string, string] => entry[1] !== undefined),
     ),
     etcSecrets: etcSecrets(),
@@ -540,16 +541,16 @@ function layoutFrom(start: string, depth: number): GitLayout {
   const dotGit = path.join(worktree, '.git')
   if (lstatKind(dotGit) === 'dir') return { kind: 'dir', worktree }
   const pointer = gitdirOf(readNoFollow(dotGit))
-  const target = pointer === undefined ? undefined : realpathOrUndefined(worktree, pointer)
+  const target = pointer === undefined ? undefined : realPathOrUndefined(worktree, pointer)
   if (target === undefined) return { kind: 'file', worktree }
   const back = readNoFollow(path.join(target, 'gitdir'))
   if (back !== undefined) {
-    return { kind: 'file', worktree, target, backPointer: realpathOrUndefined(target, back.trim()) ?? back.trim() }
+    return { kind: 'file', worktree, target, backPointer: realPathOrUndefined(target, back.trim()) ?? back.trim() }
   }
   const layout: GitLayout = { kind: 'file', worktree, target }
   const coreWorktree = gitConfig(path.join(target, 'config'), ['core.worktree'])
   if (coreWorktree !== undefined) {
-    const resolved = realpathOrUndefined(target, coreWorktree)
+    const resolved = realPathOrUndefined(target, coreWorktree)
     if (resolved !== undefined) layout.coreWorktree = resolved
   }
   if (target.includes('/modules/') && depth < 8 && path.dirname(worktree) !== worktree) {
@@ -561,77 +562,6 @@ function layoutFrom(start: string, depth: number): GitLayout {
   return layout
 }
 
-/** The real path reached from `base` by `text` (as git and the kernel walk it), or undefined. */
-/**
- * What a later `claudebox` runs on the host: the script the shell ran (on PATH, often a link), the
- * package it is part of (the folder above its bin/: bin/, dist/), the node running it and the one
- * `#!/usr/bin/env node` finds on PATH; each as named and as its real path.
- */
-/** The package bin/claudebox.js belongs to (the folder above its bin/, real), or undefined. */
-function launcherPackage(): string | undefined {
-  const script = process.argv[1] === undefined ? undefined : realpathOrUndefined('/', process.argv[1])
-  return script === undefined ? undefined : path.dirname(path.dirname(script))
-}
-
-/**
- * The git data of the checkout claudebox runs from, when it runs from one: its git dir, its common
- * dir and every objects folder the alternates name. A session that writes any of them changes what
- * that checkout's next `git checkout`, `reset --hard` or `pull` writes out as claudebox (red team,
- * rounds 100 to 102: a linked worktree of the project's repository, a submodule of the project, a
- * clone made with `--reference` to it). Read from the launcher's side, the first `.git` above its package.
- */
-function launcherGit(pkg: string | undefined): string[] {
-  for (let dir = pkg; dir !== undefined; dir = dir === path.dirname(dir) ? undefined : path.dirname(dir)) {
-    const dotGit = path.join(dir, '.git')
-    // Through a link, as git takes it (round 103: a `.git` that is a symlink was passed over).
-    const kind = isDir(dotGit) ? 'dir' : lstatKind(dotGit) === 'missing' ? 'missing' : 'file'
-    if (kind === 'missing') continue
-    const file = kind === 'file' ? realpathOrUndefined(dir, '.git') : undefined
-    const named = kind === 'dir' ? dotGit : gitdirOf(file === undefined ? undefined : readNoFollow(file, SMALL_FILE_LIMIT))
-    const gitDir = named === undefined ? undefined : realpathOrUndefined(dir, named)
-    if (gitDir === undefined) return []
-    const common = commonDirOf(gitDir) ?? gitDir
-    // Each piece git reads, wherever it leads (round 103: git-new-workdir links refs, objects and config into another .git).
-    const pieces = [gitDir, common].flatMap(d => [d, ...GIT_DIR_PIECES.map(name => realpathOrUndefined(d, name)).filter((p): p is string => p !== undefined)])
-    const objects = realpathOrUndefined(common, 'objects')
-    return [...new Set([...pieces, ...(objects === undefined ? [] : alternatesOf(objects))])]
-  }
-  return []
-}
-
-/** What git reads in a git dir to check out, reset or pull. */
-const GIT_DIR_PIECES = ['HEAD', 'index', 'config', 'config.worktree', 'commondir', 'packed-refs', 'objects', 'refs', 'hooks', 'info', 'logs', 'modules', 'worktrees']
-
-/** The objects folders `objects`' info/alternates names, and theirs (five deep, as git goes), as real paths. */
-function alternatesOf(objects: string, depth = 0): string[] {
-  if (depth >= 5) return []
-  const lines = (readNoFollow(path.join(objects, 'info/alternates'), SMALL_FILE_LIMIT) ?? '').split('\n').map(line => line.trim())
-  return lines.filter(line => line !== '' && !line.startsWith('#')).flatMap(line => {
-    const real = realpathOrUndefined(objects, line)
-    return real === undefined ? [] : [real, ...alternatesOf(real, depth + 1)]
-  })
-}
-
-function launcherFiles(pathVar: string | undefined): string[] {
-  const script = process.argv[1]
-  // As `env` reads PATH: an empty entry is the current directory, and a relative one is looked up
-  // from it (red team, round 100: a `::` in PATH ran the project's ./node unnoticed).
-  const envPath = pathVar?.split(':').map(dir => (dir === '' ? '.' : dir)).join(':')
-  const named = [script, whichSync('node', envPath), process.execPath].filter((p): p is string => p !== undefined).map(p => path.resolve(p))
-  const real = named.map(p => realpathOrUndefined('/', p) ?? p)
-  const pkg = launcherPackage()
-  // The bundles bin/claudebox.js loads, wherever dist/ leads (round 100: a dist/ linked into the project).
-  const bundles = pkg === undefined ? [] : [pkg, realpathOrUndefined('/', path.join(pkg, 'dist')) ?? path.join(pkg, 'dist')]
-  return [...new Set([...named, ...real, ...bundles])]
-}
-
-function realpathOrUndefined(base: string, text: string): string | undefined {
-  try {
-    return realPathFrom(base, text)
-  } catch {
-    return undefined
-  }
-}
 
 /**
  * The launcher's own cgroup for each controller, where claudebox can create a child that has the

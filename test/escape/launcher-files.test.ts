@@ -179,5 +179,12 @@ describe.skipIf(!HAVE_BWRAP)("claudebox's own installation", () => {
     const fromClone = await run(world, path.join(borrowing, 'bin/claudebox.js'), upstream, [], 'echo RAN')
     expect(fromClone.code, fromClone.err).toBe(125)
     expect(fromClone.err).toContain(`claudebox runs from a checkout whose git data (${path.join(upstream, '.git/objects')}) lies in ${upstream}, which`)
+    // Its alternates file a link elsewhere (round 104: read without following it, it named nothing).
+    const alternates = path.join(borrowing, '.git/objects/info/alternates')
+    const elsewhere = path.join(world.root, 'alternates')
+    fs.renameSync(alternates, elsewhere)
+    fs.symlinkSync(elsewhere, alternates)
+    const linked = await run(world, path.join(borrowing, 'bin/claudebox.js'), upstream, [], 'echo RAN')
+    expect(linked.code, linked.err).toBe(125)
   })
 })
