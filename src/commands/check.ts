@@ -11,8 +11,8 @@ import { ClaudeboxError, EXIT } from '../errors.js'
 import type { CliOptions } from '../cli/args.js'
 import { probeLandlockScope, probeUserns } from '../host/probe.js'
 import { GIT, gitProgram } from '../host/system-programs.js'
-import { leadsInto, safePath } from '../host/host-env.js'
-import { setupLaunch, type LaunchSetup } from './setup.js'
+import { safePath } from '../host/host-env.js'
+import { programsInReach, setupLaunch, type LaunchSetup } from './setup.js'
 import { planProbeSandbox } from '../sandbox/mounts.js'
 import { withRootOnly } from '../host/root-only.js'
 import { bwrapMissing, claudeError, planLaunch, writablePlaces } from '../sandbox/plan.js'
@@ -40,7 +40,7 @@ export async function runCheck(settings: Settings, options: CliOptions): Promise
     return result.exitCode === 0 ? result.stdout.trim().split('\n')[0] : undefined
   }
   // Never run on the host, and said: a program in a folder the sandbox writes may be one a session put there (red team, round 100).
-  const inReach = [facts.bwrap, facts.claude?.resolved, gitProgram()].filter((p): p is string => p !== undefined && leadsInto(p, writes))
+  const inReach = programsInReach([facts.bwrap, facts.claude?.resolved, gitProgram()], writes)
   const runnable = (p: string | undefined): p is string => p !== undefined && !inReach.includes(p)
   // The probe sandbox hides what a launch's does (root-only.ts; without it when that search failed).
   const lookup = runnable(facts.bwrap) ? planProbeSandbox(await withRootOnly(facts, writes).catch(() => facts), LOOKUP_SCRIPT, sandbox.network) : undefined

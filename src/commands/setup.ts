@@ -104,13 +104,16 @@ export function setupLaunch(settings: Settings, options: CliOptions, builtIn = f
  * bwrap of its own would build the next session's sandbox (red team, round 91).
  */
 function refuseWritablePrograms(facts: HostFacts, writes: readonly string[]): void {
-  // A project of `/` (no current directory: the plan refuses it, saying why) would name every program.
-  if (writes.includes('/')) return
   for (const [name, program] of [['bwrap', facts.bwrap], ['git', gitProgram()]] as const) {
-    if (program !== undefined && leadsInto(program, writes)) {
-      throw launchError(writableProgramRefusal(name, program))
-    }
+    if (program !== undefined && programsInReach([program], writes).length > 0) throw launchError(writableProgramRefusal(name, program))
   }
+}
+
+/** Those of the host's `programs` that lie in (or lead through links into) a folder the sandbox writes. */
+export function programsInReach(programs: readonly (string | undefined)[], writes: readonly string[]): string[] {
+  // A project of `/` (no current directory: the plan refuses it, saying why) would name every program.
+  if (writes.includes('/')) return []
+  return programs.filter((p): p is string => p !== undefined && leadsInto(p, writes))
 }
 
 /** The largest .claudebox.json read: a repository file, so its size is the attacker's choice. */

@@ -62,14 +62,13 @@ function alternatesOf(objects: string, depth = 0): string[] {
  * package it is part of (the folder above its bin/: bin/, dist/), the node running it and the one
  * `#!/usr/bin/env node` finds on PATH; each as named and as its real path.
  */
-export function launcherFiles(pathVar: string | undefined): string[] {
+export function launcherFiles(pathVar: string | undefined, pkg = launcherPackage()): string[] {
   const script = process.argv[1]
   // As `env` reads PATH: an empty entry is the current directory, and a relative one is looked up
   // from it (red team, round 100: a `::` in PATH ran the project's ./node unnoticed).
   const envPath = pathVar?.split(':').map(dir => (dir === '' ? '.' : dir)).join(':')
   const named = [script, whichSync('node', envPath), process.execPath].filter((p): p is string => p !== undefined).map(p => path.resolve(p))
   const real = named.map(p => realPathOrUndefined('/', p) ?? p)
-  const pkg = launcherPackage()
   // The bundles bin/claudebox.js loads, wherever dist/ leads (round 100: a dist/ linked into the project).
   const bundles = pkg === undefined ? [] : [pkg, realPathOrUndefined('/', path.join(pkg, 'dist')) ?? path.join(pkg, 'dist')]
   return [...new Set([...named, ...real, ...bundles])]

@@ -52,6 +52,7 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
   const claude = probeClaude(settings.claudeOverride, env, cwd, git.facts?.topLevel ?? cwd)
   const id = cwd === undefined ? undefined : instanceId(canonicalRoot(cwd, git.facts))
   const instance = id === undefined ? undefined : instanceDir(claudeboxHome, id)
+  const pkg = launcherPackage()
   const facts: HostFacts = {
     cwd,
     ...notText(cwd),
@@ -80,8 +81,8 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
     ),
     etcSecrets: etcSecrets(),
     rootOnlyDirs: [],
-    launcherFiles: launcherFiles(env['PATH']),
-    launcherGit: launcherGit(launcherPackage()),
+    launcherFiles: launcherFiles(env['PATH'], pkg),
+    launcherGit: launcherGit(pkg),
     stdioTerminal: controllingTerminalOnStdio() !== undefined,
     runLinks: Object.fromEntries(
       RUN_LINKS.filter(p => lstatKind(p) === 'symlink').map(p => [p, fs.readlinkSync(p)]),
@@ -267,7 +268,6 @@ function currentDir(): string | undefined {
     return undefined // deleted under us (ENOENT from uv_cwd)
   }
 }
-
 
 function probeGit(cwd: string, env: Readonly<Record<string, string | undefined>>): { facts: GitFacts | undefined; available: boolean } {
   if (gitProgram() === undefined) return { facts: undefined, available: false }
@@ -561,7 +561,6 @@ function layoutFrom(start: string, depth: number): GitLayout {
   }
   return layout
 }
-
 
 /**
  * The launcher's own cgroup for each controller, where claudebox can create a child that has the

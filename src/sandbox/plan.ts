@@ -138,7 +138,8 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
   checkInstance(facts, root, instance)
   const b = new SandboxBuilder()
   const projectDirs = projectDirsOf(facts, cwd, options, b.warnings)
-  launcherOutOfReach(facts, writablePlaces(facts, options, projectDirs), options, b.warnings)
+  const writes = writablePlaces(facts, options, projectDirs)
+  launcherOutOfReach(facts, writes, options, b.warnings)
   if (!facts.gitAvailable) b.warnings.push('git was not found; using the current directory as the project')
 
   b.add(...namespaceArgs(options.network))
@@ -167,7 +168,7 @@ export function planLaunch(facts: HostFacts, request: LaunchRequest): LaunchPlan
     files: [...state.tiers.files, ...b.files, ...guard.files, ...recordFiles(facts, root, instance), ...state.files],
     fds: b.fds,
     userBinds: b.userBinds,
-    pinWithin: writablePlaces(facts, options, projectDirs),
+    pinWithin: writes,
     warnings: b.warnings,
     ...watches(facts, options, { cwd, instance }, guard, bindGuards),
     ...(policy === undefined || request.egressSocket === undefined ? {} : { egress: egressPlan(request.egressSocket, request.socketsKey ?? '', policy, facts.env) }),
