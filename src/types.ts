@@ -48,6 +48,8 @@ export interface HostFacts {
   claude: ClaudeFacts | undefined
   /** Why claude could not be used, when `claude` is undefined. */
   claudeProblem?: 'not-found' | 'not-executable'
+  /** A version manager's shim found as `claude`, not yet asked for the real one (withClaudeBehindShim). */
+  claudeShim?: string
   bwrap: string | undefined
   /** lstat kinds (and symlink targets) of the system paths the sandbox may show. */
   systemPaths: Readonly<Record<string, { kind: PathKind; target?: string }>>

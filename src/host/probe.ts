@@ -49,7 +49,7 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
   const cwd = currentDir()
   const git = cwd === undefined || !inProject ? { facts: undefined, available: gitProgram() !== undefined } : probeGit(cwd, env)
   const claudeboxHome = resolveExisting(settings.claudeboxHome)
-  const claude = probeClaude(settings.claudeOverride, env, cwd, git.facts?.topLevel ?? cwd)
+  const claude = probeClaude(settings.claudeOverride, env, cwd, undefined)
   const id = cwd === undefined ? undefined : instanceId(canonicalRoot(cwd, git.facts))
   const instance = id === undefined ? undefined : instanceDir(claudeboxHome, id)
   const pkg = launcherPackage()
@@ -89,6 +89,7 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
     ),
   }
   if (claude.problem) facts.claudeProblem = claude.problem
+  if (claude.shim !== undefined) facts.claudeShim = claude.shim
   const prlimit = whichSync('prlimit', env['PATH'])
   if (prlimit !== undefined) facts.prlimit = prlimit
   const cgroups = probeCgroups()
@@ -318,20 +319,26 @@ function resolveProgram(program: string, pathVar: string | undefined, cwd: strin
   return fs.existsSync(p) ? p : undefined
 }
 
+/**
+ * `writes`: the folders the sandbox writes, known once the options are; until then a version
+ * manager's shim is only noted (`shim`), since asking the manager runs a program on the host.
+ */
 function probeClaude(
   override: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
   cwd: string | undefined,
-  project: string | undefined,
-): { facts?: ClaudeFacts; problem?: 'not-found' | 'not-executable' } {
+  writes: readonly string[] | undefined,
+): { facts?: ClaudeFacts; problem?: 'not-found' | 'not-executable'; shim?: string } {
   const name = override ?? 'claude'
   let found: string | undefined
   if (name.includes('/')) found = path.resolve(cwd ?? '/', name)
   else found = whichSync(name, env['PATH']) ?? findNotExecutable(name, env['PATH'])
   if (found === undefined) return { problem: 'not-found' }
+  const manager = shimManager(found, homeDir(env))
+  if (manager !== undefined && writes === undefined) return { shim: found }
   let resolved: string
   try {
-    resolved = fs.realpathSync.native(resolveShim(found, homeDir(env), env, project))
+    resolved = fs.realpathSync.native(manager === undefined ? found : askShimManager(found, manager, env, writes ?? []))
   } catch {
     return { problem: 'not-found' }
   }
@@ -348,6 +355,20 @@ function probeClaude(
   const interpreter = scriptInterpreter(resolved, env['PATH'])
   if (interpreter !== undefined) facts.interpreter = { resolved: interpreter, installRoot: interpreterRoot(interpreter) }
   return { facts }
+}
+
+/**
+ * The facts with the real `claude` behind a version manager's shim (probe noted it): the manager
+ * runs on the host, so neither it nor what its environment names may come from `writes` (red
+ * team, round 92: a planted .venv/bin/volta ran at each launch; a writable --bind on PATH alike).
+ */
+export function withClaudeBehindShim(facts: HostFacts, override: string | undefined, writes: readonly string[]): HostFacts {
+  if (facts.claudeShim === undefined) return facts
+  const claude = probeClaude(override, facts.env, facts.cwd, writes)
+  const resolved: HostFacts = { ...facts, claude: claude.facts }
+  delete resolved.claudeShim
+  if (claude.problem !== undefined) resolved.claudeProblem = claude.problem
+  return resolved
 }
 
 /** A `claude` on PATH that exists but cannot be executed still counts as found (exit 126, not 127). */
@@ -393,13 +414,15 @@ const SHIM_MANAGERS: readonly { dir: string; command: readonly string[] }[] = [
   { dir: '.volta/bin', command: ['volta', 'which', 'claude'] },
 ]
 
-function resolveShim(found: string, home: string, env: Readonly<Record<string, string | undefined>>, project: string | undefined): string {
-  const manager = SHIM_MANAGERS.find(m => path.dirname(found) === path.join(home, m.dir))
-  if (manager === undefined) return found
+function shimManager(found: string, home: string): (typeof SHIM_MANAGERS)[number] | undefined {
+  return SHIM_MANAGERS.find(m => path.dirname(found) === path.join(home, m.dir))
+}
+
+function askShimManager(found: string, manager: (typeof SHIM_MANAGERS)[number], env: Readonly<Record<string, string | undefined>>, writes: readonly string[]): string {
   const [command, ...args] = manager.command as [string, ...string[]]
-  // Never in the project: its own tool config (.mise.toml, .tool-versions) can run commands; nor
-  // the tool from a folder of it on PATH (round 92: a planted .venv/bin/volta ran at each launch).
-  const outside = project === undefined ? { ...env } : hostProgramEnv(env, [project], '/')
+  // Never in a folder the sandbox writes: the project's own tool config (.mise.toml,
+  // .tool-versions) can run commands, and a tool found there is the session's.
+  const outside = hostProgramEnv(env, writes, '/')
   const program = whichSync(command, outside['PATH'])
   if (program === undefined) return found
   try {

@@ -218,4 +218,27 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
     expect(r.stdout.trim(), r.stderr).toBe('RAN')
     expect(fs.existsSync(marker)).toBe(false)
   })
+
+  test("round 105: nor from a folder on PATH that a writable --bind gives the sandbox", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    noticeGiven(world)
+    const marker = path.join(world.root, 'PLANTED-RAN')
+    const real = path.join(world.root, 'real-claude/claude')
+    fs.mkdirSync(path.dirname(real))
+    fs.writeFileSync(real, '#!/bin/sh\necho RAN\n', { mode: 0o755 })
+    const shims = path.join(world.home, '.volta/bin')
+    fs.mkdirSync(shims, { recursive: true })
+    fs.writeFileSync(path.join(shims, 'claude'), '#!/bin/sh\nexit 1\n', { mode: 0o755 })
+    fs.writeFileSync(path.join(shims, 'volta'), `#!/bin/sh\necho ${real}\n`, { mode: 0o755 })
+    const tools = path.join(world.home, 'tools/bin')
+    fs.mkdirSync(tools, { recursive: true })
+    const env = { PATH: `${tools}:${shims}:${process.env['PATH'] ?? ''}` }
+    // The session plants a volta in the bound folder; the next launch asks the manager again.
+    const plant = await claudebox(world, ['--bind', tools, '--', '-c', `printf '#!/bin/sh\\ntouch ${marker}\\necho ${real}\\n' > ${tools}/volta && chmod +x ${tools}/volta && echo PLANTED`], { cwd: project, env: { ...env, CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(plant.stdout, plant.stderr).toContain('PLANTED')
+    const r = await claudebox(world, ['--bind', tools], { cwd: project, env })
+    expect(r.stdout.trim(), r.stderr).toBe('RAN')
+    expect(fs.existsSync(marker)).toBe(false)
+  })
 })
