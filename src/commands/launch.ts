@@ -13,6 +13,7 @@ import { storeNewLogin, takeInsideLogin } from '../network/api-session.js'
 import { ApprovalNeeded } from '../config/profiles.js'
 import { diagnoseUserns } from '../sandbox/userns.js'
 import { describeChanges, diffSnapshots } from '../sandbox/persistence.js'
+import { relocateGitWatch, relocateSnapshot, relocator, type Relocate } from '../sandbox/relocate.js'
 import { startGitWatch, type GitWatch } from '../host/git-watch.js'
 import { DEFAULT_SANDBOX, type SandboxOptions } from '../config/sandbox-options.js'
 import { debug, nowMs, resetTerminalBeforeWarnings, warn } from '../cli/log.js'
@@ -113,13 +114,14 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   } finally {
     await cgroups.abandon()
   }
-  const { result, unregister, before, startedAt, interactive, release } = ran
+  const { result, unregister, startedAt, interactive, release } = ran
   debug('the sandbox has ended')
   let failed: number | undefined
   let held: NodeJS.Signals | undefined
   try {
     failed = failedStart(result, plan, facts)
-    if (failed === undefined) afterTheSession(plan, setup, options, before)
+    const move = ran.moved()
+    if (failed === undefined) afterTheSession(plan, setup, options, move === undefined ? { before: ran.before, watch: plan.watch, top: facts.git?.topLevel ?? facts.cwd ?? '/' } : { before: relocateSnapshot(ran.before, move), watch: plan.watch.map(move), top: move(facts.git?.topLevel ?? facts.cwd ?? '/') })
   } finally {
     // Only now: a launch of this project that starts meanwhile sees this session live, and leaves
     // the files it is still carrying back alone (its carryAccountIn would undo a theme chosen here).
@@ -218,6 +220,7 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
   let gitWatch: GitWatch | undefined
   let record: (() => void) | undefined
   let hold: ReturnType<typeof holdSignals> | undefined
+  let move: Relocate | undefined
   let returned = false
   const unregister = (): void => {
     if (record !== undefined) afterSession('removing the session record', record)
@@ -238,7 +241,7 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
       () => gitWatch?.sweep(),
     )
     returned = true
-    return { result, unregister, before, startedAt, interactive, release: async () => await hold?.release() }
+    return { result, unregister, before, startedAt, interactive, moved: () => move, release: async () => await hold?.release() }
   } catch (error) {
     unregister()
     throw error
@@ -251,7 +254,11 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
     afterSession('checking git', () => {
       for (const warning of gitWatch?.finish() ?? []) warn(warning)
     })
-    afterSession('removing the placeholders', () => releasePlaceholders(facts.claudeboxHome, placeholdersOf(plan)))
+    const to = gitWatch?.moved()?.to
+    move = to === undefined ? undefined : relocator(plan.gitWatch.workTrees[0] ?? '/', to)
+    // Moved during the session: the same checks, where the project is now, counting what changed since the start.
+    if (move !== undefined) afterSession('checking git where the project was moved', () => startGitWatch(relocateGitWatch(plan.gitWatch, move as Relocate), () => {}, startedAt).finish().forEach(warn))
+    afterSession('removing the placeholders', () => releasePlaceholders(facts.claudeboxHome, placeholdersOf(plan), move))
     if (!returned) await hold.release()
   }
 }
@@ -266,6 +273,8 @@ interface Session {
   before: Record<string, string>
   startedAt: number
   interactive: boolean
+  /** Where each path of the project is now, when it was moved during the session (git-watch.ts moved). */
+  moved: () => Relocate | undefined
   /** Ends the hold on signals begun after the session; the one that came meanwhile: the launcher ends by it at the end. */
   release: () => Promise<NodeJS.Signals | undefined>
 }
@@ -296,7 +305,8 @@ function failedStart(result: { status: number; signal?: unknown; sandboxStarted:
 }
 
 /** Bookkeeping after the session never changes Claude's status: a failure (a full disk) is one line. */
-function afterTheSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOptions, before: Record<string, string>): void {
+/** `outside`: the files that run outside the sandbox as they were before it, where they are now (the project may have moved). */
+function afterTheSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOptions, outside: { before: Record<string, string>; watch: readonly string[]; top: string }): void {
   const { facts, request } = setup
   const instance = plan.summary.instanceDir
   afterSession('remembering the shared state', () => rememberSharedState(plan, facts.claudeboxHome))
@@ -313,8 +323,8 @@ function afterTheSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOptio
     if (line !== undefined) warn(line)
   })
   afterSession('comparing the files that run outside the sandbox', () => {
-    const changes = diffSnapshots(before, snapshot(plan.watch))
-    if (changes.length > 0) warn(describeChanges(changes, facts.git?.topLevel ?? facts.cwd ?? '/'))
+    const changes = diffSnapshots(outside.before, snapshot(outside.watch))
+    if (changes.length > 0) warn(describeChanges(changes, outside.top))
   })
 }
 

@@ -13,6 +13,7 @@ import { checkIndexes } from './index-entries.js'
 import { isCommondirPlaceholder } from './git-dirs.js'
 import { newGitlinkGits, watchGitlinks } from './gitlink-watch.js'
 import { folderCache, type FolderCache } from './folder-cache.js'
+import { holdFolder } from './held-folder.js'
 import { keptIn, nestedInAll, specialFilesIn } from './nested-search.js'
 import { awayFromTheSession, quarantineIn } from './quarantine.js'
 import { named } from './report-list.js'
@@ -33,6 +34,8 @@ export interface GitWatch {
   sweep(): void
   /** Stops watching and returns the warnings for the user (empty when nothing happened). */
   finish(): string[]
+  /** Whether the project's top folder was moved or removed during the session, and where it is now (held-folder.ts); asked after finish. */
+  moved(): { to?: string } | undefined
 }
 
 /**
@@ -43,27 +46,30 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
   const moved: string[] = []
   const reported = new Set<string>()
   const [movedPaths, glimpsed] = [new Set<string>(), new Set<string>()]
-  const replants = endings(end)
-  const { endFor } = replants
+  const project = whereabouts(spec.workTrees[0] ?? '/')
+  const replants = endings(end, project.reword)
   const away = awayFromTheSession(spec.quarantineDir)
   const quarantine = quarantineIn(spec, away, { moved, reported, movedPaths }, replants.again)
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
   const heads = guardHeads(spec.gitDirs, spec.workTrees, spec.ways, dir => replants.again(path.join(dir, 'HEAD')))
-  const watch = watchDuringSession(spec, { quarantine, heads, glimpse: p => glimpsed.add(p), endFor }, startedMs)
+  const watch = watchDuringSession(spec, { quarantine, heads, glimpse: p => glimpsed.add(p), endFor: replants.endFor }, startedMs)
   const report = (nestedDirs: string[], folders: FolderCache, wide: Buffer[]): string[] => {
     const warnings = replants.said()
     if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (look at them with ls and cat, not with git, which would take one for a repository; then delete them): ${named(moved)}`)
     const gone = [...glimpsed].filter(p => !movedPaths.has(p))
     if (gone.length > 0) warnings.push(`the session made, and removed again before the launcher could move them aside, files the host's git would take config, hooks or a repository from: ${named(gone.map(inlineSafe))}; a git the host ran in this project at that moment could have taken them: look at what it ran`)
     const movedBefore = moved.length
-    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs, folders, { trees: spec.workTrees, guard: heads.modes, wide }))
+    // A moved project's HEADs are gone from here, not broken: the launch checks them where it went.
+    warnings.push(...(project.moved() === undefined ? brokenHeads(spec.gitDirs) : []), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs, folders, { trees: spec.workTrees, guard: heads.modes, wide }))
     if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them), or a .git that leads through /proc or /dev or by a path that is not UTF-8 (where git goes from it cannot be known), or a .git or commondir that leads out of the project or to nothing yet (another local user could make what it names); moved aside: ${named(moved.slice(movedBefore))}`)
     return warnings.map(w => `WARNING: ${w}`)
   }
   return {
     sweep: () => watch.sweep(),
+    moved: () => project.moved(),
     finish(): string[] {
       watch.stop()
+      project.close()
       const warnings: string[] = []
       const step = stepsSaying(warnings)
       // One cache of folders for the sweep and the search below: a git dir's folders unchanged since
@@ -123,12 +129,12 @@ function stepsSaying(warnings: string[]): <T>(what: string, run: () => T, none: 
  * round 29, 613 plants against a host loop of `git status`, one of which ran the session's config),
  * or `endFor` a reason of its own; `said` gives the warning for the report.
  */
-function endings(end: () => void): { again: (p: string) => void; endFor: (why: string) => void; said: () => string[] } {
+function endings(end: () => void, reword: (why: string) => string): { again: (p: string) => void; endFor: (why: string) => void; said: () => string[] } {
   const planted = new Map<string, number>()
   let ended: string | undefined
   const endFor = (why: string): void => {
     if (ended !== undefined) return
-    ended = why
+    ended = reword(why)
     end()
   }
   const again = (p: string): void => {
@@ -137,6 +143,35 @@ function endings(end: () => void): { again: (p: string) => void; endFor: (why: s
     if (times >= REPLANT_LIMIT) endFor(`the session made ${inlineSafe(p)} ${REPLANT_LIMIT} times, each moved aside, and was ended: a git the host ran at the moment of one could have taken it; look at what git ran in this project since (the config of each one moved aside below)`)
   }
   return { again, endFor, said: () => (ended === undefined ? [] : [ended]) }
+}
+
+/**
+ * The project's top folder, held while the session runs (held-folder.ts): whether it went, and
+ * where, decided at the first ask once it has; the reason given for ending the session then says so.
+ */
+function whereabouts(top: string): { moved: () => { to?: string } | undefined; reword: (why: string) => string; close: () => void } {
+  const held = holdFolder(top)
+  let found: { to?: string } | undefined
+  const moved = (): { to?: string } | undefined => (found ??= held.moved())
+  return {
+    moved,
+    reword: why => {
+      const now = moved()
+      return now === undefined ? why : movedWords(top, now.to)
+    },
+    close: () => {
+      moved()
+      held.close()
+    },
+  }
+}
+
+/** Why a session whose project was moved or removed under it was ended: the watch guards paths that name nothing now. */
+function movedWords(top: string, to: string | undefined): string {
+  const ended = `claudebox guards its git folders by their paths, so the session was ended`
+  if (to !== undefined) return `the project folder ${inlineSafe(top)} was moved to ${inlineSafe(to)} while the session ran; ${ended}; the checks after the session were made at ${inlineSafe(to)}: start claudebox again there`
+  // Removed, or copied to another file system and removed: what the session left cannot be found from here.
+  return `the project folder ${inlineSafe(top)} was removed, or moved to another file system, while the session ran; ${ended}, and its checks after the session could not be made: wherever the project is now, look at its .git folders (config, hooks, git ls-files) before you run git there`
 }
 
 /**

@@ -38,13 +38,17 @@ export function holdPlaceholders(claudeboxHome: string, held: Placeholders, make
   })
 }
 
-/** After the session: this session's markers go, and each placeholder no other live session holds. */
-export function releasePlaceholders(claudeboxHome: string, held: Placeholders): void {
+/**
+ * After the session: this session's markers go, and each placeholder no other live session holds;
+ * `move` gives where one is now, when the project was moved during the session (the markers keep
+ * the path it was made at).
+ */
+export function releasePlaceholders(claudeboxHome: string, held: Placeholders, move: (p: string) => string = p => p): void {
   if (held.files.length + held.dirs.length === 0) return
   locked(claudeboxHome, () => {
     // Only what still is the placeholder: anything else there is for the git watch's report.
-    for (const file of held.files) release(claudeboxHome, file, () => (isCommondirPlaceholder(file) ? removeFile(file) : undefined))
-    for (const dir of held.dirs) release(claudeboxHome, dir, () => rmdirIfEmpty(dir))
+    for (const file of held.files) release(claudeboxHome, file, () => (isCommondirPlaceholder(move(file)) ? removeFile(move(file)) : undefined))
+    for (const dir of held.dirs) release(claudeboxHome, dir, () => rmdirIfEmpty(move(dir)))
   })
 }
 
