@@ -66,6 +66,11 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
     }
     if (reader.refusal !== undefined) facts.refusals.push(reader.refusal)
   } else if (trees[0] !== undefined) forbidRepositoryAt(facts, trees[0], projectDirs)
+  // The user's and the system's git configs themselves, where they lie in (or lead into) the
+  // project, as what they name: read-only, or moved aside when made (red team, round 106: a
+  // GIT_CONFIG_GLOBAL or XDG_CONFIG_HOME of a direnv setup, a stow-managed ~/.gitconfig linked into
+  // the dotfiles project; the session wrote a core.fsmonitor, 3 of 3). Every git of the user's reads them.
+  for (const config of userGitConfigs(home)) protectLinkTarget(facts, config, projectDirs)
   facts.workTrees.push(...trees)
   for (const tree of trees) protectHostRun(facts, tree, projectDirs)
   protectLinksInside(facts, projectDirs)

@@ -291,6 +291,9 @@ function askGit(cwd: string): { facts: GitFacts | undefined; available: boolean 
       stdio: ['ignore', 'pipe', 'pipe'],
       // A FIFO planted as .git/HEAD makes git block: then the .git is one git does not accept.
       timeout: 5_000,
+      // The user's configs decide what git finds (safe.directory), but none of them may have this
+      // git write anywhere: trace2's targets are files (red team, round 106: ~/.bashrc).
+      env: { ...process.env, GIT_TRACE2: '0', GIT_TRACE2_EVENT: '0', GIT_TRACE2_PERF: '0' },
     })
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code

@@ -733,6 +733,43 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
+  test("round 106: the user's own git configs lying in the project are read-only, or moved aside when made: a GIT_CONFIG_GLOBAL of a direnv setup, an XDG_CONFIG_HOME there whose git/config is missing, a stow-managed ~/.gitconfig linked into a dotfiles project that is no repository (the session added a core.fsmonitor, 3 of 3 each)", async () => {
+    const s = scene()
+    const fsmonitor = `printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n'`
+    const global = path.join(s.project, '.gitconfig-project')
+    fs.writeFileSync(global, '[user]\n\tname = Project Identity\n')
+    const viaGlobal = await claudebox(s.world, ['--', '-c', `${fsmonitor} >> ${global} 2>/dev/null && echo ESCAPED || echo BLOCKED`], { cwd: s.project, env: { CLAUDEBOX_CLAUDE: '/bin/sh', GIT_CONFIG_GLOBAL: global } })
+    expect(viaGlobal.stdout.trim(), viaGlobal.stderr).toBe('BLOCKED')
+    const xdg = path.join(s.project, '.config')
+    const viaXdg = await claudebox(s.world, ['--', '-c', `mkdir -p ${xdg}/git 2>/dev/null; ${fsmonitor} > ${xdg}/git/config 2>/dev/null; sleep 0.6; echo DONE`], { cwd: s.project, env: { CLAUDEBOX_CLAUDE: '/bin/sh', XDG_CONFIG_HOME: xdg } })
+    expect(viaXdg.stdout.trim(), viaXdg.stderr).toBe('DONE')
+    expect(viaXdg.stderr).toMatch(/moved aside[^\n]*project\/\.config -> /)
+    expect(fs.existsSync(path.join(xdg, 'git/config'))).toBe(false)
+    const dotfiles = path.join(s.world.home, 'dotfiles')
+    fs.mkdirSync(dotfiles)
+    fs.writeFileSync(path.join(dotfiles, 'gitconfig'), '[user]\n\tname = T\n\temail = t@e\n')
+    fs.rmSync(path.join(s.world.home, '.gitconfig'), { force: true })
+    fs.symlinkSync('dotfiles/gitconfig', path.join(s.world.home, '.gitconfig'))
+    const viaStow = await claudebox(s.world, ['--', '-c', `${fsmonitor} >> gitconfig 2>/dev/null && echo ESCAPED || echo BLOCKED`], { cwd: dotfiles, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(viaStow.stdout.trim(), viaStow.stderr).toBe('BLOCKED')
+    hostGit(s.project, s.world)
+    spawnSync('git', ['status'], { cwd: s.project, env: { ...process.env, HOME: s.world.home, GIT_CONFIG_GLOBAL: global }, stdio: 'ignore', timeout: 20_000 })
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test("round 106: claudebox's own git run in the project writes no trace2 target a config names (a session that wrote one got ~/.bashrc appended at the next launch)", async () => {
+    const s = scene()
+    const target = path.join(s.world.root, 'TRACE2')
+    const global = path.join(s.world.root, 'gitconfig')
+    fs.writeFileSync(global, `[trace2]\n\teventTarget = ${target}\n\tnormalTarget = ${target}\n\tperfTarget = ${target}\n`)
+    spawnSync('git', ['rev-parse', '--git-dir'], { cwd: s.project, env: { ...process.env, GIT_CONFIG_GLOBAL: global }, stdio: 'ignore' })
+    expect(fs.existsSync(target), 'the control: git writes it').toBe(true)
+    fs.rmSync(target)
+    const r = await claudebox(s.world, ['--', '-c', 'echo RAN'], { cwd: s.project, env: { CLAUDEBOX_CLAUDE: '/bin/sh', GIT_CONFIG_GLOBAL: global } })
+    expect(r.stdout.trim(), r.stderr).toBe('RAN')
+    expect(fs.existsSync(target)).toBe(false)
+  })
+
   test('a planted file in a folder the session made read-only is still moved aside (as a user, it stayed, and the host ran it)', async () => {
     const s = scene()
     fs.mkdirSync(path.join(s.project, 'config'))
