@@ -47,9 +47,10 @@ export interface HostFacts {
   gitRemote?: string
   claude: ClaudeFacts | undefined
   /** Why claude could not be used, when `claude` is undefined. */
-  claudeProblem?: 'not-found' | 'not-executable'
-  /** A version manager's shim found as `claude`, not yet asked for the real one (withClaudeBehindShim). */
-  claudeShim?: string
+  /** manager-in-reach: `claude` is a version manager's shim whose tool, or what it reads, lies where the sandbox writes. */
+  claudeProblem?: 'not-found' | 'not-executable' | 'manager-in-reach'
+  /** The `claude` found, until it is looked at once the folders the sandbox writes are known (claude-install.ts withClaude). */
+  claudeFound?: string
   bwrap: string | undefined
   /** lstat kinds (and symlink targets) of the system paths the sandbox may show. */
   systemPaths: Readonly<Record<string, { kind: PathKind; target?: string }>>

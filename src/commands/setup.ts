@@ -5,7 +5,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { CliOptions } from '../cli/args.js'
 import { EMPTY_CONFIG, parseConfig, parseProjectFile, type Config, type ProjectFile } from '../config/file.js'
-import { probe, readConfigText, sessionSocketsDir, withClaudeBehindShim, withOptionFacts } from '../host/probe.js'
+import { probe, readConfigText, sessionSocketsDir, withOptionFacts } from '../host/probe.js'
+import { withClaude } from '../host/claude-install.js'
 import { gitProgram } from '../host/system-programs.js'
 import { leadsInto } from '../host/host-env.js'
 import { refuseLinkedBinds } from '../host/repository-binds.js'
@@ -63,7 +64,7 @@ export function setupLaunch(settings: Settings, options: CliOptions, builtIn = f
   if (project !== undefined && options.profile === undefined) refuseLinkedBinds(base.cwd ?? '/', [...(project.options.binds ?? []), ...(project.options.roBinds ?? [])])
   const optionFacts = withOptionFacts(base, resolved.sandbox, config.sharedEntries ?? DEFAULT_SHARED_ENTRIES)
   const writes = writablePlaces(optionFacts, resolved.sandbox)
-  const facts = withClaudeBehindShim(optionFacts, settings.claudeOverride, writes)
+  const facts = withClaude(optionFacts, writes)
   if (options.mode === 'launch') refuseWritablePrograms(facts, writes)
   // Without the host's network, the launcher's servers listen on unix sockets bridged inside.
   const socketsDir = network === 'open' ? undefined : sessionSocketsDir(base.env, writes, facts.claudeboxHome)

@@ -581,3 +581,9 @@ export const FILE_VIEW = {
     }
   },
 }
+
+/** $HOME, or the passwd entry's home when HOME is unset or empty (probe.ts homeProblem says if it is usable). */
+export function homeDir(env: Readonly<Record<string, string | undefined>>): string {
+  const fromEnv = env['HOME']
+  return path.resolve(fromEnv !== undefined && fromEnv !== '' ? fromEnv : os.userInfo().homedir)
+}

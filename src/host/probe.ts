@@ -3,11 +3,10 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { launchError } from '../errors.js'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { scopeHelper } from '../sandbox/landlock.js'
-import { controllingTerminalOnStdio, hostTempDir, isDir, lstatKind, pidScope, randomHex, readConfigText, readNoFollow, realPathOrUndefined, resolveExisting, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
+import { controllingTerminalOnStdio, homeDir, hostTempDir, isDir, lstatKind, pidScope, randomHex, readConfigText, readNoFollow, realPathOrUndefined, resolveExisting, safeReaddir, SMALL_FILE_LIMIT } from './fs.js'
 import { probeGitProtect } from './git-guard-probe.js'
 import { gitConfig, gitdirOf, isGitDir } from './git-dirs.js'
 import { discoverGit } from './git-discovery.js'
@@ -19,12 +18,12 @@ import type { SandboxOptions } from '../config/sandbox-options.js'
 import type { Settings } from '../config/settings.js'
 import type { CgroupFacts, Controller } from '../sandbox/limits.js'
 import { USERNS_SYSCTLS, type UsernsFacts } from '../sandbox/userns.js'
-import type { BindGit, ClaudeFacts, GitFacts, GitLayout, HostFacts, InstanceState, PathKind } from '../types.js'
-import { hostProgramEnv } from './host-env.js'
+import type { BindGit, GitFacts, GitLayout, HostFacts, InstanceState, PathKind } from '../types.js'
+import { findClaude, interpreterRoot } from './claude-install.js'
 import { GIT, gitProgram, whichSync } from './system-programs.js'
 import { launcherFiles, launcherGit, launcherPackage } from './launcher-files.js'
 
-export { lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT }
+export { homeDir, lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT }
 
 /**
  * What a launch needs to know about the machine, before the options: withOptionFacts adds what
@@ -49,7 +48,7 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
   const cwd = currentDir()
   const git = cwd === undefined || !inProject ? { facts: undefined, available: gitProgram() !== undefined } : probeGit(cwd, env)
   const claudeboxHome = resolveExisting(settings.claudeboxHome)
-  const claude = probeClaude(settings.claudeOverride, env, cwd, undefined)
+  const claude = findClaude(settings.claudeOverride, env, cwd)
   const id = cwd === undefined ? undefined : instanceId(canonicalRoot(cwd, git.facts))
   const instance = id === undefined ? undefined : instanceDir(claudeboxHome, id)
   const pkg = launcherPackage()
@@ -62,7 +61,7 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
     claudeboxHome,
     git: git.facts,
     gitAvailable: git.available,
-    claude: claude.facts,
+    claude: undefined,
     bwrap: settings.bwrapOverride ? resolveProgram(settings.bwrapOverride, env['PATH'], cwd) : whichSync('bwrap', env['PATH']),
     systemPaths: Object.fromEntries(SYSTEM_PATHS.map(p => [p, lstatWithTarget(p)])),
     homeFiles: Object.fromEntries(HOME_FILES_RO.map(rel => path.join(home, rel)).map(p => [p, statKind(p)])),
@@ -88,8 +87,8 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
       RUN_LINKS.filter(p => lstatKind(p) === 'symlink').map(p => [p, fs.readlinkSync(p)]),
     ),
   }
-  if (claude.problem) facts.claudeProblem = claude.problem
-  if (claude.shim !== undefined) facts.claudeShim = claude.shim
+  if ('problem' in claude) facts.claudeProblem = claude.problem
+  else facts.claudeFound = claude.found
   const prlimit = whichSync('prlimit', env['PATH'])
   if (prlimit !== undefined) facts.prlimit = prlimit
   const cgroups = probeCgroups()
@@ -221,11 +220,6 @@ export function ownRuntimeDir(runtime: string | undefined): string | undefined {
 }
 
 
-/** $HOME, or the passwd entry's home when HOME is unset or empty (homeProblem says if it is usable). */
-export function homeDir(env: Readonly<Record<string, string | undefined>>): string {
-  const fromEnv = env['HOME']
-  return path.resolve(fromEnv !== undefined && fromEnv !== '' ? fromEnv : os.userInfo().homedir)
-}
 
 /** The directories a launch makes writable: the working tree, and a linked worktree's common dir. */
 function projectDirsOf(cwd: string | undefined, git: GitFacts | undefined): string[] {
@@ -320,157 +314,6 @@ function resolveProgram(program: string, pathVar: string | undefined, cwd: strin
   if (!program.includes('/')) return whichSync(program, pathVar)
   const p = path.resolve(cwd ?? '/', program)
   return fs.existsSync(p) ? p : undefined
-}
-
-/**
- * `writes`: the folders the sandbox writes, known once the options are; until then a version
- * manager's shim is only noted (`shim`), since asking the manager runs a program on the host.
- */
-function probeClaude(
-  override: string | undefined,
-  env: Readonly<Record<string, string | undefined>>,
-  cwd: string | undefined,
-  writes: readonly string[] | undefined,
-): { facts?: ClaudeFacts; problem?: 'not-found' | 'not-executable'; shim?: string } {
-  const name = override ?? 'claude'
-  let found: string | undefined
-  if (name.includes('/')) found = path.resolve(cwd ?? '/', name)
-  else found = whichSync(name, env['PATH']) ?? findNotExecutable(name, env['PATH'])
-  if (found === undefined) return { problem: 'not-found' }
-  const manager = shimManager(found, homeDir(env))
-  if (manager !== undefined && writes === undefined) return { shim: found }
-  let resolved: string
-  try {
-    resolved = fs.realpathSync.native(manager === undefined ? found : askShimManager(found, manager, env, writes ?? []))
-  } catch {
-    return { problem: 'not-found' }
-  }
-  try {
-    fs.accessSync(resolved, fs.constants.X_OK)
-    if (!fs.statSync(resolved).isFile()) return { problem: 'not-executable' }
-  } catch {
-    return { problem: 'not-executable' }
-  }
-  const pkg = packageRoot(resolved)
-  const facts: ClaudeFacts = { found, resolved, installRoot: pkg?.dir ?? resolved }
-  const version = pkg?.version ?? nativeInstallerVersion(resolved)
-  if (version !== undefined) facts.version = version
-  const interpreter = scriptInterpreter(resolved, env['PATH'])
-  if (interpreter !== undefined) facts.interpreter = { resolved: interpreter, installRoot: interpreterRoot(interpreter) }
-  return { facts }
-}
-
-/**
- * The facts with the real `claude` behind a version manager's shim (probe noted it): the manager
- * runs on the host, so neither it nor what its environment names may come from `writes` (red
- * team, round 92: a planted .venv/bin/volta ran at each launch; a writable --bind on PATH alike).
- */
-export function withClaudeBehindShim(facts: HostFacts, override: string | undefined, writes: readonly string[]): HostFacts {
-  if (facts.claudeShim === undefined) return facts
-  const claude = probeClaude(override, facts.env, facts.cwd, writes)
-  const resolved: HostFacts = { ...facts, claude: claude.facts }
-  delete resolved.claudeShim
-  if (claude.problem !== undefined) resolved.claudeProblem = claude.problem
-  return resolved
-}
-
-/** A `claude` on PATH that exists but cannot be executed still counts as found (exit 126, not 127). */
-function findNotExecutable(name: string, pathVar: string | undefined): string | undefined {
-  for (const dir of (pathVar ?? '').split(':')) {
-    if (dir !== '' && fs.existsSync(path.join(dir, name))) return path.join(dir, name)
-  }
-  return undefined
-}
-
-/**
- * The Claude Code npm package that holds `file`, looked for a few levels up. Only a package.json
- * that names Claude Code counts: any other (a home directory with a package.json, a project)
- * must never become a bind source. The whole `@anthropic-ai` scope is shown when the package
- * sits in one: its script launcher (cli-wrapper.cjs) runs the binary of the sibling platform
- * package (@anthropic-ai/claude-code-linux-x64).
- */
-function packageRoot(file: string): { dir: string; version?: string } | undefined {
-  let dir = path.dirname(file)
-  for (let depth = 0; depth < 3 && dir !== '/'; depth++, dir = path.dirname(dir)) {
-    let pkg: { name?: unknown; version?: unknown }
-    try {
-      pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as typeof pkg
-    } catch {
-      continue
-    }
-    if (typeof pkg.name !== 'string' || !pkg.name.startsWith('@anthropic-ai/claude-code')) return undefined
-    const scope = path.dirname(dir)
-    const root = path.basename(scope) === '@anthropic-ai' && path.basename(path.dirname(scope)) === 'node_modules' ? scope : dir
-    return typeof pkg.version === 'string' ? { dir: root, version: pkg.version } : { dir: root }
-  }
-  return undefined
-}
-
-/**
- * Version managers put shims on PATH that run their own tool to find the real program (asdf, mise,
- * volta); the tool and its state are not inside the sandbox, so ask it outside, once, where the
- * real `claude` is. nvm needs nothing: its PATH entry holds real symlinks.
- */
-const SHIM_MANAGERS: readonly { dir: string; command: readonly string[] }[] = [
-  { dir: '.asdf/shims', command: ['asdf', 'which', 'claude'] },
-  { dir: '.local/share/mise/shims', command: ['mise', 'which', 'claude'] },
-  { dir: '.volta/bin', command: ['volta', 'which', 'claude'] },
-]
-
-function shimManager(found: string, home: string): (typeof SHIM_MANAGERS)[number] | undefined {
-  return SHIM_MANAGERS.find(m => path.dirname(found) === path.join(home, m.dir))
-}
-
-function askShimManager(found: string, manager: (typeof SHIM_MANAGERS)[number], env: Readonly<Record<string, string | undefined>>, writes: readonly string[]): string {
-  const [command, ...args] = manager.command as [string, ...string[]]
-  // Never in a folder the sandbox writes: the project's own tool config (.mise.toml,
-  // .tool-versions) can run commands, and a tool found there is the session's.
-  const outside = hostProgramEnv(env, writes, '/')
-  const program = whichSync(command, outside['PATH'])
-  if (program === undefined) return found
-  try {
-    const real = execFileSync(program, args, { cwd: '/', encoding: 'utf8', env: outside, stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 }).trim()
-    return real !== '' && path.isAbsolute(real) ? real : found
-  } catch {
-    return found
-  }
-}
-
-/** The native installer keeps each release as ~/.local/share/claude/versions/<version>. */
-function nativeInstallerVersion(resolved: string): string | undefined {
-  const base = path.basename(resolved)
-  return path.basename(path.dirname(resolved)) === 'versions' && /^\d+\.\d+\.\d+/.test(base) ? base : undefined
-}
-
-/** For a `#!` script, the resolved interpreter (following `/usr/bin/env NAME`). */
-function scriptInterpreter(file: string, pathVar: string | undefined): string | undefined {
-  const buffer = Buffer.alloc(256)
-  let length: number
-  const fd = fs.openSync(file, 'r')
-  try {
-    length = fs.readSync(fd, buffer, 0, buffer.length, 0)
-  } finally {
-    fs.closeSync(fd)
-  }
-  const head = buffer.subarray(0, length).toString('utf8')
-  if (!head.startsWith('#!')) return undefined
-  const words = (head.slice(2).split('\n')[0] ?? '').trim().split(/\s+/)
-  let program = words[0]
-  if (program !== undefined && path.basename(program) === 'env') program = words.find((w, i) => i > 0 && !w.startsWith('-'))
-  if (program === undefined || program === '') return undefined
-  const located = program.includes('/') ? program : whichSync(program, pathVar)
-  if (located === undefined) return undefined
-  try {
-    return fs.realpathSync.native(located)
-  } catch {
-    return undefined
-  }
-}
-
-/** A node (or other interpreter) installation: the prefix above its bin/ directory. */
-function interpreterRoot(interpreter: string): string {
-  const dir = path.dirname(interpreter)
-  return path.basename(dir) === 'bin' ? path.dirname(dir) : interpreter
 }
 
 function lstatWithTarget(p: string): { kind: PathKind; target?: string } {

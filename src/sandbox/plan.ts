@@ -667,6 +667,9 @@ export function bwrapMissing(env: HostFacts['env']): string {
 
 export function claudeError(facts: Pick<HostFacts, 'env' | 'claudeProblem'>): ClaudeboxError {
   const name = facts.env['CLAUDEBOX_CLAUDE'] || 'claude'
+  if (facts.claudeProblem === 'manager-in-reach') {
+    return new ClaudeboxError(`${name} is a version manager's shim (asdf, mise, volta) whose own program or data lies in a folder the sandbox can write, so claudebox will not run it on the host to find the real claude; set CLAUDEBOX_CLAUDE to the real claude's path`, EXIT.cannotLaunch)
+  }
   if (facts.claudeProblem === 'not-executable') {
     return new ClaudeboxError(`${name} was found but cannot be executed; check its permissions (chmod +x) or set CLAUDEBOX_CLAUDE`, EXIT.cannotRun)
   }

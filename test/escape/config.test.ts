@@ -219,6 +219,64 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
     expect(fs.existsSync(marker)).toBe(false)
   })
 
+  test("round 106: nor a manager's tool that is a link into the project (a checkout of it built there), nor one whose data lies there: the launch is refused, saying what to do, and the tool never runs", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    noticeGiven(world)
+    const marker = path.join(world.root, 'PLANTED-RAN')
+    const real = path.join(world.root, 'real-claude/claude')
+    fs.mkdirSync(path.dirname(real))
+    fs.writeFileSync(real, '#!/bin/sh\necho RAN\n', { mode: 0o755 })
+    const shims = path.join(world.home, '.volta/bin')
+    fs.mkdirSync(shims, { recursive: true })
+    fs.writeFileSync(path.join(shims, 'claude'), '#!/bin/sh\nexit 1\n', { mode: 0o755 })
+    const built = path.join(project, 'target/release/volta')
+    fs.mkdirSync(path.dirname(built), { recursive: true })
+    fs.writeFileSync(built, `#!/bin/sh\ntouch ${marker}\necho ${real}\n`, { mode: 0o755 })
+    const tools = path.join(world.home, '.local/bin')
+    fs.mkdirSync(tools, { recursive: true })
+    fs.symlinkSync(built, path.join(tools, 'volta'))
+    const env = { PATH: `${shims}:${tools}:${process.env['PATH'] ?? ''}` }
+    for (const args of [[], ['--check'], ['--dry-run']]) {
+      const r = await claudebox(world, args, { cwd: project, env })
+      if (args.length === 0) expect(r.exitCode, r.stderr).toBe(125)
+      expect(r.stdout + r.stderr).toContain("claude is a version manager's shim (asdf, mise, volta) whose own program or data lies in a folder the sandbox can write, so claudebox will not run it on the host to find the real claude; set CLAUDEBOX_CLAUDE to the real claude's path")
+    }
+    fs.rmSync(path.join(tools, 'volta'))
+    fs.writeFileSync(path.join(shims, 'volta'), `#!/bin/sh\ntouch ${marker}\necho ${real}\n`, { mode: 0o755 })
+    const data = await claudebox(world, [], { cwd: project, env: { ...env, VOLTA_HOME: path.join(project, '.volta') } })
+    expect(data.exitCode, data.stderr).toBe(125)
+    expect(fs.existsSync(marker)).toBe(false)
+    const ok = await claudebox(world, [], { cwd: project, env })
+    expect(ok.stdout.trim(), ok.stderr).toBe('RAN')
+  })
+
+  test("round 106: a claude the session wrote in a folder of the project on PATH shows nothing of the host at the next launch, whatever its #! line names (a secret file through env -S -u, a folder holding a login by an executable in its bin/)", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    noticeGiven(world)
+    const secret = path.join(world.home, '.ssh/id_ed25519')
+    fs.mkdirSync(path.dirname(secret), { recursive: true })
+    fs.writeFileSync(secret, 'SECRET-KEY\n', { mode: 0o600 })
+    const cargo = path.join(world.home, '.cargo')
+    fs.mkdirSync(path.join(cargo, 'bin'), { recursive: true })
+    fs.writeFileSync(path.join(cargo, 'bin/cargo'), '#!/bin/sh\nexec /bin/sh "$@"\n', { mode: 0o755 })
+    fs.writeFileSync(path.join(cargo, 'credentials.toml'), 'SECRET-TOKEN\n', { mode: 0o600 })
+    const venv = path.join(project, '.venv/bin')
+    fs.mkdirSync(venv, { recursive: true })
+    const env = { PATH: `${venv}:${process.env['PATH'] ?? ''}` }
+    const read = `cat ${secret} ${cargo}/credentials.toml 2>/dev/null; echo RAN`
+    for (const line of [`#!/usr/bin/env -S -u ${secret} /bin/sh`, `#!${cargo}/bin/cargo`, `#!${secret}`]) {
+      // What the session leaves: its own claude, in a folder of the project the user has on PATH.
+      const plant = await claudebox(world, ['--', '-c', `printf '%s\\n%s\\n' '${line}' '${read}' > ${venv}/claude && chmod +x ${venv}/claude && echo PLANTED`], { cwd: project, env: { ...env, CLAUDEBOX_CLAUDE: '/bin/sh' } })
+      expect(plant.stdout.trim(), plant.stderr).toBe('PLANTED')
+      const r = await claudebox(world, [], { cwd: project, env })
+      expect(r.stdout).not.toContain('SECRET')
+      const dry = await claudebox(world, ['--dry-run'], { cwd: project, env })
+      expect(dry.stdout, line).not.toMatch(/\.ssh|\.cargo/)
+    }
+  })
+
   test("round 105: nor from a folder on PATH that a writable --bind gives the sandbox", async () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'src/project')

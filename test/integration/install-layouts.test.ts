@@ -113,6 +113,26 @@ describe.skipIf(!HAVE_BWRAP)('Claude Code install layouts', () => {
   })
 })
 
+describe.skipIf(!HAVE_BWRAP)('a claude in the project (node_modules/.bin on PATH)', () => {
+  test("runs, by the node on PATH outside the project, which alone of the host is shown for it: the session may have written that claude (red team, round 106)", async () => {
+    const world = makeWorld()
+    const prefix = path.join(world.home, '.nvm/versions/node/v20.20.2')
+    place(process.execPath, path.join(prefix, 'bin/node'))
+    const repo = makeRepo(world.home, 'p')
+    const wrapper = npmPackage(path.join(repo, 'node_modules'), { script: true })
+    link(path.relative(path.join(repo, 'node_modules/.bin'), wrapper), path.join(repo, 'node_modules/.bin/claude'))
+    const env = { PATH: [path.join(repo, 'node_modules/.bin'), path.join(prefix, 'bin'), '/usr/local/bin', '/usr/bin', '/bin'].join(':') }
+    const r = await claudebox(world, ['--', '--version'], { cwd: repo, env })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout).toBe(`${VERSION} (Claude Code)`)
+    const dry = await claudebox(world, ['--dry-run'], { cwd: repo, env })
+    const roBinds = [...dry.stdout.matchAll(/--ro-bind (\S+) \1/g)].map(m => m[1])
+    expect(roBinds).toContain(prefix)
+    // ~/.gitconfig is shown to every session; nothing else of the home but that node.
+    expect(roBinds.filter(p => p !== undefined && p.startsWith(`${world.home}/`) && !p.startsWith(`${repo}/`) && !p.startsWith(`${world.claudeboxHome}/`))).toEqual([path.join(world.home, '.gitconfig'), prefix])
+  })
+})
+
 describe.skipIf(!HAVE_BWRAP)('version-manager lookups', () => {
   test("run outside the project, whose own tool config could run commands", async () => {
     const world = makeWorld()
