@@ -561,11 +561,28 @@ export function walkTree(root: number): { pids: number[]; whole: boolean } {
 
 /** The real path of `p`, or of its nearest existing ancestor joined with the rest. */
 export function resolveExisting(p: string): string {
+  return resolveThroughLinks(p, 0)
+}
+
+function resolveThroughLinks(p: string, links: number): string {
   try {
     return fs.realpathSync.native(p)
   } catch {
     const parent = path.dirname(p)
-    return parent === p ? p : path.join(resolveExisting(parent), path.basename(p))
+    if (parent === p) return p
+    const at = path.join(resolveThroughLinks(parent, links), path.basename(p))
+    // A link that leads nowhere yet leads where its text says once that is made (red team, round
+    // 106: a PATH entry linked to a folder of the project not made yet was not taken for one).
+    const text = links < 40 ? readLinkOrUndefined(at) : undefined
+    return text === undefined ? at : resolveThroughLinks(path.resolve(path.dirname(at), text), links + 1)
+  }
+}
+
+function readLinkOrUndefined(p: string): string | undefined {
+  try {
+    return fs.readlinkSync(p)
+  } catch {
+    return undefined
   }
 }
 

@@ -32,6 +32,20 @@ describe('the environment of a program claudebox runs on the host', () => {
     expect(leadsInto('/usr/bin/bwrap', [path.join(root, 'p')])).toBe(false)
     expect(safePath(`/usr/bin:${root}/bin-link:.`, [path.join(root, 'p')])).toBe('/usr/bin')
   })
+
+  test('round 106: a link that leads nowhere yet counts by where its text leads, through a chain of them too; a loop ends', () => {
+    const root = tempDir()
+    const project = path.join(root, 'p')
+    fs.mkdirSync(project)
+    fs.symlinkSync(path.join(project, 'tools/bin'), path.join(root, 'toolbin'))
+    fs.symlinkSync('toolbin', path.join(root, 'toolbin2'))
+    fs.symlinkSync('loop-b', path.join(root, 'loop-a'))
+    fs.symlinkSync('loop-a', path.join(root, 'loop-b'))
+    expect(leadsInto(path.join(root, 'toolbin'), [project])).toBe(true)
+    expect(leadsInto(path.join(root, 'toolbin2/volta'), [project])).toBe(true)
+    expect(safePath(`${root}/toolbin2:/usr/bin`, [project])).toBe('/usr/bin')
+    expect(leadsInto(path.join(root, 'loop-a'), [project])).toBe(false)
+  })
 })
 
 describe("claudebox's own programs on the host", () => {
