@@ -52,15 +52,12 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
   const quarantine = quarantineIn(spec, away, { moved, reported, movedPaths }, replants.again)
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
   const heads = guardHeads(spec.gitDirs, spec.workTrees, spec.ways, dir => replants.again(path.join(dir, 'HEAD')))
-  const watch = watchDuringSession(spec, { quarantine, heads, glimpse: p => glimpsed.add(p), endFor: replants.endFor }, startedMs)
+  const watch = watchDuringSession(spec, { quarantine, heads, glimpse: p => glimpsed.add(p), endFor: replants.endFor, here: () => project.moved() === undefined }, startedMs)
+  const duringSession = (): string[] => sessionWarnings(replants.said(), moved, [...glimpsed].filter(p => !movedPaths.has(p)))
   const report = (nestedDirs: string[], folders: FolderCache, wide: Buffer[]): string[] => {
-    const warnings = replants.said()
-    if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (look at them with ls and cat, not with git, which would take one for a repository; then delete them): ${named(moved)}`)
-    const gone = [...glimpsed].filter(p => !movedPaths.has(p))
-    if (gone.length > 0) warnings.push(`the session made, and removed again before the launcher could move them aside, files the host's git would take config, hooks or a repository from: ${named(gone.map(inlineSafe))}; a git the host ran in this project at that moment could have taken them: look at what it ran`)
+    const warnings = duringSession()
     const movedBefore = moved.length
-    // A moved project's HEADs are gone from here, not broken: the launch checks them where it went.
-    warnings.push(...(project.moved() === undefined ? brokenHeads(spec.gitDirs) : []), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs, folders, { trees: spec.workTrees, guard: heads.modes, wide }))
+    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs, folders, { trees: spec.workTrees, guard: heads.modes, wide }))
     if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them), or a .git that leads through /proc or /dev or by a path that is not UTF-8 (where git goes from it cannot be known), or a .git or commondir that leads out of the project or to nothing yet (another local user could make what it names); moved aside: ${named(moved.slice(movedBefore))}`)
     return warnings.map(w => `WARNING: ${w}`)
   }
@@ -70,6 +67,8 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
     finish(): string[] {
       watch.stop()
       project.close()
+      // Moved: the launch makes the checks where the project went (launch.ts); by the old paths, nothing.
+      if (project.moved() !== undefined) return (away.close(), duringSession().map(w => `WARNING: ${w}`))
       const warnings: string[] = []
       const step = stepsSaying(warnings)
       // One cache of folders for the sweep and the search below: a git dir's folders unchanged since
@@ -101,6 +100,14 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
       return [...warnings, ...later]
     },
   }
+}
+
+/** What the watch did, and saw, during the session, in words for the user. */
+function sessionWarnings(ended: string[], moved: readonly string[], gone: readonly string[]): string[] {
+  const warnings = [...ended]
+  if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (look at them with ls and cat, not with git, which would take one for a repository; then delete them): ${named(moved)}`)
+  if (gone.length > 0) warnings.push(`the session made, and removed again before the launcher could move them aside, files the host's git would take config, hooks or a repository from: ${named(gone.map(inlineSafe))}; a git the host ran in this project at that moment could have taken them: look at what it ran`)
+  return warnings
 }
 
 /**
@@ -234,9 +241,15 @@ interface Reactions {
   glimpse: (p: string) => void
   /** Ends the session, saying why in the report. */
   endFor: (why: string) => void
+  /** Whether the project is still where it was (held-folder.ts). */
+  here: () => boolean
 }
 
-function watchDuringSession(spec: GitWatchSpec, { quarantine, heads, glimpse, endFor }: Reactions, startedMs: number): { sweep(): void; stop(): void; knownGitlinks(): ReadonlySet<string> } {
+function watchDuringSession(spec: GitWatchSpec, { quarantine, heads, glimpse, endFor, here }: Reactions, startedMs: number): { sweep(): void; stop(): void; knownGitlinks(): ReadonlySet<string> } {
+  // Once the project has moved, its old paths may name what the user made there (a new repository,
+  // a link to another): nothing is done by them, and the session is ended (red team, round 107: a
+  // repository the user made at the old path had its .git moved into the quarantine, 3 of 3).
+  const only = <A extends unknown[]>(act: (...args: A) => void) => (...args: A): void => (here() ? act(...args) : endFor(''))
   const texts = new Map(spec.links.map(l => [l.path, l.text]))
   const placeholders = placeholderCheck(spec, endFor)
   const check = (p: string): void => {
@@ -247,26 +260,26 @@ function watchDuringSession(spec: GitWatchSpec, { quarantine, heads, glimpse, en
   // An event on a name that must stay missing, which is missing again when looked at: the session
   // made it and removed it in the meantime (round 84: planted for a few milliseconds, timed to a
   // host git, and gone before the end, it left no report). A guarded link only removed is no harm.
-  const onEvent = (p: string): void => {
+  const onEvent = only((p: string): void => {
     check(p)
     if (placeholders.covers(p)) placeholders.look()
     else if (!texts.has(p) && lstatKind(p) === 'missing') glimpse(p)
-  }
+  })
   const watched = [...spec.forbidden, ...texts.keys()]
   // Each HEAD at each event on it, not only at the poll: a HEAD git rejects makes git take the
   // folder above for the repository (round 84: swapped in for 10 ms, timed to a host git commit).
-  const watchers = [...watchForbidden(watched, onEvent), ...watchForbidden(spec.gitDirs.map(dir => path.join(dir, 'HEAD')), () => heads.headsNow(true))]
+  const watchers = [...watchForbidden(watched, onEvent), ...watchForbidden(spec.gitDirs.map(dir => path.join(dir, 'HEAD')), only(() => heads.headsNow(true)))]
   const armed = new Map<string, fs.FSWatcher[]>()
-  const forbid = (dotGit: string, workTree: string): void => {
+  const forbid = only((dotGit: string, workTree: string): void => {
     watched.push(dotGit)
     armGitlink(dotGit, workTree, armed, onEvent)
     check(dotGit)
-  }
+  })
   const gitlinks = spec.gitlinks === undefined ? undefined : watchGitlinks(spec.gitlinks, { forbid, endFor }, startedMs)
-  const each = (): void => {
+  const each = only((): void => {
     watched.forEach(check)
     heads.check()
-  }
+  })
   const poll = watched.length === 0 && spec.gitDirs.length === 0 ? undefined : setInterval(() => (each(), placeholders.look()), POLL_MS).unref()
   return {
     sweep: each,

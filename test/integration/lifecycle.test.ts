@@ -174,18 +174,24 @@ describe.skipIf(!HAVE_BWRAP)('live sessions', () => {
 describe.skipIf(!HAVE_BWRAP)('--gc keeps what the user may still want', () => {
   test('an instance with a live session is kept even when its root is gone', async () => {
     const world = makeWorld()
-    // A folder that is no repository: a repository's session ends when its folder is renamed (the
-    // git watch's placeholders are gone from their paths), and --gc then rightly removed it (CI).
-    const repo = path.join(world.home, 'p')
-    fs.mkdirSync(repo)
-    const s = startSession(world, repo)
+    // A session's own project cannot be gone while it runs: moved or removed, the session is ended
+    // (held-folder.ts). The live record of a session running elsewhere, put in the instance of a
+    // project since removed, is what --gc sees of one that runs there.
+    const gone = path.join(world.home, 'gone')
+    fs.mkdirSync(gone)
+    expect((await claudebox(world, ['--', '-c', 'true'], { cwd: gone, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })).exitCode).toBe(0)
+    const instance = instancePath(world, gone)
+    fs.rmSync(gone, { recursive: true })
+    const live = path.join(world.home, 'live')
+    fs.mkdirSync(live)
+    const s = startSession(world, live)
     await s.ready
-    const instance = instancePath(world, repo)
-    fs.renameSync(repo, `${repo}-moved`) // the sandbox keeps its bind; the recorded root is gone
+    const records = path.join(instancePath(world, live), 'claudebox/sessions')
+    for (const name of fs.readdirSync(records)) fs.copyFileSync(path.join(records, name), path.join(instance, 'claudebox/sessions', name))
     const r = await claudebox(world, ['--gc', '--yes'], { cwd: world.home })
     expect(r.stderr).toMatch(/keeping .*: a session is live in it/)
     expect(fs.existsSync(instance)).toBe(true)
-    fs.writeFileSync(path.join(`${repo}-moved`, '.release'), '')
+    fs.writeFileSync(path.join(live, '.release'), '')
     await s.child
     const after = await claudebox(world, ['--gc', '--yes'], { cwd: world.home })
     expect(after.stderr).toMatch(/removed /)
