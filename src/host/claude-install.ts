@@ -7,6 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { homeDir } from './fs.js'
 import { hostProgramEnv, leadsInto, safePath } from './host-env.js'
+import { resolveChain } from './link-targets.js'
 import { whichSync } from './system-programs.js'
 import type { ClaudeFacts, HostFacts } from '../types.js'
 
@@ -42,14 +43,26 @@ function claudeAt(found: string, env: Env, writes: readonly string[]): { facts: 
   }
   if (!isExecutableFile(resolved)) return { problem: 'not-executable' }
   // A project of `/` (refused by the plan, saying why) would make every program the session's.
-  if (!writes.includes('/') && [found, resolved].some(p => leadsInto(p, writes))) return { facts: sessionsClaude(found, resolved, env, writes) }
+  if (!writes.includes('/') && [found, resolved].some(p => sessionsToChange(p, writes))) return { facts: sessionsClaude(found, resolved, env, writes) }
   const pkg = packageRoot(resolved)
   const facts: ClaudeFacts = { found, resolved, installRoot: pkg?.dir ?? resolved }
   const version = pkg?.version ?? nativeInstallerVersion(resolved)
   if (version !== undefined) facts.version = version
-  const interpreter = scriptInterpreter(resolved, env['PATH'])
-  if (interpreter !== undefined) facts.interpreter = { resolved: interpreter, installRoot: interpreterRoot(interpreter) }
+  // As for the session's claude, the interpreter comes from outside the folders the sandbox writes
+  // (red team, round 107: a `node` put in a PATH folder linked into the project, leading to
+  // ~/.cargo/bin/cargo, had ~/.cargo bound for the user's own npm claude, 3 of 3).
+  const interpreter = scriptInterpreter(resolved, safePath(env['PATH'] ?? '', writes))
+  if (interpreter !== undefined && (writes.includes('/') || !sessionsToChange(interpreter.named, writes))) facts.interpreter = { resolved: interpreter.real, installRoot: interpreterRoot(interpreter.real) }
   return { facts }
+}
+
+/**
+ * Whether the session could change what `p` is: a link on the way to it, or what it ends at, lies
+ * where the sandbox writes (a PATH folder that is a link into the project: `~/.local/bin ->
+ * dotfiles/.local/bin`, whose `claude` link the session may point anywhere).
+ */
+function sessionsToChange(p: string, writes: readonly string[]): boolean {
+  return leadsInto(p, writes) || resolveChain(p).links.some(link => leadsInto(path.dirname(link.path), writes))
 }
 
 /**
@@ -143,7 +156,7 @@ function askShimManager(found: string, manager: ShimManager, env: Env, writes: r
   const program = whichSync(command, outside['PATH'])
   if (program === undefined) return found
   const home = homeDir(env)
-  if ([program, ...manager.data(home, env)].some(p => p !== undefined && path.isAbsolute(p) && leadsInto(p, writes))) return undefined
+  if ([program, ...manager.data(home, env)].some(p => p !== undefined && path.isAbsolute(p) && sessionsToChange(p, writes))) return undefined
   try {
     const real = execFileSync(program, args, { cwd: '/', encoding: 'utf8', env: outside, stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 }).trim()
     return real !== '' && path.isAbsolute(real) ? real : found
@@ -185,7 +198,7 @@ function shebang(file: string): { program: string; arg?: string } | undefined {
  * on PATH (and `env -S NAME ...`); none for env given anything else (options, assignments), which
  * is not guessed at.
  */
-function scriptInterpreter(file: string, pathVar: string | undefined): string | undefined {
+function scriptInterpreter(file: string, pathVar: string | undefined): { named: string; real: string } | undefined {
   const named = shebang(file)
   if (named === undefined) return undefined
   let program: string | undefined = named.program
@@ -196,7 +209,8 @@ function scriptInterpreter(file: string, pathVar: string | undefined): string | 
   }
   if (program === undefined) return undefined
   const located = program.includes('/') ? program : whichSync(program, pathVar)
-  return located === undefined ? undefined : realExecutable(located)
+  const real = located === undefined ? undefined : realExecutable(located)
+  return located === undefined || real === undefined ? undefined : { named: located, real }
 }
 
 /** `p` with its links resolved, when that is an executable regular file. */

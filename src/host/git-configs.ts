@@ -23,11 +23,46 @@ const MAX_CONFIG_FILES = 64
  * a hooksPath in the XDG one was never read). A relative core.hooksPath there (`.githooks`) names
  * a folder in every work tree.
  */
-export function userGitConfigs(home: string, env: Readonly<Record<string, string | undefined>> = process.env): string[] {
+export function userGitConfigFiles(home: string, env: Readonly<Record<string, string | undefined>> = process.env): string[] {
   const system = env['GIT_CONFIG_NOSYSTEM'] ? [] : [env['GIT_CONFIG_SYSTEM'] || '/etc/gitconfig']
   const xdg = env['XDG_CONFIG_HOME'] && path.isAbsolute(env['XDG_CONFIG_HOME']) ? env['XDG_CONFIG_HOME'] : path.join(home, '.config')
   const global = env['GIT_CONFIG_GLOBAL'] ? [env['GIT_CONFIG_GLOBAL']] : [path.join(xdg, 'git/config'), path.join(home, '.gitconfig')]
   return [...system, ...global]
+}
+
+/**
+ * Those files and the config the environment gives every git of the user's (GIT_CONFIG_COUNT
+ * with its GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n, GIT_CONFIG_PARAMETERS: a direnv setup sets
+ * them), named by ENVIRONMENT_CONFIG (red team, round 107: an include.path into the project
+ * given so was neither read-only nor watched, 3 of 3).
+ */
+export function userGitConfigs(home: string, env: Readonly<Record<string, string | undefined>> = process.env): string[] {
+  return [...userGitConfigFiles(home, env), ...(env['GIT_CONFIG_COUNT'] || env['GIT_CONFIG_PARAMETERS'] ? [ENVIRONMENT_CONFIG] : [])]
+}
+
+/** Names the config of the environment among config files: no file has this name (it is not absolute). */
+export const ENVIRONMENT_CONFIG = "(the environment's GIT_CONFIG_COUNT and GIT_CONFIG_PARAMETERS)"
+
+const ENVIRONMENT_CONFIG_VARIABLES = /^GIT_CONFIG_(COUNT|PARAMETERS|KEY_\d+|VALUE_\d+)$/
+
+/** The environment's config entries as git reads them: git is given those variables alone, and no config file. */
+function environmentEntries(): ConfigEntries | 'unreadable' {
+  const given = Object.fromEntries(Object.entries(process.env).filter(([name]) => ENVIRONMENT_CONFIG_VARIABLES.test(name)))
+  const run = gitConfigRun()
+  let out: string
+  try {
+    out = execFileSync(GIT(), ['config', '--no-includes', '--null', '--list', '--show-scope'], { ...run, env: { ...run.env, ...given }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000, maxBuffer: 8 << 20 })
+  } catch {
+    return 'unreadable'
+  }
+  const fields = out.split('\0')
+  const entries: [string, string][] = []
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const entry = fields[i + 1] as string
+    const newline = entry.indexOf('\n')
+    if (fields[i] === 'command' && newline > 0) entries.push([entry.slice(0, newline), entry.slice(newline + 1)])
+  }
+  return entries
 }
 
 /** The top and, inside the project, each submodule's and each linked worktree's own top. */
@@ -244,6 +279,7 @@ function addRemoteSetting(remotes: RemoteSettings, key: string, value: string): 
  * 'unreadable': skipping it silently let a padded ~/.gitconfig's fsmonitor run (red team, round 34).
  */
 function configEntries(config: string): ConfigEntries | 'unreadable' {
+  if (config === ENVIRONMENT_CONFIG) return environmentEntries()
   if (statKindOf(config) === 'missing') return []
   const text = readSmall(config)
   if (text === undefined) return 'unreadable'

@@ -5,7 +5,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind, safeReaddir } from './fs.js'
-import { configReader, repoConfigsOf, userGitConfigs, workTreesIn } from './git-configs.js'
+import { configReader, repoConfigsOf, userGitConfigFiles, userGitConfigs, workTreesIn } from './git-configs.js'
 import { gitConfig, gitdirOf, gitDirsOf, isCommondirPlaceholder, isGitDir, MAX_MODULES_DEPTH, readSmall, worktreeDotGit, type GitDirSearch } from './git-dirs.js'
 import { isWithin, isWithinAny } from '../state/instance.js'
 import { linksBelow, protectLink, resolveChain, throughLinkedFolders } from './link-targets.js'
@@ -58,19 +58,18 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
       const gitDir = tree === git.topLevel ? git.gitDir : gitDirOfTree(tree)
       return gitDir === undefined ? [] : [{ gitDir, workTree: tree }]
     }))
-    for (const tree of trees) {
-      const configs = [...repoConfigsOf(tree, git), ...userGitConfigs(home)]
-      // Each walked as the kernel walks it (`conf/link/../inc`): links on the way guarded, what it
-      // leads to in the project read-only, or moved aside when it appears (red team, rounds 29, 31).
-      for (const target of reader.targets(tree, configs)) protectLinkTarget(facts, target, projectDirs)
-    }
-    if (reader.refusal !== undefined) facts.refusals.push(reader.refusal)
-  } else if (trees[0] !== undefined) forbidRepositoryAt(facts, trees[0], projectDirs)
+    for (const tree of trees) protectWhatConfigsName(facts, tree, [...repoConfigsOf(tree, git), ...userGitConfigs(home)], home, projectDirs, reader)
+  } else if (trees[0] !== undefined) {
+    forbidRepositoryAt(facts, trees[0], projectDirs)
+    // What the user's configs name, in a project that is no repository too: every git of the
+    // user's, anywhere, reads it (red team, round 107: an include of ~/.gitconfig, 3 of 3).
+    protectWhatConfigsName(facts, trees[0], userGitConfigs(home), home, projectDirs)
+  }
   // The user's and the system's git configs themselves, where they lie in (or lead into) the
   // project, as what they name: read-only, or moved aside when made (red team, round 106: a
   // GIT_CONFIG_GLOBAL or XDG_CONFIG_HOME of a direnv setup, a stow-managed ~/.gitconfig linked into
   // the dotfiles project; the session wrote a core.fsmonitor, 3 of 3). Every git of the user's reads them.
-  for (const config of userGitConfigs(home)) protectLinkTarget(facts, config, projectDirs)
+  for (const config of userGitConfigFiles(home)) protectLinkTarget(facts, config, projectDirs)
   facts.workTrees.push(...trees)
   for (const tree of trees) protectHostRun(facts, tree, projectDirs)
   protectLinksInside(facts, projectDirs)
@@ -80,6 +79,16 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
   // Parents before children, whatever found them: a pin mounted later would cover one below it.
   facts.pinned.sort((a, b) => a.split('/').length - b.split('/').length)
   return facts
+}
+
+/**
+ * What `configs` make git take programs or config from in `tree`, each walked as the kernel walks
+ * it (`conf/link/../inc`): links on the way guarded, what it leads to in the project read-only, or
+ * moved aside when it appears (red team, rounds 29, 31). A config that cannot be read refuses.
+ */
+function protectWhatConfigsName(facts: MutableProtect, tree: string, configs: readonly string[], home: string, projectDirs: readonly string[], reader = configReader(home)): void {
+  for (const target of reader.targets(tree, configs)) protectLinkTarget(facts, target, projectDirs)
+  if (reader.refusal !== undefined && !facts.refusals.includes(reader.refusal)) facts.refusals.push(reader.refusal)
 }
 
 /** The git dir git takes in `tree`: its `.git` folder, or where its `.git` file's gitdir: leads. */

@@ -3,6 +3,7 @@
 // node (red team, round 99: a session rewrote bin/claudebox.js in a clone the project held), and
 // the git data of the checkout it runs from (rounds 100 to 103).
 import path from 'node:path'
+import { resolveChain } from './link-targets.js'
 import { isDir, lstatKind, readNoFollow, realPathOrUndefined, SMALL_FILE_LIMIT } from './fs.js'
 import { commonDirOf, gitdirOf } from './git-dirs.js'
 import { whichSync } from './system-programs.js'
@@ -69,7 +70,10 @@ export function launcherFiles(pathVar: string | undefined, pkg = launcherPackage
   const envPath = pathVar?.split(':').map(dir => (dir === '' ? '.' : dir)).join(':')
   const named = [script, whichSync('node', envPath), process.execPath].filter((p): p is string => p !== undefined).map(p => path.resolve(p))
   const real = named.map(p => realPathOrUndefined('/', p) ?? p)
+  // Each link on the way too: one in a folder the sandbox writes may be pointed elsewhere (red team,
+  // round 107: PATH's ~/.local/bin linked into a dotfiles project, where the session put `node`).
+  const links = named.flatMap(p => resolveChain(p).links.map(link => link.path))
   // The bundles bin/claudebox.js loads, wherever dist/ leads (round 100: a dist/ linked into the project).
   const bundles = pkg === undefined ? [] : [pkg, realPathOrUndefined('/', path.join(pkg, 'dist')) ?? path.join(pkg, 'dist')]
-  return [...new Set([...named, ...real, ...bundles])]
+  return [...new Set([...named, ...real, ...links, ...bundles])]
 }

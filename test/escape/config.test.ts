@@ -277,6 +277,31 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
     }
   })
 
+  test("round 107: the interpreter of the user's own claude is never taken from a PATH folder the sandbox writes, a folder linked into the project included (a planted one leading to ~/.cargo/bin/cargo had ~/.cargo bound); nor is the node that runs claudebox", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'dotfiles')
+    noticeGiven(world)
+    const cargo = path.join(world.home, '.cargo')
+    fs.mkdirSync(path.join(cargo, 'bin'), { recursive: true })
+    fs.writeFileSync(path.join(cargo, 'bin/cargo'), '#!/bin/sh\nexec /bin/sh "$@"\n', { mode: 0o755 })
+    fs.writeFileSync(path.join(cargo, 'credentials.toml'), 'SECRET-TOKEN\n', { mode: 0o600 })
+    const claude = path.join(world.home, '.local/share/tool/claude')
+    fs.mkdirSync(path.dirname(claude), { recursive: true })
+    fs.writeFileSync(claude, '#!/usr/bin/env toolsh\necho RAN\n', { mode: 0o755 })
+    fs.mkdirSync(path.join(project, 'bin'))
+    fs.symlinkSync(path.join(project, 'bin'), path.join(world.home, 'bin'))
+    const env = { PATH: `${path.join(world.home, 'bin')}:${path.dirname(claude)}:${process.env['PATH'] ?? ''}` }
+    const plant = await claudebox(world, ['--', '-c', `ln -s ${cargo}/bin/cargo bin/toolsh && echo PLANTED`], { cwd: project, env: { ...env, CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(plant.stdout.trim(), plant.stderr).toBe('PLANTED')
+    const dry = await claudebox(world, ['--dry-run'], { cwd: project, env })
+    expect(dry.exitCode, dry.stderr).toBe(0)
+    expect(dry.stdout).not.toContain(cargo)
+    fs.symlinkSync(process.execPath, path.join(project, 'bin/node'))
+    const launcher = await claudebox(world, [], { cwd: project, env })
+    expect(launcher.exitCode).toBe(125)
+    expect(launcher.stderr).toContain(`${path.join(project, 'bin/node')}, which runs claudebox itself, lies in ${project}`)
+  })
+
   test("round 105: nor from a folder on PATH that a writable --bind gives the sandbox", async () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'src/project')

@@ -757,6 +757,24 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
+  test("round 107: what the user's configs name is protected in a project that is no repository (an include of ~/.gitconfig), and so is what the environment's config names (GIT_CONFIG_COUNT's include.path and core.hooksPath, GIT_CONFIG_PARAMETERS's), 3 of 3 each before", async () => {
+    const s = scene()
+    const fsmonitor = `printf '[core]\\n\\tfsmonitor = "touch ${s.marker}; false"\\n'`
+    const plain = plainFolder(s)
+    fs.appendFileSync(path.join(s.world.home, '.gitconfig'), `[include]\n\tpath = ${plain}/team.gitconfig\n`)
+    const r = await claudebox(s.world, ['--', '-c', `${fsmonitor} > team.gitconfig 2>/dev/null; sleep 0.6; test -e team.gitconfig && echo ESCAPED || echo BLOCKED`], { cwd: plain, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.stdout.trim(), r.stderr).toBe('BLOCKED')
+    fs.writeFileSync(path.join(s.world.home, '.gitconfig'), '[user]\n\tname = T\n\temail = t@e\n')
+    const given = { GIT_CONFIG_COUNT: '2', GIT_CONFIG_KEY_0: 'include.path', GIT_CONFIG_VALUE_0: `${s.project}/.git-local.config`, GIT_CONFIG_KEY_1: 'core.hooksPath', GIT_CONFIG_VALUE_1: `${s.project}/.githooks`, GIT_CONFIG_PARAMETERS: `'include.path'='${s.project}/.params.config'` }
+    const plants = [`${fsmonitor} > .git-local.config`, `${fsmonitor} > .params.config`, `mkdir -p .githooks && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > .githooks/pre-commit && chmod +x .githooks/pre-commit`]
+    const e = await claudebox(s.world, ['--', '-c', `${plants.map(p => `(${p}) 2>/dev/null`).join('; ')}; sleep 0.6; ls -a; echo DONE`], { cwd: s.project, env: { CLAUDEBOX_CLAUDE: '/bin/sh', ...given } })
+    expect(e.stdout, e.stderr).toContain('DONE')
+    for (const name of ['.git-local.config', '.params.config', '.githooks']) expect(fs.existsSync(path.join(s.project, name)), name).toBe(false)
+    spawnSync('git', ['commit', '--allow-empty', '-qm', 'x'], { cwd: s.project, env: { ...process.env, HOME: s.world.home, ...given }, stdio: 'ignore', timeout: 20_000 })
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
   test("round 106: claudebox's own git run in the project writes no trace2 target a config names (a session that wrote one got ~/.bashrc appended at the next launch)", async () => {
     const s = scene()
     const target = path.join(s.world.root, 'TRACE2')
