@@ -47,9 +47,12 @@ export interface HostFacts {
   gitRemote?: string
   claude: ClaudeFacts | undefined
   /** Why claude could not be used, when `claude` is undefined. */
-  /** manager-in-reach: `claude` is a version manager's shim whose tool, or what it reads, lies where the sandbox writes. */
-  claudeProblem?: 'not-found' | 'not-executable' | 'manager-in-reach'
-  /** The `claude` found, until it is looked at once the folders the sandbox writes are known (claude-install.ts withClaude). */
+  /**
+   * manager-in-reach: `claude` is a version manager's shim whose tool, or what it reads, lies where
+   * the sandbox writes; leads-out: `claude` lies in (or leads through) such a folder and leads out of it.
+   */
+  claudeProblem?: 'not-found' | 'not-executable' | 'manager-in-reach' | 'leads-out'
+  /** The `claude` found on PATH (or CLAUDEBOX_CLAUDE's), looked at once the folders the sandbox writes are known (claude-install.ts withClaude). */
   claudeFound?: string
   bwrap: string | undefined
   /** lstat kinds (and symlink targets) of the system paths the sandbox may show. */

@@ -23,12 +23,9 @@ export function findClaude(override: string | undefined, env: Env, cwd: string |
 
 /** The facts with the Claude installation found by the probe looked at, `writes` being the folders the sandbox writes. */
 export function withClaude(facts: HostFacts, writes: readonly string[]): HostFacts {
-  if (facts.claudeFound === undefined) return facts
+  if (facts.claudeFound === undefined || facts.claude !== undefined) return facts
   const claude = claudeAt(facts.claudeFound, facts.env, writes)
-  const out: HostFacts = { ...facts, claude: 'facts' in claude ? claude.facts : undefined }
-  delete out.claudeFound
-  if ('problem' in claude) out.claudeProblem = claude.problem
-  return out
+  return 'facts' in claude ? { ...facts, claude: claude.facts } : { ...facts, claudeProblem: claude.problem }
 }
 
 function claudeAt(found: string, env: Env, writes: readonly string[]): { facts: ClaudeFacts } | { problem: ClaudeProblem } {
@@ -43,7 +40,12 @@ function claudeAt(found: string, env: Env, writes: readonly string[]): { facts: 
   }
   if (!isExecutableFile(resolved)) return { problem: 'not-executable' }
   // A project of `/` (refused by the plan, saying why) would make every program the session's.
-  if (!writes.includes('/') && [found, resolved].some(p => sessionsToChange(p, writes))) return { facts: sessionsClaude(found, resolved, env, writes) }
+  if (!writes.includes('/') && [found, resolved].some(p => sessionsToChange(p, writes))) {
+    // Reached through what the session writes, it may lead anywhere the session chose: what lies
+    // outside is never shown for it (red team, round 108: `.venv/bin/claude -> ~/bin/deploy.sh` had
+    // that script bound and run, its token read, 3 of 3).
+    return leadsInto(resolved, writes) ? { facts: sessionsClaude(found, resolved, env, writes) } : { problem: 'leads-out' }
+  }
   const pkg = packageRoot(resolved)
   const facts: ClaudeFacts = { found, resolved, installRoot: pkg?.dir ?? resolved }
   const version = pkg?.version ?? nativeInstallerVersion(resolved)
@@ -77,7 +79,7 @@ function sessionsClaude(found: string, resolved: string, env: Env, writes: reado
   const named = shebang(resolved)
   if (named === undefined || path.basename(named.program === 'env' ? (named.arg ?? '') : named.program) !== 'node') return facts
   const node = whichSync('node', safePath(env['PATH'] ?? '', writes))
-  const real = node === undefined ? undefined : realExecutable(node)
+  const real = node === undefined || sessionsToChange(node, writes) ? undefined : realExecutable(node)
   if (real !== undefined) facts.interpreter = { resolved: real, installRoot: interpreterRoot(real) }
   return facts
 }
@@ -232,8 +234,28 @@ function isExecutableFile(p: string): boolean {
   }
 }
 
-/** A node (or other interpreter) installation: the prefix above its bin/ directory. */
+/**
+ * What of an interpreter's installation the sandbox is shown: the prefix above its bin/ when that
+ * holds a node installation and nothing else (nvm's, volta's, fnm's version folders, node's own
+ * tarball unpacked in a folder of its own), else the interpreter file alone, which for node is all
+ * it needs. Red team, round 108: a node in ~/.local/bin (the tarball unpacked there, `n` with
+ * N_PREFIX) had all of ~/.local shown, keyrings and shell history, to every session.
+ */
 export function interpreterRoot(interpreter: string): string {
   const dir = path.dirname(interpreter)
-  return path.basename(dir) === 'bin' ? path.dirname(dir) : interpreter
+  if (path.basename(dir) !== 'bin') return interpreter
+  const prefix = path.dirname(dir)
+  return holdsOnly(prefix, NODE_PREFIX) && holdsOnly(path.join(prefix, 'lib'), ['node_modules']) && holdsOnly(path.join(prefix, 'share'), ['doc', 'man', 'systemtap']) && holdsOnly(path.join(prefix, 'include'), ['node']) ? prefix : interpreter
+}
+
+/** The entries of node's tarball at its top. */
+const NODE_PREFIX = ['bin', 'include', 'lib', 'share', 'CHANGELOG.md', 'LICENSE', 'README.md']
+
+/** Whether `dir` holds no entry but those `allowed` (a missing one holds none). */
+function holdsOnly(dir: string, allowed: readonly string[]): boolean {
+  try {
+    return fs.readdirSync(dir).every(name => allowed.includes(name))
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT'
+  }
 }

@@ -37,16 +37,35 @@ export function userGitConfigFiles(home: string, env: Readonly<Record<string, st
  * given so was neither read-only nor watched, 3 of 3).
  */
 export function userGitConfigs(home: string, env: Readonly<Record<string, string | undefined>> = process.env): string[] {
-  return [...userGitConfigFiles(home, env), ...(env['GIT_CONFIG_COUNT'] || env['GIT_CONFIG_PARAMETERS'] ? [ENVIRONMENT_CONFIG] : [])]
+  const given = env['GIT_CONFIG_COUNT'] || env['GIT_CONFIG_PARAMETERS'] || GIT_PROGRAM_VARIABLES.some(name => env[name])
+  return [...userGitConfigFiles(home, env), ...(given ? [ENVIRONMENT_CONFIG] : [])]
 }
+
+/**
+ * Variables whose value git runs, or runs what is in (GIT_EXEC_PATH's git-<command>s,
+ * GIT_TEMPLATE_DIR's hooks copied into each new repository), as the configs' program values:
+ * red team, round 108: a direnv setup's GIT_EXTERNAL_DIFF=$PWD/tools/difft stayed writable, and the
+ * user's next git diff ran the session's, 3 of 3.
+ */
+const GIT_PROGRAM_VARIABLES = ['GIT_EXTERNAL_DIFF', 'GIT_SSH_COMMAND', 'GIT_SSH', 'GIT_ASKPASS', 'SSH_ASKPASS', 'GIT_EDITOR', 'VISUAL', 'EDITOR', 'GIT_SEQUENCE_EDITOR', 'GIT_PAGER', 'PAGER', 'GIT_PROXY_COMMAND', 'GIT_EXEC_PATH', 'GIT_TEMPLATE_DIR']
 
 /** Names the config of the environment among config files: no file has this name (it is not absolute). */
 export const ENVIRONMENT_CONFIG = "(the environment's GIT_CONFIG_COUNT and GIT_CONFIG_PARAMETERS)"
 
 const ENVIRONMENT_CONFIG_VARIABLES = /^GIT_CONFIG_(COUNT|PARAMETERS|KEY_\d+|VALUE_\d+)$/
 
-/** The environment's config entries as git reads them: git is given those variables alone, and no config file. */
+/**
+ * The environment's config entries: GIT_CONFIG_* as git reads them (git is given those variables
+ * alone, and no config file), and each program variable as a value git runs.
+ */
 function environmentEntries(): ConfigEntries | 'unreadable' {
+  const programs = GIT_PROGRAM_VARIABLES.flatMap(name => (process.env[name] ? [[`environment.${name.toLowerCase()}`, process.env[name]] as [string, string]] : []))
+  if (!process.env['GIT_CONFIG_COUNT'] && !process.env['GIT_CONFIG_PARAMETERS']) return programs
+  const entries = configVariableEntries()
+  return entries === 'unreadable' ? entries : [...entries, ...programs]
+}
+
+function configVariableEntries(): ConfigEntries | 'unreadable' {
   const given = Object.fromEntries(Object.entries(process.env).filter(([name]) => ENVIRONMENT_CONFIG_VARIABLES.test(name)))
   const run = gitConfigRun()
   let out: string

@@ -10,6 +10,7 @@ import { gitConfig, gitdirOf, gitDirsOf, isCommondirPlaceholder, isGitDir, MAX_M
 import { isWithin, isWithinAny } from '../state/instance.js'
 import { linksBelow, protectLink, resolveChain, throughLinkedFolders } from './link-targets.js'
 import { HOST_RUN_FILES } from '../sandbox/persistence.js'
+import { gitProgram } from './system-programs.js'
 import type { GitFacts, GitProtectFacts } from '../types.js'
 
 /**
@@ -62,8 +63,9 @@ export function probeGitProtect(git: GitFacts | undefined, projectDirs: readonly
   } else if (trees[0] !== undefined) {
     forbidRepositoryAt(facts, trees[0], projectDirs)
     // What the user's configs name, in a project that is no repository too: every git of the
-    // user's, anywhere, reads it (red team, round 107: an include of ~/.gitconfig, 3 of 3).
-    protectWhatConfigsName(facts, trees[0], userGitConfigs(home), home, projectDirs)
+    // user's, anywhere, reads it (red team, round 107: an include of ~/.gitconfig, 3 of 3). Without
+    // a git there is no git of the user's to read them, nor one to read them with.
+    if (gitProgram() !== undefined) protectWhatConfigsName(facts, trees[0], userGitConfigs(home), home, projectDirs)
   }
   // The user's and the system's git configs themselves, where they lie in (or lead into) the
   // project, as what they name: read-only, or moved aside when made (red team, round 106: a

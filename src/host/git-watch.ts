@@ -166,8 +166,9 @@ function whereabouts(top: string): { moved: () => { to?: string } | undefined; r
       const now = moved()
       return now === undefined ? why : movedWords(top, now.to)
     },
+    // Where it is at the end, not where it first went: moved again, or back (round 108).
     close: () => {
-      moved()
+      found = held.moved()
       held.close()
     },
   }

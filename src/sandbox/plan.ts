@@ -665,8 +665,11 @@ export function bwrapMissing(env: HostFacts['env']): string {
     : 'bwrap (bubblewrap) was not found on PATH; install it (Debian/Ubuntu: apt install bubblewrap) or set CLAUDEBOX_BWRAP'
 }
 
-export function claudeError(facts: Pick<HostFacts, 'env' | 'claudeProblem'>): ClaudeboxError {
+export function claudeError(facts: Pick<HostFacts, 'env' | 'claudeProblem' | 'claudeFound'>): ClaudeboxError {
   const name = facts.env['CLAUDEBOX_CLAUDE'] || 'claude'
+  if (facts.claudeProblem === 'leads-out') {
+    return new ClaudeboxError(`${facts.claudeFound ?? name} lies in, or leads through, a folder the sandbox can write, and leads out of it: a session may have pointed it there, so claudebox will not show what it leads to; set CLAUDEBOX_CLAUDE to the claude you mean, or take that folder off PATH`, EXIT.cannotLaunch)
+  }
   if (facts.claudeProblem === 'manager-in-reach') {
     return new ClaudeboxError(`${name} is a version manager's shim (asdf, mise, volta) whose own program or data lies in a folder the sandbox can write, so claudebox will not run it on the host to find the real claude; set CLAUDEBOX_CLAUDE to the real claude's path`, EXIT.cannotLaunch)
   }

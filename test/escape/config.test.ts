@@ -302,6 +302,27 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
     expect(launcher.stderr).toContain(`${path.join(project, 'bin/node')}, which runs claudebox itself, lies in ${project}`)
   })
 
+  test("round 108: a claude the session made a link out of the folders it writes (to a script of the user's) refuses the launch: that script is never shown or run", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    noticeGiven(world)
+    const deploy = path.join(world.home, 'bin/deploy.sh')
+    fs.mkdirSync(path.dirname(deploy), { recursive: true })
+    fs.writeFileSync(deploy, '#!/bin/sh\nTOKEN=SECRET-TOKEN\necho RAN-DEPLOY\n', { mode: 0o700 })
+    const venv = path.join(project, '.venv/bin')
+    fs.mkdirSync(venv, { recursive: true })
+    const env = { PATH: `${venv}:${process.env['PATH'] ?? ''}` }
+    const plant = await claudebox(world, ['--', '-c', `ln -s ${deploy} ${venv}/claude && echo PLANTED`], { cwd: project, env: { ...env, CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(plant.stdout.trim(), plant.stderr).toBe('PLANTED')
+    for (const args of [[], ['--dry-run']]) {
+      const r = await claudebox(world, args, { cwd: project, env })
+      expect(r.exitCode, r.stderr).toBe(125)
+      expect(r.stdout).not.toContain('RAN-DEPLOY')
+      expect(r.stdout).not.toContain(deploy)
+      expect(r.stderr).toContain(`${venv}/claude lies in, or leads through, a folder the sandbox can write, and leads out of it: a session may have pointed it there, so claudebox will not show what it leads to; set CLAUDEBOX_CLAUDE to the claude you mean, or take that folder off PATH`)
+    }
+  })
+
   test("round 105: nor from a folder on PATH that a writable --bind gives the sandbox", async () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'src/project')

@@ -775,6 +775,20 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
+  test("round 108: what git's program variables name in the project is protected as a config's program values: GIT_EXTERNAL_DIFF read-only (a direnv setup's; the session's ran at the user's git diff, 3 of 3), a missing GIT_TEMPLATE_DIR moved aside when made", async () => {
+    const s = scene()
+    const difft = path.join(s.project, 'tools/difft')
+    fs.mkdirSync(path.dirname(difft))
+    fs.writeFileSync(difft, '#!/bin/sh\nexit 0\n', { mode: 0o755 })
+    fs.writeFileSync(path.join(s.project, 'file'), 'a\n')
+    const given = { GIT_EXTERNAL_DIFF: difft, GIT_TEMPLATE_DIR: path.join(s.project, '.templates') }
+    const r = await claudebox(s.world, ['--', '-c', `printf '#!/bin/sh\\ntouch ${s.marker}\\n' > tools/difft 2>/dev/null && echo ESCAPED || echo BLOCKED; mkdir -p .templates/hooks 2>/dev/null; sleep 0.6; test -e .templates && echo KEPT || echo GONE`], { cwd: s.project, env: { CLAUDEBOX_CLAUDE: '/bin/sh', ...given } })
+    expect(r.stdout.trim().split('\n'), r.stderr).toEqual(['BLOCKED', 'GONE'])
+    fs.appendFileSync(path.join(s.project, 'file'), 'b\n')
+    spawnSync('git', ['diff'], { cwd: s.project, env: { ...process.env, HOME: s.world.home, ...given }, stdio: 'ignore', timeout: 20_000 })
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
   test("round 106: claudebox's own git run in the project writes no trace2 target a config names (a session that wrote one got ~/.bashrc appended at the next launch)", async () => {
     const s = scene()
     const target = path.join(s.world.root, 'TRACE2')

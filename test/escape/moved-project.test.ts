@@ -23,8 +23,8 @@ async function movedDuring(s: Scene, project: string, to: string, { before = 'tr
   for (let i = 0; i < 300 && !fs.existsSync(path.join(project, 'ready')); i++) await new Promise(resolve => setTimeout(resolve, 100))
   expect(fs.existsSync(path.join(project, 'ready')), 'the session started').toBe(true)
   fs.renameSync(project, to)
-  then()
   fs.writeFileSync(path.join(to, 'moved'), '')
+  then()
   const r = await run
   return { out: r.stdout.trim(), err: r.stderr, code: r.exitCode }
 }

@@ -133,6 +133,29 @@ describe.skipIf(!HAVE_BWRAP)('a claude in the project (node_modules/.bin on PATH
   })
 })
 
+describe.skipIf(!HAVE_BWRAP)("an interpreter's installation", () => {
+  test("a node in ~/.local/bin (its tarball unpacked there) is shown alone, never ~/.local, which holds keyrings and shell history (red team, round 108); an nvm version folder is shown whole", async () => {
+    const world = makeWorld()
+    const local = path.join(world.home, '.local')
+    place(process.execPath, path.join(local, 'bin/node'))
+    fs.mkdirSync(path.join(local, 'include/node'), { recursive: true })
+    fs.mkdirSync(path.join(local, 'share/keyrings'), { recursive: true })
+    fs.writeFileSync(path.join(local, 'share/keyrings/login.keyring'), 'SECRET\n', { mode: 0o600 })
+    const prefix = path.join(world.home, '.npm-global')
+    link(path.relative(path.join(prefix, 'bin'), npmPackage(path.join(prefix, 'lib/node_modules'), { script: true })), path.join(prefix, 'bin/claude'))
+    const repo = makeRepo(world.home, 'p')
+    const env = { PATH: [path.join(prefix, 'bin'), path.join(local, 'bin'), '/usr/bin', '/bin'].join(':') }
+    const r = await claudebox(world, ['--', '--version'], { cwd: repo, env })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout).toBe(`${VERSION} (Claude Code)`)
+    const dry = await claudebox(world, ['--dry-run'], { cwd: repo, env })
+    const roBinds = [...dry.stdout.matchAll(/--ro-bind (\S+) \1/g)].map(m => m[1])
+    expect(roBinds).toContain(path.join(local, 'bin/node'))
+    expect(roBinds).not.toContain(local)
+    expect(dry.stdout).not.toContain(path.join(local, 'share'))
+  })
+})
+
 describe.skipIf(!HAVE_BWRAP)('version-manager lookups', () => {
   test("run outside the project, whose own tool config could run commands", async () => {
     const world = makeWorld()
