@@ -87,7 +87,7 @@ function sessionsClaude(found: string, resolved: string, env: Env, writes: reado
 /** A `claude` on PATH that exists but cannot be executed still counts as found (exit 126, not 127). */
 function findNotExecutable(name: string, pathVar: string | undefined): string | undefined {
   for (const dir of (pathVar ?? '').split(':')) {
-    if (dir !== '' && fs.existsSync(path.join(dir, name))) return path.join(dir, name)
+    if (dir !== '' && fs.existsSync(path.join(dir, name))) return path.resolve(dir, name)
   }
   return undefined
 }

@@ -37,7 +37,17 @@ const MAX_FOLDERS = 16
 export function commandWords(value: string, home: string): string[] {
   const reading: Reading = { home, folders: ['.'], vars: new Map(), out: new Set() }
   for (const segment of segments(value.replace(/["'\\]/g, ''))) commandSegment(segment.split(/\s+/).filter(Boolean), reading)
+  // A path with a space, quoted or escaped (`'/home/u/My Proj/tools/x'`, `My\ Proj/x`), whole too:
+  // split at the space, it named nothing (red team, round 109: 3 of 3 under a project path with one).
+  for (const whole of spacedWords(value)) pathWords(whole, reading)
   return [...reading.out]
+}
+
+/** The quoted strings of a value, and the words with an escaped space, that hold a space. */
+function spacedWords(value: string): string[] {
+  const quoted = [...value.matchAll(/"([^"]*)"|'([^']*)'/g)].map(m => m[1] ?? m[2] ?? '')
+  const escaped = [...value.matchAll(/(?:[^\s\\]|\\.)*\\ (?:[^\s\\]|\\.)*/g)].map(m => m[0].replace(/\\(.)/g, '$1'))
+  return [...quoted, ...escaped].filter(word => /\s/.test(word))
 }
 
 interface Reading {

@@ -5,7 +5,7 @@
 import fs from 'node:fs'
 import { execFileSync } from 'node:child_process'
 import path from 'node:path'
-import { lstatKind, realPathFrom } from './fs.js'
+import { lstatKind, realPathFrom, realPathOrUndefined } from './fs.js'
 import { commandWords, expandHome } from './config-commands.js'
 import { keepEntries, keptEntries, type ConfigEntries } from './config-cache.js'
 import { commonDirOf, gitConfigRun, gitdirOf, readSmall, worktreeTop, type GitDirSearch, type RemoteSettings, type RemotesOf } from './git-dirs.js'
@@ -37,8 +37,27 @@ export function userGitConfigFiles(home: string, env: Readonly<Record<string, st
  * given so was neither read-only nor watched, 3 of 3).
  */
 export function userGitConfigs(home: string, env: Readonly<Record<string, string | undefined>> = process.env): string[] {
-  const given = env['GIT_CONFIG_COUNT'] || env['GIT_CONFIG_PARAMETERS'] || GIT_PROGRAM_VARIABLES.some(name => env[name])
+  const given = env['GIT_CONFIG_COUNT'] || env['GIT_CONFIG_PARAMETERS'] || programVariables(env).length > 0
   return [...userGitConfigFiles(home, env), ...(given ? [ENVIRONMENT_CONFIG] : [])]
+}
+
+/**
+ * The program variables set in `env`, each as a command and as the paths it is (git runs
+ * GIT_SSH and GIT_ASKPASS without a shell, a path with a space and all; GIT_EXEC_PATH is put before
+ * PATH, folders and all: round 109), and every GIT_TRACE* that names a file (git appends to it:
+ * a session that made it a link to ~/.bashrc had the user's next git append there, round 109).
+ */
+function programVariables(env: Readonly<Record<string, string | undefined>>): [string, string][] {
+  const set = Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '')
+  const commands = set.filter(([name]) => GIT_PROGRAM_VARIABLES.includes(name))
+  const traces = set.filter(([name, value]) => name.startsWith('GIT_TRACE') && value.startsWith('/'))
+  const whole = [...commands, ...traces].flatMap(([name, value]) => value.split(':').map(part => [name, part] as const))
+  return [...commands.map(([name, value]) => [`environment.${name.toLowerCase()}`, value] as [string, string]), ...whole.filter(([, part]) => part !== '').map(([name, part]) => [`environment.${name.toLowerCase()}`, quotedWhole(part)] as [string, string])]
+}
+
+/** `path` as one quoted word for commandWords, which takes a quoted string with a space whole. */
+function quotedWhole(path: string): string {
+  return path.includes("'") ? (path.includes('"') ? path : `"${path}"`) : `'${path}'`
 }
 
 /**
@@ -59,7 +78,7 @@ const ENVIRONMENT_CONFIG_VARIABLES = /^GIT_CONFIG_(COUNT|PARAMETERS|KEY_\d+|VALU
  * alone, and no config file), and each program variable as a value git runs.
  */
 function environmentEntries(): ConfigEntries | 'unreadable' {
-  const programs = GIT_PROGRAM_VARIABLES.flatMap(name => (process.env[name] ? [[`environment.${name.toLowerCase()}`, process.env[name]] as [string, string]] : []))
+  const programs = programVariables(process.env)
   if (!process.env['GIT_CONFIG_COUNT'] && !process.env['GIT_CONFIG_PARAMETERS']) return programs
   const entries = configVariableEntries()
   return entries === 'unreadable' ? entries : [...entries, ...programs]
@@ -299,7 +318,9 @@ function addRemoteSetting(remotes: RemoteSettings, key: string, value: string): 
  */
 function configEntries(config: string): ConfigEntries | 'unreadable' {
   if (config === ENVIRONMENT_CONFIG) return environmentEntries()
-  if (statKindOf(config) === 'missing') return []
+  // GIT_CONFIG_GLOBAL=/dev/null, the way to run git without one: git reads it as empty (round 109:
+  // every launch was refused, /dev/null being no regular file).
+  if (statKindOf(config) === 'missing' || realPathOrUndefined('/', config) === '/dev/null') return []
   const text = readSmall(config)
   if (text === undefined) return 'unreadable'
   const kept = keptEntries(config, text)

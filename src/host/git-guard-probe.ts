@@ -142,6 +142,7 @@ function pinFoldersOnTheWay(facts: MutableProtect, projectDirs: readonly string[
 function forbidRepositoryAt(facts: MutableProtect, top: string, projectDirs: readonly string[]): void {
   const p = path.join(top, '.git')
   if (lstatKind(p) === 'missing') facts.forbidden.push(p)
+  else if (gitProgram() === undefined) facts.refusals.push(`${p} is there, and git was not found on PATH: claudebox needs git to guard a repository; install git (or put it on PATH), then rerun claudebox`)
   // git took no repository from it (a dangling symlink): the session could make it lead to one.
   else facts.refusals.push(`${p} is there, but git takes no repository from it (a symlink that leads nowhere, say); the session could make it lead to one, for the host's git to run; remove it or make it a repository, then rerun claudebox`)
   guardTopHead(facts, top, projectDirs)

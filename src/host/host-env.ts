@@ -18,7 +18,7 @@ export function hostProgramEnv(env: Readonly<Record<string, string | undefined>>
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined || name === 'OLDPWD') continue
     if (name === 'PATH') out[name] = safePath(value, writes)
-    else if (!writes.some(w => value.includes(w)) && !value.split(':').some(p => leadsInto(p, writes))) out[name] = value
+    else if (!writes.some(w => value.includes(w)) && !value.split(':').some(p => path.isAbsolute(p) && leadsInto(p, writes))) out[name] = value
   }
   out['PWD'] = cwd
   return out
@@ -32,9 +32,8 @@ export function safePath(value: string, writes: readonly string[]): string {
     .join(':')
 }
 
-/** Whether the absolute path `p`, links followed as far as it exists, lies in one of `writes`. */
+/** Whether `p` (a relative one from the current directory), links followed as far as it exists, lies in one of `writes`. */
 export function leadsInto(p: string, writes: readonly string[]): boolean {
-  if (!path.isAbsolute(p)) return false
   const real = resolveExisting(path.resolve(p))
   return writes.some(w => isWithin(real, w) || isWithin(path.resolve(p), w))
 }

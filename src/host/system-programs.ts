@@ -15,11 +15,16 @@ export function systemProgram(name: string): string | undefined {
 /** The PATH a system program runs with: the system's folders only. */
 export const SYSTEM_PATH = SYSTEM_BIN.join(':')
 
-/** The first `name` on `pathVar` that is an executable file; relative entries give relative paths. */
+/**
+ * The first `name` on `pathVar` that is an executable file, absolute: a relative entry
+ * (`node_modules/.bin`, `.`) is the current directory's, and a path judged by where it lies must
+ * say so (red team, round 109: a relative `node_modules/.bin/bwrap` was taken for none of the
+ * project's, and ran on the host, 3 of 3).
+ */
 export function whichSync(name: string, pathVar: string | undefined): string | undefined {
   for (const dir of (pathVar ?? '/usr/local/bin:/usr/bin:/bin').split(':')) {
     if (dir === '') continue
-    const candidate = path.join(dir, name)
+    const candidate = path.resolve(dir, name)
     try {
       // stat first: most PATH entries lack the name, and a missing one then throws nothing.
       if (fs.statSync(candidate, { throwIfNoEntry: false })?.isFile() !== true) continue

@@ -323,6 +323,31 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
     }
   })
 
+  test("round 109: a relative PATH entry (node_modules/.bin, .) is the project's folder: a bwrap planted there refuses the launch and never runs, and a claude planted there that leads out refuses it too (3 of 3 ran, or showed ~/bin/deploy.sh)", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    const marker = path.join(world.root, 'PLANTED-RAN')
+    noticeGiven(world)
+    const bin = path.join(project, 'node_modules/.bin')
+    fs.mkdirSync(bin, { recursive: true })
+    fs.writeFileSync(path.join(bin, 'bwrap'), `#!/bin/sh\ntouch ${marker}\nexec /usr/bin/bwrap "$@"\n`, { mode: 0o755 })
+    for (const entry of ['node_modules/.bin', '.']) {
+      const cwd = entry === '.' ? bin : project
+      const r = await claudebox(world, ['--', '-c', 'echo RAN'], { cwd, env: { ...sh, PATH: `${entry}:${process.env['PATH'] ?? ''}` } })
+      expect(r.exitCode, r.stderr).toBe(125)
+      expect(r.stderr).toContain(`bwrap would be run from ${path.join(bin, 'bwrap')}, in a folder the sandbox can write`)
+    }
+    fs.rmSync(path.join(bin, 'bwrap'))
+    const deploy = path.join(world.home, 'bin/deploy.sh')
+    fs.mkdirSync(path.dirname(deploy))
+    fs.writeFileSync(deploy, `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o700 })
+    fs.symlinkSync(deploy, path.join(bin, 'claude'))
+    const r = await claudebox(world, [], { cwd: project, env: { PATH: `node_modules/.bin:${process.env['PATH'] ?? ''}` } })
+    expect(r.exitCode, r.stderr).toBe(125)
+    expect(r.stderr).toContain(`${path.join(bin, 'claude')} lies in, or leads through, a folder the sandbox can write, and leads out of it`)
+    expect(fs.existsSync(marker)).toBe(false)
+  })
+
   test("round 105: nor from a folder on PATH that a writable --bind gives the sandbox", async () => {
     const world = makeWorld()
     const project = makeRepo(world.home, 'src/project')

@@ -789,6 +789,26 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
+  test("round 109: in a project whose path holds a space, GIT_SSH and a quoted GIT_EXTERNAL_DIFF are read-only; every folder of a GIT_EXEC_PATH list is; a GIT_TRACE file is (the session made it a link to ~/.bashrc); GIT_CONFIG_GLOBAL and GIT_CONFIG_SYSTEM of /dev/null launch", async () => {
+    const s = scene()
+    const project = path.join(s.world.home, 'My Projects/p')
+    fs.mkdirSync(path.dirname(project))
+    fs.renameSync(s.project, project)
+    for (const f of ['tools/ssh', 'tools/difft', 'bin/git-lint']) {
+      fs.mkdirSync(path.dirname(path.join(project, f)), { recursive: true })
+      fs.writeFileSync(path.join(project, f), '#!/bin/sh\nexit 0\n', { mode: 0o755 })
+    }
+    fs.writeFileSync(path.join(project, 'trace.log'), '')
+    const given = { GIT_SSH: `${project}/tools/ssh`, GIT_EXTERNAL_DIFF: `'${project}/tools/difft' --color`, GIT_EXEC_PATH: `/usr/lib/git-core:${project}/bin`, GIT_TRACE: `${project}/trace.log`, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_SYSTEM: '/dev/null' }
+    const tries = ['tools/ssh', 'tools/difft', 'bin/git-lint', 'bin/git-new'].map(f => `printf '#!/bin/sh\\ntouch ${s.marker}\\n' > ${f} 2>/dev/null && echo ESCAPED || echo BLOCKED`)
+    const r = await claudebox(s.world, ['--', '-c', [...tries, 'ln -sf ~/.bashrc trace.log 2>/dev/null && echo ESCAPED || echo BLOCKED'].join('; ')], { cwd: project, env: { CLAUDEBOX_CLAUDE: '/bin/sh', ...given } })
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout.trim().split('\n')).toEqual(['BLOCKED', 'BLOCKED', 'BLOCKED', 'BLOCKED', 'BLOCKED'])
+    const plain = plainFolder(s)
+    const devNull = await claudebox(s.world, ['--', '-c', 'echo RAN'], { cwd: plain, env: { CLAUDEBOX_CLAUDE: '/bin/sh', GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_SYSTEM: '/dev/null' } })
+    expect(devNull.stdout.trim(), devNull.stderr).toBe('RAN')
+  })
+
   test("round 106: claudebox's own git run in the project writes no trace2 target a config names (a session that wrote one got ~/.bashrc appended at the next launch)", async () => {
     const s = scene()
     const target = path.join(s.world.root, 'TRACE2')

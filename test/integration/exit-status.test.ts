@@ -132,6 +132,21 @@ describe('launch failures', () => {
     expect(r.stdout).toBe(path.join(repo, 'sub'))
   })
 
+  test.skipIf(!HAVE_BWRAP)('no git, and a .git in the folder: 125, saying git was not found (it blamed the .git: round 109)', async () => {
+    const world = makeWorld()
+    const bin = path.join(world.root, 'bin')
+    fs.mkdirSync(bin)
+    for (const tool of ['bwrap', 'sh']) {
+      const found = ['/usr/bin', '/bin'].map(d => path.join(d, tool)).find(p => fs.existsSync(p))
+      if (found) fs.symlinkSync(found, path.join(bin, tool))
+    }
+    const repo = makeRepo(world.home, 'p')
+    noticeGiven(world)
+    const r = await claudebox(world, ['--', '-c', 'true'], { cwd: repo, env: { PATH: bin, CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    expect(r.exitCode).toBe(125)
+    expect(r.stderr).toContain(`${repo}/.git is there, and git was not found on PATH: claudebox needs git to guard a repository`)
+  })
+
   test('current directory deleted: 125', async () => {
     const world = makeWorld()
     const gone = path.join(world.root, 'gone')
