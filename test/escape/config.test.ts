@@ -6,7 +6,7 @@ import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { BIN, claudebox, FIXTURES, HAVE_BWRAP, makeRepo, makeWorld, noticeGiven } from '../helpers/cli.js'
+import { BIN, claudebox, FIXTURES, HAVE_BWRAP, makeRepo, makeWorld, noticeGiven, type World } from '../helpers/cli.js'
 
 const sh = { CLAUDEBOX_CLAUDE: '/bin/sh' }
 
@@ -200,16 +200,7 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
   })
 
   test("round 92: a version manager's own tool (volta) is never taken from a folder of the project on PATH when claudebox asks it where the real claude is", async () => {
-    const world = makeWorld()
-    const project = makeRepo(world.home, 'src/project')
-    noticeGiven(world)
-    const marker = path.join(world.root, 'PLANTED-RAN')
-    const real = path.join(world.root, 'real-claude/claude')
-    fs.mkdirSync(path.dirname(real))
-    fs.writeFileSync(real, '#!/bin/sh\necho RAN\n', { mode: 0o755 })
-    const shims = path.join(world.home, '.volta/bin')
-    fs.mkdirSync(shims, { recursive: true })
-    fs.writeFileSync(path.join(shims, 'claude'), '#!/bin/sh\nexit 1\n', { mode: 0o755 })
+    const { world, project, marker, real, shims } = voltaScene()
     fs.writeFileSync(path.join(shims, 'volta'), `#!/bin/sh\necho ${real}\n`, { mode: 0o755 })
     const venv = path.join(project, '.venv/bin')
     fs.mkdirSync(venv, { recursive: true })
@@ -220,16 +211,7 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
   })
 
   test("round 106: nor a manager's tool that is a link into the project (a checkout of it built there), nor one whose data lies there: the launch is refused, saying what to do, and the tool never runs", async () => {
-    const world = makeWorld()
-    const project = makeRepo(world.home, 'src/project')
-    noticeGiven(world)
-    const marker = path.join(world.root, 'PLANTED-RAN')
-    const real = path.join(world.root, 'real-claude/claude')
-    fs.mkdirSync(path.dirname(real))
-    fs.writeFileSync(real, '#!/bin/sh\necho RAN\n', { mode: 0o755 })
-    const shims = path.join(world.home, '.volta/bin')
-    fs.mkdirSync(shims, { recursive: true })
-    fs.writeFileSync(path.join(shims, 'claude'), '#!/bin/sh\nexit 1\n', { mode: 0o755 })
+    const { world, project, marker, real, shims } = voltaScene()
     const built = path.join(project, 'target/release/volta')
     fs.mkdirSync(path.dirname(built), { recursive: true })
     fs.writeFileSync(built, `#!/bin/sh\ntouch ${marker}\necho ${real}\n`, { mode: 0o755 })
@@ -349,16 +331,7 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
   })
 
   test("round 105: nor from a folder on PATH that a writable --bind gives the sandbox", async () => {
-    const world = makeWorld()
-    const project = makeRepo(world.home, 'src/project')
-    noticeGiven(world)
-    const marker = path.join(world.root, 'PLANTED-RAN')
-    const real = path.join(world.root, 'real-claude/claude')
-    fs.mkdirSync(path.dirname(real))
-    fs.writeFileSync(real, '#!/bin/sh\necho RAN\n', { mode: 0o755 })
-    const shims = path.join(world.home, '.volta/bin')
-    fs.mkdirSync(shims, { recursive: true })
-    fs.writeFileSync(path.join(shims, 'claude'), '#!/bin/sh\nexit 1\n', { mode: 0o755 })
+    const { world, project, marker, real, shims } = voltaScene()
     fs.writeFileSync(path.join(shims, 'volta'), `#!/bin/sh\necho ${real}\n`, { mode: 0o755 })
     const tools = path.join(world.home, 'tools/bin')
     fs.mkdirSync(tools, { recursive: true })
@@ -371,3 +344,17 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
     expect(fs.existsSync(marker)).toBe(false)
   })
 })
+
+/** A project, and `claude` on PATH as volta's shim; the real claude prints RAN; `marker` is what a planted program would make. */
+function voltaScene(): { world: World; project: string; marker: string; real: string; shims: string } {
+  const world = makeWorld()
+  const project = makeRepo(world.home, 'src/project')
+  noticeGiven(world)
+  const real = path.join(world.root, 'real-claude/claude')
+  fs.mkdirSync(path.dirname(real))
+  fs.writeFileSync(real, '#!/bin/sh\necho RAN\n', { mode: 0o755 })
+  const shims = path.join(world.home, '.volta/bin')
+  fs.mkdirSync(shims, { recursive: true })
+  fs.writeFileSync(path.join(shims, 'claude'), '#!/bin/sh\nexit 1\n', { mode: 0o755 })
+  return { world, project, marker: path.join(world.root, 'PLANTED-RAN'), real, shims }
+}
