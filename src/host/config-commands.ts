@@ -36,18 +36,33 @@ const MAX_FOLDERS = 16
  */
 export function commandWords(value: string, home: string): string[] {
   const reading: Reading = { home, folders: ['.'], vars: new Map(), out: new Set() }
-  for (const segment of segments(value.replace(/["'\\]/g, ''))) commandSegment(segment.split(/\s+/).filter(Boolean), reading)
-  // A path with a space, quoted or escaped (`'/home/u/My Proj/tools/x'`, `My\ Proj/x`), whole too:
-  // split at the space, it named nothing (red team, round 109: 3 of 3 under a project path with one).
-  for (const whole of spacedWords(value)) pathWords(whole, reading)
+  // bash's $'...' quotes as '...' does, for a path (red team, round 110: `$'tools/x'` was read as `x`).
+  const text = value.replace(/\$'/g, "'")
+  for (const segment of segments(text.replace(/["'\\]/g, ''))) commandSegment(segment.split(/\s+/).filter(Boolean), reading)
+  // A path with a space, quoted or escaped (`'/home/u/My Proj/tools/x'`, `"$HOME/My Proj/"tools/x`,
+  // `My\ Proj/x`), whole too: split at the space, it named nothing (round 109: 3 of 3 under a project
+  // path with one).
+  // (Not a command substitution's: the split above reads those, and what follows one is a folder a `cd` takes.)
+  for (const whole of shellWords(text).filter(word => /\s/.test(word) && !/\$\(|`/.test(word))) pathWords(whole, reading)
   return [...reading.out]
 }
 
-/** The quoted strings of a value, and the words with an escaped space, that hold a space. */
-function spacedWords(value: string): string[] {
-  const quoted = [...value.matchAll(/"([^"]*)"|'([^']*)'/g)].map(m => m[1] ?? m[2] ?? '')
-  const escaped = [...value.matchAll(/(?:[^\s\\]|\\.)*\\ (?:[^\s\\]|\\.)*/g)].map(m => m[0].replace(/\\(.)/g, '$1'))
-  return [...quoted, ...escaped].filter(word => /\s/.test(word))
+/** The words of `text` as a shell splits them: at blanks outside quotes, quotes removed, a backslash escaping the next character outside '...'. */
+function shellWords(text: string): string[] {
+  const words: string[] = []
+  let [word, quote, started] = ['', '', false]
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string
+    if (quote === '' && /\s/.test(c)) {
+      if (started) words.push(word)
+      ;[word, started] = ['', false]
+    } else if (c === quote) quote = ''
+    else if (quote === '' && (c === '"' || c === "'")) [quote, started] = [c, true]
+    else if (c === '\\' && quote !== "'" && i + 1 < text.length) [word, started, i] = [word + (text[i + 1] as string), true, i + 1]
+    else [word, started] = [word + c, true]
+  }
+  if (started) words.push(word)
+  return words
 }
 
 interface Reading {
@@ -85,6 +100,7 @@ function commandSegment(words: string[], reading: Reading): void {
   const script = args.findIndex(w => /^-\w*c$/.test(w))
   if (INTERPRETER.test(command) && script >= 0) return commandSegment(args.slice(args[script + 1] === '--' ? script + 2 : script + 1), reading)
   words.forEach((word, i) => folders.has(i) || pathWords(word, reading))
+  optionFiles(command, args, reading)
   if (INTERPRETER.test(command)) interpreterFiles(args, reading)
   words.forEach((word, i) => (word === '<' ? fileWord(words[i + 1], reading) : word.startsWith('<') && fileWord(word.slice(1), reading)))
 }
@@ -115,6 +131,28 @@ function pathWords(word: string, reading: Reading): void {
     // An unexpanded prefix ($SUB/, a variable not set): the rest, from the top.
     fromEachFolder(expanded.startsWith('$') ? expanded.replace(/^[^/]*\//, '') : expanded, reading)
   }
+}
+
+/** ssh's options that name a file it reads (its config runs ProxyCommand), with their value or joined to it. */
+const SSH_FILE_OPTIONS = ['-F', '-i', '-E', '-S']
+/** Options of any program whose value is a file (a credential helper's store, which git writes). */
+const FILE_OPTION = /^--(file|socket|config|config-file)=/
+
+/**
+ * The files a program's options name, a slash or not (red team, round 110: `core.sshCommand = ssh
+ * -F ssh_config`, whose ProxyCommand the session wrote, ran at the user's git fetch; a credential
+ * helper's `--file=creds`).
+ */
+function optionFiles(command: string, args: readonly string[], reading: Reading): void {
+  for (const arg of args) if (FILE_OPTION.test(arg)) fileWord(arg.slice(arg.indexOf('=') + 1), reading)
+  if (!/^(ssh|scp|sftp|autossh)$/.test(command)) return
+  args.forEach((arg, i) => {
+    const option = SSH_FILE_OPTIONS.find(o => arg === o || (arg.startsWith(o) && arg.length > 2))
+    if (option !== undefined) fileWord(arg === option ? args[i + 1] : arg.slice(2), reading)
+    const setting = arg === '-o' ? args[i + 1] : arg.startsWith('-o') ? arg.slice(2) : undefined
+    const match = setting === undefined ? null : /^(\w*(file|path|agent))[= ](.*)$/i.exec(setting)
+    if (match !== null) fileWord(match[3], reading)
+  })
 }
 
 /** An interpreter's arguments that are no options: each may be the file it runs (`bash -o pipefail x` takes `pipefail` too); `-m pkg.mod` is pkg/mod.py. */

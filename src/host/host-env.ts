@@ -7,6 +7,7 @@
 import path from 'node:path'
 import { isWithin } from '../state/instance.js'
 import { resolveExisting } from './fs.js'
+import { resolveChain } from './link-targets.js'
 
 /**
  * `env` without what names a folder in `writes`: PATH keeps its other absolute entries; any other
@@ -32,8 +33,16 @@ export function safePath(value: string, writes: readonly string[]): string {
     .join(':')
 }
 
-/** Whether `p` (a relative one from the current directory), links followed as far as it exists, lies in one of `writes`. */
+/**
+ * Whether `p` (a relative one from the current directory), links followed as far as it exists, lies
+ * in one of `writes`. Walked as the kernel walks it, a link before a `..` followed first (red team,
+ * round 110: `~/tools/../bin` on PATH, `~/tools` a link into the project, was judged as `~/bin`, and
+ * the apiKeyHelper ran the session's program from the project's `bin`, 3 of 3); a walk that cannot
+ * end (a loop of links) counts as leading there.
+ */
 export function leadsInto(p: string, writes: readonly string[]): boolean {
-  const real = resolveExisting(path.resolve(p))
-  return writes.some(w => isWithin(real, w) || isWithin(path.resolve(p), w))
+  const walked = resolveChain(path.isAbsolute(p) ? p : `${process.cwd()}/${p}`).end?.path
+  if (walked === undefined) return true
+  const real = resolveExisting(walked)
+  return writes.some(w => isWithin(real, w) || isWithin(walked, w) || isWithin(path.resolve(p), w))
 }

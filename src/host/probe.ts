@@ -20,7 +20,7 @@ import type { CgroupFacts, Controller } from '../sandbox/limits.js'
 import { USERNS_SYSCTLS, type UsernsFacts } from '../sandbox/userns.js'
 import type { BindGit, GitFacts, GitLayout, HostFacts, InstanceState, PathKind } from '../types.js'
 import { findClaude, interpreterRoot } from './claude-install.js'
-import { GIT, gitProgram, whichSync } from './system-programs.js'
+import { GIT, gitProgram, systemProgram, whichSync } from './system-programs.js'
 import { launcherFiles, launcherGit, launcherPackage } from './launcher-files.js'
 
 export { homeDir, lstatKind, readConfigText, readNoFollow, safeReaddir, SMALL_FILE_LIMIT }
@@ -89,7 +89,9 @@ export function probe(settings: Settings, env: Readonly<Record<string, string | 
   }
   if ('problem' in claude) facts.claudeProblem = claude.problem
   else facts.claudeFound = claude.found
-  const prlimit = whichSync('prlimit', env['PATH'])
+  // The system's: one found on PATH may be a folder of the project's (red team, round 110: a
+  // planted `prlimit` file there dropped the next session's process limit, silently).
+  const prlimit = systemProgram('prlimit')
   if (prlimit !== undefined) facts.prlimit = prlimit
   const cgroups = probeCgroups()
   if (cgroups !== undefined) facts.cgroups = cgroups

@@ -6,7 +6,7 @@ import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { BIN, claudebox, FIXTURES, HAVE_BWRAP, makeRepo, makeWorld, noticeGiven, type World } from '../helpers/cli.js'
+import { BIN, claudebox, FIXTURES, HAVE_BWRAP, IS_ROOT, makeRepo, makeWorld, noticeGiven, type World } from '../helpers/cli.js'
 
 const sh = { CLAUDEBOX_CLAUDE: '/bin/sh' }
 
@@ -328,6 +328,17 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
     expect(r.exitCode, r.stderr).toBe(125)
     expect(r.stderr).toContain(`${path.join(bin, 'claude')} lies in, or leads through, a folder the sandbox can write, and leads out of it`)
     expect(fs.existsSync(marker)).toBe(false)
+  })
+
+  test.skipIf(IS_ROOT)("round 110: the prlimit that sets the process limit inside is the system's, never one a session left on PATH (the limit was dropped, silently, 3 of 3)", async () => {
+    const world = makeWorld()
+    const project = makeRepo(world.home, 'src/project')
+    noticeGiven(world)
+    const venv = path.join(project, '.venv/bin')
+    fs.mkdirSync(venv, { recursive: true })
+    fs.writeFileSync(path.join(venv, 'prlimit'), '#!/bin/sh\nexit 0\n', { mode: 0o755 })
+    const r = await claudebox(world, ['--', '-c', "grep 'Max processes' /proc/self/limits"], { cwd: project, env: { ...sh, PATH: `${venv}:${process.env['PATH'] ?? ''}` } })
+    expect(r.stdout, r.stderr).toMatch(/Max processes\s+4096\s+4096/)
   })
 
   test("round 105: nor from a folder on PATH that a writable --bind gives the sandbox", async () => {

@@ -809,6 +809,15 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(devNull.stdout.trim(), devNull.stderr).toBe('RAN')
   })
 
+  test("round 110: the files ssh and a credential helper read, named without a slash (core.sshCommand = ssh -F ssh_config: the session's ProxyCommand ran at the user's git fetch), are read-only or moved aside when made", async () => {
+    const s = scene()
+    fs.writeFileSync(path.join(s.project, 'ssh_config'), 'Host *\n  IdentitiesOnly yes\n')
+    git(s.project, 'config', 'core.sshCommand', 'ssh -F ssh_config')
+    git(s.project, 'config', 'credential.helper', 'store --file=creds')
+    const r = await inside(s, `printf 'Host *\\n  ProxyCommand touch ${s.marker}\\n' >> ssh_config 2>/dev/null && echo ESCAPED || echo BLOCKED; ln -s ~/.git-credentials creds 2>/dev/null; sleep 0.6; test -e creds && echo KEPT || echo GONE`)
+    expect(r.out.split('\n'), r.err).toEqual(['BLOCKED', 'GONE'])
+  })
+
   test("round 106: claudebox's own git run in the project writes no trace2 target a config names (a session that wrote one got ~/.bashrc appended at the next launch)", async () => {
     const s = scene()
     const target = path.join(s.world.root, 'TRACE2')

@@ -20,6 +20,17 @@ describe('commandWords', () => {
     expect(words('git-lfs clean -- %f')).toEqual([])
   })
 
+  test("rounds 109 and 110: a path with a space, quoted, escaped or quoted in part, is taken whole; bash's $'...' too; the files ssh and credential helpers read, a slash or not", () => {
+    expect(words("'/home/u/My Proj/tools/difft' --color")).toContain('/home/u/My Proj/tools/difft')
+    expect(words('"$HOME/My Proj/"tools/x')).toContain('/home/u/My Proj/tools/x')
+    expect(words('/home/u/My\\ Proj/x arg')).toContain('/home/u/My Proj/x')
+    expect(words("$'tools/x'")).toEqual(['tools/x'])
+    expect(words('ssh -F ssh_config -i key -o UserKnownHostsFile=known -oIdentityFile=id2 host')).toEqual(['id2', 'key', 'known', 'ssh_config'])
+    expect(words('ssh -Fcfg host')).toEqual(['cfg'])
+    expect(words('store --file=creds')).toEqual(['creds'])
+    expect(words('ssh -o IdentitiesOnly=yes -i ~/.ssh/id_ed25519 host')).toEqual(['/home/u/.ssh/id_ed25519'])
+  })
+
   test('round 34: a cd (or pushd, or -C) before the program: its words are taken from that folder too', () => {
     expect(words('cd tools && ./x')).toEqual(['./x', 'tools/./x'])
     expect(words('!cd tools; cd sub; ./x')).toEqual(['./x', 'tools/./x', 'tools/sub/./x'].concat('sub/./x').sort())

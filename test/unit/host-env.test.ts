@@ -44,7 +44,18 @@ describe('the environment of a program claudebox runs on the host', () => {
     expect(leadsInto(path.join(root, 'toolbin'), [project])).toBe(true)
     expect(leadsInto(path.join(root, 'toolbin2/volta'), [project])).toBe(true)
     expect(safePath(`${root}/toolbin2:/usr/bin`, [project])).toBe('/usr/bin')
-    expect(leadsInto(path.join(root, 'loop-a'), [project])).toBe(false)
+    expect(leadsInto(path.join(root, 'loop-a'), [project])).toBe(true) // a walk that cannot end counts as leading there
+  })
+
+  test("round 110: a link before a `..` is followed first, as the kernel walks it: `~/tools/../bin` with `~/tools` a link into the project is the project's bin", () => {
+    const root = tempDir()
+    const project = path.join(root, 'p')
+    fs.mkdirSync(path.join(project, 'sub'), { recursive: true })
+    fs.mkdirSync(path.join(project, 'bin'))
+    fs.mkdirSync(path.join(root, 'bin'))
+    fs.symlinkSync(path.join(project, 'sub'), path.join(root, 'tools'))
+    expect(leadsInto(`${root}/tools/../bin`, [project])).toBe(true)
+    expect(safePath(`${root}/tools/../bin:${root}/bin`, [project])).toBe(`${root}/bin`)
   })
 })
 
