@@ -7,7 +7,6 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { homeDir } from './fs.js'
 import { hostProgramEnv, leadsInto, safePath } from './host-env.js'
-import { resolveChain } from './link-targets.js'
 import { whichSync } from './system-programs.js'
 import type { ClaudeFacts, HostFacts } from '../types.js'
 
@@ -59,13 +58,11 @@ function claudeAt(found: string, env: Env, writes: readonly string[]): { facts: 
 }
 
 /**
- * Whether the session could change what `p` is: a link on the way to it, or what it ends at, lies
- * where the sandbox writes (a PATH folder that is a link into the project: `~/.local/bin ->
- * dotfiles/.local/bin`, whose `claude` link the session may point anywhere).
+ * Whether the session could change what `p` is (leadsInto walks every step: a PATH folder that is
+ * a link into the project, `~/.local/bin -> dotfiles/.local/bin`, whose `claude` link the session
+ * may point anywhere).
  */
-function sessionsToChange(p: string, writes: readonly string[]): boolean {
-  return leadsInto(p, writes) || resolveChain(p).links.some(link => leadsInto(path.dirname(link.path), writes))
-}
+const sessionsToChange = leadsInto
 
 /**
  * A `claude` in a folder the sandbox writes (an activated virtualenv's bin/, node_modules/.bin on

@@ -44,6 +44,12 @@ export function commandWords(value: string, home: string): string[] {
   // path with one).
   // (Not a command substitution's: the split above reads those, and what follows one is a folder a `cd` takes.)
   for (const whole of shellWords(text).filter(word => /\s/.test(word) && !/\$\(|`/.test(word))) pathWords(whole, reading)
+  // ssh's options with their quotes, as ssh gets them (`-o 'ProxyCommand sh proxy.sh %h %p'`).
+  for (const segment of segments(text)) {
+    const words = shellWords(segment)
+    const ssh = words.findIndex(word => /^(ssh|scp|sftp|autossh)$/.test(baseName(word)))
+    if (ssh >= 0) sshOptions(words.slice(ssh + 1), reading)
+  }
   return [...reading.out]
 }
 
@@ -100,7 +106,7 @@ function commandSegment(words: string[], reading: Reading): void {
   const script = args.findIndex(w => /^-\w*c$/.test(w))
   if (INTERPRETER.test(command) && script >= 0) return commandSegment(args.slice(args[script + 1] === '--' ? script + 2 : script + 1), reading)
   words.forEach((word, i) => folders.has(i) || pathWords(word, reading))
-  optionFiles(command, args, reading)
+  optionFiles(args, reading)
   if (INTERPRETER.test(command)) interpreterFiles(args, reading)
   words.forEach((word, i) => (word === '<' ? fileWord(words[i + 1], reading) : word.startsWith('<') && fileWord(word.slice(1), reading)))
 }
@@ -133,26 +139,49 @@ function pathWords(word: string, reading: Reading): void {
   }
 }
 
-/** ssh's options that name a file it reads (its config runs ProxyCommand), with their value or joined to it. */
-const SSH_FILE_OPTIONS = ['-F', '-i', '-E', '-S']
-/** Options of any program whose value is a file (a credential helper's store, which git writes). */
-const FILE_OPTION = /^--(file|socket|config|config-file)=/
+/** Options of any program whose value is a file (a credential helper's store, which git writes), `--file=x` or `--file x`. */
+const FILE_OPTION = /^--(file|socket|config|config-file)(=|$)/
+/** ssh's options that take a value (its getopt string), and of those, the ones whose value is a file it reads or loads. */
+const SSH_VALUE_OPTIONS = 'bceilmopBDEFIJLOPQRSwW'
+const SSH_FILE_OPTIONS = 'FiESI'
+/** ssh settings (`-o Key=Value`, `-o 'Key Value'`) whose value is a file it reads or loads, or a command it runs on the host. */
+const SSH_FILE_SETTING = /^(\w*file|controlpath|identityagent|pkcs11provider|securitykeyprovider|include|xauthlocation)$/i
+const SSH_COMMAND_SETTING = /^(proxycommand|localcommand|knownhostscommand)$/i
 
 /**
  * The files a program's options name, a slash or not (red team, round 110: `core.sshCommand = ssh
  * -F ssh_config`, whose ProxyCommand the session wrote, ran at the user's git fetch; a credential
- * helper's `--file=creds`).
+ * helper's `--file=creds`); ssh's read as ssh reads them, flags bundled (`-vF cfg`), and the
+ * commands its settings run (round 111: `-o 'ProxyCommand sh proxy.sh %h %p'`, 3 of 3).
  */
-function optionFiles(command: string, args: readonly string[], reading: Reading): void {
-  for (const arg of args) if (FILE_OPTION.test(arg)) fileWord(arg.slice(arg.indexOf('=') + 1), reading)
-  if (!/^(ssh|scp|sftp|autossh)$/.test(command)) return
+function optionFiles(args: readonly string[], reading: Reading): void {
   args.forEach((arg, i) => {
-    const option = SSH_FILE_OPTIONS.find(o => arg === o || (arg.startsWith(o) && arg.length > 2))
-    if (option !== undefined) fileWord(arg === option ? args[i + 1] : arg.slice(2), reading)
-    const setting = arg === '-o' ? args[i + 1] : arg.startsWith('-o') ? arg.slice(2) : undefined
-    const match = setting === undefined ? null : /^(\w*(file|path|agent))[= ](.*)$/i.exec(setting)
-    if (match !== null) fileWord(match[3], reading)
+    const option = FILE_OPTION.exec(arg)
+    if (option !== null) fileWord(option[2] === '=' ? arg.slice(arg.indexOf('=') + 1) : args[i + 1], reading)
   })
+}
+
+function sshOptions(args: readonly string[], reading: Reading): void {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string
+    if (!arg.startsWith('-') || arg === '-' || arg.startsWith('--')) continue
+    for (let at = 1; at < arg.length; at++) {
+      const flag = arg[at] as string
+      if (!SSH_VALUE_OPTIONS.includes(flag)) continue
+      const value = at + 1 < arg.length ? arg.slice(at + 1) : args[++i]
+      if (value !== undefined && SSH_FILE_OPTIONS.includes(flag) && value !== 'none') fileWord(value, reading)
+      if (value !== undefined && flag === 'o') sshSetting(value, reading)
+      break
+    }
+  }
+}
+
+function sshSetting(setting: string, reading: Reading): void {
+  const match = /^\s*(\w+)\s*(?:=|\s)\s*(.*)$/.exec(setting)
+  if (match === null) return
+  const [, key, value] = match as unknown as [string, string, string]
+  if (SSH_FILE_SETTING.test(key) && value !== 'none') fileWord(value, reading)
+  if (SSH_COMMAND_SETTING.test(key)) for (const word of commandWords(value, reading.home)) fromEachFolder(word, reading)
 }
 
 /** An interpreter's arguments that are no options: each may be the file it runs (`bash -o pipefail x` takes `pipefail` too); `-m pkg.mod` is pkg/mod.py. */

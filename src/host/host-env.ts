@@ -34,15 +34,18 @@ export function safePath(value: string, writes: readonly string[]): string {
 }
 
 /**
- * Whether `p` (a relative one from the current directory), links followed as far as it exists, lies
- * in one of `writes`. Walked as the kernel walks it, a link before a `..` followed first (red team,
- * round 110: `~/tools/../bin` on PATH, `~/tools` a link into the project, was judged as `~/bin`, and
- * the apiKeyHelper ran the session's program from the project's `bin`, 3 of 3); a walk that cannot
- * end (a loop of links) counts as leading there.
+ * Whether `p` (a relative one from the current directory) lies in one of `writes`, now or once a
+ * session changes what it can: walked as the kernel walks it (a link before a `..` followed first:
+ * red team, round 110), any step of the walk in those places counts, a link there (which the
+ * session may re-point), a folder there (which it may replace by a link, or leave by `..`), a name
+ * missing there (round 111: a PATH entry through a link in the project was judged at the launch,
+ * the link re-pointed, and the apiKeyHelper run later took the session's program, 3 of 3). A walk
+ * that cannot end (a loop of links) counts too.
  */
 export function leadsInto(p: string, writes: readonly string[]): boolean {
-  const walked = resolveChain(path.isAbsolute(p) ? p : `${process.cwd()}/${p}`).end?.path
-  if (walked === undefined) return true
-  const real = resolveExisting(walked)
-  return writes.some(w => isWithin(real, w) || isWithin(walked, w) || isWithin(path.resolve(p), w))
+  const chain = resolveChain(path.isAbsolute(p) ? p : `${process.cwd()}/${p}`)
+  if (chain.end === undefined) return true
+  const steps = [...chain.links.map(link => link.path), ...chain.folders, chain.end.path, ...(chain.firstMissing === undefined ? [] : [chain.firstMissing])]
+  const real = resolveExisting(chain.end.path)
+  return [...steps, real, path.resolve(p)].some(step => writes.some(w => isWithin(step, w)))
 }

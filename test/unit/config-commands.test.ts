@@ -29,6 +29,11 @@ describe('commandWords', () => {
     expect(words('ssh -Fcfg host')).toEqual(['cfg'])
     expect(words('store --file=creds')).toEqual(['creds'])
     expect(words('ssh -o IdentitiesOnly=yes -i ~/.ssh/id_ed25519 host')).toEqual(['/home/u/.ssh/id_ed25519'])
+    // Round 111: bundled flags, settings whose value is a command or a file, --file given apart, none.
+    expect(words('ssh -vF ssh_config -qi key host')).toEqual(['key', 'ssh_config'])
+    expect(words("ssh -o 'ProxyCommand sh proxy.sh %h %p' host")).toContain('proxy.sh')
+    expect(words('ssh -o "IdentityFile key2" -o LocalCommand=tools/x -S none host')).toEqual(['key2', 'tools/x'])
+    expect(words('cache --socket sock')).toEqual(['sock'])
   })
 
   test('round 34: a cd (or pushd, or -C) before the program: its words are taken from that folder too', () => {

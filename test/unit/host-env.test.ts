@@ -57,6 +57,21 @@ describe('the environment of a program claudebox runs on the host', () => {
     expect(leadsInto(`${root}/tools/../bin`, [project])).toBe(true)
     expect(safePath(`${root}/tools/../bin:${root}/bin`, [project])).toBe(`${root}/bin`)
   })
+
+  test('round 111: a path the session could change later counts: through a link in the project that leads out (it may re-point it), out of a folder of the project by `..`', () => {
+    const root = tempDir()
+    const project = path.join(root, 'p')
+    fs.mkdirSync(path.join(project, 'a/b'), { recursive: true })
+    fs.mkdirSync(path.join(root, 'opt/tools-1.2/bin'), { recursive: true })
+    fs.symlinkSync(path.join(root, 'opt/tools-1.2'), path.join(project, 'tools'))
+    fs.symlinkSync(path.join(project, 'tools'), path.join(root, 'tools'))
+    fs.symlinkSync(path.join(project, 'a/b'), path.join(root, 'lib'))
+    fs.mkdirSync(path.join(root, 'bin'))
+    expect(leadsInto(`${root}/tools/bin`, [project])).toBe(true)
+    expect(leadsInto(`${root}/lib/../../../bin`, [project])).toBe(true)
+    expect(leadsInto(`${root}/opt/tools-1.2/bin`, [project])).toBe(false)
+    expect(leadsInto(`${root}/bin`, [project])).toBe(false)
+  })
 })
 
 describe("claudebox's own programs on the host", () => {
