@@ -243,6 +243,14 @@ const REMOTE_DATA = new Set(['url', 'pushurl', 'fetch', 'push', 'mirror', 'tagop
 const SUBMODULE_DATA = new Set(['url', 'path', 'branch', 'active', 'ignore'])
 
 /**
+ * Keys whose value is a file git trusts or writes, named with or without a slash (red team, round
+ * 112: `gpg.ssh.allowedSignersFile = allowed_signers`, writable inside, let a session's key verify
+ * as the maintainer's, 3 of 3): protected as a program's file is. A literal key (`key::...`, a key
+ * with its type) names none.
+ */
+const FILE_KEYS = /^(gpg\.ssh\.(allowedsignersfile|revocationfile)|user\.signingkey|http\.(.+\.)?(cookiefile|sslcert|sslkey|sslcainfo|sslcapath|proxysslcert|proxysslkey|proxysslcainfo)|core\.(excludesfile|attributesfile)|commit\.template|blame\.ignorerevsfile|mailmap\.file)$/
+
+/**
  * A config's core.hooksPath, its include files (include.path, includeIf.*.path) and the files its
  * other values may run, from git's own reading of it (`git config --list`: quotes, escapes,
  * continuation lines and keys on a section's line as git reads them; red team, round 33, found a
@@ -261,6 +269,7 @@ function configValues(config: string, home: string): ConfigValues | 'unreadable'
     if (/^remote\..+\.vcs$/.test(key) && value === 'ext') values.extVcs = true
     if (key === 'core.worktree' && value !== '') values.worktree = value.startsWith('/') ? value : `${path.dirname(config)}/${value}`
     if (key === 'core.hookspath') values.hooks = expandHome(value, home)
+    else if (FILE_KEYS.test(key) && !/^key::|\s/.test(value)) values.programs.push(expandHome(value, home))
     else if (key === 'include.path' || /^includeif\..*\.path$/.test(key)) {
       const include = expandHome(value, home)
       values.includes.push(include.startsWith('/') ? include : `${realFolderOf(config)}/${include}`)

@@ -818,6 +818,15 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(r.out.split('\n'), r.err).toEqual(['BLOCKED', 'GONE'])
   })
 
+  test("round 112: files git trusts or writes, named without a slash (gpg.ssh.allowedSignersFile: a session's key verified as the maintainer's, 3 of 3), are read-only, or moved aside when made", async () => {
+    const s = scene()
+    fs.writeFileSync(path.join(s.project, 'allowed_signers'), 'maintainer@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA\n')
+    git(s.project, 'config', 'gpg.ssh.allowedSignersFile', 'allowed_signers')
+    git(s.project, 'config', 'http.cookieFile', 'cookies.txt')
+    const r = await inside(s, "echo 'maintainer@example.com ssh-ed25519 AAAAforged' >> allowed_signers 2>/dev/null && echo ESCAPED || echo BLOCKED; ln -s ~/.bashrc cookies.txt 2>/dev/null; sleep 0.6; test -e cookies.txt -o -L cookies.txt && echo KEPT || echo GONE")
+    expect(r.out.split('\n'), r.err).toEqual(['BLOCKED', 'GONE'])
+  })
+
   test("round 106: claudebox's own git run in the project writes no trace2 target a config names (a session that wrote one got ~/.bashrc appended at the next launch)", async () => {
     const s = scene()
     const target = path.join(s.world.root, 'TRACE2')
