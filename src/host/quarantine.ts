@@ -16,11 +16,12 @@ export function quarantineIn(spec: GitWatchSpec, away: Away, log: { moved: strin
   const { moved, reported } = log
   const placeholders = new Set(spec.placeholders)
   const headPlaceholders = new Set(spec.headPlaceholders)
+  const roots = rootIdentities(spec)
   return (planned: string): void => {
     // The agent may replace a parent by a symlink, even while this runs: the parent is reached
     // through directory fds opened one component at a time without following a symlink, and the
     // rename names the file through that fd, so nothing outside the project can be moved.
-    const parent = openParentNoFollow(planned, spec)
+    const parent = openParentNoFollow(planned, spec, roots)
     if (parent === undefined) {
       if (!reported.has(planned) && existsThroughLinks(planned)) {
         moved.push(`${inlineSafe(planned)} (not moved: a folder on its way is now a symlink that leads out of the project, or cannot be opened; fix that before running git here)`)
@@ -189,7 +190,7 @@ function emptyFolderThere(parent: number, dir: string): boolean {
  * A directory fd of `p`'s parent, reached from the working tree or the git dir that holds it, one
  * component at a time, never through a symlink (a component that is one ends the walk: undefined).
  */
-function openParentNoFollow(p: string, spec: GitWatchSpec): number | undefined {
+function openParentNoFollow(p: string, spec: GitWatchSpec, roots: ReadonlyMap<string, string>): number | undefined {
   const root = [...spec.workTrees, ...spec.gitDirs].filter(r => path.dirname(p) === r || p.startsWith(`${r}/`)).sort((a, b) => b.length - a.length)[0]
   if (root === undefined) return undefined
   const { O_DIRECTORY, O_NOFOLLOW } = fs.constants
@@ -198,6 +199,14 @@ function openParentNoFollow(p: string, spec: GitWatchSpec): number | undefined {
     // O_PATH: a folder the session made unreadable (chmod 300) is still opened.
     fd = fs.openSync(root, O_PATH | O_DIRECTORY)
   } catch {
+    return undefined
+  }
+  // The folder it was when the watch began, not whatever its path leads to now: a session of a
+  // project that holds this one can swap the path for a link to another repository of the user's
+  // (red team, round 113: its .git was moved into this project's quarantine, 1 to 3 of 14).
+  const known = roots.get(root)
+  if (known !== undefined && known !== identity(fs.fstatSync(fd))) {
+    fs.closeSync(fd)
     return undefined
   }
   for (const part of path.relative(root, path.dirname(p)).split(path.sep).filter(Boolean)) {
@@ -214,6 +223,21 @@ function openParentNoFollow(p: string, spec: GitWatchSpec): number | undefined {
   }
   return fd
 }
+
+/** Each work tree's and git dir's device and inode as the watch begins (none for one missing then). */
+function rootIdentities(spec: GitWatchSpec): Map<string, string> {
+  const roots = new Map<string, string>()
+  for (const root of [...spec.workTrees, ...spec.gitDirs]) {
+    try {
+      roots.set(root, identity(fs.statSync(root)))
+    } catch {
+      // not there yet: judged by its path alone, as before
+    }
+  }
+  return roots
+}
+
+const identity = (st: fs.Stats): string => `${st.dev}:${st.ino}`
 
 /** Whether `p` exists when its parents are followed (a symlinked parent leading elsewhere). */
 function existsThroughLinks(p: string): boolean {
