@@ -604,3 +604,35 @@ export function homeDir(env: Readonly<Record<string, string | undefined>>): stri
   const fromEnv = env['HOME']
   return path.resolve(fromEnv !== undefined && fromEnv !== '' ? fromEnv : os.userInfo().homedir)
 }
+
+export const identityOf = (st: fs.Stats): string => `${st.dev}:${st.ino}`
+
+/** A folder's device and inode, to tell it from whatever its path leads to later; undefined when it is not there. */
+export function folderIdentity(p: string): string | undefined {
+  try {
+    const st = fs.statSync(p)
+    return st.isDirectory() ? identityOf(st) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Runs `act` on the folder `p` through a descriptor (`/proc/self/fd/N`) when `p` still leads to
+ * the folder `identity` names (one with none is taken as its path leads): a session of a project
+ * holding this one can swap the path for a link to another repository of the user's (red team,
+ * round 113). Undefined when it does not, or cannot be opened.
+ */
+export function inSameFolder<T>(p: string, identity: string | undefined, act: (at: string) => T): T | undefined {
+  let fd: number
+  try {
+    fd = fs.openSync(p, O_PATH | fs.constants.O_DIRECTORY)
+  } catch {
+    return undefined
+  }
+  try {
+    return identity === undefined || identity === identityOf(fs.fstatSync(fd)) ? act(`/proc/self/fd/${fd}`) : undefined
+  } finally {
+    fs.closeSync(fd)
+  }
+}

@@ -5,7 +5,7 @@
 // so a rejected one is put back as it was at the start, and that is reported.
 import fs from 'node:fs'
 import path from 'node:path'
-import { lstatKind, randomHex, readNoFollow } from './fs.js'
+import { folderIdentity, inSameFolder, lstatKind, randomHex, readNoFollow } from './fs.js'
 import { guardModes, type ModeGuard } from './mode-guard.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 
@@ -66,11 +66,13 @@ export function guardHeads(gitDirs: readonly string[], workTrees: readonly strin
     if (head !== undefined && headIsValid(dir)) recorded.set(dir, head)
   }
   const modes = recordModes(gitDirs)
+  // What each folder is now: HEADs and modes are put back only in these (round 113).
+  const identities = new Map([...gitDirs, ...modes.keys()].map(p => [p, folderIdentity(p)]))
   const restored = new Set<string>()
   const guard = guardModes(gitDirs, workTrees, ways)
   const headsNow = (presentOnly = false): void => {
     for (const [dir, head] of recorded) {
-      if (headIsValid(dir) || (presentOnly && lstatKind(path.join(dir, 'HEAD')) === 'missing') || !putBack(dir, head)) continue
+      if (headIsValid(dir) || (presentOnly && lstatKind(path.join(dir, 'HEAD')) === 'missing') || inSameFolder(dir, identities.get(dir), at => putBack(at, head)) !== true) continue
       restored.add(`${inlineSafe(dir)}/HEAD (put back: ${inlineSafe(head.text.trim())})`)
       putBackOne(dir)
     }
@@ -83,7 +85,7 @@ export function guardHeads(gitDirs: readonly string[], workTrees: readonly strin
       for (const [dir, mode] of modes) {
         if (canEnter(dir)) continue
         try {
-          fs.chmodSync(dir, mode)
+          if (inSameFolder(dir, identities.get(dir), at => (fs.chmodSync(at, mode), true)) === undefined) continue
           restored.add(`${inlineSafe(dir)} (mode put back: ${mode.toString(8)})`)
         } catch {
           // gone or not ours: the launch after refuses a git dir git rejects

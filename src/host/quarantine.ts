@@ -3,7 +3,7 @@
 // descriptors that never follow a symlink, so nothing outside the project can be moved.
 import fs from 'node:fs'
 import path from 'node:path'
-import { O_PATH, randomHex } from './fs.js'
+import { folderIdentity, identityOf, O_PATH, randomHex } from './fs.js'
 import { isCommondirPlaceholder } from './git-dirs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
@@ -190,7 +190,7 @@ function emptyFolderThere(parent: number, dir: string): boolean {
  * A directory fd of `p`'s parent, reached from the working tree or the git dir that holds it, one
  * component at a time, never through a symlink (a component that is one ends the walk: undefined).
  */
-function openParentNoFollow(p: string, spec: GitWatchSpec, roots: ReadonlyMap<string, string>): number | undefined {
+function openParentNoFollow(p: string, spec: GitWatchSpec, roots: ReadonlyMap<string, string | undefined>): number | undefined {
   const root = [...spec.workTrees, ...spec.gitDirs].filter(r => path.dirname(p) === r || p.startsWith(`${r}/`)).sort((a, b) => b.length - a.length)[0]
   if (root === undefined) return undefined
   const { O_DIRECTORY, O_NOFOLLOW } = fs.constants
@@ -205,7 +205,7 @@ function openParentNoFollow(p: string, spec: GitWatchSpec, roots: ReadonlyMap<st
   // project that holds this one can swap the path for a link to another repository of the user's
   // (red team, round 113: its .git was moved into this project's quarantine, 1 to 3 of 14).
   const known = roots.get(root)
-  if (known !== undefined && known !== identity(fs.fstatSync(fd))) {
+  if (known !== undefined && known !== identityOf(fs.fstatSync(fd))) {
     fs.closeSync(fd)
     return undefined
   }
@@ -224,20 +224,10 @@ function openParentNoFollow(p: string, spec: GitWatchSpec, roots: ReadonlyMap<st
   return fd
 }
 
-/** Each work tree's and git dir's device and inode as the watch begins (none for one missing then). */
-function rootIdentities(spec: GitWatchSpec): Map<string, string> {
-  const roots = new Map<string, string>()
-  for (const root of [...spec.workTrees, ...spec.gitDirs]) {
-    try {
-      roots.set(root, identity(fs.statSync(root)))
-    } catch {
-      // not there yet: judged by its path alone, as before
-    }
-  }
-  return roots
+/** Each work tree's and git dir's device and inode as the watch begins (none for one missing then: judged by its path, as before). */
+function rootIdentities(spec: GitWatchSpec): Map<string, string | undefined> {
+  return new Map([...spec.workTrees, ...spec.gitDirs].map(root => [root, folderIdentity(root)]))
 }
-
-const identity = (st: fs.Stats): string => `${st.dev}:${st.ino}`
 
 /** Whether `p` exists when its parents are followed (a symlinked parent leading elsewhere). */
 function existsThroughLinks(p: string): boolean {
