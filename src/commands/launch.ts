@@ -254,10 +254,10 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
     afterSession('checking git', () => {
       for (const warning of gitWatch?.finish() ?? []) warn(warning)
     })
-    const to = gitWatch?.moved()?.to
-    move = to === undefined ? undefined : relocator(plan.gitWatch.workTrees[0] ?? '/', to)
+    const moved = gitWatch?.moved()
+    move = moved?.to === undefined ? undefined : relocator(plan.gitWatch.workTrees[0] ?? '/', moved.to)
     // Moved during the session: the same checks, where the project is now, counting what changed since the start.
-    if (move !== undefined) afterSession('checking git where the project was moved', () => startGitWatch(relocateGitWatch(plan.gitWatch, move as Relocate), () => {}, startedAt).finish().forEach(warn))
+    if (move !== undefined) afterSession('checking git where the project was moved', () => startGitWatch(relocateGitWatch(plan.gitWatch, move as Relocate), () => {}, startedAt, moved?.identity).finish().forEach(warn))
     afterSession('removing the placeholders', () => releasePlaceholders(facts.claudeboxHome, placeholdersOf(plan), move))
     if (!returned) await hold.release()
   }

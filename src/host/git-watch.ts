@@ -34,22 +34,25 @@ export interface GitWatch {
   sweep(): void
   /** Stops watching and returns the warnings for the user (empty when nothing happened). */
   finish(): string[]
-  /** Whether the project's top folder was moved or removed during the session, and where it is now (held-folder.ts); asked after finish. */
-  moved(): { to?: string } | undefined
+  /** Whether the project's top folder was moved or removed during the session, where it is now, and what it is (held-folder.ts); asked after finish. */
+  moved(): Whereabouts | undefined
 }
 
 /**
  * `startedMs`: when the session began; what changed since counts as its doing. Earlier than now
- * only for a session whose launcher was killed before its end (commands/unfinished.ts).
+ * only for a session whose launcher was killed before its end (commands/unfinished.ts), or for the
+ * checks where a moved project went (launch.ts), which give `topIdentity`: the folder the project
+ * was, by which alone anything is moved aside (a session of a project holding it can swap a folder
+ * above the new path for a link: red team, round 114).
  */
-export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, startedMs = Date.now()): GitWatch {
+export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, startedMs = Date.now(), topIdentity?: string): GitWatch {
   const moved: string[] = []
   const reported = new Set<string>()
   const [movedPaths, glimpsed] = [new Set<string>(), new Set<string>()]
   const project = whereabouts(spec.workTrees[0] ?? '/')
   const replants = endings(end, project.reword)
   const away = awayFromTheSession(spec.quarantineDir)
-  const quarantine = quarantineIn(spec, away, { moved, reported, movedPaths }, replants.again)
+  const quarantine = quarantineIn(spec, away, { moved, reported, movedPaths }, replants.again, topIdentity)
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
   const heads = guardHeads(spec.gitDirs, spec.workTrees, spec.ways, dir => replants.again(path.join(dir, 'HEAD')))
   const watch = watchDuringSession(spec, { quarantine, heads, glimpse: p => glimpsed.add(p), endFor: replants.endFor, here: () => project.moved() === undefined }, startedMs)
@@ -156,10 +159,11 @@ function endings(end: () => void, reword: (why: string) => string): { again: (p:
  * The project's top folder, held while the session runs (held-folder.ts): whether it went, and
  * where, decided at the first ask once it has; the reason given for ending the session then says so.
  */
-function whereabouts(top: string): { moved: () => { to?: string } | undefined; reword: (why: string) => string; close: () => void } {
+function whereabouts(top: string): { moved: () => Whereabouts | undefined; reword: (why: string) => string; close: () => void } {
   const held = holdFolder(top)
-  let found: { to?: string } | undefined
-  const moved = (): { to?: string } | undefined => (found ??= held.moved())
+  let found: Whereabouts | undefined
+  const withIdentity = (now: { to?: string } | undefined): Whereabouts | undefined => (now === undefined || held.identity === undefined ? now : { ...now, identity: held.identity })
+  const moved = (): Whereabouts | undefined => (found ??= withIdentity(held.moved()))
   return {
     moved,
     reword: why => {
@@ -168,11 +172,14 @@ function whereabouts(top: string): { moved: () => { to?: string } | undefined; r
     },
     // Where it is at the end, not where it first went: moved again, or back (round 108).
     close: () => {
-      found = held.moved()
+      found = withIdentity(held.moved())
       held.close()
     },
   }
 }
+
+/** Where a moved project is now (`to`, none when removed), and the folder it is (its device and inode). */
+type Whereabouts = { to?: string; identity?: string }
 
 /** Why a session whose project was moved or removed under it was ended: the watch guards paths that name nothing now. */
 function movedWords(top: string, to: string | undefined): string {

@@ -4,10 +4,13 @@
 // held descriptor says where the folder went: the kernel keeps the path of an open directory.
 import fs from 'node:fs'
 import path from 'node:path'
+import { identityOf } from './fs.js'
 
 export interface HeldFolder {
   /** Undefined while the folder is where it was; else where it is now (`to`), when it still is somewhere. */
   moved(): { to?: string } | undefined
+  /** Its device and inode (fs.ts identityOf), undefined when it could not be held. */
+  readonly identity: string | undefined
   close(): void
 }
 
@@ -19,6 +22,7 @@ export function holdFolder(dir: string): HeldFolder {
     // Gone already: the launch itself says so (launch.ts failedStart).
   }
   return {
+    identity: fd === undefined ? undefined : identityOf(fs.fstatSync(fd)),
     moved: () => (fd === undefined ? undefined : whereNow(dir, fd)),
     close(): void {
       if (fd !== undefined) fs.closeSync(fd)

@@ -12,11 +12,12 @@ import type { GitWatchSpec } from '../types.js'
  * Moves what was planted at `planned` out of the session's reach (moveAside), noting it in `log`;
  * `again` counts the plants of each name.
  */
-export function quarantineIn(spec: GitWatchSpec, away: Away, log: { moved: string[]; reported: Set<string>; movedPaths: Set<string> }, again: (p: string) => void): (planned: string) => void {
+export function quarantineIn(spec: GitWatchSpec, away: Away, log: { moved: string[]; reported: Set<string>; movedPaths: Set<string> }, again: (p: string) => void, topIdentity?: string): (planned: string) => void {
   const { moved, reported } = log
   const placeholders = new Set(spec.placeholders)
   const headPlaceholders = new Set(spec.headPlaceholders)
   const roots = rootIdentities(spec)
+  if (topIdentity !== undefined && spec.workTrees[0] !== undefined) roots.set(spec.workTrees[0], topIdentity)
   return (planned: string): void => {
     // The agent may replace a parent by a symlink, even while this runs: the parent is reached
     // through directory fds opened one component at a time without following a symlink, and the

@@ -38,4 +38,20 @@ describe('quarantine', () => {
     expect(fs.statSync(path.join(other, '.git')).isDirectory()).toBe(true)
     expect(log.moved.join('\n')).toContain('not moved: a folder on its way is now a symlink that leads out of the project')
   })
+
+  test("round 114: the checks where a moved project went act only in the folder the project was, whatever the new path leads to when they begin (a folder above it swapped for a link)", () => {
+    const root = tempDir()
+    const project = path.join(root, 'p')
+    const other = path.join(root, 'v')
+    fs.mkdirSync(project)
+    fs.mkdirSync(path.join(other, 'sub/.git'), { recursive: true })
+    const heldIdentity = `${fs.statSync(project).dev}:${fs.statSync(project).ino}`
+    fs.symlinkSync(root, path.join(root, 'above'))
+    const newPath = path.join(root, 'above/v')
+    const log = { moved: [] as string[], reported: new Set<string>(), movedPaths: new Set<string>() }
+    const away = awayFromTheSession(path.join(root, 'quarantine'))
+    quarantineIn(specFor(newPath, path.join(root, 'quarantine')), away, log, () => {}, heldIdentity)(path.join(newPath, 'sub/.git'))
+    away.close()
+    expect(fs.statSync(path.join(other, 'sub/.git')).isDirectory()).toBe(true)
+  })
 })
