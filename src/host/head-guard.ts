@@ -135,7 +135,11 @@ function putBack(dir: string, head: Head): boolean {
     fs.renameSync(temp, path.join(dir, 'HEAD'))
     return true
   } catch {
-    fs.rmSync(temp, { force: true })
+    try {
+      fs.rmSync(temp, { force: true })
+    } catch {
+      // the folder cannot be reached (a session took its access away): there is no temp file in it
+    }
     return false
   }
 }

@@ -81,17 +81,15 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
-  test('.git/modules made unreadable by a session: the next launch refuses (as root, it is read anyway and protected)', async () => {
+  test('.git/modules made unreadable by a session: reading is given back at its end, and the next launch reads it and protects it (as root, it is read anyway)', async () => {
     const s = scene()
     submodule(s, 'lib')
-    await inside(s, 'chmod 000 .git/modules')
+    const first = await inside(s, 'chmod 000 .git/modules')
+    // The put-back of the submodule's HEAD, unreachable meanwhile, once threw and ended every check after it (EACCES).
+    expect(first.err).not.toMatch(/checking git failed/)
+    if (!IS_ROOT) expect(first.err).toMatch(/\.git\/modules \(made readable to you again: 0 made 500\)/)
     const r = await inside(s, tryConfig(s, '.git/modules/lib/config'))
-    if (IS_ROOT) expect(r.out).toBe('BLOCKED')
-    else {
-      expect(r.code).toBe(125)
-      expect(r.out).toBe('')
-      expect(r.err).toMatch(/cannot list .*\.git\/modules \(EACCES\).*chmod u\+rwx it/)
-    }
+    expect(r.out).toBe('BLOCKED')
     fs.chmodSync(path.join(s.project, '.git/modules'), 0o755)
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
