@@ -120,8 +120,8 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   let held: NodeJS.Signals | undefined
   try {
     failed = failedStart(result, plan, facts)
-    const move = ran.moved()
-    if (failed === undefined) afterTheSession(plan, setup, options, move === undefined ? { before: ran.before, watch: plan.watch, top: facts.git?.topLevel ?? facts.cwd ?? '/' } : { before: relocateSnapshot(ran.before, move), watch: plan.watch.map(move), top: move(facts.git?.topLevel ?? facts.cwd ?? '/') })
+    const move = ran.moved() ?? ((p: string): string => p)
+    if (failed === undefined) afterTheSession(plan, setup, options, { before: relocateSnapshot(ran.before, move), watch: plan.watch.map(move), top: move(facts.git?.topLevel ?? facts.cwd ?? '/') })
   } finally {
     // Only now: a launch of this project that starts meanwhile sees this session live, and leaves
     // the files it is still carrying back alone (its carryAccountIn would undo a theme chosen here).

@@ -38,8 +38,10 @@ function claudeAt(found: string, env: Env, writes: readonly string[]): { facts: 
     return { problem: 'not-found' }
   }
   if (!isExecutableFile(resolved)) return { problem: 'not-executable' }
-  // A project of `/` (refused by the plan, saying why) would make every program the session's.
-  if (!writes.includes('/') && [found, resolved].some(p => sessionsToChange(p, writes))) {
+  // Whether the session could change what it is: leadsInto walks every step (a PATH folder that is a
+  // link into the project, `~/.local/bin -> dotfiles/.local/bin`, whose `claude` link the session
+  // may point anywhere). A project of `/` (refused by the plan, saying why) would make every program the session's.
+  if (!writes.includes('/') && [found, resolved].some(p => leadsInto(p, writes))) {
     // Reached through what the session writes, it may lead anywhere the session chose: what lies
     // outside is never shown for it (red team, round 108: `.venv/bin/claude -> ~/bin/deploy.sh` had
     // that script bound and run, its token read, 3 of 3).
@@ -53,16 +55,9 @@ function claudeAt(found: string, env: Env, writes: readonly string[]): { facts: 
   // (red team, round 107: a `node` put in a PATH folder linked into the project, leading to
   // ~/.cargo/bin/cargo, had ~/.cargo bound for the user's own npm claude, 3 of 3).
   const interpreter = scriptInterpreter(resolved, safePath(env['PATH'] ?? '', writes))
-  if (interpreter !== undefined && (writes.includes('/') || !sessionsToChange(interpreter.named, writes))) facts.interpreter = { resolved: interpreter.real, installRoot: interpreterRoot(interpreter.real) }
+  if (interpreter !== undefined && (writes.includes('/') || !leadsInto(interpreter.named, writes))) facts.interpreter = { resolved: interpreter.real, installRoot: interpreterRoot(interpreter.real) }
   return { facts }
 }
-
-/**
- * Whether the session could change what `p` is (leadsInto walks every step: a PATH folder that is
- * a link into the project, `~/.local/bin -> dotfiles/.local/bin`, whose `claude` link the session
- * may point anywhere).
- */
-const sessionsToChange = leadsInto
 
 /**
  * A `claude` in a folder the sandbox writes (an activated virtualenv's bin/, node_modules/.bin on
@@ -76,7 +71,7 @@ function sessionsClaude(found: string, resolved: string, env: Env, writes: reado
   const named = shebang(resolved)
   if (named === undefined || path.basename(named.program === 'env' ? (named.arg ?? '') : named.program) !== 'node') return facts
   const node = whichSync('node', safePath(env['PATH'] ?? '', writes))
-  const real = node === undefined || sessionsToChange(node, writes) ? undefined : realExecutable(node)
+  const real = node === undefined || leadsInto(node, writes) ? undefined : realExecutable(node)
   if (real !== undefined) facts.interpreter = { resolved: real, installRoot: interpreterRoot(real) }
   return facts
 }
@@ -155,7 +150,7 @@ function askShimManager(found: string, manager: ShimManager, env: Env, writes: r
   const program = whichSync(command, outside['PATH'])
   if (program === undefined) return found
   const home = homeDir(env)
-  if ([program, ...manager.data(home, env)].some(p => p !== undefined && path.isAbsolute(p) && sessionsToChange(p, writes))) return undefined
+  if ([program, ...manager.data(home, env)].some(p => p !== undefined && path.isAbsolute(p) && leadsInto(p, writes))) return undefined
   try {
     const real = execFileSync(program, args, { cwd: '/', encoding: 'utf8', env: outside, stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 }).trim()
     return real !== '' && path.isAbsolute(real) ? real : found

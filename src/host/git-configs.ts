@@ -51,10 +51,10 @@ function programVariables(env: Readonly<Record<string, string | undefined>>): [s
   const set = Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '')
   const commands = set.filter(([name]) => GIT_PROGRAM_VARIABLES.includes(name))
   // A trace target is a file, or a unix socket (`af_unix:[stream:|dgram:]<path>`; round 110).
-  const traces = set.filter(([name]) => name.startsWith('GIT_TRACE')).map(([name, value]) => [name, value.replace(/^af_unix:((stream|dgram):)?/, '')] as const)
-  const whole = [...commands.map(([name, value]) => [name, value] as const), ...traces.filter(([, value]) => value.startsWith('/'))].flatMap(([name, value]) => (name === 'GIT_EXEC_PATH' ? value.split(':').map(part => [name, part] as const) : [[name, value] as const]))
+  const traces = set.filter(([name]) => name.startsWith('GIT_TRACE')).map(([name, value]) => [name, value.replace(/^af_unix:((stream|dgram):)?/, '')] as [string, string]).filter(([, value]) => value.startsWith('/'))
   const entry = (name: string, value: string): [string, string] => [`environment.${name.toLowerCase()}`, value]
-  return [...commands.map(([name, value]) => entry(name, value)), ...whole.filter(([, part]) => part !== '').map(([name, part]) => entry(name, quotedWhole(part)))]
+  const paths = [...commands, ...traces].flatMap(([name, value]) => (name === 'GIT_EXEC_PATH' ? value.split(':') : [value]).filter(part => part !== '').map(part => entry(name, quotedWhole(part))))
+  return [...commands.map(([name, value]) => entry(name, value)), ...paths]
 }
 
 /** `path` as one quoted word for commandWords, which takes a quoted string with a space whole. */

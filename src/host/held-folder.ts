@@ -47,7 +47,7 @@ function whereNow(dir: string, fd: number): { to?: string } | undefined {
 function sameFolder(p: string, held: fs.Stats): boolean {
   try {
     const st = fs.lstatSync(p)
-    return st.isDirectory() && st.dev === held.dev && st.ino === held.ino
+    return st.isDirectory() && identityOf(st) === identityOf(held)
   } catch {
     return false
   }

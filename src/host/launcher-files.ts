@@ -69,10 +69,12 @@ export function launcherFiles(pathVar: string | undefined, pkg = launcherPackage
   // from it (red team, round 100: a `::` in PATH ran the project's ./node unnoticed).
   const envPath = pathVar?.split(':').map(dir => (dir === '' ? '.' : dir)).join(':')
   const named = [script, whichSync('node', envPath), process.execPath].filter((p): p is string => p !== undefined).map(p => path.resolve(p))
-  const real = named.map(p => realPathOrUndefined('/', p) ?? p)
-  // Each link on the way too: one in a folder the sandbox writes may be pointed elsewhere (red team,
-  // round 107: PATH's ~/.local/bin linked into a dotfiles project, where the session put `node`).
-  const links = named.flatMap(p => resolveChain(p).links.map(link => link.path))
+  // Walked as the kernel walks them: where each ends, and each link on the way, since one in a folder
+  // the sandbox writes may be pointed elsewhere (red team, round 107: PATH's ~/.local/bin linked
+  // into a dotfiles project, where the session put `node`).
+  const walks = named.map(p => resolveChain(p))
+  const real = walks.map((walk, i) => walk.end?.path ?? (named[i] as string))
+  const links = walks.flatMap(walk => walk.links.map(link => link.path))
   // The bundles bin/claudebox.js loads, wherever dist/ leads (round 100: a dist/ linked into the project).
   const bundles = pkg === undefined ? [] : [pkg, realPathOrUndefined('/', path.join(pkg, 'dist')) ?? path.join(pkg, 'dist')]
   return [...new Set([...named, ...real, ...links, ...bundles])]
