@@ -616,23 +616,3 @@ export function folderIdentity(p: string): string | undefined {
     return undefined
   }
 }
-
-/**
- * Runs `act` on the folder `p` through a descriptor (`/proc/self/fd/N`) when `p` still leads to
- * the folder `identity` names (one with none is taken as its path leads): a session of a project
- * holding this one can swap the path for a link to another repository of the user's (red team,
- * round 113). Undefined when it does not, or cannot be opened.
- */
-export function inSameFolder<T>(p: string, identity: string | undefined, act: (at: string) => T): T | undefined {
-  let fd: number
-  try {
-    fd = fs.openSync(p, O_PATH | fs.constants.O_DIRECTORY)
-  } catch {
-    return undefined
-  }
-  try {
-    return identity === undefined || identity === identityOf(fs.fstatSync(fd)) ? act(`/proc/self/fd/${fd}`) : undefined
-  } finally {
-    fs.closeSync(fd)
-  }
-}

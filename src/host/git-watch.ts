@@ -54,7 +54,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
   const away = awayFromTheSession(spec.quarantineDir)
   const quarantine = quarantineIn(spec, away, { moved, reported, movedPaths }, replants.again, topIdentity)
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
-  const heads = guardHeads(spec.gitDirs, spec.workTrees, spec.ways, dir => replants.again(path.join(dir, 'HEAD')))
+  const heads = guardHeads(spec.gitDirs, spec.workTrees, spec.ways, dir => replants.again(path.join(dir, 'HEAD')), topIdentity)
   const watch = watchDuringSession(spec, { quarantine, heads, glimpse: p => glimpsed.add(p), endFor: replants.endFor, here: () => project.moved() === undefined }, startedMs)
   const duringSession = (): string[] => sessionWarnings(replants.said(), moved, [...glimpsed].filter(p => !movedPaths.has(p)))
   const report = (nestedDirs: string[], folders: FolderCache, wide: Buffer[]): string[] => {

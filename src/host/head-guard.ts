@@ -5,8 +5,9 @@
 // so a rejected one is put back as it was at the start, and that is reported.
 import fs from 'node:fs'
 import path from 'node:path'
-import { folderIdentity, inSameFolder, lstatKind, randomHex, readNoFollow } from './fs.js'
+import { lstatKind, randomHex, readNoFollow } from './fs.js'
 import { guardModes, type ModeGuard } from './mode-guard.js'
+import { pinRoots, type PinnedRoots } from './pinned-roots.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 
 type Head = { kind: 'file' | 'symlink'; text: string }
@@ -57,22 +58,24 @@ export interface HeadGuard {
 
 /**
  * `workTrees` are the project's top and bound trees, `ways` the folders the probe pinned on the way
- * to the git dirs; `putBackOne` hears of each HEAD put back (the git watch counts them).
+ * to the git dirs; `putBackOne` hears of each HEAD put back (the git watch counts them). HEADs and
+ * modes are put back, and write access taken back, only in these folders as they are now, or, given
+ * `topIdentity` (the checks where a moved project went), only in the folder the project was
+ * (pinned-roots.ts).
  */
-export function guardHeads(gitDirs: readonly string[], workTrees: readonly string[] = [], ways: readonly string[] = [], putBackOne: (dir: string) => void = () => {}): HeadGuard {
+export function guardHeads(gitDirs: readonly string[], workTrees: readonly string[] = [], ways: readonly string[] = [], putBackOne: (dir: string) => void = () => {}, topIdentity?: string): HeadGuard {
   const recorded = new Map<string, Head>()
   for (const dir of gitDirs) {
     const head = readHead(dir)
     if (head !== undefined && headIsValid(dir)) recorded.set(dir, head)
   }
   const modes = recordModes(gitDirs)
-  // What each folder is now: HEADs and modes are put back only in these (round 113).
-  const identities = new Map([...gitDirs, ...modes.keys()].map(p => [p, folderIdentity(p)]))
+  const roots = pinRoots([...workTrees, ...gitDirs, ...ways], topIdentity)
   const restored = new Set<string>()
-  const guard = guardModes(gitDirs, workTrees, ways)
+  const guard = guardModes(gitDirs, workTrees, ways, roots)
   const headsNow = (presentOnly = false): void => {
     for (const [dir, head] of recorded) {
-      if (headIsValid(dir) || (presentOnly && lstatKind(path.join(dir, 'HEAD')) === 'missing') || inSameFolder(dir, identities.get(dir), at => putBack(at, head)) !== true) continue
+      if (headIsValid(dir) || (presentOnly && lstatKind(path.join(dir, 'HEAD')) === 'missing') || inPinned(roots, dir, at => putBack(at, head)) !== true) continue
       restored.add(`${inlineSafe(dir)}/HEAD (put back: ${inlineSafe(head.text.trim())})`)
       putBackOne(dir)
     }
@@ -85,7 +88,7 @@ export function guardHeads(gitDirs: readonly string[], workTrees: readonly strin
       for (const [dir, mode] of modes) {
         if (canEnter(dir)) continue
         try {
-          if (inSameFolder(dir, identities.get(dir), at => (fs.chmodSync(at, mode), true)) === undefined) continue
+          if (inPinned(roots, dir, at => (fs.chmodSync(at, mode), true)) === undefined) continue
           restored.add(`${inlineSafe(dir)} (mode put back: ${mode.toString(8)})`)
         } catch {
           // gone or not ours: the launch after refuses a git dir git rejects
@@ -95,6 +98,17 @@ export function guardHeads(gitDirs: readonly string[], workTrees: readonly strin
     },
     restored: () => [...restored],
     modes: guard,
+  }
+}
+
+/** Runs `act` on the folder `dir` (`/proc/self/fd/N`), reached inside `roots`; undefined when it cannot be. */
+function inPinned<T>(roots: PinnedRoots, dir: string, act: (at: string) => T): T | undefined {
+  const fd = roots.open(dir)
+  if (fd === undefined) return undefined
+  try {
+    return act(`/proc/self/fd/${fd}`)
+  } finally {
+    fs.closeSync(fd)
   }
 }
 

@@ -6,6 +6,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { O_PATH, readNoFollow } from './fs.js'
+import type { PinnedRoots } from './pinned-roots.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import { isWithin } from '../state/instance.js'
 
@@ -36,19 +37,20 @@ export interface ModeGuard {
  * `gitDirs` and `workTrees` are the launch's (the project's top and bound trees); `ways` the
  * folders the probe pinned on the way to them. Only below those two does the last look act:
  * a nested `.git` may name any folder on the host (red team, round 68: `gitdir: /tmp` made the
- * launcher, as root, take other users' write access to /tmp away).
+ * launcher, as root, take other users' write access to /tmp away). Each of them is reached through
+ * `roots`: the folder it was when the guard began, never what its path leads to by then (round 114).
  */
-export function guardModes(gitDirs: readonly string[], workTrees: readonly string[], ways: readonly string[]): ModeGuard {
+export function guardModes(gitDirs: readonly string[], workTrees: readonly string[], ways: readonly string[], roots: PinnedRoots): ModeGuard {
   const byUmask = 0o022 & ~umask()
   const narrowed = new Set<string>()
-  const allowed = (dir: string): number => allowedIn(dir, byUmask)
+  const allowed = (dir: string): number => allowedIn(roots, dir, byUmask)
   const anchors = [...workTrees, ...gitDirs]
   // Folders opened on the way to git dirs, work trees and gitlinks, at most, for the whole end
   // (round 69: 1,024 gitlinks 5,000 folders deep held it 71 s).
-  const opens = { left: WAY_OPENS }
+  const reach: Reach = { roots, narrowed, opens: { left: WAY_OPENS } }
   return {
     look(final, more) {
-      for (const top of [...workTrees, ...ways.filter(p => !gitDirs.includes(p))]) narrowOne(top, allowed(top), narrowed)
+      for (const top of [...workTrees, ...ways.filter(p => !gitDirs.includes(p))]) narrowPinned(roots, top, allowed(top), narrowed)
       const found = [...new Set([...gitDirs, ...more])]
       // At most MAX_GIT_DIRS, said when more (round 66: 10,000 nested repositories held the end for minutes).
       const dirs = found.slice(0, MAX_GIT_DIRS)
@@ -58,26 +60,26 @@ export function guardModes(gitDirs: readonly string[], workTrees: readonly strin
       // own names and the folders from another git dir's modules/ or worktrees/ down to them.
       const own = dirs.filter(dir => gitDirs.includes(dir))
       for (const dir of own) {
-        for (const p of [...foldersOnTheWay(dir, holders), dir, ...GIT_NAMES.map(name => path.join(dir, name))]) narrowOne(p, allowed(dir), narrowed)
+        for (const p of [...foldersOnTheWay(dir, holders), dir, ...GIT_NAMES.map(name => path.join(dir, name))]) narrowPinned(roots, p, allowed(dir), narrowed)
       }
       if (!final) return
       // Each other git dir from the launch's folder it is in, the folders on the way narrowed; one
       // at a time (1,024 of them open at once could use up the launcher's descriptors).
-      const openers = new Map(dirs.map(dir => [dir, (): number | undefined => (gitDirs.includes(dir) ? openFolder(dir) : openInside(dir, anchors, allowed, narrowed, opens))] as const))
-      lastLook(openers, { workTrees, allowed, narrowed, opens })
+      const openers = new Map(dirs.map(dir => [dir, (): number | undefined => (gitDirs.includes(dir) ? roots.open(dir) : openInside(dir, anchors, allowed, reach))] as const))
+      lastLook(openers, { workTrees, allowed, reach })
     },
     gitlinks(gitDir, paths) {
       for (const tree of workTreesOf(gitDir)) {
         const top = workTrees.find(t => tree === t || isWithin(tree, t))
         if (top === undefined) continue
-        for (const link of paths.slice(0, MAX_GIT_DIRS)) narrowWay(top, [...partsOf(top, tree), ...split(link)], allowed(top), narrowed, opens)
+        for (const link of paths.slice(0, MAX_GIT_DIRS)) narrowWay(reach, top, [...partsOf(top, tree), ...split(link)], allowed(top))
       }
       if (paths.length > MAX_GIT_DIRS) note(narrowed, `not all looked at: ${paths.length - MAX_GIT_DIRS} gitlinks in ${inlineSafe(gitDir)}/index past the first ${MAX_GIT_DIRS} (look with ls -la)`)
     },
     wider: mode => (mode & 0o022 & ~allowedFor(mode, byUmask)) !== 0,
-    reopen: (dir, sinceMs) => reopen(dir, sinceMs, workTrees, narrowed),
+    reopen: (dir, sinceMs) => reopen(dir, sinceMs, workTrees, reach),
     folders(paths) {
-      for (const dir of paths.slice(0, MAX_FOLDERS)) narrowFolder(dir, workTrees, byUmask, narrowed)
+      for (const dir of paths.slice(0, MAX_FOLDERS)) narrowFolder(dir, workTrees, byUmask, reach)
       if (paths.length > MAX_FOLDERS) note(narrowed, `not all looked at: ${paths.length - MAX_FOLDERS} folders past the first ${MAX_FOLDERS} (look with find -perm -o+w)`)
     },
     narrowed: () => [...narrowed],
@@ -85,11 +87,11 @@ export function guardModes(gitDirs: readonly string[], workTrees: readonly strin
 }
 
 /** See ModeGuard.reopen: each folder from the work tree's top down to `dir` (the session may have locked one above it). */
-function reopen(dir: Buffer, sinceMs: number, workTrees: readonly string[], narrowed: Set<string>): boolean {
+function reopen(dir: Buffer, sinceMs: number, workTrees: readonly string[], { roots, narrowed }: Reach): boolean {
   const top = treeOf(dir, workTrees)
   if (top === undefined) return false
   let reopened = false
-  const fd = descend(top, split(dir.subarray(Buffer.byteLength(top))), (at, shown) => {
+  const fd = descend(roots, top, split(dir.subarray(Buffer.byteLength(top))), (at, shown) => {
     const next = openNoFollow(at)
     if (next !== undefined && giveBackReading(next, shown, sinceMs, narrowed)) reopened = true
     return next
@@ -113,8 +115,8 @@ function giveBackReading(fd: number, shown: string, sinceMs: number, narrowed: S
 }
 
 /** One folder of a work tree, at `dir` (bytes), its write access for others taken back. */
-function narrowFolder(dir: Buffer, workTrees: readonly string[], byUmask: number, narrowed: Set<string>): void {
-  const fd = openInTree(dir, workTrees)
+function narrowFolder(dir: Buffer, workTrees: readonly string[], byUmask: number, { roots, narrowed }: Reach): void {
+  const fd = openInTree(roots, dir, workTrees)
   if (fd === undefined) return
   try {
     narrowFd(fd, dir.toString(), allowedFor(fs.fstatSync(fd).mode, byUmask), narrowed)
@@ -130,18 +132,18 @@ const treeOf = (dir: Buffer, workTrees: readonly string[]): string | undefined =
   workTrees.find(t => dir.equals(Buffer.from(t)) || dir.subarray(0, Buffer.byteLength(t) + 1).equals(Buffer.from(`${t}/`)))
 
 /** The folder at `dir` (bytes), open from the work tree it is in without following a symlink on the way; undefined when in none. */
-function openInTree(dir: Buffer, workTrees: readonly string[]): number | undefined {
+function openInTree(roots: PinnedRoots, dir: Buffer, workTrees: readonly string[]): number | undefined {
   const top = treeOf(dir, workTrees)
-  return top === undefined ? undefined : descend(top, split(dir.subarray(Buffer.byteLength(top))), at => openNoFollow(at))
+  return top === undefined ? undefined : descend(roots, top, split(dir.subarray(Buffer.byteLength(top))), at => openNoFollow(at))
 }
 
 /**
- * Down from the folder `top` along `parts`, each opened by `open` from the one above (through
- * /proc/self/fd: a folder swapped for a symlink meanwhile is not followed); the descriptor of the
- * last, or undefined when one on the way could not be opened.
+ * Down from the folder `top` (reached in `roots`) along `parts`, each opened by `open` from the one
+ * above (through /proc/self/fd: a folder swapped for a symlink meanwhile is not followed); the
+ * descriptor of the last, or undefined when one on the way could not be opened.
  */
-function descend(top: string, parts: readonly Buffer[], open: (at: Buffer, shown: string) => number | undefined): number | undefined {
-  let fd = openFolder(top)
+function descend(roots: PinnedRoots, top: string, parts: readonly Buffer[], open: (at: Buffer, shown: string) => number | undefined): number | undefined {
+  let fd = roots.open(top)
   let shown = top
   for (const part of parts) {
     if (fd === undefined) return undefined
@@ -162,11 +164,17 @@ function openNoFollow(p: string | Buffer): number | undefined {
   }
 }
 
+/** Where the guard may act, what it took back, and how many folders on the way it may still open. */
+interface Reach {
+  roots: PinnedRoots
+  narrowed: Set<string>
+  opens: { left: number }
+}
+
 interface LastLook {
   workTrees: readonly string[]
   allowed: (dir: string) => number
-  narrowed: Set<string>
-  opens: { left: number }
+  reach: Reach
 }
 
 /**
@@ -174,11 +182,12 @@ interface LastLook {
  * its work tree (round 66: another user swapped old/y/.git, and the user's git status at the top
  * ran their config), its names, and the folders git reads below, within one budget for all.
  */
-function lastLook(openers: ReadonlyMap<string, () => number | undefined>, { workTrees, allowed, narrowed, opens }: LastLook): void {
+function lastLook(openers: ReadonlyMap<string, () => number | undefined>, { workTrees, allowed, reach }: LastLook): void {
+  const { narrowed } = reach
   for (const dir of openers.keys()) {
     for (const tree of workTreesOf(dir)) {
       const top = workTrees.find(t => isWithin(tree, t))
-      if (top !== undefined) narrowWay(top, partsOf(top, tree), allowed(top), narrowed, opens)
+      if (top !== undefined) narrowWay(reach, top, partsOf(top, tree), allowed(top))
     }
   }
   const walk: Walk = { budget: { entries: SWEEP_LIMIT }, own: new Set(openers.keys()), narrowed }
@@ -205,8 +214,8 @@ function lastLook(openers: ReadonlyMap<string, () => number | undefined>, { work
  * session running beside the launch could have set it (red team, round 63). Beyond it, a chmod
  * inside (777, or an ACL's mask) lets other local users replace the config the host's git runs.
  */
-function allowedIn(dir: string, byUmask: number): number {
-  return allowedFor(modeNoFollow(dir) ?? 0, byUmask)
+function allowedIn(roots: PinnedRoots, dir: string, byUmask: number): number {
+  return allowedFor(folderMode(roots, dir) ?? 0, byUmask)
 }
 
 /** What a folder of `mode` allows (see allowedIn). */
@@ -220,12 +229,13 @@ function umask(): number {
   return line?.[1] === undefined ? 0o022 : parseInt(line[1], 8)
 }
 
-function modeNoFollow(p: string): number | undefined {
+function folderMode(roots: PinnedRoots, dir: string): number | undefined {
+  const fd = roots.open(dir)
+  if (fd === undefined) return undefined
   try {
-    const st = fs.lstatSync(p)
-    return st.isDirectory() ? st.mode & 0o7777 : undefined
-  } catch {
-    return undefined
+    return fs.fstatSync(fd).mode & 0o7777
+  } finally {
+    fs.closeSync(fd)
   }
 }
 
@@ -262,17 +272,15 @@ export function workTreesOf(dir: string): string[] {
   return [...new Set(trees)]
 }
 
-/** The folder at `dir` (trusted: the launch's), open without following a symlink there; undefined when gone. */
-const openFolder = (dir: string): number | undefined => openNoFollow(dir)
-
 /**
  * A git dir the session made or a nested repository's, open from the launch's folder it is in
  * (the deepest of `anchors`), the folders on the way narrowed; undefined when it is in none of
  * them, or a symlink is on its way (said).
  */
-function openInside(dir: string, anchors: readonly string[], allowed: (dir: string) => number, narrowed: Set<string>, opens: { left: number }): number | undefined {
+function openInside(dir: string, anchors: readonly string[], allowed: (dir: string) => number, reach: Reach): number | undefined {
+  const { narrowed } = reach
   const anchor = anchors.filter(a => isWithin(dir, a)).sort((a, b) => b.length - a.length)[0]
-  const fd = anchor === undefined ? undefined : openWay(anchor, partsOf(anchor, dir), allowed(anchor), narrowed, opens)
+  const fd = anchor === undefined ? undefined : openWay(reach, anchor, partsOf(anchor, dir), allowed(anchor))
   // One outside is not the project's to change (a nested repository of yours may keep its git dir
   // elsewhere; a .git the session made that leads out is moved aside: nested-search.ts).
   if (fd === undefined && anchor !== undefined && fs.existsSync(dir)) note(narrowed, `not looked at: ${inlineSafe(dir)}, reached through a symlink (a .git leads there; look with ls -la)`)
@@ -280,8 +288,8 @@ function openInside(dir: string, anchors: readonly string[], allowed: (dir: stri
 }
 
 /** The folders from `top` (not itself) down along `parts`, narrowed (see openWay). */
-function narrowWay(top: string, parts: readonly Buffer[], allowed: number, narrowed: Set<string>, opens: { left: number }): void {
-  const fd = openWay(top, parts, allowed, narrowed, opens)
+function narrowWay(reach: Reach, top: string, parts: readonly Buffer[], allowed: number): void {
+  const fd = openWay(reach, top, parts, allowed)
   if (fd !== undefined) fs.closeSync(fd)
 }
 
@@ -304,8 +312,8 @@ function split(p: Buffer): Buffer[] {
  * access for others taken back; the descriptor of the last, or undefined when one on the way is
  * gone or not a folder.
  */
-function openWay(top: string, parts: readonly Buffer[], allowed: number, narrowed: Set<string>, opens: { left: number }): number | undefined {
-  return descend(top, parts, (at, shown) => {
+function openWay({ roots, narrowed, opens }: Reach, top: string, parts: readonly Buffer[], allowed: number): number | undefined {
+  return descend(roots, top, parts, (at, shown) => {
     if (opens.left-- > 0) return narrowOneAt(at, shown, allowed, narrowed)
     note(narrowed, `not all looked at: the folders on the way to gitlinks and nested repositories, past ${WAY_OPENS} (look with find -type d -perm /022)`)
     return undefined
@@ -369,6 +377,20 @@ function narrowOne(p: string, allowed: number, narrowed: Set<string>, shown = p)
   if (!widerThan(p, allowed)) return
   const fd = narrowOneAt(p, shown, allowed, narrowed)
   if (fd !== undefined) fs.closeSync(fd)
+}
+
+/** One file or folder at or below the guard's roots (see narrowOne), reached through them. */
+function narrowPinned(roots: PinnedRoots, p: string, allowed: number, narrowed: Set<string>): void {
+  if (!widerThan(p, allowed)) return
+  const fd = roots.open(p, 'any')
+  if (fd === undefined) return
+  try {
+    narrowFd(fd, p, allowed, narrowed)
+  } catch {
+    // gone meanwhile: nothing to take back
+  } finally {
+    fs.closeSync(fd)
+  }
 }
 
 /**

@@ -39,3 +39,43 @@ describe('the HEAD guard', () => {
     fs.chmodSync(path.join(other, 'refs'), 0o755)
   })
 })
+
+describe('the mode guard', () => {
+  /** A repository at `dir` whose folders git reads are writable for others (as another user would want them). */
+  function wideRepo(dir: string): string {
+    const gitDir = repo(dir)
+    for (const p of [dir, gitDir, path.join(gitDir, 'refs'), path.join(gitDir, 'objects')]) fs.chmodSync(p, 0o777)
+    fs.chmodSync(path.join(gitDir, 'config'), 0o666)
+    return gitDir
+  }
+  const modes = (gitDir: string): number[] => [path.dirname(gitDir), gitDir, path.join(gitDir, 'refs'), path.join(gitDir, 'objects'), path.join(gitDir, 'config')].map(p => fs.statSync(p).mode & 0o777)
+
+  test("takes back the write access for others a session gave the project's folders and git dir", () => {
+    const gitDir = wideRepo(path.join(tempDir(), 'p'))
+    const guard = guardHeads([gitDir], [path.dirname(gitDir)])
+    guard.check(true)
+    expect(modes(gitDir)).toEqual([0o755, 0o755, 0o755, 0o755, 0o644])
+  })
+
+  test("round 114: a folder above the project swapped for a link to another repository of the user's (a session of a project holding this one can) leaves that repository's modes as they are", () => {
+    const root = tempDir()
+    const gitDir = repo(path.join(root, 'r/p'))
+    const theirs = wideRepo(path.join(root, 'v/p'))
+    const guard = guardHeads([gitDir], [path.dirname(gitDir)], [path.join(root, 'r')])
+    fs.renameSync(path.join(root, 'r'), path.join(root, 'r-real'))
+    fs.symlinkSync(path.join(root, 'v'), path.join(root, 'r'))
+    guard.check(true)
+    expect(modes(theirs)).toEqual([0o777, 0o777, 0o777, 0o777, 0o666])
+  })
+
+  test('round 114: the checks where a moved project went act only in the folder the project was, whatever the new path leads to when they begin', () => {
+    const root = tempDir()
+    const gitDir = wideRepo(path.join(root, 'p'))
+    const theirs = wideRepo(path.join(root, 'v'))
+    const held = fs.statSync(path.dirname(gitDir))
+    fs.symlinkSync(root, path.join(root, 'above'))
+    const newPath = path.join(root, 'above/v')
+    guardHeads([path.join(newPath, '.git')], [newPath], [], () => {}, `${held.dev}:${held.ino}`).check(true)
+    expect(modes(theirs)).toEqual([0o777, 0o777, 0o777, 0o777, 0o666])
+  })
+})
