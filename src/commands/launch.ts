@@ -30,6 +30,7 @@ import { approvePlaceholderKey, carryAccountIn, carryAccountOut, rememberPlaceho
 import { OWN_DIR } from '../state/registry.js'
 import { liveSessions } from '../state/scan.js'
 import { holdPlaceholders, releasePlaceholders, type Placeholders } from '../host/placeholders.js'
+import { placesStillReal } from '../host/bind-fds.js'
 import { finishUnfinishedSessions } from './unfinished.js'
 import { mayTakeOver } from '../state/migration.js'
 import { claudeSandboxOn, SANDBOX_IN_FORCE, sandboxSettingsFiles } from '../host/claude-sandbox.js'
@@ -162,6 +163,7 @@ async function dryRun(plan: LaunchPlan, facts: HostFacts): Promise<number> {
 async function prepareState(plan: LaunchPlan, setup: LaunchSetup): Promise<void> {
   const { facts, request } = setup
   const { applyFiles, applyMkdirs, removeEmptyInstance, stateError } = await import('../state/apply.js')
+  placesStillReal(plan.pinWithin)
   try {
     holdPlaceholders(facts.claudeboxHome, placeholdersOf(plan), () => {
       applyMkdirs(plan.mkdirs, facts.claudeboxHome)
@@ -229,10 +231,10 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
   try {
     const result = await runForeground(
       plan,
-      async end => {
+      async (end, roots) => {
         lastChecks(plan, facts, options, apply)
         before = snapshot(plan.watch)
-        gitWatch = startGitWatch(plan.gitWatch, end)
+        gitWatch = startGitWatch(plan.gitWatch, end, Date.now(), roots)
         record = apply.registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION, { watched: before, guarded: { forbidden: [...plan.gitWatch.forbidden], links: [...plan.gitWatch.links] } })
         await servers.startPending()
         saveConfigCache()
@@ -257,7 +259,9 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
     const moved = gitWatch?.moved()
     move = moved?.to === undefined ? undefined : relocator(plan.gitWatch.workTrees[0] ?? '/', moved.to)
     // Moved during the session: the same checks, where the project is now, counting what changed since the start.
-    if (move !== undefined) afterSession('checking git where the project was moved', () => startGitWatch(relocateGitWatch(plan.gitWatch, move as Relocate), () => {}, startedAt, moved?.identity).finish().forEach(warn))
+    // Only inside the folder the project was: the new path is the session's to swap (round 114).
+    const movedTop = { identities: new Map([[moved?.to ?? '/', moved?.identity]]) }
+    if (move !== undefined) afterSession('checking git where the project was moved', () => startGitWatch(relocateGitWatch(plan.gitWatch, move as Relocate), () => {}, startedAt, movedTop).finish().forEach(warn))
     afterSession('removing the placeholders', () => releasePlaceholders(facts.claudeboxHome, placeholdersOf(plan), move))
     if (!returned) await hold.release()
   }

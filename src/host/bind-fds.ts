@@ -4,8 +4,8 @@
 // which follows it (red team: a concurrent session got the host's /proc, or the user's home
 // writable through .git/worktrees, into the next one). So each bind whose source lies in such a
 // place (and each of the user's own) is opened here (O_PATH, no symlink at its end), the opened
-// object must be at the path the plan meant, reached without a symlink below the place's own real
-// path, and bwrap binds that descriptor (--ro-bind-fd, --bind-fd). bwrap itself still turns the
+// object must be at the very path the plan meant (the probe's real path: no symlink on its way,
+// above the place either), and bwrap binds that descriptor (--ro-bind-fd, --bind-fd). bwrap itself still turns the
 // descriptor back into a path for the moment of its mount and checks the result after; a swap in
 // that moment is what is left (README).
 import fs from 'node:fs'
@@ -13,7 +13,6 @@ import path from 'node:path'
 import { launchError } from '../errors.js'
 import { isWithin } from '../state/instance.js'
 import { lstatKind, O_PATH } from './fs.js'
-import { resolveExisting } from './fs.js'
 
 
 const BINDS = new Set(['--bind', '--ro-bind', '--bind-try', '--ro-bind-try'])
@@ -21,7 +20,12 @@ const BINDS = new Set(['--bind', '--ro-bind', '--bind-try', '--ro-bind-try'])
 export interface Pinning {
   /** The user's --ro-bind/--bind, by the real paths the probe found. */
   userBinds: readonly string[]
-  /** The places a sandbox can write (none of them can itself be renamed by one). */
+  /**
+   * The places a sandbox can write (none of them can itself be renamed by one), by the real paths
+   * the probe found: never resolved again here, where a folder above one may now be a link (a
+   * session of a project holding this one can swap it: red team, round 115, the other repository
+   * it led to was pinned, and bound writable as the project).
+   */
   writable: readonly string[]
 }
 
@@ -34,26 +38,43 @@ export interface Pinning {
  */
 export function pinBinds(groups: readonly (readonly string[])[], pinning: Pinning, stdio: unknown[], opened: number[], mounts: PinnedMount[] = []): string[] {
   const users = new Set(pinning.userBinds)
-  const realRoots = new Map(pinning.writable.map(root => [root, resolveExisting(root)]))
   return groups.flatMap(group => {
     const [option = '', source = '', target = ''] = group
-    const expected = BINDS.has(option) && group.length === 3 ? expectedPath(source, target, users, realRoots) : undefined
+    const expected = BINDS.has(option) && group.length === 3 ? expectedPath(source, target, users, pinning.writable) : undefined
     if (expected === undefined) return [...group]
     if (option.endsWith('-try') && lstatKind(source) === 'missing') return []
     // One descriptor per bind: bwrap closes each once it has used it.
     const fd = openPinned(source, expected)
     opened.push(fd)
     stdio.push(fd)
-    mounts.push({ target, readOnly: option.startsWith('--ro') })
+    mounts.push({ target, readOnly: option.startsWith('--ro'), source, fd })
     return [`${option.replace(/-try$/, '')}-fd`, String(stdio.length - 1), target]
   })
 }
 
-/** Where `source` must really be, when it is to be pinned: the user's bind as probed, or below a writable place's real path. */
-function expectedPath(source: string, target: string, users: ReadonlySet<string>, realRoots: ReadonlyMap<string, string>): string | undefined {
+/**
+ * Refuses the launch when a writable place no longer leads to itself (a folder above it swapped
+ * for a link), before the launch writes there what bwrap binds: those writes would land in what
+ * the link leads to (red team, round 115: another repository of the user's got an empty
+ * .git/remotes). A swap after this look and before the pinning still has them land there; the
+ * pinning then refuses the launch (README, Known limits).
+ */
+export function placesStillReal(writable: readonly string[]): void {
+  for (const place of writable) {
+    let real: string
+    try {
+      real = fs.realpathSync(place)
+    } catch {
+      continue // not made yet (a first launch's state folders): the writes make it
+    }
+    if (real !== path.normalize(place)) throw launchError(`${place} changed while claudebox started (it now leads to ${real}); nothing was written, rerun`)
+  }
+}
+
+/** Where `source` must really be, when it is to be pinned: the user's bind as probed, or itself below a writable place. */
+function expectedPath(source: string, target: string, users: ReadonlySet<string>, writable: readonly string[]): string | undefined {
   if (users.has(source) && target === source) return source
-  for (const [root, real] of realRoots) if (isWithin(source, root)) return path.join(real, path.relative(root, source))
-  return undefined
+  return writable.some(root => isWithin(source, root)) ? path.normalize(source) : undefined
 }
 
 /** A descriptor of what is at `source` now, when that is `expected` itself (no symlink at its end, none swapped in above). */
@@ -76,10 +97,15 @@ function openPinned(source: string, expected: string): number {
   throw changed(`it now leads to ${now}`)
 }
 
-/** A bind given to bwrap as a descriptor: where it must be mounted inside, and whether read-only. */
+/**
+ * A bind given to bwrap as a descriptor: where it must be mounted inside, and whether read-only;
+ * its source and the descriptor (open until bwrap has been spawned).
+ */
 export interface PinnedMount {
   target: string
   readOnly: boolean
+  source: string
+  fd: number
 }
 
 /**
@@ -89,7 +115,7 @@ export interface PinnedMount {
  * swapped for a symlink and back for that moment put the mount elsewhere (red team, round 11).
  * Undefined when all is well.
  */
-export function mountsProblem(mountinfo: string, pinned: readonly PinnedMount[]): string | undefined {
+export function mountsProblem(mountinfo: string, pinned: readonly Pick<PinnedMount, 'target' | 'readOnly'>[]): string | undefined {
   const top = new Map<string, boolean>() // mount point -> read-only, of the last (uppermost) mount there
   for (const line of mountinfo.split('\n')) {
     const fields = line.split(' ')

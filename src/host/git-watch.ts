@@ -16,6 +16,7 @@ import { folderCache, type FolderCache } from './folder-cache.js'
 import { holdFolder } from './held-folder.js'
 import { keptIn, nestedInAll, specialFilesIn } from './nested-search.js'
 import { awayFromTheSession, quarantineIn } from './quarantine.js'
+import { identitiesNow, pinRoots, type WatchRoots } from './pinned-roots.js'
 import { named } from './report-list.js'
 import { debug, nowMs } from '../cli/log.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
@@ -41,20 +42,22 @@ export interface GitWatch {
 /**
  * `startedMs`: when the session began; what changed since counts as its doing. Earlier than now
  * only for a session whose launcher was killed before its end (commands/unfinished.ts), or for the
- * checks where a moved project went (launch.ts), which give `topIdentity`: the folder the project
- * was, by which alone anything is moved aside (a session of a project holding it can swap a folder
- * above the new path for a link: red team, round 114).
+ * checks where a moved project went (launch.ts). `roots`: what the watch may change things in, as
+ * bwrap was given it (run.ts), or, where a moved project went, the folder it was alone (a session
+ * of a project holding it can swap a folder above the new path for a link: red team, rounds 114
+ * and 115); by default the spec's folders as they are now.
  */
-export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, startedMs = Date.now(), topIdentity?: string): GitWatch {
+export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, startedMs = Date.now(), roots?: WatchRoots): GitWatch {
   const moved: string[] = []
   const reported = new Set<string>()
   const [movedPaths, glimpsed] = [new Set<string>(), new Set<string>()]
-  const project = whereabouts(spec.workTrees[0] ?? '/')
+  const project = whereabouts(spec.workTrees[0] ?? '/', roots?.top)
   const replants = endings(end, project.reword)
   const away = awayFromTheSession(spec.quarantineDir)
-  const quarantine = quarantineIn(spec, away, { moved, reported, movedPaths }, replants.again, topIdentity)
+  const pinned = pinRoots(roots?.identities ?? identitiesNow([...spec.workTrees, ...spec.gitDirs, ...spec.ways]))
+  const quarantine = quarantineIn(spec, away, { moved, reported, movedPaths }, replants.again, pinned)
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
-  const heads = guardHeads(spec.gitDirs, spec.workTrees, spec.ways, dir => replants.again(path.join(dir, 'HEAD')), topIdentity)
+  const heads = guardHeads(spec.gitDirs, spec.workTrees, spec.ways, dir => replants.again(path.join(dir, 'HEAD')), pinned)
   const watch = watchDuringSession(spec, { quarantine, heads, glimpse: p => glimpsed.add(p), endFor: replants.endFor, here: () => project.moved() === undefined }, startedMs)
   const duringSession = (): string[] => sessionWarnings(replants.said(), moved, [...glimpsed].filter(p => !movedPaths.has(p)))
   const report = (nestedDirs: string[], folders: FolderCache, wide: Buffer[]): string[] => {
@@ -159,8 +162,8 @@ function endings(end: () => void, reword: (why: string) => string): { again: (p:
  * The project's top folder, held while the session runs (held-folder.ts): whether it went, and
  * where, decided at the first ask once it has; the reason given for ending the session then says so.
  */
-function whereabouts(top: string): { moved: () => Whereabouts | undefined; reword: (why: string) => string; close: () => void } {
-  const held = holdFolder(top)
+function whereabouts(top: string, fd?: number): { moved: () => Whereabouts | undefined; reword: (why: string) => string; close: () => void } {
+  const held = holdFolder(top, fd)
   let found: Whereabouts | undefined
   const withIdentity = (now: { to?: string } | undefined): Whereabouts | undefined => (now === undefined || held.identity === undefined ? now : { ...now, identity: held.identity })
   const moved = (): Whereabouts | undefined => (found ??= withIdentity(held.moved()))

@@ -7,7 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind, randomHex, readNoFollow } from './fs.js'
 import { guardModes, type ModeGuard } from './mode-guard.js'
-import { pinRoots, type PinnedRoots } from './pinned-roots.js'
+import { identitiesNow, pinRoots, type PinnedRoots } from './pinned-roots.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 
 type Head = { kind: 'file' | 'symlink'; text: string }
@@ -59,23 +59,23 @@ export interface HeadGuard {
 /**
  * `workTrees` are the project's top and bound trees, `ways` the folders the probe pinned on the way
  * to the git dirs; `putBackOne` hears of each HEAD put back (the git watch counts them). HEADs and
- * modes are put back, and write access taken back, only in these folders as they are now, or, given
- * `topIdentity` (the checks where a moved project went), only in the folder the project was
- * (pinned-roots.ts).
+ * modes are put back, and write access taken back, only in the folders of `roots` (pinned-roots.ts;
+ * by default these folders as they are now).
  */
-export function guardHeads(gitDirs: readonly string[], workTrees: readonly string[] = [], ways: readonly string[] = [], putBackOne: (dir: string) => void = () => {}, topIdentity?: string): HeadGuard {
+export function guardHeads(gitDirs: readonly string[], workTrees: readonly string[] = [], ways: readonly string[] = [], putBackOne: (dir: string) => void = () => {}, roots = pinRoots(identitiesNow([...workTrees, ...gitDirs, ...ways]))): HeadGuard {
+  // Read in the folders themselves too: a path swapped as the guard begins leads to another's.
   const recorded = new Map<string, Head>()
   for (const dir of gitDirs) {
-    const head = readHead(dir)
-    if (head !== undefined && headIsValid(dir)) recorded.set(dir, head)
+    const head = inPinned(roots, dir, at => (headIsValid(at) ? readHead(at) : undefined))
+    if (head !== undefined) recorded.set(dir, head)
   }
-  const modes = recordModes(gitDirs)
-  const roots = pinRoots([...workTrees, ...gitDirs, ...ways], topIdentity)
+  const modes = recordModes(gitDirs, roots)
   const restored = new Set<string>()
   const guard = guardModes(gitDirs, workTrees, ways, roots)
   const headsNow = (presentOnly = false): void => {
     for (const [dir, head] of recorded) {
-      if (headIsValid(dir) || (presentOnly && lstatKind(path.join(dir, 'HEAD')) === 'missing') || inPinned(roots, dir, at => putBack(at, head)) !== true) continue
+      const wrong = (at: string): boolean => !headIsValid(at) && !(presentOnly && lstatKind(path.join(at, 'HEAD')) === 'missing')
+      if (inPinned(roots, dir, at => wrong(at) && putBack(at, head)) !== true) continue
       restored.add(`${inlineSafe(dir)}/HEAD (put back: ${inlineSafe(head.text.trim())})`)
       putBackOne(dir)
     }
@@ -86,9 +86,8 @@ export function guardHeads(gitDirs: readonly string[], workTrees: readonly strin
       headsNow()
       // First, so that a git dir made unreadable (0333) is read again by the look below (round 63).
       for (const [dir, mode] of modes) {
-        if (canEnter(dir)) continue
         try {
-          if (inPinned(roots, dir, at => (fs.chmodSync(at, mode), true)) === undefined) continue
+          if (inPinned(roots, dir, at => !canEnter(at) && (fs.chmodSync(at, mode), true)) !== true) continue
           restored.add(`${inlineSafe(dir)} (mode put back: ${mode.toString(8)})`)
         } catch {
           // gone or not ours: the launch after refuses a git dir git rejects
@@ -117,15 +116,12 @@ function inPinned<T>(roots: PinnedRoots, dir: string, act: (at: string) => T): T
  * session that takes the user's access away (chmod 000 .git/refs) makes git reject the git dir as
  * surely as a bad HEAD (red team: the top then became the repository, as uid 1001).
  */
-function recordModes(gitDirs: readonly string[]): Map<string, number> {
+function recordModes(gitDirs: readonly string[], roots: PinnedRoots): Map<string, number> {
   const modes = new Map<string, number>()
   for (const p of gitDirs.flatMap(dir => [dir, path.join(dir, 'objects'), path.join(dir, 'refs')])) {
-    try {
-      const st = fs.lstatSync(p)
-      if (st.isDirectory() && canEnter(p)) modes.set(p, st.mode & 0o7777)
-    } catch {
-      // not there (a linked worktree's admin dir has no objects/): nothing to keep
-    }
+    // Not there (a linked worktree's admin dir has no objects/): nothing to keep.
+    const mode = inPinned(roots, p, at => (canEnter(at) ? fs.statSync(at).mode & 0o7777 : undefined))
+    if (mode !== undefined) modes.set(p, mode)
   }
   return modes
 }

@@ -14,10 +14,11 @@ export interface HeldFolder {
   close(): void
 }
 
-export function holdFolder(dir: string): HeldFolder {
-  let fd: number | undefined
+/** `dir`, or, given `given` (a descriptor of it the caller hands over: the folder bwrap was given), that folder wherever it is. */
+export function holdFolder(dir: string, given?: number): HeldFolder {
+  let fd = given
   try {
-    fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY)
+    fd ??= fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY)
   } catch {
     // Gone already: the launch itself says so (launch.ts failedStart).
   }

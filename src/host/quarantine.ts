@@ -3,26 +3,25 @@
 // descriptors that never follow a symlink, so nothing outside the project can be moved.
 import fs from 'node:fs'
 import path from 'node:path'
-import { folderIdentity, identityOf, O_PATH, randomHex } from './fs.js'
+import { O_PATH, randomHex } from './fs.js'
+import type { PinnedRoots } from './pinned-roots.js'
 import { isCommondirPlaceholder } from './git-dirs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
 
 /**
  * Moves what was planted at `planned` out of the session's reach (moveAside), noting it in `log`;
- * `again` counts the plants of each name.
+ * `again` counts the plants of each name. Only inside the folders of `roots`.
  */
-export function quarantineIn(spec: GitWatchSpec, away: Away, log: { moved: string[]; reported: Set<string>; movedPaths: Set<string> }, again: (p: string) => void, topIdentity?: string): (planned: string) => void {
+export function quarantineIn(spec: GitWatchSpec, away: Away, log: { moved: string[]; reported: Set<string>; movedPaths: Set<string> }, again: (p: string) => void, roots: PinnedRoots): (planned: string) => void {
   const { moved, reported } = log
   const placeholders = new Set(spec.placeholders)
   const headPlaceholders = new Set(spec.headPlaceholders)
-  const roots = rootIdentities(spec)
-  if (topIdentity !== undefined && spec.workTrees[0] !== undefined) roots.set(spec.workTrees[0], topIdentity)
   return (planned: string): void => {
     // The agent may replace a parent by a symlink, even while this runs: the parent is reached
     // through directory fds opened one component at a time without following a symlink, and the
     // rename names the file through that fd, so nothing outside the project can be moved.
-    const parent = openParentNoFollow(planned, spec, roots)
+    const parent = openParentNoFollow(planned, roots)
     if (parent === undefined) {
       if (!reported.has(planned) && existsThroughLinks(planned)) {
         moved.push(`${inlineSafe(planned)} (not moved: a folder on its way is now a symlink that leads out of the project, or cannot be opened; fix that before running git here)`)
@@ -188,33 +187,22 @@ function emptyFolderThere(parent: number, dir: string): boolean {
 }
 
 /**
- * A directory fd of `p`'s parent, reached from the working tree or the git dir that holds it, one
- * component at a time, never through a symlink (a component that is one ends the walk: undefined).
+ * A directory fd of `p`'s parent, reached from the root that holds it (as it was when the watch
+ * began: a session of a project that holds this one can swap the path for a link to another
+ * repository of the user's; red team, round 113: its .git was moved into this project's
+ * quarantine, 1 to 3 of 14), one component at a time, never through a symlink (a component that
+ * is one ends the walk: undefined).
  */
-function openParentNoFollow(p: string, spec: GitWatchSpec, roots: ReadonlyMap<string, string | undefined>): number | undefined {
-  const root = [...spec.workTrees, ...spec.gitDirs].filter(r => path.dirname(p) === r || p.startsWith(`${r}/`)).sort((a, b) => b.length - a.length)[0]
+function openParentNoFollow(p: string, roots: PinnedRoots): number | undefined {
+  const root = roots.root(path.dirname(p))
   if (root === undefined) return undefined
-  const { O_DIRECTORY, O_NOFOLLOW } = fs.constants
-  let fd: number
-  try {
-    // O_PATH: a folder the session made unreadable (chmod 300) is still opened.
-    fd = fs.openSync(root, O_PATH | O_DIRECTORY)
-  } catch {
-    return undefined
-  }
-  // The folder it was when the watch began, not whatever its path leads to now: a session of a
-  // project that holds this one can swap the path for a link to another repository of the user's
-  // (red team, round 113: its .git was moved into this project's quarantine, 1 to 3 of 14).
-  const known = roots.get(root)
-  if (known !== undefined && known !== identityOf(fs.fstatSync(fd))) {
-    fs.closeSync(fd)
-    return undefined
-  }
-  for (const part of path.relative(root, path.dirname(p)).split(path.sep).filter(Boolean)) {
+  let fd = root.fd
+  for (const part of path.relative(root.path, path.dirname(p)).split(path.sep).filter(Boolean)) {
     let next: number
     try {
       const parent = fd
-      next = withAccess(parent, () => fs.openSync(`/proc/self/fd/${parent}/${part}`, O_PATH | O_DIRECTORY | O_NOFOLLOW))
+      // O_PATH: a folder the session made unreadable (chmod 300) is still opened.
+      next = withAccess(parent, () => fs.openSync(`/proc/self/fd/${parent}/${part}`, O_PATH | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW))
     } catch {
       fs.closeSync(fd)
       return undefined
@@ -223,11 +211,6 @@ function openParentNoFollow(p: string, spec: GitWatchSpec, roots: ReadonlyMap<st
     fd = next
   }
   return fd
-}
-
-/** Each work tree's and git dir's device and inode as the watch begins (none for one missing then: judged by its path, as before). */
-function rootIdentities(spec: GitWatchSpec): Map<string, string | undefined> {
-  return new Map([...spec.workTrees, ...spec.gitDirs].map(root => [root, folderIdentity(root)]))
 }
 
 /** Whether `p` exists when its parents are followed (a symlinked parent leading elsewhere). */

@@ -9,9 +9,10 @@ import { ENDING_SIGNALS, EXIT, launchError } from '../errors.js'
 import { debug, warn } from '../cli/log.js'
 import { closeInheritedFds, sandboxStdio, type StdioWay } from './inherited-fds.js'
 import { relayStdio, type Relay } from './stdio-relay.js'
-import type { LaunchPlan } from '../types.js'
+import type { GitWatchSpec, LaunchPlan } from '../types.js'
 import { childrenOf, holdsWakingTimer, inBackgroundOfTerminal, killQuietly, leadsSessionWithTerminal, processStartTime, processStopped, processTree, taskStates, walkTree } from './fs.js'
 import { mountsProblem, pinBinds, type PinnedMount } from './bind-fds.js'
+import { identitiesPinned, type WatchRoots } from './pinned-roots.js'
 import { makeCgroups, moveInto, removeMade, writeLimits, type CgroupsMade, type Made, type Seen } from './cgroups.js'
 
 const EXIT_GRACE_MS = 2000
@@ -33,7 +34,7 @@ export interface RunResult {
  * killed and its program never runs. Signals are caught from before the spawn: a launcher killed
  * by one in between would leave the sandbox unsupervised.
  */
-export async function runForeground(plan: LaunchPlan, started: (end: () => void) => Promise<void> = async () => {}, made: CgroupsMade = makeCgroups(plan.cgroups), beforeStop: () => void = () => {}): Promise<RunResult> {
+export async function runForeground(plan: LaunchPlan, started: (end: () => void, roots: WatchRoots) => Promise<void> = async () => {}, made: CgroupsMade = makeCgroups(plan.cgroups), beforeStop: () => void = () => {}): Promise<RunResult> {
   const state: SessionState = { released: false }
   const relay = relaySignals(state)
   const suspend = (signal: NodeJS.Signals): void => suspendSafely(state, beforeStop, signal)
@@ -173,8 +174,8 @@ interface SessionState {
   wake?: () => void
 }
 
-async function supervise(plan: LaunchPlan, started: (end: () => void) => Promise<void>, state: SessionState, made: Made): Promise<RunResult> {
-  const { child, ways, merged, mounts, bwrap } = await spawnBwrap(plan, made)
+async function supervise(plan: LaunchPlan, started: (end: () => void, roots: WatchRoots) => Promise<void>, state: SessionState, made: Made): Promise<RunResult> {
+  const { child, ways, merged, mounts, bwrap, roots } = await spawnBwrap(plan, made)
   const relay = relayStdio(child, ways)
   const sandbox = watchInfo(child.stdio[3] as Readable | null | undefined)
   const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: NodeJS.ErrnoException }>(resolve => {
@@ -200,7 +201,7 @@ async function supervise(plan: LaunchPlan, started: (end: () => void) => Promise
   const limited = ready.then(isReady => limit(made, bwrap, sandbox, isReady))
   const built = ready.then(isReady => (isReady ? checkMounts(sandbox, mounts) : undefined))
   // `end`, for the git watch: the whole sandbox goes (its init, then its pid namespace); bwrap reports it.
-  const [failure, placed] = await Promise.all([Promise.resolve().then(() => started(() => killInit(sandbox))), limited, built]).then(
+  const [failure, placed] = await Promise.all([Promise.resolve().then(() => started(() => killInit(sandbox), roots)), limited, built]).then(
     ([, isPlaced]) => [undefined, isPlaced] as const,
     (error: unknown) => [asError(error), false] as const,
   )
@@ -266,7 +267,7 @@ const afterAPoll = async (): Promise<void> => {
 }
 
 /** bwrap, spawned with the plan's descriptors (the launch's cgroups go if it cannot be). */
-async function spawnBwrap(plan: LaunchPlan, made: Made): Promise<{ child: ChildProcess; ways: StdioWay[]; merged: boolean; mounts: PinnedMount[]; bwrap: Seen }> {
+async function spawnBwrap(plan: LaunchPlan, made: Made): Promise<{ child: ChildProcess; ways: StdioWay[]; merged: boolean; mounts: PinnedMount[]; bwrap: Seen; roots: WatchRoots }> {
   let fds: ReturnType<typeof openFds> | undefined
   let argv: string[]
   const mounts: PinnedMount[] = []
@@ -281,11 +282,33 @@ async function spawnBwrap(plan: LaunchPlan, made: Made): Promise<{ child: ChildP
     throw error
   }
   const { stdio, opened, ways, merged } = fds
+  // Before the spawn: what the sandbox does from its start cannot change what they name.
+  const roots = watchRoots(plan.gitWatch, mounts)
   const child = spawn(plan.file, argv, { stdio, env: { ...plan.env } })
   for (const fd of opened) fs.closeSync(fd)
   // The process its pid is, taken now: the limits' move checks it is still that one.
   const bwrap = { pid: child.pid ?? 0, startTime: child.pid === undefined ? undefined : processStartTime(child.pid) }
-  return { child, ways, merged, mounts, bwrap }
+  return { child, ways, merged, mounts, bwrap, roots }
+}
+
+/**
+ * The folders the git watch may change things in, as bwrap was given them (the pinned binds'
+ * descriptors), and the project's top reopened from its own for the watch to hold: by their paths
+ * after the spawn, a session of a project holding this one could have swapped them for links to
+ * another repository of the user's (red team, round 115: its modes narrowed, a file of it moved
+ * into the quarantine, 9 of 10). A launch that fails before its watch begins ends soon after,
+ * and the top's descriptor with it.
+ */
+function watchRoots(spec: GitWatchSpec, mounts: readonly PinnedMount[]): WatchRoots {
+  const pinned = new Map(mounts.map(m => [m.source, m.fd]))
+  const topFd = spec.workTrees[0] === undefined ? undefined : pinned.get(spec.workTrees[0])
+  let top: number | undefined
+  try {
+    top = topFd === undefined ? undefined : fs.openSync(`/proc/self/fd/${topFd}`, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY)
+  } catch {
+    // not a folder it can open: held by its path (held-folder.ts)
+  }
+  return { identities: identitiesPinned([...spec.workTrees, ...spec.gitDirs, ...spec.ways], pinned), top }
 }
 
 /**

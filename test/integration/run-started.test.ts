@@ -17,7 +17,7 @@ function plan(dir: string, script: string): LaunchPlan {
     { fd: GO_FD, kind: 'go', merged: 'go 2>&1' },
   ]
   const at = argv.indexOf('--')
-  return { file: 'bwrap', argv, groups: [argv.slice(0, at), argv.slice(at)], env: { PATH: '/usr/bin:/bin' }, fds, cgroups: [], userBinds: [], pinWithin: [] } as unknown as LaunchPlan
+  return { file: 'bwrap', argv, groups: [argv.slice(0, at), argv.slice(at)], env: { PATH: '/usr/bin:/bin' }, fds, cgroups: [], userBinds: [], pinWithin: [], gitWatch: { workTrees: [], gitDirs: [], ways: [] } } as unknown as LaunchPlan
 }
 
 /** Live processes whose command line names `text` (zombies have none). */
@@ -119,5 +119,19 @@ describe.skipIf(!HAVE_BWRAP)("the user's binds, pinned just before bwrap (host/b
     const swapped = { ...base, groups: [options, ['--bind', source, source], program], pinWithin: [project] }
     await expect(runForeground(swapped)).rejects.toThrow(/changed while claudebox started \(it now leads to .*\/home\/\.ssh\)/)
     expect(fs.existsSync(path.join(dir, 'ran'))).toBe(false)
+  })
+
+  test("round 115: a folder above the project swapped for a link to another repository of the user's (a session of a project holding it can), between the probe and the pinning: refused, that repository is not bound", async () => {
+    const dir = tempDir('cb-pinned-')
+    const project = path.join(dir, 'outer/a/inner')
+    fs.mkdirSync(project, { recursive: true })
+    fs.mkdirSync(path.join(dir, 'v/inner'), { recursive: true })
+    fs.renameSync(path.join(dir, 'outer/a'), path.join(dir, 'outer/a-real'))
+    fs.symlinkSync(path.join(dir, 'v'), path.join(dir, 'outer/a'))
+    const base = plan(dir, `echo ran > ${project}/ran`)
+    const [options = [], program = []] = base.groups
+    const swapped = { ...base, groups: [options, ['--bind', project, project], program], pinWithin: [project] }
+    await expect(runForeground(swapped)).rejects.toThrow(/changed while claudebox started \(it now leads to .*\/v\/inner\)/)
+    expect(fs.existsSync(path.join(dir, 'v/inner/ran'))).toBe(false)
   })
 })

@@ -5,6 +5,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { guardHeads } from '../../src/host/head-guard.js'
+import { pinRoots } from '../../src/host/pinned-roots.js'
 import { tempDir } from '../helpers/temp.js'
 
 function repo(dir: string): string {
@@ -75,7 +76,7 @@ describe('the mode guard', () => {
     const held = fs.statSync(path.dirname(gitDir))
     fs.symlinkSync(root, path.join(root, 'above'))
     const newPath = path.join(root, 'above/v')
-    guardHeads([path.join(newPath, '.git')], [newPath], [], () => {}, `${held.dev}:${held.ino}`).check(true)
+    guardHeads([path.join(newPath, '.git')], [newPath], [], () => {}, pinRoots(new Map([[newPath, `${held.dev}:${held.ino}`]]))).check(true)
     expect(modes(theirs)).toEqual([0o777, 0o777, 0o777, 0o777, 0o666])
   })
 })

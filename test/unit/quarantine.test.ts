@@ -3,6 +3,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
+import { identitiesNow, pinRoots } from '../../src/host/pinned-roots.js'
 import { awayFromTheSession, quarantineIn } from '../../src/host/quarantine.js'
 import type { GitWatchSpec } from '../../src/types.js'
 import { tempDir } from '../helpers/temp.js'
@@ -16,7 +17,7 @@ describe('quarantine', () => {
     fs.mkdirSync(path.join(top, '.git'), { recursive: true })
     const log = { moved: [] as string[], reported: new Set<string>(), movedPaths: new Set<string>() }
     const away = awayFromTheSession(path.join(root, 'quarantine'))
-    quarantineIn(specFor(top, path.join(root, 'quarantine')), away, log, () => {})(path.join(top, '.git'))
+    quarantineIn(specFor(top, path.join(root, 'quarantine')), away, log, () => {}, pinRoots(identitiesNow([top])))(path.join(top, '.git'))
     away.close()
     expect(fs.existsSync(path.join(top, '.git'))).toBe(false)
     expect(log.moved).toHaveLength(1)
@@ -30,7 +31,7 @@ describe('quarantine', () => {
     fs.mkdirSync(path.join(other, '.git'), { recursive: true })
     const log = { moved: [] as string[], reported: new Set<string>(), movedPaths: new Set<string>() }
     const away = awayFromTheSession(path.join(root, 'quarantine'))
-    const quarantine = quarantineIn(specFor(top, path.join(root, 'quarantine')), away, log, () => {})
+    const quarantine = quarantineIn(specFor(top, path.join(root, 'quarantine')), away, log, () => {}, pinRoots(identitiesNow([top])))
     fs.renameSync(top, path.join(root, 'r/p-real'))
     fs.symlinkSync(other, top)
     quarantine(path.join(top, '.git'))
@@ -50,7 +51,7 @@ describe('quarantine', () => {
     const newPath = path.join(root, 'above/v')
     const log = { moved: [] as string[], reported: new Set<string>(), movedPaths: new Set<string>() }
     const away = awayFromTheSession(path.join(root, 'quarantine'))
-    quarantineIn(specFor(newPath, path.join(root, 'quarantine')), away, log, () => {}, heldIdentity)(path.join(newPath, 'sub/.git'))
+    quarantineIn(specFor(newPath, path.join(root, 'quarantine')), away, log, () => {}, pinRoots(new Map([[newPath, heldIdentity]])))(path.join(newPath, 'sub/.git'))
     away.close()
     expect(fs.statSync(path.join(other, 'sub/.git')).isDirectory()).toBe(true)
   })
