@@ -38,7 +38,7 @@ export interface ModeGuard {
  * folders the probe pinned on the way to them. Only below those two does the last look act:
  * a nested `.git` may name any folder on the host (red team, round 68: `gitdir: /tmp` made the
  * launcher, as root, take other users' write access to /tmp away). Each of them is reached through
- * `roots`: the folder it was when the guard began, never what its path leads to by then (round 114).
+ * `roots`: the folder bwrap was given, never what its path leads to by then (rounds 114, 115).
  */
 export function guardModes(gitDirs: readonly string[], workTrees: readonly string[], ways: readonly string[], roots: PinnedRoots): ModeGuard {
   const byUmask = 0o022 & ~umask()
@@ -72,7 +72,8 @@ export function guardModes(gitDirs: readonly string[], workTrees: readonly strin
       for (const tree of workTreesOf(gitDir)) {
         const top = workTrees.find(t => tree === t || isWithin(tree, t))
         if (top === undefined) continue
-        for (const link of paths.slice(0, MAX_GIT_DIRS)) narrowWay(reach, top, [...partsOf(top, tree), ...split(link)], allowed(top))
+        const allowance = allowed(top)
+        for (const link of paths.slice(0, MAX_GIT_DIRS)) narrowWay(reach, top, [...partsOf(top, tree), ...split(link)], allowance)
       }
       if (paths.length > MAX_GIT_DIRS) note(narrowed, `not all looked at: ${paths.length - MAX_GIT_DIRS} gitlinks in ${inlineSafe(gitDir)}/index past the first ${MAX_GIT_DIRS} (look with ls -la)`)
     },
