@@ -29,7 +29,7 @@ import { canonicalRoot, instanceDir, instanceId, PROJECT_ROOT_FILE, sharedPaths 
 import { approvePlaceholderKey, carryAccountIn, carryAccountOut, rememberPlaceholderApproval } from '../state/account-state.js'
 import { OWN_DIR } from '../state/registry.js'
 import { liveSessions } from '../state/scan.js'
-import { holdPlaceholders, releasePlaceholders, type Placeholders } from '../host/placeholders.js'
+import { holdPlaceholders, releasePlaceholders, type HeldPlaceholders, type Placeholders } from '../host/placeholders.js'
 import { placesStillReal } from '../host/bind-fds.js'
 import { finishUnfinishedSessions } from './unfinished.js'
 import { mayTakeOver } from '../state/migration.js'
@@ -108,10 +108,10 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   const cgroups = makeCgroups(plan.cgroups)
   let ran: Awaited<ReturnType<typeof runSession>>
   try {
-    await prepareState(plan, setup)
+    const placeholders = await prepareState(plan, setup)
     // Everything checked: the one-time word on the closed network default (presets chosen apply now).
     if (setup.networkDefaulted) plan = await networkNotice(settings, options, request, plan, facts.instance.kind !== 'missing')
-    ran = await runSession(plan, setup, options, servers, cgroups, tty)
+    ran = await runSession(plan, setup, options, { servers, cgroups, tty, placeholders })
   } finally {
     await cgroups.abandon()
   }
@@ -160,12 +160,13 @@ async function dryRun(plan: LaunchPlan, facts: HostFacts): Promise<number> {
  * JSON, this project's copies of the shared tier (with sharedReadOnly bound read-only onto
  * themselves, so they must exist first).
  */
-async function prepareState(plan: LaunchPlan, setup: LaunchSetup): Promise<void> {
+async function prepareState(plan: LaunchPlan, setup: LaunchSetup): Promise<HeldPlaceholders> {
   const { facts, request } = setup
   const { applyFiles, applyMkdirs, removeEmptyInstance, stateError } = await import('../state/apply.js')
   placesStillReal(plan.pinWithin)
+  let placeholders: HeldPlaceholders
   try {
-    holdPlaceholders(facts.claudeboxHome, placeholdersOf(plan), () => {
+    placeholders = holdPlaceholders(facts.claudeboxHome, placeholdersOf(plan), () => {
       applyMkdirs(plan.mkdirs, facts.claudeboxHome)
       applyFiles(plan.files)
     })
@@ -182,6 +183,7 @@ async function prepareState(plan: LaunchPlan, setup: LaunchSetup): Promise<void>
     throw stateError(plan.summary.instanceDir, error)
   }
   prepareProjectState(plan, facts.claudeboxHome, request, facts.env)
+  return placeholders
 }
 
 /**
@@ -209,7 +211,15 @@ function lastChecks(plan: LaunchPlan, facts: HostFacts, options: CliOptions, app
  * before bwrap binds it). The record is removed by the caller, after the bookkeeping (or here,
  * when the launch failed).
  */
-async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOptions, servers: SessionServers, cgroups: CgroupsMade, tty: TtySettings): Promise<Session> {
+/** What a session runs with besides its plan: its servers, the limits' cgroups, the terminal's settings and the placeholders held. */
+interface SessionParts {
+  servers: SessionServers
+  cgroups: CgroupsMade
+  tty: TtySettings
+  placeholders: HeldPlaceholders
+}
+
+async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOptions, { servers, cgroups, tty, placeholders }: SessionParts): Promise<Session> {
   const { facts } = setup
   const [startedAt, interactive] = [Date.now() - 1000, isatty(0) && isatty(1)]
   const apply = await import('../state/apply.js')
@@ -262,7 +272,7 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
     // Only inside the folder the project was: the new path is the session's to swap (round 114).
     const movedTop = { identities: new Map([[moved?.to ?? '/', moved?.identity]]) }
     if (move !== undefined) afterSession('checking git where the project was moved', () => startGitWatch(relocateGitWatch(plan.gitWatch, move as Relocate), () => {}, startedAt, movedTop).finish().forEach(warn))
-    afterSession('removing the placeholders', () => releasePlaceholders(facts.claudeboxHome, placeholdersOf(plan), move))
+    afterSession('removing the placeholders', () => releasePlaceholders(facts.claudeboxHome, placeholdersOf(plan), placeholders, move))
     if (!returned) await hold.release()
   }
 }

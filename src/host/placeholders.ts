@@ -10,7 +10,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { sha256Hex } from '../sha256.js'
-import { pidScope, processStartTime, readNoFollow, removeFile, safeReaddir } from './fs.js'
+import { folderIdentity, identityOf, O_PATH, pidScope, processStartTime, readNoFollow, removeFile, safeReaddir } from './fs.js'
 import { isCommondirPlaceholder } from './git-dirs.js'
 import { withLockSync } from './lock.js'
 
@@ -24,32 +24,69 @@ const MARKERS = 'placeholders'
 /** A holder of the lock longer than this died holding it (each step is a few file operations). */
 const LOCK_STALE_MS = 10_000
 
-/** This session's marker beside each placeholder, then `make` (which makes them), under the lock. */
-export function holdPlaceholders(claudeboxHome: string, held: Placeholders, make: () => void): void {
+/**
+ * Each placeholder's folder and the placeholder itself (device and inode) as this launch held them:
+ * one is removed only while both still are these, never by its path alone (a session of a project
+ * holding this one can swap a folder above it for a link to another repository of the user's: red
+ * team, round 116, that repository's placeholders were removed, and its session ended or its
+ * commondir left writable).
+ */
+export type HeldPlaceholders = ReadonlyMap<string, { folder: string; self: string }>
+
+/**
+ * This session's marker beside each placeholder, then `make` (which makes them), under the lock;
+ * what was held: each placeholder in the folder that was there before `make` (one swapped
+ * meanwhile for another is none of this launch's, and the launch is refused: bind-fds.ts).
+ */
+export function holdPlaceholders(claudeboxHome: string, held: Placeholders, make: () => void): HeldPlaceholders {
   const all = [...held.files, ...held.dirs]
-  if (all.length === 0) return make()
-  locked(claudeboxHome, () => {
+  if (all.length === 0) return (make(), new Map())
+  const folders = new Map(all.map(p => [p, folderIdentity(path.dirname(p))]))
+  return locked(claudeboxHome, () => {
     for (const p of all) {
       const dir = markersOf(claudeboxHome, p)
       fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
       fs.writeFileSync(path.join(dir, ownMarker()), `${processStartTime('self') ?? ''}\n`, { mode: 0o600 })
     }
     make()
+    return new Map(all.flatMap(p => inFolder(p, folders.get(p), at => [[p, { folder: folders.get(p) ?? '', self: identityOf(fs.lstatSync(at)) }] as const]) ?? []))
   })
 }
 
 /**
- * After the session: this session's markers go, and each placeholder no other live session holds;
- * `move` gives where one is now, when the project was moved during the session (the markers keep
- * the path it was made at).
+ * After the session: this session's markers go, and each placeholder no other live session holds,
+ * when it is still the one in `kept`; `move` gives where one is now, when the project was moved
+ * during the session (the markers keep the path it was made at).
  */
-export function releasePlaceholders(claudeboxHome: string, held: Placeholders, move: (p: string) => string = p => p): void {
+export function releasePlaceholders(claudeboxHome: string, held: Placeholders, kept: HeldPlaceholders, move: (p: string) => string = p => p): void {
   if (held.files.length + held.dirs.length === 0) return
   locked(claudeboxHome, () => {
     // Only what still is the placeholder: anything else there is for the git watch's report.
-    for (const file of held.files) release(claudeboxHome, file, () => (isCommondirPlaceholder(move(file)) ? removeFile(move(file)) : undefined))
-    for (const dir of held.dirs) release(claudeboxHome, dir, () => rmdirIfEmpty(move(dir)))
+    for (const file of held.files) release(claudeboxHome, file, () => inHeldFolder(move(file), kept.get(file), at => (isCommondirPlaceholder(at) ? removeFile(at) : undefined)))
+    for (const dir of held.dirs) release(claudeboxHome, dir, () => inHeldFolder(move(dir), kept.get(dir), rmdirIfEmpty))
   })
+}
+
+/** `act` on the placeholder `p` (as `/proc/self/fd/N/name`), when its folder and itself are still those `known` names. */
+function inHeldFolder(p: string, known: { folder: string; self: string } | undefined, act: (at: string) => void): void {
+  if (known !== undefined) inFolder(p, known.folder, at => (identityOf(fs.lstatSync(at)) === known.self ? act(at) : undefined))
+}
+
+/** `act` on `p` (as `/proc/self/fd/N/name`), when its folder is the one `folder` names; undefined when it is not, or `p` is gone. */
+function inFolder<T>(p: string, folder: string | undefined, act: (at: string) => T): T | undefined {
+  let fd: number
+  try {
+    fd = fs.openSync(path.dirname(p), O_PATH | fs.constants.O_DIRECTORY)
+  } catch {
+    return undefined // gone
+  }
+  try {
+    return folder !== undefined && identityOf(fs.fstatSync(fd)) === folder ? act(`/proc/self/fd/${fd}/${path.basename(p)}`) : undefined
+  } catch {
+    return undefined // the placeholder is gone, or was never made
+  } finally {
+    fs.closeSync(fd)
+  }
 }
 
 function release(claudeboxHome: string, placeholder: string, remove: () => void): void {
@@ -81,9 +118,9 @@ function rmdirIfEmpty(dir: string): void {
   }
 }
 
-function locked(claudeboxHome: string, step: () => void): void {
+function locked<T>(claudeboxHome: string, step: () => T): T {
   fs.mkdirSync(path.join(claudeboxHome, MARKERS), { recursive: true, mode: 0o700 })
-  withLockSync(path.join(claudeboxHome, `${MARKERS}.lock`), LOCK_STALE_MS, step)
+  return withLockSync(path.join(claudeboxHome, `${MARKERS}.lock`), LOCK_STALE_MS, step)
 }
 
 const markersOf = (claudeboxHome: string, placeholder: string): string => path.join(claudeboxHome, MARKERS, sha256Hex(placeholder).slice(0, 32))
