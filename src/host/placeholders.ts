@@ -10,7 +10,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { sha256Hex } from '../sha256.js'
-import { folderIdentity, identityOf, O_PATH, pidScope, processStartTime, readNoFollow, removeFile, safeReaddir } from './fs.js'
+import { launchError } from '../errors.js'
+import { identityOf, O_PATH, pidScope, processStartTime, readNoFollow, removeFile, safeReaddir } from './fs.js'
 import { isCommondirPlaceholder } from './git-dirs.js'
 import { withLockSync } from './lock.js'
 
@@ -36,12 +37,15 @@ export type HeldPlaceholders = ReadonlyMap<string, { folder: string; self: strin
 /**
  * This session's marker beside each placeholder, then `make` (which makes them), under the lock;
  * what was held: each placeholder in the folder that was there before `make` (one swapped
- * meanwhile for another is none of this launch's, and the launch is refused: bind-fds.ts).
+ * meanwhile for another is none of this launch's, and the launch is refused: bind-fds.ts). A
+ * placeholder whose folder is reached through a symlink refuses the launch before anything is
+ * made (red team, round 117: a submodule path the session made a link to another repository had
+ * that repository's live placeholder taken for this launch's, and removed).
  */
 export function holdPlaceholders(claudeboxHome: string, held: Placeholders, make: () => void): HeldPlaceholders {
   const all = [...held.files, ...held.dirs]
   if (all.length === 0) return (make(), new Map())
-  const folders = new Map(all.map(p => [p, folderIdentity(path.dirname(p))]))
+  const folders = new Map(all.map(p => [p, realFolderIdentity(path.dirname(p))]))
   return locked(claudeboxHome, () => {
     for (const p of all) {
       const dir = markersOf(claudeboxHome, p)
@@ -65,6 +69,23 @@ export function releasePlaceholders(claudeboxHome: string, held: Placeholders, k
     for (const file of held.files) release(claudeboxHome, file, () => inHeldFolder(move(file), kept.get(file), at => (isCommondirPlaceholder(at) ? removeFile(at) : undefined)))
     for (const dir of held.dirs) release(claudeboxHome, dir, () => inHeldFolder(move(dir), kept.get(dir), rmdirIfEmpty))
   })
+}
+
+/** The folder `dir`'s device and inode, when it is there at its own real path; undefined when it is not there. */
+function realFolderIdentity(dir: string): string | undefined {
+  let fd: number
+  try {
+    fd = fs.openSync(dir, O_PATH | fs.constants.O_DIRECTORY)
+  } catch {
+    return undefined
+  }
+  try {
+    const real = fs.readlinkSync(`/proc/self/fd/${fd}`)
+    if (real !== dir) throw launchError(`${dir} leads to ${real}, where claudebox makes a placeholder (a session's sandbox may have put a symlink on its way): look at it, remove it, and rerun`)
+    return identityOf(fs.fstatSync(fd))
+  } finally {
+    fs.closeSync(fd)
+  }
 }
 
 /** `act` on the placeholder `p` (as `/proc/self/fd/N/name`), when its folder and itself are still those `known` names. */

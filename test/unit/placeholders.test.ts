@@ -41,4 +41,19 @@ describe('the placeholders', () => {
     releasePlaceholders(home, held, kept)
     expect(present(theirs)).toEqual([true, true])
   })
+
+  test("round 117: a placeholder whose folder is reached through a symlink (a submodule's path the session made a link to another repository whose session holds its own) refuses the launch before anything is made, and that repository's placeholders are left", () => {
+    const root = fs.realpathSync(tempDir())
+    const home = path.join(root, 'cb')
+    const theirs = project(path.join(root, 'vic'))
+    make(theirs)()
+    fs.mkdirSync(path.join(root, 'p'))
+    fs.symlinkSync('../vic', path.join(root, 'p/evl'))
+    const held = { files: [path.join(root, 'p/evl/.git/commondir')], dirs: [path.join(root, 'p/evl/HEAD')] }
+    let made = false
+    expect(() => holdPlaceholders(home, held, () => (made = true))).toThrow(`${root}/p/evl/.git leads to ${root}/vic/.git, where claudebox makes a placeholder`)
+    expect(made).toBe(false)
+    releasePlaceholders(home, held, new Map())
+    expect(present(theirs)).toEqual([true, true])
+  })
 })
