@@ -205,12 +205,6 @@ function lastChecks(plan: LaunchPlan, facts: HostFacts, options: CliOptions, app
   if (resume !== undefined) apply.linkResumedTranscript(plan.summary.instanceDir, facts.cwd ?? '/', resume)
 }
 
-/**
- * bwrap; while it builds the sandbox, the last checks, the git watch, the session's record and
- * its servers (the proxy and the gateway listen before the go; their socket directory exists
- * before bwrap binds it). The record is removed by the caller, after the bookkeeping (or here,
- * when the launch failed).
- */
 /** What a session runs with besides its plan: its servers, the limits' cgroups, the terminal's settings and the placeholders held. */
 interface SessionParts {
   servers: SessionServers
@@ -219,6 +213,12 @@ interface SessionParts {
   placeholders: HeldPlaceholders
 }
 
+/**
+ * bwrap; while it builds the sandbox, the last checks, the git watch, the session's record and
+ * its servers (the proxy and the gateway listen before the go; their socket directory exists
+ * before bwrap binds it). The record is removed by the caller, after the bookkeeping (or here,
+ * when the launch failed).
+ */
 async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOptions, { servers, cgroups, tty, placeholders }: SessionParts): Promise<Session> {
   const { facts } = setup
   const [startedAt, interactive] = [Date.now() - 1000, isatty(0) && isatty(1)]
