@@ -267,11 +267,14 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
       for (const warning of gitWatch?.finish() ?? []) warn(warning)
     })
     const moved = gitWatch?.moved()
-    move = moved?.to === undefined ? undefined : relocator(plan.gitWatch.workTrees[0] ?? '/', moved.to)
-    // Moved during the session: the same checks, where the project is now, counting what changed since the start.
-    // Only inside the folder the project was: the new path is the session's to swap (round 114).
-    const movedTop = { identities: new Map([[moved?.to ?? '/', moved?.identity]]) }
-    if (move !== undefined) afterSession('checking git where the project was moved', () => startGitWatch(relocateGitWatch(plan.gitWatch, move as Relocate), () => {}, startedAt, movedTop).finish().forEach(warn))
+    const to = moved?.to
+    move = to === undefined ? undefined : relocator(plan.gitWatch.workTrees[0] ?? '/', to)
+    // Moved during the session: the same checks, where the project is now, counting what changed
+    // since the start, only inside the folder the project was (the new path is the session's to swap: round 114).
+    if (move !== undefined && to !== undefined) {
+      const spec = relocateGitWatch(plan.gitWatch, move)
+      afterSession('checking git where the project was moved', () => startGitWatch(spec, () => {}, startedAt, { identities: new Map([[to, moved?.identity]]) }).finish().forEach(warn))
+    }
     afterSession('removing the placeholders', () => releasePlaceholders(facts.claudeboxHome, placeholdersOf(plan), placeholders, move))
     if (!returned) await hold.release()
   }

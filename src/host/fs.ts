@@ -607,6 +607,23 @@ export function homeDir(env: Readonly<Record<string, string | undefined>>): stri
 
 export const identityOf = (st: fs.Stats): string => `${st.dev}:${st.ino}`
 
+/**
+ * The folder `p`, opened as a path only, when it is the one `identity` names (none given: whatever
+ * `p` leads to); undefined when it is another, or cannot be opened. A session of a project holding
+ * this one can swap a path for a link to another repository of the user's (red team, rounds 113 to 116).
+ */
+export function openSameFolder(p: string, identity: string | undefined): number | undefined {
+  let fd: number
+  try {
+    fd = fs.openSync(p, O_PATH | fs.constants.O_DIRECTORY)
+  } catch {
+    return undefined
+  }
+  if (identity === undefined || identity === identityOf(fs.fstatSync(fd))) return fd
+  fs.closeSync(fd)
+  return undefined
+}
+
 /** A folder's device and inode, to tell it from whatever its path leads to later; undefined when it is not there. */
 export function folderIdentity(p: string): string | undefined {
   try {

@@ -16,7 +16,7 @@ import { folderCache, type FolderCache } from './folder-cache.js'
 import { holdFolder } from './held-folder.js'
 import { keptIn, nestedInAll, specialFilesIn } from './nested-search.js'
 import { awayFromTheSession, quarantineIn } from './quarantine.js'
-import { identitiesNow, pinRoots, type WatchRoots } from './pinned-roots.js'
+import { identitiesNow, pinRoots, rootsOf, type WatchRoots } from './pinned-roots.js'
 import { named } from './report-list.js'
 import { debug, nowMs } from '../cli/log.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
@@ -54,7 +54,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
   const project = whereabouts(spec.workTrees[0] ?? '/', roots?.top)
   const replants = endings(end, project.reword)
   const away = awayFromTheSession(spec.quarantineDir)
-  const pinned = pinRoots(roots?.identities ?? identitiesNow([...spec.workTrees, ...spec.gitDirs, ...spec.ways]))
+  const pinned = pinRoots(roots?.identities ?? identitiesNow(rootsOf(spec)))
   const quarantine = quarantineIn(spec, away, { moved, reported, movedPaths }, replants.again, pinned)
   const listings = new Map(spec.gitDirs.flatMap(dir => ['modules', 'worktrees'].map(sub => [path.join(dir, sub), gitDirNames(path.join(dir, sub))] as const)))
   const heads = guardHeads(spec.gitDirs, spec.workTrees, spec.ways, dir => replants.again(path.join(dir, 'HEAD')), pinned)

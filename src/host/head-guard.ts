@@ -7,7 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { lstatKind, randomHex, readNoFollow } from './fs.js'
 import { guardModes, type ModeGuard } from './mode-guard.js'
-import { identitiesNow, pinRoots, type PinnedRoots } from './pinned-roots.js'
+import { identitiesNow, pinRoots, rootsOf, type PinnedRoots } from './pinned-roots.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 
 type Head = { kind: 'file' | 'symlink'; text: string }
@@ -62,7 +62,7 @@ export interface HeadGuard {
  * modes are put back, and write access taken back, only in the folders of `roots` (pinned-roots.ts;
  * by default these folders as they are now).
  */
-export function guardHeads(gitDirs: readonly string[], workTrees: readonly string[] = [], ways: readonly string[] = [], putBackOne: (dir: string) => void = () => {}, roots = pinRoots(identitiesNow([...workTrees, ...gitDirs, ...ways]))): HeadGuard {
+export function guardHeads(gitDirs: readonly string[], workTrees: readonly string[] = [], ways: readonly string[] = [], putBackOne: (dir: string) => void = () => {}, roots = pinRoots(identitiesNow(rootsOf({ workTrees, gitDirs, ways })))): HeadGuard {
   // Read in the folders themselves too: a path swapped as the guard begins leads to another's.
   const recorded = new Map<string, Head>()
   for (const dir of gitDirs) {

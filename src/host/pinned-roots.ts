@@ -5,7 +5,7 @@
 // into the quarantine). Each is known by its device and inode, taken from what bwrap was given.
 import fs from 'node:fs'
 import path from 'node:path'
-import { folderIdentity, identityOf, O_PATH } from './fs.js'
+import { folderIdentity, identityOf, O_PATH, openSameFolder } from './fs.js'
 import { isWithin } from '../state/instance.js'
 
 /** Each root's device and inode (fs.ts identityOf); undefined for one missing when taken (judged by its path). */
@@ -28,6 +28,9 @@ export interface PinnedRoots {
    */
   open(p: string, kind?: 'folder' | 'any'): number | undefined
 }
+
+/** The folders a git watch may act in: its work trees, git dirs and the folders on the way to them. */
+export const rootsOf = (spec: { workTrees: readonly string[]; gitDirs: readonly string[]; ways: readonly string[] }): string[] => [...spec.workTrees, ...spec.gitDirs, ...spec.ways]
 
 /** The roots as they are now, by their paths: for checks with nothing better to go by (tests, a launcher killed before its end). */
 export function identitiesNow(roots: readonly string[]): RootIdentities {
@@ -62,7 +65,7 @@ export function pinRoots(identities: RootIdentities): PinnedRoots {
   const known = [...identities.keys()].sort((a, b) => b.length - a.length)
   const root = (p: string): { path: string; fd: number } | undefined => {
     const at = known.find(r => isWithin(p, r))
-    const fd = at === undefined ? undefined : openRoot(at, identities.get(at))
+    const fd = at === undefined ? undefined : openSameFolder(at, identities.get(at))
     return at === undefined || fd === undefined ? undefined : { path: at, fd }
   }
   return {
@@ -91,19 +94,6 @@ function dupOf(fd: number | undefined): number | undefined {
   } catch {
     return undefined
   }
-}
-
-/** The root folder, when it is the one `identity` names. */
-function openRoot(root: string, identity: string | undefined): number | undefined {
-  let fd: number
-  try {
-    fd = fs.openSync(root, O_PATH | fs.constants.O_DIRECTORY)
-  } catch {
-    return undefined
-  }
-  if (identity === undefined || identity === identityOf(fs.fstatSync(fd))) return fd
-  fs.closeSync(fd)
-  return undefined
 }
 
 /** `name` in the folder open as `dir` (closed), never through a symlink. */

@@ -11,7 +11,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { sha256Hex } from '../sha256.js'
 import { launchError } from '../errors.js'
-import { identityOf, O_PATH, pidScope, processStartTime, readNoFollow, removeFile, safeReaddir } from './fs.js'
+import { identityOf, O_PATH, openSameFolder, pidScope, processStartTime, readNoFollow, removeFile, safeReaddir } from './fs.js'
 import { isCommondirPlaceholder } from './git-dirs.js'
 import { withLockSync } from './lock.js'
 
@@ -95,14 +95,10 @@ function inHeldFolder(p: string, known: { folder: string; self: string } | undef
 
 /** `act` on `p` (as `/proc/self/fd/N/name`), when its folder is the one `folder` names; undefined when it is not, or `p` is gone. */
 function inFolder<T>(p: string, folder: string | undefined, act: (at: string) => T): T | undefined {
-  let fd: number
+  const fd = folder === undefined ? undefined : openSameFolder(path.dirname(p), folder)
+  if (fd === undefined) return undefined // gone, or another folder now
   try {
-    fd = fs.openSync(path.dirname(p), O_PATH | fs.constants.O_DIRECTORY)
-  } catch {
-    return undefined // gone
-  }
-  try {
-    return folder !== undefined && identityOf(fs.fstatSync(fd)) === folder ? act(`/proc/self/fd/${fd}/${path.basename(p)}`) : undefined
+    return act(`/proc/self/fd/${fd}/${path.basename(p)}`)
   } catch {
     return undefined // the placeholder is gone, or was never made
   } finally {

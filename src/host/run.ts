@@ -12,7 +12,7 @@ import { relayStdio, type Relay } from './stdio-relay.js'
 import type { GitWatchSpec, LaunchPlan } from '../types.js'
 import { childrenOf, holdsWakingTimer, inBackgroundOfTerminal, killQuietly, leadsSessionWithTerminal, processStartTime, processStopped, processTree, taskStates, walkTree } from './fs.js'
 import { mountsProblem, pinBinds, type PinnedMount } from './bind-fds.js'
-import { identitiesPinned, type WatchRoots } from './pinned-roots.js'
+import { identitiesPinned, rootsOf, type WatchRoots } from './pinned-roots.js'
 import { makeCgroups, moveInto, removeMade, writeLimits, type CgroupsMade, type Made, type Seen } from './cgroups.js'
 
 const EXIT_GRACE_MS = 2000
@@ -308,7 +308,7 @@ function watchRoots(spec: GitWatchSpec, mounts: readonly PinnedMount[]): WatchRo
   } catch {
     // not a folder it can open: held by its path (held-folder.ts)
   }
-  return { identities: identitiesPinned([...spec.workTrees, ...spec.gitDirs, ...spec.ways], pinned), top }
+  return { identities: identitiesPinned(rootsOf(spec), pinned), top }
 }
 
 /**
