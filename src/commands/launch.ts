@@ -43,6 +43,7 @@ import type * as Apply from '../state/apply.js'
 import { SessionServers } from './session-servers.js'
 import { makeCgroups, type CgroupsMade } from '../host/cgroups.js'
 import { saveConfigCache, useConfigCache } from '../host/config-cache.js'
+import { useIndexCache } from '../host/index-cache.js'
 import { enterLoginPlace } from './login-place.js'
 
 import { VERSION } from '../version.js'
@@ -73,6 +74,7 @@ async function launchHere(settings: Settings, options: CliOptions): Promise<numb
   // For root, the search of what only root may read runs beside the probe (root-only.ts).
   void startRootOnlySearch()
   useConfigCache(resolveExisting(settings.claudeboxHome))
+  useIndexCache(resolveExisting(settings.claudeboxHome))
   let setup = await setupWithApproval(settings, options)
   // A session here whose launcher was killed: its end's checks first, then the probe again (they may move files it saw).
   if (options.mode === 'launch' && finishUnfinishedSessions(setup.facts, setup.request, settings.claudeboxHome)) setup = setupLaunch(settings, options)

@@ -13,6 +13,7 @@ import { hostTempDir, lstatKind, readNoFollow, removeDir } from './fs.js'
 import { commonDirOf } from './git-dirs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import { GIT } from './system-programs.js'
+import { indexCacheOn, indexDigest, keepClean, keptGitlinks, saveIndexCache } from './index-cache.js'
 
 /**
  * Each git dir's index, whenever it was written: moved aside through `quarantine` when git would
@@ -55,6 +56,7 @@ export function checkIndexes(gitDirs: readonly string[], quarantine: (planted: s
       // what could be taken back was; the guard says what it took
     }
   }
+  saveIndexCache()
   if (moved.length > 0) {
     warnings.push(`WARNING: the session left git indexes listing paths that git would write outside the work tree or into a .git folder at your next git checkout or restore; each was moved aside (see above): run git reset there to make it anew from HEAD (what was staged is lost from it, the files stay as they are): ${moved.slice(0, 5).join('; ')}${moved.length > 5 ? ` (and ${moved.length - 5} more)` : ''}`)
   }
@@ -109,17 +111,39 @@ const MAX_INDEX_BYTES = 256 << 20
  * `../.gitconfig` became the user's global config at `git checkout .`). One git cannot read counts
  * as bad. When git could not be started at all (the launcher out of descriptors or memory), the
  * index says nothing, and is not moved: `unread` says why (red team, round 59: a sandbox that used
- * up the launcher's descriptors had the user's staged index moved aside).
+ * up the launcher's descriptors had the user's staged index moved aside). An index whose very bytes
+ * git found clean at an earlier session's end is not read again (index-cache.ts).
  */
-function unsafePaths(gitDir: string, timeout: number): (string[] & { gitlinks: Buffer[] }) | { unread: string } {
-  let out: Buffer | undefined
+function unsafePaths(gitDir: string, timeout: number): Verdict {
   // Of the object format the repository's config names, else the other one: git reads a SHA-256
   // index only as such (round 68), and a config git reads may name it in ways a look cannot tell
   // (round 69: a comment after it, and the staged work was moved aside at every session's end).
   const named = sha256Named(gitDir)
-  for (const sha256 of [named, !named]) {
+  if (!indexCacheOn()) return gitVerdict(gitDir, gitDir, named, timeout)
+  const digest = indexDigest(gitDir, named)
+  if (digest === undefined) return gitVerdict(gitDir, gitDir, named, timeout)
+  const kept = keptGitlinks(gitDir, digest)
+  if (kept !== undefined) return Object.assign([], { gitlinks: kept })
+  // Git reads a copy of the bytes hashed (index-cache.ts says why); the index itself when no copy could be made.
+  const copy = fs.mkdtempSync(path.join(hostTempDir(), 'claudebox-index-'))
+  try {
+    const copied = indexDigest(gitDir, named, copy)
+    const verdict = gitVerdict(gitDir, copied === undefined ? gitDir : copy, named, timeout)
+    if (copied !== undefined && Array.isArray(verdict) && verdict.length === 0) keepClean(gitDir, copied, verdict.gitlinks)
+    return verdict
+  } finally {
+    removeDir(copy)
+  }
+}
+
+type Verdict = (string[] & { gitlinks: Buffer[] }) | { unread: string }
+
+/** What git reads in the index (and its shared parts) in `indexDir`, with `gitDir`'s objects: `sha256` tried first, then the other format. */
+function gitVerdict(gitDir: string, indexDir: string, sha256: boolean, timeout: number): Verdict {
+  let out: Buffer | undefined
+  for (const format of [sha256, !sha256]) {
     try {
-      out = withBareGit(gitDir, sha256, env => execFileSync(GIT(), ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], stdio: ['ignore', 'pipe', 'ignore'], timeout, maxBuffer: 256 << 20 }))
+      out = withBareGit(gitDir, format, env => execFileSync(GIT(), ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], stdio: ['ignore', 'pipe', 'ignore'], timeout, maxBuffer: 256 << 20 }), indexDir)
       break
     } catch (error) {
       const unread = notStarted(error)
@@ -160,22 +184,22 @@ function sha256Named(gitDir: string): boolean {
  * git dir of claudebox's own, no system or global config; the index and the objects named by
  * GIT_INDEX_FILE and GIT_OBJECT_DIRECTORY (a split index's shared part is found beside the index).
  */
-function withBareGit<T>(gitDir: string, sha256: boolean, run: (env: Record<string, string>) => T): T {
+function withBareGit<T>(gitDir: string, sha256: boolean, run: (env: Record<string, string>) => T, indexDir = gitDir): T {
   const empty = fs.mkdtempSync(path.join(hostTempDir(), 'claudebox-index-'))
   try {
-    return run(bareGitEnv(gitDir, sha256, empty))
+    return run(bareGitEnv(gitDir, sha256, empty, indexDir))
   } finally {
     removeDir(empty)
   }
 }
 
-/** The environment of a git run on `gitDir`'s index and objects from the empty git dir `empty` (made here). */
-function bareGitEnv(gitDir: string, sha256: boolean, empty: string): Record<string, string> {
+/** The environment of a git run on the index in `indexDir` and `gitDir`'s objects from the empty git dir `empty` (made here). */
+function bareGitEnv(gitDir: string, sha256: boolean, empty: string, indexDir = gitDir): Record<string, string> {
   for (const dir of ['objects', 'refs']) fs.mkdirSync(path.join(empty, dir))
   fs.writeFileSync(path.join(empty, 'HEAD'), 'ref: refs/heads/main\n')
   if (sha256) fs.writeFileSync(path.join(empty, 'config'), '[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = sha256\n')
   const objects = path.join(commonDirOf(gitDir) ?? gitDir, 'objects')
-  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: empty, LC_ALL: 'C', GIT_DIR: empty, GIT_INDEX_FILE: path.join(gitDir, 'index'), GIT_OBJECT_DIRECTORY: objects, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_NO_LAZY_FETCH: '1', GIT_TERMINAL_PROMPT: '0' }
+  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: empty, LC_ALL: 'C', GIT_DIR: empty, GIT_INDEX_FILE: path.join(indexDir, 'index'), GIT_OBJECT_DIRECTORY: objects, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_NO_LAZY_FETCH: '1', GIT_TERMINAL_PROMPT: '0' }
 }
 
 /**

@@ -1,0 +1,136 @@
+// What git read in an index's exact bytes, kept between launches: at a session's end every index
+// in the project is read by git (index-entries.ts), ~4 ms a run, at every exit, though the index
+// rarely changed. Kept in $CLAUDEBOX_HOME/cache/clean-indexes.json, which no sandbox sees: for each
+// git dir, the SHA-256 of the bytes git read (the index and every shared part beside it, with the
+// git that read them and how) when git found no path it would refuse, and the gitlinks it listed.
+// Git reads a copy of those bytes in a folder of claudebox's own, never the index itself: what is
+// kept is what git made of the very bytes hashed, and a session that swaps the index between the
+// hash and git's read cannot pair bad bytes with a good verdict. Not kept: an index with sparse
+// directories ("sdir"), whose paths git reads from objects the session writes (red team, round 42).
+// Only a launch turns it on (useIndexCache); other readers run git each time.
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { writeHomeFile } from './atomic-write.js'
+import { readJsonObject } from './fs.js'
+import { gitProgram } from './system-programs.js'
+
+/** Git dirs kept at most (as many as a session's end reads). */
+const MAX_KEPT = 64
+/** The largest index and shared part read (index-entries.ts reads none larger). */
+const MAX_BYTES = 256 << 20
+const CHUNK = 1 << 20
+/** The sparse index's extension: its folders' paths come from objects, not from the index's bytes. */
+const SPARSE = Buffer.from('sdir')
+
+interface Kept {
+  digest: string
+  gitlinks: string[]
+}
+
+let cache: { file: string; kept: Map<string, Kept>; used: Map<string, Kept>; changed: boolean } | undefined
+
+/** Reads the cache of `claudeboxHome` (its real path) for this launch; a missing or damaged one is an empty one. */
+export function useIndexCache(claudeboxHome: string): void {
+  const file = path.join(claudeboxHome, 'cache', 'clean-indexes.json')
+  cache = { file, kept: new Map(), used: new Map(), changed: false }
+  const dirs = readJsonObject(file)?.['dirs']
+  if (typeof dirs !== 'object' || dirs === null) return
+  for (const [gitDir, kept] of Object.entries(dirs)) if (isKept(kept)) cache.kept.set(gitDir, kept)
+}
+
+function isKept(kept: unknown): kept is Kept {
+  const k = kept as Kept
+  return typeof k?.digest === 'string' && Array.isArray(k.gitlinks) && k.gitlinks.every(g => typeof g === 'string' && /^(?:[0-9a-f]{2})+$/.test(g))
+}
+
+export const indexCacheOn = (): boolean => cache !== undefined
+
+/** The gitlinks git listed in `gitDir`'s index when it found it clean, if its bytes (`digest`) are the same now. */
+export function keptGitlinks(gitDir: string, digest: string): Buffer[] | undefined {
+  const kept = cache?.used.get(gitDir) ?? cache?.kept.get(gitDir)
+  if (kept === undefined || kept.digest !== digest) return undefined
+  cache?.used.set(gitDir, kept)
+  return kept.gitlinks.map(hex => Buffer.from(hex, 'hex'))
+}
+
+/** Keeps that git found the index of `digest` clean, with these gitlinks. */
+export function keepClean(gitDir: string, digest: string, gitlinks: readonly Buffer[]): void {
+  if (cache === undefined || cache.used.size >= MAX_KEPT) return
+  cache.used.set(gitDir, { digest, gitlinks: gitlinks.map(g => g.toString('hex')) })
+  cache.changed = true
+}
+
+/** Writes what this launch used (git dirs no longer read drop out), when anything was new; unwritten, the next launch runs git again. */
+export function saveIndexCache(): void {
+  if (cache === undefined || !cache.changed) return
+  writeHomeFile(cache.file, JSON.stringify({ dirs: Object.fromEntries(cache.used) }))
+  cache.changed = false
+}
+
+/**
+ * The digest of `gitDir`'s index and shared parts, read as git reads them (the index not through a
+ * symlink, a shared part through one), with the git that reads them and the object format it is
+ * told (`sha256`); copied into `copyTo` when given, the digest then of the bytes written. Undefined
+ * when one is no regular file, too large, unreadable, or the index is sparse.
+ */
+export function indexDigest(gitDir: string, sha256: boolean, copyTo?: string): string | undefined {
+  const git = gitIdentity()
+  if (git === undefined) return undefined
+  let names: string[]
+  try {
+    names = fs.readdirSync(gitDir).filter(name => name.startsWith('sharedindex.')).sort()
+  } catch {
+    return undefined
+  }
+  const whole = crypto.createHash('sha256').update(`claudebox-index-v1\0${git}\0${sha256}\0`)
+  for (const name of ['index', ...names]) {
+    const part = partDigest(path.join(gitDir, name), name === 'index', copyTo === undefined ? undefined : path.join(copyTo, name))
+    if (part === undefined) return undefined
+    whole.update(`${name}\0`).update(part)
+  }
+  return whole.digest('hex')
+}
+
+/** The git claudebox runs, as the file it is now: another git may read an index otherwise. */
+function gitIdentity(): string | undefined {
+  const git = gitProgram()
+  const st = git === undefined ? undefined : fs.statSync(git, { throwIfNoEntry: false })
+  return st === undefined ? undefined : `${git}:${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`
+}
+
+/** One file's SHA-256, read in chunks without blocking on a FIFO; copied to `copy` when given; undefined when it is not a regular file or holds "sdir". */
+function partDigest(file: string, noFollow: boolean, copy: string | undefined): Buffer | undefined {
+  let fd: number | undefined
+  let out: number | undefined
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | (noFollow ? fs.constants.O_NOFOLLOW : 0))
+    const st = fs.fstatSync(fd)
+    if (!st.isFile() || st.size > MAX_BYTES) return undefined
+    if (copy !== undefined) out = fs.openSync(copy, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600)
+    return readAll(fd, out)
+  } catch {
+    return undefined
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd)
+    if (out !== undefined) fs.closeSync(out)
+  }
+}
+
+/** The SHA-256 of what `fd` holds, written to `out` too; undefined past MAX_BYTES or at a sparse index's mark (also across two chunks). */
+function readAll(fd: number, out: number | undefined): Buffer | undefined {
+  const hash = crypto.createHash('sha256')
+  const buffer = Buffer.alloc(CHUNK)
+  const keep = SPARSE.length - 1
+  let tail = Buffer.alloc(0)
+  for (let total = 0; ; ) {
+    const n = fs.readSync(fd, buffer, 0, CHUNK, null)
+    if (n === 0) return hash.digest()
+    const read = buffer.subarray(0, n)
+    total += n
+    if (total > MAX_BYTES || read.includes(SPARSE) || Buffer.concat([tail, read.subarray(0, keep)]).includes(SPARSE)) return undefined
+    hash.update(read)
+    for (let written = 0; out !== undefined && written < n; ) written += fs.writeSync(out, read, written)
+    tail = Buffer.concat([tail, read.subarray(-keep)]).subarray(-keep)
+  }
+}

@@ -1,0 +1,129 @@
+// The index checks at a session's end keep what git found in an index's exact bytes
+// (index-cache.ts): an index unchanged since git found it clean is not read again, one changed in
+// any byte, in a shared part, or whose paths come from objects (a sparse index) is, and git judges
+// a copy of the bytes hashed, never the index itself, which a session could swap between the two.
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterEach, describe, expect, test, vi } from 'vitest'
+import { checkIndexes } from '../../src/host/index-entries.js'
+import { indexDigest, useIndexCache } from '../../src/host/index-cache.js'
+import { git, makeRepo } from '../helpers/cli.js'
+import { tempDir } from '../helpers/temp.js'
+
+const FIXTURES = path.join(__dirname, '..', 'fixtures')
+
+/** A repository, a claudebox home whose index cache is in use, and what each check moved aside and how many git runs it made. */
+function setup(): { repo: string; gitDir: string; home: string; check: () => { moved: string[]; gitRuns: number; gitlinks: string[] } } {
+  const base = tempDir('cb-index-cache-')
+  const repo = makeRepo(base, 'repo')
+  const home = path.join(base, 'claudebox')
+  fs.mkdirSync(home)
+  useIndexCache(home)
+  const gitDir = path.join(repo, '.git')
+  const check = (): { moved: string[]; gitRuns: number; gitlinks: string[] } => {
+    const moved: string[] = []
+    const gitlinks: string[] = []
+    // Each git run on an index starts in an empty git dir of its own (index-entries.ts withBareGit).
+    const made = vi.spyOn(fs, 'mkdtempSync')
+    checkIndexes([gitDir], planted => (moved.push(planted), fs.renameSync(planted, `${planted}.aside`)), (_, links) => gitlinks.push(...links.map(String)))
+    const gitRuns = made.mock.calls.filter(([prefix]) => String(prefix).endsWith('claudebox-index-')).length
+    made.mockRestore()
+    return { moved, gitRuns, gitlinks }
+  }
+  return { repo, gitDir, home, check }
+}
+
+/** `name`'s entry in the index renamed to `to`, as a session can write it (the fixture rewrites the file). */
+function rename(index: string, name: string, to: string): void {
+  execFileSync('python3', [path.join(FIXTURES, 'index-rename.py'), index, name, to])
+}
+
+afterEach(() => vi.restoreAllMocks())
+
+describe('the index checks keep what git found in the bytes it read', () => {
+  test('an unchanged clean index is not read again; one changed in any byte is, and a path git refuses is still moved aside', () => {
+    const { repo, gitDir, home, check } = setup()
+    expect(check()).toEqual({ moved: [], gitRuns: 2, gitlinks: [] }) // the copy's folder and git's
+    expect(fs.readFileSync(path.join(home, 'cache', 'clean-indexes.json'), 'utf8')).toContain(JSON.stringify(gitDir))
+    expect(check()).toEqual({ moved: [], gitRuns: 0, gitlinks: [] })
+    fs.writeFileSync(path.join(repo, 'b'), 'b\n')
+    git(repo, 'add', 'b')
+    expect(check().gitRuns).toBe(2)
+    rename(path.join(gitDir, 'index'), 'b', '.git/config')
+    expect(check().moved).toEqual([path.join(gitDir, 'index')])
+  })
+
+  test('git judges a copy of the bytes hashed: an index swapped for a clean one before git reads it is still moved aside, and nothing is kept', () => {
+    const { repo, gitDir, check } = setup()
+    const index = path.join(gitDir, 'index')
+    const clean = fs.readFileSync(index)
+    rename(index, 'README', '../.gitconfig')
+    // The copy's folder is made first, then git's own: the session swaps the clean bytes in between.
+    const mkdtemp = fs.mkdtempSync.bind(fs)
+    let made = 0
+    vi.spyOn(fs, 'mkdtempSync').mockImplementation((prefix: string) => {
+      if (prefix.endsWith('claudebox-index-') && ++made === 2) fs.writeFileSync(index, clean)
+      return mkdtemp(prefix)
+    })
+    const moved: string[] = []
+    checkIndexes([gitDir], planted => moved.push(planted))
+    expect(moved).toEqual([index])
+    vi.restoreAllMocks()
+    // The bad bytes again: git reads them again, since they were never found clean.
+    rename(index, 'README', '../.gitconfig')
+    expect(check().moved).toEqual([index])
+    expect(fs.existsSync(path.join(repo, 'README'))).toBe(true)
+  })
+
+  test('a shared part of a split index is part of the bytes: one changed has git read the index again', () => {
+    const { repo, gitDir, check } = setup()
+    git(repo, 'update-index', '--split-index')
+    fs.writeFileSync(path.join(repo, 'b'), 'b\n')
+    git(repo, 'add', 'b')
+    const shared = fs.readdirSync(gitDir).filter(name => name.startsWith('sharedindex.'))
+    expect(shared.length).toBeGreaterThan(0)
+    expect(check()).toMatchObject({ moved: [], gitRuns: 2 })
+    expect(check().gitRuns).toBe(0)
+    // README renamed in the shared parts, in place (git checks no index's checksum when it reads it): git reads the index again.
+    for (const name of shared) {
+      const bytes = fs.readFileSync(path.join(gitDir, name))
+      bytes.write('../abc', bytes.indexOf('README'), 'latin1')
+      fs.writeFileSync(path.join(gitDir, name), bytes)
+    }
+    expect(check()).toMatchObject({ moved: [path.join(gitDir, 'index')], gitRuns: 2 })
+  })
+
+  test('a sparse index, whose folders git reads from objects, is read by git each time', () => {
+    const { repo, gitDir, check } = setup()
+    for (const dir of ['a', 'b']) {
+      fs.mkdirSync(path.join(repo, dir))
+      fs.writeFileSync(path.join(repo, dir, 'f'), dir)
+    }
+    git(repo, 'add', '.')
+    git(repo, 'commit', '-qm', 'dirs')
+    git(repo, 'sparse-checkout', 'init', '--cone', '--sparse-index')
+    git(repo, 'sparse-checkout', 'set', 'a')
+    expect(fs.readFileSync(path.join(gitDir, 'index')).includes('sdir')).toBe(true)
+    expect(check()).toMatchObject({ moved: [], gitRuns: 1 })
+    expect(check()).toMatchObject({ moved: [], gitRuns: 1 })
+    expect(indexDigest(gitDir, false)).toBeUndefined()
+  })
+
+  test("a gitlink's folder is given to the guard from what was kept as from git", () => {
+    const { repo, check } = setup()
+    const head = git(repo, 'rev-parse', 'HEAD')
+    git(repo, 'update-index', '--add', '--cacheinfo', `160000,${head},sub`)
+    expect(check()).toEqual({ moved: [], gitRuns: 2, gitlinks: ['sub'] })
+    expect(check()).toEqual({ moved: [], gitRuns: 0, gitlinks: ['sub'] })
+  })
+
+  test('the digest names the git that read the bytes and the object format it was told first', () => {
+    const { gitDir } = setup()
+    const copy = tempDir('cb-index-copy-')
+    const sha1 = indexDigest(gitDir, false, copy)
+    expect(sha1).toBe(indexDigest(gitDir, false))
+    expect(indexDigest(gitDir, true)).not.toBe(sha1)
+    expect(fs.readFileSync(path.join(copy, 'index')).equals(fs.readFileSync(path.join(gitDir, 'index')))).toBe(true)
+  })
+})
