@@ -17,8 +17,13 @@ import { gitProgram } from './system-programs.js'
 
 /** Git dirs kept at most (as many as a session's end reads). */
 const MAX_KEPT = 64
-/** The largest index and shared part read (index-entries.ts reads none larger). */
-const MAX_BYTES = 256 << 20
+/**
+ * The most bytes hashed and copied for one git dir, and shared parts: beyond them git reads the
+ * index itself, every time, as without the cache (an index of ~300,000 files stays under it; a
+ * session's thousands of shared parts must not fill /tmp, which may be memory, with copies).
+ */
+const MAX_BYTES = 32 << 20
+const MAX_SHARED = 16
 const CHUNK = 1 << 20
 /** The sparse index's extension: its folders' paths come from objects, not from the index's bytes. */
 const SPARSE = Buffer.from('sdir')
@@ -83,9 +88,11 @@ export function indexDigest(gitDir: string, sha256: boolean, copyTo?: string): s
   } catch {
     return undefined
   }
+  if (names.length > MAX_SHARED) return undefined
+  const budget = { bytes: MAX_BYTES }
   const whole = crypto.createHash('sha256').update(`claudebox-index-v1\0${git}\0${sha256}\0`)
   for (const name of ['index', ...names]) {
-    const part = partDigest(path.join(gitDir, name), name === 'index', copyTo === undefined ? undefined : path.join(copyTo, name))
+    const part = partDigest(path.join(gitDir, name), name === 'index', copyTo === undefined ? undefined : path.join(copyTo, name), budget)
     if (part === undefined) return undefined
     whole.update(`${name}\0`).update(part)
   }
@@ -100,15 +107,15 @@ function gitIdentity(): string | undefined {
 }
 
 /** One file's SHA-256, read in chunks without blocking on a FIFO; copied to `copy` when given; undefined when it is not a regular file or holds "sdir". */
-function partDigest(file: string, noFollow: boolean, copy: string | undefined): Buffer | undefined {
+function partDigest(file: string, noFollow: boolean, copy: string | undefined, budget: { bytes: number }): Buffer | undefined {
   let fd: number | undefined
   let out: number | undefined
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | (noFollow ? fs.constants.O_NOFOLLOW : 0))
     const st = fs.fstatSync(fd)
-    if (!st.isFile() || st.size > MAX_BYTES) return undefined
+    if (!st.isFile() || st.size > budget.bytes) return undefined
     if (copy !== undefined) out = fs.openSync(copy, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600)
-    return readAll(fd, out)
+    return readAll(fd, out, budget)
   } catch {
     return undefined
   } finally {
@@ -117,18 +124,18 @@ function partDigest(file: string, noFollow: boolean, copy: string | undefined): 
   }
 }
 
-/** The SHA-256 of what `fd` holds, written to `out` too; undefined past MAX_BYTES or at a sparse index's mark (also across two chunks). */
-function readAll(fd: number, out: number | undefined): Buffer | undefined {
+/** The SHA-256 of what `fd` holds, written to `out` too; undefined past the budget's bytes or at a sparse index's mark (also across two chunks). */
+function readAll(fd: number, out: number | undefined, budget: { bytes: number }): Buffer | undefined {
   const hash = crypto.createHash('sha256')
   const buffer = Buffer.alloc(CHUNK)
   const keep = SPARSE.length - 1
   let tail = Buffer.alloc(0)
-  for (let total = 0; ; ) {
+  for (;;) {
     const n = fs.readSync(fd, buffer, 0, CHUNK, null)
     if (n === 0) return hash.digest()
     const read = buffer.subarray(0, n)
-    total += n
-    if (total > MAX_BYTES || read.includes(SPARSE) || Buffer.concat([tail, read.subarray(0, keep)]).includes(SPARSE)) return undefined
+    budget.bytes -= n
+    if (budget.bytes < 0 || read.includes(SPARSE) || Buffer.concat([tail, read.subarray(0, keep)]).includes(SPARSE)) return undefined
     hash.update(read)
     for (let written = 0; out !== undefined && written < n; ) written += fs.writeSync(out, read, written)
     tail = Buffer.concat([tail, read.subarray(-keep)]).subarray(-keep)

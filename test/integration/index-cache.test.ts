@@ -126,4 +126,14 @@ describe('the index checks keep what git found in the bytes it read', () => {
     expect(indexDigest(gitDir, true)).not.toBe(sha1)
     expect(fs.readFileSync(path.join(copy, 'index')).equals(fs.readFileSync(path.join(gitDir, 'index')))).toBe(true)
   })
+
+  test('thousands of shared parts, or more bytes than the cache copies, are left to git each time (no copies filling /tmp)', () => {
+    const { gitDir } = setup()
+    for (let i = 0; i < 17; i++) fs.writeFileSync(path.join(gitDir, `sharedindex.${i}`), '')
+    expect(indexDigest(gitDir, false)).toBeUndefined()
+    for (let i = 1; i < 17; i++) fs.rmSync(path.join(gitDir, `sharedindex.${i}`))
+    expect(indexDigest(gitDir, false)).toBeDefined()
+    fs.truncateSync(path.join(gitDir, 'sharedindex.0'), 33 << 20)
+    expect(indexDigest(gitDir, false)).toBeUndefined()
+  })
 })
