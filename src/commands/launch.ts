@@ -30,7 +30,7 @@ import { approvePlaceholderKey, carryAccountIn, carryAccountOut, rememberPlaceho
 import { OWN_DIR } from '../state/registry.js'
 import { liveSessions } from '../state/scan.js'
 import { holdPlaceholders, releasePlaceholders, type HeldPlaceholders, type Placeholders } from '../host/placeholders.js'
-import { placesStillReal } from '../host/bind-fds.js'
+import { closePlaces, pinPlaces, placePath } from '../host/bind-fds.js'
 import { finishUnfinishedSessions } from './unfinished.js'
 import { mayTakeOver } from '../state/migration.js'
 import { claudeSandboxOn, SANDBOX_IN_FORCE, sandboxSettingsFiles } from '../host/claude-sandbox.js'
@@ -165,18 +165,23 @@ async function dryRun(plan: LaunchPlan, facts: HostFacts): Promise<number> {
 async function prepareState(plan: LaunchPlan, setup: LaunchSetup): Promise<HeldPlaceholders> {
   const { facts, request } = setup
   const { applyFiles, applyMkdirs, removeEmptyInstance, stateError } = await import('../state/apply.js')
-  placesStillReal(plan.pinWithin)
+  const places = pinPlaces(plan.pinWithin)
+  const opened: number[] = []
+  const at = (p: string): string => placePath(places, p, opened)
   let placeholders: HeldPlaceholders
   try {
     placeholders = holdPlaceholders(facts.claudeboxHome, placeholdersOf(plan), () => {
-      applyMkdirs(plan.mkdirs, facts.claudeboxHome)
-      applyFiles(plan.files)
+      applyMkdirs(plan.mkdirs, facts.claudeboxHome, at)
+      applyFiles(plan.files, at)
     })
   } catch (error) {
     // A first launch that could not write its project-root leaves no instance behind.
     if (facts.instance.kind === 'missing') removeEmptyInstance(plan.summary.instanceDir)
     // The placeholders' markers (host/placeholders.ts) fail as plainly as the state does.
     throw error instanceof ClaudeboxError ? error : stateError(facts.claudeboxHome, error)
+  } finally {
+    closePlaces(places)
+    opened.forEach(fd => fs.closeSync(fd))
   }
   try {
     guardSharedState(plan, facts.claudeboxHome)

@@ -13,6 +13,7 @@ import path from 'node:path'
 import { launchError } from '../errors.js'
 import { isWithin } from '../state/instance.js'
 import { lstatKind, O_PATH } from './fs.js'
+import { openFromPinned, OUTSIDE } from './pinned-roots.js'
 
 
 const BINDS = new Set(['--bind', '--ro-bind', '--bind-try', '--ro-bind-try'])
@@ -53,22 +54,57 @@ export function pinBinds(groups: readonly (readonly string[])[], pinning: Pinnin
 }
 
 /**
- * Refuses the launch when a writable place no longer leads to itself (a folder above it swapped
- * for a link), before the launch writes there what bwrap binds: those writes would land in what
- * the link leads to (red team, round 115: another repository of the user's got an empty
- * .git/remotes). A swap after this look and before the pinning still has them land there; the
- * pinning then refuses the launch (README, Known limits).
+ * The writable places that exist now, each open (as a path only) where it really is: one that no
+ * longer leads to itself (a folder above it swapped for a link) refuses the launch before the
+ * launch writes there what bwrap binds. Those writes then go through these descriptors
+ * (placePath), never through the path again: a swap after this look has them fail rather than land
+ * where the link leads (red team, round 115: another repository of the user's got an empty
+ * .git/remotes; round 118: after this look, 2 of 25). The caller closes them (closePlaces).
  */
-export function placesStillReal(writable: readonly string[]): void {
-  for (const place of writable) {
-    let real: string
-    try {
-      real = fs.realpathSync(place)
-    } catch {
-      continue // not made yet (a first launch's state folders): the writes make it
+export function pinPlaces(writable: readonly string[]): Map<string, number> {
+  const pinned = new Map<string, number>()
+  try {
+    for (const place of writable.map(p => path.normalize(p))) {
+      if (pinned.has(place)) continue
+      const fd = openIfThere(place)
+      if (fd === undefined) continue
+      pinned.set(place, fd)
+      const real = fs.readlinkSync(`/proc/self/fd/${fd}`)
+      if (real !== place) throw launchError(`${place} changed while claudebox started (it now leads to ${real}); nothing was written, rerun`)
     }
-    if (real !== path.normalize(place)) throw launchError(`${place} changed while claudebox started (it now leads to ${real}); nothing was written, rerun`)
+  } catch (error) {
+    closePlaces(pinned)
+    throw error
   }
+  return pinned
+}
+
+export function closePlaces(pinned: ReadonlyMap<string, number>): void {
+  for (const fd of pinned.values()) fs.closeSync(fd)
+}
+
+/** A descriptor of `place`; none when it cannot be opened (not made yet: a first launch's state folders), whose writes then say what is wrong. */
+function openIfThere(place: string): number | undefined {
+  try {
+    return fs.openSync(place, O_PATH)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The path through which the launch writes `p`: below a pinned place, its folder reached from the
+ * place's descriptor one name at a time without following a symlink (opened as a path only and
+ * pushed to `opened`, for the caller to close), then `p`'s own name; `p` itself elsewhere. A folder
+ * on the way that is no longer one (a link swapped in) refuses the launch.
+ */
+export function placePath(pinned: ReadonlyMap<string, number>, p: string, opened: number[]): string {
+  const folder = path.dirname(p)
+  const fd = openFromPinned(pinned, folder)
+  if (fd === OUTSIDE) return p
+  if (fd === undefined) throw launchError(`${folder} changed while claudebox started (a folder on its way is a link or missing now); nothing was written there, rerun`)
+  opened.push(fd)
+  return `/proc/self/fd/${fd}/${path.basename(p)}`
 }
 
 /** Where `source` must really be, when it is to be pinned: the user's bind as probed, or itself below a writable place. */

@@ -43,11 +43,9 @@ export function identitiesNow(roots: readonly string[]): RootIdentities {
  * without following a symlink; one in none of them, by its path then.
  */
 export function identitiesPinned(roots: readonly string[], pinned: ReadonlyMap<string, number>): RootIdentities {
-  const sources = [...pinned.keys()].sort((a, b) => b.length - a.length)
   return new Map(roots.map(root => {
-    const source = sources.find(s => isWithin(root, s))
-    if (source === undefined) return [root, folderIdentity(root)]
-    const fd = descend(dupOf(pinned.get(source)), path.relative(source, root), 'folder')
+    const fd = openFromPinned(pinned, root)
+    if (fd === OUTSIDE) return [root, folderIdentity(root)]
     // Not a folder below what bwrap was given, by that way: nothing is done there.
     if (fd === undefined) return [root, UNREACHABLE]
     try {
@@ -56,6 +54,19 @@ export function identitiesPinned(roots: readonly string[], pinned: ReadonlyMap<s
       fs.closeSync(fd)
     }
   }))
+}
+
+/** What openFromPinned says of a path in none of the pinned folders. */
+export const OUTSIDE = 'outside'
+
+/**
+ * The folder `p`, reached from the deepest of the `pinned` descriptors holding it one name at a
+ * time without following a symlink: a descriptor of its own (as a path only, for the caller to
+ * close); undefined when a name on the way is no folder, OUTSIDE when no pinned folder holds `p`.
+ */
+export function openFromPinned(pinned: ReadonlyMap<string, number>, p: string): number | undefined | typeof OUTSIDE {
+  const source = [...pinned.keys()].sort((a, b) => b.length - a.length).find(s => isWithin(p, s))
+  return source === undefined ? OUTSIDE : descend(dupOf(pinned.get(source)), path.relative(source, p), 'folder')
 }
 
 /** The identity of a root that could not be reached from what bwrap was given: no folder has it. */

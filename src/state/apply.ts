@@ -10,24 +10,26 @@ import { HEARTBEAT_MS, META_FILE, sessionRecordName, SESSIONS_DIR, type Instance
 import type { FileStep, HostFacts, MkdirStep } from '../types.js'
 import { isatty } from 'node:tty'
 
-export function applyMkdirs(steps: readonly MkdirStep[], claudeboxHome: string): void {
+export function applyMkdirs(steps: readonly MkdirStep[], claudeboxHome: string, at: (p: string) => string = p => p): void {
   for (const step of steps) {
     // Made by an earlier launch, mostly: looked at first (an EEXIST costs an exception, ~20 µs).
     if (existingDir(step.path, claudeboxHome)) continue
+    // Only what is written goes by `at` (a swap that has this look see a folder elsewhere has nothing written).
+    const where = at(step.path)
     try {
-      fs.mkdirSync(step.path, { mode: step.mode })
+      fs.mkdirSync(where, { mode: step.mode })
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
-      if (code === 'ENOENT' && step.path !== path.dirname(step.path)) {
+      if (code === 'ENOENT' && where === step.path && step.path !== path.dirname(step.path)) {
         // The plan lists parents first, except CLAUDEBOX_HOME's own parents.
         fs.mkdirSync(path.dirname(step.path), { recursive: true, mode: 0o700 })
-        applyMkdirs([step], claudeboxHome)
+        applyMkdirs([step], claudeboxHome, at)
         continue
       }
       if (code !== 'EEXIST') throw stateError(step.path, error)
     }
     // The state dir itself may be a symlink the user made; nothing below it may be one.
-    const st = step.path === claudeboxHome ? fs.statSync(step.path) : fs.lstatSync(step.path)
+    const st = step.path === claudeboxHome ? fs.statSync(where) : fs.lstatSync(where)
     if (!st.isDirectory()) {
       throw launchError(`${step.path} should be a directory but is a ${st.isSymbolicLink() ? 'symlink' : 'file'}; move it away and rerun`)
     }
@@ -46,24 +48,26 @@ function existingDir(dir: string, claudeboxHome: string): boolean {
 /**
  * Creates each file only if it does not exist: temp file + link(2), which never replaces, so two
  * launches at once both succeed. Files marked `replace` (written only by claudebox) are rewritten
- * with temp file + rename when their content differs.
+ * with temp file + rename when their content differs. `at` names the path each write goes through
+ * (a launch: the folder reached from a pinned descriptor, bind-fds.ts placePath); what is only
+ * looked at, and every message, goes by the file's own path.
  */
-export function applyFiles(steps: readonly FileStep[]): void {
+export function applyFiles(steps: readonly FileStep[], at: (p: string) => string = p => p): void {
   const cleaned = new Set<string>()
   for (const step of steps) {
-    if (!step.replace && (step.exact ? sameContent(step.path, step.content) : isRegularFile(step.path))) continue // the common case: created by an earlier launch
-    const temp = path.join(path.dirname(step.path), `${tempPrefix(step.path)}${process.pid}-${pidScope()}.${Math.random().toString(16).slice(2)}`)
+    if (step.replace ? sameContent(step.path, step.content) : step.exact ? sameContent(step.path, step.content) : isRegularFile(step.path)) continue // the common case: created by an earlier launch
+    const where = at(step.path)
+    const temp = path.join(path.dirname(where), `${tempPrefix(step.path)}${process.pid}-${pidScope()}.${Math.random().toString(16).slice(2)}`)
     try {
-      fs.mkdirSync(path.dirname(step.path), { recursive: true, mode: 0o700 })
-      if (step.replace && sameContent(step.path, step.content)) continue
-      const dir = path.dirname(step.path)
+      fs.mkdirSync(path.dirname(where), { recursive: true, mode: 0o700 })
+      const dir = path.dirname(where)
       if (!cleaned.has(dir)) removeGoneTemps(dir)
       cleaned.add(dir)
       fs.writeFileSync(temp, step.content, { mode: step.mode, flag: 'wx' })
-      if (step.replace) fs.renameSync(temp, step.path)
+      if (step.replace) fs.renameSync(temp, where)
       else {
         try {
-          fs.linkSync(temp, step.path)
+          fs.linkSync(temp, where)
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
         }
@@ -73,10 +77,10 @@ export function applyFiles(steps: readonly FileStep[]): void {
     } finally {
       removeFile(temp)
     }
-    const st = fs.lstatSync(step.path)
+    const st = fs.lstatSync(where)
     if (!st.isFile()) throw launchError(`${step.path} should be a regular file but is not; move it away and rerun`)
     // Made meanwhile by someone else (a session of this project running beside the launch): bwrap would bind theirs.
-    if (step.exact && !sameContent(step.path, step.content)) throw launchError(`${step.path} appeared while claudebox started, with other content than claudebox's; look at it (cat, not git), move it away, then rerun`)
+    if (step.exact && !sameContent(where, step.content)) throw launchError(`${step.path} appeared while claudebox started, with other content than claudebox's; look at it (cat, not git), move it away, then rerun`)
   }
 }
 
