@@ -66,10 +66,14 @@ export function keepClean(gitDir: string, digest: string, gitlinks: readonly Buf
   cache.changed = true
 }
 
-/** Writes what this launch used (git dirs no longer read drop out), when anything was new; unwritten, the next launch runs git again. */
+/**
+ * Writes what this launch used first, then what other projects' launches kept, MAX_KEPT in all
+ * (the longest unused drop out), when anything was new; unwritten, the next launch runs git again.
+ */
 export function saveIndexCache(): void {
   if (cache === undefined || !cache.changed) return
-  writeHomeFile(cache.file, JSON.stringify({ dirs: Object.fromEntries(cache.used) }))
+  const others = [...cache.kept].filter(([gitDir]) => !cache?.used.has(gitDir))
+  writeHomeFile(cache.file, JSON.stringify({ dirs: Object.fromEntries([...cache.used, ...others].slice(0, MAX_KEPT)) }))
   cache.changed = false
 }
 

@@ -94,6 +94,18 @@ describe('the index checks keep what git found in the bytes it read', () => {
     expect(check()).toMatchObject({ moved: [path.join(gitDir, 'index')], gitRuns: 2 })
   })
 
+  test("another project's launch keeps what this one kept (the most recently used first, 64 git dirs in all)", () => {
+    const first = setup()
+    expect(first.check().gitRuns).toBe(2)
+    const second = makeRepo(path.dirname(first.repo), 'second')
+    useIndexCache(first.home)
+    checkIndexes([path.join(second, '.git')], () => {})
+    const kept = Object.keys((JSON.parse(fs.readFileSync(path.join(first.home, 'cache', 'clean-indexes.json'), 'utf8')) as { dirs: object }).dirs)
+    expect(kept).toEqual([path.join(second, '.git'), first.gitDir])
+    useIndexCache(first.home)
+    expect(first.check().gitRuns).toBe(0)
+  })
+
   test('a sparse index, whose folders git reads from objects, is read by git each time', () => {
     const { repo, gitDir, check } = setup()
     for (const dir of ['a', 'b']) {
