@@ -70,12 +70,14 @@ export async function launch(settings: Settings, options: CliOptions): Promise<n
 
 async function launchHere(settings: Settings, options: CliOptions): Promise<number> {
   // Read now (the system's stty, ~2 ms), before anything could change them (tty-settings.ts).
+  debug("the launcher's code is loaded")
   const tty = options.mode === 'launch' ? saveTtySettings() : NO_TTY_SETTINGS
   // For root, the search of what only root may read runs beside the probe (root-only.ts).
   void startRootOnlySearch()
   useConfigCache(resolveExisting(settings.claudeboxHome))
   useIndexCache(resolveExisting(settings.claudeboxHome))
   let setup = await setupWithApproval(settings, options)
+  debug('the host is probed')
   // A session here whose launcher was killed: its end's checks first, then the probe again (they may move files it saw).
   if (options.mode === 'launch' && finishUnfinishedSessions(setup.facts, setup.request, settings.claudeboxHome)) setup = setupLaunch(settings, options)
   // First run: the normal Claude Code's login, copied with consent, is this launch's sign-in already.
@@ -102,6 +104,7 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   const { request } = setup
   const facts = await withRootOnly(setup.facts, writablePlaces(setup.facts, request.sandbox ?? DEFAULT_SANDBOX))
   let plan = planLaunch(facts, request)
+  debug('the plan is made')
   for (const warning of plan.warnings) warn(warning)
   if (options.mode === 'dry-run') return await dryRun(plan, facts)
   if (facts.instance.kind === 'missing') await firstLaunch(plan, request.sandbox ?? DEFAULT_SANDBOX, options.yes)
@@ -111,6 +114,7 @@ async function launchWith(settings: Settings, options: CliOptions, setup: Launch
   let ran: Awaited<ReturnType<typeof runSession>>
   try {
     const placeholders = await prepareState(plan, setup)
+    debug('what bwrap binds is written')
     // Everything checked: the one-time word on the closed network default (presets chosen apply now).
     if (setup.networkDefaulted) plan = await networkNotice(settings, options, request, plan, facts.instance.kind !== 'missing')
     ran = await runSession(plan, setup, options, { servers, cgroups, tty, placeholders })

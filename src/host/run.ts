@@ -198,10 +198,11 @@ async function supervise(plan: LaunchPlan, started: (end: () => void, roots: Wat
   // event loop, where signals are read: one that came while `started` ran is seen before the go
   // (red team: its checks took 450 ms on a large instance, and the program ran after a Ctrl-C).
   const ready = watchReady(child, plan)
+  void ready.then(isReady => debug(isReady ? 'the sandbox is built' : 'bwrap ended without building the sandbox'))
   const limited = ready.then(isReady => limit(made, bwrap, sandbox, isReady))
   const built = ready.then(isReady => (isReady ? checkMounts(sandbox, mounts) : undefined))
   // `end`, for the git watch: the whole sandbox goes (its init, then its pid namespace); bwrap reports it.
-  const [failure, placed] = await Promise.all([Promise.resolve().then(() => started(() => killInit(sandbox), roots)), limited, built]).then(
+  const [failure, placed] = await Promise.all([Promise.resolve().then(() => started(() => killInit(sandbox), roots)).then(() => debug("the launcher's last checks and records are done")), limited, built]).then(
     ([, isPlaced]) => [undefined, isPlaced] as const,
     (error: unknown) => [asError(error), false] as const,
   )
@@ -285,6 +286,7 @@ async function spawnBwrap(plan: LaunchPlan, made: Made): Promise<{ child: ChildP
   // Before the spawn: what the sandbox does from its start cannot change what they name.
   const roots = watchRoots(plan.gitWatch, mounts)
   const child = spawn(plan.file, argv, { stdio, env: { ...plan.env } })
+  debug('bwrap started')
   for (const fd of opened) fs.closeSync(fd)
   // The process its pid is, taken now: the limits' move checks it is still that one.
   const bwrap = { pid: child.pid ?? 0, startTime: child.pid === undefined ? undefined : processStartTime(child.pid) }
