@@ -25,7 +25,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { guardJson, rememberGood } from '../state/guard.js'
 import { sharedJsonFiles, stateWrites } from './launch-writes.js'
-import { canonicalRoot, instanceDir, instanceId, PROJECT_ROOT_FILE, sharedPaths } from '../state/instance.js'
+import { canonicalRoot, instanceDir, instanceId, isWithin, PROJECT_ROOT_FILE, sharedPaths } from '../state/instance.js'
 import { approvePlaceholderKey, carryAccountIn, carryAccountOut, rememberPlaceholderApproval } from '../state/account-state.js'
 import { OWN_DIR } from '../state/registry.js'
 import { liveSessions } from '../state/scan.js'
@@ -169,7 +169,8 @@ async function dryRun(plan: LaunchPlan, facts: HostFacts): Promise<number> {
 async function prepareState(plan: LaunchPlan, setup: LaunchSetup): Promise<HeldPlaceholders> {
   const { facts, request } = setup
   const { applyFiles, applyMkdirs, removeEmptyInstance, stateError } = await import('../state/apply.js')
-  const places = pinPlaces(plan.pinWithin)
+  // Only claudebox's own state folders may be missing (a first launch makes them); every other place the probe saw.
+  const places = pinPlaces(plan.pinWithin, place => isWithin(place, facts.claudeboxHome))
   const opened: number[] = []
   const at = (p: string): string => placePath(places, p, opened)
   let placeholders: HeldPlaceholders

@@ -59,15 +59,20 @@ export function pinBinds(groups: readonly (readonly string[])[], pinning: Pinnin
  * launch writes there what bwrap binds. Those writes then go through these descriptors
  * (placePath), never through the path again: a swap after this look has them fail rather than land
  * where the link leads (red team, round 115: another repository of the user's got an empty
- * .git/remotes; round 118: after this look, 2 of 25). The caller closes them (closePlaces).
+ * .git/remotes; round 118: after this look, 2 of 25). The caller closes them (closePlaces). A
+ * place the probe saw that cannot be opened now refuses the launch too (round 120: the project
+ * moved away for the moment of this look, then a link to another repository put there, had the
+ * writes follow it by path, 2 of 15); only those `mayBeMissing` allows (a first launch's state
+ * folders) are written by their paths, which then make them.
  */
-export function pinPlaces(writable: readonly string[]): Map<string, number> {
+export function pinPlaces(writable: readonly string[], mayBeMissing: (place: string) => boolean): Map<string, number> {
   const pinned = new Map<string, number>()
   try {
     for (const place of writable.map(p => path.normalize(p))) {
       if (pinned.has(place)) continue
       const fd = openIfThere(place)
-      if (fd === undefined) continue
+      if (fd === undefined && mayBeMissing(place)) continue
+      if (fd === undefined) throw launchError(`${place} changed while claudebox started (it cannot be opened now); nothing was written, rerun`)
       pinned.set(place, fd)
       const real = fs.readlinkSync(`/proc/self/fd/${fd}`)
       if (real !== place) throw launchError(`${place} changed while claudebox started (it now leads to ${real}); nothing was written, rerun`)
@@ -83,7 +88,7 @@ export function closePlaces(pinned: ReadonlyMap<string, number>): void {
   for (const fd of pinned.values()) fs.closeSync(fd)
 }
 
-/** A descriptor of `place`; none when it cannot be opened (not made yet: a first launch's state folders), whose writes then say what is wrong. */
+/** A descriptor of `place`; none when it cannot be opened. */
 function openIfThere(place: string): number | undefined {
   try {
     return fs.openSync(place, O_PATH)

@@ -1,12 +1,13 @@
 // What git read in an index's exact bytes, kept between launches: at a session's end every index
 // in the project is read by git (index-entries.ts), ~4 ms a run, at every exit, though the index
 // rarely changed. Kept in $CLAUDEBOX_HOME/cache/clean-indexes.json, which no sandbox sees: for each
-// git dir, the SHA-256 of the bytes git read (the index and every shared part beside it, with the
-// git that read them and how) when git found no path it would refuse, and the gitlinks it listed.
-// Git reads a copy of those bytes in a folder of claudebox's own, never the index itself: what is
-// kept is what git made of the very bytes hashed, and a session that swaps the index between the
-// hash and git's read cannot pair bad bytes with a good verdict. Not kept: an index with sparse
-// directories ("sdir"), whose paths git reads from objects the session writes (red team, round 42).
+// git dir, the SHA-256 of what decides git's reading (the index and every shared part beside it,
+// the repository's config, which names the object format, and the git that read them) when git
+// found no path it would refuse, and the gitlinks it listed. Git reads a copy of those bytes in a
+// folder of claudebox's own, with no objects, never the index itself: what is kept is what git made
+// of the very bytes hashed, and a session that swaps the index, or its objects folder, meanwhile
+// cannot pair bad bytes with a good verdict (red team, round 119). Not kept: an index with sparse
+// directories ("sdir"), whose paths git reads from objects the session writes (round 42).
 // Only a launch turns it on (useIndexCache); other readers run git each time.
 import crypto from 'node:crypto'
 import fs from 'node:fs'
@@ -14,6 +15,7 @@ import path from 'node:path'
 import { writeHomeFile } from './atomic-write.js'
 import { readJsonObject } from './fs.js'
 import { gitProgram } from './system-programs.js'
+import { configBytes, type ConfigBytes } from './index-format.js'
 
 /** Git dirs kept at most (as many as a session's end reads). */
 const MAX_KEPT = 64
@@ -79,11 +81,12 @@ export function saveIndexCache(): void {
 
 /**
  * The digest of `gitDir`'s index and shared parts, read as git reads them (the index not through a
- * symlink, a shared part through one), with the git that reads them and the object format it is
- * told (`sha256`); copied into `copyTo` when given, the digest then of the bytes written. Undefined
- * when one is no regular file, too large, unreadable, or the index is sparse.
+ * symlink, a shared part through one), with the git that reads them and the repository's config
+ * (`configFile`: the object format git reads them in comes from it, index-format.ts), and that
+ * config as read; the index and shared parts copied into `copyTo` when given, the digest then of
+ * the bytes written. Undefined when one is no regular file, too large, unreadable, or the index is sparse.
  */
-export function indexDigest(gitDir: string, sha256: boolean, copyTo?: string): string | undefined {
+export function indexDigest(gitDir: string, configFile: string, copyTo?: string): { digest: string; config: ConfigBytes } | undefined {
   const git = gitIdentity()
   if (git === undefined) return undefined
   let names: string[]
@@ -93,14 +96,16 @@ export function indexDigest(gitDir: string, sha256: boolean, copyTo?: string): s
     return undefined
   }
   if (names.length > MAX_SHARED) return undefined
+  const config = configBytes(configFile)
   const budget = { bytes: MAX_BYTES }
-  const whole = crypto.createHash('sha256').update(`claudebox-index-v1\0${git}\0${sha256}\0`)
+  const whole = crypto.createHash('sha256').update(`claudebox-index-v2\0${git}\0`)
+  whole.update(config === undefined ? 'unreadable\0' : config === null ? 'none\0' : crypto.createHash('sha256').update(config).digest())
   for (const name of ['index', ...names]) {
     const part = partDigest(path.join(gitDir, name), name === 'index', copyTo === undefined ? undefined : path.join(copyTo, name), budget)
     if (part === undefined) return undefined
     whole.update(`${name}\0`).update(part)
   }
-  return whole.digest('hex')
+  return { digest: whole.digest('hex'), config }
 }
 
 /** The git claudebox runs, as the file it is now: another git may read an index otherwise. */

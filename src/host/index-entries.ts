@@ -9,11 +9,12 @@
 import { execFile, execFileSync, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { hostTempDir, lstatKind, readNoFollow, removeDir } from './fs.js'
+import { hostTempDir, lstatKind, removeDir } from './fs.js'
 import { commonDirOf } from './git-dirs.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import { GIT } from './system-programs.js'
 import { indexCacheOn, indexDigest, keepClean, keptGitlinks, saveIndexCache } from './index-cache.js'
+import { BOTH, configBytes, formatsOf, formatsOfAsync, type Formats } from './index-format.js'
 
 /**
  * Each git dir's index, whenever it was written: moved aside through `quarantine` when git would
@@ -40,7 +41,7 @@ export function checkIndexes(gitDirs: readonly string[], quarantine: (planted: s
     }
     const index = path.join(dir, 'index')
     // A FIFO or other special file would hold git for its whole timeout, in every such repository.
-    const bad = indexFilesRegular(dir) ? unsafePaths(dir, Math.min(RUN_MS, left)) : Object.assign(['(an index, or its shared part, that is no regular file, or larger than 256 MiB)'], { gitlinks: [] })
+    const bad = indexFilesRegular(dir) ? unsafePathsOrWhy(dir, Math.min(RUN_MS, left)) : Object.assign(['(an index, or its shared part, that is no regular file, or larger than 256 MiB)'], { gitlinks: [] })
     if (!Array.isArray(bad)) {
       warnings.push(`WARNING: claudebox could not start git to read the index of ${inlineSafe(dir)} (${bad.unread}); it was left as it is: a git checkout or restore there could write what it lists anywhere; look at it with git ls-files, or run git reset there, before you do`)
       continue
@@ -115,45 +116,72 @@ const MAX_INDEX_BYTES = 256 << 20
  * git found clean at an earlier session's end is not read again (index-cache.ts).
  */
 function unsafePaths(gitDir: string, timeout: number): Verdict {
-  // Of the object format the repository's config names, else the other one: git reads a SHA-256
-  // index only as such (round 68), and a config git reads may name it in ways a look cannot tell
-  // (round 69: a comment after it, and the staged work was moved aside at every session's end).
-  const named = sha256Named(gitDir)
-  if (!indexCacheOn()) return gitVerdict(gitDir, gitDir, named, timeout)
-  const digest = indexDigest(gitDir, named)
-  if (digest === undefined) return gitVerdict(gitDir, gitDir, named, timeout)
-  const kept = keptGitlinks(gitDir, digest)
+  const configFile = path.join(commonDirOf(gitDir) ?? gitDir, 'config')
+  const look = indexCacheOn() ? indexDigest(gitDir, configFile) : undefined
+  const kept = look === undefined ? undefined : keptGitlinks(gitDir, look.digest)
   if (kept !== undefined) return Object.assign([], { gitlinks: kept })
-  // Git reads a copy of the bytes hashed (index-cache.ts says why); the index itself when no copy could be made.
-  const copy = fs.mkdtempSync(path.join(hostTempDir(), 'claudebox-index-'))
+  const work = tempFolder()
+  if (work === undefined) return gitVerdict(gitDir, { indexDir: gitDir, ownObjects: false, formats: BOTH }, timeout)
   try {
-    const copied = indexDigest(gitDir, named, copy)
-    const verdict = gitVerdict(gitDir, copied === undefined ? gitDir : copy, named, timeout)
-    if (copied !== undefined && Array.isArray(verdict) && verdict.length === 0) keepClean(gitDir, copied, verdict.gitlinks)
+    // Git reads a copy of the bytes hashed, never the index itself (index-cache.ts says why), and,
+    // the copy holding no sparse directory, no objects at all: nothing the session changes
+    // meanwhile changes what git reads (red team, round 119: the objects folder made unreadable
+    // for a moment failed the run in the right format). The index itself when no copy could be made.
+    const copied = indexDigest(gitDir, configFile, work)
+    const formats = formatsOf(copied === undefined ? configBytes(configFile) : copied.config, work)
+    const verdict = gitVerdict(gitDir, copied === undefined ? { indexDir: gitDir, ownObjects: false, formats } : { indexDir: work, ownObjects: true, formats }, timeout)
+    if (copied !== undefined && Array.isArray(verdict) && verdict.length === 0) keepClean(gitDir, copied.digest, verdict.gitlinks)
     return verdict
   } finally {
-    removeDir(copy)
+    removeDir(work)
   }
 }
 
 type Verdict = (string[] & { gitlinks: Buffer[] }) | { unread: string }
 
-/** What git reads in the index (and its shared parts) in `indexDir`, with `gitDir`'s objects: `sha256` tried first, then the other format. */
-function gitVerdict(gitDir: string, indexDir: string, sha256: boolean, timeout: number): Verdict {
-  let out: Buffer | undefined
-  for (const format of [sha256, !sha256]) {
+/** unsafePaths; a failure of its own (no room in /tmp for git's folder) counts as an index git cannot read (red team, round 119: the check was skipped, the index kept). */
+function unsafePathsOrWhy(gitDir: string, timeout: number): Verdict {
+  try {
+    return unsafePaths(gitDir, timeout)
+  } catch (error) {
+    return Object.assign([`(an index claudebox could not have git read: ${(error as Error).message})`], { gitlinks: [] })
+  }
+}
+
+/** Where git reads an index: the folder holding it and its shared parts, whether with no objects (a copy without sparse directories), in which formats. */
+interface IndexRead {
+  indexDir: string
+  ownObjects: boolean
+  formats: Formats
+}
+
+/** A folder of claudebox's own for a look at an index; none when none can be made (a full /tmp). */
+function tempFolder(): string | undefined {
+  try {
+    return fs.mkdtempSync(path.join(hostTempDir(), 'claudebox-index-'))
+  } catch {
+    return undefined
+  }
+}
+
+/** What git reads in the index in each of `read.formats`: the paths refused in any, the gitlinks of all; one git reads in none is bad. */
+function gitVerdict(gitDir: string, read: IndexRead, timeout: number): Verdict {
+  const outs: Buffer[] = []
+  for (const sha256 of read.formats) {
     try {
-      out = withBareGit(gitDir, format, env => execFileSync(GIT(), ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], stdio: ['ignore', 'pipe', 'ignore'], timeout, maxBuffer: 256 << 20 }), indexDir)
-      break
+      outs.push(withBareGit(gitDir, sha256, env => execFileSync(GIT(), ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], stdio: ['ignore', 'pipe', 'ignore'], timeout, maxBuffer: 256 << 20 }), read))
     } catch (error) {
       const unread = notStarted(error)
       if (unread !== undefined) return { unread }
-      if ((error as { code?: unknown }).code === 'ETIMEDOUT') break // too slow for a second run
+      if ((error as { code?: unknown }).code === 'ETIMEDOUT') break // too slow for another run
     }
   }
-  if (out === undefined) return Object.assign(['(an index git cannot read)'], { gitlinks: [] })
-  return stagedEntries(out)
+  if (outs.length === 0) return Object.assign(['(an index git cannot read)'], { gitlinks: [] })
+  const all = outs.map(stagedEntries)
+  return Object.assign([...new Set(all.flat())], { gitlinks: uniqueBuffers(all.flatMap(entries => entries.gitlinks)) })
 }
+
+const uniqueBuffers = (buffers: readonly Buffer[]): Buffer[] => [...new Map(buffers.map(b => [b.toString('hex'), b])).values()]
 
 /** `git ls-files -z --stage` output: the paths git would refuse, and the gitlinks. */
 function stagedEntries(out: Buffer): string[] & { gitlinks: Buffer[] } {
@@ -172,11 +200,6 @@ function stagedEntries(out: Buffer): string[] & { gitlinks: Buffer[] } {
   return Object.assign(bad, { gitlinks })
 }
 
-/** Whether the repository's config seems to name SHA-256 objects (a first guess: the other format is tried too). */
-function sha256Named(gitDir: string): boolean {
-  return /objectformat\s*=\s*"?sha256/i.test(readNoFollow(path.join(commonDirOf(gitDir) ?? gitDir, 'config'), 1 << 20) ?? '')
-}
-
 /**
  * Runs git on a repository's index and objects only, never on its config: git would act on a config
  * the session wrote (red team, round 44: a sparse index with a tree removed made `ls-files` lazily
@@ -184,48 +207,49 @@ function sha256Named(gitDir: string): boolean {
  * git dir of claudebox's own, no system or global config; the index and the objects named by
  * GIT_INDEX_FILE and GIT_OBJECT_DIRECTORY (a split index's shared part is found beside the index).
  */
-function withBareGit<T>(gitDir: string, sha256: boolean, run: (env: Record<string, string>) => T, indexDir = gitDir): T {
+function withBareGit<T>(gitDir: string, sha256: boolean, run: (env: Record<string, string>) => T, read?: IndexRead): T {
   const empty = fs.mkdtempSync(path.join(hostTempDir(), 'claudebox-index-'))
   try {
-    return run(bareGitEnv(gitDir, sha256, empty, indexDir))
+    return run(bareGitEnv(gitDir, sha256, empty, read))
   } finally {
     removeDir(empty)
   }
 }
 
-/** The environment of a git run on the index in `indexDir` and `gitDir`'s objects from the empty git dir `empty` (made here). */
-function bareGitEnv(gitDir: string, sha256: boolean, empty: string, indexDir = gitDir): Record<string, string> {
+/** The environment of a git run on the index in `read.indexDir` (else `gitDir`'s) and `gitDir`'s objects (else none) from the empty git dir `empty` (made here). */
+function bareGitEnv(gitDir: string, sha256: boolean, empty: string, read?: IndexRead): Record<string, string> {
   for (const dir of ['objects', 'refs']) fs.mkdirSync(path.join(empty, dir))
   fs.writeFileSync(path.join(empty, 'HEAD'), 'ref: refs/heads/main\n')
   if (sha256) fs.writeFileSync(path.join(empty, 'config'), '[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = sha256\n')
-  const objects = path.join(commonDirOf(gitDir) ?? gitDir, 'objects')
-  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: empty, LC_ALL: 'C', GIT_DIR: empty, GIT_INDEX_FILE: path.join(indexDir, 'index'), GIT_OBJECT_DIRECTORY: objects, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_NO_LAZY_FETCH: '1', GIT_TERMINAL_PROMPT: '0' }
+  const objects = read?.ownObjects === true ? path.join(empty, 'objects') : path.join(commonDirOf(gitDir) ?? gitDir, 'objects')
+  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: empty, LC_ALL: 'C', GIT_DIR: empty, GIT_INDEX_FILE: path.join(read?.indexDir ?? gitDir, 'index'), GIT_OBJECT_DIRECTORY: objects, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_NO_LAZY_FETCH: '1', GIT_TERMINAL_PROMPT: '0' }
 }
 
 /**
- * The gitlinks `gitDir`'s index lists now, as git reads it (the same run as at the session's end,
+ * The gitlinks `gitDir`'s index lists now, as git reads it (the same runs as at the session's end,
  * without blocking the launcher's loop), and the paths git would refuse: during the session
- * (gitlink-watch.ts). None when git cannot read it (the end's check says so).
+ * (gitlink-watch.ts). None when git cannot read it (the end's check says so); `irregular` when the
+ * index or a shared part beside it is no regular file, which git never makes (red team, round 119:
+ * a folder named sharedindex.zzz had every look skipped, and the host's git status entered a
+ * gitlink staged meanwhile).
  */
-export async function gitlinksNow(gitDir: string): Promise<{ gitlinks: Buffer[]; bad: string[] }> {
-  const none = { gitlinks: [], bad: [] }
-  if (!indexFilesRegular(gitDir)) return none
+export async function gitlinksNow(gitDir: string): Promise<{ gitlinks: Buffer[]; bad: string[]; irregular?: true }> {
+  if (lstatKind(path.join(gitDir, 'index')) === 'missing') return { gitlinks: [], bad: [] }
+  if (!indexFilesRegular(gitDir)) return { gitlinks: [], bad: [], irregular: true }
   const empty = await fs.promises.mkdtemp(path.join(hostTempDir(), 'claudebox-index-'))
   const look: InFlight = { dir: empty }
   lookAtExit(look)
   try {
-    const named = sha256Named(gitDir)
-    for (const sha256 of [named, !named]) {
+    const formats = await formatsOfAsync(configBytes(path.join(commonDirOf(gitDir) ?? gitDir, 'config')), empty)
+    const all: (string[] & { gitlinks: Buffer[] })[] = []
+    for (const sha256 of formats) {
       const env = bareGitEnv(gitDir, sha256, fs.mkdtempSync(path.join(empty, 'g')))
       const out = await new Promise<Buffer | undefined>(resolve => {
         look.child = execFile(GIT(), ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], encoding: 'buffer', timeout: RUN_MS, maxBuffer: 256 << 20 }, (error, stdout) => resolve(error ? undefined : stdout))
       })
-      if (out !== undefined) {
-        const entries = stagedEntries(out)
-        return { gitlinks: entries.gitlinks, bad: [...entries] }
-      }
+      if (out !== undefined) all.push(stagedEntries(out))
     }
-    return none
+    return { gitlinks: uniqueBuffers(all.flatMap(entries => entries.gitlinks)), bad: [...new Set(all.flat())] }
   } finally {
     inFlight.delete(look)
     removeDir(empty)

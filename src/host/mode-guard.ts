@@ -60,7 +60,9 @@ export function guardModes(gitDirs: readonly string[], workTrees: readonly strin
       // own names and the folders from another git dir's modules/ or worktrees/ down to them.
       const own = dirs.filter(dir => gitDirs.includes(dir))
       for (const dir of own) {
-        for (const p of [...foldersOnTheWay(dir, holders), dir, ...GIT_NAMES.map(name => path.join(dir, name))]) narrowPinned(roots, p, allowed(dir), narrowed)
+        // Read once a git dir: narrowing never takes what its own mode allows (allowedFor).
+        const allowance = allowed(dir)
+        for (const p of [...foldersOnTheWay(dir, holders), dir, ...GIT_NAMES.map(name => path.join(dir, name))]) narrowPinned(roots, p, allowance, narrowed)
       }
       if (!final) return
       // Each other git dir from the launch's folder it is in, the folders on the way narrowed; one
@@ -197,8 +199,9 @@ function lastLook(openers: ReadonlyMap<string, () => number | undefined>, { work
     const fd = open()
     if (fd === undefined) continue
     try {
-      for (const name of GIT_NAMES) narrowOne(`/proc/self/fd/${fd}/${name}`, allowed(dir), narrowed, `${dir}/${name}`)
-      narrowBelow(fd, dir, '', allowed(dir), walk)
+      const allowance = allowed(dir)
+      for (const name of GIT_NAMES) narrowOne(`/proc/self/fd/${fd}/${name}`, allowance, narrowed, `${dir}/${name}`)
+      narrowBelow(fd, dir, '', allowance, walk)
     } finally {
       fs.closeSync(fd)
     }

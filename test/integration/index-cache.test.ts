@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, test, vi } from 'vitest'
-import { checkIndexes } from '../../src/host/index-entries.js'
+import { checkIndexes, gitlinksNow } from '../../src/host/index-entries.js'
 import { indexDigest, useIndexCache } from '../../src/host/index-cache.js'
 import { git, makeRepo } from '../helpers/cli.js'
 import { tempDir } from '../helpers/temp.js'
@@ -117,9 +117,9 @@ describe('the index checks keep what git found in the bytes it read', () => {
     git(repo, 'sparse-checkout', 'init', '--cone', '--sparse-index')
     git(repo, 'sparse-checkout', 'set', 'a')
     expect(fs.readFileSync(path.join(gitDir, 'index')).includes('sdir')).toBe(true)
-    expect(check()).toMatchObject({ moved: [], gitRuns: 1 })
-    expect(check()).toMatchObject({ moved: [], gitRuns: 1 })
-    expect(indexDigest(gitDir, false)).toBeUndefined()
+    expect(check()).toMatchObject({ moved: [], gitRuns: 2 })
+    expect(check()).toMatchObject({ moved: [], gitRuns: 2 })
+    expect(indexDigest(gitDir, path.join(gitDir, 'config'))).toBeUndefined()
   })
 
   test("a gitlink's folder is given to the guard from what was kept as from git", () => {
@@ -130,22 +130,72 @@ describe('the index checks keep what git found in the bytes it read', () => {
     expect(check()).toEqual({ moved: [], gitRuns: 0, gitlinks: ['sub'] })
   })
 
-  test('the digest names the git that read the bytes and the object format it was told first', () => {
+  test("the digest names the git that read the bytes and the repository's config (the format git reads them in comes from it)", () => {
     const { gitDir } = setup()
+    const config = path.join(gitDir, 'config')
     const copy = tempDir('cb-index-copy-')
-    const sha1 = indexDigest(gitDir, false, copy)
-    expect(sha1).toBe(indexDigest(gitDir, false))
-    expect(indexDigest(gitDir, true)).not.toBe(sha1)
+    const first = indexDigest(gitDir, config, copy)?.digest
+    expect(first).toBe(indexDigest(gitDir, config)?.digest)
+    fs.appendFileSync(config, '# objectformat = sha256\n')
+    expect(indexDigest(gitDir, config)?.digest).not.toBe(first)
     expect(fs.readFileSync(path.join(copy, 'index')).equals(fs.readFileSync(path.join(gitDir, 'index')))).toBe(true)
+  })
+
+  test('round 119: an index git reads one way as SHA-1 and another as SHA-256 is read in the format git takes from the config, a comment naming sha256 notwithstanding', () => {
+    const { repo, gitDir, check } = setup()
+    fs.appendFileSync(path.join(gitDir, 'config'), '# objectformat = sha256\n')
+    const blob = git(repo, 'rev-parse', 'HEAD:README')
+    execFileSync('python3', [path.join(FIXTURES, 'index-polyglot.py'), path.join(gitDir, 'index'), blob])
+    expect(check().moved).toEqual([path.join(gitDir, 'index')])
+  })
+
+  test('round 119: with a config git cannot be asked about (a FIFO), the index is read in both formats, and a path refused in either counts', () => {
+    const { repo, gitDir, check } = setup()
+    const blob = git(repo, 'rev-parse', 'HEAD:README')
+    execFileSync('python3', [path.join(FIXTURES, 'index-polyglot.py'), path.join(gitDir, 'index'), blob])
+    fs.rmSync(path.join(gitDir, 'config'))
+    execFileSync('mkfifo', [path.join(gitDir, 'config')])
+    expect(check().moved).toEqual([path.join(gitDir, 'index')])
+  })
+
+  test("round 119: the run in the config's format failing for a moment (the objects folder made unreadable) fails nothing: git reads a copy with no objects", () => {
+    const { repo, gitDir, check } = setup()
+    fs.writeFileSync(path.join(repo, 'b'), 'b\n')
+    git(repo, 'add', 'b')
+    fs.renameSync(path.join(gitDir, 'objects'), path.join(gitDir, 'objects-away'))
+    try {
+      expect(check()).toMatchObject({ moved: [], gitRuns: 2 })
+    } finally {
+      fs.renameSync(path.join(gitDir, 'objects-away'), path.join(gitDir, 'objects'))
+    }
   })
 
   test('thousands of shared parts, or more bytes than the cache copies, are left to git each time (no copies filling /tmp)', () => {
     const { gitDir } = setup()
     for (let i = 0; i < 17; i++) fs.writeFileSync(path.join(gitDir, `sharedindex.${i}`), '')
-    expect(indexDigest(gitDir, false)).toBeUndefined()
+    const config = path.join(gitDir, 'config')
+    expect(indexDigest(gitDir, config)).toBeUndefined()
     for (let i = 1; i < 17; i++) fs.rmSync(path.join(gitDir, `sharedindex.${i}`))
-    expect(indexDigest(gitDir, false)).toBeDefined()
+    expect(indexDigest(gitDir, config)).toBeDefined()
     fs.truncateSync(path.join(gitDir, 'sharedindex.0'), 33 << 20)
-    expect(indexDigest(gitDir, false)).toBeUndefined()
+    expect(indexDigest(gitDir, config)).toBeUndefined()
+  })
+})
+
+describe("the gitlink watch's look during the session", () => {
+  test('round 119: a shared part that is no regular file (a folder named sharedindex.zzz) is said, not taken for an empty index', async () => {
+    const { repo, gitDir } = setup()
+    const head = git(repo, 'rev-parse', 'HEAD')
+    git(repo, 'update-index', '--add', '--cacheinfo', `160000,${head},sub`)
+    expect((await gitlinksNow(gitDir)).gitlinks.map(String)).toEqual(['sub'])
+    fs.mkdirSync(path.join(gitDir, 'sharedindex.zzz'))
+    expect(await gitlinksNow(gitDir)).toEqual({ gitlinks: [], bad: [], irregular: true })
+  })
+
+  test('round 119: a polyglot index is read in the format git takes from the config', async () => {
+    const { repo, gitDir } = setup()
+    fs.appendFileSync(path.join(gitDir, 'config'), '# objectformat = sha256\n')
+    execFileSync('python3', [path.join(FIXTURES, 'index-polyglot.py'), path.join(gitDir, 'index'), git(repo, 'rev-parse', 'HEAD:README')])
+    expect((await gitlinksNow(gitDir)).bad).toEqual(['.git/hooks/pre-commit'])
   })
 })

@@ -39,12 +39,19 @@ describe('pinPlaces and placePath', () => {
     const project = path.join(dir, 'outer/a/inner')
     fs.mkdirSync(project, { recursive: true })
     fs.mkdirSync(path.join(dir, 'v/inner'), { recursive: true })
-    const pinned = pinPlaces([project, path.join(dir, 'state/not-yet')])
+    const state = (p: string): boolean => p.startsWith(`${dir}/state/`)
+    const pinned = pinPlaces([project, path.join(dir, 'state/not-yet')], state)
     expect([...pinned.keys()]).toEqual([project])
     closePlaces(pinned)
     fs.renameSync(path.join(dir, 'outer/a'), path.join(dir, 'outer/a-real'))
     fs.symlinkSync(path.join(dir, 'v'), path.join(dir, 'outer/a'))
-    expect(() => pinPlaces([project])).toThrow(`${project} changed while claudebox started (it now leads to ${path.join(dir, 'v/inner')}); nothing was written, rerun`)
+    expect(() => pinPlaces([project], state)).toThrow(`${project} changed while claudebox started (it now leads to ${path.join(dir, 'v/inner')}); nothing was written, rerun`)
+  })
+
+  test('round 120: a place the probe saw that is missing at the look (moved away for that moment, a link put there next) refuses the launch; only state folders may be missing', () => {
+    const dir = fs.realpathSync(tempDir())
+    const project = path.join(dir, 'outer/inner')
+    expect(() => pinPlaces([project, path.join(dir, 'state/not-yet')], p => p.startsWith(`${dir}/state/`))).toThrow(`${project} changed while claudebox started (it cannot be opened now); nothing was written, rerun`)
   })
 
   test("round 118: a swap after the look has the launch's writes fail, not land where the link leads: they go through the place's descriptor", () => {
@@ -52,7 +59,7 @@ describe('pinPlaces and placePath', () => {
     const project = path.join(dir, 'outer/a/inner')
     fs.mkdirSync(path.join(project, 'sub/.git'), { recursive: true })
     fs.mkdirSync(path.join(dir, 'v/inner/sub/.git'), { recursive: true })
-    const pinned = pinPlaces([project])
+    const pinned = pinPlaces([project], () => false)
     const opened: number[] = []
     try {
       // Through the project's own folder while it is there...
