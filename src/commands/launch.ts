@@ -183,7 +183,10 @@ async function prepareState(plan: LaunchPlan, setup: LaunchSetup): Promise<HeldP
     // A first launch that could not write its project-root leaves no instance behind.
     if (facts.instance.kind === 'missing') removeEmptyInstance(plan.summary.instanceDir)
     // The placeholders' markers (host/placeholders.ts) fail as plainly as the state does.
-    throw error instanceof ClaudeboxError ? error : stateError(facts.claudeboxHome, error)
+    if (error instanceof ClaudeboxError) throw error
+    // Named by the file that failed (a placeholder in the project), not always by the state folder (round 120).
+    const failed = (error as NodeJS.ErrnoException).path
+    throw stateError(typeof failed === 'string' && !failed.startsWith('/proc/') ? failed : facts.claudeboxHome, error)
   } finally {
     closePlaces(places)
     opened.forEach(fd => fs.closeSync(fd))
