@@ -56,7 +56,7 @@ interface ScanState {
 async function scanIndex(repo: Spec['repos'][number], state: ScanState, acts: Acts, startedMs: number): Promise<void> {
   const { gitlinks, bad, irregular } = await gitlinksNow(repo.gitDir)
   if (state.stopped) return
-  const unkept = irregular ? 'an index, or a shared part of one (sharedindex.*), that is no regular file' : bad.length > 0 ? 'an entry git would refuse to add (a path with ., .. or an empty part: a gitlink named so is entered all the same)' : undefined
+  const unkept = irregular ? 'an index, or a shared part of one (sharedindex.*), that is no regular file, or whose records of where its entries lie (EOIE, IEOT) do not match them' : bad.length > 0 ? 'an entry git would refuse to add (a path with ., .. or an empty part: a gitlink named so is entered all the same)' : undefined
   for (const link of unkept === undefined ? gitlinks : []) {
     const name = link.toString('utf8')
     const dotGit = path.join(repo.workTree, name, '.git')

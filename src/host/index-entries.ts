@@ -15,6 +15,7 @@ import { inlineSafe } from '../cli/terminal-safe.js'
 import { GIT } from './system-programs.js'
 import { indexCacheOn, indexDigest, keepClean, keptGitlinks, saveIndexCache } from './index-cache.js'
 import { BOTH, configBytes, formatsOf, formatsOfAsync, type Formats } from './index-format.js'
+import { layoutAgrees } from './index-layout.js'
 
 /**
  * Each git dir's index, whenever it was written: moved aside through `quarantine` when git would
@@ -167,9 +168,11 @@ function tempFolder(): string | undefined {
 /** What git reads in the index in each of `read.formats`: the paths refused in any, the gitlinks of all; one git reads in none is bad. */
 function gitVerdict(gitDir: string, read: IndexRead, timeout: number): Verdict {
   const outs: Buffer[] = []
+  let twoWays = false
   for (const sha256 of read.formats) {
     try {
       outs.push(withBareGit(gitDir, sha256, env => execFileSync(GIT(), ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], stdio: ['ignore', 'pipe', 'ignore'], timeout, maxBuffer: 256 << 20 }), read))
+      twoWays ||= !layoutsAgree(read.indexDir, sha256)
     } catch (error) {
       const unread = notStarted(error)
       if (unread !== undefined) return { unread }
@@ -178,7 +181,20 @@ function gitVerdict(gitDir: string, read: IndexRead, timeout: number): Verdict {
   }
   if (outs.length === 0) return Object.assign(['(an index git cannot read)'], { gitlinks: [] })
   const all = outs.map(stagedEntries)
-  return Object.assign([...new Set(all.flat())], { gitlinks: uniqueBuffers(all.flatMap(entries => entries.gitlinks)) })
+  return Object.assign([...new Set([...all.flat(), ...(twoWays ? [TWO_WAYS] : [])])], { gitlinks: uniqueBuffers(all.flatMap(entries => entries.gitlinks)) })
+}
+
+const TWO_WAYS = '(an index whose records of where its entries lie, EOIE or IEOT, do not match them: git reads it one way with index.threads, another without)'
+
+/** Whether the index in `dir` and every shared part beside it keep their records of where their entries lie right (index-layout.ts). */
+function layoutsAgree(dir: string, sha256: boolean): boolean {
+  let names: string[]
+  try {
+    names = fs.readdirSync(dir).filter(name => name.startsWith('sharedindex.'))
+  } catch {
+    return false
+  }
+  return ['index', ...names].every(name => layoutAgrees(path.join(dir, name), sha256))
 }
 
 const uniqueBuffers = (buffers: readonly Buffer[]): Buffer[] => [...new Map(buffers.map(b => [b.toString('hex'), b])).values()]
@@ -231,7 +247,8 @@ function bareGitEnv(gitDir: string, sha256: boolean, empty: string, read?: Index
  * (gitlink-watch.ts). None when git cannot read it (the end's check says so); `irregular` when the
  * index or a shared part beside it is no regular file, which git never makes (red team, round 119:
  * a folder named sharedindex.zzz had every look skipped, and the host's git status entered a
- * gitlink staged meanwhile).
+ * gitlink staged meanwhile), or keeps records of where its entries lie that do not match them
+ * (index-layout.ts: a threaded git reads it otherwise, round 121).
  */
 export async function gitlinksNow(gitDir: string): Promise<{ gitlinks: Buffer[]; bad: string[]; irregular?: true }> {
   if (lstatKind(path.join(gitDir, 'index')) === 'missing') return { gitlinks: [], bad: [] }
@@ -248,6 +265,8 @@ export async function gitlinksNow(gitDir: string): Promise<{ gitlinks: Buffer[];
         look.child = execFile(GIT(), ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], encoding: 'buffer', timeout: RUN_MS, maxBuffer: 256 << 20 }, (error, stdout) => resolve(error ? undefined : stdout))
       })
       if (out !== undefined) all.push(stagedEntries(out))
+      // Read one way with threads and another without: the host's git status may enter a gitlink this look does not see.
+      if (out !== undefined && !layoutsAgree(gitDir, sha256)) return { gitlinks: [], bad: [], irregular: true }
     }
     return { gitlinks: uniqueBuffers(all.flatMap(entries => entries.gitlinks)), bad: [...new Set(all.flat())] }
   } finally {

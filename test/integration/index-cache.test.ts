@@ -8,6 +8,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, test, vi } from 'vitest'
 import { checkIndexes, gitlinksNow } from '../../src/host/index-entries.js'
 import { indexDigest, useIndexCache } from '../../src/host/index-cache.js'
+import { layoutAgrees } from '../../src/host/index-layout.js'
 import { git, makeRepo } from '../helpers/cli.js'
 import { tempDir } from '../helpers/temp.js'
 
@@ -197,5 +198,40 @@ describe("the gitlink watch's look during the session", () => {
     fs.appendFileSync(path.join(gitDir, 'config'), '# objectformat = sha256\n')
     execFileSync('python3', [path.join(FIXTURES, 'index-polyglot.py'), path.join(gitDir, 'index'), git(repo, 'rev-parse', 'HEAD:README')])
     expect((await gitlinksNow(gitDir)).bad).toEqual(['.git/hooks/pre-commit'])
+  })
+})
+
+describe('an index read one way with threads and another without (red team, round 121)', () => {
+  /** `count` entries staged at once, then the index written by git with threads, EOIE and IEOT (index version `version`). */
+  function threadedIndex(repo: string, count: number, version: number): void {
+    const blob = execFileSync('git', ['hash-object', '-w', '--stdin'], { cwd: repo, input: '' }).toString().trim()
+    const lines = Array.from({ length: count }, (_, i) => `100644 ${blob} 0\td${i % 50}/f${String(i).padStart(6, '0')}\n`).join('')
+    execFileSync('git', ['update-index', '--index-info'], { cwd: repo, input: lines })
+    git(repo, 'update-index', '--index-version', String(version))
+    git(repo, '-c', 'index.threads=4', '-c', 'index.recordOffsetTable=true', '-c', 'index.recordEndOfIndexEntries=true', 'update-index', '--force-write-index')
+  }
+
+  test('an index git wrote with EOIE and IEOT (versions 2 and 4) is kept, its layout agreeing', () => {
+    for (const version of [2, 4]) {
+      const { repo, gitDir, check } = setup()
+      threadedIndex(repo, 25_000, version)
+      const bytes = fs.readFileSync(path.join(gitDir, 'index'))
+      expect([bytes.includes('EOIE'), bytes.includes('IEOT')]).toEqual([true, true])
+      expect(layoutAgrees(path.join(gitDir, 'index'), false)).toBe(true)
+      expect(check().moved).toEqual([])
+    }
+  })
+
+  test("an EOIE pointing into an unknown extension that wraps a split index's link (a threaded git merges a shared part listing .git/hooks/pre-commit) is moved aside, at the end and by the gitlink watch", async () => {
+    const { repo, gitDir, check } = setup()
+    const split = makeRepo(path.dirname(repo), 'split')
+    fs.mkdirSync(path.join(split, 'xgit/hooks'), { recursive: true })
+    fs.writeFileSync(path.join(split, 'xgit/hooks/pre-commit'), '#!/bin/sh\n')
+    git(split, 'add', 'xgit')
+    git(split, 'update-index', '--split-index')
+    execFileSync('python3', [path.join(FIXTURES, 'index-eoie.py'), path.join(split, '.git'), gitDir, '20000'])
+    expect(layoutAgrees(path.join(gitDir, 'index'), false)).toBe(false)
+    expect(await gitlinksNow(gitDir)).toEqual({ gitlinks: [], bad: [], irregular: true })
+    expect(check().moved).toEqual([path.join(gitDir, 'index')])
   })
 })
