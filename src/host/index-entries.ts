@@ -15,7 +15,7 @@ import { inlineSafe } from '../cli/terminal-safe.js'
 import { GIT } from './system-programs.js'
 import { indexCacheOn, indexDigest, keepClean, keptGitlinks, saveIndexCache } from './index-cache.js'
 import { BOTH, configBytes, formatsOf, formatsOfAsync, type Formats } from './index-format.js'
-import { layoutAgrees } from './index-layout.js'
+import { hasEndOfEntries, layoutAgrees } from './index-layout.js'
 
 /**
  * Each git dir's index, whenever it was written: moved aside through `quarantine` when git would
@@ -171,8 +171,10 @@ function gitVerdict(gitDir: string, read: IndexRead, timeout: number): Verdict {
   let twoWays = false
   for (const sha256 of read.formats) {
     try {
-      outs.push(withBareGit(gitDir, sha256, env => execFileSync(GIT(), ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], stdio: ['ignore', 'pipe', 'ignore'], timeout, maxBuffer: 256 << 20 }), read))
-      twoWays ||= !layoutsAgree(read.indexDir, sha256)
+      const run = (threads: string): Buffer => withBareGit(gitDir, sha256, env => execFileSync(GIT(), [...LS_FILES(threads)], { env, cwd: env['GIT_DIR'], stdio: ['ignore', 'pipe', 'ignore'], timeout, maxBuffer: 256 << 20 }), read)
+      const out = run('1')
+      outs.push(out)
+      twoWays ||= !layoutsAgree(read.indexDir, sha256) || (anyEndOfEntries(read.indexDir, sha256) && !readsSame(() => run('64'), out))
     } catch (error) {
       const unread = notStarted(error)
       if (unread !== undefined) return { unread }
@@ -184,17 +186,38 @@ function gitVerdict(gitDir: string, read: IndexRead, timeout: number): Verdict {
   return Object.assign([...new Set([...all.flat(), ...(twoWays ? [TWO_WAYS] : [])])], { gitlinks: uniqueBuffers(all.flatMap(entries => entries.gitlinks)) })
 }
 
+/**
+ * git ls-files of each entry, with `threads` reading the index: 1 as claudebox reads it; 64 as a
+ * git with index.threads reads an index holding an EOIE, its IEOT blocks each in a thread of its
+ * own (red team, round 122: what index-layout.ts's look at the records missed, git itself shows).
+ */
+const LS_FILES = (threads: string): string[] => ['-c', 'core.fsmonitor=false', '-c', `index.threads=${threads}`, 'ls-files', '-z', '--stage']
+
+/** Whether the threaded reading `read` gives `plain`; one that fails reads otherwise. */
+function readsSame(read: () => Buffer, plain: Buffer): boolean {
+  try {
+    return read().equals(plain)
+  } catch {
+    return false
+  }
+}
+
+const anyEndOfEntries = (dir: string, sha256: boolean): boolean => indexNames(dir).some(name => hasEndOfEntries(path.join(dir, name), sha256))
+
+/** The index in `dir` and the shared parts beside it; the index alone when the folder cannot be read. */
+function indexNames(dir: string): string[] {
+  try {
+    return ['index', ...fs.readdirSync(dir).filter(name => name.startsWith('sharedindex.'))]
+  } catch {
+    return ['index']
+  }
+}
+
 const TWO_WAYS = '(an index whose records of where its entries lie, EOIE or IEOT, do not match them: git reads it one way with index.threads, another without)'
 
 /** Whether the index in `dir` and every shared part beside it keep their records of where their entries lie right (index-layout.ts). */
 function layoutsAgree(dir: string, sha256: boolean): boolean {
-  let names: string[]
-  try {
-    names = fs.readdirSync(dir).filter(name => name.startsWith('sharedindex.'))
-  } catch {
-    return false
-  }
-  return ['index', ...names].every(name => layoutAgrees(path.join(dir, name), sha256))
+  return indexNames(dir).every(name => layoutAgrees(path.join(dir, name), sha256))
 }
 
 const uniqueBuffers = (buffers: readonly Buffer[]): Buffer[] => [...new Map(buffers.map(b => [b.toString('hex'), b])).values()]
@@ -261,12 +284,15 @@ export async function gitlinksNow(gitDir: string): Promise<{ gitlinks: Buffer[];
     const all: (string[] & { gitlinks: Buffer[] })[] = []
     for (const sha256 of formats) {
       const env = bareGitEnv(gitDir, sha256, fs.mkdtempSync(path.join(empty, 'g')))
-      const out = await new Promise<Buffer | undefined>(resolve => {
-        look.child = execFile(GIT(), ['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--stage'], { env, cwd: env['GIT_DIR'], encoding: 'buffer', timeout: RUN_MS, maxBuffer: 256 << 20 }, (error, stdout) => resolve(error ? undefined : stdout))
-      })
-      if (out !== undefined) all.push(stagedEntries(out))
+      const run = (threads: string): Promise<Buffer | undefined> =>
+        new Promise(resolve => {
+          look.child = execFile(GIT(), LS_FILES(threads), { env, cwd: env['GIT_DIR'], encoding: 'buffer', timeout: RUN_MS, maxBuffer: 256 << 20 }, (error, stdout) => resolve(error ? undefined : stdout))
+        })
+      const out = await run('1')
+      if (out === undefined) continue
+      all.push(stagedEntries(out))
       // Read one way with threads and another without: the host's git status may enter a gitlink this look does not see.
-      if (out !== undefined && !layoutsAgree(gitDir, sha256)) return { gitlinks: [], bad: [], irregular: true }
+      if (!layoutsAgree(gitDir, sha256) || (anyEndOfEntries(gitDir, sha256) && (await run('64'))?.equals(out) !== true)) return { gitlinks: [], bad: [], irregular: true }
     }
     return { gitlinks: uniqueBuffers(all.flatMap(entries => entries.gitlinks)), bad: [...new Set(all.flat())] }
   } finally {
