@@ -201,6 +201,13 @@ describe("the gitlink watch's look during the session", () => {
   })
 })
 
+/** An index read one way with threads and another without: its records said not to agree, the gitlink watch ending the session, the end's check moving it aside. */
+async function expectReadTwoWays(gitDir: string, sha256: boolean, check: () => { moved: string[] }): Promise<void> {
+  expect(layoutAgrees(path.join(gitDir, 'index'), sha256)).toBe(false)
+  expect(await gitlinksNow(gitDir)).toEqual({ gitlinks: [], bad: [], irregular: true })
+  expect(check().moved).toEqual([path.join(gitDir, 'index')])
+}
+
 describe('an index read one way with threads and another without (red team, round 121)', () => {
   /** `count` entries staged at once, then the index written by git with threads, EOIE and IEOT (index version `version`). */
   function threadedIndex(repo: string, count: number, version: number): void {
@@ -230,9 +237,7 @@ describe('an index read one way with threads and another without (red team, roun
     git(split, 'add', 'xgit')
     git(split, 'update-index', '--split-index')
     execFileSync('python3', [path.join(FIXTURES, 'index-eoie.py'), path.join(split, '.git'), gitDir, '20000'])
-    expect(layoutAgrees(path.join(gitDir, 'index'), false)).toBe(false)
-    expect(await gitlinksNow(gitDir)).toEqual({ gitlinks: [], bad: [], irregular: true })
-    expect(check().moved).toEqual([path.join(gitDir, 'index')])
+    await expectReadTwoWays(gitDir, false, check)
   })
 
   test('round 122: the same in a SHA-256 repository, its EOIE where git looks for it (sized as for SHA-1)', async () => {
@@ -246,18 +251,14 @@ describe('an index read one way with threads and another without (red team, roun
     git(split, 'add', 'xgit')
     git(split, 'update-index', '--split-index')
     git(repo, 'hash-object', '-w', '--stdin')
-    execFileSync('python3', [path.join(FIXTURES, 'index-eoie-sha256.py'), path.join(split, '.git'), gitDir, '20000'])
-    expect(layoutAgrees(path.join(gitDir, 'index'), true)).toBe(false)
-    expect(await gitlinksNow(gitDir)).toEqual({ gitlinks: [], bad: [], irregular: true })
-    expect(check().moved).toEqual([path.join(gitDir, 'index')])
+    execFileSync('python3', [path.join(FIXTURES, 'index-eoie.py'), path.join(split, '.git'), gitDir, '20000', 'sha256'])
+    await expectReadTwoWays(gitDir, true, check)
   })
 
   test("round 122: a version 4 index whose IEOT block starts with a name keeping the one before (a threaded git reads it from nothing: .git/hooks/pre-commit) is moved aside", async () => {
     const { repo, gitDir, check } = setup()
     const blob = git(repo, 'rev-parse', 'HEAD:README')
     execFileSync('python3', [path.join(FIXTURES, 'index-v4ieot.py'), gitDir, blob])
-    expect(layoutAgrees(path.join(gitDir, 'index'), false)).toBe(false)
-    expect(await gitlinksNow(gitDir)).toEqual({ gitlinks: [], bad: [], irregular: true })
-    expect(check().moved).toEqual([path.join(gitDir, 'index')])
+    await expectReadTwoWays(gitDir, false, check)
   })
 })
