@@ -57,8 +57,8 @@ export function pinBinds(groups: readonly (readonly string[])[], pinning: Pinnin
  * The writable places that exist now, each open (as a path only) where it really is: one that no
  * longer leads to itself (a folder above it swapped for a link) refuses the launch before the
  * launch writes there what bwrap binds. Those writes then go through these descriptors
- * (placePath), never through the path again: a swap after this look has them fail rather than land
- * where the link leads (red team, round 115: another repository of the user's got an empty
+ * (placePath), never through the path again: a swap after this look has them made in the place
+ * held, or refused, never where the link leads (red team, round 115: another repository of the user's got an empty
  * .git/remotes; round 118: after this look, 2 of 25). The caller closes them (closePlaces). A
  * place the probe saw that cannot be opened now refuses the launch too (round 120: the project
  * moved away for the moment of this look, then a link to another repository put there, had the
