@@ -174,7 +174,7 @@ function gitVerdict(gitDir: string, read: IndexRead, timeout: number): Verdict {
       const run = (threads: string): Buffer => withBareGit(gitDir, sha256, env => execFileSync(GIT(), [...LS_FILES(threads)], { env, cwd: env['GIT_DIR'], stdio: ['ignore', 'pipe', 'ignore'], timeout, maxBuffer: 256 << 20 }), read)
       const out = run('1')
       outs.push(out)
-      twoWays ||= !layoutsAgree(read.indexDir, sha256) || (anyEndOfEntries(read.indexDir, sha256) && !readsSame(() => run('64'), out))
+      twoWays ||= !layoutsAgree(read.indexDir, sha256) || (anyEndOfEntries(read.indexDir, sha256) && !THREADED.every(threads => readsSame(() => run(threads), out)))
     } catch (error) {
       const unread = notStarted(error)
       if (unread !== undefined) return { unread }
@@ -187,11 +187,19 @@ function gitVerdict(gitDir: string, read: IndexRead, timeout: number): Verdict {
 }
 
 /**
- * git ls-files of each entry, with `threads` reading the index: 1 as claudebox reads it; 64 as a
- * git with index.threads reads an index holding an EOIE, its IEOT blocks each in a thread of its
- * own (red team, round 122: what index-layout.ts's look at the records missed, git itself shows).
+ * git ls-files of each entry, with `threads` reading the index: 1 as claudebox reads it, and, for
+ * an index holding an EOIE, each way a git with index.threads reads it (THREADED), which must give
+ * the same (red team, rounds 122 and 123: what index-layout.ts's look at the records missed, git
+ * itself shows).
  */
 const LS_FILES = (threads: string): string[] => ['-c', 'core.fsmonitor=false', '-c', `index.threads=${threads}`, 'ls-files', '-z', '--stage']
+
+/**
+ * The ways git 2.39 reads an index with threads: 2 (also `true` on two CPUs) reads the entries in
+ * order and the extensions from EOIE's offset; 3 or more reads the entries by IEOT block too, each
+ * block on its own however they are grouped (64: every block).
+ */
+const THREADED = ['2', '64']
 
 /** Whether the threaded reading `read` gives `plain`; one that fails reads otherwise. */
 function readsSame(read: () => Buffer, plain: Buffer): boolean {
@@ -292,13 +300,19 @@ export async function gitlinksNow(gitDir: string): Promise<{ gitlinks: Buffer[];
       if (out === undefined) continue
       all.push(stagedEntries(out))
       // Read one way with threads and another without: the host's git status may enter a gitlink this look does not see.
-      if (!layoutsAgree(gitDir, sha256) || (anyEndOfEntries(gitDir, sha256) && (await run('64'))?.equals(out) !== true)) return { gitlinks: [], bad: [], irregular: true }
+      if (!layoutsAgree(gitDir, sha256) || (anyEndOfEntries(gitDir, sha256) && !(await readsSameThreaded(run, out)))) return { gitlinks: [], bad: [], irregular: true }
     }
     return { gitlinks: uniqueBuffers(all.flatMap(entries => entries.gitlinks)), bad: [...new Set(all.flat())] }
   } finally {
     inFlight.delete(look)
     removeDir(empty)
   }
+}
+
+/** Whether each threaded reading (THREADED), one after the other, gives `plain`. */
+async function readsSameThreaded(run: (threads: string) => Promise<Buffer | undefined>, plain: Buffer): Promise<boolean> {
+  for (const threads of THREADED) if ((await run(threads))?.equals(plain) !== true) return false
+  return true
 }
 
 /** A look of the gitlink watch under way: its git dir and its git. */

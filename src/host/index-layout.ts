@@ -77,20 +77,35 @@ function readEntries(bytes: Buffer, hashLen: number): Entries | undefined {
     const name = at + fixed + flagBytes
     if (version === 4) {
       const strip = varint(bytes, name)
-      if (strip === undefined) return undefined
-      const nul = bytes.indexOf(0, strip.end)
-      if (nul < 0) return undefined
-      fresh.push(strip.value === previousLength)
-      previousLength = previousLength - strip.value + (nul - strip.end)
-      at = nul + 1
+      if (strip === undefined || strip.value > previousLength) return undefined
+      const kept = previousLength - strip.value
+      // Git sizes the name by its flags (below 0xfff), the part after what is kept from the name before.
+      const end = nameEnd(bytes, strip.end, flags, kept)
+      if (end === undefined) return undefined
+      fresh.push(kept === 0)
+      previousLength = kept + (end - strip.end)
+      at = end + 1
     } else {
-      const nul = (flags & 0xfff) === 0xfff ? bytes.indexOf(0, name) : name + (flags & 0xfff)
-      if (nul < 0) return undefined
-      at += (fixed + flagBytes + (nul - name) + 8) & ~7
+      const end = nameEnd(bytes, name, flags, 0)
+      if (end === undefined) return undefined
+      at += (fixed + flagBytes + (end - name) + 8) & ~7
     }
   }
   starts.push(at)
   return at <= bytes.length ? { starts, ...(version === 4 ? { fresh } : {}) } : undefined
+}
+
+/**
+ * Where a name written from `from` ends (its NUL): by the length in `flags` less what is `kept` of
+ * the name before, as git reads it, which must be where its first NUL is, as git writes it (red
+ * team, round 123: a version 4 name whose length ran past a NUL hid an entry and an IEOT from this
+ * look); to the first NUL for a length of 0xfff or more. Undefined when they differ or run past the file.
+ */
+function nameEnd(bytes: Buffer, from: number, flags: number, kept: number): number | undefined {
+  const nul = bytes.indexOf(0, from)
+  if (nul < 0) return undefined
+  if ((flags & 0xfff) === 0xfff) return nul
+  return from + (flags & 0xfff) - kept === nul ? nul : undefined
 }
 
 /** Git's varint (varint.c): its value and where it ends; undefined past the file or too large. */

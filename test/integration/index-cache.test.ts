@@ -255,6 +255,12 @@ describe('an index read one way with threads and another without (red team, roun
     await expectReadTwoWays(gitDir, true, check)
   })
 
+  test('round 123: a version 4 name whose length (its flags) runs past a NUL, hiding an entry and an IEOT from a look that ends names at the NUL (a git with two threads lists .git/hooks/pre-commit) is moved aside', async () => {
+    const { repo, gitDir, check } = setup()
+    execFileSync('python3', [path.join(FIXTURES, 'index-v4len.py'), gitDir, git(repo, 'rev-parse', 'HEAD:README')])
+    await expectReadTwoWays(gitDir, false, check)
+  })
+
   test("round 122: a version 4 index whose IEOT block starts with a name keeping the one before (a threaded git reads it from nothing: .git/hooks/pre-commit) is moved aside", async () => {
     const { repo, gitDir, check } = setup()
     const blob = git(repo, 'rev-parse', 'HEAD:README')
