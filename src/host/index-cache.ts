@@ -80,8 +80,8 @@ export function saveIndexCache(): void {
 }
 
 /**
- * The digest of `gitDir`'s index and shared parts, read as git reads them (the index not through a
- * symlink, a shared part through one), with the git that reads them and the repository's config
+ * The digest of `gitDir`'s index and shared parts, none read through a symlink (index-entries.ts
+ * indexFilesRegular: git writes none, round 124), with the git that reads them and the repository's config
  * (`configFile`: the object format git reads them in comes from it, index-format.ts), and that
  * config as read; the index and shared parts copied into `copyTo` when given, the digest then of
  * the bytes written. Undefined when one is no regular file, too large, unreadable, or the index is sparse.
@@ -101,7 +101,7 @@ export function indexDigest(gitDir: string, configFile: string, copyTo?: string)
   const whole = crypto.createHash('sha256').update(`claudebox-index-v2\0${git}\0`)
   whole.update(config === undefined ? 'unreadable\0' : config === null ? 'none\0' : crypto.createHash('sha256').update(config).digest())
   for (const name of ['index', ...names]) {
-    const part = partDigest(path.join(gitDir, name), name === 'index', copyTo === undefined ? undefined : path.join(copyTo, name), budget)
+    const part = partDigest(path.join(gitDir, name), copyTo === undefined ? undefined : path.join(copyTo, name), budget)
     if (part === undefined) return undefined
     whole.update(`${name}\0`).update(part)
   }
@@ -116,11 +116,11 @@ function gitIdentity(): string | undefined {
 }
 
 /** One file's SHA-256, read in chunks without blocking on a FIFO; copied to `copy` when given; undefined when it is not a regular file or holds "sdir". */
-function partDigest(file: string, noFollow: boolean, copy: string | undefined, budget: { bytes: number }): Buffer | undefined {
+function partDigest(file: string, copy: string | undefined, budget: { bytes: number }): Buffer | undefined {
   let fd: number | undefined
   let out: number | undefined
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | (noFollow ? fs.constants.O_NOFOLLOW : 0))
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW)
     const st = fs.fstatSync(fd)
     if (!st.isFile() || st.size > budget.bytes) return undefined
     if (copy !== undefined) out = fs.openSync(copy, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600)

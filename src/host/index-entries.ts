@@ -82,14 +82,16 @@ const RUN_MS = 10_000
 const CHECKS_MS = 20_000
 
 /**
- * The index, and every shared part of a split index beside it (`sharedindex.<hash>`, which git
- * opens through a symlink too), are regular files git can read at once: a FIFO as the shared part
- * held each git run for its whole timeout (red team, round 45: 64 of them, ~11 minutes).
+ * The index, and every shared part of a split index beside it (`sharedindex.<hash>`), are regular
+ * files git can read at once, never a symlink (git writes none): a FIFO as the shared part held
+ * each git run for its whole timeout (red team, round 45: 64 of them, ~11 minutes), and a symlink
+ * into /proc/self/cwd led claudebox's reading and the host's git, started in other folders, to two
+ * different shared parts (round 124: the host's git checkout wrote .git/hooks/pre-commit).
  */
 function indexFilesRegular(gitDir: string): boolean {
-  const regular = (file: string, follow: boolean): boolean => {
+  const regular = (file: string): boolean => {
     try {
-      const st = follow ? fs.statSync(file) : fs.lstatSync(file)
+      const st = fs.lstatSync(file)
       return st.isFile() && st.size <= MAX_INDEX_BYTES
     } catch {
       return false
@@ -101,7 +103,7 @@ function indexFilesRegular(gitDir: string): boolean {
   } catch {
     return false
   }
-  return regular(path.join(gitDir, 'index'), false) && names.filter(name => name.startsWith('sharedindex.')).every(name => regular(path.join(gitDir, name), true))
+  return regular(path.join(gitDir, 'index')) && names.filter(name => name.startsWith('sharedindex.')).every(name => regular(path.join(gitDir, name)))
 }
 
 /** An index larger than this (a repository of millions of files) is not read: git would take long over it. */
@@ -290,18 +292,26 @@ export async function gitlinksNow(gitDir: string): Promise<{ gitlinks: Buffer[];
   try {
     const formats = await formatsOfAsync(configBytes(path.join(commonDirOf(gitDir) ?? gitDir, 'config')), empty)
     const all: (string[] & { gitlinks: Buffer[] })[] = []
+    let unread = 0
     for (const sha256 of formats) {
       const env = bareGitEnv(gitDir, sha256, fs.mkdtempSync(path.join(empty, 'g')))
+      let refused = false
       const run = (threads: string): Promise<Buffer | undefined> =>
         new Promise(resolve => {
-          look.child = execFile(GIT(), LS_FILES(threads), { env, cwd: env['GIT_DIR'], encoding: 'buffer', timeout: RUN_MS, maxBuffer: 256 << 20 }, (error, stdout) => resolve(error ? undefined : stdout))
+          look.child = execFile(GIT(), LS_FILES(threads), { env, cwd: env['GIT_DIR'], encoding: 'buffer', timeout: RUN_MS, maxBuffer: 256 << 20 }, (error, stdout) => {
+            refused ||= typeof error?.code === 'number' // git ran and could not read it (not: not started, killed, too much)
+            resolve(error ? undefined : stdout)
+          })
         })
       const out = await run('1')
+      if (out === undefined && refused) unread++
       if (out === undefined) continue
       all.push(stagedEntries(out))
       // Read one way with threads and another without: the host's git status may enter a gitlink this look does not see.
       if (!layoutsAgree(gitDir, sha256) || (anyEndOfEntries(gitDir, sha256) && !(await readsSameThreaded(run, out)))) return { gitlinks: [], bad: [], irregular: true }
     }
+    // An index git reads in none of the formats, here, may still be read by the host's git elsewhere: ended for, as one git cannot read is at the end.
+    if (all.length === 0 && unread === formats.length) return { gitlinks: [], bad: [], irregular: true }
     return { gitlinks: uniqueBuffers(all.flatMap(entries => entries.gitlinks)), bad: [...new Set(all.flat())] }
   } finally {
     inFlight.delete(look)

@@ -184,6 +184,23 @@ describe('the index checks keep what git found in the bytes it read', () => {
 })
 
 describe("the gitlink watch's look during the session", () => {
+  test('round 124: a shared part that is a symlink (into /proc/self/cwd, it led claudebox and the host to two files) is no regular file: moved aside, and said by the watch', async () => {
+    const { repo, gitDir, check } = setup()
+    git(repo, 'update-index', '--split-index')
+    const [shared] = fs.readdirSync(gitDir).filter(name => name.startsWith('sharedindex.'))
+    const elsewhere = path.join(path.dirname(repo), 'shared-part')
+    fs.renameSync(path.join(gitDir, shared as string), elsewhere)
+    fs.symlinkSync(elsewhere, path.join(gitDir, shared as string))
+    expect(await gitlinksNow(gitDir)).toEqual({ gitlinks: [], bad: [], irregular: true })
+    expect(check().moved).toEqual([path.join(gitDir, 'index')])
+  })
+
+  test('an index git reads in no format, here, ends the session for the watch as at the end', async () => {
+    const { gitDir } = setup()
+    fs.writeFileSync(path.join(gitDir, 'index'), 'DIRC not an index')
+    expect(await gitlinksNow(gitDir)).toEqual({ gitlinks: [], bad: [], irregular: true })
+  })
+
   test('round 119: a shared part that is no regular file (a folder named sharedindex.zzz) is said, not taken for an empty index', async () => {
     const { repo, gitDir } = setup()
     const head = git(repo, 'rev-parse', 'HEAD')
