@@ -48,18 +48,42 @@ function writeNew(file: string, text: string): void {
 }
 
 /**
- * A stale lock goes by rename to a name of this waiter's own, so that two waiters never both remove
- * it (one of them would remove the lock the other had made meanwhile). If what was moved is fresh
- * after all (another waiter's new lock), it is put back.
+ * A stale lock is taken away by one waiter at a time: the one that makes `<lock>.takeover`. Two
+ * waiters moving it at once lost the lock: the second one moved the first one's successor's fresh
+ * lock aside, and in the moment before it put that back a fourth waiter made its own (two holders).
+ * A takeover guard left by a waiter that died in those microseconds is itself taken away once stale.
  */
 function takeOver(file: string, staleMs: number, token: string): void {
+  const guard = `${file}.takeover`
+  try {
+    writeNew(guard, `${token}\n`)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') removeIfStale(guard, staleMs, token)
+    return
+  }
+  try {
+    removeIfStale(file, staleMs, token)
+  } finally {
+    if (readToken(guard) === token) removeFile(guard)
+  }
+}
+
+/**
+ * Removes `file` if it is still the stale one looked at. It goes by rename to a name of this
+ * waiter's own; if what was moved is another file after all (its slow holder let it go and a
+ * waiter made a new one in between), it is put back.
+ */
+function removeIfStale(file: string, staleMs: number, token: string): void {
+  const seen = lstatOrUndefined(file)
+  if (seen === undefined || !isStale(seen, staleMs)) return
   const aside = `${file}.stale.${token}`
   try {
     fs.renameSync(file, aside)
   } catch {
     return
   }
-  if (!stale(aside, staleMs)) {
+  const moved = lstatOrUndefined(aside)
+  if (moved !== undefined && (moved.ino !== seen.ino || moved.dev !== seen.dev)) {
     try {
       fs.linkSync(aside, file)
     } catch {
@@ -97,10 +121,19 @@ export async function takeLock(file: string, staleMs: number): Promise<Release> 
 }
 
 function stale(file: string, staleMs: number): boolean {
+  const stats = lstatOrUndefined(file)
+  return stats !== undefined && isStale(stats, staleMs)
+}
+
+function isStale(stats: fs.Stats, staleMs: number): boolean {
+  return Math.abs(Date.now() - stats.mtimeMs) > staleMs
+}
+
+function lstatOrUndefined(file: string): fs.Stats | undefined {
   try {
-    return Math.abs(Date.now() - fs.lstatSync(file).mtimeMs) > staleMs
+    return fs.lstatSync(file)
   } catch {
-    return false
+    return undefined
   }
 }
 

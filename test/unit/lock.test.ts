@@ -1,5 +1,5 @@
 // The lock files of state several launchers change (src/host/lock.ts), with real processes: a lock
-// left by a dead holder is taken over by one waiter at a time; a planted or ever-renewed one does
+// left by a dead holder is taken over by one waiter at a time (the one holding its takeover guard); a planted or ever-renewed one does
 // not hold anybody for ever; a holder never removes a lock that is no longer its own.
 import { execFile, spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -19,7 +19,7 @@ describe('lock files', () => {
     await build({ entryPoints: [path.resolve('src/host/lock.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: bundle, logLevel: 'error' })
     const waiter = `const { withLockSync } = require(process.argv[1]); const fs = require('fs'); const [,, lock, log, start] = process.argv
 while (Date.now() < Number(start));
-withLockSync(lock, 1000, () => { fs.appendFileSync(log, 'in\\n'); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60); fs.appendFileSync(log, 'out\\n') })`
+withLockSync(lock, 5000, () => { fs.appendFileSync(log, 'in\\n'); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60); fs.appendFileSync(log, 'out\\n') })`
     const [lock, log] = [path.join(dir, 'x.lock'), path.join(dir, 'log')]
     const overlaps: number[] = []
     for (let round = 0; round < 4; round++) {
@@ -35,6 +35,33 @@ withLockSync(lock, 1000, () => { fs.appendFileSync(log, 'in\\n'); Atomics.wait(n
     expect(overlaps).toEqual([])
     expect(fs.readdirSync(dir).filter(name => name.startsWith('x.lock'))).toEqual([])
   }, 60_000)
+
+  test('a stale lock another waiter is taking away (its takeover guard there) is left to it; taken once that waiter is done', async () => {
+    const lock = path.join(tempDir(), 'x.lock')
+    fs.writeFileSync(lock, 'dead holder\n')
+    fs.utimesSync(lock, HOUR_AGO, HOUR_AGO)
+    fs.writeFileSync(`${lock}.takeover`, 'another waiter\n')
+    const taking = takeLock(lock, 10_000)
+    await new Promise(resolve => setTimeout(resolve, 200))
+    expect(fs.readFileSync(lock, 'utf8')).toBe('dead holder\n')
+    fs.rmSync(`${lock}.takeover`)
+    const release = await taking
+    expect(fs.readFileSync(lock, 'utf8')).not.toBe('dead holder\n')
+    release()
+    expect(fs.readdirSync(path.dirname(lock))).toEqual([])
+  })
+
+  test('a takeover guard left by a waiter that died taking a stale lock away holds nobody: it is stale itself', () => {
+    const lock = path.join(tempDir(), 'x.lock')
+    for (const file of [lock, `${lock}.takeover`]) {
+      fs.writeFileSync(file, 'dead\n')
+      fs.utimesSync(file, HOUR_AGO, HOUR_AGO)
+    }
+    const started = Date.now()
+    expect(withLockSync(lock, 10_000, () => fs.readFileSync(lock, 'utf8'))).not.toBe('dead\n')
+    expect(Date.now() - started).toBeLessThan(5_000)
+    expect(fs.readdirSync(path.dirname(lock))).toEqual([])
+  })
 
   test('a lock dated in the future (planted) is taken over at once', () => {
     const lock = path.join(tempDir(), 'x.lock')
