@@ -8,7 +8,7 @@
 // not hold a launcher for ever, so nobody waits longer than twice `staleMs` (then the step runs
 // unlocked, which the opt-out's sandbox, holding the login itself, could do no worse).
 import fs from 'node:fs'
-import { removeFile } from './fs.js'
+import { readNoFollow, removeFile } from './fs.js'
 
 export type Release = () => void
 
@@ -137,10 +137,7 @@ function lstatOrUndefined(file: string): fs.Stats | undefined {
   }
 }
 
+/** The token in a lock; read without following a link or waiting on a FIFO put in its place (the opt-out's sandbox writes the OAuth store's directory). */
 function readToken(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, 'utf8').trim()
-  } catch {
-    return undefined
-  }
+  return readNoFollow(file, 256)?.trim()
 }

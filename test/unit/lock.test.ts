@@ -1,7 +1,7 @@
 // The lock files of state several launchers change (src/host/lock.ts), with real processes: a lock
 // left by a dead holder is taken over by one waiter at a time (the one holding its takeover guard); a planted or ever-renewed one does
 // not hold anybody for ever; a holder never removes a lock that is no longer its own.
-import { execFile, spawn } from 'node:child_process'
+import { execFile, execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
@@ -104,5 +104,26 @@ describe('lock files planted by a sandbox (the opt-out gives it the OAuth store 
     fs.utimesSync(lock, HOUR_AGO, HOUR_AGO)
     expect(withLockSync(lock, 1000, () => 'ran')).toBe('ran')
     expect(fs.readdirSync(path.dirname(lock))).toEqual([])
+  })
+  test('a lock swapped for a FIFO while its holder runs: the release neither waits on it nor removes it', () => {
+    const lock = path.join(tempDir(), 'x.lock')
+    withLockSync(lock, 10_000, () => {
+      fs.rmSync(lock)
+      execFileSync('mkfifo', [lock])
+    })
+    expect(fs.lstatSync(lock).isFIFO()).toBe(true)
+  })
+
+  test('a stale takeover guard planted as a link to a folder: the link goes, the folder and what it holds stay', () => {
+    const [dir, outside] = [tempDir(), tempDir()]
+    fs.writeFileSync(path.join(outside, 'keep'), 'kept\n')
+    const lock = path.join(dir, 'x.lock')
+    fs.writeFileSync(lock, 'dead\n')
+    fs.utimesSync(lock, HOUR_AGO, HOUR_AGO)
+    fs.symlinkSync(outside, `${lock}.takeover`)
+    fs.lutimesSync(`${lock}.takeover`, HOUR_AGO, HOUR_AGO)
+    expect(withLockSync(lock, 10_000, () => 'ran')).toBe('ran')
+    expect(fs.readdirSync(dir)).toEqual([])
+    expect(fs.readFileSync(path.join(outside, 'keep'), 'utf8')).toBe('kept\n')
   })
 })
