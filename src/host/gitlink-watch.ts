@@ -2,7 +2,7 @@
 // top enter that folder's `.git` and run its config (red team, round 84: 3 of 3, and nothing was
 // reported once the session took both out again before its end); one in a submodule's index too,
 // through the submodule's status (round 86). At each write of the index of each repository checked
-// out in the project, its gitlinks are listed, by git as git reads the index (index-entries.ts),
+// out in the project, its gitlinks are listed, by git as git reads the index (gitlink-look.ts, index-git.ts),
 // and the `.git` of each that was no submodule at the launch and is not older than the session
 // becomes a name the git watch keeps missing: moved aside now and whenever it appears, reported,
 // counted. That leaves the watch's window of milliseconds. A nested repository the user had is
@@ -13,7 +13,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { changedSince, lstatKind } from './fs.js'
-import { gitlinksNow } from './index-entries.js'
+import { gitlinksNow } from './gitlink-look.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
 

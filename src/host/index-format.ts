@@ -1,7 +1,7 @@
 // The object format the host's git reads a repository's index in: the one its config names, as
 // git itself reads that config (extensions.objectformat counts only with repositoryformatversion
 // 1; a comment does not count). Asked of git, in a folder of claudebox's own holding a copy of the
-// config's bytes: git never runs on the config the session wrote (index-entries.ts says why). A
+// config's bytes: git never runs on the config the session wrote (index-git.ts says why). A
 // look at the text was fooled (red team, round 119: `# objectformat = sha256` had claudebox's git
 // read an index as SHA-256, in which it listed one clean path, while the host's git read it as
 // SHA-1, listing .git/hooks/pre-commit, for `git checkout .` to write). When git cannot tell, the

@@ -26,7 +26,7 @@ export function layoutAgrees(file: string, sha256: boolean): boolean {
   }
 }
 
-/** Whether the index file `file` holds an EOIE at all (git with threads may then read it otherwise: index-entries.ts has it read so too). */
+/** Whether the index file `file` holds an EOIE at all (git with threads may then read it otherwise: index-git.ts has it read so too). */
 export function hasEndOfEntries(file: string, sha256: boolean): boolean {
   let fd: number | undefined
   try {

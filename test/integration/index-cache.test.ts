@@ -6,7 +6,8 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, test, vi } from 'vitest'
-import { checkIndexes, gitlinksNow } from '../../src/host/index-entries.js'
+import { checkIndexes } from '../../src/host/index-entries.js'
+import { gitlinksNow } from '../../src/host/gitlink-look.js'
 import { indexDigest, useIndexCache } from '../../src/host/index-cache.js'
 import { layoutAgrees } from '../../src/host/index-layout.js'
 import { git, makeRepo } from '../helpers/cli.js'
@@ -25,7 +26,7 @@ function setup(): { repo: string; gitDir: string; home: string; check: () => { m
   const check = (): { moved: string[]; gitRuns: number; gitlinks: string[] } => {
     const moved: string[] = []
     const gitlinks: string[] = []
-    // Each git run on an index starts in an empty git dir of its own (index-entries.ts withBareGit).
+    // Each git run on an index starts in an empty git dir of its own (index-git.ts withBareGit).
     const made = vi.spyOn(fs, 'mkdtempSync')
     checkIndexes([gitDir], planted => (moved.push(planted), fs.renameSync(planted, `${planted}.aside`)), (_, links) => gitlinks.push(...links.map(String)))
     const gitRuns = made.mock.calls.filter(([prefix]) => String(prefix).endsWith('claudebox-index-')).length

@@ -3,7 +3,7 @@
 // cannot read (red team, round 59: the user's staged index was moved aside).
 import { execFileSync } from 'node:child_process'
 import { describe, expect, test } from 'vitest'
-import { notStarted } from '../../src/host/index-entries.js'
+import { notStarted } from '../../src/host/index-git.js'
 
 const thrown = (run: () => unknown): unknown => {
   try {
