@@ -8,7 +8,7 @@
 // not hold a launcher for ever, so nobody waits longer than twice `staleMs` (then the step runs
 // unlocked, which the opt-out's sandbox, holding the login itself, could do no worse).
 import fs from 'node:fs'
-import { readNoFollow, removeFile } from './fs.js'
+import { readNoFollow } from './fs.js'
 
 export type Release = () => void
 
@@ -22,7 +22,7 @@ function tryLock(file: string, staleMs: number): Release | undefined {
     writeNew(file, `${token}\n`)
     // Only our own: a lock taken over meanwhile is the new holder's, never removed by us.
     return () => {
-      if (readToken(file) === token) removeFile(file)
+      if (readToken(file) === token) removeUnwalked(file)
     }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
@@ -40,7 +40,7 @@ function writeNew(file: string, text: string): void {
   try {
     fs.writeFileSync(fd, text)
   } catch (error) {
-    removeFile(file)
+    removeUnwalked(file)
     throw error
   } finally {
     fs.closeSync(fd)
@@ -64,7 +64,7 @@ function takeOver(file: string, staleMs: number, token: string): void {
   try {
     removeIfStale(file, staleMs, token)
   } finally {
-    if (readToken(guard) === token) removeFile(guard)
+    if (readToken(guard) === token) removeUnwalked(guard)
   }
 }
 
@@ -90,9 +90,26 @@ function removeIfStale(file: string, staleMs: number, token: string): void {
       // a newer lock is there already
     }
   }
-  // Whatever was planted there (a directory: the opt-out's sandbox can write the OAuth store's
-  // directory) goes, without following a link in it.
-  fs.rmSync(aside, { recursive: true, force: true })
+  removeUnwalked(aside)
+}
+
+/**
+ * Removes a file, a link or an empty folder; a folder with anything in it stays where it is, in the
+ * directory of the sandbox that planted it (the opt-out's sandbox writes the OAuth store's
+ * directory). Never walked: a walk by path follows a folder inside swapped for a link meanwhile
+ * (red team, round 125: a planted lock of 20,000 names had another launcher's walk empty a folder
+ * of the user's, 6 of 6 root, 3 of 3 uid 1001).
+ */
+function removeUnwalked(p: string): void {
+  try {
+    fs.unlinkSync(p)
+  } catch {
+    try {
+      fs.rmdirSync(p)
+    } catch {
+      // a planted folder with something in it, or gone
+    }
+  }
 }
 
 /** Runs `step` holding the lock; waits for it synchronously (a holder keeps it for milliseconds). */

@@ -98,12 +98,25 @@ withLockSync(lock, 5000, () => { fs.appendFileSync(log, 'in\\n'); Atomics.wait(n
 })
 
 describe('lock files planted by a sandbox (the opt-out gives it the OAuth store directory)', () => {
-  test('a stale directory in place of the lock is taken over; the step runs', () => {
+  test('a stale empty directory in place of the lock is taken over and removed; the step runs', () => {
     const lock = path.join(tempDir(), 'x.lock')
-    fs.mkdirSync(path.join(lock, 'sub'), { recursive: true })
+    fs.mkdirSync(lock)
     fs.utimesSync(lock, HOUR_AGO, HOUR_AGO)
     expect(withLockSync(lock, 1000, () => 'ran')).toBe('ran')
     expect(fs.readdirSync(path.dirname(lock))).toEqual([])
+  })
+
+  test('round 125: a stale directory holding things in place of the lock is moved aside whole, never walked (a folder inside swapped for a link meanwhile led the walk out); the step runs', async () => {
+    const lock = path.join(tempDir(), 'x.lock')
+    fs.mkdirSync(path.join(lock, 'sub'), { recursive: true })
+    fs.writeFileSync(path.join(lock, 'sub', 'kept'), 'kept\n')
+    fs.utimesSync(lock, HOUR_AGO, HOUR_AGO)
+    const release = await takeLock(lock, 1000)
+    expect(fs.readFileSync(lock, 'utf8')).toMatch(/^\d+\./)
+    release()
+    const aside = fs.readdirSync(path.dirname(lock))
+    expect(aside).toEqual([expect.stringMatching(/^x\.lock\.stale\./)])
+    expect(fs.readFileSync(path.join(path.dirname(lock), aside[0] ?? '', 'sub', 'kept'), 'utf8')).toBe('kept\n')
   })
   test('a lock swapped for a FIFO while its holder runs: the release neither waits on it nor removes it', () => {
     const lock = path.join(tempDir(), 'x.lock')
