@@ -14,7 +14,7 @@ import { isCommondirPlaceholder } from './git-dirs.js'
 import { newGitlinkGits, watchGitlinks } from './gitlink-watch.js'
 import { folderCache, type FolderCache } from './folder-cache.js'
 import { holdFolder } from './held-folder.js'
-import { keptIn, nestedInAll, specialFilesIn } from './nested-search.js'
+import { keptIn, nestedInAll, specialFilesIn, usersOwnNested } from './nested-search.js'
 import { awayFromTheSession, quarantineIn } from './quarantine.js'
 import { identitiesNow, pinRoots, rootsOf, type WatchRoots } from './pinned-roots.js'
 import { named } from './report-list.js'
@@ -199,7 +199,7 @@ function movedWords(top: string, to: string | undefined): string {
 function indexChecks(gitDirs: readonly string[], quarantine: (p: string) => void, heads: HeadGuard, spec: GitWatchSpec, gitlinksSeen: { startedMs: number; known: ReadonlySet<string> }): string[] {
   const before = heads.modes.narrowed().length
   const warnings = checkIndexes(gitDirs, quarantine, (dir, links) => {
-    const fresh = spec.gitlinks === undefined ? undefined : newGitlinkGits(spec.gitlinks, dir, links, gitlinksSeen.startedMs, gitlinksSeen.known)
+    const fresh = spec.gitlinks === undefined ? undefined : newGitlinkGits(spec.gitlinks, dir, links, usersOwnNested(spec, gitlinksSeen.startedMs), gitlinksSeen.known)
     fresh?.dotGits.forEach(quarantine)
     if (fresh?.indexGoes === true) quarantine(path.join(dir, 'index'))
     heads.modes.gitlinks(dir, links)
@@ -286,7 +286,7 @@ function watchDuringSession(spec: GitWatchSpec, { quarantine, heads, glimpse, en
     armGitlink(dotGit, workTree, armed, onEvent)
     check(dotGit)
   })
-  const gitlinks = spec.gitlinks === undefined ? undefined : watchGitlinks(spec.gitlinks, { forbid, endFor }, startedMs)
+  const gitlinks = spec.gitlinks === undefined ? undefined : watchGitlinks(spec.gitlinks, { forbid, endFor }, usersOwnNested(spec, startedMs))
   const each = only((): void => {
     watched.forEach(check)
     heads.check()

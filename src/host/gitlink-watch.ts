@@ -3,16 +3,17 @@
 // reported once the session took both out again before its end); one in a submodule's index too,
 // through the submodule's status (round 86). At each write of the index of each repository checked
 // out in the project, its gitlinks are listed, by git as git reads the index (gitlink-look.ts, index-git.ts),
-// and the `.git` of each that was no submodule at the launch and is not older than the session
-// becomes a name the git watch keeps missing: moved aside now and whenever it appears, reported,
-// counted. That leaves the watch's window of milliseconds. A nested repository the user had is
-// never moved. An index whose gitlinks the watch cannot keep that way ends the session, and the
-// index is moved aside: a gitlink named oddly (`./sub`, `sub/`, `x/../sub`: git enters those too;
+// and the `.git` of each that was no submodule at the launch and is none of the user's
+// (nested-search.ts usersOwnNested: it, or what git takes from it, changed during the session, or
+// a session's end reported it) becomes a name the git watch keeps missing: moved aside now and
+// whenever it appears, reported, counted. That leaves the watch's window of milliseconds. A nested
+// repository the user had, unchanged, is never moved. An index whose gitlinks the watch cannot
+// keep that way ends the session, and the index is moved aside: a gitlink named oddly (`./sub`, `sub/`, `x/../sub`: git enters those too;
 // round 87, 3 of 3 and silent once undone), not UTF-8, deeper than DEEPEST folders, or more than
 // MAX_WATCHED (round 86).
 import fs from 'node:fs'
 import path from 'node:path'
-import { changedSince, lstatKind } from './fs.js'
+import { lstatKind } from './fs.js'
 import { gitlinksNow } from './gitlink-look.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import type { GitWatchSpec } from '../types.js'
@@ -32,12 +33,12 @@ interface Acts {
   endFor: (why: string) => void
 }
 
-/** `startedMs`: when the session began; a `.git` changed before is the user's. */
-export function watchGitlinks(spec: Spec, acts: Acts, startedMs: number): { stop(): void; known: ReadonlySet<string> } {
+/** `usersOwn`: whether a gitlink's `.git` is a nested repository of the user's, left where it is. */
+export function watchGitlinks(spec: Spec, acts: Acts, usersOwn: (dotGit: string) => boolean): { stop(): void; known: ReadonlySet<string> } {
   const state = { known: new Set(spec.known), forbidden: new Set<string>(), stopped: false }
-  const watches = spec.repos.map(repo => watchIndex(repo, () => scanIndex(repo, state, acts, startedMs)))
+  const watches = spec.repos.map(repo => watchIndex(repo, () => scanIndex(repo, state, acts, usersOwn)))
   return {
-    /** The gitlinks' `.git` seen older than the session: the user's, never moved (the end's check takes them so too). */
+    /** The gitlinks' `.git` the watch took for the user's: never moved (the end's check takes them so too). */
     known: state.known,
     stop(): void {
       state.stopped = true
@@ -53,7 +54,7 @@ interface ScanState {
 }
 
 /** One look at a repository's index: each new gitlink's `.git` forbidden, or the index condemned. */
-async function scanIndex(repo: Spec['repos'][number], state: ScanState, acts: Acts, startedMs: number): Promise<void> {
+async function scanIndex(repo: Spec['repos'][number], state: ScanState, acts: Acts, usersOwn: (dotGit: string) => boolean): Promise<void> {
   const { gitlinks, bad, irregular } = await gitlinksNow(repo.gitDir)
   if (state.stopped) return
   const unkept = irregular ? 'an index, or a shared part of one (sharedindex.*), that is no regular file, or whose records of where its entries lie (EOIE, IEOT) do not match them' : bad.length > 0 ? 'an entry git would refuse to add (a path with ., .. or an empty part: a gitlink named so is entered all the same)' : undefined
@@ -61,8 +62,7 @@ async function scanIndex(repo: Spec['repos'][number], state: ScanState, acts: Ac
     const name = link.toString('utf8')
     const dotGit = path.join(repo.workTree, name, '.git')
     if (state.known.has(dotGit) || state.forbidden.has(dotGit)) continue
-    // There, and unchanged since before the session (a rename into place sets the change time).
-    if (!changedSince(dotGit, startedMs)) {
+    if (usersOwn(dotGit)) {
       state.known.add(dotGit)
       continue
     }
@@ -78,22 +78,22 @@ async function scanIndex(repo: Spec['repos'][number], state: ScanState, acts: Ac
  * At the session's end, what the watch does during it, for a gitlink staged as the session ended,
  * before the watch's look (CI: `git add nested` and out, and the .git stayed for the host's git
  * status at the top to enter): the `.git` of each gitlink `gitDir`'s index lists that was no
- * submodule at the launch, nor seen by the watch as older than the session (`known`), and is not
- * older than the session, to move aside; and whether the index itself must go, for such a gitlink
- * whose path is not UTF-8 (round 103: that one stayed, 3 of 3).
+ * submodule at the launch, nor taken by the watch for the user's (`known`), and is none of the
+ * user's (`usersOwn`), to move aside; and whether the index itself must go, for a gitlink whose
+ * path is not UTF-8 and whose `.git` is there, made whenever (round 103: that one stayed, 3 of 3;
+ * who made it cannot be told: the record of nested repositories keeps UTF-8 paths only).
  */
-export function newGitlinkGits(spec: Spec, gitDir: string, links: readonly Buffer[], startedMs: number, known: ReadonlySet<string>): { dotGits: string[]; indexGoes: boolean } {
+export function newGitlinkGits(spec: Spec, gitDir: string, links: readonly Buffer[], usersOwn: (dotGit: string) => boolean, known: ReadonlySet<string>): { dotGits: string[]; indexGoes: boolean } {
   const workTree = spec.repos.find(repo => repo.gitDir === gitDir)?.workTree
   if (workTree === undefined) return { dotGits: [], indexGoes: false }
-  const fresh = (dotGit: string | Buffer): boolean => lstatKind(dotGit) !== 'missing' && changedSince(dotGit, startedMs)
   const dotGits: string[] = []
   let indexGoes = false
   for (const link of links) {
     const name = link.toString('utf8')
     if (Buffer.from(name).equals(link)) {
       const dotGit = path.join(workTree, name, '.git')
-      if (!known.has(dotGit) && !spec.known.includes(dotGit) && fresh(dotGit)) dotGits.push(dotGit)
-    } else if (fresh(Buffer.concat([Buffer.from(`${workTree}/`), link, Buffer.from('/.git')]))) indexGoes = true
+      if (!known.has(dotGit) && !spec.known.includes(dotGit) && lstatKind(dotGit) !== 'missing' && !usersOwn(dotGit)) dotGits.push(dotGit)
+    } else if (lstatKind(Buffer.concat([Buffer.from(`${workTree}/`), link, Buffer.from('/.git')])) !== 'missing') indexGoes = true
   }
   return { dotGits, indexGoes }
 }

@@ -214,9 +214,20 @@ export interface NestedRecord {
   /** Whether there was a record (a first session, or one after --gc or a lost file, has none). */
   known: boolean
   previous(entry: string): string | undefined
-  keep(entry: string, repo: NestedRepo): void
+  /**
+   * Whether a session's end reported it (made or changed during a session, or appeared), by its
+   * path or by its identity (device and inode: a rename keeps it): a gitlink to it is then none of
+   * the user's (red team, round 125).
+   */
+  reportedBefore(entry: string): boolean
+  /** `reported`: this session's end reports it; the mark stays while the repository does. */
+  keep(entry: string, repo: NestedRepo, reported: boolean): void
   save(): void
 }
+
+/** A kept text's digest, then, when a session's end reported the repository, this and its identity. */
+const REPORTED = ' reported '
+
 
 /**
  * Each repository is kept as the SHA-256 of its text: a record of texts grew past what is read back
@@ -228,15 +239,29 @@ export function nestedRecord(file: string | undefined): NestedRecord {
   const known = file !== undefined && lstatKind(file) !== 'missing'
   const kept = (known ? readJsonObject(file, 16 << 20) : undefined) ?? {} // damaged: known, and empty
   const now: Record<string, string> = {}
+  const keptText = (entry: string): string | undefined => (typeof kept[entry] === 'string' ? kept[entry] : undefined)
+  const reportedIds = new Set(Object.values(kept).flatMap(text => (typeof text === 'string' && text.includes(REPORTED) ? [text.slice(text.indexOf(REPORTED) + REPORTED.length)] : [])))
+  const reportedBefore = (entry: string): boolean => keptText(entry)?.includes(REPORTED) === true || reportedIds.has(identityOf(entry))
   return {
     known,
-    previous: entry => (typeof kept[entry] === 'string' ? kept[entry] : undefined),
-    keep(entry, repo) {
-      now[entry] = repo.digest
+    previous: entry => keptText(entry)?.split(' ')[0],
+    reportedBefore,
+    keep(entry, repo, reported) {
+      now[entry] = reported || reportedBefore(entry) ? `${repo.digest}${REPORTED}${identityOf(entry)}` : repo.digest
     },
     save() {
       // Unwritten, the next session has no record: it reports what changed during it only.
       if (file !== undefined && JSON.stringify(now) !== JSON.stringify(kept)) writeHomeFile(file, JSON.stringify(now))
     },
+  }
+}
+
+/** An entry's device and inode, never through a link; empty when it cannot be looked at. */
+function identityOf(entry: string): string {
+  try {
+    const st = fs.lstatSync(entry)
+    return `${st.dev}:${st.ino}`
+  } catch {
+    return ''
   }
 }

@@ -203,9 +203,9 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
     return true
   }
   const before = search.record.previous(text)
-  search.record.keep(text, repo)
   const appeared = search.record.known && before === undefined
   const reported = appeared || (before !== undefined && before !== repo.digest) || repo.newestMs >= search.sinceMs - 1 || repo.unlisted
+  search.record.keep(text, repo, reported)
   // Its configs as git reads them now, whichever file of them changed (round 72: an include file
   // in the work tree, rewritten in a second session, named a program another user made).
   const gitDir = reported ? nestedGitDirOnly(text, isGitDir) : undefined
@@ -372,6 +372,33 @@ export function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: 
   out.push(...nestedGit(spec.instance, search, folders, false))
   search.record.save()
   return out
+}
+
+/**
+ * Whether a gitlink's `.git`, in the project since before the session, is a nested repository of
+ * the user's, which the gitlink watch leaves where it is. Not when it, or anything git takes from it
+ * (its config, hooks, what its config names), changed during the session: a config appended in
+ * place leaves the `.git` folder's time as it was. Nor when a session's end reported it, by its
+ * path or its identity (a rename keeps it), or it differs from what the last session's end kept
+ * (red team, round 125: a repository made in one session and staged as a gitlink in the next had
+ * its fsmonitor run by the host's git status at the top). One that cannot be looked at is none of
+ * the user's.
+ */
+export function usersOwnNested(spec: Pick<GitWatchSpec, 'nestedRecord' | 'home'>, sinceMs: number): (dotGit: string) => boolean {
+  let record: NestedRecord | undefined
+  return dotGit => {
+    if (changedSince(dotGit, sinceMs)) return false
+    let repo: NestedRepo
+    try {
+      repo = describeNested(dotGit, path.dirname(dotGit), false, configuredOf(spec.home))
+    } catch {
+      return false
+    }
+    if (repo.newestMs >= sinceMs - 1 || repo.unlisted || repo.magic !== undefined) return false
+    record ??= nestedRecord(spec.nestedRecord)
+    const before = record.previous(dotGit)
+    return !record.reportedBefore(dotGit) && (before === undefined || before === repo.digest)
+  }
 }
 
 /**

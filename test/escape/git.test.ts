@@ -507,6 +507,30 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(kept.err).not.toMatch(/own\/\.git -> /)
   })
 
+  test("round 125: a nested repository staged as a gitlink is moved aside when an earlier session made it, it was renamed into place, or its config was changed in place before it was staged: the host's git status at the top ran its fsmonitor, 5 of 5; one of the user's that a session's end saw as it is stays", async () => {
+    const s = scene()
+    for (const name of ['own', 'own2']) makeRepo(s.project, name)
+    const stage = (name: string): string => `git update-index --add --cacheinfo "160000,$(git -C ${name} rev-parse HEAD),${name}"`
+    const append = (name: string): string => `printf '[core]\\n\\tfsmonitor = %s/.payload\\n' "$PWD/made" >> ${name}/.git/config`
+    const first = await inside(s, [`git init -q made && git -C made commit -q --allow-empty -m m && (cd made && ${payload(s, '.git/config')})`, `git init -q prep && git -C prep commit -q --allow-empty -m p && (cd prep && ${payload(s, '.git/config')})`, 'echo MADE'].join('; '))
+    expect(first.out, first.err).toBe('MADE')
+    await new Promise(resolve => setTimeout(resolve, 1500))
+    const r = await inside(
+      s,
+      [
+        MOVED,
+        `${stage('made')}; moved made/.git`,
+        `mv prep renamed; ${stage('renamed')}; moved renamed/.git`,
+        `${append('own2')}; ${stage('own2')}; moved own2/.git`,
+        `${stage('own')}; sleep 0.5; test -d own/.git && echo KEPT`,
+      ].join('; '),
+    )
+    expect(r.out.split('\n'), r.err).toEqual(['MOVED', 'MOVED', 'MOVED', 'KEPT'])
+    expect(fs.existsSync(path.join(s.project, 'own/.git'))).toBe(true)
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
   test('a nested repository registered as a gitlink, a nested one elsewhere, and a new .git/modules dir: reported loudly after the session', async () => {
     const s = scene()
     const r = await inside(
