@@ -39,6 +39,9 @@ export function checkIndexes(gitDirs: readonly string[], quarantine: (planted: s
       break
     }
     const index = path.join(dir, 'index')
+    // Gone since the list was made: the git dir itself was moved aside (a new gitlink's `.git`, by
+    // the check of an index before it), and nothing is left there for git to read.
+    if (lstatKind(index) === 'missing') continue
     // A FIFO or other special file would hold git for its whole timeout, in every such repository.
     const bad = indexFilesRegular(dir) ? unsafePathsOrWhy(dir, Math.min(RUN_MS, left)) : Object.assign(['(an index, or its shared part, that is no regular file, or larger than 256 MiB)'], { gitlinks: [] })
     if (!Array.isArray(bad)) {
