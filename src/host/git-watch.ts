@@ -15,6 +15,7 @@ import { newGitlinkGits, watchGitlinks } from './gitlink-watch.js'
 import { folderCache, type FolderCache } from './folder-cache.js'
 import { holdFolder } from './held-folder.js'
 import { keptIn, nestedInAll, specialFilesIn, usersOwnNested } from './nested-search.js'
+import { markReported, reportedFile } from './reported-repos.js'
 import { awayFromTheSession, quarantineIn } from './quarantine.js'
 import { identitiesNow, pinRoots, rootsOf, type WatchRoots } from './pinned-roots.js'
 import { named } from './report-list.js'
@@ -48,8 +49,7 @@ export interface GitWatch {
  * and 115); by default the spec's folders as they are now.
  */
 export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, startedMs = Date.now(), roots?: WatchRoots): GitWatch {
-  const moved: string[] = []
-  const reported = new Set<string>()
+  const [moved, reported]: [string[], Set<string>] = [[], new Set()]
   const [movedPaths, glimpsed] = [new Set<string>(), new Set<string>()]
   const project = whereabouts(spec.workTrees[0] ?? '/', roots?.top)
   const replants = endings(end, project.reword)
@@ -60,10 +60,10 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
   const heads = guardHeads(spec.gitDirs, spec.workTrees, spec.ways, dir => replants.again(path.join(dir, 'HEAD')), pinned)
   const watch = watchDuringSession(spec, { quarantine, heads, glimpse: p => glimpsed.add(p), endFor: replants.endFor, here: () => project.moved() === undefined }, startedMs)
   const duringSession = (): string[] => sessionWarnings(replants.said(), moved, [...glimpsed].filter(p => !movedPaths.has(p)))
-  const report = (nestedDirs: string[], folders: FolderCache, wide: Buffer[]): string[] => {
+  const report = (nestedDirs: string[], folders: FolderCache, wide: Buffer[], marked: Buffer[]): string[] => {
     const warnings = duringSession()
     const movedBefore = moved.length
-    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs, folders, { trees: spec.workTrees, guard: heads.modes, wide }))
+    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs, folders, { trees: spec.workTrees, guard: heads.modes, wide }, marked))
     if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them), or a .git that leads through /proc or /dev or by a path that is not UTF-8 (where git goes from it cannot be known), or a .git or commondir that leads out of the project or to nothing yet (another local user could make what it names); moved aside: ${named(moved.slice(movedBefore))}`)
     return warnings.map(w => `WARNING: ${w}`)
   }
@@ -83,9 +83,9 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
       const sweep = { entries: SWEEP_LIMIT }
       step('search of the git dirs for FIFOs', () => spec.gitDirs.forEach(dir => specialFilesIn(dir, sweep, folders, spec.gitDirs).forEach(quarantine)), undefined)
       const nestedDirs: string[] = []
-      const wide: Buffer[] = []
+      const [wide, marked]: [Buffer[], Buffer[]] = [[], []]
       const dirsNow = step('listing of git dirs', () => gitDirsNow(spec.gitDirs), [...spec.gitDirs])
-      warnings.push(...reportOrSay(() => report(nestedDirs, folders, wide)))
+      warnings.push(...reportOrSay(() => report(nestedDirs, folders, wide, marked)))
       // The last look, at every git dir there is now: those the session made (round 63: a
       // submodule's, left 777, was taken as one to keep so from the next launch on) and the nested
       // repositories' found (round 65), and the folders the search found, also when it failed (round 68).
@@ -102,6 +102,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
       if (sweep.entries < 0) warnings.push(`WARNING: the search for FIFOs and sockets in git dirs (git hangs on them) stopped after ${SWEEP_LIMIT} entries; git dirs it may not have finished: ${[...spec.gitDirs, ...nested].slice(-3).map(inlineSafe).join(', ')}, ...: look for them there (find <dir> -type p -o -type s) before you run git`)
       const later = [...step('check of operations in progress', () => checkInProgress(gitDirs, quarantine), []), ...step('check of the indexes', () => indexChecks(gitDirs, quarantine, heads, spec, { startedMs, known: watch.knownGitlinks() }), [])]
       if (moved.length > movedBefore) warnings.push(`WARNING: moved aside at the session's end (look at them with ls and cat, not with git): ${named(moved.slice(movedBefore))}`)
+      step('marks of the nested repositories made or changed', () => markMade(spec, marked), undefined)
       away.close()
       return [...warnings, ...later]
     },
@@ -190,6 +191,11 @@ function movedWords(top: string, to: string | undefined): string {
   if (to !== undefined) return `the project folder ${inlineSafe(top)} was moved to ${inlineSafe(to)} while the session ran; ${ended}; the checks after the session were made at ${inlineSafe(to)}: start claudebox again there`
   // Removed, or copied to another file system and removed: what the session left cannot be found from here.
   return `the project folder ${inlineSafe(top)} was removed, or moved to another file system, while the session ran; ${ended}, and its checks after the session could not be made: wherever the project is now, look at its .git folders (config, hooks, git ls-files) before you run git there`
+}
+
+/** After the index checks (this session's own marks are for the next sessions' gitlink watch): the nested repositories what git runs in changed during it, marked for every project. */
+function markMade(spec: GitWatchSpec, marked: readonly Buffer[]): void {
+  if (spec.nestedRecord !== undefined) markReported(reportedFile(spec.nestedRecord), marked)
 }
 
 /**

@@ -33,10 +33,15 @@ interface Acts {
   endFor: (why: string) => void
 }
 
-/** `usersOwn`: whether a gitlink's `.git` is a nested repository of the user's, left where it is. */
-export function watchGitlinks(spec: Spec, acts: Acts, usersOwn: (dotGit: string) => boolean): { stop(): void; known: ReadonlySet<string> } {
+/** Whether a gitlink's `.git` is a nested repository of the user's, left where it is; whether a session's end reported it (nested-search.ts usersOwnNested). */
+export interface Judge {
+  usersOwn(dotGit: string): boolean
+  reported(dotGit: string): boolean
+}
+
+export function watchGitlinks(spec: Spec, acts: Acts, judge: Judge): { stop(): void; known: ReadonlySet<string> } {
   const state = { known: new Set(spec.known), forbidden: new Set<string>(), stopped: false }
-  const watches = spec.repos.map(repo => watchIndex(repo, () => scanIndex(repo, state, acts, usersOwn)))
+  const watches = spec.repos.map(repo => watchIndex(repo, () => scanIndex(repo, state, acts, judge)))
   return {
     /** The gitlinks' `.git` the watch took for the user's: never moved (the end's check takes them so too). */
     known: state.known,
@@ -54,7 +59,7 @@ interface ScanState {
 }
 
 /** One look at a repository's index: each new gitlink's `.git` forbidden, or the index condemned. */
-async function scanIndex(repo: Spec['repos'][number], state: ScanState, acts: Acts, usersOwn: (dotGit: string) => boolean): Promise<void> {
+async function scanIndex(repo: Spec['repos'][number], state: ScanState, acts: Acts, judge: Judge): Promise<void> {
   const { gitlinks, bad, irregular } = await gitlinksNow(repo.gitDir)
   if (state.stopped) return
   const unkept = irregular ? 'an index, or a shared part of one (sharedindex.*), that is no regular file, or whose records of where its entries lie (EOIE, IEOT) do not match them' : bad.length > 0 ? 'an entry git would refuse to add (a path with ., .. or an empty part: a gitlink named so is entered all the same)' : undefined
@@ -62,7 +67,7 @@ async function scanIndex(repo: Spec['repos'][number], state: ScanState, acts: Ac
     const name = link.toString('utf8')
     const dotGit = path.join(repo.workTree, name, '.git')
     if (state.known.has(dotGit) || state.forbidden.has(dotGit)) continue
-    if (usersOwn(dotGit)) {
+    if (judge.usersOwn(dotGit)) {
       state.known.add(dotGit)
       continue
     }
@@ -78,12 +83,13 @@ async function scanIndex(repo: Spec['repos'][number], state: ScanState, acts: Ac
  * At the session's end, what the watch does during it, for a gitlink staged as the session ended,
  * before the watch's look (CI: `git add nested` and out, and the .git stayed for the host's git
  * status at the top to enter): the `.git` of each gitlink `gitDir`'s index lists that was no
- * submodule at the launch, nor taken by the watch for the user's (`known`), and is none of the
- * user's (`usersOwn`), to move aside; and whether the index itself must go, for a gitlink whose
+ * submodule at the launch and is none of the user's (`judge`), to move aside, also one the watch
+ * took for the user's (`known`) that a session's end reported since (round 126: another session of
+ * the project, ending meanwhile, reported it); and whether the index itself must go, for a gitlink whose
  * path is not UTF-8 and whose `.git` is there, made whenever (round 103: that one stayed, 3 of 3;
  * who made it cannot be told: the record of nested repositories keeps UTF-8 paths only).
  */
-export function newGitlinkGits(spec: Spec, gitDir: string, links: readonly Buffer[], usersOwn: (dotGit: string) => boolean, known: ReadonlySet<string>): { dotGits: string[]; indexGoes: boolean } {
+export function newGitlinkGits(spec: Spec, gitDir: string, links: readonly Buffer[], judge: Judge, known: ReadonlySet<string>): { dotGits: string[]; indexGoes: boolean } {
   const workTree = spec.repos.find(repo => repo.gitDir === gitDir)?.workTree
   if (workTree === undefined) return { dotGits: [], indexGoes: false }
   const dotGits: string[] = []
@@ -92,7 +98,7 @@ export function newGitlinkGits(spec: Spec, gitDir: string, links: readonly Buffe
     const name = link.toString('utf8')
     if (Buffer.from(name).equals(link)) {
       const dotGit = path.join(workTree, name, '.git')
-      if (!known.has(dotGit) && !spec.known.includes(dotGit) && lstatKind(dotGit) !== 'missing' && !usersOwn(dotGit)) dotGits.push(dotGit)
+      if (!spec.known.includes(dotGit) && lstatKind(dotGit) !== 'missing' && (known.has(dotGit) ? judge.reported(dotGit) : !judge.usersOwn(dotGit))) dotGits.push(dotGit)
     } else if (lstatKind(Buffer.concat([Buffer.from(`${workTree}/`), link, Buffer.from('/.git')])) !== 'missing') indexGoes = true
   }
   return { dotGits, indexGoes }

@@ -38,6 +38,12 @@ export interface NestedRepo {
   unlisted: boolean
   /** The newest change time among its `.git`, the links on the way and the files noted (ms). */
   newestMs: number
+  /**
+   * The same among what makes git run something there: the links on the way and the files noted
+   * but HEAD (its config, hooks, what its config names), not its `.git` folder itself, whose time
+   * any git run inside changes (a `git add` there).
+   */
+  runsNewestMs: number
 }
 
 /**
@@ -59,12 +65,13 @@ export const MAGIC = /^\/(proc|dev)(\/|$)/
  */
 export function describeNested(entry: string, tree: string, isGitDir: boolean, configured: Configured, budget = { lines: MAX_LINES }): NestedRepo {
   const lines: string[] = []
-  const state = { unlisted: false, magic: undefined as string | undefined, newestMs: changeTime(entry) }
+  const state = { unlisted: false, magic: undefined as string | undefined, newestMs: changeTime(entry), runsNewestMs: 0 }
   const walk = (start: string, magicAt: string): LinkChain => {
     const chain = resolveChain(start)
     for (const link of chain.links) {
       lines.push(`link ${link.path} -> ${link.text}`)
       state.newestMs = Math.max(state.newestMs, changeTime(link.path))
+      state.runsNewestMs = Math.max(state.runsNewestMs, changeTime(link.path))
     }
     if ([start, ...chain.folders, ...chain.links.map(l => l.path), chain.end?.path ?? ''].some(p => MAGIC.test(p))) state.magic ??= magicAt
     return chain
@@ -79,6 +86,7 @@ export function describeNested(entry: string, tree: string, isGitDir: boolean, c
     const { text, ctimeMs } = signature(file)
     lines.push(`${file} ${text}`)
     state.newestMs = Math.max(state.newestMs, ctimeMs)
+    if (path.basename(file) !== 'HEAD') state.runsNewestMs = Math.max(state.runsNewestMs, ctimeMs)
   }
   const markMagic = (at: string): void => void (state.magic ??= at)
   const gitDir = isGitDir ? entry : gitDirOf(entry, walk, note, markMagic)
@@ -214,20 +222,9 @@ export interface NestedRecord {
   /** Whether there was a record (a first session, or one after --gc or a lost file, has none). */
   known: boolean
   previous(entry: string): string | undefined
-  /**
-   * Whether a session's end reported it (made or changed during a session, or appeared), by its
-   * path or by its identity (device and inode: a rename keeps it): a gitlink to it is then none of
-   * the user's (red team, round 125).
-   */
-  reportedBefore(entry: string): boolean
-  /** `reported`: this session's end reports it; the mark stays while the repository does. */
-  keep(entry: string, repo: NestedRepo, reported: boolean): void
+  keep(entry: string, repo: NestedRepo): void
   save(): void
 }
-
-/** A kept text's digest, then, when a session's end reported the repository, this and its identity. */
-const REPORTED = ' reported '
-
 
 /**
  * Each repository is kept as the SHA-256 of its text: a record of texts grew past what is read back
@@ -239,29 +236,15 @@ export function nestedRecord(file: string | undefined): NestedRecord {
   const known = file !== undefined && lstatKind(file) !== 'missing'
   const kept = (known ? readJsonObject(file, 16 << 20) : undefined) ?? {} // damaged: known, and empty
   const now: Record<string, string> = {}
-  const keptText = (entry: string): string | undefined => (typeof kept[entry] === 'string' ? kept[entry] : undefined)
-  const reportedIds = new Set(Object.values(kept).flatMap(text => (typeof text === 'string' && text.includes(REPORTED) ? [text.slice(text.indexOf(REPORTED) + REPORTED.length)] : [])))
-  const reportedBefore = (entry: string): boolean => keptText(entry)?.includes(REPORTED) === true || reportedIds.has(identityOf(entry))
   return {
     known,
-    previous: entry => keptText(entry)?.split(' ')[0],
-    reportedBefore,
-    keep(entry, repo, reported) {
-      now[entry] = reported || reportedBefore(entry) ? `${repo.digest}${REPORTED}${identityOf(entry)}` : repo.digest
+    previous: entry => (typeof kept[entry] === 'string' ? kept[entry] : undefined),
+    keep(entry, repo) {
+      now[entry] = repo.digest
     },
     save() {
       // Unwritten, the next session has no record: it reports what changed during it only.
       if (file !== undefined && JSON.stringify(now) !== JSON.stringify(kept)) writeHomeFile(file, JSON.stringify(now))
     },
-  }
-}
-
-/** An entry's device and inode, never through a link; empty when it cannot be looked at. */
-function identityOf(entry: string): string {
-  try {
-    const st = fs.lstatSync(entry)
-    return `${st.dev}:${st.ino}`
-  } catch {
-    return ''
   }
 }

@@ -12,6 +12,7 @@ import { outOfOthersReach } from './out-of-reach.js'
 import { listFolder, type EntryKind, type FolderCache, type Listing } from './folder-cache.js'
 import { describeNested, MAGIC, namedCommonDir, nestedGitDirOnly, nestedRecord, type Configured, type NestedRecord, type NestedRepo } from './nested-repos.js'
 import { named } from './report-list.js'
+import { reportedBefore, reportedFile } from './reported-repos.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import { isWithin, isWithinAny } from '../state/instance.js'
 import type { GitWatchSpec } from '../types.js'
@@ -150,6 +151,8 @@ interface NestedSearch {
   gitDirs: string[]
   /** What each repository was at the last session's end. */
   record: NestedRecord
+  /** The repositories what git runs in changed during the session (or past the bound, whose .git did), to mark for every project (reported-repos.ts). */
+  marked: Buffer[]
   /** How many repositories were looked into, and the files still to be looked at for all of them. */
   described: number
   budget: { lines: number }
@@ -184,14 +187,17 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
   if (search.described++ >= MAX_DESCRIBED) {
     const gitDir = nestedGitDirOnly(text, isGitDir)
     if (gitDir !== undefined) search.gitDirs.push(gitDir)
+    if (changedSince(entry, search.sinceMs)) search.marked.push(entry) // round 126: 700 made, 512 kept in the record
     return true
   }
   let repo: NestedRepo
   try {
     repo = describeNested(text, tree, isGitDir, search.configured, search.budget)
   } catch {
+    if (changedSince(entry, search.sinceMs)) search.marked.push(entry)
     return true // not looked into: reported
   }
+  if (repo.runsNewestMs >= search.sinceMs - 1 || repo.unlisted) search.marked.push(entry)
   // Changed on the way to it (a link re-pointed) during the session, too.
   if (out.length > 0 && repo.newestMs >= search.sinceMs - 1) {
     out.forEach(search.moveAside)
@@ -205,7 +211,7 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
   const before = search.record.previous(text)
   const appeared = search.record.known && before === undefined
   const reported = appeared || (before !== undefined && before !== repo.digest) || repo.newestMs >= search.sinceMs - 1 || repo.unlisted
-  search.record.keep(text, repo, reported)
+  search.record.keep(text, repo)
   // Its configs as git reads them now, whichever file of them changed (round 72: an include file
   // in the work tree, rewritten in a second session, named a program another user made).
   const gitDir = reported ? nestedGitDirOnly(text, isGitDir) : undefined
@@ -356,9 +362,9 @@ function looksLikeGitDir(dir: string, entries: Listing['entries']): boolean {
  * Only the git dirs the launch protected are the project's own (red team, round 49: one below
  * worktrees/a/b, or past a budget, was taken for known and never looked at, while nothing protected it).
  */
-export function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[], folders: FolderCache, modes: NestedSearch['modes']): string[] {
+export function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[], folders: FolderCache, modes: NestedSearch['modes'], marked: Buffer[] = []): string[] {
   const known = spec.gitDirs
-  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), described: 0, budget: { lines: 65_536 }, known: new Set(known), inside: [...spec.workTrees, ...known, spec.instance], home: spec.home, modes }
+  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), marked, described: 0, budget: { lines: 65_536 }, known: new Set(known), inside: [...spec.workTrees, ...known, spec.instance], home: spec.home, modes }
   // The git dirs outside the work trees too (a --separate-git-dir's, a worktree's in the main .git
   // elsewhere): a repository kept in one is reached through a symlink the same way.
   const outside = known.filter(dir => !isWithinAny(dir, spec.workTrees))
@@ -376,18 +382,20 @@ export function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: 
 
 /**
  * Whether a gitlink's `.git`, in the project since before the session, is a nested repository of
- * the user's, which the gitlink watch leaves where it is. Not when it, or anything git takes from it
- * (its config, hooks, what its config names), changed during the session: a config appended in
- * place leaves the `.git` folder's time as it was. Nor when a session's end reported it, by its
- * path or its identity (a rename keeps it), or it differs from what the last session's end kept
- * (red team, round 125: a repository made in one session and staged as a gitlink in the next had
+ * the user's, which the gitlink watch leaves where it is (`usersOwn`). Not when it, or anything git
+ * takes from it (its config, hooks, what its config names), changed during the session: a config
+ * appended in place leaves the `.git` folder's time as it was. Nor when what git runs there changed
+ * during an earlier session (`reported`: marked by its identity, for every project, at that
+ * session's end: reported-repos.ts), or it differs from what the last session's end kept (red
+ * team, rounds 125 and 126: a repository made in one session and staged as a gitlink in the next,
+ * also after the project was renamed, from the project around it, or past the record's bound, had
  * its fsmonitor run by the host's git status at the top). One that cannot be looked at is none of
- * the user's.
+ * the user's. The marks are read anew at each call: another session's end may have made some.
  */
-export function usersOwnNested(spec: Pick<GitWatchSpec, 'nestedRecord' | 'home'>, sinceMs: number): (dotGit: string) => boolean {
-  let record: NestedRecord | undefined
-  return dotGit => {
-    if (changedSince(dotGit, sinceMs)) return false
+export function usersOwnNested(spec: Pick<GitWatchSpec, 'nestedRecord' | 'home'>, sinceMs: number): { usersOwn(dotGit: string): boolean; reported(dotGit: string): boolean } {
+  const reported = (dotGit: string): boolean => spec.nestedRecord !== undefined && reportedBefore(reportedFile(spec.nestedRecord), dotGit)
+  const usersOwn = (dotGit: string): boolean => {
+    if (changedSince(dotGit, sinceMs) || reported(dotGit)) return false
     let repo: NestedRepo
     try {
       repo = describeNested(dotGit, path.dirname(dotGit), false, configuredOf(spec.home))
@@ -395,10 +403,10 @@ export function usersOwnNested(spec: Pick<GitWatchSpec, 'nestedRecord' | 'home'>
       return false
     }
     if (repo.newestMs >= sinceMs - 1 || repo.unlisted || repo.magic !== undefined) return false
-    record ??= nestedRecord(spec.nestedRecord)
-    const before = record.previous(dotGit)
-    return !record.reportedBefore(dotGit) && (before === undefined || before === repo.digest)
+    const before = nestedRecord(spec.nestedRecord).previous(dotGit)
+    return before === undefined || before === repo.digest
   }
+  return { usersOwn, reported }
 }
 
 /**

@@ -533,6 +533,29 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
+  test("round 126: a nested repository a session made is marked for every project, by the identity of its .git: staged after the project was renamed (a new instance), from the project around the one it was made in, or past the 512 repositories a record holds, its .git is moved aside (the host's git status ran its fsmonitor, 3 of 3 each)", async () => {
+    const s = scene()
+    const stage = (name: string): string => `git update-index --add --cacheinfo "160000,$(git -C ${name} rev-parse HEAD),${name}"; sleep 0.5; test -d ${name}/.git && echo THERE || echo MOVED`
+    makeRepo(s.project, 'lib')
+    fs.appendFileSync(path.join(s.project, '.git/info/exclude'), 'lib/\n')
+    const made = [
+      await inside(s, `git init -q sub && git -C sub commit -q --allow-empty -m s && (cd sub && ${payload(s, '.git/config')}) && echo MADE`),
+      await inside(s, `git init -q x && git -C x commit -q --allow-empty -m x && (cd x && ${payload(s, '.git/config')}) && echo MADE`, path.join(s.project, 'lib')),
+      await inside(s, `git init -q t && git -C t commit -q --allow-empty -m t && (cd t && ${payload(s, '.git/config')}) && for i in $(seq 520); do mkdir r$i && cp -a t/.git r$i/.git; done && echo MADE`),
+    ]
+    expect(made.map(r => r.out)).toEqual(['MADE', 'MADE', 'MADE'])
+    const record = fs.readdirSync(path.join(s.world.claudeboxHome, 'nested')).filter(name => name.endsWith('.json') && name !== 'reported.json').map(name => fs.readFileSync(path.join(s.world.claudeboxHome, 'nested', name), 'utf8')).join('')
+    const unrecorded = Array.from({ length: 520 }, (_, i) => `r${i + 1}`).find(name => !record.includes(`/${name}/.git"`))
+    expect(unrecorded).toBeDefined()
+    const renamed = `${s.project}-renamed`
+    fs.renameSync(s.project, renamed)
+    await new Promise(resolve => setTimeout(resolve, 1100))
+    const r = await inside(s, [stage('sub'), stage('lib/x'), stage(unrecorded ?? '')].join('; '), renamed)
+    expect(r.out.split('\n'), r.err).toEqual(['MOVED', 'MOVED', 'MOVED'])
+    hostGit(renamed, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  }, 120_000)
+
   test('a nested repository registered as a gitlink, a nested one elsewhere, and a new .git/modules dir: reported loudly after the session', async () => {
     const s = scene()
     const r = await inside(

@@ -1,0 +1,48 @@
+// The marks of nested repositories a session made or changed (src/host/reported-repos.ts): by the
+// identity of their `.git`, so a rename keeps them; a copy is new; the file keeps the most recent.
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { markReported, reportedBefore, reportedFile } from '../../src/host/reported-repos.js'
+import { tempDir } from '../helpers/temp.js'
+
+function place(): { file: string; dir: string } {
+  const dir = tempDir()
+  fs.mkdirSync(path.join(dir, 'nested'))
+  return { file: reportedFile(path.join(dir, 'nested', 'abc.json')), dir }
+}
+
+describe('marks of nested repositories', () => {
+  test('a marked .git stays marked when renamed; a copy of it and an unmarked one are not', () => {
+    const { file, dir } = place()
+    for (const name of ['a', 'b']) fs.mkdirSync(path.join(dir, name, '.git'), { recursive: true })
+    markReported(file, [path.join(dir, 'a', '.git')])
+    fs.renameSync(path.join(dir, 'a'), path.join(dir, 'renamed'))
+    fs.cpSync(path.join(dir, 'renamed'), path.join(dir, 'copy'), { recursive: true })
+    expect(reportedBefore(file, path.join(dir, 'renamed', '.git'))).toBe(true)
+    expect(reportedBefore(file, path.join(dir, 'copy', '.git'))).toBe(false)
+    expect(reportedBefore(file, path.join(dir, 'b', '.git'))).toBe(false)
+    expect(reportedBefore(file, path.join(dir, 'missing', '.git'))).toBe(false)
+  })
+
+  test('marks of two sessions ending one after the other are both kept; a damaged file is made anew', () => {
+    const { file, dir } = place()
+    for (const name of ['a', 'b']) fs.mkdirSync(path.join(dir, name))
+    fs.writeFileSync(file, 'not json')
+    markReported(file, [path.join(dir, 'a')])
+    markReported(file, [path.join(dir, 'b')])
+    expect(['a', 'b'].map(name => reportedBefore(file, path.join(dir, name)))).toEqual([true, true])
+    expect(fs.readdirSync(path.dirname(file)).sort()).toEqual(['reported.json'])
+  })
+
+  test('the file keeps the 20,000 most recent marks', () => {
+    const { file, dir } = place()
+    fs.mkdirSync(path.join(dir, 'new'))
+    fs.writeFileSync(file, JSON.stringify(Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`1:${i}`, i + 1]))))
+    markReported(file, [path.join(dir, 'new')])
+    const kept = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, number>
+    expect(Object.keys(kept)).toHaveLength(20_000)
+    expect(kept['1:0']).toBeUndefined()
+    expect(reportedBefore(file, path.join(dir, 'new'))).toBe(true)
+  })
+})
