@@ -15,7 +15,7 @@ import { newGitlinkGits, watchGitlinks } from './gitlink-watch.js'
 import { folderCache, type FolderCache } from './folder-cache.js'
 import { holdFolder } from './held-folder.js'
 import { keptIn, nestedInAll, specialFilesIn, usersOwnNested } from './nested-search.js'
-import { markReported, reportedFile } from './reported-repos.js'
+import { identityOf, markReported, reportedFile } from './reported-repos.js'
 import { awayFromTheSession, quarantineIn } from './quarantine.js'
 import { identitiesNow, pinRoots, rootsOf, type WatchRoots } from './pinned-roots.js'
 import { named } from './report-list.js'
@@ -100,7 +100,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
       step('search of nested git dirs for FIFOs', () => nested.forEach(dir => specialFilesIn(dir, sweep, folders, spec.gitDirs).forEach(quarantine)), undefined)
       step('folder cache', () => folders.save(), undefined)
       if (sweep.entries < 0) warnings.push(`WARNING: the search for FIFOs and sockets in git dirs (git hangs on them) stopped after ${SWEEP_LIMIT} entries; git dirs it may not have finished: ${[...spec.gitDirs, ...nested].slice(-3).map(inlineSafe).join(', ')}, ...: look for them there (find <dir> -type p -o -type s) before you run git`)
-      const later = [...step('check of operations in progress', () => checkInProgress(gitDirs, quarantine), []), ...step('check of the indexes', () => indexChecks(gitDirs, quarantine, heads, spec, { startedMs, known: watch.knownGitlinks() }), [])]
+      const later = [...step('check of operations in progress', () => checkInProgress(gitDirs, quarantine), []), ...step('check of the indexes', () => indexChecks(gitDirs, quarantine, heads, spec, { startedMs, known: watch.knownGitlinks(), marked }), [])]
       if (moved.length > movedBefore) warnings.push(`WARNING: moved aside at the session's end (look at them with ls and cat, not with git): ${named(moved.slice(movedBefore))}`)
       step('marks of the nested repositories made or changed', () => markMade(spec, marked), undefined)
       away.close()
@@ -202,10 +202,14 @@ function markMade(spec: GitWatchSpec, marked: readonly Buffer[]): void {
  * The index checks, with the folders of each gitlink an index lists narrowed (round 67), and said;
  * a new gitlink's `.git` the watch had no time to move aside moved now (gitlink-watch.ts).
  */
-function indexChecks(gitDirs: readonly string[], quarantine: (p: string) => void, heads: HeadGuard, spec: GitWatchSpec, gitlinksSeen: { startedMs: number; known: ReadonlySet<string> }): string[] {
+function indexChecks(gitDirs: readonly string[], quarantine: (p: string) => void, heads: HeadGuard, spec: GitWatchSpec, gitlinksSeen: { startedMs: number; known: ReadonlySet<string>; marked: readonly Buffer[] }): string[] {
   const before = heads.modes.narrowed().length
+  // This session's own marks count too (red team, round 127: a config changed after the watch took the gitlink for the user's).
+  const markedNow = new Set(gitlinksSeen.marked.map(identityOf).filter((id): id is string => id !== undefined))
+  const judge = usersOwnNested(spec, gitlinksSeen.startedMs)
+  const reported = (dotGit: string): boolean => judge.reported(dotGit) || markedNow.has(identityOf(dotGit) ?? '')
   const warnings = checkIndexes(gitDirs, quarantine, (dir, links) => {
-    const fresh = spec.gitlinks === undefined ? undefined : newGitlinkGits(spec.gitlinks, dir, links, usersOwnNested(spec, gitlinksSeen.startedMs), gitlinksSeen.known)
+    const fresh = spec.gitlinks === undefined ? undefined : newGitlinkGits(spec.gitlinks, dir, links, { ...judge, reported }, gitlinksSeen.known)
     fresh?.dotGits.forEach(quarantine)
     if (fresh?.indexGoes === true) quarantine(path.join(dir, 'index'))
     heads.modes.gitlinks(dir, links)

@@ -76,7 +76,8 @@ export function describeNested(entry: string, tree: string, isGitDir: boolean, c
     if ([start, ...chain.folders, ...chain.links.map(l => l.path), chain.end?.path ?? ''].some(p => MAGIC.test(p))) state.magic ??= magicAt
     return chain
   }
-  const note = (file: string): void => {
+  /** `runs`: whether a change of it can make git run something (all but a git dir's HEAD). */
+  const note = (file: string, runs = true): void => {
     // Bounded: a config naming 20,000 folders of 255 files each grew the text past V8's longest string (round 49).
     if (lines.length >= MAX_LINES || budget.lines <= 0) {
       state.unlisted = true
@@ -86,13 +87,13 @@ export function describeNested(entry: string, tree: string, isGitDir: boolean, c
     const { text, ctimeMs } = signature(file)
     lines.push(`${file} ${text}`)
     state.newestMs = Math.max(state.newestMs, ctimeMs)
-    if (path.basename(file) !== 'HEAD') state.runsNewestMs = Math.max(state.runsNewestMs, ctimeMs)
+    if (runs) state.runsNewestMs = Math.max(state.runsNewestMs, ctimeMs)
   }
   const markMagic = (at: string): void => void (state.magic ??= at)
   const gitDir = isGitDir ? entry : gitDirOf(entry, walk, note, markMagic)
   const common = gitDir === undefined ? undefined : commonDirOf(gitDir, walk, note, markMagic)
   for (const dir of new Set([gitDir, common])) {
-    if (dir !== undefined) for (const name of ['HEAD', 'config', 'config.worktree']) note(`${dir}/${name}`)
+    if (dir !== undefined) for (const name of ['HEAD', 'config', 'config.worktree']) note(`${dir}/${name}`, name !== 'HEAD')
   }
   if (common !== undefined && gitDir !== undefined) {
     const configs = [`${common}/config`, `${gitDir}/config.worktree`]

@@ -556,6 +556,17 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   }, 120_000)
 
+  test("round 127: a nested repository of the user's, staged by the session and taken for the user's, whose config the session writes afterwards: its .git is moved aside at the end (the host's git status ran its fsmonitor, 3 of 3)", async () => {
+    const s = scene()
+    makeRepo(s.project, 'lib')
+    await new Promise(resolve => setTimeout(resolve, 50))
+    const r = await inside(s, `git update-index --add --cacheinfo "160000,$(git -C lib rev-parse HEAD),lib"; sleep 1; test -d lib/.git && echo KEPT; (cd lib && ${payload(s, '.git/config')})`)
+    expect(r.out, r.err).toBe('KEPT')
+    expect(r.err).toMatch(/moved aside[^\n]*project\/lib\/\.git -> /)
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
   test('a nested repository registered as a gitlink, a nested one elsewhere, and a new .git/modules dir: reported loudly after the session', async () => {
     const s = scene()
     const r = await inside(
