@@ -624,6 +624,15 @@ export function openSameFolder(p: string, identity: string | undefined): number 
   return undefined
 }
 
+/** The device and inode of `p` itself, never through a link; undefined when it cannot be looked at. */
+export function entryIdentity(p: string | Buffer): string | undefined {
+  try {
+    return identityOf(fs.lstatSync(p))
+  } catch {
+    return undefined
+  }
+}
+
 /** A folder's device and inode, to tell it from whatever its path leads to later; undefined when it is not there. */
 export function folderIdentity(p: string): string | undefined {
   try {

@@ -6,7 +6,7 @@
 // modes, operations in progress and indexes are looked at, and what was found is reported.
 import fs from 'node:fs'
 import path from 'node:path'
-import { isEmptyDir, lstatKind, namesUpTo } from './fs.js'
+import { entryIdentity, isEmptyDir, lstatKind, namesUpTo } from './fs.js'
 import { guardHeads, headIsValid, type HeadGuard } from './head-guard.js'
 import { checkInProgress } from './in-progress.js'
 import { checkIndexes } from './index-entries.js'
@@ -15,7 +15,7 @@ import { newGitlinkGits, watchGitlinks } from './gitlink-watch.js'
 import { folderCache, type FolderCache } from './folder-cache.js'
 import { holdFolder } from './held-folder.js'
 import { keptIn, nestedInAll, specialFilesIn, usersOwnNested } from './nested-search.js'
-import { identityOf, markReported, reportedFile } from './reported-repos.js'
+import { markReported, reportedFile } from './reported-repos.js'
 import { awayFromTheSession, quarantineIn } from './quarantine.js'
 import { identitiesNow, pinRoots, rootsOf, type WatchRoots } from './pinned-roots.js'
 import { named } from './report-list.js'
@@ -205,9 +205,9 @@ function markMade(spec: GitWatchSpec, marked: readonly Buffer[]): void {
 function indexChecks(gitDirs: readonly string[], quarantine: (p: string) => void, heads: HeadGuard, spec: GitWatchSpec, gitlinksSeen: { startedMs: number; known: ReadonlySet<string>; marked: readonly Buffer[] }): string[] {
   const before = heads.modes.narrowed().length
   // This session's own marks count too (red team, round 127: a config changed after the watch took the gitlink for the user's).
-  const markedNow = new Set(gitlinksSeen.marked.map(identityOf).filter((id): id is string => id !== undefined))
+  const markedNow = new Set(gitlinksSeen.marked.map(entryIdentity).filter((id): id is string => id !== undefined))
   const judge = usersOwnNested(spec, gitlinksSeen.startedMs)
-  const reported = (dotGit: string): boolean => judge.reported(dotGit) || markedNow.has(identityOf(dotGit) ?? '')
+  const reported = (dotGit: string): boolean => judge.reported(dotGit) || markedNow.has(entryIdentity(dotGit) ?? '')
   const warnings = checkIndexes(gitDirs, quarantine, (dir, links) => {
     const fresh = spec.gitlinks === undefined ? undefined : newGitlinkGits(spec.gitlinks, dir, links, { ...judge, reported }, gitlinksSeen.known)
     fresh?.dotGits.forEach(quarantine)

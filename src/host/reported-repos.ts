@@ -7,10 +7,9 @@
 // it, or past the 512 repositories a record holds; each had its fsmonitor run by the host's git
 // status). The identity survives a rename of the project or of the repository; a copy is new, and
 // its change time is then the copy's. Kept out of every sandbox, in `$CLAUDEBOX_HOME/nested/`.
-import fs from 'node:fs'
 import path from 'node:path'
 import { writeHomeFile } from './atomic-write.js'
-import { lstatKind, readJsonObject } from './fs.js'
+import { entryIdentity, lstatKind, readJsonObject } from './fs.js'
 import { withLockSync } from './lock.js'
 
 /**
@@ -29,22 +28,12 @@ type Mark = [number, string]
 /** The marks' file beside the instances' records of nested repositories. */
 export const reportedFile = (nestedRecord: string): string => path.join(path.dirname(nestedRecord), 'reported.json')
 
-/** `entry`'s device and inode, never through a link; undefined when it cannot be looked at. */
-export function identityOf(entry: string | Buffer): string | undefined {
-  try {
-    const st = fs.lstatSync(entry)
-    return `${st.dev}:${st.ino}`
-  } catch {
-    return undefined
-  }
-}
-
 /**
  * Whether the `.git` at `entry` is one a session's end marked; read anew each time (another
  * session's end may have marked it meanwhile). A file that is there but cannot be read marks all.
  */
 export function reportedBefore(file: string, entry: string): boolean {
-  const id = identityOf(entry)
+  const id = entryIdentity(entry)
   if (id === undefined) return false
   const marks = readJsonObject(file, MAX_BYTES)
   return marks === undefined ? lstatKind(file) !== 'missing' : Array.isArray(marks[id])
@@ -53,7 +42,7 @@ export function reportedBefore(file: string, entry: string): boolean {
 /** Marks the entries' identities, under a lock: two sessions ending at once each keep the other's. After the record's save, which makes the folder. */
 export function markReported(file: string, entries: readonly (string | Buffer)[]): void {
   const marks = entries.flatMap(entry => {
-    const id = identityOf(entry)
+    const id = entryIdentity(entry)
     return id === undefined ? [] : [[id, entry.toString()] as const]
   })
   if (marks.length === 0 || lstatKind(path.dirname(file)) !== 'dir') return
@@ -74,5 +63,5 @@ function trimmed(kept: Record<string, unknown>): [string, Mark][] {
   const all = Object.entries(kept)
     .filter((entry): entry is [string, Mark] => Array.isArray(entry[1]) && typeof entry[1][0] === 'number' && typeof entry[1][1] === 'string')
     .sort((a, b) => b[1][0] - a[1][0])
-  return all.length <= MAX_KEPT ? all : [...all.slice(0, MAX_KEPT), ...all.slice(MAX_KEPT).filter(([id, [, entry]]) => identityOf(entry) === id)]
+  return all.length <= MAX_KEPT ? all : [...all.slice(0, MAX_KEPT), ...all.slice(MAX_KEPT).filter(([id, [, entry]]) => entryIdentity(entry) === id)]
 }
