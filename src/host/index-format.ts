@@ -65,8 +65,17 @@ const formatsFrom = (out: string): Formats => (out.trim() === 'sha256' ? [true] 
 /** An empty git dir in `work` with `config` as its config, and the environment of a git run there (no system or global config). */
 function askingEnv(config: Buffer | null, work: string): Record<string, string> {
   const dir = fs.mkdtempSync(path.join(work, 'format-'))
+  return bareGitDirEnv(dir, config, SYSTEM_PATH)
+}
+
+/**
+ * Makes `dir` (there, empty) a git dir of claudebox's own with `config` as its config (none: null),
+ * and gives the environment of a git run there: no system or global config, no lazy fetch, no
+ * prompt. Shared with index-git.ts's runs on an index.
+ */
+export function bareGitDirEnv(dir: string, config: Buffer | string | null, pathVar: string): Record<string, string> {
   for (const sub of ['objects', 'refs']) fs.mkdirSync(path.join(dir, sub))
   fs.writeFileSync(path.join(dir, 'HEAD'), 'ref: refs/heads/main\n')
   if (config !== null) fs.writeFileSync(path.join(dir, 'config'), config)
-  return { PATH: SYSTEM_PATH, HOME: dir, LC_ALL: 'C', GIT_DIR: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_NO_LAZY_FETCH: '1', GIT_TERMINAL_PROMPT: '0' }
+  return { PATH: pathVar, HOME: dir, LC_ALL: 'C', GIT_DIR: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_NO_LAZY_FETCH: '1', GIT_TERMINAL_PROMPT: '0' }
 }

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { hostTempDir, removeDir } from './fs.js'
 import { commonDirOf } from './git-dirs.js'
 import { GIT } from './system-programs.js'
-import type { Formats } from './index-format.js'
+import { bareGitDirEnv, type Formats } from './index-format.js'
 import { hasEndOfEntries, layoutAgrees } from './index-layout.js'
 
 /** How long one git run on an index may take. */
@@ -161,10 +161,8 @@ function withBareGit<T>(gitDir: string, sha256: boolean, run: (env: Record<strin
 
 /** The environment of a git run on the index in `read.indexDir` (else `gitDir`'s) and `gitDir`'s objects (else none) from the empty git dir `empty` (made here). */
 export function bareGitEnv(gitDir: string, sha256: boolean, empty: string, read?: IndexRead): Record<string, string> {
-  for (const dir of ['objects', 'refs']) fs.mkdirSync(path.join(empty, dir))
-  fs.writeFileSync(path.join(empty, 'HEAD'), 'ref: refs/heads/main\n')
-  if (sha256) fs.writeFileSync(path.join(empty, 'config'), '[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = sha256\n')
+  const env = bareGitDirEnv(empty, sha256 ? '[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = sha256\n' : null, process.env['PATH'] ?? '/usr/bin:/bin')
   const objects = read?.ownObjects === true ? path.join(empty, 'objects') : path.join(commonDirOf(gitDir) ?? gitDir, 'objects')
-  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: empty, LC_ALL: 'C', GIT_DIR: empty, GIT_INDEX_FILE: path.join(read?.indexDir ?? gitDir, 'index'), GIT_OBJECT_DIRECTORY: objects, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_NO_LAZY_FETCH: '1', GIT_TERMINAL_PROMPT: '0' }
+  return { ...env, GIT_INDEX_FILE: path.join(read?.indexDir ?? gitDir, 'index'), GIT_OBJECT_DIRECTORY: objects }
 }
 
