@@ -80,7 +80,7 @@ export function saveIndexCache(): void {
 }
 
 /**
- * The digest of `gitDir`'s index and shared parts, none read through a symlink (index-entries.ts
+ * The digest of `gitDir`'s index and shared parts, none read through a symlink (index-git.ts
  * indexFilesRegular: git writes none, round 124), with the git that reads them and the repository's config
  * (`configFile`: the object format git reads them in comes from it, index-format.ts), and that
  * config as read; the index and shared parts copied into `copyTo` when given, the digest then of
