@@ -390,10 +390,13 @@ export function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: 
  * team, rounds 125 and 126: a repository made in one session and staged as a gitlink in the next,
  * also after the project was renamed, from the project around it, or past the record's bound, had
  * its fsmonitor run by the host's git status at the top). One that cannot be looked at is none of
- * the user's. The marks are read anew at each call: another session's end may have made some.
+ * the user's. The marks are read anew at each call: another session's end may have made some;
+ * the record (up to 16 MiB) once, at the first gitlink judged.
  */
 export function usersOwnNested(spec: Pick<GitWatchSpec, 'nestedRecord' | 'home'>, sinceMs: number): { usersOwn(dotGit: string): boolean; reported(dotGit: string): boolean } {
   const reported = (dotGit: string): boolean => spec.nestedRecord !== undefined && reportedBefore(reportedFile(spec.nestedRecord), dotGit)
+  // Read once: only a session's end rewrites it, and what such an end marks is in the marks above.
+  let record: NestedRecord | undefined
   const usersOwn = (dotGit: string): boolean => {
     if (changedSince(dotGit, sinceMs) || reported(dotGit)) return false
     let repo: NestedRepo
@@ -403,7 +406,8 @@ export function usersOwnNested(spec: Pick<GitWatchSpec, 'nestedRecord' | 'home'>
       return false
     }
     if (repo.newestMs >= sinceMs - 1 || repo.unlisted || repo.magic !== undefined) return false
-    const before = nestedRecord(spec.nestedRecord).previous(dotGit)
+    record ??= nestedRecord(spec.nestedRecord)
+    const before = record.previous(dotGit)
     return before === undefined || before === repo.digest
   }
   return { usersOwn, reported }
