@@ -3,7 +3,9 @@
 // run costs ~3 ms. Kept in $CLAUDEBOX_HOME/cache/git-configs.json, which no sandbox sees, keyed by
 // the file's path and its whole text: git is given that text on stdin, so what is kept is what git
 // made of those bytes, and a config changed in any way is read by git again. Only a launch turns
-// it on (useConfigCache); other readers, and a launch without a claudebox home, run git each time.
+// it on (useConfigCache). Within one process, any reader also takes what git made of a text it
+// already read, at any path: a session's end reads each nested repository's config twice, and
+// repositories cloned or copied from one another often hold the same text (520 copies: 1 git run, not 1,040).
 import path from 'node:path'
 import { writeHomeFile } from './atomic-write.js'
 import { readJsonObject } from './fs.js'
@@ -18,6 +20,11 @@ interface Kept {
   text: string
   entries: ConfigEntries
 }
+
+/** What git made of each text this process had it read (`--file -` follows no includes: the text alone decides), up to MAX_READ_TEXT in all. */
+const readHere = new Map<string, ConfigEntries>()
+const MAX_READ_TEXT = 16 << 20
+let readHereText = 0
 
 let cache: { file: string; kept: Map<string, Kept>; used: Map<string, Kept>; changed: boolean } | undefined
 
@@ -36,15 +43,27 @@ function isKept(kept: unknown): kept is Kept {
   return typeof k?.text === 'string' && Array.isArray(k.entries) && k.entries.every(e => Array.isArray(e) && e.length === 2 && e.every(s => typeof s === 'string'))
 }
 
-/** What git read in `text` at `config` last time, if that was this very text. */
+/** What git read in `text`: at `config` last launch, or at any path earlier in this process. */
 export function keptEntries(config: string, text: string): ConfigEntries | undefined {
   const kept = cache?.kept.get(config)
-  if (kept === undefined || kept.text !== text) return undefined
-  cache?.used.set(config, kept)
-  return kept.entries
+  if (kept !== undefined && kept.text === text) {
+    cache?.used.set(config, kept)
+    return kept.entries
+  }
+  const read = readHere.get(text)
+  if (read !== undefined) keepForNextLaunch(config, text, read)
+  return read
 }
 
 export function keepEntries(config: string, text: string, entries: ConfigEntries): void {
+  if (readHereText + text.length <= MAX_READ_TEXT && !readHere.has(text)) {
+    readHere.set(text, entries)
+    readHereText += text.length
+  }
+  keepForNextLaunch(config, text, entries)
+}
+
+function keepForNextLaunch(config: string, text: string, entries: ConfigEntries): void {
   if (cache === undefined || text.length > MAX_TEXT || cache.used.size >= MAX_FILES) return
   cache.used.set(config, { text, entries })
   cache.changed = true

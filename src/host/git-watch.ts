@@ -241,10 +241,13 @@ function lastLook(heads: HeadGuard, gitDirs: readonly string[], folders: readonl
  * after it run either way (red team, round 49: a failure there lost every warning and skipped them).
  */
 function reportOrSay(report: () => string[]): string[] {
+  const begun = nowMs()
   try {
     return report()
   } catch (error) {
     return [`WARNING: the search for nested git repositories failed (${inlineSafe((error as Error).message)}); look for .git folders and files in the project, and their configs and hooks, before you run git in it`]
+  } finally {
+    debug(`search of nested git repositories at the session's end: ${(nowMs() - begun).toFixed(1)} ms`)
   }
 }
 

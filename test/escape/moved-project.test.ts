@@ -9,7 +9,7 @@ import { claudebox, HAVE_BWRAP } from '../helpers/cli.js'
 import { plainFolder, scene, type Scene } from '../helpers/git-scene.js'
 
 /** Rewrites names in an index file (and its checksum): entries git would refuse to add. */
-const renameInIndex = (index: string, from: string, to: string): string => `python3 -c "import hashlib; f='${index}'; d=open(f,'rb').read()[:-20]; d=d.replace(b'${from}\\0',b'${to}\\0'); open(f,'wb').write(d+hashlib.sha1(d).digest())"`
+const renameInIndex = (index: string, from: string, to: string): string => `python3 -c "import hashlib, os; f='${index}'; d=open(f,'rb').read()[:-20]; d=d.replace(b'${from}\\0',b'${to}\\0'); open(f+'.lock','wb').write(d+hashlib.sha1(d).digest()); os.replace(f+'.lock',f)"`
 
 /** Lines that wait (at most 20 s) for the host to have moved the project: it leaves `moved` in it. */
 const AFTER_THE_MOVE = 'touch ready; i=0; while [ ! -e moved ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done'
