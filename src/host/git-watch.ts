@@ -9,9 +9,9 @@ import path from 'node:path'
 import { entryIdentity, isEmptyDir, lstatKind, namesUpTo } from './fs.js'
 import { guardHeads, headIsValid, type HeadGuard } from './head-guard.js'
 import { checkInProgress } from './in-progress.js'
-import { checkIndexes } from './index-entries.js'
+import { checkIndexes, gitlinksOf } from './index-entries.js'
 import { isCommondirPlaceholder } from './git-dirs.js'
-import { newGitlinkGits, watchGitlinks } from './gitlink-watch.js'
+import { newGitlinkGits, watchGitlinks, type Known } from './gitlink-watch.js'
 import { folderCache, type FolderCache } from './folder-cache.js'
 import { holdFolder } from './held-folder.js'
 import { keptIn, nestedInAll, specialFilesIn, usersOwnNested } from './nested-search.js'
@@ -102,9 +102,9 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
       if (sweep.entries < 0) warnings.push(`WARNING: the search for FIFOs and sockets in git dirs (git hangs on them) stopped after ${SWEEP_LIMIT} entries; git dirs it may not have finished: ${[...spec.gitDirs, ...nested].slice(-3).map(inlineSafe).join(', ')}, ...: look for them there (find <dir> -type p -o -type s) before you run git`)
       const later = [...step('check of operations in progress', () => checkInProgress(gitDirs, quarantine), []), ...step('check of the indexes', () => indexChecks(gitDirs, quarantine, heads, spec, { startedMs, known: watch.knownGitlinks(), marked }), [])]
       if (moved.length > movedBefore) warnings.push(`WARNING: moved aside at the session's end (look at them with ls and cat, not with git): ${named(moved.slice(movedBefore))}`)
-      step('marks of the nested repositories made or changed', () => markMade(spec, marked), undefined)
+      const full = step('marks of the nested repositories made or changed', () => markMade(spec, marked), undefined)
       away.close()
-      return [...warnings, ...later]
+      return [...warnings, ...later, ...(full === undefined ? [] : [`WARNING: ${full}`])]
     },
   }
 }
@@ -194,30 +194,63 @@ function movedWords(top: string, to: string | undefined): string {
 }
 
 /** After the index checks (this session's own marks are for the next sessions' gitlink watch): the nested repositories what git runs in changed during it, marked for every project. */
-function markMade(spec: GitWatchSpec, marked: readonly Buffer[]): void {
-  if (spec.nestedRecord !== undefined) markReported(reportedFile(spec.nestedRecord), marked)
+function markMade(spec: GitWatchSpec, marked: readonly Buffer[]): string | undefined {
+  return spec.nestedRecord === undefined ? undefined : markReported(reportedFile(spec.nestedRecord), marked)
 }
 
 /**
  * The index checks, with the folders of each gitlink an index lists narrowed (round 67), and said;
- * a new gitlink's `.git` the watch had no time to move aside moved now (gitlink-watch.ts).
+ * a new gitlink's `.git` the watch had no time to move aside moved now (gitlink-watch.ts), in each
+ * repository checked out in the project and, down from them, in each one of the user's that a
+ * gitlink left makes git status enter (round 128).
  */
-function indexChecks(gitDirs: readonly string[], quarantine: (p: string) => void, heads: HeadGuard, spec: GitWatchSpec, gitlinksSeen: { startedMs: number; known: ReadonlySet<string>; marked: readonly Buffer[] }): string[] {
+function indexChecks(gitDirs: readonly string[], quarantine: (p: string) => void, heads: HeadGuard, spec: GitWatchSpec, gitlinksSeen: { startedMs: number; known: Known; marked: readonly Buffer[] }): string[] {
   const before = heads.modes.narrowed().length
-  // This session's own marks count too (red team, round 127: a config changed after the watch took the gitlink for the user's).
-  const markedNow = new Set(gitlinksSeen.marked.map(entryIdentity).filter((id): id is string => id !== undefined))
-  const judge = usersOwnNested(spec, gitlinksSeen.startedMs)
-  const reported = (dotGit: string): boolean => judge.reported(dotGit) || markedNow.has(entryIdentity(dotGit) ?? '')
+  const linksOf = new Map<string, Buffer[]>()
   const warnings = checkIndexes(gitDirs, quarantine, (dir, links) => {
-    const fresh = spec.gitlinks === undefined ? undefined : newGitlinkGits(spec.gitlinks, dir, links, { ...judge, reported }, gitlinksSeen.known)
-    fresh?.dotGits.forEach(quarantine)
-    if (fresh?.indexGoes === true) quarantine(path.join(dir, 'index'))
+    linksOf.set(dir, links)
     heads.modes.gitlinks(dir, links)
   })
+  if (spec.gitlinks !== undefined) gitlinksEntered(spec, spec.gitlinks, linksOf, quarantine, gitlinksSeen)
   const taken = heads.modes.narrowed().slice(before)
   if (taken.length === 0) return warnings
   return [...warnings, `WARNING: other users could write to the folders of a gitlink in an index (your git status at the top enters its .git, there or put there later); taken back: ${named(taken)}`]
 }
+
+/**
+ * From each repository checked out in the project, the gitlinks git status enters: each `.git`
+ * none of the user's moved aside, and the indexes of those kept looked into in turn (their
+ * gitlinks as the checks read them, or read now: one past the checks' bound too).
+ */
+function gitlinksEntered(spec: GitWatchSpec, links: NonNullable<GitWatchSpec['gitlinks']>, linksOf: ReadonlyMap<string, Buffer[]>, quarantine: (p: string) => void, seen: { startedMs: number; known: Known; marked: readonly Buffer[] }): void {
+  // This session's own marks count too (red team, round 127: a config changed after the watch took the gitlink for the user's).
+  const markedNow = new Set(seen.marked.map(entryIdentity).filter((id): id is string => id !== undefined))
+  const judge = usersOwnNested(spec, seen.startedMs)
+  const reported = (dotGit: string): boolean => judge.reported(dotGit) || markedNow.has(entryIdentity(dotGit) ?? '')
+  const queue = [...links.repos]
+  const done = new Set<string>()
+  for (let repo = queue.shift(); repo !== undefined; repo = queue.shift()) {
+    if (done.has(repo.gitDir)) continue
+    done.add(repo.gitDir)
+    // Past the bound, what git status would enter there is not read: the index goes (staged changes with it, into the quarantine).
+    if (done.size > MAX_ENTERED) {
+      if (lstatKind(path.join(repo.gitDir, 'index')) !== 'missing') quarantine(path.join(repo.gitDir, 'index'))
+      continue
+    }
+    const listed = linksOf.get(repo.gitDir) ?? gitlinksOf(repo.gitDir)
+    if (listed === undefined) {
+      quarantine(path.join(repo.gitDir, 'index')) // git cannot read it: what it would enter cannot be told
+      continue
+    }
+    const fresh = newGitlinkGits(links, repo, listed, { ...judge, reported }, seen.known)
+    fresh.dotGits.forEach(quarantine)
+    if (fresh.indexGoes) quarantine(path.join(repo.gitDir, 'index'))
+    queue.push(...fresh.kept)
+  }
+}
+
+/** Repositories whose gitlinks are looked at, at most, at a session's end. */
+const MAX_ENTERED = 256
 
 /** The head guard's last look, and what it took back or put back, in words for the user. */
 function lastLook(heads: HeadGuard, gitDirs: readonly string[], folders: readonly Buffer[]): string[] {
@@ -269,7 +302,7 @@ interface Reactions {
   here: () => boolean
 }
 
-function watchDuringSession(spec: GitWatchSpec, { quarantine, heads, glimpse, endFor, here }: Reactions, startedMs: number): { sweep(): void; stop(): void; knownGitlinks(): ReadonlySet<string> } {
+function watchDuringSession(spec: GitWatchSpec, { quarantine, heads, glimpse, endFor, here }: Reactions, startedMs: number): { sweep(): void; stop(): void; knownGitlinks(): Known } {
   // Once the project has moved, its old paths may name what the user made there (a new repository,
   // a link to another): nothing is done by them, and the session is ended (red team, round 107: a
   // repository the user made at the old path had its .git moved into the quarantine, 3 of 3).
@@ -307,7 +340,7 @@ function watchDuringSession(spec: GitWatchSpec, { quarantine, heads, glimpse, en
   const poll = watched.length === 0 && spec.gitDirs.length === 0 ? undefined : setInterval(() => (each(), placeholders.look()), POLL_MS).unref()
   return {
     sweep: each,
-    knownGitlinks: () => gitlinks?.known ?? new Set(),
+    knownGitlinks: () => gitlinks?.known ?? new Map(),
     stop(): void {
       gitlinks?.stop()
       for (const w of [...watchers, ...[...armed.values()].flat()]) w.close()

@@ -33,42 +33,61 @@ interface Acts {
   endFor: (why: string) => void
 }
 
-/** Whether a gitlink's `.git` is a nested repository of the user's, left where it is; whether a session's end reported it (nested-search.ts usersOwnNested). */
-export interface Judge {
-  usersOwn(dotGit: string): boolean
-  reported(dotGit: string): boolean
+type Repo = Spec['repos'][number]
+
+/** A nested repository of the user's: its git dir, and what git runs from it as it was then (nested-repos.ts runsDigest). */
+export interface UsersRepo {
+  gitDir: string | undefined
+  runs: string
 }
 
-export function watchGitlinks(spec: Spec, acts: Acts, judge: Judge): { stop(): void; known: ReadonlySet<string> } {
-  const state = { known: new Set(spec.known), forbidden: new Set<string>(), stopped: false }
-  const watches = spec.repos.map(repo => watchIndex(repo, () => scanIndex(repo, state, acts, judge)))
+/** Whether a gitlink's `.git` is a nested repository of the user's, left where it is; whether a session's end reported it; its git dir and what git runs from it now (nested-search.ts usersOwnNested). */
+export interface Judge {
+  usersOwn(dotGit: string): UsersRepo | undefined
+  reported(dotGit: string): boolean
+  runsNow(dotGit: string): UsersRepo | undefined
+}
+
+/** The gitlinks' `.git` the watch took for the user's, with what git ran from each then. */
+export type Known = ReadonlyMap<string, string>
+
+export function watchGitlinks(spec: Spec, acts: Acts, judge: Judge): { stop(): void; known: Known } {
+  const state: ScanState = { launchKnown: new Set(spec.known), known: new Map(), forbidden: new Set<string>(), stopped: false, watches: [] }
+  // A repository of the user's that a gitlink makes git enter is watched too: git status enters
+  // the gitlinks of its index in turn (red team, round 128: one staged in a nested clone's index).
+  const watch = (repo: Repo): void => void state.watches.push(watchIndex(repo, () => scanIndex(repo, state, acts, judge, watch)))
+  spec.repos.forEach(watch)
   return {
-    /** The gitlinks' `.git` the watch took for the user's: never moved (the end's check takes them so too). */
+    /** Never moved as long as what git runs from them is as it was (the end's check looks again). */
     known: state.known,
     stop(): void {
       state.stopped = true
-      watches.forEach(w => w.stop())
+      state.watches.forEach(w => w.stop())
     },
   }
 }
 
 interface ScanState {
-  known: Set<string>
+  launchKnown: ReadonlySet<string>
+  known: Map<string, string>
   forbidden: Set<string>
   stopped: boolean
+  watches: { stop(): void }[]
 }
 
 /** One look at a repository's index: each new gitlink's `.git` forbidden, or the index condemned. */
-async function scanIndex(repo: Spec['repos'][number], state: ScanState, acts: Acts, judge: Judge): Promise<void> {
+async function scanIndex(repo: Repo, state: ScanState, acts: Acts, judge: Judge, watch: (repo: Repo) => void): Promise<void> {
   const { gitlinks, bad, irregular } = await gitlinksNow(repo.gitDir)
   if (state.stopped) return
   const unkept = irregular ? 'an index, or a shared part of one (sharedindex.*), that is no regular file, or whose records of where its entries lie (EOIE, IEOT) do not match them' : bad.length > 0 ? 'an entry git would refuse to add (a path with ., .. or an empty part: a gitlink named so is entered all the same)' : undefined
   for (const link of unkept === undefined ? gitlinks : []) {
     const name = link.toString('utf8')
     const dotGit = path.join(repo.workTree, name, '.git')
-    if (state.known.has(dotGit) || state.forbidden.has(dotGit)) continue
-    if (judge.usersOwn(dotGit)) {
-      state.known.add(dotGit)
+    if (state.launchKnown.has(dotGit) || state.known.has(dotGit) || state.forbidden.has(dotGit)) continue
+    const users = judge.usersOwn(dotGit)
+    if (users !== undefined) {
+      state.known.set(dotGit, users.runs)
+      if (users.gitDir !== undefined && state.watches.length < MAX_WATCHED) watch({ gitDir: users.gitDir, workTree: path.dirname(dotGit) })
       continue
     }
     const why = !Buffer.from(name).equals(link) ? 'a gitlink whose path is not UTF-8' : name.split('/').length > DEEPEST ? `a gitlink more than ${DEEPEST} folders deep` : state.forbidden.size >= MAX_WATCHED ? `more than ${MAX_WATCHED} gitlinks` : undefined
@@ -82,26 +101,37 @@ async function scanIndex(repo: Spec['repos'][number], state: ScanState, acts: Ac
 /**
  * At the session's end, what the watch does during it, for a gitlink staged as the session ended,
  * before the watch's look (CI: `git add nested` and out, and the .git stayed for the host's git
- * status at the top to enter): the `.git` of each gitlink `gitDir`'s index lists that was no
- * submodule at the launch and is none of the user's (`judge`), to move aside, also one the watch
+ * status at the top to enter): the `.git` of each gitlink `repo`'s index lists that was no
+ * submodule at the launch and is none of the user's (`judge`), to move aside; also one the watch
  * took for the user's (`known`) that a session's end reported since (round 126: another session of
- * the project, ending meanwhile, reported it); and whether the index itself must go, for a gitlink whose
- * path is not UTF-8 and whose `.git` is there, made whenever (round 103: that one stayed, 3 of 3;
- * who made it cannot be told: the record of nested repositories keeps UTF-8 paths only).
+ * the project, ending meanwhile, reported it), or from which git would now run anything else than
+ * then (round 128: its `.git` swapped for one the session made). And whether the index itself must
+ * go, for a gitlink whose path is not UTF-8 and whose `.git` is there, made whenever (round 103:
+ * that one stayed, 3 of 3; who made it cannot be told: the record of nested repositories keeps
+ * UTF-8 paths only). `kept`: the repositories the gitlinks left lead git status into, whose own
+ * gitlinks it enters in turn.
  */
-export function newGitlinkGits(spec: Spec, gitDir: string, links: readonly Buffer[], judge: Judge, known: ReadonlySet<string>): { dotGits: string[]; indexGoes: boolean } {
-  const workTree = spec.repos.find(repo => repo.gitDir === gitDir)?.workTree
-  if (workTree === undefined) return { dotGits: [], indexGoes: false }
-  const dotGits: string[] = []
+export function newGitlinkGits(spec: Spec, repo: Repo, links: readonly Buffer[], judge: Judge, known: Known): { dotGits: string[]; indexGoes: boolean; kept: Repo[] } {
+  const [dotGits, kept]: [string[], Repo[]] = [[], []]
   let indexGoes = false
   for (const link of links) {
     const name = link.toString('utf8')
     if (Buffer.from(name).equals(link)) {
-      const dotGit = path.join(workTree, name, '.git')
-      if (!spec.known.includes(dotGit) && lstatKind(dotGit) !== 'missing' && (known.has(dotGit) ? judge.reported(dotGit) : !judge.usersOwn(dotGit))) dotGits.push(dotGit)
-    } else if (lstatKind(Buffer.concat([Buffer.from(`${workTree}/`), link, Buffer.from('/.git')])) !== 'missing') indexGoes = true
+      const dotGit = path.join(repo.workTree, name, '.git')
+      if (spec.known.includes(dotGit) || lstatKind(dotGit) === 'missing') continue
+      const users = known.has(dotGit) ? stillAsTaken(dotGit, known.get(dotGit), judge) : judge.usersOwn(dotGit)
+      if (users === undefined) dotGits.push(dotGit)
+      else if (users.gitDir !== undefined) kept.push({ gitDir: users.gitDir, workTree: path.dirname(dotGit) })
+    } else if (lstatKind(Buffer.concat([Buffer.from(`${repo.workTree}/`), link, Buffer.from('/.git')])) !== 'missing') indexGoes = true
   }
-  return { dotGits, indexGoes }
+  return { dotGits, indexGoes, kept }
+}
+
+/** A gitlink's `.git` the watch took for the user's, as it is now: undefined when reported since, or when git would run anything else from it. */
+function stillAsTaken(dotGit: string, runs: string | undefined, judge: Judge): UsersRepo | undefined {
+  if (judge.reported(dotGit)) return undefined
+  const now = judge.runsNow(dotGit)
+  return now?.runs === runs ? now : undefined
 }
 
 /** The index goes (now and whenever the session writes one again), and the session ends. */

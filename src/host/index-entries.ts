@@ -102,6 +102,17 @@ function unsafePaths(gitDir: string, timeout: number): Verdict {
   }
 }
 
+/**
+ * The gitlinks `gitDir`'s index lists, as git reads it: for an index past the checks' bound that a
+ * gitlink leads git status into (git-watch.ts). None without an index; undefined when git cannot
+ * read it, or it lists a path git would refuse.
+ */
+export function gitlinksOf(gitDir: string): Buffer[] | undefined {
+  if (lstatKind(path.join(gitDir, 'index')) === 'missing') return []
+  const verdict = indexFilesRegular(gitDir) ? unsafePathsOrWhy(gitDir, RUN_MS) : undefined
+  return Array.isArray(verdict) && verdict.length === 0 ? verdict.gitlinks : undefined
+}
+
 /** unsafePaths; a failure of its own (no room in /tmp for git's folder) counts as an index git cannot read (red team, round 119: the check was skipped, the index kept). */
 function unsafePathsOrWhy(gitDir: string, timeout: number): Verdict {
   try {

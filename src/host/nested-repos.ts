@@ -25,6 +25,8 @@ export interface NestedRepo {
   text: string
   /** That text's SHA-256, which the record keeps. */
   digest: string
+  /** The SHA-256 of that text without the lines of HEADs: what git runs from it (a commit changes HEAD, not this). */
+  runsDigest: string
   /**
    * Its `.git`, or its commondir, leads through /proc or /dev, whose links differ for each process
    * (red team, round 46: `gitdir: /proc/self/cwd/../.git/x` led the launcher elsewhere than git),
@@ -64,12 +66,12 @@ export const MAGIC = /^\/(proc|dev)(\/|$)/
  * the work tree `tree`.
  */
 export function describeNested(entry: string, tree: string, isGitDir: boolean, configured: Configured, budget = { lines: MAX_LINES }): NestedRepo {
-  const lines: string[] = []
+  const [lines, runsLines]: [string[], string[]] = [[], []]
   const state = { unlisted: false, magic: undefined as string | undefined, newestMs: changeTime(entry), runsNewestMs: 0 }
   const walk = (start: string, magicAt: string): LinkChain => {
     const chain = resolveChain(start)
     for (const link of chain.links) {
-      lines.push(`link ${link.path} -> ${link.text}`)
+      for (const kept of [lines, runsLines]) kept.push(`link ${link.path} -> ${link.text}`)
       state.newestMs = Math.max(state.newestMs, changeTime(link.path))
       state.runsNewestMs = Math.max(state.runsNewestMs, changeTime(link.path))
     }
@@ -85,7 +87,7 @@ export function describeNested(entry: string, tree: string, isGitDir: boolean, c
     }
     budget.lines--
     const { text, ctimeMs } = signature(file)
-    lines.push(`${file} ${text}`)
+    for (const kept of runs ? [lines, runsLines] : [lines]) kept.push(`${file} ${text}`)
     state.newestMs = Math.max(state.newestMs, ctimeMs)
     if (runs) state.runsNewestMs = Math.max(state.runsNewestMs, ctimeMs)
   }
@@ -118,7 +120,7 @@ export function describeNested(entry: string, tree: string, isGitDir: boolean, c
     }
   }
   const text = lines.join('\n')
-  return { gitDirs: [...new Set([gitDir, common].filter(d => d !== undefined))], text, digest: sha256Hex(text), ...state }
+  return { gitDirs: [...new Set([gitDir, common].filter(d => d !== undefined))], text, digest: sha256Hex(text), runsDigest: sha256Hex(`${runsLines.join('\n')}\n${state.unlisted}`), ...state }
 }
 
 /** Only the git dir git takes from a nested `.git` (or the folder itself): for the repositories past the bound. */

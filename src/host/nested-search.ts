@@ -5,6 +5,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { changedSince, lstatKind } from './fs.js'
+import type { Judge, UsersRepo } from './gitlink-watch.js'
 import type { ModeGuard } from './mode-guard.js'
 import { configReader, userGitConfigs } from './git-configs.js'
 import { resolveChain } from './link-targets.js'
@@ -391,26 +392,33 @@ export function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: 
  * also after the project was renamed, from the project around it, or past the record's bound, had
  * its fsmonitor run by the host's git status at the top). One that cannot be looked at is none of
  * the user's. The marks are read anew at each call: another session's end may have made some;
- * the record (up to 16 MiB) once, at the first gitlink judged.
+ * the record (up to 16 MiB) once, at the first gitlink judged. `runsNow`: its git dir and what git
+ * runs from it, to tell at the session's end whether one taken for the user's is still that.
  */
-export function usersOwnNested(spec: Pick<GitWatchSpec, 'nestedRecord' | 'home'>, sinceMs: number): { usersOwn(dotGit: string): boolean; reported(dotGit: string): boolean } {
+export function usersOwnNested(spec: Pick<GitWatchSpec, 'nestedRecord' | 'home'>, sinceMs: number): Judge {
   const reported = (dotGit: string): boolean => spec.nestedRecord !== undefined && reportedBefore(reportedFile(spec.nestedRecord), dotGit)
   // Read once: only a session's end rewrites it, and what such an end marks is in the marks above.
   let record: NestedRecord | undefined
-  const usersOwn = (dotGit: string): boolean => {
-    if (changedSince(dotGit, sinceMs) || reported(dotGit)) return false
-    let repo: NestedRepo
+  const describe = (dotGit: string): NestedRepo | undefined => {
     try {
-      repo = describeNested(dotGit, path.dirname(dotGit), false, configuredOf(spec.home))
+      return describeNested(dotGit, path.dirname(dotGit), false, configuredOf(spec.home))
     } catch {
-      return false
+      return undefined
     }
-    if (repo.newestMs >= sinceMs - 1 || repo.unlisted || repo.magic !== undefined) return false
+  }
+  const usersOwn = (dotGit: string): UsersRepo | undefined => {
+    if (changedSince(dotGit, sinceMs) || reported(dotGit)) return undefined
+    const repo = describe(dotGit)
+    if (repo === undefined || repo.newestMs >= sinceMs - 1 || repo.unlisted || repo.magic !== undefined) return undefined
     record ??= nestedRecord(spec.nestedRecord)
     const before = record.previous(dotGit)
-    return before === undefined || before === repo.digest
+    return before === undefined || before === repo.digest ? { gitDir: repo.gitDirs[0], runs: repo.runsDigest } : undefined
   }
-  return { usersOwn, reported }
+  const runsNow = (dotGit: string): UsersRepo | undefined => {
+    const repo = describe(dotGit)
+    return repo === undefined || repo.unlisted || repo.magic !== undefined ? undefined : { gitDir: repo.gitDirs[0], runs: repo.runsDigest }
+  }
+  return { usersOwn, reported, runsNow }
 }
 
 /**

@@ -13,13 +13,17 @@ import { entryIdentity, lstatKind, readJsonObject } from './fs.js'
 import { withLockSync } from './lock.js'
 
 /**
- * Marks kept before the ones whose `.git` is gone or another (the path no longer has that identity)
- * are dropped, the oldest first. A mark whose `.git` is still there is never dropped (red team,
- * round 127: 20,001 marks of one session pushed out another's, and its repository was then taken
- * for the user's); the file then grows, and one past what is read counts as marking everything.
+ * Marks kept at most. None is ever dropped: a renamed `.git` keeps its identity but not its path,
+ * so no mark can be told to be of a gone one (red team, round 128: a repository renamed, then
+ * 20,001 marks made, had its mark dropped as gone; round 127: pushed out by age). A file that holds
+ * this many, or cannot be read (damaged, past MAX_BYTES), marks every `.git`, and is never
+ * rewritten (round 128: one made past 64 MiB was replaced by the new marks alone): the user is
+ * told, and removes it once they have looked at what was moved aside.
  */
 const MAX_KEPT = 20_000
-const MAX_BYTES = 64 << 20
+const MAX_BYTES = 16 << 20
+/** The path kept with a mark is only for the user to read: long ones are cut (round 128: paths of 3,900 bytes grew the file past MAX_BYTES). */
+const MAX_PATH = 512
 const LOCK_STALE_MS = 10_000
 
 /** A mark: when it was made, and the `.git` it was made for. */
@@ -30,38 +34,39 @@ export const reportedFile = (nestedRecord: string): string => path.join(path.dir
 
 /**
  * Whether the `.git` at `entry` is one a session's end marked; read anew each time (another
- * session's end may have marked it meanwhile). A file that is there but cannot be read marks all.
+ * session's end may have marked it meanwhile). A file that is there but cannot be read, or is full, marks all.
  */
 export function reportedBefore(file: string, entry: string): boolean {
   const id = entryIdentity(entry)
   if (id === undefined) return false
   const marks = readJsonObject(file, MAX_BYTES)
-  return marks === undefined ? lstatKind(file) !== 'missing' : Array.isArray(marks[id])
+  if (marks === undefined) return lstatKind(file) !== 'missing'
+  return Array.isArray(marks[id]) || Object.keys(marks).length >= MAX_KEPT
 }
 
-/** Marks the entries' identities, under a lock: two sessions ending at once each keep the other's. After the record's save, which makes the folder. */
-export function markReported(file: string, entries: readonly (string | Buffer)[]): void {
+/**
+ * Marks the entries' identities, under a lock: two sessions ending at once each keep the other's.
+ * After the record's save, which makes the folder. Says so when the file marks every `.git` already
+ * (full, or unreadable), and is left as it is.
+ */
+export function markReported(file: string, entries: readonly (string | Buffer)[]): string | undefined {
   const marks = entries.flatMap(entry => {
     const id = entryIdentity(entry)
-    return id === undefined ? [] : [[id, entry.toString()] as const]
+    return id === undefined ? [] : [[id, entry.toString().slice(0, MAX_PATH)] as const]
   })
-  if (marks.length === 0 || lstatKind(path.dirname(file)) !== 'dir') return
+  if (marks.length === 0 || lstatKind(path.dirname(file)) !== 'dir') return undefined
+  let full = false
   try {
     withLockSync(`${file}.lock`, LOCK_STALE_MS, () => {
-      const kept = readJsonObject(file, MAX_BYTES) ?? {}
+      const kept = readJsonObject(file, MAX_BYTES) ?? (lstatKind(file) === 'missing' ? {} : undefined)
+      full = kept === undefined || Object.keys(kept).length >= MAX_KEPT
+      if (kept === undefined || full) return
       const now = Date.now()
       for (const [id, entry] of marks) kept[id] = [now, entry] satisfies Mark
-      writeHomeFile(file, JSON.stringify(Object.fromEntries(trimmed(kept))))
+      writeHomeFile(file, JSON.stringify(kept))
     })
   } catch {
     // a read-only home: this session's repositories stay unmarked (its warnings said them)
   }
-}
-
-/** The marks, the newest first; past MAX_KEPT only those whose `.git` is still the one marked. */
-function trimmed(kept: Record<string, unknown>): [string, Mark][] {
-  const all = Object.entries(kept)
-    .filter((entry): entry is [string, Mark] => Array.isArray(entry[1]) && typeof entry[1][0] === 'number' && typeof entry[1][1] === 'string')
-    .sort((a, b) => b[1][0] - a[1][0])
-  return all.length <= MAX_KEPT ? all : [...all.slice(0, MAX_KEPT), ...all.slice(MAX_KEPT).filter(([id, [, entry]]) => entryIdentity(entry) === id)]
+  return full ? `claudebox's marks of the nested repositories sessions made (${file}) are full or cannot be read, so every nested repository a session stages as a gitlink has its .git moved aside; look at what was moved, then remove that file` : undefined
 }

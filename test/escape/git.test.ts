@@ -567,6 +567,41 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
+  test("round 128: the user's nested clone staged as a gitlink, and a repository of the session's staged in that clone's own index: its .git is moved aside (the host's git status entered the clone, then it, and ran its fsmonitor, 9 of 9)", async () => {
+    const s = scene()
+    makeRepo(s.project, 'lib')
+    fs.appendFileSync(path.join(s.project, '.git/info/exclude'), 'lib/\n')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    expect((await inside(s, `cd lib && git init -q inner && git -C inner commit -q --allow-empty -m i && (cd inner && ${payload(s, '.git/config')}) && echo MADE`)).out).toBe('MADE')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const stage = [
+      'git update-index --add --cacheinfo "160000,$(git -C lib rev-parse HEAD),lib" && sleep 0.5',
+      // In place, as the session can: the clone's config and hooks stay as they were.
+      'cd lib && cp .git/index /tmp/i && GIT_INDEX_FILE=/tmp/i git update-index --add --cacheinfo "160000,$(git -C inner -c core.fsmonitor= rev-parse HEAD),inner" && cat /tmp/i > .git/index && echo STAGED',
+    ]
+    const r = await inside(s, stage.join(' && '))
+    expect(r.out, r.err).toBe('STAGED')
+    expect(fs.existsSync(path.join(s.project, 'lib/.git'))).toBe(true) // the user's, kept
+    expect(fs.existsSync(path.join(s.project, 'lib/inner/.git'))).toBe(false)
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test("round 128: the user's nested clone taken for the user's by the watch, then its .git swapped for one the session made (whose config kept its time): moved aside at the end (the host's git status ran its fsmonitor, 3 of 3)", async () => {
+    const s = scene()
+    makeRepo(s.project, 'lib')
+    fs.appendFileSync(path.join(s.project, '.git/info/exclude'), 'lib/\n')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    expect((await inside(s, `mkdir gd && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' > gd/config && echo MADE`)).out).toBe('MADE')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const r = await inside(s, 'git update-index --add --cacheinfo "160000,$(git -C lib rev-parse HEAD),lib" && sleep 1 && cp -a lib/.git/objects lib/.git/refs lib/.git/HEAD lib/.git/index gd/ && mv lib/.git lib/.git.user && mv gd lib/.git && echo SWAPPED')
+    expect(r.out, r.err).toBe('SWAPPED')
+    expect(r.err).toMatch(/moved aside[^\n]*project\/lib\/\.git -> /)
+    expect(fs.existsSync(path.join(s.project, 'lib/.git.user/config'))).toBe(true) // the user's, where the session put it
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
   test('a nested repository registered as a gitlink, a nested one elsewhere, and a new .git/modules dir: reported loudly after the session', async () => {
     const s = scene()
     const r = await inside(
