@@ -16,6 +16,7 @@ import { folderCache, type FolderCache } from './folder-cache.js'
 import { holdFolder } from './held-folder.js'
 import { keptIn, nestedInAll, specialFilesIn, usersOwnNested } from './nested-search.js'
 import { markReported, reportedFile } from './reported-repos.js'
+import { recordSession, sessionTimesFile } from './session-times.js'
 import { awayFromTheSession, quarantineIn } from './quarantine.js'
 import { identitiesNow, pinRoots, rootsOf, type WatchRoots } from './pinned-roots.js'
 import { named } from './report-list.js'
@@ -102,7 +103,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
       if (sweep.entries < 0) warnings.push(`WARNING: the search for FIFOs and sockets in git dirs (git hangs on them) stopped after ${SWEEP_LIMIT} entries; git dirs it may not have finished: ${[...spec.gitDirs, ...nested].slice(-3).map(inlineSafe).join(', ')}, ...: look for them there (find <dir> -type p -o -type s) before you run git`)
       const later = [...step('check of operations in progress', () => checkInProgress(gitDirs, quarantine), []), ...step('check of the indexes', () => indexChecks(gitDirs, quarantine, heads, spec, { startedMs, known: watch.knownGitlinks(), marked }), [])]
       if (moved.length > movedBefore) warnings.push(`WARNING: moved aside at the session's end (look at them with ls and cat, not with git): ${named(moved.slice(movedBefore))}`)
-      const full = step('marks of the nested repositories made or changed', () => markMade(spec, marked), undefined)
+      const full = step('marks of the nested repositories made or changed', () => markMade(spec, marked, startedMs), undefined)
       away.close()
       return [...warnings, ...later, ...(full === undefined ? [] : [`WARNING: ${full}`])]
     },
@@ -194,8 +195,10 @@ function movedWords(top: string, to: string | undefined): string {
 }
 
 /** After the index checks (this session's own marks are for the next sessions' gitlink watch): the nested repositories what git runs in changed during it, marked for every project. */
-function markMade(spec: GitWatchSpec, marked: readonly Buffer[]): string | undefined {
-  return spec.nestedRecord === undefined ? undefined : markReported(reportedFile(spec.nestedRecord), marked)
+function markMade(spec: GitWatchSpec, marked: readonly Buffer[], startedMs: number): string | undefined {
+  if (spec.nestedRecord === undefined) return undefined
+  const problems = [markReported(reportedFile(spec.nestedRecord), marked), recordSession(sessionTimesFile(spec.nestedRecord), startedMs, Date.now())]
+  return problems.filter(p => p !== undefined).join('; ') || undefined
 }
 
 /**

@@ -22,6 +22,8 @@ import type { GitWatchSpec } from '../types.js'
 const MAX_WATCHED = 256
 /** Folders deep a gitlink may be: the poll walks each of its folders (round 87: 1,900 deep kept the launcher busy). */
 const DEEPEST = 64
+/** How often what git runs from each gitlink taken for the user's is looked at again. */
+const RECHECK_MS = 200
 /** The first look waits this long: a git run while the sandbox starts would slow every launch (the index's writes start it earlier). */
 const FIRST_LOOK_MS = 100
 
@@ -52,31 +54,48 @@ export interface Judge {
 export type Known = ReadonlyMap<string, string>
 
 export function watchGitlinks(spec: Spec, acts: Acts, judge: Judge): { stop(): void; known: Known } {
-  const state: ScanState = { launchKnown: new Set(spec.known), known: new Map(), forbidden: new Set<string>(), stopped: false, watches: [] }
+  const state: ScanState = { launchKnown: new Set(spec.known), known: new Map(), trees: new Map(), forbidden: new Set<string>(), stopped: false, watches: [] }
   // A repository of the user's that a gitlink makes git enter is watched too: git status enters
   // the gitlinks of its index in turn (red team, round 128: one staged in a nested clone's index).
-  const watch = (repo: Repo): void => void state.watches.push(watchIndex(repo, () => scanIndex(repo, state, acts, judge, watch)))
-  spec.repos.forEach(watch)
+  const watch = (repo: Repo, nested = true): void => void state.watches.push(watchIndex(repo, () => scanIndex(repo, state, acts, judge, watch), nested ? () => recheckKnown(state, acts, judge) : undefined))
+  spec.repos.forEach(repo => watch(repo, false))
+  // What git runs from each taken for the user's, looked at again at every poll (round 129: its
+  // config written once taken, the host's git status ran it for the rest of the session).
+  const poll = setInterval(() => recheckKnown(state, acts, judge), RECHECK_MS).unref()
   return {
     /** Never moved as long as what git runs from them is as it was (the end's check looks again). */
     known: state.known,
     stop(): void {
       state.stopped = true
+      clearInterval(poll)
       state.watches.forEach(w => w.stop())
     },
+  }
+}
+
+/** Each `.git` taken for the user's from which git would now run anything else, or that a session's end reported since: moved aside, as a new one is. */
+function recheckKnown(state: ScanState, acts: Acts, judge: Judge): void {
+  for (const [dotGit, runs] of state.known) {
+    if (state.stopped) return
+    if (!judge.reported(dotGit) && judge.runsNow(dotGit)?.runs === runs) continue
+    state.known.delete(dotGit)
+    state.forbidden.add(dotGit)
+    acts.forbid(dotGit, state.trees.get(dotGit) ?? path.dirname(path.dirname(dotGit)))
   }
 }
 
 interface ScanState {
   launchKnown: ReadonlySet<string>
   known: Map<string, string>
+  /** The work tree of the index each was taken from. */
+  trees: Map<string, string>
   forbidden: Set<string>
   stopped: boolean
   watches: { stop(): void }[]
 }
 
 /** One look at a repository's index: each new gitlink's `.git` forbidden, or the index condemned. */
-async function scanIndex(repo: Repo, state: ScanState, acts: Acts, judge: Judge, watch: (repo: Repo) => void): Promise<void> {
+async function scanIndex(repo: Repo, state: ScanState, acts: Acts, judge: Judge, watch: (repo: Repo, nested?: boolean) => void): Promise<void> {
   const { gitlinks, bad, irregular } = await gitlinksNow(repo.gitDir)
   if (state.stopped) return
   const unkept = irregular ? 'an index, or a shared part of one (sharedindex.*), that is no regular file, or whose records of where its entries lie (EOIE, IEOT) do not match them' : bad.length > 0 ? 'an entry git would refuse to add (a path with ., .. or an empty part: a gitlink named so is entered all the same)' : undefined
@@ -87,6 +106,7 @@ async function scanIndex(repo: Repo, state: ScanState, acts: Acts, judge: Judge,
     const users = judge.usersOwn(dotGit)
     if (users !== undefined) {
       state.known.set(dotGit, users.runs)
+      state.trees.set(dotGit, repo.workTree)
       if (users.gitDir !== undefined && state.watches.length < MAX_WATCHED) watch({ gitDir: users.gitDir, workTree: path.dirname(dotGit) })
       continue
     }
@@ -140,8 +160,8 @@ function condemn(gitDir: string, why: string, acts: Acts): void {
   acts.endFor(`the session put ${why} in the index of ${inlineSafe(gitDir)}: your git status at the top would enter the repository in such a folder, with its config. The session was ended and the index moved aside (see below): run git reset there to make it anew from HEAD, and look at the folders it named before you run git status`)
 }
 
-/** Runs `scan` at each write of the repository's index, one at a time, and once at first. */
-function watchIndex(repo: Spec['repos'][number], scan: () => Promise<void>): { stop(): void } {
+/** Runs `scan` at each write of the repository's index, one at a time, and once at first; `other` at any other change in its git dir. */
+function watchIndex(repo: Spec['repos'][number], scan: () => Promise<void>, other?: () => void): { stop(): void } {
   let [running, again, stopped] = [false, false, false]
   const look = async (): Promise<void> => {
     if (running) return void (again = true)
@@ -160,7 +180,9 @@ function watchIndex(repo: Spec['repos'][number], scan: () => Promise<void>): { s
   let watcher: fs.FSWatcher | undefined
   try {
     watcher = fs.watch(repo.gitDir, { persistent: false }, (_event, name) => {
-      if (name === 'index' && !stopped) void look()
+      if (stopped) return
+      if (name === 'index') void look()
+      else other?.()
     })
     watcher.on('error', () => watcher?.close())
   } catch {

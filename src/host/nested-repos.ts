@@ -46,6 +46,8 @@ export interface NestedRepo {
    * any git run inside changes (a `git add` there).
    */
   runsNewestMs: number
+  /** The change time of each of those (ms): one in an earlier session's time may be that session's (session-times.ts). */
+  runsTimes: number[]
 }
 
 /**
@@ -67,13 +69,13 @@ export const MAGIC = /^\/(proc|dev)(\/|$)/
  */
 export function describeNested(entry: string, tree: string, isGitDir: boolean, configured: Configured, budget = { lines: MAX_LINES }): NestedRepo {
   const [lines, runsLines]: [string[], string[]] = [[], []]
-  const state = { unlisted: false, magic: undefined as string | undefined, newestMs: changeTime(entry), runsNewestMs: 0 }
+  const state = { unlisted: false, magic: undefined as string | undefined, newestMs: changeTime(entry), runsTimes: [] as number[] }
   const walk = (start: string, magicAt: string): LinkChain => {
     const chain = resolveChain(start)
     for (const link of chain.links) {
       for (const kept of [lines, runsLines]) kept.push(`link ${link.path} -> ${link.text}`)
       state.newestMs = Math.max(state.newestMs, changeTime(link.path))
-      state.runsNewestMs = Math.max(state.runsNewestMs, changeTime(link.path))
+      state.runsTimes.push(changeTime(link.path))
     }
     if ([start, ...chain.folders, ...chain.links.map(l => l.path), chain.end?.path ?? ''].some(p => MAGIC.test(p))) state.magic ??= magicAt
     return chain
@@ -89,7 +91,7 @@ export function describeNested(entry: string, tree: string, isGitDir: boolean, c
     const { text, ctimeMs } = signature(file)
     for (const kept of runs ? [lines, runsLines] : [lines]) kept.push(`${file} ${text}`)
     state.newestMs = Math.max(state.newestMs, ctimeMs)
-    if (runs) state.runsNewestMs = Math.max(state.runsNewestMs, ctimeMs)
+    if (runs) state.runsTimes.push(ctimeMs)
   }
   const markMagic = (at: string): void => void (state.magic ??= at)
   const gitDir = isGitDir ? entry : gitDirOf(entry, walk, note, markMagic)
@@ -120,7 +122,7 @@ export function describeNested(entry: string, tree: string, isGitDir: boolean, c
     }
   }
   const text = lines.join('\n')
-  return { gitDirs: [...new Set([gitDir, common].filter(d => d !== undefined))], text, digest: sha256Hex(text), runsDigest: sha256Hex(`${runsLines.join('\n')}\n${state.unlisted}`), ...state }
+  return { gitDirs: [...new Set([gitDir, common].filter(d => d !== undefined))], text, digest: sha256Hex(text), runsDigest: sha256Hex(`${runsLines.join('\n')}\n${state.unlisted}`), runsNewestMs: Math.max(0, ...state.runsTimes), ...state }
 }
 
 /** Only the git dir git takes from a nested `.git` (or the folder itself): for the repositories past the bound. */

@@ -14,6 +14,7 @@ import { listFolder, type EntryKind, type FolderCache, type Listing } from './fo
 import { describeNested, MAGIC, namedCommonDir, nestedGitDirOnly, nestedRecord, type Configured, type NestedRecord, type NestedRepo } from './nested-repos.js'
 import { named } from './report-list.js'
 import { reportedBefore, reportedFile } from './reported-repos.js'
+import { sessionTimes, sessionTimesFile } from './session-times.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import { isWithin, isWithinAny } from '../state/instance.js'
 import type { GitWatchSpec } from '../types.js'
@@ -385,7 +386,8 @@ export function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: 
  * Whether a gitlink's `.git`, in the project since before the session, is a nested repository of
  * the user's, which the gitlink watch leaves where it is (`usersOwn`). Not when it, or anything git
  * takes from it (its config, hooks, what its config names), changed during the session: a config
- * appended in place leaves the `.git` folder's time as it was. Nor when what git runs there changed
+ * appended in place leaves the `.git` folder's time as it was; nor when any of those changed while
+ * an earlier session ran, of any project (session-times.ts: round 129). Nor when what git runs there changed
  * during an earlier session (`reported`: marked by its identity, for every project, at that
  * session's end: reported-repos.ts), or it differs from what the last session's end kept (red
  * team, rounds 125 and 126: a repository made in one session and staged as a gitlink in the next,
@@ -406,10 +408,16 @@ export function usersOwnNested(spec: Pick<GitWatchSpec, 'nestedRecord' | 'home'>
       return undefined
     }
   }
+  // Read anew at each call too: a session of another project may end meanwhile.
+  const madeInASession = (repo: NestedRepo): boolean => {
+    if (spec.nestedRecord === undefined) return false
+    const times = sessionTimes(sessionTimesFile(spec.nestedRecord))
+    return repo.runsTimes.some(ms => times.during(ms))
+  }
   const usersOwn = (dotGit: string): UsersRepo | undefined => {
     if (changedSince(dotGit, sinceMs) || reported(dotGit)) return undefined
     const repo = describe(dotGit)
-    if (repo === undefined || repo.newestMs >= sinceMs - 1 || repo.unlisted || repo.magic !== undefined) return undefined
+    if (repo === undefined || repo.newestMs >= sinceMs - 1 || repo.unlisted || repo.magic !== undefined || madeInASession(repo)) return undefined
     record ??= nestedRecord(spec.nestedRecord)
     const before = record.previous(dotGit)
     return before === undefined || before === repo.digest ? { gitDir: repo.gitDirs[0], runs: repo.runsDigest } : undefined

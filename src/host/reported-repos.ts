@@ -40,33 +40,39 @@ export function reportedBefore(file: string, entry: string): boolean {
   const id = entryIdentity(entry)
   if (id === undefined) return false
   const marks = readJsonObject(file, MAX_BYTES)
-  if (marks === undefined) return lstatKind(file) !== 'missing'
-  return Array.isArray(marks[id]) || Object.keys(marks).length >= MAX_KEPT
+  return isFull(marks, file) || Array.isArray(marks?.[id])
 }
 
 /**
  * Marks the entries' identities, under a lock: two sessions ending at once each keep the other's.
- * After the record's save, which makes the folder. Says so when the file marks every `.git` already
- * (full, or unreadable), and is left as it is.
+ * After the record's save, which makes the folder. Says so, at every session's end, when the file
+ * marks every `.git` (full, or unreadable), and leaves it as it is.
  */
 export function markReported(file: string, entries: readonly (string | Buffer)[]): string | undefined {
   const marks = entries.flatMap(entry => {
     const id = entryIdentity(entry)
     return id === undefined ? [] : [[id, entry.toString().slice(0, MAX_PATH)] as const]
   })
-  if (marks.length === 0 || lstatKind(path.dirname(file)) !== 'dir') return undefined
+  if (lstatKind(path.dirname(file)) !== 'dir') return undefined
+  if (marks.length === 0) return isFull(readJsonObject(file, MAX_BYTES), file) ? fullSaid(file) : undefined
   let full = false
   try {
     withLockSync(`${file}.lock`, LOCK_STALE_MS, () => {
-      const kept = readJsonObject(file, MAX_BYTES) ?? (lstatKind(file) === 'missing' ? {} : undefined)
-      full = kept === undefined || Object.keys(kept).length >= MAX_KEPT
-      if (kept === undefined || full) return
+      const kept = readJsonObject(file, MAX_BYTES)
+      full = isFull(kept, file)
+      if (full) return
       const now = Date.now()
-      for (const [id, entry] of marks) kept[id] = [now, entry] satisfies Mark
-      writeHomeFile(file, JSON.stringify(kept))
+      const all = kept ?? {}
+      for (const [id, entry] of marks) all[id] = [now, entry] satisfies Mark
+      writeHomeFile(file, JSON.stringify(all))
     })
   } catch {
     // a read-only home: this session's repositories stay unmarked (its warnings said them)
   }
-  return full ? `claudebox's marks of the nested repositories sessions made (${file}) are full or cannot be read, so every nested repository a session stages as a gitlink has its .git moved aside; look at what was moved, then remove that file` : undefined
+  return full ? fullSaid(file) : undefined
 }
+
+/** A file that marks every `.git`: one there that cannot be read, or of MAX_KEPT marks. */
+const isFull = (kept: Record<string, unknown> | undefined, file: string): boolean => (kept === undefined ? lstatKind(file) !== 'missing' : Object.keys(kept).length >= MAX_KEPT)
+
+const fullSaid = (file: string): string => `claudebox's marks of the nested repositories sessions made (${file}) are full or cannot be read, so every nested repository a session stages as a gitlink has its .git moved aside; look at what was moved, then remove that file`

@@ -602,6 +602,32 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
+  test("round 129: a config written in one session into a folder that was no repository, renamed into a .git in the next (a rename leaves its time), staged in a third: moved aside (the host's git status ran its fsmonitor, 3 of 3)", async () => {
+    const s = scene()
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    // The program in the project, named relative to the work tree: what its config names stays inside.
+    expect((await inside(s, `mkdir gd && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > pl && chmod +x pl && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = ../pl\\n' > gd/config && echo MADE`)).out).toBe('MADE')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const renamed = await inside(s, "mkdir sub && mv gd sub/.git && mkdir -p sub/.git/objects sub/.git/refs/heads && echo 'ref: refs/heads/main' > sub/.git/HEAD && git -C sub -c core.fsmonitor= commit -q --allow-empty -m x && echo RENAMED")
+    expect(renamed.out, renamed.err).toBe('RENAMED')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const r = await inside(s, 'sleep 1; git update-index --add --cacheinfo "160000,$(git -C sub -c core.fsmonitor= rev-parse HEAD),sub" && sleep 1 && test -d sub/.git && echo THERE || echo MOVED')
+    expect(r.out, r.err).toBe('MOVED')
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test("round 129: a nested clone of the user's, staged and taken for the user's, whose config the session then writes: moved aside during the session (the host's git status, run every second as an IDE does, ran its fsmonitor for the rest of the session, 3 of 3)", async () => {
+    const s = scene()
+    makeRepo(s.project, 'lib')
+    fs.appendFileSync(path.join(s.project, '.git/info/exclude'), 'lib/\n')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const r = await inside(s, `git update-index --add --cacheinfo "160000,$(git -C lib rev-parse HEAD),lib" && sleep 1 && test -d lib/.git && echo TAKEN; (cd lib && ${payload(s, '.git/config')}); sleep 1; test -d lib/.git && echo THERE || echo MOVED`)
+    expect(r.out.split('\n'), r.err).toEqual(['TAKEN', 'MOVED'])
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
   test('a nested repository registered as a gitlink, a nested one elsewhere, and a new .git/modules dir: reported loudly after the session', async () => {
     const s = scene()
     const r = await inside(
