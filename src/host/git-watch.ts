@@ -64,7 +64,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
   const report = (nestedDirs: string[], folders: FolderCache, wide: Buffer[], marked: Buffer[]): string[] => {
     const warnings = duringSession()
     const movedBefore = moved.length
-    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs, folders, { trees: spec.workTrees, guard: heads.modes, wide }, marked))
+    warnings.push(...brokenHeads(spec.gitDirs), ...newGitDirs(listings), ...nestedInAll(spec, startedMs, quarantine, nestedDirs, folders, { trees: spec.workTrees, guard: heads.modes, wide }, marked, watch.knownGitlinks()))
     if (moved.length > movedBefore) warnings.push(`the session left files git reads in the work tree as FIFOs or sockets (git would hang on them), or a .git that leads through /proc or /dev or by a path that is not UTF-8 (where git goes from it cannot be known), or a .git or commondir that leads out of the project or to nothing yet (another local user could make what it names); moved aside: ${named(moved.slice(movedBefore))}`)
     return warnings.map(w => `WARNING: ${w}`)
   }
@@ -113,7 +113,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
 /** What the watch did, and saw, during the session, in words for the user. */
 function sessionWarnings(ended: string[], moved: readonly string[], gone: readonly string[]): string[] {
   const warnings = [...ended]
-  if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside (look at them with ls and cat, not with git, which would take one for a repository; then delete them): ${named(moved)}`)
+  if (moved.length > 0) warnings.push(`the session created files that the host's git or tools would take config, hooks or code from; moved aside into claudebox's quarantine (look at them with ls and cat, not with git, which would take one for a repository; a nested repository's .git of yours goes back with mv, after a look at its config and hooks; delete the rest): ${named(moved)}`)
   if (gone.length > 0) warnings.push(`the session made, and removed again before the launcher could move them aside, files the host's git would take config, hooks or a repository from: ${named(gone.map(inlineSafe))}; a git the host ran in this project at that moment could have taken them: look at what it ran`)
   return warnings
 }

@@ -155,6 +155,8 @@ interface NestedSearch {
   record: NestedRecord
   /** The repositories what git runs in changed during the session (or past the bound, whose .git did), to mark for every project (reported-repos.ts). */
   marked: Buffer[]
+  /** The `.git` of the gitlinks the watch took for the user's, as they were before the session changed them (gitlink-watch.ts). */
+  takenForUsers: ReadonlyMap<string, string>
   /** How many repositories were looked into, and the files still to be looked at for all of them. */
   described: number
   budget: { lines: number }
@@ -199,7 +201,14 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
     if (changedSince(entry, search.sinceMs)) search.marked.push(entry)
     return true // not looked into: reported
   }
-  if (repo.runsNewestMs >= search.sinceMs - 1 || repo.unlisted) search.marked.push(entry)
+  // Marked too: a `.git` that appeared, or was renamed into place, during the session, new to the
+  // record (red team, round 130: a config planted earlier, its time moved out of every session's by
+  // the host's git checkout of a file hard-linked to it, renamed into a .git in the next session).
+  // A session's git work in a repository the record knows, or that the watch took for the user's
+  // before, changes its `.git` too, and marks nothing.
+  const before = search.record.previous(text)
+  const appearedNow = before === undefined && changedSince(entry, search.sinceMs) && !search.takenForUsers.has(text)
+  if (repo.runsNewestMs >= search.sinceMs - 1 || repo.unlisted || appearedNow) search.marked.push(entry)
   // Changed on the way to it (a link re-pointed) during the session, too.
   if (out.length > 0 && repo.newestMs >= search.sinceMs - 1) {
     out.forEach(search.moveAside)
@@ -210,7 +219,6 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
     search.moveAside(repo.magic)
     return true
   }
-  const before = search.record.previous(text)
   const appeared = search.record.known && before === undefined
   const reported = appeared || (before !== undefined && before !== repo.digest) || repo.newestMs >= search.sinceMs - 1 || repo.unlisted
   search.record.keep(text, repo)
@@ -364,9 +372,9 @@ function looksLikeGitDir(dir: string, entries: Listing['entries']): boolean {
  * Only the git dirs the launch protected are the project's own (red team, round 49: one below
  * worktrees/a/b, or past a budget, was taken for known and never looked at, while nothing protected it).
  */
-export function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[], folders: FolderCache, modes: NestedSearch['modes'], marked: Buffer[] = []): string[] {
+export function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[], folders: FolderCache, modes: NestedSearch['modes'], marked: Buffer[] = [], takenForUsers: ReadonlyMap<string, string> = new Map()): string[] {
   const known = spec.gitDirs
-  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), marked, described: 0, budget: { lines: 65_536 }, known: new Set(known), inside: [...spec.workTrees, ...known, spec.instance], home: spec.home, modes }
+  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), marked, takenForUsers, described: 0, budget: { lines: 65_536 }, known: new Set(known), inside: [...spec.workTrees, ...known, spec.instance], home: spec.home, modes }
   // The git dirs outside the work trees too (a --separate-git-dir's, a worktree's in the main .git
   // elsewhere): a repository kept in one is reached through a symlink the same way.
   const outside = known.filter(dir => !isWithinAny(dir, spec.workTrees))

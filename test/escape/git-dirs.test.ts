@@ -840,8 +840,8 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect((await inside(s, `git init -q n && git init -q n/.git/x/r && git --git-dir=n/.git/x/r/.git config core.fsmonitor "touch ${s.marker}; false"`)).err).toContain('/n/.git')
     const record = path.join(s.world.claudeboxHome, 'nested')
     // The record of the first session's repositories, the marks of those it made (reported-repos.ts) and when sessions ran (session-times.ts), which no sandbox sees.
-    expect(fs.readdirSync(record).filter(name => !['reported.json', 'sessions.json'].includes(name))).toHaveLength(1)
-    expect(fs.readdirSync(record)).toEqual(expect.arrayContaining(['reported.json', 'sessions.json']))
+    expect(fs.readdirSync(record).filter(name => !['reported.json', 'sessions'].includes(name))).toHaveLength(1)
+    expect(fs.readdirSync(record)).toEqual(expect.arrayContaining(['reported.json', 'sessions']))
     await new Promise(resolve => setTimeout(resolve, 1_200))
     const r = await inside(s, `ls ${record} >/dev/null 2>&1 && echo RECORD-VISIBLE; mv n/.git/x/r r`)
     expect(r.out).toBe('')

@@ -628,6 +628,26 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
+  test("round 130: a config planted in one session and hard-linked over a tracked file, whose time the host's git checkout . then moved out of every session's, renamed into a .git in the next session, staged in a third: moved aside (the host's git status ran its fsmonitor, 4 of 4)", async () => {
+    const s = scene()
+    fs.writeFileSync(path.join(s.project, 'NOTES'), 'n\n')
+    git(s.project, 'add', 'NOTES')
+    git(s.project, 'commit', '-qm', 'notes')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    expect((await inside(s, `mkdir gd && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > pl && chmod +x pl && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = ../pl\\n' > gd/config && ln -f gd/config README && ln -f pl NOTES && echo MADE`)).out).toBe('MADE')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    spawnSync('git', ['checkout', '.'], { cwd: s.project, stdio: 'ignore', timeout: 20_000 }) // the user discards the session's edits
+    expect(['gd/config', 'pl'].map(f => fs.statSync(path.join(s.project, f)).nlink)).toEqual([1, 1])
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const renamed = await inside(s, "mkdir sub && mv gd sub/.git && mkdir -p sub/.git/objects sub/.git/refs/heads && echo 'ref: refs/heads/main' > sub/.git/HEAD && git -C sub -c core.fsmonitor= commit -q --allow-empty -m x && echo RENAMED")
+    expect(renamed.out, renamed.err).toBe('RENAMED')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const r = await inside(s, 'sleep 1; git update-index --add --cacheinfo "160000,$(git -C sub -c core.fsmonitor= rev-parse HEAD),sub" && sleep 1 && test -d sub/.git && echo THERE || echo MOVED')
+    expect(r.out, r.err).toBe('MOVED')
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
   test('a nested repository registered as a gitlink, a nested one elsewhere, and a new .git/modules dir: reported loudly after the session', async () => {
     const s = scene()
     const r = await inside(
@@ -815,7 +835,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
       ].join('; '),
     )
     expect(r.out).toBe('BLOCKED')
-    expect(r.err).toMatch(/moved aside \(look at them with ls and cat, not with git, which would take one for a repository; then delete them\): .*later\.gitconfig -> .*quarantine.*missing-hooks -> /)
+    expect(r.err).toMatch(/moved aside into claudebox's quarantine \(look at them with ls and cat, not with git, which would take one for a repository; a nested repository's \.git of yours goes back with mv, after a look at its config and hooks; delete the rest\): .*later\.gitconfig -> .*quarantine.*missing-hooks -> /)
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
   })
@@ -835,7 +855,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     const s = scene()
     fs.appendFileSync(path.join(s.world.home, '.gitconfig'), '[core]\n\thooksPath = .githooks\n')
     const r = await inside(s, `mkdir .githooks && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > .githooks/pre-commit && chmod +x .githooks/pre-commit`)
-    expect(r.err).toMatch(/moved aside \(look at them with ls and cat, not with git, which would take one for a repository; then delete them\): .*\.githooks -> /)
+    expect(r.err).toMatch(/moved aside into claudebox's quarantine \(look at them with ls and cat, not with git, which would take one for a repository; a nested repository's \.git of yours goes back with mv, after a look at its config and hooks; delete the rest\): .*\.githooks -> /)
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
   })

@@ -1,6 +1,6 @@
 // When sessions ran (src/host/session-times.ts): a time in an ended session, with a little slack
 // for the kernel's coarser clock, counts as that session's; the file is made by the first session's
-// end; one that cannot be read puts every time in a session and is never rewritten.
+// end, a line appended at each; one that cannot be read puts every time in a session.
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
@@ -14,6 +14,7 @@ describe('when sessions ran', () => {
     const file = place()
     expect(sessionTimes(file).during(1_000)).toBe(false)
     expect(recordSession(file, 1_000, 2_000)).toBeUndefined()
+    expect(fs.readFileSync(file, 'utf8')).toBe('1000 2000\n')
     expect(recordSession(file, 5_000, 6_000)).toBeUndefined()
     const times = sessionTimes(file)
     expect([951, 1_500, 2_050, 5_500].map(ms => times.during(ms))).toEqual([true, true, true, true])
@@ -21,33 +22,27 @@ describe('when sessions ran', () => {
     expect(fs.statSync(path.dirname(file)).mode & 0o777).toBe(0o700)
   })
 
-  test('sessions that overlap (two at once) are kept as one window', () => {
+  test('past 256 KiB the file is rewritten: overlapping sessions (two at once) joined into one window; past 20,000 windows the oldest are joined, the times between them counting as a session\'s too', () => {
     const file = place()
     recordSession(file, 1_000, 3_000)
-    recordSession(file, 2_000, 4_000)
-    recordSession(file, 10_000, 11_000)
-    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({ windows: [[1_000, 4_000], [10_000, 11_000]] })
+    const lines = Array.from({ length: 25_000 }, (_, i) => `${10_000 + i * 10} ${10_000 + i * 10 + 1}\n`).join('')
+    fs.appendFileSync(file, `2000 4000\n${lines}`)
+    recordSession(file, 99_000_000, 99_000_001)
+    const kept = fs.readFileSync(file, 'utf8').trim().split('\n')
+    expect(kept).toHaveLength(20_000)
+    expect(kept[0]).toBe(`1000 ${10_000 + 5_001 * 10 + 1}`) // 25,002 windows: the oldest 5,003 joined
+    expect(kept[kept.length - 1]).toBe('99000000 99000001')
+    expect([5_000, 20_005].map(ms => sessionTimes(file).during(ms))).toEqual([true, true])
+    expect(fs.readdirSync(path.dirname(file)).sort()).toEqual(['sessions'])
   })
 
-  test('past 50,000 windows the oldest are joined into one: the times between them count as a session\'s too', () => {
-    const file = place()
-    fs.mkdirSync(path.dirname(file))
-    const windows = Array.from({ length: 50_000 }, (_, i) => [i * 10, i * 10 + 1])
-    fs.writeFileSync(file, JSON.stringify({ windows }))
-    recordSession(file, 10_000_000, 10_000_001)
-    const kept = (JSON.parse(fs.readFileSync(file, 'utf8')) as { windows: number[][] }).windows
-    expect(kept).toHaveLength(50_000)
-    expect(kept[0]).toEqual([0, 11])
-    expect(kept[kept.length - 1]).toEqual([10_000_000, 10_000_001])
-    expect(sessionTimes(file).during(5)).toBe(true)
-  })
-
-  test('a file that cannot be read puts every time in a session, is left as it is, and the end says so', () => {
+  test('a file holding anything else than windows, or that cannot be read, puts every time in a session; one larger than is read is said at the end', () => {
     const file = place()
     recordSession(file, 1_000, 2_000)
-    fs.writeFileSync(file, '{ damaged')
+    fs.appendFileSync(file, 'damaged\n')
     expect(sessionTimes(file).during(123)).toBe(true)
-    expect(recordSession(file, 5_000, 6_000)).toMatch(/cannot be read[^\n]*remove that file/)
-    expect(fs.readFileSync(file, 'utf8')).toBe('{ damaged')
+    fs.writeFileSync(file, `${'1 2\n'.repeat((4 << 20) / 4)}`)
+    expect(recordSession(file, 5_000, 6_000)).toMatch(/larger than it reads[^\n]*remove that file/)
+    expect(sessionTimes(file).during(123)).toBe(true)
   })
 })
