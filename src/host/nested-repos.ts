@@ -14,7 +14,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { sha256Hex } from '../sha256.js'
 import { writeHomeFile } from './atomic-write.js'
-import { lstatKind, namesUpTo, readJsonObject, realPathFrom } from './fs.js'
+import { entryIdentity, lstatKind, namesUpTo, readJsonObject, realPathFrom } from './fs.js'
 import { gitConfig, gitdirOf, isCommondirPlaceholder, readSmall } from './git-dirs.js'
 import { resolveChain, type LinkChain } from './link-targets.js'
 
@@ -227,6 +227,8 @@ export interface NestedRecord {
   /** Whether there was a record (a first session, or one after --gc or a lost file, has none). */
   known: boolean
   previous(entry: string): string | undefined
+  /** The device and inode its `.git` had then (none in a record written before they were kept). */
+  previousIdentity(entry: string): string | undefined
   keep(entry: string, repo: NestedRepo): void
   save(): void
 }
@@ -243,9 +245,11 @@ export function nestedRecord(file: string | undefined): NestedRecord {
   const now: Record<string, string> = {}
   return {
     known,
-    previous: entry => (typeof kept[entry] === 'string' ? kept[entry] : undefined),
+    // `digest dev:ino`: the identity tells a `.git` swapped in at a path the record holds (red team, round 131).
+    previous: entry => (typeof kept[entry] === 'string' ? kept[entry].split(' ')[0] : undefined),
+    previousIdentity: entry => (typeof kept[entry] === 'string' ? kept[entry].split(' ')[1] : undefined),
     keep(entry, repo) {
-      now[entry] = repo.digest
+      now[entry] = `${repo.digest} ${entryIdentity(entry) ?? ''}`
     },
     save() {
       // Unwritten, the next session has no record: it reports what changed during it only.

@@ -4,7 +4,7 @@
 // tree, the git dirs outside them and the instance, through the folder cache (folder-cache.ts).
 import fs from 'node:fs'
 import path from 'node:path'
-import { changedSince, lstatKind } from './fs.js'
+import { changedSince, entryIdentity, lstatKind } from './fs.js'
 import type { Judge, UsersRepo } from './gitlink-watch.js'
 import type { ModeGuard } from './mode-guard.js'
 import { configReader, userGitConfigs } from './git-configs.js'
@@ -202,12 +202,14 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
     return true // not looked into: reported
   }
   // Marked too: a `.git` that appeared, or was renamed into place, during the session, new to the
-  // record (red team, round 130: a config planted earlier, its time moved out of every session's by
-  // the host's git checkout of a file hard-linked to it, renamed into a .git in the next session).
+  // record, or other than the `.git` it held there (red team, round 130: a config planted earlier,
+  // its time moved out of every session's by the host's git checkout of a file hard-linked to it,
+  // renamed into a .git in the next session; round 131: at a path the record held).
   // A session's git work in a repository the record knows, or that the watch took for the user's
   // before, changes its `.git` too, and marks nothing.
   const before = search.record.previous(text)
-  const appearedNow = before === undefined && changedSince(entry, search.sinceMs) && !search.takenForUsers.has(text)
+  const sameGit = before !== undefined && search.record.previousIdentity(text) === entryIdentity(text)
+  const appearedNow = !sameGit && changedSince(entry, search.sinceMs) && !search.takenForUsers.has(text)
   if (repo.runsNewestMs >= search.sinceMs - 1 || repo.unlisted || appearedNow) search.marked.push(entry)
   // Changed on the way to it (a link re-pointed) during the session, too.
   if (out.length > 0 && repo.newestMs >= search.sinceMs - 1) {

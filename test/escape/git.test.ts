@@ -628,18 +628,21 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
-  test("round 130: a config planted in one session and hard-linked over a tracked file, whose time the host's git checkout . then moved out of every session's, renamed into a .git in the next session, staged in a third: moved aside (the host's git status ran its fsmonitor, 4 of 4)", async () => {
+  test.each([
+    ['a new path', '', ''],
+    ['the path of a repository the session made before, whose .git the record held (round 131, 5 of 5)', 'git init -q sub && ', 'rm -rf sub/.git && '],
+  ])("round 130: a config planted in one session and hard-linked over a tracked file, whose time the host's git checkout . then moved out of every session's, renamed into a .git at %s in the next session, staged in a third: moved aside (the host's git status ran its fsmonitor, 4 of 4)", async (_where, before, replace) => {
     const s = scene()
     fs.writeFileSync(path.join(s.project, 'NOTES'), 'n\n')
     git(s.project, 'add', 'NOTES')
     git(s.project, 'commit', '-qm', 'notes')
     await new Promise(resolve => setTimeout(resolve, 1_200))
-    expect((await inside(s, `mkdir gd && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > pl && chmod +x pl && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = ../pl\\n' > gd/config && ln -f gd/config README && ln -f pl NOTES && echo MADE`)).out).toBe('MADE')
+    expect((await inside(s, `${before}mkdir gd && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > pl && chmod +x pl && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = ../pl\\n' > gd/config && ln -f gd/config README && ln -f pl NOTES && echo MADE`)).out).toBe('MADE')
     await new Promise(resolve => setTimeout(resolve, 1_200))
     spawnSync('git', ['checkout', '.'], { cwd: s.project, stdio: 'ignore', timeout: 20_000 }) // the user discards the session's edits
     expect(['gd/config', 'pl'].map(f => fs.statSync(path.join(s.project, f)).nlink)).toEqual([1, 1])
     await new Promise(resolve => setTimeout(resolve, 1_200))
-    const renamed = await inside(s, "mkdir sub && mv gd sub/.git && mkdir -p sub/.git/objects sub/.git/refs/heads && echo 'ref: refs/heads/main' > sub/.git/HEAD && git -C sub -c core.fsmonitor= commit -q --allow-empty -m x && echo RENAMED")
+    const renamed = await inside(s, `${replace}mkdir -p sub && mv gd sub/.git && mkdir -p sub/.git/objects sub/.git/refs/heads && echo 'ref: refs/heads/main' > sub/.git/HEAD && git -C sub -c core.fsmonitor= commit -q --allow-empty -m x && echo RENAMED`)
     expect(renamed.out, renamed.err).toBe('RENAMED')
     await new Promise(resolve => setTimeout(resolve, 1_200))
     const r = await inside(s, 'sleep 1; git update-index --add --cacheinfo "160000,$(git -C sub -c core.fsmonitor= rev-parse HEAD),sub" && sleep 1 && test -d sub/.git && echo THERE || echo MOVED')
