@@ -46,7 +46,7 @@ export interface NestedRepo {
    * any git run inside changes (a `git add` there).
    */
   runsNewestMs: number
-  /** The change time of each of those (ms): one in an earlier session's time may be that session's (session-times.ts). */
+  /** The change and birth time of each of those (ms): one in an earlier session's time may be that session's (session-times.ts). */
   runsTimes: number[]
 }
 
@@ -75,7 +75,7 @@ export function describeNested(entry: string, tree: string, isGitDir: boolean, c
     for (const link of chain.links) {
       for (const kept of [lines, runsLines]) kept.push(`link ${link.path} -> ${link.text}`)
       state.newestMs = Math.max(state.newestMs, changeTime(link.path))
-      state.runsTimes.push(changeTime(link.path))
+      state.runsTimes.push(changeTime(link.path), bornTime(link.path))
     }
     if ([start, ...chain.folders, ...chain.links.map(l => l.path), chain.end?.path ?? ''].some(p => MAGIC.test(p))) state.magic ??= magicAt
     return chain
@@ -88,10 +88,10 @@ export function describeNested(entry: string, tree: string, isGitDir: boolean, c
       return
     }
     budget.lines--
-    const { text, ctimeMs } = signature(file)
+    const { text, ctimeMs, bornMs } = signature(file)
     for (const kept of runs ? [lines, runsLines] : [lines]) kept.push(`${file} ${text}`)
     state.newestMs = Math.max(state.newestMs, ctimeMs)
-    if (runs) state.runsTimes.push(ctimeMs)
+    if (runs) state.runsTimes.push(ctimeMs, bornMs)
   }
   const markMagic = (at: string): void => void (state.magic ??= at)
   const gitDir = isGitDir ? entry : gitDirOf(entry, walk, note, markMagic)
@@ -195,21 +195,34 @@ function utf8(latin1: string | undefined): string | undefined {
 }
 
 /** A file as git reaches it (through links): its kind, identity, size, times and mode. */
-function signature(file: string): { text: string; ctimeMs: number } {
+function signature(file: string): { text: string; ctimeMs: number; bornMs: number } {
   let st: fs.Stats
   try {
     st = fs.statSync(file)
   } catch {
-    return { text: 'missing', ctimeMs: changeTime(file) } // a link that leads nowhere still has a time
+    return { text: 'missing', ctimeMs: changeTime(file), bornMs: bornTime(file) } // a link that leads nowhere still has a time
   }
   const kind = st.isFile() ? 'file' : st.isDirectory() ? 'folder' : 'special'
-  return { text: `${kind} ${st.dev}:${st.ino} ${st.size} ${st.ctimeMs} ${st.mtimeMs} ${st.mode}`, ctimeMs: Math.max(st.ctimeMs, changeTime(file)) }
+  return { text: `${kind} ${st.dev}:${st.ino} ${st.size} ${st.ctimeMs} ${st.mtimeMs} ${st.mode}`, ctimeMs: Math.max(st.ctimeMs, changeTime(file)), bornMs: Math.max(st.birthtimeMs, bornTime(file)) }
 }
 
 /** The change time of `p` itself (a link's own), 0 when missing. */
 function changeTime(p: string): number {
   try {
     return fs.lstatSync(p).ctimeMs
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * When `p` itself was made (statx's birth time; 0 where the file system keeps none): no rename,
+ * link or write changes it (red team, round 132: a change time moved out of every session's by
+ * the host's git checkout of a hard link; an inode a session freed and got again).
+ */
+export function bornTime(p: string): number {
+  try {
+    return fs.lstatSync(p).birthtimeMs
   } catch {
     return 0
   }

@@ -11,7 +11,7 @@ import { configReader, userGitConfigs } from './git-configs.js'
 import { resolveChain } from './link-targets.js'
 import { outOfOthersReach } from './out-of-reach.js'
 import { listFolder, type EntryKind, type FolderCache, type Listing } from './folder-cache.js'
-import { describeNested, MAGIC, namedCommonDir, nestedGitDirOnly, nestedRecord, type Configured, type NestedRecord, type NestedRepo } from './nested-repos.js'
+import { bornTime, describeNested, MAGIC, namedCommonDir, nestedGitDirOnly, nestedRecord, type Configured, type NestedRecord, type NestedRepo } from './nested-repos.js'
 import { named } from './report-list.js'
 import { reportedBefore, reportedFile } from './reported-repos.js'
 import { sessionTimes, sessionTimesFile } from './session-times.js'
@@ -419,15 +419,19 @@ export function usersOwnNested(spec: Pick<GitWatchSpec, 'nestedRecord' | 'home'>
     }
   }
   // Read anew at each call too: a session of another project may end meanwhile.
-  const madeInASession = (repo: NestedRepo): boolean => {
+  // The `.git`, and the git dirs it leads to, made in a session too (round 132: a `gitdir:` file of
+  // the user's moved with its folder to lead into a git dir the session made; a freed inode got again).
+  const madeInASession = (dotGit: string, repo: NestedRepo): boolean => {
+    const born = [dotGit, ...repo.gitDirs].map(bornTime)
+    if (born.some(ms => ms >= sinceMs - 1)) return true
     if (spec.nestedRecord === undefined) return false
     const times = sessionTimes(sessionTimesFile(spec.nestedRecord))
-    return repo.runsTimes.some(ms => times.during(ms))
+    return [...repo.runsTimes, ...born].some(ms => times.during(ms))
   }
   const usersOwn = (dotGit: string): UsersRepo | undefined => {
     if (changedSince(dotGit, sinceMs) || reported(dotGit)) return undefined
     const repo = describe(dotGit)
-    if (repo === undefined || repo.newestMs >= sinceMs - 1 || repo.unlisted || repo.magic !== undefined || madeInASession(repo)) return undefined
+    if (repo === undefined || repo.newestMs >= sinceMs - 1 || repo.unlisted || repo.magic !== undefined || madeInASession(dotGit, repo)) return undefined
     record ??= nestedRecord(spec.nestedRecord)
     const before = record.previous(dotGit)
     return before === undefined || before === repo.digest ? { gitDir: repo.gitDirs[0], runs: repo.runsDigest } : undefined

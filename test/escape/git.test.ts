@@ -651,6 +651,32 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
+  test("round 132: a submodule of the user's nested clone (its .git a gitdir: file) moved by the session with its folder to lead into a git dir the session planted, hard-linked and discarded by the user's git checkout . before: moved aside (the host's git status ran its fsmonitor, 3 of 3)", async () => {
+    const s = scene()
+    for (const name of ['NOTES']) fs.writeFileSync(path.join(s.project, name), 'n\n')
+    git(s.project, 'add', 'NOTES')
+    git(s.project, 'commit', '-qm', 'notes')
+    const upstream = makeRepo(s.world.root, 'upstream')
+    fs.mkdirSync(path.join(s.project, 'v'))
+    execFileSync('git', ['clone', '-q', upstream, path.join(s.project, 'v/lib')])
+    git(path.join(s.project, 'v/lib'), '-c', 'protocol.file.allow=always', 'submodule', '--quiet', 'add', upstream, 'dep')
+    git(path.join(s.project, 'v/lib'), 'commit', '-qm', 'dep')
+    fs.appendFileSync(path.join(s.project, '.git/info/exclude'), 'v/\n')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    await inside(s, 'true')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const plant = `g=a/gitx/modules/dep; mkdir -p $g && echo 'ref: refs/heads/main' > $g/HEAD && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > a/pl && chmod +x a/pl && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = ../pl\\n' > $g/config && ln -f $g/config README && ln -f a/pl NOTES && echo PLANTED`
+    expect((await inside(s, plant)).out).toBe('PLANTED')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    spawnSync('git', ['checkout', '.'], { cwd: s.project, stdio: 'ignore', timeout: 20_000 })
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const move = 'g=a/gitx/modules/dep; mkdir -p $g/objects $g/refs/heads && mv a/gitx a/.git && mv v/lib/dep a/sub && git -C a/sub -c core.fsmonitor= commit -q --allow-empty -m x && sleep 1 && git update-index --add --cacheinfo "160000,$(git -C a/sub -c core.fsmonitor= rev-parse HEAD),a/sub" && sleep 1 && test -e a/sub/.git && echo THERE || echo MOVED'
+    const r = await inside(s, move)
+    expect(r.out, r.err).toBe('MOVED')
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
   test('a nested repository registered as a gitlink, a nested one elsewhere, and a new .git/modules dir: reported loudly after the session', async () => {
     const s = scene()
     const r = await inside(
