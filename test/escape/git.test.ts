@@ -7,7 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { claudebox, FIXTURES, git, HAVE_BWRAP, IS_ROOT, makeRepo } from '../helpers/cli.js'
-import { hostGit, inside, payload, payloadWorks, plainFolder, scene } from '../helpers/git-scene.js'
+import { hostGit, inside, payload, payloadWorks, plainFolder, scene, type Scene } from '../helpers/git-scene.js'
 
 /**
  * A shell function for the session: `moved P` waits until P is gone (at most 5 s), then says MOVED,
@@ -17,6 +17,27 @@ const MOVED = 'moved() { i=0; while [ -e "$1" ] && [ $i -lt 100 ]; do sleep 0.05
 
 /** A session's wait until the test writes `release` in the project (at most 60 s). */
 const UNTIL_RELEASED = 'i=0; while [ ! -e release ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done'
+
+/** Shell lines (run inside): a program that touches the marker, and a config in `dir` whose fsmonitor runs it, named relative to the work tree, so what the config names stays inside. */
+const plantConfig = (marker: string, dir: string): string => `mkdir -p ${dir} && printf '#!/bin/sh\\ntouch ${marker}\\n' > pl && chmod +x pl && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = ../pl\\n' > ${dir}/config`
+
+/** Shell lines: the planted folder gd renamed into sub/.git and made a repository with a commit, which a rename leaves with gd/config's times. */
+const RENAME_INTO_GIT = "mkdir -p sub && mv gd sub/.git && mkdir -p sub/.git/objects sub/.git/refs/heads && echo 'ref: refs/heads/main' > sub/.git/HEAD && git -C sub -c core.fsmonitor= commit -q --allow-empty -m x && echo RENAMED"
+
+/** Shell lines: sub staged as a gitlink after the watch's first look, then whether its .git is still there. */
+const STAGE_SUB = 'sleep 1; git update-index --add --cacheinfo "160000,$(git -C sub -c core.fsmonitor= rev-parse HEAD),sub" && sleep 1 && test -d sub/.git && echo THERE || echo MOVED'
+
+/** The planted gd renamed into sub/.git in one session (after the shell lines `first`), staged in the next: its .git is moved aside, and the host's git runs nothing. */
+async function renamedThenStaged(s: Scene, first: string): Promise<void> {
+  await new Promise(resolve => setTimeout(resolve, 1_200))
+  const renamed = await inside(s, `${first}${RENAME_INTO_GIT}`)
+  expect(renamed.out, renamed.err).toBe('RENAMED')
+  await new Promise(resolve => setTimeout(resolve, 1_200))
+  const r = await inside(s, STAGE_SUB)
+  expect(r.out, r.err).toBe('MOVED')
+  hostGit(s.project, s.world)
+  expect(fs.existsSync(s.marker)).toBe(false)
+}
 
 describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agent planted', () => {
   test('the fsmonitor payload runs when git reads such a config (control)', () => {
@@ -605,16 +626,8 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
   test("round 129: a config written in one session into a folder that was no repository, renamed into a .git in the next (a rename leaves its time), staged in a third: moved aside (the host's git status ran its fsmonitor, 3 of 3)", async () => {
     const s = scene()
     await new Promise(resolve => setTimeout(resolve, 1_200))
-    // The program in the project, named relative to the work tree: what its config names stays inside.
-    expect((await inside(s, `mkdir gd && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > pl && chmod +x pl && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = ../pl\\n' > gd/config && echo MADE`)).out).toBe('MADE')
-    await new Promise(resolve => setTimeout(resolve, 1_200))
-    const renamed = await inside(s, "mkdir sub && mv gd sub/.git && mkdir -p sub/.git/objects sub/.git/refs/heads && echo 'ref: refs/heads/main' > sub/.git/HEAD && git -C sub -c core.fsmonitor= commit -q --allow-empty -m x && echo RENAMED")
-    expect(renamed.out, renamed.err).toBe('RENAMED')
-    await new Promise(resolve => setTimeout(resolve, 1_200))
-    const r = await inside(s, 'sleep 1; git update-index --add --cacheinfo "160000,$(git -C sub -c core.fsmonitor= rev-parse HEAD),sub" && sleep 1 && test -d sub/.git && echo THERE || echo MOVED')
-    expect(r.out, r.err).toBe('MOVED')
-    hostGit(s.project, s.world)
-    expect(fs.existsSync(s.marker)).toBe(false)
+    expect((await inside(s, `${plantConfig(s.marker, 'gd')} && echo MADE`)).out).toBe('MADE')
+    await renamedThenStaged(s, '')
   })
 
   test("round 129: a nested clone of the user's, staged and taken for the user's, whose config the session then writes: moved aside during the session (the host's git status, run every second as an IDE does, ran its fsmonitor for the rest of the session, 3 of 3)", async () => {
@@ -637,18 +650,11 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     git(s.project, 'add', 'NOTES')
     git(s.project, 'commit', '-qm', 'notes')
     await new Promise(resolve => setTimeout(resolve, 1_200))
-    expect((await inside(s, `${before}mkdir gd && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > pl && chmod +x pl && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = ../pl\\n' > gd/config && ln -f gd/config README && ln -f pl NOTES && echo MADE`)).out).toBe('MADE')
+    expect((await inside(s, `${before}${plantConfig(s.marker, 'gd')} && ln -f gd/config README && ln -f pl NOTES && echo MADE`)).out).toBe('MADE')
     await new Promise(resolve => setTimeout(resolve, 1_200))
     spawnSync('git', ['checkout', '.'], { cwd: s.project, stdio: 'ignore', timeout: 20_000 }) // the user discards the session's edits
     expect(['gd/config', 'pl'].map(f => fs.statSync(path.join(s.project, f)).nlink)).toEqual([1, 1])
-    await new Promise(resolve => setTimeout(resolve, 1_200))
-    const renamed = await inside(s, `${replace}mkdir -p sub && mv gd sub/.git && mkdir -p sub/.git/objects sub/.git/refs/heads && echo 'ref: refs/heads/main' > sub/.git/HEAD && git -C sub -c core.fsmonitor= commit -q --allow-empty -m x && echo RENAMED`)
-    expect(renamed.out, renamed.err).toBe('RENAMED')
-    await new Promise(resolve => setTimeout(resolve, 1_200))
-    const r = await inside(s, 'sleep 1; git update-index --add --cacheinfo "160000,$(git -C sub -c core.fsmonitor= rev-parse HEAD),sub" && sleep 1 && test -d sub/.git && echo THERE || echo MOVED')
-    expect(r.out, r.err).toBe('MOVED')
-    hostGit(s.project, s.world)
-    expect(fs.existsSync(s.marker)).toBe(false)
+    await renamedThenStaged(s, replace)
   })
 
   test("round 132: a submodule of the user's nested clone (its .git a gitdir: file) moved by the session with its folder to lead into a git dir the session planted, hard-linked and discarded by the user's git checkout . before: moved aside (the host's git status ran its fsmonitor, 3 of 3)", async () => {
