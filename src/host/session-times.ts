@@ -1,6 +1,6 @@
 // When sessions ran, for every project of this user: a file git runs from in a nested repository
-// (its config, hooks, what its config names) whose change time falls in one of them may be a
-// session's, whatever became of it since (red team, round 129: a config written in one session
+// (its config, hooks, what its config names), or a git dir, whose change or birth time falls in one
+// of them may be a session's, whatever became of it since (red team, round 129: a config written in one session
 // into a folder that was no repository yet, renamed into a `.git` in the next, which a rename of
 // its folder leaves with its old change time, was staged in a third and taken for the user's).
 // Written at each session's end in `$CLAUDEBOX_HOME/nested/sessions`, out of every sandbox.

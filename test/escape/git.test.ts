@@ -27,6 +27,15 @@ const RENAME_INTO_GIT = "mkdir -p sub && mv gd sub/.git && mkdir -p sub/.git/obj
 /** Shell lines: sub staged as a gitlink after the watch's first look, then whether its .git is still there. */
 const STAGE_SUB = 'sleep 1; git update-index --add --cacheinfo "160000,$(git -C sub -c core.fsmonitor= rev-parse HEAD),sub" && sleep 1 && test -d sub/.git && echo THERE || echo MOVED'
 
+/** A scene whose project holds an untracked clone of the user's, `lib`, older than the next session by more than the watch's look needs. */
+async function sceneWithClone(): Promise<Scene> {
+  const s = scene()
+  makeRepo(s.project, 'lib')
+  fs.appendFileSync(path.join(s.project, '.git/info/exclude'), 'lib/\n')
+  await new Promise(resolve => setTimeout(resolve, 1_200))
+  return s
+}
+
 /** The planted gd renamed into sub/.git in one session (after the shell lines `first`), staged in the next: its .git is moved aside, and the host's git runs nothing. */
 async function renamedThenStaged(s: Scene, first: string): Promise<void> {
   await new Promise(resolve => setTimeout(resolve, 1_200))
@@ -589,10 +598,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
   })
 
   test("round 128: the user's nested clone staged as a gitlink, and a repository of the session's staged in that clone's own index: its .git is moved aside (the host's git status entered the clone, then it, and ran its fsmonitor, 9 of 9)", async () => {
-    const s = scene()
-    makeRepo(s.project, 'lib')
-    fs.appendFileSync(path.join(s.project, '.git/info/exclude'), 'lib/\n')
-    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const s = await sceneWithClone()
     expect((await inside(s, `cd lib && git init -q inner && git -C inner commit -q --allow-empty -m i && (cd inner && ${payload(s, '.git/config')}) && echo MADE`)).out).toBe('MADE')
     await new Promise(resolve => setTimeout(resolve, 1_200))
     const stage = [
@@ -609,10 +615,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
   })
 
   test("round 128: the user's nested clone taken for the user's by the watch, then its .git swapped for one the session made (whose config kept its time): moved aside at the end (the host's git status ran its fsmonitor, 3 of 3)", async () => {
-    const s = scene()
-    makeRepo(s.project, 'lib')
-    fs.appendFileSync(path.join(s.project, '.git/info/exclude'), 'lib/\n')
-    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const s = await sceneWithClone()
     expect((await inside(s, `mkdir gd && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = "touch ${s.marker}; false"\\n' > gd/config && echo MADE`)).out).toBe('MADE')
     await new Promise(resolve => setTimeout(resolve, 1_200))
     const r = await inside(s, 'git update-index --add --cacheinfo "160000,$(git -C lib rev-parse HEAD),lib" && sleep 1 && cp -a lib/.git/objects lib/.git/refs lib/.git/HEAD lib/.git/index gd/ && mv lib/.git lib/.git.user && mv gd lib/.git && echo SWAPPED')
@@ -631,10 +634,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
   })
 
   test("round 129: a nested clone of the user's, staged and taken for the user's, whose config the session then writes: moved aside during the session (the host's git status, run every second as an IDE does, ran its fsmonitor for the rest of the session, 3 of 3)", async () => {
-    const s = scene()
-    makeRepo(s.project, 'lib')
-    fs.appendFileSync(path.join(s.project, '.git/info/exclude'), 'lib/\n')
-    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const s = await sceneWithClone()
     const r = await inside(s, `git update-index --add --cacheinfo "160000,$(git -C lib rev-parse HEAD),lib" && sleep 1 && test -d lib/.git && echo TAKEN; (cd lib && ${payload(s, '.git/config')}); sleep 1; test -d lib/.git && echo THERE || echo MOVED`)
     expect(r.out.split('\n'), r.err).toEqual(['TAKEN', 'MOVED'])
     hostGit(s.project, s.world)
