@@ -17,6 +17,7 @@ import { writeHomeFile } from './atomic-write.js'
 import { entryIdentity, lstatKind, namesUpTo, readJsonObject, realPathFrom } from './fs.js'
 import { gitConfig, gitdirOf, isCommondirPlaceholder, readSmall } from './git-dirs.js'
 import { resolveChain, type LinkChain } from './link-targets.js'
+import { isWithin, isWithinAny } from '../state/instance.js'
 
 export interface NestedRepo {
   /** The git dir git takes (its index is checked) and its common dir. */
@@ -228,6 +229,35 @@ export function bornTime(p: string): number {
   }
 }
 
+/**
+ * The change and birth times of a nested repository's `.git` (`entry`) and of the folders that make
+ * its way to each of its git dirs: each git dir and the folders above it, up to where its path parts
+ * from the `.git`'s folder (for `a/sub/.git` -> `../.git/modules/dep`: `a/.git`, `a/.git/modules`,
+ * `a/.git/modules/dep`). Putting a folder there (a rename, a new one) changes its time, which none of
+ * the host's git work at the top moves again, unlike a file's (red team, round 133: old folders and
+ * files of the user's, renamed and hard-linked into a git dir in one session, their files' times
+ * moved out of every session's by the host's git checkout .). Only those within `inside`, where a
+ * session could have put them: the host's own work changes the times of folders elsewhere.
+ */
+export function wayTimes(entry: string, gitDirs: readonly string[], inside: readonly string[]): number[] {
+  let from = path.dirname(entry)
+  try {
+    from = fs.realpathSync(from)
+  } catch {
+    // gone: the way is looked at from where it was named
+  }
+  const folders = new Set([entry])
+  for (const dir of gitDirs) for (let f = dir; !isWithin(from, f); f = path.dirname(f)) folders.add(f)
+  return [...folders].filter(f => isWithinAny(f, inside)).flatMap(f => {
+    try {
+      const st = fs.lstatSync(f)
+      return [st.ctimeMs, st.birthtimeMs]
+    } catch {
+      return []
+    }
+  })
+}
+
 /** A folder's names, sorted; none when it is missing or no folder; undefined when it holds more than are listed. */
 function namesIn(dir: string): string[] | undefined {
   // Read one at a time: a hooks folder of 100,000 entries must not be listed whole (red team, round 46).
@@ -242,9 +272,18 @@ export interface NestedRecord {
   previous(entry: string): string | undefined
   /** The device and inode its `.git` had then (none in a record written before they were kept). */
   previousIdentity(entry: string): string | undefined
-  keep(entry: string, repo: NestedRepo): void
+  /**
+   * Whether the `.git` at `entry`, as `repo` is now, is the one kept then, as it was, and kept as
+   * vouched for: a session's end that found its way to its git dirs put in place during a session
+   * vouches for it only when the end before vouched for it, as it is (wayTimes).
+   */
+  vouchedFor(entry: string, repo: NestedRepo): boolean
+  keep(entry: string, repo: NestedRepo, vouched: boolean): void
   save(): void
 }
+
+/** The record's word for a repository whose way to its git dirs no session put in place, or that was vouched for before. */
+const VOUCHED = 'vouched'
 
 /**
  * Each repository is kept as the SHA-256 of its text: a record of texts grew past what is read back
@@ -261,8 +300,12 @@ export function nestedRecord(file: string | undefined): NestedRecord {
     // `digest dev:ino`: the identity tells a `.git` swapped in at a path the record holds (red team, round 131).
     previous: entry => (typeof kept[entry] === 'string' ? kept[entry].split(' ')[0] : undefined),
     previousIdentity: entry => (typeof kept[entry] === 'string' ? kept[entry].split(' ')[1] : undefined),
-    keep(entry, repo) {
-      now[entry] = `${repo.digest} ${entryIdentity(entry) ?? ''}`
+    vouchedFor(entry, repo) {
+      const [digest, identity, vouched] = typeof kept[entry] === 'string' ? kept[entry].split(' ') : []
+      return digest === repo.digest && identity === entryIdentity(entry) && vouched === VOUCHED
+    },
+    keep(entry, repo, vouched) {
+      now[entry] = `${repo.digest} ${entryIdentity(entry) ?? ''}${vouched ? ` ${VOUCHED}` : ''}`
     },
     save() {
       // Unwritten, the next session has no record: it reports what changed during it only.

@@ -11,7 +11,7 @@ import { configReader, userGitConfigs } from './git-configs.js'
 import { resolveChain } from './link-targets.js'
 import { outOfOthersReach } from './out-of-reach.js'
 import { listFolder, type EntryKind, type FolderCache, type Listing } from './folder-cache.js'
-import { bornTime, describeNested, MAGIC, namedCommonDir, nestedGitDirOnly, nestedRecord, type Configured, type NestedRecord, type NestedRepo } from './nested-repos.js'
+import { bornTime, describeNested, MAGIC, namedCommonDir, nestedGitDirOnly, nestedRecord, wayTimes, type Configured, type NestedRecord, type NestedRepo } from './nested-repos.js'
 import { named } from './report-list.js'
 import { reportedBefore, reportedFile } from './reported-repos.js'
 import { sessionTimes, sessionTimesFile } from './session-times.js'
@@ -166,6 +166,9 @@ interface NestedSearch {
   inside: readonly string[]
   /** The user's home, for what a config's `~` names. */
   home: string
+  /** When sessions ran (session-times.ts), read at the first repository looked into. */
+  sessionsFile: string | undefined
+  times?: { during(ms: number): boolean } | undefined
   /** The work trees whose folders' modes are looked at, the guard, and the folders it is to narrow. */
   modes: { trees: readonly string[]; guard: ModeGuard; wide: Buffer[] }
 }
@@ -223,12 +226,24 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
   }
   const appeared = search.record.known && before === undefined
   const reported = appeared || (before !== undefined && before !== repo.digest) || repo.newestMs >= search.sinceMs - 1 || repo.unlisted
-  search.record.keep(text, repo)
+  search.record.keep(text, repo, vouched(text, repo, search))
   // Its configs as git reads them now, whichever file of them changed (round 72: an include file
   // in the work tree, rewritten in a second session, named a program another user made).
   const gitDir = reported ? nestedGitDirOnly(text, isGitDir) : undefined
   if (gitDir !== undefined) configsOut(gitDir, namedCommonDir(gitDir)?.to ?? gitDir, path.dirname(text), search, false).forEach(search.moveAside)
   return reported
+}
+
+/**
+ * Whether this session's end vouches for a nested repository: no session put its way to its git
+ * dirs in place (wayTimes), or the end before vouched for it as it is now (a session's git work in a
+ * vendored repository changes its git dir's time). One this end never looked at, past the search's
+ * bound (red team, round 133: a repository planted among 300,100 folders), is vouched for by none.
+ */
+function vouched(entry: string, repo: NestedRepo, search: NestedSearch): boolean {
+  search.times ??= search.sessionsFile === undefined ? undefined : sessionTimes(search.sessionsFile)
+  const placed = wayTimes(entry, repo.gitDirs, search.inside).some(ms => ms >= search.sinceMs - 1 || search.times?.during(ms) === true)
+  return !placed || search.record.vouchedFor(entry, repo)
 }
 
 /**
@@ -376,7 +391,7 @@ function looksLikeGitDir(dir: string, entries: Listing['entries']): boolean {
  */
 export function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[], folders: FolderCache, modes: NestedSearch['modes'], marked: Buffer[] = [], takenForUsers: ReadonlyMap<string, string> = new Map()): string[] {
   const known = spec.gitDirs
-  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), marked, takenForUsers, described: 0, budget: { lines: 65_536 }, known: new Set(known), inside: [...spec.workTrees, ...known, spec.instance], home: spec.home, modes }
+  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), marked, takenForUsers, described: 0, budget: { lines: 65_536 }, known: new Set(known), inside: insideOf(spec), home: spec.home, sessionsFile: spec.nestedRecord === undefined ? undefined : sessionTimesFile(spec.nestedRecord), modes }
   // The git dirs outside the work trees too (a --separate-git-dir's, a worktree's in the main .git
   // elsewhere): a repository kept in one is reached through a symlink the same way.
   const outside = known.filter(dir => !isWithinAny(dir, spec.workTrees))
@@ -392,6 +407,9 @@ export function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: 
   return out
 }
 
+/** Where a nested repository's git dir may be, and a session could have put it: the work trees, the launch's git dirs, the instance (Claude keeps plugins' clones there). */
+const insideOf = (spec: Pick<GitWatchSpec, 'workTrees' | 'gitDirs' | 'instance'>): string[] => [...spec.workTrees, ...spec.gitDirs, spec.instance]
+
 /**
  * Whether a gitlink's `.git`, in the project since before the session, is a nested repository of
  * the user's, which the gitlink watch leaves where it is (`usersOwn`). Not when it, or anything git
@@ -402,12 +420,13 @@ export function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: 
  * session's end: reported-repos.ts), or it differs from what the last session's end kept (red
  * team, rounds 125 and 126: a repository made in one session and staged as a gitlink in the next,
  * also after the project was renamed, from the project around it, or past the record's bound, had
- * its fsmonitor run by the host's git status at the top). One that cannot be looked at is none of
- * the user's. The marks are read anew at each call: another session's end may have made some;
+ * its fsmonitor run by the host's git status at the top). Nor when its way to its git dirs was put
+ * in place during a session, unless a session's end since vouched for it as it is (`placed`). One
+ * that cannot be looked at is none of the user's. The marks are read anew at each call: another session's end may have made some;
  * the record (up to 16 MiB) once, at the first gitlink judged. `runsNow`: its git dir and what git
  * runs from it, to tell at the session's end whether one taken for the user's is still that.
  */
-export function usersOwnNested(spec: Pick<GitWatchSpec, 'nestedRecord' | 'home'>, sinceMs: number): Judge {
+export function usersOwnNested(spec: Pick<GitWatchSpec, 'nestedRecord' | 'home' | 'workTrees' | 'gitDirs' | 'instance'>, sinceMs: number): Judge {
   const reported = (dotGit: string): boolean => spec.nestedRecord !== undefined && reportedBefore(reportedFile(spec.nestedRecord), dotGit)
   // Read once: only a session's end rewrites it, and what such an end marks is in the marks above.
   let record: NestedRecord | undefined
@@ -419,19 +438,33 @@ export function usersOwnNested(spec: Pick<GitWatchSpec, 'nestedRecord' | 'home'>
     }
   }
   // Read anew at each call too: a session of another project may end meanwhile.
+  const during = (): ((ms: number) => boolean) => {
+    if (spec.nestedRecord === undefined) return () => false
+    const times = sessionTimes(sessionTimesFile(spec.nestedRecord))
+    return ms => times.during(ms)
+  }
   // The `.git`, and the git dirs it leads to, made in a session too (round 132: a `gitdir:` file of
   // the user's moved with its folder to lead into a git dir the session made; a freed inode got again).
-  const madeInASession = (dotGit: string, repo: NestedRepo): boolean => {
+  const madeInASession = (dotGit: string, repo: NestedRepo, inASession: (ms: number) => boolean): boolean => {
     const born = [dotGit, ...repo.gitDirs].map(bornTime)
-    if (born.some(ms => ms >= sinceMs - 1)) return true
-    if (spec.nestedRecord === undefined) return false
-    const times = sessionTimes(sessionTimesFile(spec.nestedRecord))
-    return [...repo.runsTimes, ...born].some(ms => times.during(ms))
+    return born.some(ms => ms >= sinceMs - 1) || [...repo.runsTimes, ...born].some(inASession)
+  }
+  // Its way to its git dirs put in place during this session, or during an earlier one whose end
+  // did not vouch for it as it is (round 133: old folders renamed into a git dir, the files in it
+  // hard-linked from the user's and their times moved by the user's git checkout .; or planted
+  // where that end's search did not get to).
+  const placed = (dotGit: string, repo: NestedRepo, inASession: (ms: number) => boolean): boolean => {
+    const times = wayTimes(dotGit, repo.gitDirs, insideOf(spec))
+    if (times.some(ms => ms >= sinceMs - 1)) return true
+    record ??= nestedRecord(spec.nestedRecord)
+    return times.some(inASession) && !record.vouchedFor(dotGit, repo)
   }
   const usersOwn = (dotGit: string): UsersRepo | undefined => {
     if (changedSince(dotGit, sinceMs) || reported(dotGit)) return undefined
     const repo = describe(dotGit)
-    if (repo === undefined || repo.newestMs >= sinceMs - 1 || repo.unlisted || repo.magic !== undefined || madeInASession(dotGit, repo)) return undefined
+    if (repo === undefined || repo.newestMs >= sinceMs - 1 || repo.unlisted || repo.magic !== undefined) return undefined
+    const inASession = during()
+    if (madeInASession(dotGit, repo, inASession) || placed(dotGit, repo, inASession)) return undefined
     record ??= nestedRecord(spec.nestedRecord)
     const before = record.previous(dotGit)
     return before === undefined || before === repo.digest ? { gitDir: repo.gitDirs[0], runs: repo.runsDigest } : undefined

@@ -48,6 +48,44 @@ async function renamedThenStaged(s: Scene, first: string): Promise<void> {
   expect(fs.existsSync(s.marker)).toBe(false)
 }
 
+/** Tracked NOTES and docs/x in the scene's project: old files and a folder of the user's that a session can rename or hard-link. */
+function trackedNotesAndDocs(s: Scene): void {
+  fs.writeFileSync(path.join(s.project, 'NOTES'), 'n\n')
+  fs.mkdirSync(path.join(s.project, 'docs'))
+  fs.writeFileSync(path.join(s.project, 'docs/x'), 'd\n')
+  git(s.project, 'add', 'NOTES', 'docs')
+  git(s.project, 'commit', '-qm', 'notes')
+}
+
+/**
+ * A scene whose project holds, besides tracked NOTES and docs/, an untracked clone of the user's,
+ * v/lib, with a submodule dep (its .git a `gitdir: ../.git/modules/dep` file), seen by one session's end.
+ */
+async function sceneWithNestedSubmodule(): Promise<Scene & { startedMs: number }> {
+  const s = scene()
+  trackedNotesAndDocs(s)
+  const upstream = makeRepo(s.world.root, 'upstream')
+  fs.mkdirSync(path.join(s.project, 'v'))
+  execFileSync('git', ['clone', '-q', upstream, path.join(s.project, 'v/lib')])
+  git(path.join(s.project, 'v/lib'), '-c', 'protocol.file.allow=always', 'submodule', '--quiet', 'add', upstream, 'dep')
+  git(path.join(s.project, 'v/lib'), 'commit', '-qm', 'dep')
+  fs.appendFileSync(path.join(s.project, '.git/info/exclude'), 'v/\n')
+  await new Promise(resolve => setTimeout(resolve, 1_200))
+  await inside(s, 'true')
+  await new Promise(resolve => setTimeout(resolve, 1_200))
+  return { ...s, startedMs: Date.now() }
+}
+
+/** The user discards the session's edits (git checkout .), which moves the change times of what the session hard-linked out of every session's. */
+async function discardedByTheUser(s: Scene): Promise<void> {
+  await new Promise(resolve => setTimeout(resolve, 1_200))
+  spawnSync('git', ['checkout', '.'], { cwd: s.project, stdio: 'ignore', timeout: 20_000 })
+  await new Promise(resolve => setTimeout(resolve, 1_200))
+}
+
+/** Shell lines: the planted a/gitx made a/.git, the clone's submodule moved to a/sub (its gitdir: file now leads into a/.git/modules/dep) and staged; whether its .git is still there. */
+const MOVE_SUBMODULE_AND_STAGE = 'g=a/gitx/modules/dep; mkdir -p $g/objects $g/refs/heads && mv a/gitx a/.git && mv v/lib/dep a/sub && git -C a/sub -c core.fsmonitor= commit -q --allow-empty -m x && sleep 1 && git update-index --add --cacheinfo "160000,$(git -C a/sub -c core.fsmonitor= rev-parse HEAD),a/sub" && sleep 1 && test -e a/sub/.git && echo THERE || echo MOVED'
+
 describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agent planted', () => {
   test('the fsmonitor payload runs when git reads such a config (control)', () => {
     payloadWorks(scene())
@@ -658,29 +696,53 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
   })
 
   test("round 132: a submodule of the user's nested clone (its .git a gitdir: file) moved by the session with its folder to lead into a git dir the session planted, hard-linked and discarded by the user's git checkout . before: moved aside (the host's git status ran its fsmonitor, 3 of 3)", async () => {
-    const s = scene()
-    for (const name of ['NOTES']) fs.writeFileSync(path.join(s.project, name), 'n\n')
-    git(s.project, 'add', 'NOTES')
-    git(s.project, 'commit', '-qm', 'notes')
-    const upstream = makeRepo(s.world.root, 'upstream')
-    fs.mkdirSync(path.join(s.project, 'v'))
-    execFileSync('git', ['clone', '-q', upstream, path.join(s.project, 'v/lib')])
-    git(path.join(s.project, 'v/lib'), '-c', 'protocol.file.allow=always', 'submodule', '--quiet', 'add', upstream, 'dep')
-    git(path.join(s.project, 'v/lib'), 'commit', '-qm', 'dep')
-    fs.appendFileSync(path.join(s.project, '.git/info/exclude'), 'v/\n')
-    await new Promise(resolve => setTimeout(resolve, 1_200))
-    await inside(s, 'true')
-    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const s = await sceneWithNestedSubmodule()
     const plant = `g=a/gitx/modules/dep; mkdir -p $g && echo 'ref: refs/heads/main' > $g/HEAD && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > a/pl && chmod +x a/pl && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = ../pl\\n' > $g/config && ln -f $g/config README && ln -f a/pl NOTES && echo PLANTED`
     expect((await inside(s, plant)).out).toBe('PLANTED')
-    await new Promise(resolve => setTimeout(resolve, 1_200))
-    spawnSync('git', ['checkout', '.'], { cwd: s.project, stdio: 'ignore', timeout: 20_000 })
-    await new Promise(resolve => setTimeout(resolve, 1_200))
-    const move = 'g=a/gitx/modules/dep; mkdir -p $g/objects $g/refs/heads && mv a/gitx a/.git && mv v/lib/dep a/sub && git -C a/sub -c core.fsmonitor= commit -q --allow-empty -m x && sleep 1 && git update-index --add --cacheinfo "160000,$(git -C a/sub -c core.fsmonitor= rev-parse HEAD),a/sub" && sleep 1 && test -e a/sub/.git && echo THERE || echo MOVED'
-    const r = await inside(s, move)
+    await discardedByTheUser(s)
+    const r = await inside(s, MOVE_SUBMODULE_AND_STAGE)
     expect(r.out, r.err).toBe('MOVED')
     hostGit(s.project, s.world)
     expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test("round 133: the same with old inodes, a tracked folder of the user's renamed into the git dir and tracked files hard-linked as its config and program, their times moved by the user's git checkout .: moved aside (the host's git status ran its fsmonitor, 3 of 3)", async () => {
+    const s = await sceneWithNestedSubmodule()
+    const plant = `g=a/gitx/modules/dep; mkdir -p a/gitx/modules && mv docs $g && echo 'ref: refs/heads/main' > $g/HEAD && ln README $g/config && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = ../pl\\n' > $g/config && ln NOTES a/pl && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > a/pl && chmod +x a/pl && echo PLANTED`
+    expect((await inside(s, plant)).out).toBe('PLANTED')
+    await discardedByTheUser(s)
+    expect(['a/gitx/modules/dep', 'a/gitx/modules/dep/config', 'a/pl'].map(f => fs.statSync(path.join(s.project, f)).birthtimeMs < s.startedMs)).toEqual([true, true, true])
+    const r = await inside(s, MOVE_SUBMODULE_AND_STAGE)
+    expect(r.out, r.err).toBe('MOVED')
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test("round 133: a repository of old inodes planted where its session's end did not look (past the search's bound: 300,100 folders), staged in the next session: moved aside (the host's git status ran its fsmonitor, 1 of 1)", async () => {
+    const s = scene()
+    trackedNotesAndDocs(s)
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const plant = `mkdir -p big/p && g=big/p/sub/.git && mkdir big/p/sub && mv docs $g && echo 'ref: refs/heads/main' > $g/HEAD && mkdir -p $g/objects $g/refs/heads && ln README $g/config && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = ../pl\\n' > $g/config && ln NOTES big/p/pl && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > big/p/pl && chmod +x big/p/pl && git -C big/p/sub -c core.fsmonitor= commit -q --allow-empty -m x && echo PLANTED`
+    expect((await inside(s, plant)).out).toBe('PLANTED')
+    // What a search stopped at its bound leaves: no record of the repository, no mark, the
+    // session's time kept. (Making 300,100 folders for real takes minutes; the red team's repro did.)
+    const nested = path.join(s.world.claudeboxHome, 'nested')
+    for (const name of fs.readdirSync(nested).filter(n => n !== 'sessions')) fs.rmSync(path.join(nested, name))
+    await discardedByTheUser(s)
+    const r = await inside(s, `mv big/p a && sleep 1 && git update-index --add --cacheinfo "160000,$(git -C a/sub -c core.fsmonitor= rev-parse HEAD),a/sub" && sleep 1 && test -e a/sub/.git && echo THERE || echo MOVED`)
+    expect(r.out, r.err).toBe('MOVED')
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test("a nested clone of the user's that a session committed in, staged by a later session: kept (the end of the session that committed vouched for it, as the end before had)", async () => {
+    const s = await sceneWithClone()
+    expect((await inside(s, 'true')).code).toBe(0)
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    expect((await inside(s, 'git -C lib commit -q --allow-empty -m vendored && echo COMMITTED')).out).toBe('COMMITTED')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const r = await inside(s, 'git update-index --add --cacheinfo "160000,$(git -C lib rev-parse HEAD),lib" && sleep 1 && test -d lib/.git && echo THERE || echo MOVED')
+    expect(r.out, r.err).toBe('THERE')
   })
 
   test('a nested repository registered as a gitlink, a nested one elsewhere, and a new .git/modules dir: reported loudly after the session', async () => {
