@@ -86,6 +86,7 @@ type ParsedOptions = {
     cpuLimit?: string
     writableGitConfig?: true
     ioUring?: true
+    hardLinks?: true
     allowDangerousRoot?: true
     yes?: true
     list?: true
@@ -186,6 +187,7 @@ function sandboxOptions(opts: ParsedOptions): Partial<SandboxOptions> {
   Object.assign(sandbox, limitOptions(opts))
   if (opts.writableGitConfig) sandbox.writableGitConfig = true
   if (opts.ioUring) sandbox.ioUring = true
+  if (opts.hardLinks) sandbox.hardLinks = true
   if (opts.allowDangerousRoot) sandbox.allowDangerousRoot = true
   return sandbox
 }
@@ -202,7 +204,7 @@ function modeOf(opts: ParsedOptions): CliOptions['mode'] {
 
 /** The own options each management mode accepts besides itself; anything else is refused. */
 const MODE_ACCEPTS: Record<string, readonly string[]> = {
-  check: ['json', 'profile', 'network', 'allowHost', 'denyHost', 'allowPreset', 'sshAgent', 'connectors', 'roBind', 'bind', 'env', 'shell', 'writableGitConfig', 'ioUring', 'allowDangerousRoot', 'pidsLimit', 'memoryLimit', 'cpuLimit', 'yes'],
+  check: ['json', 'profile', 'network', 'allowHost', 'denyHost', 'allowPreset', 'sshAgent', 'connectors', 'roBind', 'bind', 'env', 'shell', 'writableGitConfig', 'ioUring', 'hardLinks', 'allowDangerousRoot', 'pidsLimit', 'memoryLimit', 'cpuLimit', 'yes'],
   gc: ['dryRun', 'yes', 'force', 'broken'],
   list: ['json'],
   sessions: ['json'],

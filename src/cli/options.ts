@@ -46,6 +46,7 @@ export const OWN_OPTIONS: readonly OwnOption[] = [
   { flag: '--cpu-limit', value: 'cpus', description: 'at most this many CPUs, like 2 or 0.5 (needs a cgroup claudebox can use; --check tells)' },
   { flag: '--shell', description: 'start your shell instead of Claude, in the same sandbox' },
   { flag: '--writable-git-config', description: 'let the agent change .git/config and .git/hooks (read-only by default)' },
+  { flag: '--hard-links', description: 'let programs inside make hard links (refused by default, as across file systems: through one, a change the session made to a file can later pass for yours)' },
   { flag: '--io-uring', description: 'let programs inside use io_uring (refused by default: it makes sockets past the filter, vsock out of the network)' },
   { flag: '--allow-dangerous-root', description: 'allow a project root that is /, your home, a system dir... (never the default)' },
   { flag: '--yes', description: "answer yes to claudebox's own questions (login import, first-launch confirmation, --gc)" },

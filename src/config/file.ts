@@ -24,6 +24,7 @@ const OPTION_KEYS: Readonly<Record<string, { field: keyof SandboxOptions; kind: 
   env: { field: 'env', kind: 'string[]' },
   writableGitConfig: { field: 'writableGitConfig', kind: 'boolean' },
   ioUring: { field: 'ioUring', kind: 'boolean' },
+  hardLinks: { field: 'hardLinks', kind: 'boolean' },
   pidsLimit: { field: 'pidsLimit', kind: 'limit' },
   memoryLimit: { field: 'memoryLimit', kind: 'limit' },
   cpuLimit: { field: 'cpuLimit', kind: 'limit' },

@@ -116,6 +116,7 @@ export function widening(base: SandboxOptions, candidate: SandboxOptions): strin
   if (!candidate.secretless && base.secretless) found.push('puts your login inside the sandbox (secretless: false)')
   if (candidate.writableGitConfig && !base.writableGitConfig) found.push('makes .git/config writable')
   if (candidate.ioUring && !base.ioUring) found.push('allows io_uring')
+  if (candidate.hardLinks && !base.hardLinks) found.push('allows hard links')
   if (candidate.allowDangerousRoot && !base.allowDangerousRoot) found.push('allows a dangerous root')
   const raised = (from: number | string | undefined, to: number | string | undefined, label: string): void => {
     const amount = (v: number | string | undefined): number => (v === undefined || v === 0 ? Infinity : typeof v === 'number' ? v : parseSize(v))

@@ -28,6 +28,8 @@ export interface SandboxOptions {
   writableGitConfig: boolean
   /** Let io_uring through the seccomp filter (refused by default: its sockets escape the rules, vsock the network namespace). */
   ioUring: boolean
+  /** Let hard links through the seccomp filter (refused by default: a second name lets the session's change of a file look like the user's later). */
+  hardLinks: boolean
   /** Ask before the first launch in a project (after showing the audit); --yes answers. */
   confirmFirstLaunch: boolean
   /** Allow a project root that is /, $HOME, an ancestor of it, a system dir... (never the default). */
@@ -53,6 +55,7 @@ export const DEFAULT_SANDBOX: SandboxOptions = {
   shell: false,
   writableGitConfig: false,
   ioUring: false,
+  hardLinks: false,
   allowDangerousRoot: false,
   confirmFirstLaunch: false,
   pidsLimit: DEFAULT_PIDS_LIMIT,

@@ -273,17 +273,18 @@ export interface NestedRecord {
   /** The device and inode its `.git` had then (none in a record written before they were kept). */
   previousIdentity(entry: string): string | undefined
   /**
-   * Whether the `.git` at `entry`, as `repo` is now, is the one kept then, as it was, and kept as
-   * vouched for: a session's end that found its way to its git dirs put in place during a session
-   * vouches for it only when the end before vouched for it, as it is (wayTimes).
+   * Whether the `.git` at `entry`, as `repo` is now, is the one kept then, with what git runs from
+   * it as it was, and kept as vouched for: a session's end that found its way to its git dirs put
+   * in place during a session vouches for it only when the end before vouched for it, as it is
+   * (wayTimes). Its HEAD may differ: a branch Claude checked out there runs nothing.
    */
   vouchedFor(entry: string, repo: NestedRepo): boolean
   keep(entry: string, repo: NestedRepo, vouched: boolean): void
   save(): void
 }
 
-/** The record's word for a repository whose way to its git dirs no session put in place, or that was vouched for before. */
-const VOUCHED = 'vouched'
+/** The record's word for a repository whose way to its git dirs no session put in place, or that was vouched for before, with what git ran from it then. */
+const VOUCHED = 'vouched:'
 
 /**
  * Each repository is kept as the SHA-256 of its text: a record of texts grew past what is read back
@@ -301,11 +302,11 @@ export function nestedRecord(file: string | undefined): NestedRecord {
     previous: entry => (typeof kept[entry] === 'string' ? kept[entry].split(' ')[0] : undefined),
     previousIdentity: entry => (typeof kept[entry] === 'string' ? kept[entry].split(' ')[1] : undefined),
     vouchedFor(entry, repo) {
-      const [digest, identity, vouched] = typeof kept[entry] === 'string' ? kept[entry].split(' ') : []
-      return digest === repo.digest && identity === entryIdentity(entry) && vouched === VOUCHED
+      const [, identity, vouched] = typeof kept[entry] === 'string' ? kept[entry].split(' ') : []
+      return identity === entryIdentity(entry) && vouched === `${VOUCHED}${repo.runsDigest}`
     },
     keep(entry, repo, vouched) {
-      now[entry] = `${repo.digest} ${entryIdentity(entry) ?? ''}${vouched ? ` ${VOUCHED}` : ''}`
+      now[entry] = `${repo.digest} ${entryIdentity(entry) ?? ''}${vouched ? ` ${VOUCHED}${repo.runsDigest}` : ''}`
     },
     save() {
       // Unwritten, the next session has no record: it reports what changed during it only.

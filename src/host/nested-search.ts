@@ -428,6 +428,9 @@ const insideOf = (spec: Pick<GitWatchSpec, 'workTrees' | 'gitDirs' | 'instance'>
  */
 export function usersOwnNested(spec: Pick<GitWatchSpec, 'nestedRecord' | 'home' | 'workTrees' | 'gitDirs' | 'instance'>, sinceMs: number): Judge {
   const reported = (dotGit: string): boolean => spec.nestedRecord !== undefined && reportedBefore(reportedFile(spec.nestedRecord), dotGit)
+  // Its git dirs too: a session's end marks a folder shaped as a git dir, which a `gitdir:` file of
+  // the user's moved away during that session did not lead to (red team, round 134).
+  const gitDirReported = (repo: NestedRepo): boolean => repo.gitDirs.some(dir => reported(dir))
   // Read once: only a session's end rewrites it, and what such an end marks is in the marks above.
   let record: NestedRecord | undefined
   const describe = (dotGit: string): NestedRepo | undefined => {
@@ -462,7 +465,7 @@ export function usersOwnNested(spec: Pick<GitWatchSpec, 'nestedRecord' | 'home' 
   const usersOwn = (dotGit: string): UsersRepo | undefined => {
     if (changedSince(dotGit, sinceMs) || reported(dotGit)) return undefined
     const repo = describe(dotGit)
-    if (repo === undefined || repo.newestMs >= sinceMs - 1 || repo.unlisted || repo.magic !== undefined) return undefined
+    if (repo === undefined || repo.newestMs >= sinceMs - 1 || repo.unlisted || repo.magic !== undefined || gitDirReported(repo)) return undefined
     const inASession = during()
     if (madeInASession(dotGit, repo, inASession) || placed(dotGit, repo, inASession)) return undefined
     record ??= nestedRecord(spec.nestedRecord)

@@ -297,12 +297,13 @@ function terminalAndSyscalls(b: SandboxBuilder, facts: HostFacts, options: Sandb
   if (!facts.stdioTerminal) b.protections.push('no terminal on stdin, stdout or stderr: none inside either (/dev/tty is /dev/null, unopenable)')
   const arch = hostSeccompArch(facts.arch)
   if (arch !== undefined) {
-    const filter = seccompFilter(arch, { ioUring: options.ioUring })
+    const filter = seccompFilter(arch, { ioUring: options.ioUring, hardLinks: options.hardLinks })
     const filterPath = path.join(facts.claudeboxHome, 'seccomp', `${arch}-${contentTag(filter)}.bpf`)
     b.files.push({ path: filterPath, content: filter, mode: 0o600, replace: true })
     b.fds.push({ fd: SECCOMP_FD, kind: 'file', path: filterPath })
     b.add('--seccomp', String(SECCOMP_FD))
-    b.protections.push(`seccomp filter: TIOCSTI/TIOCLINUX, mount, keyring, namespace, clone3${options.ioUring ? '' : ' and io_uring'} syscalls and rare socket families (vsock) fail`)
+    b.protections.push(`seccomp filter: TIOCSTI/TIOCLINUX, mount, keyring, namespace, clone3${options.ioUring ? '' : ', io_uring'}${options.hardLinks ? '' : ', hard-link'} syscalls and rare socket families (vsock) fail`)
+    if (options.hardLinks) b.warnings.push("--hard-links: programs inside may make hard links, through which a file of yours changed by the session can later look unchanged to claudebox's checks of nested repositories, after your own git removes its other name")
     if (options.ioUring) b.warnings.push('--io-uring: programs inside may use io_uring, whose operations make sockets of any family (vsock, which leaves the network namespace on a virtual machine) and set extended attributes past the filter')
   } else {
     b.warnings.push(`no seccomp filter for ${facts.arch}: terminal injection (TIOCSTI) is not blocked by claudebox`)

@@ -22,6 +22,12 @@
 // Its SETXATTR had likewise bypassed the extended-attribute rule. A project that builds io_uring
 // code opts in with --io-uring ("ioUring": true), which gives back both ways.
 //
+// Refused since red team round 134: hard links (link, linkat), with EXDEV, what two paths on two
+// file systems get. A second name for a file lets the session write it in place through one name
+// while the host's git later removes the other, which moves the file's change time to the host's:
+// the nested-repository rules could then not tell the session's config from the user's. A project
+// whose tools need them opts in with --hard-links ("hardLinks": true).
+//
 // Architectures (ABIs). A process can enter the kernel through more than one syscall table:
 // x86_64 also has i386 (`int 0x80`, 32-bit programs) and x32 (x86_64 numbers with bit 30 set);
 // aarch64 also has arm32 (compat) on CPUs that implement it. Each table numbers the syscalls
@@ -86,6 +92,7 @@ export type SyscallName =
   | 'chmod' | 'fchmod' | 'fchmodat' | 'fchmodat2' | 'creat' | 'mknod' | 'mknodat'
   | 'setxattr' | 'lsetxattr' | 'fsetxattr' | 'setxattrat'
   | 'kill' | 'fcntl' | 'fcntl64' | 'prctl' | 'inotify_add_watch' | 'fanotify_init'
+  | 'link' | 'linkat'
 
 /**
  * Syscall numbers per table. x86_64 and i386 from asm/unistd_64.h and unistd_32.h, aarch64 from
@@ -166,9 +173,11 @@ export const SYSCALL_NUMBERS: Readonly<Record<SyscallName, Readonly<Partial<Reco
   lsetxattr: { x86_64: 189, i386: 227, aarch64: 6, arm: 227 },
   fsetxattr: { x86_64: 190, i386: 228, aarch64: 7, arm: 228 },
   setxattrat: { x86_64: 463, i386: 463, aarch64: 463, arm: 463 },
+  link: { x86_64: 86, i386: 9, arm: 9 },
+  linkat: { x86_64: 265, i386: 303, aarch64: 37, arm: 330 },
 }
 
-export const ERRNO = { EPERM: 1, ENOSYS: 38, EOPNOTSUPP: 95, EAFNOSUPPORT: 97 } as const
+export const ERRNO = { EPERM: 1, EXDEV: 18, ENOSYS: 38, EOPNOTSUPP: 95, EAFNOSUPPORT: 97 } as const
 export type SeccompErrno = keyof typeof ERRNO
 
 /** When a rule's syscall fails. Arguments are compared on their low 32 bits. */
@@ -260,6 +269,15 @@ const IO_URING_RULE: SeccompRule = {
   errno: 'ENOSYS',
   summary: 'io_uring (io_uring_setup, io_uring_enter, io_uring_register; --io-uring lets it through)',
   why: "its operations make sockets of any family and set extended attributes without the syscalls above: an AF_VSOCK socket through IORING_OP_SOCKET left the network namespace (red team, round 93); the answer is a kernel's without io_uring, on which libuv, glib and tokio fall back, as under Docker's default profile",
+}
+
+/** Left out with the --hard-links opt-in (seccompFilter). */
+const HARD_LINK_RULE: SeccompRule = {
+  syscalls: ['link', 'linkat'],
+  when: { kind: 'always' },
+  errno: 'EXDEV',
+  summary: 'hard links (link, linkat; --hard-links lets them through)',
+  why: "a second name for a file of yours lets the session change it in place, and your own git then moves the file's change time out of the session's: git checkout . of a tracked file the session had made a hard link of a nested repository's config deletes that name, and the config keeps what the session wrote, with your time on it (red team, round 134: the gitlink watch then took the repository for yours, and your git status at the top ran its fsmonitor). The answer is the one for two paths on different file systems, on which git (objects), cargo, ccache and pnpm copy or rename instead",
 }
 
 export const SECCOMP_RULES: readonly SeccompRule[] = [
@@ -379,6 +397,7 @@ export const SECCOMP_RULES: readonly SeccompRule[] = [
     why: 'its family sits behind a pointer the filter cannot read: an AF_VSOCK socket made through it left the network namespace (red team, round 93)',
   },
   IO_URING_RULE,
+  HARD_LINK_RULE,
   {
     syscalls: ['chmod', 'fchmod', 'creat', 'mknod'],
     when: { kind: 'arg-any-bit', arg: 1, mask: S_ISUID | S_ISGID },
@@ -414,9 +433,13 @@ export function hostSeccompArch(nodeArch: string): SeccompArch | undefined {
   return nodeArch === 'x64' ? 'x86_64' : nodeArch === 'arm64' ? 'aarch64' : undefined
 }
 
-/** `ioUring`: the opt-in that leaves io_uring allowed (and with it the sockets and attributes its operations make). */
-export function seccompFilter(arch: SeccompArch, options: { ioUring?: boolean } = {}): Buffer {
-  const rules = options.ioUring === true ? SECCOMP_RULES.filter(rule => rule !== IO_URING_RULE) : SECCOMP_RULES
+/**
+ * `ioUring`: the opt-in that leaves io_uring allowed (and with it the sockets and attributes its
+ * operations make, and its LINKAT); `hardLinks`, the one that leaves link and linkat allowed.
+ */
+export function seccompFilter(arch: SeccompArch, options: { ioUring?: boolean; hardLinks?: boolean } = {}): Buffer {
+  const left = new Set([...(options.ioUring === true ? [IO_URING_RULE] : []), ...(options.hardLinks === true ? [HARD_LINK_RULE] : [])])
+  const rules = SECCOMP_RULES.filter(rule => !left.has(rule))
   return assemble(program(SECCOMP_ABIS[arch], rules))
 }
 

@@ -61,8 +61,8 @@ function trackedNotesAndDocs(s: Scene): void {
  * A scene whose project holds, besides tracked NOTES and docs/, an untracked clone of the user's,
  * v/lib, with a submodule dep (its .git a `gitdir: ../.git/modules/dep` file), seen by one session's end.
  */
-async function sceneWithNestedSubmodule(): Promise<Scene & { startedMs: number }> {
-  const s = scene()
+async function sceneWithNestedSubmodule({ hardLinks = true } = {}): Promise<Scene & { startedMs: number }> {
+  const s = scene({ hardLinks })
   trackedNotesAndDocs(s)
   const upstream = makeRepo(s.world.root, 'upstream')
   fs.mkdirSync(path.join(s.project, 'v'))
@@ -682,8 +682,8 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
   test.each([
     ['a new path', '', ''],
     ['the path of a repository the session made before, whose .git the record held (round 131, 5 of 5)', 'git init -q sub && ', 'rm -rf sub/.git && '],
-  ])("round 130: a config planted in one session and hard-linked over a tracked file, whose time the host's git checkout . then moved out of every session's, renamed into a .git at %s in the next session, staged in a third: moved aside (the host's git status ran its fsmonitor, 4 of 4)", async (_where, before, replace) => {
-    const s = scene()
+  ])("round 130: a config planted in one session and hard-linked over a tracked file, whose time the host's git checkout . then moved out of every session's, renamed into a .git at %s in the next session, staged in a third: moved aside, also with --hard-links (the host's git status ran its fsmonitor, 4 of 4)", async (_where, before, replace) => {
+    const s = scene({ hardLinks: true })
     fs.writeFileSync(path.join(s.project, 'NOTES'), 'n\n')
     git(s.project, 'add', 'NOTES')
     git(s.project, 'commit', '-qm', 'notes')
@@ -695,7 +695,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     await renamedThenStaged(s, replace)
   })
 
-  test("round 132: a submodule of the user's nested clone (its .git a gitdir: file) moved by the session with its folder to lead into a git dir the session planted, hard-linked and discarded by the user's git checkout . before: moved aside (the host's git status ran its fsmonitor, 3 of 3)", async () => {
+  test("round 132: a submodule of the user's nested clone (its .git a gitdir: file) moved by the session with its folder to lead into a git dir the session planted, hard-linked and discarded by the user's git checkout . before: moved aside, also with --hard-links (the host's git status ran its fsmonitor, 3 of 3)", async () => {
     const s = await sceneWithNestedSubmodule()
     const plant = `g=a/gitx/modules/dep; mkdir -p $g && echo 'ref: refs/heads/main' > $g/HEAD && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > a/pl && chmod +x a/pl && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = ../pl\\n' > $g/config && ln -f $g/config README && ln -f a/pl NOTES && echo PLANTED`
     expect((await inside(s, plant)).out).toBe('PLANTED')
@@ -706,7 +706,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
-  test("round 133: the same with old inodes, a tracked folder of the user's renamed into the git dir and tracked files hard-linked as its config and program, their times moved by the user's git checkout .: moved aside (the host's git status ran its fsmonitor, 3 of 3)", async () => {
+  test("round 133: the same with old inodes, a tracked folder of the user's renamed into the git dir and tracked files hard-linked as its config and program, their times moved by the user's git checkout .: moved aside, also with --hard-links (the host's git status ran its fsmonitor, 3 of 3)", async () => {
     const s = await sceneWithNestedSubmodule()
     const plant = `g=a/gitx/modules/dep; mkdir -p a/gitx/modules && mv docs $g && echo 'ref: refs/heads/main' > $g/HEAD && ln README $g/config && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = ../pl\\n' > $g/config && ln NOTES a/pl && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > a/pl && chmod +x a/pl && echo PLANTED`
     expect((await inside(s, plant)).out).toBe('PLANTED')
@@ -718,8 +718,8 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
-  test("round 133: a repository of old inodes planted where its session's end did not look (past the search's bound: 300,100 folders), staged in the next session: moved aside (the host's git status ran its fsmonitor, 1 of 1)", async () => {
-    const s = scene()
+  test("round 133: a repository of old inodes planted where its session's end did not look (past the search's bound: 300,100 folders), staged in the next session: moved aside, also with --hard-links (the host's git status ran its fsmonitor, 1 of 1)", async () => {
+    const s = scene({ hardLinks: true })
     trackedNotesAndDocs(s)
     await new Promise(resolve => setTimeout(resolve, 1_200))
     const plant = `mkdir -p big/p && g=big/p/sub/.git && mkdir big/p/sub && mv docs $g && echo 'ref: refs/heads/main' > $g/HEAD && mkdir -p $g/objects $g/refs/heads && ln README $g/config && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = ../pl\\n' > $g/config && ln NOTES big/p/pl && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > big/p/pl && chmod +x big/p/pl && git -C big/p/sub -c core.fsmonitor= commit -q --allow-empty -m x && echo PLANTED`
@@ -735,11 +735,33 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
-  test("a nested clone of the user's that a session committed in, staged by a later session: kept (the end of the session that committed vouched for it, as the end before had)", async () => {
+  test.each([
+    ['refused: the hard link fails, as across file systems', false],
+    ['with --hard-links: moved aside (the end of the planting session had marked the git dir, which the gitlink watch did not look up)', true],
+  ])("round 134: the user's nested clone's submodule parked where its .git leads nowhere, and a tracked file made a second name of its git dir's own config, rewritten, and discarded by the user's git checkout .; the submodule put back and staged in the next session: %s (the host's git status ran its fsmonitor, 3 of 3 as root and as uid 1001)", async (_how, hardLinks) => {
+    const s = await sceneWithNestedSubmodule({ hardLinks })
+    const plant = `c=v/lib/.git/modules/dep/config && mv v/lib/dep park && rm README && ln $c README && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tworktree = ../../../dep\\n\\tfsmonitor = ${s.project}/pl\\n' > README && ln NOTES pl && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > pl && chmod +x pl && echo PLANTED`
+    const planted = await inside(s, plant)
+    if (hardLinks) expect(planted.out, planted.err).toBe('PLANTED')
+    else expect(planted.err).toContain('Invalid cross-device link')
+    await discardedByTheUser(s)
+    const r = await inside(s, 'mv park v/lib/dep && sleep 1 && git update-index --add --cacheinfo "160000,$(git -C v/lib/dep -c core.fsmonitor= rev-parse HEAD),v/lib/dep" && sleep 1 && test -e v/lib/dep/.git && echo THERE || echo MOVED')
+    if (hardLinks) expect(r.out, r.err).toBe('MOVED')
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  })
+
+  test("git's own work needs no hard link: a commit and a clone of a local repository inside; git clone --local, which asks for them, fails as across file systems (--no-hardlinks copies)", async () => {
+    const s = scene()
+    const r = await inside(s, 'git init -q r && git -C r commit -q --allow-empty -m a && git -C r gc -q && git clone -q r r2 && git -C r2 log --oneline | wc -l && git clone -q --no-hardlinks r r3 && echo COPIED; git clone -q --local r r4 2>&1 | grep -c "cross-device"')
+    expect(r.out.split('\n'), r.err).toEqual(['1', 'COPIED', '1'])
+  })
+
+  test("a nested clone of the user's that a session committed in, on a branch of its own, staged by a later session: kept (the end of the session that committed vouched for it, as the end before had)", async () => {
     const s = await sceneWithClone()
     expect((await inside(s, 'true')).code).toBe(0)
     await new Promise(resolve => setTimeout(resolve, 1_200))
-    expect((await inside(s, 'git -C lib commit -q --allow-empty -m vendored && echo COMMITTED')).out).toBe('COMMITTED')
+    expect((await inside(s, 'git -C lib checkout -q -b feature && git -C lib commit -q --allow-empty -m vendored && echo COMMITTED')).out).toBe('COMMITTED')
     await new Promise(resolve => setTimeout(resolve, 1_200))
     const r = await inside(s, 'git update-index --add --cacheinfo "160000,$(git -C lib rev-parse HEAD),lib" && sleep 1 && test -d lib/.git && echo THERE || echo MOVED')
     expect(r.out, r.err).toBe('THERE')

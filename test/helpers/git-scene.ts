@@ -12,11 +12,15 @@ export interface Scene {
   marker: string
 }
 
-/** A world with a project; the agent's payload would create `marker` (outside the sandbox). */
-export function scene(): Scene {
+/**
+ * A world with a project; the agent's payload would create `marker` (outside the sandbox).
+ * `hardLinks`: the --hard-links opt-in, for attacks that need a second name of a file (refused by
+ * default since round 134) and for checks that must hold with it too.
+ */
+export function scene(options: { hardLinks?: boolean } = {}): Scene {
   const world = makeWorld()
   fs.mkdirSync(world.claudeboxHome, { recursive: true })
-  fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), '{}\n')
+  fs.writeFileSync(path.join(world.claudeboxHome, 'config.json'), options.hardLinks === true ? '{ "hardLinks": true }\n' : '{}\n')
   const project = makeRepo(world.home, 'src/project')
   return { world, project, marker: path.join(world.root, 'PWNED') }
 }

@@ -226,6 +226,23 @@ describe.skipIf(!HAVE_BWRAP || !HAVE_CC || ARCH === undefined)('seccomp filter i
     if (baseline === 'OK') expect(filtered).toBe('EPERM')
     else expect(filtered).not.toBe('OK') // a kernel without ia32 emulation (ia32_emulation=0)
   })
+  test("a hard link (link, linkat, linkat of a descriptor): EXDEV, what two file systems answer, and link and linkat succeed without the filter (red team, round 134: a second name of a nested repository's config let the session rewrite it, and the host's git checkout . of the other name moved its change time out of the session's); with the --hard-links opt-in they succeed", async () => {
+    for (const probe of ['link', 'linkat']) {
+      expect(await onHostFile(probe, false), probe).toBe('OK')
+      expect(await onHostFile(probe), probe).toBe('EXDEV')
+    }
+    expect(await onHostFile('linkat-fd')).toBe('EXDEV')
+    const opted = path.join(dir, 'filter-hard-links.bpf')
+    fs.writeFileSync(opted, seccompFilter(ARCH ?? 'x86_64', { hardLinks: true }))
+    const r = await bwrap([...PROBE_SANDBOX, '--bind', dir, dir], [probe, 'link', dir], true, opted)
+    expect(r.out).toBe('OK')
+  })
+  test.runIf(process.arch === 'x64')('a hard link through the i386 entry (int 0x80): refused too', async () => {
+    const baseline = await onHostFile('i386-link', false)
+    const filtered = await onHostFile('i386-link')
+    if (baseline === 'OK') expect(filtered).toBe('EXDEV')
+    else expect(filtered).not.toBe('OK') // a kernel without ia32 emulation (ia32_emulation=0)
+  })
   test("a lease on a file (fcntl F_SETLEASE): EPERM, and it succeeds without the filter (red team, round 82: a lease on .git/HEAD held the host's git status at the start of its search while the session planted .git/commondir)", async () => {
     expect(await onHostFile('lease', false)).toBe('OK')
     expect(await onHostFile('lease')).toBe('EPERM')

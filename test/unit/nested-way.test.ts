@@ -40,7 +40,7 @@ describe("a nested repository's way to its git dirs", () => {
     expect(wayTimes(elsewhere, [gitDir], [top])).toEqual([])
   })
 
-  test('vouched for only as kept: the same .git (device and inode), the same text, and the word; an entry of a record from before the word is not', () => {
+  test('vouched for only as kept: the same .git (device and inode), what git runs from it (not its HEAD), and the word; an entry of a record from before the word is not', () => {
     const { top, dotGit } = submoduleShaped()
     const file = path.join(top, 'record.json')
     const repo = describeNested(dotGit, path.dirname(dotGit), false, noConfigured)
@@ -51,7 +51,8 @@ describe("a nested repository's way to its git dirs", () => {
     const again = nestedRecord(file)
     expect(again.vouchedFor(dotGit, repo)).toBe(true)
     expect(again.vouchedFor(path.join(top, 'b/.git'), repo)).toBe(false)
-    expect(again.vouchedFor(dotGit, { ...repo, digest: 'other' })).toBe(false)
+    expect(again.vouchedFor(dotGit, { ...repo, digest: 'other' })).toBe(true) // a HEAD of another branch runs nothing
+    expect(again.vouchedFor(dotGit, { ...repo, runsDigest: 'other' })).toBe(false)
     fs.renameSync(dotGit, `${dotGit}.old`)
     fs.copyFileSync(`${dotGit}.old`, dotGit)
     expect(again.vouchedFor(dotGit, repo)).toBe(false)

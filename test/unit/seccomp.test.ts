@@ -63,17 +63,18 @@ function run(program: Buffer, data: { nr: number; arch: number; args?: readonly 
 const ALLOW = 0x7fff0000
 const EPERM = 0x50001
 const ENOSYS = 0x50026
+const EXDEV = 0x50012
 const EOPNOTSUPP = 0x5005f
 const EAFNOSUPPORT = 0x50061
-const ERRNO_RESULT = { EPERM, ENOSYS, EOPNOTSUPP, EAFNOSUPPORT } as const
+const ERRNO_RESULT = { EPERM, EXDEV, ENOSYS, EOPNOTSUPP, EAFNOSUPPORT } as const
 
 // Written out independently of src/sandbox/seccomp.ts (from the kernel's tables) for the cases named below.
 const ARCH = { x86_64: 0xc000003e, i386: 0x40000003, aarch64: 0xc00000b7, arm: 0x40000028 } as const
 const NR = {
-  x86_64: { inotify_add_watch: 254, fanotify_init: 300, fcntl: 72, read: 0, ioctl: 16, clone: 56, clone3: 435, unshare: 272, setns: 308, mount: 165, umount2: 166, chroot: 161, pivot_root: 155, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 250, add_key: 248, request_key: 249, ptrace: 101, personality: 135, socket: 41, bpf: 321, perf_event_open: 298, process_vm_readv: 310, io_uring_setup: 425, fchmod: 91, fchmodat: 268, mknodat: 259, setxattr: 188, fsetxattr: 190 },
-  i386: { inotify_add_watch: 292, fanotify_init: 338, fcntl: 55, read: 3, ioctl: 54, clone: 120, clone3: 435, unshare: 310, setns: 346, mount: 21, umount2: 52, chroot: 61, pivot_root: 217, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 288, add_key: 286, request_key: 287, ptrace: 26, personality: 136, socket: 359, bpf: 357, perf_event_open: 336, process_vm_readv: 347, io_uring_setup: 425, fchmod: 94, fchmodat: 306, mknodat: 297, setxattr: 226, fsetxattr: 228 },
-  aarch64: { inotify_add_watch: 27, fanotify_init: 262, fcntl: 25, read: 63, ioctl: 29, clone: 220, clone3: 435, unshare: 97, setns: 268, mount: 40, umount2: 39, chroot: 51, pivot_root: 41, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 219, add_key: 217, request_key: 218, ptrace: 117, personality: 92, socket: 198, bpf: 280, perf_event_open: 241, process_vm_readv: 270, io_uring_setup: 425, fchmod: 52, fchmodat: 53, mknodat: 33, setxattr: 5, fsetxattr: 7 },
-  arm: { inotify_add_watch: 317, fanotify_init: 367, fcntl: 55, read: 3, ioctl: 54, clone: 120, clone3: 435, unshare: 337, setns: 375, mount: 21, umount2: 52, chroot: 61, pivot_root: 218, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 311, add_key: 309, request_key: 310, ptrace: 26, personality: 136, socket: 281, bpf: 386, perf_event_open: 364, process_vm_readv: 376, io_uring_setup: 425, fchmod: 94, fchmodat: 333, mknodat: 324, setxattr: 226, fsetxattr: 228 },
+  x86_64: { inotify_add_watch: 254, fanotify_init: 300, fcntl: 72, read: 0, ioctl: 16, clone: 56, clone3: 435, unshare: 272, setns: 308, mount: 165, umount2: 166, chroot: 161, pivot_root: 155, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 250, add_key: 248, request_key: 249, ptrace: 101, personality: 135, socket: 41, bpf: 321, perf_event_open: 298, process_vm_readv: 310, io_uring_setup: 425, fchmod: 91, fchmodat: 268, mknodat: 259, setxattr: 188, fsetxattr: 190, linkat: 265 },
+  i386: { inotify_add_watch: 292, fanotify_init: 338, fcntl: 55, read: 3, ioctl: 54, clone: 120, clone3: 435, unshare: 310, setns: 346, mount: 21, umount2: 52, chroot: 61, pivot_root: 217, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 288, add_key: 286, request_key: 287, ptrace: 26, personality: 136, socket: 359, bpf: 357, perf_event_open: 336, process_vm_readv: 347, io_uring_setup: 425, fchmod: 94, fchmodat: 306, mknodat: 297, setxattr: 226, fsetxattr: 228, linkat: 303 },
+  aarch64: { inotify_add_watch: 27, fanotify_init: 262, fcntl: 25, read: 63, ioctl: 29, clone: 220, clone3: 435, unshare: 97, setns: 268, mount: 40, umount2: 39, chroot: 51, pivot_root: 41, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 219, add_key: 217, request_key: 218, ptrace: 117, personality: 92, socket: 198, bpf: 280, perf_event_open: 241, process_vm_readv: 270, io_uring_setup: 425, fchmod: 52, fchmodat: 53, mknodat: 33, setxattr: 5, fsetxattr: 7, linkat: 37 },
+  arm: { inotify_add_watch: 317, fanotify_init: 367, fcntl: 55, read: 3, ioctl: 54, clone: 120, clone3: 435, unshare: 337, setns: 375, mount: 21, umount2: 52, chroot: 61, pivot_root: 218, open_tree: 428, fsopen: 430, mount_setattr: 442, keyctl: 311, add_key: 309, request_key: 310, ptrace: 26, personality: 136, socket: 281, bpf: 386, perf_event_open: 364, process_vm_readv: 376, io_uring_setup: 425, fchmod: 94, fchmodat: 333, mknodat: 324, setxattr: 226, fsetxattr: 228, linkat: 330 },
 } as const
 type Name = keyof (typeof NR)['x86_64']
 
@@ -86,7 +87,7 @@ describe.each(ARCHES)('the filter generated for %s', arch => {
 
   test('is whole sock_filter records, decodes to the expected instructions, and every jump is forward and in range', () => {
     expect(filter.length % 8).toBe(0)
-    expect(insns.length).toBe(571) // 4 tables; changes whenever a rule does
+    expect(insns.length).toBe(582) // 4 tables; changes whenever a rule does
     expect(insns.length).toBeLessThan(4096) // BPF_MAXINSNS
     expect(insns.at(-1)?.code).toBe(0x06)
     insns.forEach((insn, pc) => {
@@ -186,6 +187,18 @@ describe.each(ARCHES)('the filter generated for %s', arch => {
     test("io_uring fails with ENOSYS (its IORING_OP_SOCKET made an AF_VSOCK socket, which the network namespace does not confine: red team, round 93)", () => {
       for (const offset of [0, 1, 2]) expect(run(filter, { nr: NR[abi].io_uring_setup + offset, arch: ARCH[abi] }), String(offset)).toBe(ENOSYS)
     })
+  })
+
+  test('hard links fail with EXDEV, for every table (red team, round 134: a second name of a config let the host\'s git checkout . move its change time); with the --hard-links opt-in they are allowed, and every other rule stays', () => {
+    const filter = seccompFilter(arch)
+    const opted = seccompFilter(arch, { hardLinks: true })
+    for (const abi of ABIS) {
+      expect(run(filter, { nr: NR[abi].linkat, arch: ARCH[abi] }), abi).toBe(EXDEV)
+      expect(run(opted, { nr: NR[abi].linkat, arch: ARCH[abi] }), abi).toBe(ALLOW)
+      expect(run(opted, { nr: NR[abi].ioctl, arch: ARCH[abi], args: [1n, 0x5412n] })).toBe(EPERM)
+    }
+    // link itself, in the tables that have it (aarch64's has linkat only)
+    for (const [abi, nr] of [['x86_64', 86], ['i386', 9], ['arm', 9]] as const) expect(run(filter, { nr, arch: ARCH[abi] }), abi).toBe(EXDEV)
   })
 
   test('with the --io-uring opt-in io_uring is allowed, for every table, and every other rule stays', () => {
