@@ -44,7 +44,7 @@ describe('config.json validation', () => {
 
   test.each([
     ['{"netwrok": false}', `${F}: unknown key "netwrok"; did you mean "network"?`],
-    ['{"zzz": 1}', `${F}: unknown key "zzz" (allowed: network, allowHosts, denyHosts, allowPresets, sshAgent, connectors, secretless, apiLog, roBind, bind, env, writableGitConfig, ioUring, pidsLimit, memoryLimit, cpuLimit, confirmFirstLaunch, sharedEntries, sharedReadOnly, profiles, approvedProjects)`],
+    ['{"zzz": 1}', `${F}: unknown key "zzz" (allowed: network, allowHosts, denyHosts, allowPresets, sshAgent, connectors, secretless, apiLog, roBind, bind, env, writableGitConfig, ioUring, hardLinks, pidsLimit, memoryLimit, cpuLimit, confirmFirstLaunch, sharedEntries, sharedReadOnly, profiles, approvedProjects)`],
     ['{"network": "no"}', `${F}: "network" must be one of "open", "none", "allow"`],
     ['{"bind": "/x"}', `${F}: "bind" must be a list of strings`],
     ['{"sharedEntries": ["../x"]}', `${F}: "sharedEntries": "../x" must be a plain file or directory name`],

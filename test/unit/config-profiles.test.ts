@@ -90,6 +90,7 @@ describe('profiles and the narrowing rule', () => {
     ])
     expect(widening(DEFAULT_SANDBOX, { ...DEFAULT_SANDBOX, writableGitConfig: true, roBinds: ['/x'] })).toEqual(['makes .git/config writable', 'adds --ro-bind /x'])
     expect(widening(DEFAULT_SANDBOX, { ...DEFAULT_SANDBOX, ioUring: true })).toEqual(['allows io_uring'])
+    expect(widening(DEFAULT_SANDBOX, { ...DEFAULT_SANDBOX, hardLinks: true })).toEqual(['allows hard links'])
     expect(widening({ ...DEFAULT_SANDBOX, network: 'none' }, { ...DEFAULT_SANDBOX, network: 'open' })).toEqual(['sets the network to open'])
     // An allowlist of any length is narrower than the open network; within allow, more hosts widen.
     const allow = { ...DEFAULT_SANDBOX, network: 'allow' as const, denyHosts: ['gist.github.com'] }

@@ -392,6 +392,15 @@ describe('planLaunch', () => {
     expect(argv).not.toContain('--new-session')
   })
 
+  test('--hard-links: a filter without the hard-link rule (another program, another file), said in a warning', () => {
+    const filterOf = (plan: ReturnType<typeof planLaunch>): string => plan.files.find(f => f.path.includes('/seccomp/'))?.path ?? ''
+    const plain = planLaunch(debianFacts(), request)
+    const opted = planLaunch(debianFacts(), { ...request, sandbox: { ...(request.sandbox ?? DEFAULT_SANDBOX), hardLinks: true } })
+    expect(filterOf(opted)).not.toBe(filterOf(plain))
+    expect(opted.warnings.join('\n')).toMatch(/--hard-links: programs inside may make hard links/)
+    expect(plain.warnings.join('\n')).not.toMatch(/hard links/)
+  })
+
   test('--io-uring: a filter without the io_uring rule (another program, another file), said in a warning', () => {
     const filterOf = (plan: ReturnType<typeof planLaunch>): string => plan.files.find(f => f.path.includes('/seccomp/'))?.path ?? ''
     const plain = planLaunch(debianFacts(), request)
