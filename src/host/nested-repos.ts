@@ -279,6 +279,8 @@ export interface NestedRecord {
    * (wayTimes). Its HEAD may differ: a branch Claude checked out there runs nothing.
    */
   vouchedFor(entry: string, repo: NestedRepo): boolean
+  /** Whether the `.git` at `entry` is the one kept then, vouched for, whatever git ran from it (for one not looked into). */
+  vouchedAt(entry: string): boolean
   keep(entry: string, repo: NestedRepo, vouched: boolean): void
   save(): void
 }
@@ -304,6 +306,10 @@ export function nestedRecord(file: string | undefined): NestedRecord {
     vouchedFor(entry, repo) {
       const [, identity, vouched] = typeof kept[entry] === 'string' ? kept[entry].split(' ') : []
       return identity === entryIdentity(entry) && vouched === `${VOUCHED}${repo.runsDigest}`
+    },
+    vouchedAt(entry) {
+      const [, identity, vouched] = typeof kept[entry] === 'string' ? kept[entry].split(' ') : []
+      return identity === entryIdentity(entry) && vouched?.startsWith(VOUCHED) === true
     },
     keep(entry, repo, vouched) {
       now[entry] = `${repo.digest} ${entryIdentity(entry) ?? ''}${vouched ? ` ${VOUCHED}${repo.runsDigest}` : ''}`

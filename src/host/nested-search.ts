@@ -194,7 +194,9 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
   if (search.described++ >= MAX_DESCRIBED) {
     const gitDir = nestedGitDirOnly(text, isGitDir)
     if (gitDir !== undefined) search.gitDirs.push(gitDir)
-    if (changedSince(entry, search.sinceMs)) search.marked.push(entry) // round 126: 700 made, 512 kept in the record
+    // Marked too when the last end did not vouch for it at this path (red team, round 134: the
+    // user's clone moved past the bound, where it was never kept, and back in the next session).
+    if (changedSince(entry, search.sinceMs) || !search.record.vouchedAt(text)) search.marked.push(entry) // round 126: 700 made, 512 kept in the record
     return true
   }
   let repo: NestedRepo
@@ -307,6 +309,11 @@ function configLeadsOut(configs: readonly string[], tree: string, search: Nested
   return reader.refusal !== undefined || targets.some(t => leadsOut(t, true)) || reader.workTrees(configs).some(t => leadsOut(t, false))
 }
 
+/** Whether git would write through the link at `p` (`inGitDir`, its path in the git dir, latin1): one in logs/ or refs/, or one made during the session; or it leads to a FIFO, socket or device. */
+function writtenThrough(p: Buffer, inGitDir: string, sinceMs: number): boolean {
+  return /^(logs|refs)(\/|$)/.test(inGitDir) || changedSince(p, sinceMs) || leadsToSpecial(p)
+}
+
 /** Whether a link leads to a FIFO, socket or device. */
 function leadsToSpecial(link: Buffer): boolean {
   try {
@@ -319,12 +326,17 @@ function leadsToSpecial(link: Buffer): boolean {
 
 /**
  * FIFOs, sockets and devices anywhere in a git dir (packed-refs, info/exclude, refs/heads/main ...):
- * git reads those files, and would hang on a FIFO at the user's next git status (red team). Its
+ * git reads those files, and would hang on a FIFO at the user's next git status (red team). And
+ * links git would write through: any in `logs/` or `refs/` (git makes none there) and any other
+ * the session made (`sinceMs`): your next commit appends its reflog line through `logs/HEAD` to
+ * wherever the link leads, outside the project too, and git writes COMMIT_EDITMSG and FETCH_HEAD
+ * through theirs (red team, round 135: a reflog appended to a nested repository's config and made
+ * its HEAD, which moved their times to yours, and the gitlink watch took it for yours). Its
  * folders come from `folders` (a folder unchanged since the last session's end is not listed), or,
  * for a git dir whose links the cache does not keep (a nested one shaped as a bare repository),
  * are listed now.
  */
-export function specialFilesIn(gitDir: string, budget: { entries: number }, folders: FolderCache, gitDirs: readonly string[]): string[] {
+export function specialFilesIn(gitDir: string, budget: { entries: number }, folders: FolderCache, gitDirs: readonly string[], sinceMs: number): string[] {
   const found: string[] = []
   const top = Buffer.from(gitDir).toString('latin1')
   const direct = (dir: string): Listing => listFolder(Buffer.from(dir, 'latin1'), (_name, kind) => kind !== 'f')
@@ -338,7 +350,7 @@ export function specialFilesIn(gitDir: string, budget: { entries: number }, fold
       const kind = entry[0] as EntryKind
       const p = `${dir}/${entry.slice(1)}`
       // git opens them through a link too (red team, round 47: packed-refs -> ../junk/fifo hung git status).
-      if (SPECIAL_KINDS.has(kind) || (kind === 'l' && leadsToSpecial(Buffer.from(p, 'latin1')))) found.push(Buffer.from(p, 'latin1').toString())
+      if (SPECIAL_KINDS.has(kind) || (kind === 'l' && writtenThrough(Buffer.from(p, 'latin1'), p.slice(top.length + 1), sinceMs))) found.push(Buffer.from(p, 'latin1').toString())
       // modules/ and worktrees/ hold git dirs of their own, each looked at in turn.
       else if (kind === 'd' && !(dir === top && (entry === 'dmodules' || entry === 'dworktrees'))) listed(p, list)
     }

@@ -751,6 +751,40 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
+  test("round 135: links the session makes in the project's git dir, which git writes through (a reflog in logs/, COMMIT_EDITMSG), leading outside the project: moved aside at the session's end, and your commit writes nothing there (a reflog appended to a nested repository's config and made its HEAD, moving their times to yours: 3 of 3 as root and as uid 1001)", async () => {
+    const s = scene()
+    const outside = path.join(s.world.root, 'outside.txt')
+    fs.writeFileSync(outside, 'mine\n')
+    const r = await inside(s, `rm -f .git/logs/HEAD .git/logs/refs/heads/main && ln -s ${outside} .git/logs/HEAD && ln -s ${outside} .git/logs/refs/heads/main && ln -sf ${outside} .git/COMMIT_EDITMSG && echo LINKED`)
+    expect(r.out, r.err).toBe('LINKED')
+    expect(r.err).toMatch(/quarantine[^\n]*\.git\/logs\/HEAD/)
+    for (const name of ['logs/HEAD', 'logs/refs/heads/main', 'COMMIT_EDITMSG']) expect(fs.lstatSync(path.join(s.project, '.git', name), { throwIfNoEntry: false })?.isSymbolicLink() ?? false, name).toBe(false)
+    fs.writeFileSync(path.join(s.project, 'work.txt'), 'the user works on\n')
+    hostGit(s.project, s.world)
+    expect(git(s.project, 'log', '--oneline').split('\n')).toHaveLength(2) // the host's commit went in
+    expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
+  })
+
+  test("round 134: the user's nested clone moved past the 512 repositories a session's end looks into, its config made a second name of a tracked file and rewritten, discarded by the user's git checkout ., moved back and staged in the next session: moved aside, also with --hard-links (the host's git status ran its fsmonitor, 3 of 3 as root and as uid 1001)", async () => {
+    const s = scene({ hardLinks: true })
+    trackedNotesAndDocs(s)
+    const upstream = makeRepo(s.world.root, 'upstream')
+    fs.mkdirSync(path.join(s.project, 'v'))
+    execFileSync('git', ['clone', '-q', upstream, path.join(s.project, 'v/lib')])
+    fs.appendFileSync(path.join(s.project, '.git/info/exclude'), 'v/\n')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    await inside(s, 'true')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const chain = `git init -q --bare dummy.git && d=chain && for i in $(seq 1 520); do mkdir -p $d && echo "gitdir: ${s.project}/dummy.git" > $d/.git; d=$d/c; done && mkdir -p $d && mv v/lib $d/lib && echo $d > deep.txt`
+    const plant = `rm README && ln $(cat deep.txt)/lib/.git/config README && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tfsmonitor = ${s.project}/pl\\n' > README && ln NOTES pl && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > pl && chmod +x pl && echo PLANTED`
+    expect((await inside(s, `${chain} && ${plant}`, s.project, 120_000)).out).toBe('PLANTED')
+    await discardedByTheUser(s)
+    const r = await inside(s, `mv $(cat deep.txt)/lib v/lib && rm -rf chain dummy.git deep.txt && sleep 1 && git update-index --add --cacheinfo "160000,$(git -C v/lib -c core.fsmonitor= rev-parse HEAD),v/lib" && sleep 1 && test -e v/lib/.git && echo THERE || echo MOVED`, s.project, 120_000)
+    expect(r.out, r.err).toBe('MOVED')
+    hostGit(s.project, s.world)
+    expect(fs.existsSync(s.marker)).toBe(false)
+  }, 300_000)
+
   test("git's own work needs no hard link: a commit and a clone of a local repository inside; git clone --local, which asks for them, fails as across file systems (--no-hardlinks copies)", async () => {
     const s = scene()
     const r = await inside(s, 'git init -q r && git -C r commit -q --allow-empty -m a && git -C r gc -q && git clone -q r r2 && git -C r2 log --oneline | wc -l && git clone -q --no-hardlinks r r3 && echo COPIED; git clone -q --local r r4 2>&1 | grep -c "cross-device"')
