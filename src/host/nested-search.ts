@@ -311,7 +311,7 @@ function configLeadsOut(configs: readonly string[], tree: string, search: Nested
 
 /** Whether git would write through the link at `p` (`inGitDir`, its path in the git dir, latin1): one in logs/ or refs/, or one made during the session; or it leads to a FIFO, socket or device. */
 function writtenThrough(p: Buffer, inGitDir: string, sinceMs: number): boolean {
-  return /^(logs|refs)(\/|$)/.test(inGitDir) || changedSince(p, sinceMs) || leadsToSpecial(p)
+  return /^(logs|refs)\//.test(inGitDir) || changedSince(p, sinceMs) || leadsToSpecial(p)
 }
 
 /** Whether a link leads to a FIFO, socket or device. */
@@ -341,28 +341,35 @@ export function specialFilesIn(gitDir: string, budget: { entries: number }, fold
   const top = Buffer.from(gitDir).toString('latin1')
   const direct = (dir: string): Listing => listFolder(Buffer.from(dir, 'latin1'), (_name, kind) => kind !== 'f')
   const list = inGitDir(top, gitDirs) ? (dir: string): Listing => folders.list(dir) : direct
-  const walk = (dir: string, listing: Listing): void => {
-    // The files git opens by name first (HEAD, packed-refs, info/, refs/), objects/ last: a budget
-    // spent on loose objects left a FIFO packed-refs in place (red team, round 50).
-    const entries = dir === top ? [...listing.entries].sort((a, b) => Number(a === 'dobjects') - Number(b === 'dobjects')) : listing.entries
-    for (const entry of entries) {
-      if (budget.entries-- <= 0) return
+  const done = new Set<string>()
+  const walk = (dir: string, listing: Listing, wayChanged: boolean): boolean => {
+    for (const entry of ordered(listing.entries, dir === top)) {
+      if (budget.entries-- <= 0) return false
       const kind = entry[0] as EntryKind
       const p = `${dir}/${entry.slice(1)}`
       // git opens them through a link too (red team, round 47: packed-refs -> ../junk/fifo hung git status).
-      if (SPECIAL_KINDS.has(kind) || (kind === 'l' && writtenThrough(Buffer.from(p, 'latin1'), p.slice(top.length + 1), sinceMs))) found.push(Buffer.from(p, 'latin1').toString())
-      // modules/ and worktrees/ hold git dirs of their own, each looked at in turn.
-      else if (kind === 'd' && !(dir === top && (entry === 'dmodules' || entry === 'dworktrees'))) listed(p, list)
+      if (SPECIAL_KINDS.has(kind) || (kind === 'l' && (wayChanged || writtenThrough(Buffer.from(p, 'latin1'), p.slice(top.length + 1), sinceMs)))) found.push(Buffer.from(p, 'latin1').toString())
+      // The git dirs of submodules and worktrees are looked at in turn; the rest of modules/ and
+      // worktrees/ here (round 136: a link kept in a plain folder there, moved later where git writes).
+      else if (kind === 'd' && !gitDirs.includes(Buffer.from(p, 'latin1').toString()) && listed(p, list, wayChanged) && dir === top) done.add(entry.slice(1))
     }
+    return true
   }
-  const listed = (dir: string, lister: (dir: string) => Listing): void => {
+  /** Whether the folder was looked at whole. One that cannot be listed (chmod 311: git can still write through a link in it) is moved aside (round 136). */
+  const listed = (dir: string, lister: (dir: string) => Listing, wayChanged: boolean): boolean => {
+    let listing: Listing
     try {
-      walk(dir, lister(dir))
-    } catch {
-      // gone or unreadable: nothing git could open there either
+      listing = lister(dir)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? ''
+      if (dir !== top && !['ENOENT', 'ENOTDIR'].includes(code)) found.push(Buffer.from(dir, 'latin1').toString())
+      return true
     }
+    // A link moved here with its folder keeps its own time: the folders on its way tell (round 136: rr-cache/<id>/thisimage).
+    // Not hooks/: git writes nothing there, and the launch keeps the user's links in it.
+    return walk(dir, listing, wayChanged || (dir !== top && dir !== `${top}/hooks` && (listing.changedMs ?? changeTimeOf(dir)) >= sinceMs))
   }
-  listed(top, dir => {
+  const whole = listed(top, dir => {
     try {
       return list(dir)
     } catch (error) {
@@ -370,8 +377,33 @@ export function specialFilesIn(gitDir: string, budget: { entries: number }, fold
       if ((error as NodeJS.ErrnoException).code !== 'ENOTDIR') throw error
       return direct(dir)
     }
-  })
+  }, false)
+  // Past the budget, the folders where git writes through links go whole (round 136: 200,100
+  // folders the session made were listed first, and logs/HEAD stayed a link).
+  if (!whole) for (const name of WRITTEN_THROUGH.filter(n => !done.has(n))) if (lstatKind(`${gitDir}/${name}`) !== 'missing') found.push(`${gitDir}/${name}`)
   return found
+}
+
+/** The folders of a git dir whose files git writes through a link: reflogs, rerere's images, a sequencer's and a rebase's state. */
+const WRITTEN_THROUGH = ['logs', 'rr-cache', 'sequencer', 'rebase-merge', 'rebase-apply']
+
+/**
+ * A folder's entries in the order the sweep takes them: what is not a folder first; at a git dir's
+ * top, the folders git writes through links in next, objects/ last (round 50: a budget spent on
+ * loose objects left a FIFO packed-refs in place).
+ */
+function ordered(entries: readonly string[], atTop: boolean): string[] {
+  const rank = (entry: string): number => (entry[0] !== 'd' ? 0 : !atTop ? 1 : WRITTEN_THROUGH.includes(entry.slice(1)) ? 1 : entry === 'dobjects' ? 3 : 2)
+  return [...entries].sort((a, b) => rank(a) - rank(b))
+}
+
+/** A folder's change time (ms), as far as it can be had: none, as new. */
+function changeTimeOf(dir: string): number {
+  try {
+    return fs.lstatSync(Buffer.from(dir, 'latin1')).ctimeMs
+  } catch {
+    return Number.MAX_SAFE_INTEGER
+  }
 }
 
 /**

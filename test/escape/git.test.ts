@@ -785,6 +785,34 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.existsSync(s.marker)).toBe(false)
   }, 300_000)
 
+  test.each([
+    ['kept in a plain folder under .git/modules (rerere would write through it once moved to rr-cache)', 'mkdir -p .git/modules/stash/x && ln -s OUT .git/modules/stash/x/thisimage', '.git/modules/stash/x/thisimage'],
+    ['in a .git/logs the session made unreadable (chmod 311: git still writes through it)', 'rm -f .git/logs/HEAD && ln -s OUT .git/logs/HEAD && chmod 311 .git/logs', '.git/logs'],
+  ])("round 136: a link to a file outside the project %s: moved aside at the session's end, and your commit writes nothing there (rerere replaced ~/.bashrc, 3 of 3 as root and as uid 1001; the unreadable folder, 3 of 3 as uid 1001)", async (_where, plant, moved) => {
+    const s = scene()
+    const outside = path.join(s.world.root, 'outside.txt')
+    fs.writeFileSync(outside, 'mine\n')
+    const r = await inside(s, `${plant.replaceAll('OUT', outside)} && echo LINKED`)
+    expect(r.out, r.err).toBe('LINKED')
+    expect(r.err).toContain(moved) // as root the folder is read, and the link in it goes
+    fs.writeFileSync(path.join(s.project, 'work.txt'), 'the user works on\n')
+    hostGit(s.project, s.world)
+    expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
+  })
+
+  test("round 136: links in .git/logs behind 200,100 folders the session made there, past what the sweep looks at: the folders git writes through go whole, and your commit writes nothing outside (3 of 3 as root, 2 of 2 as uid 1001)", async () => {
+    const s = scene()
+    const outside = path.join(s.world.root, 'outside.txt')
+    fs.writeFileSync(outside, 'mine\n')
+    const plant = `rm -f .git/logs/HEAD .git/logs/refs/heads/main && ln -s ${outside} .git/logs/HEAD && ln -s ${outside} .git/logs/refs/heads/main && mkdir .git/logs/bulk && (cd .git/logs/bulk && seq -f 'd%.0f' 1 200100 | xargs mkdir) && echo LINKED`
+    const r = await inside(s, plant, s.project, 240_000)
+    expect(r.out, r.err).toBe('LINKED')
+    expect(r.err).toMatch(/quarantine[^\n]*\.git\/logs/)
+    fs.writeFileSync(path.join(s.project, 'work.txt'), 'the user works on\n')
+    hostGit(s.project, s.world)
+    expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
+  }, 300_000)
+
   test("git's own work needs no hard link: a commit and a clone of a local repository inside; git clone --local, which asks for them, fails as across file systems (--no-hardlinks copies)", async () => {
     const s = scene()
     const r = await inside(s, 'git init -q r && git -C r commit -q --allow-empty -m a && git -C r gc -q && git clone -q r r2 && git -C r2 log --oneline | wc -l && git clone -q --no-hardlinks r r3 && echo COPIED; git clone -q --local r r4 2>&1 | grep -c "cross-device"')
