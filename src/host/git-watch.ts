@@ -100,7 +100,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
       const nested = gitDirs.filter(dir => !spec.gitDirs.includes(dir))
       step('search of nested git dirs for FIFOs', () => nested.forEach(dir => specialFilesIn(dir, sweep, folders, spec.gitDirs, startedMs).forEach(quarantine)), undefined)
       step('folder cache', () => folders.save(), undefined)
-      if (sweep.entries < 0) warnings.push(`WARNING: the search for FIFOs and sockets in git dirs (git hangs on them) stopped after ${SWEEP_LIMIT} entries; git dirs it may not have finished: ${[...spec.gitDirs, ...nested].slice(-3).map(inlineSafe).join(', ')}, ...: look for them there (find <dir> -type p -o -type s) before you run git`)
+      if (sweep.entries < 0) warnings.push(`WARNING: the search for FIFOs, sockets and links in git dirs (git hangs on them, and writes through links) stopped after ${SWEEP_LIMIT} entries, and the folders of each where git writes through links were moved aside whole; git dirs it may not have finished: ${[...spec.gitDirs, ...nested].slice(-3).map(inlineSafe).join(', ')}, ...: look for them there (find <dir> -type p -o -type s -o -type l) before you run git`)
       const later = [...step('check of operations in progress', () => checkInProgress(gitDirs, quarantine), []), ...step('check of the indexes', () => indexChecks(gitDirs, quarantine, heads, spec, { startedMs, known: watch.knownGitlinks(), marked }), [])]
       if (moved.length > movedBefore) warnings.push(`WARNING: moved aside at the session's end (look at them with ls and cat, not with git): ${named(moved.slice(movedBefore))}`)
       const full = step('marks of the nested repositories made or changed', () => markMade(spec, marked, startedMs), undefined)
