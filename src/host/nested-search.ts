@@ -344,14 +344,21 @@ export function specialFilesIn(gitDir: string, budget: { entries: number }, fold
   const done = new Set<string>()
   const walk = (dir: string, listing: Listing, wayChanged: boolean): boolean => {
     for (const entry of ordered(listing.entries, dir === top)) {
-      if (budget.entries-- <= 0) return false
       const kind = entry[0] as EntryKind
+      // A git dir's own files are looked at past the budget too: git writes MERGE_MSG,
+      // COMMIT_EDITMSG, FETCH_HEAD through a link (round 137: a budget spent in the project's git
+      // dir left a submodule's MERGE_MSG a link to ~/.bashrc).
+      if ((kind === 'd' || dir !== top) && budget.entries-- <= 0) return false
       const p = `${dir}/${entry.slice(1)}`
       // git opens them through a link too (red team, round 47: packed-refs -> ../junk/fifo hung git status).
       if (SPECIAL_KINDS.has(kind) || (kind === 'l' && (wayChanged || writtenThrough(Buffer.from(p, 'latin1'), p.slice(top.length + 1), sinceMs)))) found.push(Buffer.from(p, 'latin1').toString())
       // The git dirs of submodules and worktrees are looked at in turn; the rest of modules/ and
       // worktrees/ here (round 136: a link kept in a plain folder there, moved later where git writes).
-      else if (kind === 'd' && !gitDirs.includes(Buffer.from(p, 'latin1').toString()) && listed(p, list, wayChanged) && dir === top) done.add(entry.slice(1))
+      else if (kind === 'd' && !gitDirs.includes(Buffer.from(p, 'latin1').toString())) {
+        // Not whole below: not whole here either (round 137: logs/ was taken as walked).
+        if (!listed(p, list, wayChanged)) return false
+        if (dir === top) done.add(entry.slice(1))
+      }
     }
     return true
   }

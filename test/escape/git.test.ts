@@ -800,14 +800,16 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
   })
 
-  test("round 136: links in .git/logs behind 200,100 folders the session made there, past what the sweep looks at: the folders git writes through go whole, and your commit writes nothing outside (3 of 3 as root, 2 of 2 as uid 1001)", async () => {
+  test("round 136: links in .git/logs behind 200,100 folders the session made there, past what the sweep looks at: the folders git writes through go whole (round 137: also when the budget ran out in the folder's last subfolder), a later git dir's own files are still looked at, and your commit writes nothing outside (3 of 3 as root, 2 of 2 as uid 1001; round 137, 3 of 3 and 4 of 4 each)", async () => {
     const s = scene()
     const outside = path.join(s.world.root, 'outside.txt')
     fs.writeFileSync(outside, 'mine\n')
-    const plant = `rm -f .git/logs/HEAD .git/logs/refs/heads/main && ln -s ${outside} .git/logs/HEAD && ln -s ${outside} .git/logs/refs/heads/main && mkdir .git/logs/bulk && (cd .git/logs/bulk && seq -f 'd%.0f' 1 200100 | xargs mkdir) && echo LINKED`
+    // And a git dir swept after the budget ran out: its own files still are (round 137: MERGE_MSG).
+    const plant = `rm -f .git/logs/HEAD .git/logs/refs/heads/main && ln -s ${outside} .git/logs/HEAD && ln -s ${outside} .git/logs/refs/heads/main && mkdir .git/logs/bulk && (cd .git/logs/bulk && seq -f 'd%.0f' 1 200100 | xargs mkdir) && git init -q n && ln -s ${outside} n/.git/MERGE_MSG && echo LINKED`
     const r = await inside(s, plant, s.project, 240_000)
     expect(r.out, r.err).toBe('LINKED')
     expect(r.err).toMatch(/quarantine[^\n]*\.git\/logs/)
+    expect(r.err).toContain('n/.git/MERGE_MSG -> ')
     fs.writeFileSync(path.join(s.project, 'work.txt'), 'the user works on\n')
     hostGit(s.project, s.world)
     expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
