@@ -1,6 +1,7 @@
 // The search at a session's end for what the host's git would take from the project besides its
 // own git dirs: nested repositories the session made or changed (their configs and hooks run where
-// git is used), FIFOs and sockets git would hang on, folders left writable for others. Every work
+// git is used), FIFOs and sockets git would hang on, links in git dirs git would write through,
+// folders left writable for others. Every work
 // tree, the git dirs outside them and the instance, through the folder cache (folder-cache.ts).
 import fs from 'node:fs'
 import path from 'node:path'
@@ -327,16 +328,19 @@ function leadsToSpecial(link: Buffer): boolean {
 /**
  * FIFOs, sockets and devices anywhere in a git dir (packed-refs, info/exclude, refs/heads/main ...):
  * git reads those files, and would hang on a FIFO at the user's next git status (red team). And
- * links git would write through: any in `logs/` or `refs/` (git makes none there) and any other
- * the session made (`sinceMs`): your next commit appends its reflog line through `logs/HEAD` to
- * wherever the link leads, outside the project too, and git writes COMMIT_EDITMSG and FETCH_HEAD
- * through theirs (red team, round 135: a reflog appended to a nested repository's config and made
- * its HEAD, which moved their times to yours, and the gitlink watch took it for yours). Its
+ * links git would write through: any in `logs/` or `refs/` (git makes none there), any other the
+ * session made (`sinceMs`) or that lies in a folder it changed, and a folder that cannot be
+ * listed: your next commit appends its reflog line through `logs/HEAD` to wherever the link leads,
+ * outside the project too, and git writes COMMIT_EDITMSG, MERGE_MSG, FETCH_HEAD and rerere's
+ * images through theirs (red team, rounds 135 to 137: a reflog appended to a nested repository's
+ * config and made its HEAD, which moved their times to yours; ~/.bashrc replaced). Past the
+ * budget, each git dir's own files are still looked at, and the folders git writes through links
+ * in that were not looked at whole are moved aside whole. Its
  * folders come from `folders` (a folder unchanged since the last session's end is not listed), or,
  * for a git dir whose links the cache does not keep (a nested one shaped as a bare repository),
  * are listed now.
  */
-export function specialFilesIn(gitDir: string, budget: { entries: number }, folders: FolderCache, gitDirs: readonly string[], sinceMs: number): string[] {
+export function fifosAndLinksIn(gitDir: string, budget: { entries: number }, folders: FolderCache, gitDirs: readonly string[], sinceMs: number): string[] {
   const found: string[] = []
   const top = Buffer.from(gitDir).toString('latin1')
   const direct = (dir: string): Listing => listFolder(Buffer.from(dir, 'latin1'), (_name, kind) => kind !== 'f')
@@ -473,8 +477,8 @@ const insideOf = (spec: Pick<GitWatchSpec, 'workTrees' | 'gitDirs' | 'instance'>
  * also after the project was renamed, from the project around it, or past the record's bound, had
  * its fsmonitor run by the host's git status at the top). Nor when its way to its git dirs was put
  * in place during a session, unless a session's end since vouched for it as it is (`placed`). One
- * that cannot be looked at is none of the user's. The marks are read anew at each call: another session's end may have made some;
- * the record (up to 16 MiB) once, at the first gitlink judged. `runsNow`: its git dir and what git
+ * that cannot be looked at is none of the user's. The marks are read anew at each call: another
+ * session's end may have made some; the record (up to 16 MiB) once, at the first gitlink judged. `runsNow`: its git dir and what git
  * runs from it, to tell at the session's end whether one taken for the user's is still that.
  */
 export function usersOwnNested(spec: Pick<GitWatchSpec, 'nestedRecord' | 'home' | 'workTrees' | 'gitDirs' | 'instance'>, sinceMs: number): Judge {
