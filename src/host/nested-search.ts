@@ -1,8 +1,8 @@
 // The search at a session's end for what the host's git would take from the project besides its
 // own git dirs: nested repositories the session made or changed (their configs and hooks run where
 // git is used), FIFOs and sockets git would hang on, links in git dirs git would write through,
-// folders left writable for others. Every work
-// tree, the git dirs outside them and the instance, through the folder cache (folder-cache.ts).
+// folders left writable for others. Every work tree, the git dirs outside them and the instance,
+// through the folder cache (folder-cache.ts).
 import fs from 'node:fs'
 import path from 'node:path'
 import { changedSince, entryIdentity, lstatKind } from './fs.js'
