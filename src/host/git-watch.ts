@@ -82,7 +82,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
       // the last session's end are not listed again (its loose objects' folders are most of them).
       const folders = folderCache(spec.folderCache, keptIn(spec.gitDirs))
       const sweep = { entries: SWEEP_LIMIT }
-      step('search of the git dirs for FIFOs and links', () => spec.gitDirs.forEach(dir => fifosAndLinksIn(dir, sweep, folders, spec.gitDirs, startedMs).forEach(quarantine)), undefined)
+      step('search of the git dirs for FIFOs and links', () => spec.gitDirs.forEach(dir => fifosAndLinksIn(dir, sweep, folders, spec.gitDirs, startedMs, heads.modes).forEach(quarantine)), undefined)
       const nestedDirs: string[] = []
       const [wide, marked]: [Buffer[], Buffer[]] = [[], []]
       const dirsNow = step('listing of git dirs', () => gitDirsNow(spec.gitDirs), [...spec.gitDirs])
@@ -98,7 +98,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
       // The nested ones' too (red team, round 45: a FIFO in a nested git dir), every one within the
       // one budget (round 50: past 64, a FIFO info/exclude stayed unnamed).
       const nested = gitDirs.filter(dir => !spec.gitDirs.includes(dir))
-      step('search of nested git dirs for FIFOs and links', () => nested.forEach(dir => fifosAndLinksIn(dir, sweep, folders, spec.gitDirs, startedMs).forEach(quarantine)), undefined)
+      step('search of nested git dirs for FIFOs and links', () => nested.forEach(dir => fifosAndLinksIn(dir, sweep, folders, spec.gitDirs, startedMs, heads.modes).forEach(quarantine)), undefined)
       step('folder cache', () => folders.save(), undefined)
       if (sweep.entries < 0) warnings.push(`WARNING: the search for FIFOs, sockets and links in git dirs (git hangs on them, and writes through links) stopped after ${SWEEP_LIMIT} entries, and the folders of each where git writes through links were moved aside whole; git dirs it may not have finished: ${[...spec.gitDirs, ...nested].slice(-3).map(inlineSafe).join(', ')}, ...: look for them there (find <dir> -type p -o -type s -o -type l) before you run git`)
       const later = [...step('check of operations in progress', () => checkInProgress(gitDirs, quarantine), []), ...step('check of the indexes', () => indexChecks(gitDirs, quarantine, heads, spec, { startedMs, known: watch.knownGitlinks(), marked }), [])]

@@ -340,7 +340,7 @@ function leadsToSpecial(link: Buffer): boolean {
  * for a git dir whose links the cache does not keep (a nested one shaped as a bare repository),
  * are listed now.
  */
-export function fifosAndLinksIn(gitDir: string, budget: { entries: number }, folders: FolderCache, gitDirs: readonly string[], sinceMs: number): string[] {
+export function fifosAndLinksIn(gitDir: string, budget: { entries: number }, folders: FolderCache, gitDirs: readonly string[], sinceMs: number, modes?: Pick<ModeGuard, 'reopen'>): string[] {
   const found: string[] = []
   const top = Buffer.from(gitDir).toString('latin1')
   const direct = (dir: string): Listing => listFolder(Buffer.from(dir, 'latin1'), (_name, kind) => kind !== 'f')
@@ -366,13 +366,18 @@ export function fifosAndLinksIn(gitDir: string, budget: { entries: number }, fol
     }
     return true
   }
-  /** Whether the folder was looked at whole. One that cannot be listed (chmod 311: git can still write through a link in it) is moved aside (round 136). */
-  const listed = (dir: string, lister: (dir: string) => Listing, wayChanged: boolean): boolean => {
+  /**
+   * Whether the folder was looked at whole. One the session made unreadable is made readable again
+   * (the mode guard's `reopen`) and listed; one that still cannot be listed (chmod 311: git can
+   * still write through a link in it) is moved aside (round 136).
+   */
+  const listed = (dir: string, lister: (dir: string) => Listing, wayChanged: boolean, again = true): boolean => {
     let listing: Listing
     try {
       listing = lister(dir)
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? ''
+      if (code === 'EACCES' && again && modes?.reopen(Buffer.from(dir, 'latin1'), sinceMs) === true) return listed(dir, lister, wayChanged, false)
       if (dir !== top && !['ENOENT', 'ENOTDIR'].includes(code)) found.push(Buffer.from(dir, 'latin1').toString())
       return true
     }
