@@ -167,6 +167,8 @@ interface NestedSearch {
   inside: readonly string[]
   /** The user's home, for what a config's `~` names. */
   home: string
+  /** The instance folder, writable inside and outside the work trees. */
+  instance: string
   /** When sessions ran (session-times.ts), read at the first repository looked into. */
   sessionsFile: string | undefined
   times?: { during(ms: number): boolean } | undefined
@@ -262,6 +264,10 @@ function waysOut(entry: string, isGitDir: boolean, search: NestedSearch): string
   const { inside } = search
   const gitDir = nestedGitDirOnly(entry, isGitDir)
   if (gitDir === undefined || !isWithinAny(gitDir, inside)) return [entry]
+  // From a work tree into the instance: what is there the sweep may not be able to list or move
+  // (round 138: `git init --separate-git-dir` there, its COMMIT_EDITMSG and logs/HEAD links to
+  // ~/.bashrc, which your commit in that folder wrote through).
+  if (!isWithin(entry, search.instance) && isWithin(gitDir, search.instance)) return [entry]
   const common = namedCommonDir(gitDir)
   if (common !== undefined && (lstatKind(common.file) !== 'file' || common.to === undefined || !isWithinAny(common.to, inside))) return [common.file]
   const dirs = [...new Set([gitDir, common?.to ?? gitDir])]
@@ -451,7 +457,7 @@ function looksLikeGitDir(dir: string, entries: Listing['entries']): boolean {
  */
 export function nestedInAll(spec: GitWatchSpec, sinceMs: number, moveAside: (p: string) => void, gitDirs: string[], folders: FolderCache, modes: NestedSearch['modes'], marked: Buffer[] = [], takenForUsers: ReadonlyMap<string, string> = new Map()): string[] {
   const known = spec.gitDirs
-  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), marked, takenForUsers, described: 0, budget: { lines: 65_536 }, known: new Set(known), inside: insideOf(spec), home: spec.home, sessionsFile: spec.nestedRecord === undefined ? undefined : sessionTimesFile(spec.nestedRecord), modes }
+  const search: NestedSearch = { sinceMs, moveAside, configured: configuredOf(spec.home), gitDirs, record: nestedRecord(spec.nestedRecord), marked, takenForUsers, described: 0, budget: { lines: 65_536 }, known: new Set(known), inside: insideOf(spec), home: spec.home, instance: spec.instance, sessionsFile: spec.nestedRecord === undefined ? undefined : sessionTimesFile(spec.nestedRecord), modes }
   // The git dirs outside the work trees too (a --separate-git-dir's, a worktree's in the main .git
   // elsewhere): a repository kept in one is reached through a symlink the same way.
   const outside = known.filter(dir => !isWithinAny(dir, spec.workTrees))

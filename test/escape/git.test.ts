@@ -815,6 +815,18 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
   }, 300_000)
 
+  test("round 138: a nested repository whose git dir the session put in the instance (writable inside, outside the work trees), its COMMIT_EDITMSG a link to a file outside: its .git in the project is moved aside at the session's end (your commit there wrote through the link, 4 of 4 as uid 1001, 2 of 2 as root)", async () => {
+    const s = scene()
+    const outside = path.join(s.world.root, 'outside.txt')
+    fs.writeFileSync(outside, 'mine\n')
+    const r = await inside(s, `I=$(ls -d ${s.world.claudeboxHome}/instances/*) && git init -q --separate-git-dir $I/g sub && ln -sf ${outside} $I/g/COMMIT_EDITMSG && echo MADE`)
+    expect(r.out, r.err).toBe('MADE')
+    expect(fs.existsSync(path.join(s.project, 'sub/.git'))).toBe(false)
+    fs.writeFileSync(path.join(s.project, 'sub/s'), 's\n')
+    spawnSync('git', ['-C', path.join(s.project, 'sub'), 'commit', '-qam', 'x'], { stdio: 'ignore', timeout: 20_000, env: { ...process.env, HOME: s.world.home, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } })
+    expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
+  })
+
   test("git's own work needs no hard link: a commit and a clone of a local repository inside; git clone --local, which asks for them, fails as across file systems (--no-hardlinks copies)", async () => {
     const s = scene()
     const r = await inside(s, 'git init -q r && git -C r commit -q --allow-empty -m a && git -C r gc -q && git clone -q r r2 && git -C r2 log --oneline | wc -l && git clone -q --no-hardlinks r r3 && echo COPIED; git clone -q --local r r4 2>&1 | grep -c "cross-device"')
