@@ -298,19 +298,20 @@ export function nestedRecord(file: string | undefined): NestedRecord {
   const known = file !== undefined && lstatKind(file) !== 'missing'
   const kept = (known ? readJsonObject(file, 16 << 20) : undefined) ?? {} // damaged: known, and empty
   const now: Record<string, string> = {}
+  // `digest dev:ino [vouched:<runsDigest>]`, as kept at the last end.
+  const fieldsOf = (entry: string): (string | undefined)[] => (typeof kept[entry] === 'string' ? kept[entry].split(' ') : [])
+  /** The vouch kept for the `.git` at `entry`, when it is still the same `.git`. */
+  const vouchedWord = (entry: string): string | undefined => {
+    const [, identity, vouched] = fieldsOf(entry)
+    return identity === entryIdentity(entry) ? vouched : undefined
+  }
   return {
     known,
     // `digest dev:ino`: the identity tells a `.git` swapped in at a path the record holds (red team, round 131).
-    previous: entry => (typeof kept[entry] === 'string' ? kept[entry].split(' ')[0] : undefined),
-    previousIdentity: entry => (typeof kept[entry] === 'string' ? kept[entry].split(' ')[1] : undefined),
-    vouchedFor(entry, repo) {
-      const [, identity, vouched] = typeof kept[entry] === 'string' ? kept[entry].split(' ') : []
-      return identity === entryIdentity(entry) && vouched === `${VOUCHED}${repo.runsDigest}`
-    },
-    vouchedAt(entry) {
-      const [, identity, vouched] = typeof kept[entry] === 'string' ? kept[entry].split(' ') : []
-      return identity === entryIdentity(entry) && vouched?.startsWith(VOUCHED) === true
-    },
+    previous: entry => fieldsOf(entry)[0],
+    previousIdentity: entry => fieldsOf(entry)[1],
+    vouchedFor: (entry, repo) => vouchedWord(entry) === `${VOUCHED}${repo.runsDigest}`,
+    vouchedAt: entry => vouchedWord(entry)?.startsWith(VOUCHED) === true,
     keep(entry, repo, vouched) {
       now[entry] = `${repo.digest} ${entryIdentity(entry) ?? ''}${vouched ? ` ${VOUCHED}${repo.runsDigest}` : ''}`
     },
