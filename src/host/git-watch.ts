@@ -17,6 +17,7 @@ import { holdFolder } from './held-folder.js'
 import { keptIn, nestedInAll, fifosAndLinksIn, usersOwnNested } from './nested-search.js'
 import { markReported, reportedFile } from './reported-repos.js'
 import { recordSession, sessionTimesFile } from './session-times.js'
+import { watchWriteThrough } from './write-through-watch.js'
 import { awayFromTheSession, quarantineIn } from './quarantine.js'
 import { identitiesNow, pinRoots, rootsOf, type WatchRoots } from './pinned-roots.js'
 import { named } from './report-list.js'
@@ -329,6 +330,7 @@ function watchDuringSession(spec: GitWatchSpec, { quarantine, heads, glimpse, en
   // Each HEAD at each event on it, not only at the poll: a HEAD git rejects makes git take the
   // folder above for the repository (round 84: swapped in for 10 ms, timed to a host git commit).
   const watchers = [...watchForbidden(watched, onEvent), ...watchForbidden(spec.gitDirs.map(dir => path.join(dir, 'HEAD')), only(() => heads.headsNow(true)))]
+  const writtenThrough = watchWriteThrough(spec.gitDirs, new Set(texts.keys()), { plant: only(quarantine), endFor })
   const armed = new Map<string, fs.FSWatcher[]>()
   const forbid = only((dotGit: string, workTree: string): void => {
     watched.push(dotGit)
@@ -346,6 +348,7 @@ function watchDuringSession(spec: GitWatchSpec, { quarantine, heads, glimpse, en
     knownGitlinks: () => gitlinks?.known ?? new Map(),
     stop(): void {
       gitlinks?.stop()
+      writtenThrough.close()
       for (const w of [...watchers, ...[...armed.values()].flat()]) w.close()
       clearInterval(poll)
       each()

@@ -16,6 +16,7 @@ import { bornTime, describeNested, MAGIC, namedCommonDir, nestedGitDirOnly, nest
 import { named } from './report-list.js'
 import { reportedBefore, reportedFile } from './reported-repos.js'
 import { sessionTimes, sessionTimesFile } from './session-times.js'
+import { WRITTEN_THROUGH } from './write-through-watch.js'
 import { inlineSafe } from '../cli/terminal-safe.js'
 import { isWithin, isWithinAny } from '../state/instance.js'
 import type { GitWatchSpec } from '../types.js'
@@ -405,9 +406,6 @@ export function fifosAndLinksIn(gitDir: string, budget: { entries: number }, fol
   if (!whole) for (const name of WRITTEN_THROUGH.filter(n => !done.has(n))) if (lstatKind(`${gitDir}/${name}`) !== 'missing') found.push(`${gitDir}/${name}`)
   return found
 }
-
-/** The folders of a git dir whose files git writes through a link: reflogs, rerere's images, a sequencer's and a rebase's state. */
-const WRITTEN_THROUGH = ['logs', 'rr-cache', 'sequencer', 'rebase-merge', 'rebase-apply']
 
 /**
  * A folder's entries in the order the sweep takes them: what is not a folder first; at a git dir's

@@ -765,6 +765,31 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
   })
 
+  test("round 136: links the session makes where git writes through (logs/HEAD, COMMIT_EDITMSG, a folder brought into logs/ with a branch's reflog a link in it, logs/ swapped whole) are moved aside as they appear, so your commit while the session runs writes nothing outside the project (an IDE's commit appended its reflog line there, 5 of 5); a tenth plant ends the session", async () => {
+    const s = scene()
+    const outside = path.join(s.world.root, 'outside.txt')
+    fs.writeFileSync(outside, 'mine\n')
+    const plants = [
+      `rm -f .git/logs/HEAD && ln -s ${outside} .git/logs/HEAD && moved .git/logs/HEAD`,
+      `ln -sf ${outside} .git/COMMIT_EDITMSG && moved .git/COMMIT_EDITMSG`,
+      `mkdir -p t/heads && ln -s ${outside} t/heads/main && rm -rf .git/logs/refs && mv t .git/logs/refs && moved .git/logs/refs/heads/main`,
+      `mkdir -p l/refs/heads && ln -s ${outside} l/HEAD && mv .git/logs .git/logs.old && mv l .git/logs && moved .git/logs/HEAD`,
+    ]
+    const session = claudebox(s.world, ['--', '-c', `${MOVED}; ${plants.join('; ')}; touch planted; ${UNTIL_RELEASED}`], { cwd: s.project, env: { CLAUDEBOX_CLAUDE: '/bin/sh' } })
+    await until(() => fs.existsSync(path.join(s.project, 'planted')))
+    fs.writeFileSync(path.join(s.project, 'work.txt'), 'the user works on\n')
+    hostGit(s.project, s.world)
+    fs.writeFileSync(path.join(s.project, 'release'), '')
+    const r = await session
+    expect(r.stdout.trim().split('\n'), r.stderr).toEqual(['MOVED', 'MOVED', 'MOVED', 'MOVED'])
+    expect(r.stderr).toMatch(/quarantine[^\n]*\.git\/COMMIT_EDITMSG/)
+    expect(git(s.project, 'log', '--oneline').split('\n')).toHaveLength(2) // the host's commit went in
+    expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
+    const ended = await inside(s, `for i in $(seq 1 12); do ln -sf ${outside} .git/MERGE_MSG; sleep 0.1; done; echo NOT-ENDED`)
+    expect(ended.code).toBe(137)
+    expect(ended.err).toMatch(/the session made \S*project\/\.git\/MERGE_MSG 10 times, each moved aside, and was ended/)
+  })
+
   test("round 134: the user's nested clone moved past the 512 repositories a session's end looks into, its config made a second name of a tracked file and rewritten, discarded by the user's git checkout ., moved back and staged in the next session: moved aside, also with --hard-links (the host's git status ran its fsmonitor, 3 of 3 as root and as uid 1001)", async () => {
     const s = scene({ hardLinks: true })
     trackedNotesAndDocs(s)
@@ -786,34 +811,41 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
   }, 300_000)
 
   test.each([
-    ['kept in a plain folder under .git/modules (rerere would write through it once moved to rr-cache)', 'mkdir -p .git/modules/stash/x && ln -s OUT .git/modules/stash/x/thisimage', '.git/modules/stash/x/thisimage'],
-    ['in a .git/logs the session made unreadable (chmod 311: git still writes through it)', 'rm -f .git/logs/HEAD && ln -s OUT .git/logs/HEAD && chmod 311 .git/logs', '.git/logs'],
-  ])("round 136: a link to a file outside the project %s: moved aside at the session's end, and your commit writes nothing there (rerere replaced ~/.bashrc, 3 of 3 as root and as uid 1001; the unreadable folder, 3 of 3 as uid 1001)", async (_where, plant, moved) => {
+    ['kept in a plain folder under .git/modules (rerere would write through it once moved to rr-cache)', 'mkdir -p .git/modules/stash/x && ln -s OUT .git/modules/stash/x/thisimage', '.git/modules/stash/x/thisimage', '.'],
+    // In a nested repository's git dir, which no watch looks at during the session (the project's is: round 139).
+    ['in a .git/logs the session made unreadable (chmod 311: git still writes through it)', 'git init -q n && mkdir -p n/.git/logs && ln -s OUT n/.git/logs/HEAD && chmod 311 n/.git/logs', 'n/.git/logs', 'n'],
+  ])("round 136: a link to a file outside the project %s: moved aside at the session's end, and your commit writes nothing there (rerere replaced ~/.bashrc, 3 of 3 as root and as uid 1001; the unreadable folder, 3 of 3 as uid 1001)", async (_where, plant, moved, repo) => {
     const s = scene()
     const outside = path.join(s.world.root, 'outside.txt')
     fs.writeFileSync(outside, 'mine\n')
     const r = await inside(s, `${plant.replaceAll('OUT', outside)} && echo LINKED`)
     expect(r.out, r.err).toBe('LINKED')
     expect(r.err).toContain(moved) // as root the folder is read, and the link in it goes
-    fs.writeFileSync(path.join(s.project, 'work.txt'), 'the user works on\n')
-    hostGit(s.project, s.world)
+    fs.writeFileSync(path.join(s.project, repo, 'work.txt'), 'the user works on\n')
+    hostGit(path.join(s.project, repo), s.world)
     expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
   })
 
-  test("round 136: links in .git/logs behind 200,100 folders the session made there, past what the sweep looks at: the folders git writes through go whole (round 137: also when the budget ran out in the folder's last subfolder), a later git dir's own files are still looked at, and your commit writes nothing outside (3 of 3 as root, 2 of 2 as uid 1001; round 137, 3 of 3 and 4 of 4 each)", async () => {
+  test("round 136: links in a nested repository's .git/logs behind 200,100 folders the session made in the project's git dir, past what the sweep looks at: the folders git writes through go whole, a later git dir's own files are still looked at, and your commit writes nothing outside (3 of 3 as root, 2 of 2 as uid 1001; round 137, 3 of 3 and 4 of 4 each); the same folders in the project's .git/logs end the session (round 139)", async () => {
     const s = scene()
     const outside = path.join(s.world.root, 'outside.txt')
     fs.writeFileSync(outside, 'mine\n')
-    // And a git dir swept after the budget ran out: its own files still are (round 137: MERGE_MSG).
-    const plant = `rm -f .git/logs/HEAD .git/logs/refs/heads/main && ln -s ${outside} .git/logs/HEAD && ln -s ${outside} .git/logs/refs/heads/main && mkdir .git/logs/bulk && (cd .git/logs/bulk && seq -f 'd%.0f' 1 200100 | xargs mkdir) && git init -q n && ln -s ${outside} n/.git/MERGE_MSG && echo LINKED`
+    const bulk = (dir: string): string => `mkdir -p ${dir} && (cd ${dir} && seq -f 'd%.0f' 1 200100 | xargs mkdir)`
+    // A git dir swept after the budget ran out: its own files still are (round 137: MERGE_MSG), and its logs/ goes whole.
+    const plant = `git init -q n && mkdir -p n/.git/logs && ln -s ${outside} n/.git/logs/HEAD && ln -s ${outside} n/.git/MERGE_MSG && ${bulk('.git/modules/bulk')} && echo LINKED`
     const r = await inside(s, plant, s.project, 240_000)
     expect(r.out, r.err).toBe('LINKED')
-    expect(r.err).toMatch(/quarantine[^\n]*\.git\/logs/)
+    expect(r.err).toMatch(/quarantine[^\n]*n\/\.git\/logs -> /)
     expect(r.err).toContain('n/.git/MERGE_MSG -> ')
-    fs.writeFileSync(path.join(s.project, 'work.txt'), 'the user works on\n')
-    hostGit(s.project, s.world)
+    fs.writeFileSync(path.join(s.project, 'n/work.txt'), 'the user works on\n')
+    hostGit(path.join(s.project, 'n'), s.world)
     expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
-  }, 300_000)
+    fs.rmSync(path.join(s.project, '.git/modules/bulk'), { recursive: true }) // here, not in the 60 s of the clean-up
+    // Where the watch looks during the session, past 2,000 folders it can no longer watch each: the session is ended.
+    const ended = await inside(s, `${bulk('.git/logs/bulk')}; echo NOT-ENDED`, s.project, 240_000)
+    expect(ended.code, ended.err).toBe(137)
+    expect(ended.err).toMatch(/the session made more than 2000 folders where git writes through links/)
+  }, 400_000)
 
   test("round 138: a nested repository whose git dir the session put in the instance (writable inside, outside the work trees), its COMMIT_EDITMSG a link to a file outside: its .git in the project is moved aside at the session's end (your commit there wrote through the link, 4 of 4 as uid 1001, 2 of 2 as root)", async () => {
     const s = scene()
