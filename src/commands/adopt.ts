@@ -10,7 +10,7 @@ import { lstatKind, probeProject, safeReaddir, type ProjectFacts } from '../host
 import { canonicalRoot, instanceDir, instanceId, instancesDir, PROJECT_ROOT_FILE } from '../state/instance.js'
 import { warn } from '../cli/log.js'
 import { noCurrentDir } from '../sandbox/policy.js'
-import { META_FILE } from '../state/registry.js'
+import { META_FILE, projectLoginFile } from '../state/registry.js'
 import { liveSessions, measureUsage, scanWithDetails } from '../state/scan.js'
 import { moveAside } from '../state/aside.js'
 import type { Settings } from '../config/settings.js'
@@ -75,6 +75,7 @@ export function applyAdopt(claudeboxHome: string, plan: AdoptPlan): string | und
     kept = keepAside(claudeboxHome, plan.toId, trash, to)
   }
   moveInstance(from, to, `${plan.newRoot}\n`)
+  moveProjectLogin(claudeboxHome, plan, kept)
   fs.rmSync(path.join(to, META_FILE), { force: true }) // rewritten by the next launch, for the new place
   // History folders: each one rename inside the instance, never through a symlink the agent planted.
   for (const rename of plan.renames) {
@@ -82,6 +83,16 @@ export function applyAdopt(claudeboxHome: string, plan: AdoptPlan): string | und
     if (lstatKind(folder) === 'dir') fs.renameSync(folder, path.join(to, 'projects', rename.to))
   }
   return kept
+}
+
+/**
+ * The project's sign-in, kept by instance id outside the instance (registry.ts), follows it; the
+ * replaced instance's own goes aside with that instance (`kept`), as its login.json.
+ */
+function moveProjectLogin(claudeboxHome: string, plan: AdoptPlan, kept: string | undefined): void {
+  const [from, to] = [projectLoginFile(claudeboxHome, plan.fromId), projectLoginFile(claudeboxHome, plan.toId)]
+  if (lstatKind(to) === 'file' && kept !== undefined) fs.renameSync(to, path.join(kept, 'login.json'))
+  if (lstatKind(from) === 'file') fs.renameSync(from, to)
 }
 
 /**

@@ -9,7 +9,7 @@ import { planGc, type GcPlan, type GcPolicy } from '../state/gc.js'
 import { instancesDir, PROJECT_ROOT_FILE, validProjectRoot } from '../state/instance.js'
 import { warn } from '../cli/log.js'
 import { liveSessions, readMeta, rootState, scanInstances } from '../state/scan.js'
-import { folderCacheFile, nestedRecordFile } from '../state/registry.js'
+import { folderCacheFile, nestedRecordFile, projectLoginFile } from '../state/registry.js'
 import { removeFile } from '../host/fs.js'
 import { moveAside } from '../state/aside.js'
 import type { Settings } from '../config/settings.js'
@@ -112,7 +112,7 @@ function removeInstance(dir: string, id: string, root: string | undefined): bool
     return false
   }
   fs.rmSync(trash, { recursive: true, force: true }) // unlinks symlinks inside, never follows them
-  for (const file of [folderCacheFile(path.dirname(dir), id), nestedRecordFile(path.dirname(dir), id)]) {
+  for (const file of [folderCacheFile(path.dirname(dir), id), nestedRecordFile(path.dirname(dir), id), projectLoginFile(path.dirname(dir), id)]) {
     try {
       removeFile(file)
     } catch {

@@ -9,7 +9,7 @@ import type { HostLogin } from '../state/login.js'
 import { setupLaunch, type LaunchSetup } from './setup.js'
 import { withRootOnly } from '../host/root-only.js'
 import { startRootOnlySearch } from '../host/root-only-search.js'
-import { storeNewLogin, takeInsideLogin } from '../network/api-session.js'
+import { moveLegacyLogin, storeNewLogin, takeInsideLogin } from '../network/api-session.js'
 import { ApprovalNeeded } from '../config/profiles.js'
 import { diagnoseUserns } from '../sandbox/userns.js'
 import { describeChanges, diffSnapshots } from '../sandbox/persistence.js'
@@ -347,7 +347,7 @@ function afterTheSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOptio
   if (request.api?.kind === 'api-key') afterSession('remembering the key approval', () => rememberPlaceholderApproval(instance, request.api?.placeholder ?? ''))
   afterSession('looking for a sign-in made inside', () => {
     const session = request.storeSession ?? 'session'
-    const line = options.login ? storeNewLogin(instance, session, facts.claudeboxHome) : takeInsideLogin(instance, session, request.api?.placeholder)
+    const line = options.login ? storeNewLogin(instance, session, facts.claudeboxHome) : takeInsideLogin(instance, session, request.api?.placeholder, facts.claudeboxHome)
     if (line !== undefined) warn(line)
   })
   afterSession('looking for proposals', () => {
@@ -489,6 +489,10 @@ function prepareProjectState(plan: LaunchPlan, claudeboxHome: string, request: L
   // project could read them: gone, now that each session has its own outside (plan.ts sandboxStore).
   const oldStores = path.join(instance, OLD_SANDBOX_STORE_DIR)
   if (others === 0 && lstatKind(oldStores) === 'dir') attempt('remove the old credential stores in the instance', () => fs.rmSync(oldStores, { recursive: true, force: true }))
+  if (others === 0) attempt("move this project's sign-in out of the instance", () => {
+    const line = moveLegacyLogin(instance, claudeboxHome)
+    if (line !== undefined) warn(line)
+  })
   if (others === 0) attempt("carry the account keys into this project's .claude.json", () => carryAccountIn(sharedPaths(claudeboxHome).claudeJson, instance, secretless !== false))
   if (others === 0 && api?.kind === 'api-key') {
     attempt('pre-approve the placeholder key', () => approvePlaceholderKey(sharedPaths(claudeboxHome).claudeJson, instance, env['ANTHROPIC_API_KEY'] ?? '', api.placeholder, api.storedKey === true))

@@ -17,10 +17,8 @@ import { sharedPaths } from '../state/instance.js'
 import type { LaunchRequest } from '../sandbox/plan.js'
 import { sandboxStore } from '../sandbox/plan.js'
 import { upstreamFromEnv } from './upstream-proxy.js'
-import { OWN_DIR } from '../state/registry.js'
+import { LEGACY_PROJECT_LOGIN, projectLoginFile } from '../state/registry.js'
 
-/** A login made inside a project's sandbox, kept on the host for that project alone (read-only inside). */
-export const PROJECT_LOGIN = `${OWN_DIR}/login.json`
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -39,8 +37,7 @@ export interface ApiChoice {
  * on a port of the host's loopback.
  */
 export function chooseApi(env: Env, claudeboxHome: string, instance: string, socketsDir: string | undefined): ApiChoice {
-  const projectLogin = path.join(instance, PROJECT_LOGIN)
-  const storeFile = readLogin(projectLogin) !== undefined ? projectLogin : storeFileOf(sharedPaths(claudeboxHome).secureStorage)
+  const storeFile = [projectLoginFile(claudeboxHome, path.basename(instance)), path.join(instance, LEGACY_PROJECT_LOGIN)].find(f => readLogin(f) !== undefined) ?? storeFileOf(sharedPaths(claudeboxHome).secureStorage)
   const signIn = signInKind(env, storeFile, hostKeyHelper(claudeboxHome), consoleKey(claudeboxHome))
   if (signIn === undefined) return {}
   checkBaseUrl(env['ANTHROPIC_BASE_URL'])
@@ -345,12 +342,29 @@ export function storeNewLogin(instance: string, session: string, claudeboxHome: 
  * placeholder) is taken out of the sandbox to this project's host-side login, and the sandbox's
  * store is emptied. It is never left inside and never used by another project.
  */
-export function takeInsideLogin(instance: string, session: string, placeholder: string | undefined): string | undefined {
+export function takeInsideLogin(instance: string, session: string, placeholder: string | undefined, claudeboxHome: string): string | undefined {
   const { login, remove } = sessionStore(instance, session)
   remove()
   if (login === undefined || login.accessToken === placeholder) return undefined
-  writeFileAtomic(path.join(instance, PROJECT_LOGIN), `${JSON.stringify({ claudeAiOauth: login })}\n`)
-  return `a sign-in made inside this session was moved out of the sandbox and is used for this project only (${path.join(instance, PROJECT_LOGIN)}); to sign in for every project, copy it to ${'$CLAUDEBOX_HOME'}/shared/credentials/.credentials.json`
+  const file = projectLoginFile(claudeboxHome, path.basename(instance))
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
+  writeFileAtomic(file, `${JSON.stringify({ claudeAiOauth: login })}\n`)
+  return `a sign-in made inside this session was moved out of the sandbox and is used for this project only (${file}); to sign in for every project, copy it to ${'$CLAUDEBOX_HOME'}/shared/credentials/.credentials.json`
+}
+
+/**
+ * A login an older claudebox kept in the instance, which every session of the project could read,
+ * moved out of its reach (registry.ts projectLoginFile); one already there is newer and stays.
+ * Said once: the sessions since could have read it, and a new sign-in replaces it.
+ */
+export function moveLegacyLogin(instance: string, claudeboxHome: string): string | undefined {
+  const legacy = path.join(instance, LEGACY_PROJECT_LOGIN)
+  if (lstatKind(legacy) !== 'file') return undefined
+  const file = projectLoginFile(claudeboxHome, path.basename(instance))
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
+  if (lstatKind(file) === 'missing') fs.renameSync(legacy, file)
+  else fs.rmSync(legacy)
+  return `this project's sign-in (made inside a session) was kept where its sessions could read it, and is now in ${file}, out of their reach; if a session may have been hostile, sign in again inside (/login) to replace it`
 }
 
 /**

@@ -18,6 +18,14 @@ export const folderCacheFile = (claudeboxHome: string, id: string): string => `$
  * completed in the next is reported only by its own session's times.
  */
 export const nestedRecordFile = (claudeboxHome: string, id: string): string => `${claudeboxHome}/nested/${id}.json`
+/**
+ * In $CLAUDEBOX_HOME, per instance id: a login made inside a session of that project, kept for it
+ * alone (api-session.ts). Not in the instance, which every later session of the project can read
+ * (red team, round 140: its tokens were read by the next session, 4 of 4).
+ */
+export const projectLoginFile = (claudeboxHome: string, id: string): string => `${claudeboxHome}/logins/${id}.json`
+/** Where an older claudebox kept that login, in the instance: moved out at the next launch (launch.ts). */
+export const LEGACY_PROJECT_LOGIN = 'claudebox/login.json'
 export const SESSIONS_DIR = 'claudebox/sessions'
 /** A launcher's session record in SESSIONS_DIR; the pid namespace in the name (state/apply.ts). */
 export const sessionRecordName = (pid: number, scope: string): string => `${pid}-${scope}.json`

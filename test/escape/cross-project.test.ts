@@ -160,6 +160,28 @@ describe.skipIf(!HAVE_BWRAP)('nothing planted in one project reaches another', (
     expect(fs.existsSync(marker)).toBe(true)
   })
 
+  test("a sign-in made inside a session is kept where no later session of the project can read it (round 140: in the instance, the next session read its tokens, 4 of 4); one an older claudebox kept there is moved out at the next launch", async () => {
+    const { world, a } = setup()
+    const env = {} // no sign-in: the session gets an empty store of its own
+    const login = JSON.stringify({ claudeAiOauth: { accessToken: 'sk-ant-oat01-REAL-ACCESS', refreshToken: 'sk-ant-ort01-REAL-REFRESH', expiresAt: 4102444800000, scopes: ['user:inference'] } })
+    const made = await inSandbox(world, a, `printf '%s' '${login}' > "$CLAUDE_SECURESTORAGE_CONFIG_DIR/.credentials.json" && echo MADE`, env)
+    expect(made.stdout.trim(), made.stderr).toBe('MADE')
+    expect(made.stderr).toContain('a sign-in made inside this session was moved out of the sandbox')
+    const look = 'grep -rls REAL- ~/.claude/ "$CLAUDE_CONFIG_DIR" "$(dirname "$CLAUDE_SECURESTORAGE_CONFIG_DIR")" /proc/self/environ; echo LOOKED'
+    const later = await inSandbox(world, a, look, env)
+    expect(later.stdout.trim(), later.stderr).toBe('LOOKED')
+    const kept = fs.readdirSync(path.join(world.claudeboxHome, 'logins'))
+    expect(kept).toHaveLength(1)
+    // Where an older claudebox kept it: moved out before the sandbox starts, and said.
+    const instance = path.join(world.claudeboxHome, 'instances', path.basename(kept[0] ?? '', '.json'))
+    fs.renameSync(path.join(world.claudeboxHome, 'logins', kept[0] ?? ''), path.join(instance, 'claudebox/login.json'))
+    const upgraded = await inSandbox(world, a, look, env)
+    expect(upgraded.stdout.trim(), upgraded.stderr).toBe('LOOKED')
+    expect(upgraded.stderr).toContain("this project's sign-in (made inside a session) was kept where its sessions could read it")
+    expect(fs.existsSync(path.join(instance, 'claudebox/login.json'))).toBe(false)
+    expect(fs.readFileSync(path.join(world.claudeboxHome, 'logins', kept[0] ?? ''), 'utf8')).toContain('REAL-REFRESH')
+  })
+
   test('sparse files in the copies cost the host no more than the tree limit: left as they are, no proposals, a warning', async () => {
     const { world, a } = setup()
     const plant = await inSandbox(world, a, 'mkdir -p "$CLAUDE_CONFIG_DIR/agents" && for i in $(seq 1 12); do truncate -s 16M "$CLAUDE_CONFIG_DIR/agents/big$i.md"; done; echo PLANTED')
