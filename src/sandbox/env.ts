@@ -39,9 +39,38 @@ const DENIED = new Set([
 ])
 
 export function isPassedThrough(name: string): boolean {
-  if (OWNED.has(name) || DENIED.has(name)) return false
+  if (OWNED.has(name) || DENIED.has(name) || looksSecret(name)) return false
   return PASS_EXACT.has(name) || PASS_PREFIXES.some(prefix => name.startsWith(prefix))
 }
 
 /** The variables that hold a secret on the host: with the gateway they never reach the sandbox as they are. */
 export const SECRET_VARIABLES = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN', 'ANTHROPIC_CUSTOM_HEADERS'] as const
+
+/** Words that name a secret, as a whole part of a variable's name between underscores (not MAX_OUTPUT_TOKENS). */
+const SECRET_WORDS = new Set(['TOKEN', 'KEY', 'SECRET', 'PASSWORD', 'PASSPHRASE', 'CREDENTIAL', 'CREDENTIALS', 'COOKIE', 'BEARER'])
+
+/**
+ * A variable under the passed prefixes whose name says it holds a secret, other than the four the
+ * gateway keeps on the host (SECRET_VARIABLES): kept out, unless the user passes it with --env
+ * (red team, round 140: CLAUDE_CODE_OAUTH_REFRESH_TOKEN, CLAUDE_CODE_CLIENT_KEY_PASSPHRASE,
+ * ANTHROPIC_IDENTITY_TOKEN and more entered as they were; the binary reads about twenty such).
+ */
+export function looksSecret(name: string): boolean {
+  return !(SECRET_VARIABLES as readonly string[]).includes(name) && PASS_PREFIXES.some(p => name.startsWith(p)) && name.split('_').some(word => SECRET_WORDS.has(word))
+}
+
+/** The proxy variables: with --network=none nothing inside can use them, and their URL may hold a password. */
+export const PROXY_VARIABLES = ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy'] as const
+
+/** A URL without its user name and password (`https://user:pw@host/` as `https://host/`); as it was when it has none or is no URL. */
+export function withoutUserinfo(value: string): string {
+  try {
+    const url = new URL(value)
+    if (url.username === '' && url.password === '') return value
+    url.username = ''
+    url.password = ''
+    return url.toString()
+  } catch {
+    return value
+  }
+}

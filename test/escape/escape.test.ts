@@ -331,11 +331,16 @@ describe.skipIf(!HAVE_BWRAP)('escape attempts from inside the sandbox', () => {
         GITHUB_TOKEN: 'gh',
         GH_TOKEN: 'gh',
         NPM_TOKEN: 'npm',
+        // Under the passed prefixes, but secrets by their names (red team, round 140: they entered).
+        CLAUDE_CODE_OAUTH_REFRESH_TOKEN: 'refresh',
+        CLAUDE_CODE_CLIENT_KEY_PASSPHRASE: 'pass',
+        ANTHROPIC_IDENTITY_TOKEN: 'identity',
       },
     })
-    for (const name of ['SSH_AUTH_SOCK', 'DBUS_SESSION_BUS_ADDRESS', 'DISPLAY', 'WAYLAND_DISPLAY', 'XAUTHORITY', 'AWS_', 'GITHUB_TOKEN', 'GH_TOKEN', 'NPM_TOKEN']) {
+    for (const name of ['SSH_AUTH_SOCK', 'DBUS_SESSION_BUS_ADDRESS', 'DISPLAY', 'WAYLAND_DISPLAY', 'XAUTHORITY', 'AWS_', 'GITHUB_TOKEN', 'GH_TOKEN', 'NPM_TOKEN', '_TOKEN', '_PASSPHRASE']) {
       expect(r.stdout).not.toContain(name)
     }
+    expect(r.stderr).toContain('kept out of the sandbox, as their names say they hold secrets: ANTHROPIC_IDENTITY_TOKEN, CLAUDE_CODE_CLIENT_KEY_PASSPHRASE, CLAUDE_CODE_OAUTH_REFRESH_TOKEN')
     // /run holds claudebox's Landlock helper and (default network) the bridge and the directory of
     // the proxy's socket (which appears there once the proxy listens) alone: no /run/user, no
     // D-Bus, no other socket.

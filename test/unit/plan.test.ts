@@ -129,8 +129,26 @@ describe('planLaunch', () => {
     expect(plan.argv).not.toContain('--setenv')
     expect(plan.argv.join(' ')).not.toMatch(/secret|xterm|en_US/)
     // --dry-run names the host's values; claudebox's own are literal.
-    expect(plan.hostEnv).toEqual(expect.arrayContaining(['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'TERM']))
+    expect(plan.hostEnv).toEqual(expect.arrayContaining(['ANTHROPIC_API_KEY', 'TERM']))
     expect(plan.hostEnv).not.toContain('CLAUDE_CONFIG_DIR')
+    // Without the gateway, the base URL's password stays on the host (round 140).
+    expect(plan.env['ANTHROPIC_BASE_URL']).toBe('https://gw.example/')
+    expect(plan.warnings).toContainEqual(expect.stringContaining('ANTHROPIC_BASE_URL holds a user name and password'))
+  })
+
+  test('variables whose names say they hold a secret stay out, and are named, unless passed with --env; with --network=none the proxy variables too (red team, round 140)', () => {
+    const secrets = { CLAUDE_CODE_OAUTH_REFRESH_TOKEN: 'r', CLAUDE_CODE_CLIENT_KEY_PASSPHRASE: 'p', ANTHROPIC_IDENTITY_TOKEN: 'i', ANTHROPIC_AWS_API_KEY: 'a', ANTHROPIC_WORK_SECRET: 'w', CLAUDE_CODE_SESSION_ACCESS_TOKEN: 's' }
+    const env = { ...debianFacts().env, ...secrets, CLAUDE_CODE_MAX_OUTPUT_TOKENS: '8000', HTTPS_PROXY: 'http://u:pw@proxy:3128', https_proxy: 'http://u:pw@proxy:3128' }
+    const plan = planLaunch(debianFacts({ env }), request)
+    for (const name of Object.keys(secrets)) expect(plan.env, name).not.toHaveProperty(name)
+    expect(plan.env).toHaveProperty('CLAUDE_CODE_MAX_OUTPUT_TOKENS', '8000')
+    expect(plan.warnings).toContainEqual(`kept out of the sandbox, as their names say they hold secrets: ${Object.keys(secrets).sort().join(', ')} (--env NAME passes one)`)
+    const asked = planLaunch(debianFacts({ env }), { ...request, sandbox: { ...request.sandbox ?? OPEN, env: ['ANTHROPIC_IDENTITY_TOKEN'] } })
+    expect(asked.env).toHaveProperty('ANTHROPIC_IDENTITY_TOKEN', 'i')
+    expect(asked.warnings.join('\n')).not.toMatch(/secrets: [^\n]*ANTHROPIC_IDENTITY_TOKEN/)
+    const none = planLaunch(debianFacts({ env }), { ...request, sandbox: { ...request.sandbox ?? OPEN, network: 'none' } })
+    expect(none.env).not.toHaveProperty('HTTPS_PROXY')
+    expect(none.env).not.toHaveProperty('https_proxy')
   })
 
   test("host paths, commands and an outer Claude session's variables never pass, even under CLAUDE_CODE_", () => {
