@@ -186,6 +186,13 @@ interface NestedSearch {
  */
 function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: NestedSearch, unchecked: Buffer[]): boolean {
   const text = textPath(entry, unchecked)
+  // Into the instance, by its git dir or its common dir, whatever its times and past the bound too:
+  // what is there the sweep may not be able to list or move (round 138: a git dir made there;
+  // round 139: a commondir there, and a link on the way re-pointed there among 1,200 decoys).
+  if (intoTheInstance(text, isGitDir, search.instance)) {
+    search.moveAside(text)
+    return true
+  }
   // A .git or commondir the session made or changed that leads out of the project, or to nothing
   // yet, is moved aside, past the bound below too (round 70: 88 of 600 went unmoved).
   const out = waysOut(text, isGitDir, search)
@@ -196,11 +203,7 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
   // Each costs a few dozen stats: thousands a session made are reported unread, not read for
   // minutes (a folder's own index still counts for the index check's bound and its warning).
   if (search.described++ >= MAX_DESCRIBED) {
-    const gitDir = nestedGitDirOnly(text, isGitDir)
-    if (gitDir !== undefined) search.gitDirs.push(gitDir)
-    // Marked too when the last end did not vouch for it at this path (red team, round 134: the
-    // user's clone moved past the bound, where it was never kept, and back in the next session).
-    if (changedSince(entry, search.sinceMs) || !search.record.vouchedAt(text)) search.marked.push(entry) // round 126: 700 made, 512 kept in the record
+    pastTheBound(entry, text, isGitDir, search)
     return true
   }
   let repo: NestedRepo
@@ -240,6 +243,15 @@ function nestedChanged(entry: Buffer, tree: string, isGitDir: boolean, search: N
   return reported
 }
 
+/** A nested repository past the bound: its git dir swept, not looked into. */
+function pastTheBound(entry: Buffer, text: string, isGitDir: boolean, search: NestedSearch): void {
+  const gitDir = nestedGitDirOnly(text, isGitDir)
+  if (gitDir !== undefined) search.gitDirs.push(gitDir)
+  // Marked too when the last end did not vouch for it at this path (red team, round 134: the
+  // user's clone moved past the bound, where it was never kept, and back in the next session).
+  if (changedSince(entry, search.sinceMs) || !search.record.vouchedAt(text)) search.marked.push(entry) // round 126: 700 made, 512 kept in the record
+}
+
 /**
  * Whether this session's end vouches for a nested repository: no session put its way to its git
  * dirs in place (wayTimes), or the end before vouched for it as it is now (a session's git work in a
@@ -250,6 +262,19 @@ function vouched(entry: string, repo: NestedRepo, search: NestedSearch): boolean
   search.times ??= search.sessionsFile === undefined ? undefined : sessionTimes(search.sessionsFile)
   const placed = wayTimes(entry, repo.gitDirs, search.inside).some(ms => ms >= search.sinceMs - 1 || search.times?.during(ms) === true)
   return !placed || search.record.vouchedFor(entry, repo)
+}
+
+/**
+ * Whether a nested repository outside the instance has its git dir or its common dir in it: the
+ * instance is writable inside, and the search can neither reopen nor move what is there (round
+ * 138: `git init --separate-git-dir` there, its COMMIT_EDITMSG and logs/HEAD links to ~/.bashrc,
+ * which your commit in that folder wrote through). Claude's own clones there (plugins) are inside it.
+ */
+function intoTheInstance(entry: string, isGitDir: boolean, instance: string): boolean {
+  if (isWithin(entry, instance)) return false
+  const gitDir = nestedGitDirOnly(entry, isGitDir)
+  if (gitDir === undefined) return false
+  return [gitDir, namedCommonDir(gitDir)?.to].some(dir => dir !== undefined && isWithin(dir, instance))
 }
 
 /**
@@ -265,10 +290,6 @@ function waysOut(entry: string, isGitDir: boolean, search: NestedSearch): string
   const { inside } = search
   const gitDir = nestedGitDirOnly(entry, isGitDir)
   if (gitDir === undefined || !isWithinAny(gitDir, inside)) return [entry]
-  // From a work tree into the instance: what is there the sweep may not be able to list or move
-  // (round 138: `git init --separate-git-dir` there, its COMMIT_EDITMSG and logs/HEAD links to
-  // ~/.bashrc, which your commit in that folder wrote through).
-  if (!isWithin(entry, search.instance) && isWithin(gitDir, search.instance)) return [entry]
   const common = namedCommonDir(gitDir)
   if (common !== undefined && (lstatKind(common.file) !== 'file' || common.to === undefined || !isWithinAny(common.to, inside))) return [common.file]
   const dirs = [...new Set([gitDir, common?.to ?? gitDir])]
@@ -317,9 +338,22 @@ function configLeadsOut(configs: readonly string[], tree: string, search: Nested
   return reader.refusal !== undefined || targets.some(t => leadsOut(t, true)) || reader.workTrees(configs).some(t => leadsOut(t, false))
 }
 
-/** Whether git would write through the link at `p` (`inGitDir`, its path in the git dir, latin1): one in logs/ or refs/, or one made during the session; or it leads to a FIFO, socket or device. */
+/**
+ * The links a git dir's top may hold that a user makes (a config or hooks from dotfiles, objects or
+ * LFS storage on another disk, a linked logs/): git writes none of the others through a link it
+ * made, and COMMIT_EDITMSG, FETCH_HEAD, MERGE_MSG and more it writes through one.
+ */
+const USERS_LINKS = new Set(['config', 'config.worktree', 'hooks', 'info', 'objects', 'refs', 'logs', 'description', 'packed-refs', 'HEAD', 'modules', 'worktrees', 'lfs', 'annex'])
+
+/**
+ * Whether git would write through the link at `p` (`inGitDir`, its path in the git dir, latin1): one
+ * in logs/ or refs/; one at the top other than those a user makes, of any age (round 139: kept in a
+ * plain folder of the work tree, the folder renamed into a .git in a later session); one made
+ * during the session; or one that leads to a FIFO, socket or device.
+ */
 function writtenThrough(p: Buffer, inGitDir: string, sinceMs: number): boolean {
-  return /^(logs|refs)\//.test(inGitDir) || changedSince(p, sinceMs) || leadsToSpecial(p)
+  const atTop = !inGitDir.includes('/')
+  return /^(logs|refs)\//.test(inGitDir) || (atTop && !USERS_LINKS.has(inGitDir)) || changedSince(p, sinceMs) || leadsToSpecial(p)
 }
 
 /** Whether a link leads to a FIFO, socket or device. */
@@ -376,7 +410,8 @@ export function fifosAndLinksIn(gitDir: string, budget: { entries: number }, fol
   /**
    * Whether the folder was looked at whole. One the session made unreadable is made readable again
    * (the mode guard's `reopen`) and listed; one that still cannot be listed (chmod 311: git can
-   * still write through a link in it) is moved aside (round 136).
+   * still write through a link in it) is moved aside (round 136), a nested repository's whole git
+   * dir too (round 139: one in a launch's git dir, where the guard does not reopen, past the budget).
    */
   const listed = (dir: string, lister: (dir: string) => Listing, wayChanged: boolean, again = true): boolean => {
     let listing: Listing
@@ -385,7 +420,7 @@ export function fifosAndLinksIn(gitDir: string, budget: { entries: number }, fol
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? ''
       if (code === 'EACCES' && again && modes?.reopen(Buffer.from(dir, 'latin1'), sinceMs) === true) return listed(dir, lister, wayChanged, false)
-      if (dir !== top && !['ENOENT', 'ENOTDIR'].includes(code)) found.push(Buffer.from(dir, 'latin1').toString())
+      if ((dir !== top || !gitDirs.includes(gitDir)) && !['ENOENT', 'ENOTDIR'].includes(code)) found.push(Buffer.from(dir, 'latin1').toString())
       return true
     }
     // A link moved here with its folder keeps its own time: the folders on its way tell (round 136: rr-cache/<id>/thisimage).

@@ -859,6 +859,65 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
   })
 
+  test("round 139: a nested repository's COMMIT_EDITMSG made a link to a file outside in one session, its git dir kept in a plain folder (no repository there, links are normal), renamed into its .git in the next (the link keeps the first session's time): moved aside, and your commit there writes nothing outside (3 of 3 as root and as uid 1001)", async () => {
+    const s = scene()
+    const outside = path.join(s.world.root, 'outside.txt')
+    fs.writeFileSync(outside, 'mine\n')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const first = await inside(s, `git init -q sub && git -C sub commit -q --allow-empty -m s && mkdir stash && mv sub/.git stash/gd && mv stash/gd/HEAD stash/gd/HEAD.x && ln -sf ${outside} stash/gd/COMMIT_EDITMSG && echo KEPT`)
+    expect(first.out, first.err).toBe('KEPT')
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const second = await inside(s, 'mv stash/gd/HEAD.x stash/gd/HEAD && mv stash/gd sub/.git && echo RENAMED')
+    expect(second.out, second.err).toBe('RENAMED')
+    expect(second.err).toContain('sub/.git/COMMIT_EDITMSG -> ')
+    fs.writeFileSync(path.join(s.project, 'sub/s'), 's\n')
+    hostGit(path.join(s.project, 'sub'), s.world)
+    expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
+  })
+
+  test.each([
+    ['its commondir naming a folder of the instance, which the session made unreadable (chmod 311)', 'git init -q sub && git -C sub commit -q --allow-empty -m s && mkdir -p $C/logs && (cd sub/.git && mv objects refs config hooks info description $C/ && mv logs/refs $C/logs/refs) && echo $C > sub/.git/commondir && rm -f $C/logs/refs/heads/main && ln -s OUT $C/logs/refs/heads/main && chmod 311 $C', ''],
+    ['its gitdir: a link in the project, re-pointed into the instance among 1,200 decoy repositories (past the 512 the end looks into)', 'git init -q --separate-git-dir "$PWD/gd" sub && printf \'gitdir: ../lnk\\n\' > sub/.git && ln -s gd lnk && git -C sub commit -q --allow-empty -m s', 'for i in $(seq 1 600); do mkdir -p aaa/r$i/.git zzz/r$i/.git; done && cp -a gd $C && ln -sfn $C lnk && ln -sf OUT $C/COMMIT_EDITMSG && rm -f $C/logs/HEAD && ln -s OUT $C/logs/HEAD && chmod 311 $C'],
+  ])("round 139: a nested repository whose way leads into the instance by %s: its .git is moved aside, whatever its times, and your commit there writes nothing outside (3 of 3 as root and as uid 1001)", async (_how, first, second) => {
+    const s = scene()
+    const outside = path.join(s.world.root, 'outside.txt')
+    fs.writeFileSync(outside, 'mine\n')
+    const inInstance = (lines: string): string => `C=$(ls -d ${s.world.claudeboxHome}/instances/*)/c && ${lines.replaceAll('OUT', outside)} && echo DONE`
+    await new Promise(resolve => setTimeout(resolve, 1_200))
+    const made = await inside(s, inInstance(first))
+    expect(made.out, made.err).toBe('DONE')
+    if (second !== '') {
+      await new Promise(resolve => setTimeout(resolve, 1_200))
+      const again = await inside(s, inInstance(second), s.project, 120_000)
+      expect(again.out, again.err).toBe('DONE')
+    }
+    expect(fs.existsSync(path.join(s.project, 'sub/.git'))).toBe(false)
+    fs.writeFileSync(path.join(s.project, 'sub/s'), 's\n')
+    spawnSync('git', ['-C', path.join(s.project, 'sub'), 'commit', '-qam', 'x'], { stdio: 'ignore', timeout: 20_000, env: { ...process.env, HOME: s.world.home, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } })
+    expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
+  }, 200_000)
+
+  test("round 139: a project whose git dir lies outside it (git init --separate-git-dir): a nested repository's git dir the session put in it, made unreadable (chmod 311), past the sweep's budget, is moved aside whole, and your commit there writes nothing outside (3 of 3 as uid 1001: the mode guard reopens only in work trees)", async () => {
+    const s = scene()
+    const gitDir = path.join(s.world.home, 'gitdirs/project.git')
+    fs.rmSync(path.join(s.project, '.git'), { recursive: true })
+    fs.mkdirSync(path.dirname(gitDir))
+    execFileSync('git', ['init', '-q', '--separate-git-dir', gitDir, s.project])
+    git(s.project, 'config', 'core.worktree', s.project)
+    git(s.project, 'add', '-A')
+    git(s.project, 'commit', '-qm', 'init')
+    const outside = path.join(s.world.root, 'outside.txt')
+    fs.writeFileSync(outside, 'mine\n')
+    const plant = `G=$(git rev-parse --absolute-git-dir) && mkdir -p $G/modules/bulk && (cd $G/modules/bulk && seq -f 'd%.0f' 1 200100 | xargs mkdir) && mkdir -p $G/stash && git init -q --separate-git-dir $G/stash/g sub && git -C sub commit -q --allow-empty -m s && ln -sf ${outside} $G/stash/g/COMMIT_EDITMSG && rm -f $G/stash/g/logs/HEAD && ln -s ${outside} $G/stash/g/logs/HEAD && chmod 311 $G/stash/g && echo PLANTED`
+    const r = await inside(s, plant, s.project, 240_000)
+    expect(r.out, r.err).toBe('PLANTED')
+    expect(r.err).toMatch(/moved aside at the session's end[^\n]*project\.git\/stash\/g(\/COMMIT_EDITMSG)? -> /) // as root, the folder is read, and its links go
+    fs.rmSync(path.join(gitDir, 'modules/bulk'), { recursive: true }) // here, not in the 60 s of the clean-up
+    fs.writeFileSync(path.join(s.project, 'sub/s'), 's\n')
+    spawnSync('git', ['-C', path.join(s.project, 'sub'), 'commit', '-qam', 'x'], { stdio: 'ignore', timeout: 20_000, env: { ...process.env, HOME: s.world.home, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } })
+    expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
+  }, 400_000)
+
   test("git's own work needs no hard link: a commit and a clone of a local repository inside; git clone --local, which asks for them, fails as across file systems (--no-hardlinks copies)", async () => {
     const s = scene()
     const r = await inside(s, 'git init -q r && git -C r commit -q --allow-empty -m a && git -C r gc -q && git clone -q r r2 && git -C r2 log --oneline | wc -l && git clone -q --no-hardlinks r r3 && echo COPIED; git clone -q --local r r4 2>&1 | grep -c "cross-device"')
