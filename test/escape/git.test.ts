@@ -7,7 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { claudebox, FIXTURES, git, HAVE_BWRAP, IS_ROOT, makeRepo } from '../helpers/cli.js'
-import { hostGit, inside, payload, payloadWorks, plainFolder, scene, type Scene } from '../helpers/git-scene.js'
+import { hostGit, inside, payload, payloadWorks, plainFolder, readableAgain, scene, type Scene } from '../helpers/git-scene.js'
 
 /**
  * A shell function for the session: `moved P` waits until P is gone (at most 5 s), then says MOVED,
@@ -895,6 +895,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     fs.writeFileSync(path.join(s.project, 'sub/s'), 's\n')
     spawnSync('git', ['-C', path.join(s.project, 'sub'), 'commit', '-qam', 'x'], { stdio: 'ignore', timeout: 20_000, env: { ...process.env, HOME: s.world.home, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } })
     expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
+    readableAgain(s.world.root)
   }, 200_000)
 
   test("round 139: a project whose git dir lies outside it (git init --separate-git-dir): a nested repository's git dir the session put in it, made unreadable (chmod 311), past the sweep's budget, is moved aside whole, and your commit there writes nothing outside (3 of 3 as uid 1001: the mode guard reopens only in work trees)", async () => {
@@ -916,6 +917,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     fs.writeFileSync(path.join(s.project, 'sub/s'), 's\n')
     spawnSync('git', ['-C', path.join(s.project, 'sub'), 'commit', '-qam', 'x'], { stdio: 'ignore', timeout: 20_000, env: { ...process.env, HOME: s.world.home, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } })
     expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
+    readableAgain(s.world.root)
   }, 400_000)
 
   test("git's own work needs no hard link: a commit and a clone of a local repository inside; git clone --local, which asks for them, fails as across file systems (--no-hardlinks copies)", async () => {

@@ -59,3 +59,15 @@ export function payloadWorks(s: Scene): void {
   hostGit(probe, s.world)
   expect(fs.existsSync(`${s.marker}.probe`)).toBe(true)
 }
+
+/** Every folder below `root` readable to its owner again: what a session locked (chmod 311) cannot be cleaned up otherwise as a user. */
+export function readableAgain(root: string): void {
+  let entries: fs.Dirent[]
+  try {
+    fs.chmodSync(root, fs.lstatSync(root).mode | 0o700)
+    entries = fs.readdirSync(root, { withFileTypes: true })
+  } catch {
+    return
+  }
+  for (const entry of entries) if (entry.isDirectory()) readableAgain(path.join(root, entry.name))
+}
