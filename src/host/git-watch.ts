@@ -16,7 +16,7 @@ import { folderCache, type FolderCache } from './folder-cache.js'
 import { holdFolder } from './held-folder.js'
 import { keptIn, nestedInAll, fifosAndLinksIn, usersOwnNested } from './nested-search.js'
 import { markReported, reportedFile } from './reported-repos.js'
-import { recordSession, sessionTimesFile } from './session-times.js'
+import { recordSession, sessionTimes, sessionTimesFile } from './session-times.js'
 import { watchWriteThrough } from './write-through-watch.js'
 import { awayFromTheSession, quarantineIn } from './quarantine.js'
 import { identitiesNow, pinRoots, rootsOf, type WatchRoots } from './pinned-roots.js'
@@ -99,7 +99,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
       // The nested ones' too (red team, round 45: a FIFO in a nested git dir), every one within the
       // one budget (round 50: past 64, a FIFO info/exclude stayed unnamed).
       const nested = gitDirs.filter(dir => !spec.gitDirs.includes(dir))
-      step('search of nested git dirs for FIFOs and links', () => nested.forEach(dir => fifosAndLinksIn(dir, sweep, folders, spec.gitDirs, startedMs, heads.modes).forEach(quarantine)), undefined)
+      step('search of nested git dirs for FIFOs and links', () => sweepNested(spec, nested, { sweep, folders, startedMs, modes: heads.modes }).forEach(quarantine), undefined)
       step('folder cache', () => folders.save(), undefined)
       if (sweep.entries < 0) warnings.push(`WARNING: the search for FIFOs, sockets and links in git dirs (git hangs on them, and writes through links) stopped after ${SWEEP_LIMIT} entries, and the folders of each where git writes through links were moved aside whole; git dirs it may not have finished: ${[...spec.gitDirs, ...nested].slice(-3).map(inlineSafe).join(', ')}, ...: look for them there (find <dir> -type p -o -type s -o -type l) before you run git`)
       const later = [...step('check of operations in progress', () => checkInProgress(gitDirs, quarantine), []), ...step('check of the indexes', () => indexChecks(gitDirs, quarantine, heads, spec, { startedMs, known: watch.knownGitlinks(), marked }), [])]
@@ -418,6 +418,12 @@ function watchForbidden(forbidden: readonly string[], quarantine: (p: string) =>
     }
   }
   return watchers
+}
+
+/** What to move aside in nested git dirs, within the sweep's budget: links made during this session or an earlier one (a nested git dir can be renamed into place with them: round 139). */
+function sweepNested(spec: GitWatchSpec, nested: readonly string[], { sweep, folders, startedMs, modes }: { sweep: { entries: number }; folders: FolderCache; startedMs: number; modes: HeadGuard['modes'] }): string[] {
+  const times = spec.nestedRecord === undefined ? undefined : sessionTimes(sessionTimesFile(spec.nestedRecord))
+  return nested.flatMap(dir => fifosAndLinksIn(dir, sweep, folders, spec.gitDirs, startedMs, modes, ms => times?.during(ms) === true))
 }
 
 /** A HEAD git does not accept makes git skip this repository and use one further up. */

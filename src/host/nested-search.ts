@@ -340,10 +340,10 @@ function configLeadsOut(configs: readonly string[], tree: string, search: Nested
 
 /**
  * The links a git dir's top may hold that a user makes (a config or hooks from dotfiles, objects or
- * LFS storage on another disk, a linked logs/): git writes none of the others through a link it
- * made, and COMMIT_EDITMSG, FETCH_HEAD, MERGE_MSG and more it writes through one.
+ * LFS storage on another disk, a linked logs/; Android's repo links rr-cache, shallow and svn too):
+ * git makes none of the others, and writes COMMIT_EDITMSG, FETCH_HEAD, MERGE_MSG and more through one.
  */
-const USERS_LINKS = new Set(['config', 'config.worktree', 'hooks', 'info', 'objects', 'refs', 'logs', 'description', 'packed-refs', 'HEAD', 'modules', 'worktrees', 'lfs', 'annex'])
+const USERS_LINKS = new Set(['config', 'config.worktree', 'hooks', 'info', 'objects', 'refs', 'logs', 'description', 'packed-refs', 'HEAD', 'modules', 'worktrees', 'lfs', 'annex', 'rr-cache', 'shallow', 'svn'])
 
 /**
  * Whether git would write through the link at `p` (`inGitDir`, its path in the git dir, latin1): one
@@ -351,9 +351,20 @@ const USERS_LINKS = new Set(['config', 'config.worktree', 'hooks', 'info', 'obje
  * plain folder of the work tree, the folder renamed into a .git in a later session); one made
  * during the session; or one that leads to a FIFO, socket or device.
  */
-function writtenThrough(p: Buffer, inGitDir: string, sinceMs: number): boolean {
+function writtenThrough(p: Buffer, inGitDir: string, sinceMs: number, earlier?: (ms: number) => boolean): boolean {
   const atTop = !inGitDir.includes('/')
-  return /^(logs|refs)\//.test(inGitDir) || (atTop && !USERS_LINKS.has(inGitDir)) || changedSince(p, sinceMs) || leadsToSpecial(p)
+  return /^(logs|refs)\//.test(inGitDir) || (atTop && !USERS_LINKS.has(inGitDir)) || madeInASession(p, sinceMs, earlier) || leadsToSpecial(p)
+}
+
+/**
+ * Whether the link at `p` was made (or last changed) during this session, or, given `earlier`,
+ * during an earlier one of any project (session-times.ts): a link keeps its time when its folder
+ * is renamed (round 139: logs/, hooks/ or rr-cache/ links made in a plain folder of the work tree,
+ * renamed into a .git in the next session, would pass as the user's).
+ */
+function madeInASession(p: Buffer, sinceMs: number, earlier?: (ms: number) => boolean): boolean {
+  const st = fs.lstatSync(p, { throwIfNoEntry: false })
+  return st === undefined || st.ctimeMs >= sinceMs || earlier?.(st.ctimeMs) === true
 }
 
 /** Whether a link leads to a FIFO, socket or device. */
@@ -381,7 +392,7 @@ function leadsToSpecial(link: Buffer): boolean {
  * for a git dir whose links the cache does not keep (a nested one shaped as a bare repository),
  * are listed now.
  */
-export function fifosAndLinksIn(gitDir: string, budget: { entries: number }, folders: FolderCache, gitDirs: readonly string[], sinceMs: number, modes?: Pick<ModeGuard, 'reopen'>): string[] {
+export function fifosAndLinksIn(gitDir: string, budget: { entries: number }, folders: FolderCache, gitDirs: readonly string[], sinceMs: number, modes?: Pick<ModeGuard, 'reopen'>, earlier?: (ms: number) => boolean): string[] {
   const found: string[] = []
   const top = Buffer.from(gitDir).toString('latin1')
   const direct = (dir: string): Listing => listFolder(Buffer.from(dir, 'latin1'), (_name, kind) => kind !== 'f')
@@ -396,7 +407,7 @@ export function fifosAndLinksIn(gitDir: string, budget: { entries: number }, fol
       if ((kind === 'd' || dir !== top) && budget.entries-- <= 0) return false
       const p = `${dir}/${entry.slice(1)}`
       // git opens them through a link too (red team, round 47: packed-refs -> ../junk/fifo hung git status).
-      if (SPECIAL_KINDS.has(kind) || (kind === 'l' && (wayChanged || writtenThrough(Buffer.from(p, 'latin1'), p.slice(top.length + 1), sinceMs)))) found.push(Buffer.from(p, 'latin1').toString())
+      if (SPECIAL_KINDS.has(kind) || (kind === 'l' && (wayChanged || writtenThrough(Buffer.from(p, 'latin1'), p.slice(top.length + 1), sinceMs, earlier)))) found.push(Buffer.from(p, 'latin1').toString())
       // The git dirs of submodules and worktrees are looked at in turn; the rest of modules/ and
       // worktrees/ here (round 136: a link kept in a plain folder there, moved later where git writes).
       else if (kind === 'd' && !gitDirs.includes(Buffer.from(p, 'latin1').toString())) {

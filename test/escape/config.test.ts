@@ -68,7 +68,8 @@ describe.skipIf(!HAVE_BWRAP)('the repository config and the command line cannot 
     const project = makeRepo(world.home, 'src/project')
     const marker = `hdr-${crypto.randomBytes(6).toString('hex')}`
     const env = { ...sh, ANTHROPIC_CUSTOM_HEADERS: `X-Key: ${marker}`, ANTHROPIC_BASE_URL: `https://u:pw-${marker}@gw.example`, LANG: `C.UTF-8` }
-    const running = claudebox(world, ['--', '-c', 'echo "$ANTHROPIC_CUSTOM_HEADERS|$ANTHROPIC_BASE_URL"; sleep 1.5'], { cwd: project, env })
+    // --env NAME: the base URL whole, password and all (without it the sandbox gets the URL without them: round 140).
+    const running = claudebox(world, ['--env', 'ANTHROPIC_BASE_URL', '--', '-c', 'echo "$ANTHROPIC_CUSTOM_HEADERS|$ANTHROPIC_BASE_URL"; sleep 1.5'], { cwd: project, env })
     let seenInArgv = false
     for (let i = 0; i < 10; i++) {
       await new Promise(resolve => setTimeout(resolve, 100))

@@ -859,17 +859,20 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
   })
 
-  test("round 139: a nested repository's COMMIT_EDITMSG made a link to a file outside in one session, its git dir kept in a plain folder (no repository there, links are normal), renamed into its .git in the next (the link keeps the first session's time): moved aside, and your commit there writes nothing outside (3 of 3 as root and as uid 1001)", async () => {
+  test.each([
+    ['its COMMIT_EDITMSG a link to a file outside', 'ln -sf OUT stash/gd/COMMIT_EDITMSG', 'sub/.git/COMMIT_EDITMSG -> '],
+    ['its logs/ a link (a name users link) to a folder of the work tree whose HEAD leads to a file outside', 'mkdir wt && ln -s OUT wt/HEAD && rm -rf stash/gd/logs && ln -s ../../wt stash/gd/logs', 'sub/.git/logs -> '],
+  ])("round 139: a nested repository's git dir kept in a plain folder in one session (no repository there, links are normal), %s, renamed into its .git in the next (the link keeps the first session's time): the link is moved aside, and your commit there writes nothing outside (3 of 3 as root and as uid 1001)", async (_what, plant, moved) => {
     const s = scene()
     const outside = path.join(s.world.root, 'outside.txt')
     fs.writeFileSync(outside, 'mine\n')
     await new Promise(resolve => setTimeout(resolve, 1_200))
-    const first = await inside(s, `git init -q sub && git -C sub commit -q --allow-empty -m s && mkdir stash && mv sub/.git stash/gd && mv stash/gd/HEAD stash/gd/HEAD.x && ln -sf ${outside} stash/gd/COMMIT_EDITMSG && echo KEPT`)
+    const first = await inside(s, `git init -q sub && git -C sub commit -q --allow-empty -m s && mkdir stash && mv sub/.git stash/gd && mv stash/gd/HEAD stash/gd/HEAD.x && ${plant.replaceAll('OUT', outside)} && echo KEPT`)
     expect(first.out, first.err).toBe('KEPT')
     await new Promise(resolve => setTimeout(resolve, 1_200))
     const second = await inside(s, 'mv stash/gd/HEAD.x stash/gd/HEAD && mv stash/gd sub/.git && echo RENAMED')
     expect(second.out, second.err).toBe('RENAMED')
-    expect(second.err).toContain('sub/.git/COMMIT_EDITMSG -> ')
+    expect(second.err).toContain(moved)
     fs.writeFileSync(path.join(s.project, 'sub/s'), 's\n')
     hostGit(path.join(s.project, 'sub'), s.world)
     expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
