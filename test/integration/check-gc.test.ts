@@ -151,6 +151,10 @@ describe.skipIf(!HAVE_BWRAP)('--gc', () => {
     fs.mkdirSync(path.join(instances, 'not-an-instance'))
     fs.symlinkSync(precious, path.join(instances, 'aaaaaaaaaaaaaaaa'))
     fs.mkdirSync(path.join(instances, 'bbbbbbbbbbbbbbbb'))
+    // A sign-in kept for each project, outside its instance: the gone one's goes with it.
+    const logins = path.join(world.claudeboxHome, 'logins')
+    fs.mkdirSync(logins)
+    for (const repo of [keep, gone]) fs.writeFileSync(path.join(logins, `${instanceId(`${repo}/.git`)}.json`), '{}\n')
     fs.rmSync(gone, { recursive: true })
 
     const dry = await claudebox(world, ['--gc', '--dry-run'], { cwd: world.root })
@@ -171,5 +175,6 @@ describe.skipIf(!HAVE_BWRAP)('--gc', () => {
     expect(r.stderr).toMatch(/keeping not-an-instance: not an instance/)
     expect(fs.readdirSync(instances).sort()).toEqual(['aaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbb', instanceId(`${keep}/.git`), 'not-an-instance'].sort())
     expect(fs.readFileSync(path.join(precious, 'data'), 'utf8')).toBe('keep me')
+    expect(fs.readdirSync(logins)).toEqual([`${instanceId(`${keep}/.git`)}.json`])
   })
 })

@@ -328,6 +328,11 @@ describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
     fs.mkdirSync(folder, { recursive: true })
     fs.writeFileSync(path.join(folder, `${uuid}.jsonl`), `${JSON.stringify({ type: 'user', cwd: path.join(old, 'web'), message: { role: 'user', content: 'hello there' } })}\n`)
 
+    // The project's own sign-in, kept by instance id outside the instance, follows it.
+    const logins = path.join(world.claudeboxHome, 'logins')
+    fs.mkdirSync(logins, { mode: 0o700 })
+    fs.writeFileSync(path.join(logins, `${path.basename(oldInstance)}.json`), 'the login\n', { mode: 0o600 })
+
     const moved = path.join(world.home, 'work/shop')
     fs.mkdirSync(path.dirname(moved), { recursive: true })
     fs.renameSync(old, moved)
@@ -348,6 +353,7 @@ describe.skipIf(!HAVE_BWRAP)('--adopt and --sessions', () => {
     expect(fs.existsSync(oldInstance)).toBe(false)
     expect(fs.readFileSync(path.join(newInstance, 'project-root'), 'utf8')).toBe(`${moved}/.git\n`)
     expect(fs.existsSync(path.join(newInstance, 'projects', sanitizePath(path.join(moved, 'web')), `${uuid}.jsonl`))).toBe(true)
+    expect(fs.readdirSync(logins)).toEqual([`${path.basename(newInstance)}.json`])
 
     const sessions = await claudebox(world, ['--sessions', '--json'], { cwd: moved })
     expect(JSON.parse(sessions.stdout)).toMatchObject([{ id: uuid, firstMessage: 'hello there', live: false }])
