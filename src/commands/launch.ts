@@ -259,7 +259,7 @@ async function runSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOpti
       async (end, roots) => {
         lastChecks(plan, facts, options, apply)
         before = snapshot(plan.watch)
-        gitWatch = startGitWatch(plan.gitWatch, end, Date.now(), roots)
+        gitWatch = watchOrStop(plan, end, roots)
         record = apply.registerSession(plan.summary.instanceDir, facts.cwd ?? '/', VERSION, { watched: before, guarded: { forbidden: [...plan.gitWatch.forbidden], links: [...plan.gitWatch.links] } })
         await servers.startPending()
         saveConfigCache()
@@ -337,6 +337,14 @@ function failedStart(result: { status: number; signal?: unknown; sandboxStarted:
 }
 
 /** Bookkeeping after the session never changes Claude's status: a failure (a full disk) is one line. */
+/** The git watch, started; one that ended the session already (its folders could not be watched) stops the launch: nothing runs (round 141: that end came before the sandbox had a pid, and the program ran). */
+function watchOrStop(plan: LaunchPlan, end: () => void, roots: Parameters<typeof startGitWatch>[3]): GitWatch {
+  const gitWatch = startGitWatch(plan.gitWatch, end, Date.now(), roots)
+  const why = gitWatch.endedFor()
+  if (why !== undefined) throw launchError(`${why}; nothing ran`)
+  return gitWatch
+}
+
 /** `outside`: the files that run outside the sandbox as they were before it, where they are now (the project may have moved). */
 function afterTheSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOptions, outside: { before: Record<string, string>; watch: readonly string[]; top: string }): void {
   const { facts, request } = setup

@@ -40,6 +40,8 @@ export interface GitWatch {
   finish(): string[]
   /** Whether the project's top folder was moved or removed during the session, where it is now, and what it is (held-folder.ts); asked after finish. */
   moved(): Whereabouts | undefined
+  /** Why the watch ended the session, if it has: asked while the watch starts, before the program may run (its end then cannot reach a sandbox not yet built). */
+  endedFor(): string | undefined
 }
 
 /**
@@ -51,8 +53,7 @@ export interface GitWatch {
  * and 115); by default the spec's folders as they are now.
  */
 export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, startedMs = Date.now(), roots?: WatchRoots): GitWatch {
-  const [moved, reported]: [string[], Set<string>] = [[], new Set()]
-  const [movedPaths, glimpsed] = [new Set<string>(), new Set<string>()]
+  const [moved, reported, movedPaths, glimpsed]: [string[], Set<string>, Set<string>, Set<string>] = [[], new Set(), new Set(), new Set()]
   const project = whereabouts(spec.workTrees[0] ?? '/', roots?.top)
   const replants = endings(end, project.reword)
   const away = awayFromTheSession(spec.quarantineDir)
@@ -72,6 +73,7 @@ export function startGitWatch(spec: GitWatchSpec, end: () => void = () => {}, st
   return {
     sweep: () => watch.sweep(),
     moved: () => project.moved(),
+    endedFor: () => replants.said()[0],
     finish(): string[] {
       watch.stop()
       project.close()
@@ -330,7 +332,7 @@ function watchDuringSession(spec: GitWatchSpec, { quarantine, heads, glimpse, en
   // Each HEAD at each event on it, not only at the poll: a HEAD git rejects makes git take the
   // folder above for the repository (round 84: swapped in for 10 ms, timed to a host git commit).
   const watchers = [...watchForbidden(watched, onEvent), ...watchForbidden(spec.gitDirs.map(dir => path.join(dir, 'HEAD')), only(() => heads.headsNow(true)))]
-  const writtenThrough = watchWriteThrough(spec.gitDirs, new Set(texts.keys()), { plant: only(quarantine), endFor })
+  const writtenThrough = watchWriteThrough(spec.gitDirs, new Set(texts.keys()), startedMs, { plant: only(quarantine), endFor })
   const armed = new Map<string, fs.FSWatcher[]>()
   const forbid = only((dotGit: string, workTree: string): void => {
     watched.push(dotGit)
@@ -341,6 +343,7 @@ function watchDuringSession(spec: GitWatchSpec, { quarantine, heads, glimpse, en
   const each = only((): void => {
     watched.forEach(check)
     heads.check()
+    writtenThrough.poll()
   })
   const poll = watched.length === 0 && spec.gitDirs.length === 0 ? undefined : setInterval(() => (each(), placeholders.look()), POLL_MS).unref()
   return {

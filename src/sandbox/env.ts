@@ -46,8 +46,10 @@ export function isPassedThrough(name: string): boolean {
 /** The variables that hold a secret on the host: with the gateway they never reach the sandbox as they are. */
 export const SECRET_VARIABLES = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN', 'ANTHROPIC_CUSTOM_HEADERS'] as const
 
-/** Words that name a secret, as a whole part of a variable's name between underscores (not MAX_OUTPUT_TOKENS). */
-const SECRET_WORDS = new Set(['TOKEN', 'KEY', 'SECRET', 'PASSWORD', 'PASSPHRASE', 'CREDENTIAL', 'CREDENTIALS', 'COOKIE', 'BEARER'])
+/** Words that name a secret, as a whole part of a variable's name between underscores (TOKENS is not one: MAX_OUTPUT_TOKENS). */
+const SECRET_WORDS = new Set(['TOKEN', 'KEY', 'KEYS', 'APIKEY', 'AUTHTOKEN', 'SECRET', 'SECRETS', 'PASSWORD', 'PASSWD', 'PASSPHRASE', 'CREDENTIAL', 'CREDENTIALS', 'COOKIE', 'BEARER', 'PRIVATE'])
+/** The same inside a part (REFRESHTOKEN, CLIENTSECRET): a part ending in TOKEN, KEY or SECRET, or holding PASSW. */
+const SECRET_PART = /(TOKEN|KEY|SECRET)$|PASSW/
 
 /**
  * A variable under the passed prefixes whose name says it holds a secret, other than the four the
@@ -56,8 +58,11 @@ const SECRET_WORDS = new Set(['TOKEN', 'KEY', 'SECRET', 'PASSWORD', 'PASSPHRASE'
  * ANTHROPIC_IDENTITY_TOKEN and more entered as they were; the binary reads about twenty such).
  */
 export function looksSecret(name: string): boolean {
-  return !(SECRET_VARIABLES as readonly string[]).includes(name) && PASS_PREFIXES.some(p => name.startsWith(p)) && name.split('_').some(word => SECRET_WORDS.has(word))
+  return !(SECRET_VARIABLES as readonly string[]).includes(name) && PASS_PREFIXES.some(p => name.startsWith(p)) && name.split('_').some(word => SECRET_WORDS.has(word) || SECRET_PART.test(word))
 }
+
+/** The URLs under the passed prefixes whose user name and password stay on the host (ANTHROPIC_BASE_URL, ANTHROPIC_BEDROCK_BASE_URL, ...). */
+export const isUrlVariable = (name: string): boolean => PASS_PREFIXES.some(p => name.startsWith(p)) && /_URL$/.test(name)
 
 /** The proxy variables: with --network=none nothing inside can use them, and their URL may hold a password. */
 export const PROXY_VARIABLES = ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy'] as const

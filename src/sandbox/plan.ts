@@ -2,7 +2,7 @@
 import path from 'node:path'
 import { describePolicy, type EgressPolicy } from '../network/policy.js'
 import { API_PORT, API_SOCKET, BRIDGE_PORT, checkApiReachable, egressPlan, egressPolicy, PROXY_SOCKET, proxyEnv, SOCKETS_DIR } from '../network/egress-plan.js'
-import { isPassedThrough, looksSecret, PROXY_VARIABLES, SECRET_VARIABLES, withoutUserinfo } from './env.js'
+import { isPassedThrough, isUrlVariable, looksSecret, PROXY_VARIABLES, SECRET_VARIABLES, withoutUserinfo } from './env.js'
 import { ClaudeboxError, EXIT, launchError, usageError } from '../errors.js'
 import { canonicalRoot, instanceDir, instanceId, instancesDir, isWithin, PROJECT_ROOT_FILE, sharedPaths } from '../state/instance.js'
 import { trustGit } from './git-trust.js'
@@ -499,16 +499,17 @@ function passedEnvironment(facts: HostFacts, options: SandboxOptions, warnings: 
 
 /**
  * What the host's values may hold that the sandbox has no use for, kept out unless passed with
- * --env (red team, round 140): a password in ANTHROPIC_BASE_URL (with the gateway the variable
+ * --env (red team, rounds 140 and 141): a password in a URL (ANTHROPIC_BASE_URL, with the gateway,
  * stays on the host whole), and with --network=none the proxy variables, whose URL may hold one.
  * The variables whose names say they hold a secret are named, once a launch, as kept out.
  */
 function keptOut(facts: HostFacts, options: SandboxOptions, env: Map<string, string>, gateway: boolean, warnings: string[]): void {
   const passed = new Set(options.env.map(spec => spec.split('=', 1)[0]))
-  const baseUrl = env.get('ANTHROPIC_BASE_URL')
-  if (!gateway && !passed.has('ANTHROPIC_BASE_URL') && baseUrl !== undefined && withoutUserinfo(baseUrl) !== baseUrl) {
-    env.set('ANTHROPIC_BASE_URL', withoutUserinfo(baseUrl))
-    warnings.push('ANTHROPIC_BASE_URL holds a user name and password: the sandbox gets the URL without them (--env ANTHROPIC_BASE_URL passes it whole)')
+  // ANTHROPIC_BASE_URL with the gateway stays on the host whole; the others (Bedrock's, Vertex's, Foundry's) have no gateway.
+  for (const [name, url] of env) {
+    if (!isUrlVariable(name) || passed.has(name) || (gateway && name === 'ANTHROPIC_BASE_URL') || withoutUserinfo(url) === url) continue
+    env.set(name, withoutUserinfo(url))
+    warnings.push(`${name} holds a user name and password: the sandbox gets the URL without them (--env ${name} passes it whole)`)
   }
   if (options.network === 'none') for (const name of PROXY_VARIABLES) if (!passed.has(name)) env.delete(name)
   const secret = Object.keys(facts.env).filter(name => looksSecret(name) && !passed.has(name)).sort()

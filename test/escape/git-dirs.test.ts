@@ -60,10 +60,11 @@ const tryConfig = (s: Scene, config: string): string => `${payload(s, config)} 2
 const tryPointer = (file: string): string => `echo "gitdir: $PWD/evil" > ${file} 2>/dev/null && echo ESCAPED || echo BLOCKED`
 
 describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protected', () => {
+  // The link is made in a folder of its own and renamed onto HEAD: one made at the git dir's top is moved aside as it appears (round 139).
   test('a submodule git dir whose HEAD a session made a symlink (git follows one): still protected at the next launch', async () => {
     const s = scene()
     submodule(s, 'lib')
-    const first = await inside(s, 'cd .git/modules/lib && cp HEAD HEAD.real && ln -s HEAD.real H2 && mv -f H2 HEAD && echo LINKED')
+    const first = await inside(s, 'cd .git/modules/lib && cp HEAD HEAD.real && mkdir t && ln -s HEAD.real t/H2 && mv -f t/H2 HEAD && rmdir t && echo LINKED')
     expect(first.out).toBe('LINKED')
     const r = await inside(s, tryConfig(s, '.git/modules/lib/config'))
     expect(r.out).toBe('BLOCKED')
@@ -244,11 +245,11 @@ describe.skipIf(!HAVE_BWRAP)('git dirs: every one the host git may use is protec
     expect(fs.existsSync(s.marker)).toBe(false)
   })
 
-  // HEAD made a link in place: one made beside it to be renamed over it is moved aside as it appears (round 139).
+  // HEAD made a link from a folder of its own: one made beside it (or by ln -sf, which makes one of another name first) is moved aside as it appears (round 139).
   test('.git made one git rejects (refs/ moved away, HEAD a symlink out of refs/) so that the top, shaped as a repository with its own config, is taken instead: refs/ stays, HEAD is put back (red team: ran at git status, unreported)', async () => {
     const s = scene()
     const bare = `mkdir -p objects refs && echo "ref: refs/heads/main" > HEAD && printf "[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = %s\\n\\tfsmonitor = %s/.payload\\n" "$PWD" "$PWD" > config && printf '#!/bin/sh\\ntouch ${s.marker}\\n' > .payload && chmod +x .payload`
-    const r = await inside(s, [bare, 'mv .git/refs .git/refs.x 2>/dev/null && echo ESCAPED || echo BLOCKED', 'ln -sfn garbage .git/HEAD; sleep 0.6; test "$(readlink .git/HEAD)" = garbage && echo ESCAPED || echo BLOCKED'].join('; '))
+    const r = await inside(s, [bare, 'mv .git/refs .git/refs.x 2>/dev/null && echo ESCAPED || echo BLOCKED', 'mkdir .git/t && ln -s garbage .git/t/H && mv -f .git/t/H .git/HEAD; sleep 0.6; test "$(readlink .git/HEAD)" = garbage && echo ESCAPED || echo BLOCKED'].join('; '))
     expect(r.out.split('\n')).toEqual(['BLOCKED', 'BLOCKED'])
     expect(r.err).toMatch(/made a git dir one git rejects .*put back as it was: .*\.git\/HEAD \(put back: ref: refs\/heads\/main\)/)
     expect(r.err).not.toMatch(/nested git repositories/) // the top's HEAD is a read-only empty folder: the top is no repository (round 85)

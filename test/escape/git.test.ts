@@ -755,7 +755,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     const s = scene()
     const outside = path.join(s.world.root, 'outside.txt')
     fs.writeFileSync(outside, 'mine\n')
-    const r = await inside(s, `rm -f .git/logs/HEAD .git/logs/refs/heads/main && ln -s ${outside} .git/logs/HEAD && ln -s ${outside} .git/logs/refs/heads/main && ln -sf ${outside} .git/COMMIT_EDITMSG && echo LINKED`)
+    const r = await inside(s, `rm -f .git/logs/HEAD .git/logs/refs/heads/main && ln -s ${outside} .git/logs/HEAD && ln -s ${outside} .git/logs/refs/heads/main && rm -f .git/COMMIT_EDITMSG && ln -s ${outside} .git/COMMIT_EDITMSG && echo LINKED`)
     expect(r.out, r.err).toBe('LINKED')
     expect(r.err).toMatch(/quarantine[^\n]*\.git\/logs\/HEAD/)
     for (const name of ['logs/HEAD', 'logs/refs/heads/main', 'COMMIT_EDITMSG']) expect(fs.lstatSync(path.join(s.project, '.git', name), { throwIfNoEntry: false })?.isSymbolicLink() ?? false, name).toBe(false)
@@ -771,7 +771,8 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     fs.writeFileSync(outside, 'mine\n')
     const plants = [
       `rm -f .git/logs/HEAD && ln -s ${outside} .git/logs/HEAD && moved .git/logs/HEAD`,
-      `ln -sf ${outside} .git/COMMIT_EDITMSG && moved .git/COMMIT_EDITMSG`,
+      // Not ln -sf, which makes a link of another name beside it first, itself moved aside.
+      `rm -f .git/COMMIT_EDITMSG && ln -s ${outside} .git/COMMIT_EDITMSG && moved .git/COMMIT_EDITMSG`,
       `mkdir -p t/heads && ln -s ${outside} t/heads/main && rm -rf .git/logs/refs && mv t .git/logs/refs && moved .git/logs/refs/heads/main`,
       `mkdir -p l/refs/heads && ln -s ${outside} l/HEAD && mv .git/logs .git/logs.old && mv l .git/logs && moved .git/logs/HEAD`,
     ]
@@ -785,9 +786,24 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect(r.stderr).toMatch(/quarantine[^\n]*\.git\/COMMIT_EDITMSG/)
     expect(git(s.project, 'log', '--oneline').split('\n')).toHaveLength(2) // the host's commit went in
     expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
-    const ended = await inside(s, `for i in $(seq 1 12); do ln -sf ${outside} .git/MERGE_MSG; sleep 0.1; done; echo NOT-ENDED`)
+    const ended = await inside(s, `for i in $(seq 1 12); do rm -f .git/MERGE_MSG; ln -s ${outside} .git/MERGE_MSG; sleep 0.1; done; echo NOT-ENDED`)
     expect(ended.code).toBe(137)
     expect(ended.err).toMatch(/the session made \S*project\/\.git\/MERGE_MSG 10 times, each moved aside, and was ended/)
+  })
+
+  test("round 141: what the watch of write-through links cannot watch ends the session: a name that is not UTF-8 made in .git/logs (a branch's reflog link there went unseen); more than 2,000 folders there at the launch (an earlier session's, which left logs/refs unwatched) stop it before anything runs", async () => {
+    const s = scene()
+    const odd = await inside(s, `mkdir -p .git/logs/refs/heads && touch "$(printf '.git/logs/refs/heads/w\\377')"; sleep 3; echo NOT-ENDED`)
+    expect(odd.code, odd.err).toBe(137)
+    expect(odd.err).toMatch(/a name that is not UTF-8 appeared in \S*\.git\/logs\/refs\/heads/)
+    for (const name of fs.readdirSync(path.join(s.project, '.git/logs/refs/heads'), { encoding: 'buffer' })) if (name.toString('latin1') !== 'main') fs.rmSync(Buffer.concat([Buffer.from(path.join(s.project, '.git/logs/refs/heads/')), name]))
+    const bulk = path.join(s.project, '.git/logs/b')
+    for (let i = 0; i < 2_100; i++) fs.mkdirSync(path.join(bulk, `d${i}`), { recursive: true })
+    const stopped = await inside(s, 'echo RAN')
+    expect(stopped.out).toBe('')
+    expect(stopped.err).toMatch(/more than 2000 folders where git writes through links \(\S*\.git\/logs\/b\/d\d+\) could not all be watched[^\n]*; nothing ran/)
+    fs.rmSync(bulk, { recursive: true })
+    expect((await inside(s, 'echo RAN')).out).toBe('RAN')
   })
 
   test("round 134: the user's nested clone moved past the 512 repositories a session's end looks into, its config made a second name of a tracked file and rewritten, discarded by the user's git checkout ., moved back and staged in the next session: moved aside, also with --hard-links (the host's git status ran its fsmonitor, 3 of 3 as root and as uid 1001)", async () => {

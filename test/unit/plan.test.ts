@@ -137,11 +137,13 @@ describe('planLaunch', () => {
   })
 
   test('variables whose names say they hold a secret stay out, and are named, unless passed with --env; with --network=none the proxy variables too (red team, round 140)', () => {
-    const secrets = { CLAUDE_CODE_OAUTH_REFRESH_TOKEN: 'r', CLAUDE_CODE_CLIENT_KEY_PASSPHRASE: 'p', ANTHROPIC_IDENTITY_TOKEN: 'i', ANTHROPIC_AWS_API_KEY: 'a', ANTHROPIC_WORK_SECRET: 'w', CLAUDE_CODE_SESSION_ACCESS_TOKEN: 's' }
-    const env = { ...debianFacts().env, ...secrets, CLAUDE_CODE_MAX_OUTPUT_TOKENS: '8000', HTTPS_PROXY: 'http://u:pw@proxy:3128', https_proxy: 'http://u:pw@proxy:3128' }
+    // Round 141: plural and joined-up words too.
+    const secrets = { CLAUDE_CODE_OAUTH_REFRESH_TOKEN: 'r', CLAUDE_CODE_CLIENT_KEY_PASSPHRASE: 'p', ANTHROPIC_IDENTITY_TOKEN: 'i', ANTHROPIC_AWS_API_KEY: 'a', ANTHROPIC_WORK_SECRET: 'w', CLAUDE_CODE_SESSION_ACCESS_TOKEN: 's', ANTHROPIC_X_SECRETS: 'x', CLAUDE_CODE_REFRESHTOKEN: 'y', ANTHROPIC_DB_PASSWD: 'z', CLAUDE_CODE_APIKEY: 'k' }
+    const env = { ...debianFacts().env, ...secrets, CLAUDE_CODE_MAX_OUTPUT_TOKENS: '8000', HTTPS_PROXY: 'http://u:pw@proxy:3128', https_proxy: 'http://u:pw@proxy:3128', ANTHROPIC_BEDROCK_BASE_URL: 'https://u:pw@bedrock.example/x' }
     const plan = planLaunch(debianFacts({ env }), request)
     for (const name of Object.keys(secrets)) expect(plan.env, name).not.toHaveProperty(name)
     expect(plan.env).toHaveProperty('CLAUDE_CODE_MAX_OUTPUT_TOKENS', '8000')
+    expect(plan.env).toHaveProperty('ANTHROPIC_BEDROCK_BASE_URL', 'https://bedrock.example/x')
     expect(plan.warnings).toContainEqual(`kept out of the sandbox, as their names say they hold secrets: ${Object.keys(secrets).sort().join(', ')} (--env NAME passes one)`)
     const asked = planLaunch(debianFacts({ env }), { ...request, sandbox: { ...request.sandbox ?? OPEN, env: ['ANTHROPIC_IDENTITY_TOKEN'] } })
     expect(asked.env).toHaveProperty('ANTHROPIC_IDENTITY_TOKEN', 'i')
