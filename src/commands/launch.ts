@@ -336,7 +336,6 @@ function failedStart(result: { status: number; signal?: unknown; sandboxStarted:
   return undefined
 }
 
-/** Bookkeeping after the session never changes Claude's status: a failure (a full disk) is one line. */
 /** The git watch, started; one that ended the session already (its folders could not be watched) stops the launch: nothing runs (round 141: that end came before the sandbox had a pid, and the program ran). */
 function watchOrStop(plan: LaunchPlan, end: () => void, roots: Parameters<typeof startGitWatch>[3]): GitWatch {
   const gitWatch = startGitWatch(plan.gitWatch, end, Date.now(), roots)
@@ -345,6 +344,7 @@ function watchOrStop(plan: LaunchPlan, end: () => void, roots: Parameters<typeof
   return gitWatch
 }
 
+/** Bookkeeping after the session never changes Claude's status: a failure (a full disk) is one line. */
 /** `outside`: the files that run outside the sandbox as they were before it, where they are now (the project may have moved). */
 function afterTheSession(plan: LaunchPlan, setup: LaunchSetup, options: CliOptions, outside: { before: Record<string, string>; watch: readonly string[]; top: string }): void {
   const { facts, request } = setup

@@ -19,7 +19,6 @@ import { sandboxStore } from '../sandbox/plan.js'
 import { upstreamFromEnv } from './upstream-proxy.js'
 import { LEGACY_PROJECT_LOGIN, projectLoginFile } from '../state/registry.js'
 
-
 type Env = Readonly<Record<string, string | undefined>>
 
 export interface ApiChoice {
