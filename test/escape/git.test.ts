@@ -806,6 +806,26 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     expect((await inside(s, 'echo RAN')).out).toBe('RAN')
   })
 
+  test("round 142: a chain of long folder names renamed into .git/logs (past the kernel's 4,096 bytes a path) no longer crashes the launcher, whose checks after the session then never ran; refs/heads and objects/00 made links to a folder outside are moved aside as they appear (your commit meanwhile wrote a branch file and its objects there)", async () => {
+    const s = scene()
+    const outside = path.join(s.world.root, 'outside-dir')
+    fs.mkdirSync(outside)
+    // Made one folder at a time from the one above (a shell's cd names the whole path, which the kernel refuses past 4,096 bytes).
+    fs.writeFileSync(path.join(s.project, 'chain.py'), ['import os', "os.makedirs('.git/tmpc/chain')", "fd = os.open('.git/tmpc/chain', os.O_RDONLY)", 'for i in range(20):', "    os.mkdir('x' * 250, dir_fd=fd)", "    fd = os.open('x' * 250, os.O_RDONLY, dir_fd=fd)", ''].join('\n'))
+    const chain = 'python3 chain.py && mv .git/tmpc/chain .git/logs/chain' // .git is a mount of its own inside: made there, renamed in
+    const plants = [
+      `${chain}; sleep 0.5; echo ALIVE`,
+      `git pack-refs --all && rm -rf .git/refs/heads && ln -s ${outside} .git/refs/heads && moved .git/refs/heads`,
+      `ln -s ${outside} .git/objects/00 && moved .git/objects/00`,
+    ]
+    const r = await inside(s, `${MOVED}; ${plants.join('; ')}`)
+    expect(r.out.split('\n'), r.err).toEqual(['ALIVE', 'MOVED', 'MOVED'])
+    expect(r.code, r.err).toBe(0)
+    expect(r.err).not.toMatch(/internal error/)
+    expect(fs.readdirSync(outside)).toEqual([])
+    execFileSync('rm', ['-rf', path.join(s.project, '.git/logs/chain')]) // deeper than fs.rmSync can name
+  })
+
   test("round 134: the user's nested clone moved past the 512 repositories a session's end looks into, its config made a second name of a tracked file and rewritten, discarded by the user's git checkout ., moved back and staged in the next session: moved aside, also with --hard-links (the host's git status ran its fsmonitor, 3 of 3 as root and as uid 1001)", async () => {
     const s = scene({ hardLinks: true })
     trackedNotesAndDocs(s)
