@@ -568,6 +568,8 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     spawnSync('git', ['status'], { cwd: s.project, env: { ...process.env, HOME: s.world.home }, stdio: 'ignore', timeout: 20_000 })
     expect(fs.existsSync(s.marker)).toBe(false)
     expect(r.err).toMatch(/the session created or changed nested git repositories/)
+    // Made well after that session's end: one made within the session times' slack counts as its (CI, loaded, once).
+    await new Promise(resolve => setTimeout(resolve, 1_200))
     makeRepo(s.project, 'own')
     git(s.project, 'add', 'own')
     await new Promise(resolve => setTimeout(resolve, 50))
