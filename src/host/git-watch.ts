@@ -425,9 +425,11 @@ function watchForbidden(forbidden: readonly string[], quarantine: (p: string) =>
 
 /** What to move aside in nested git dirs, within the sweep's budget: links made during this session or an earlier one (a nested git dir can be renamed into place with them: round 139). */
 function sweepNested(spec: GitWatchSpec, nested: readonly string[], { sweep, folders, startedMs, modes }: { sweep: { entries: number }; folders: FolderCache; startedMs: number; modes: HeadGuard['modes'] }): string[] {
-  if (nested.length === 0) return [] // the session times are read only for these
-  const times = spec.nestedRecord === undefined ? undefined : sessionTimes(sessionTimesFile(spec.nestedRecord))
-  return nested.flatMap(dir => fifosAndLinksIn(dir, sweep, folders, spec.gitDirs, startedMs, modes, ms => times?.during(ms) === true))
+  const file = spec.nestedRecord === undefined ? undefined : sessionTimesFile(spec.nestedRecord)
+  // Read at the first link that asks, not at every end.
+  let times: ReturnType<typeof sessionTimes> | undefined
+  const earlier = (ms: number): boolean => file !== undefined && (times ??= sessionTimes(file)).during(ms)
+  return nested.flatMap(dir => fifosAndLinksIn(dir, sweep, folders, spec.gitDirs, startedMs, modes, earlier))
 }
 
 /** A HEAD git does not accept makes git skip this repository and use one further up. */

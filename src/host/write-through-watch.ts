@@ -8,6 +8,7 @@
 // microsecond can still come first; each one counts toward the session's end (git-watch.ts).
 import fs from 'node:fs'
 import path from 'node:path'
+import { identityOf } from './fs.js'
 
 /** The folders of a git dir whose files git writes through a link: reflogs, rerere's images, a sequencer's and a rebase's state. */
 export const WRITTEN_THROUGH = ['logs', 'rr-cache', 'sequencer', 'rebase-merge', 'rebase-apply']
@@ -110,7 +111,7 @@ function guardOf(gitDirs: readonly string[], endFor: (why: string) => void): Gua
 
 /** Watches `dir` unless the same folder is watched there already; false when it cannot be (past FOLDER_LIMIT, or the watch fails: the session is ended). */
 function watchFolder(watched: Map<string, Watched>, dir: string, onEvent: (name: string) => void, guard: Guard): boolean {
-  const identity = identityOf(dir)
+  const identity = unlinkedFolderIdentity(dir)
   if (identity === undefined || watched.get(dir)?.identity === identity) return identity !== undefined
   watched.get(dir)?.watcher.close()
   watched.delete(dir)
@@ -141,9 +142,10 @@ function kindOf(p: string): 'planted' | 'dir' | 'other' {
   return st.isDirectory() ? 'dir' : 'planted'
 }
 
-function identityOf(dir: string): string | undefined {
+/** A folder's device and inode, never through a link (fs.ts folderIdentity follows one). */
+function unlinkedFolderIdentity(dir: string): string | undefined {
   const st = statOf(dir)
-  return st?.isDirectory() === true ? `${st.dev}:${st.ino}` : undefined
+  return st?.isDirectory() === true ? identityOf(st) : undefined
 }
 
 /**

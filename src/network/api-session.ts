@@ -345,10 +345,16 @@ export function takeInsideLogin(instance: string, session: string, placeholder: 
   const { login, remove } = sessionStore(instance, session)
   remove()
   if (login === undefined || login.accessToken === placeholder) return undefined
-  const file = projectLoginFile(claudeboxHome, path.basename(instance))
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
+  const file = projectLoginPlace(instance, claudeboxHome)
   writeFileAtomic(file, `${JSON.stringify({ claudeAiOauth: login })}\n`)
   return `a sign-in made inside this session was moved out of the sandbox and is used for this project only (${file}); to sign in for every project, copy it to ${'$CLAUDEBOX_HOME'}/shared/credentials/.credentials.json`
+}
+
+/** Where this project's sign-in is kept (registry.ts projectLoginFile), its folder made if missing. */
+function projectLoginPlace(instance: string, claudeboxHome: string): string {
+  const file = projectLoginFile(claudeboxHome, path.basename(instance))
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
+  return file
 }
 
 /**
@@ -359,8 +365,7 @@ export function takeInsideLogin(instance: string, session: string, placeholder: 
 export function moveLegacyLogin(instance: string, claudeboxHome: string): string | undefined {
   const legacy = path.join(instance, LEGACY_PROJECT_LOGIN)
   if (lstatKind(legacy) !== 'file') return undefined
-  const file = projectLoginFile(claudeboxHome, path.basename(instance))
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
+  const file = projectLoginPlace(instance, claudeboxHome)
   if (lstatKind(file) === 'missing') fs.renameSync(legacy, file)
   else fs.rmSync(legacy)
   return `this project's sign-in (made inside a session) was kept where its sessions could read it, and is now in ${file}, out of their reach; if a session may have been hostile, sign in again inside (/login) to replace it`

@@ -7,7 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { claudebox, FIXTURES, git, HAVE_BWRAP, IS_ROOT, makeRepo } from '../helpers/cli.js'
-import { hostGit, inside, payload, payloadWorks, plainFolder, readableAgain, scene, type Scene } from '../helpers/git-scene.js'
+import { fileOutside, hostGit, inside, payload, payloadWorks, plainFolder, readableAgain, scene, type Scene } from '../helpers/git-scene.js'
 
 /**
  * A shell function for the session: `moved P` waits until P is gone (at most 5 s), then says MOVED,
@@ -755,8 +755,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
 
   test("round 135: links the session makes in the project's git dir, which git writes through (a reflog in logs/, COMMIT_EDITMSG), leading outside the project: moved aside at the session's end, and your commit writes nothing there (a reflog appended to a nested repository's config and made its HEAD, moving their times to yours: 3 of 3 as root and as uid 1001)", async () => {
     const s = scene()
-    const outside = path.join(s.world.root, 'outside.txt')
-    fs.writeFileSync(outside, 'mine\n')
+    const outside = fileOutside(s)
     const r = await inside(s, `rm -f .git/logs/HEAD .git/logs/refs/heads/main && ln -s ${outside} .git/logs/HEAD && ln -s ${outside} .git/logs/refs/heads/main && rm -f .git/COMMIT_EDITMSG && ln -s ${outside} .git/COMMIT_EDITMSG && echo LINKED`)
     expect(r.out, r.err).toBe('LINKED')
     expect(r.err).toMatch(/quarantine[^\n]*\.git\/logs\/HEAD/)
@@ -769,8 +768,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
 
   test("round 136: links the session makes where git writes through (logs/HEAD, COMMIT_EDITMSG, a folder brought into logs/ with a branch's reflog a link in it, logs/ swapped whole) are moved aside as they appear, so your commit while the session runs writes nothing outside the project (an IDE's commit appended its reflog line there, 5 of 5); a tenth plant ends the session", async () => {
     const s = scene()
-    const outside = path.join(s.world.root, 'outside.txt')
-    fs.writeFileSync(outside, 'mine\n')
+    const outside = fileOutside(s)
     const plants = [
       `rm -f .git/logs/HEAD && ln -s ${outside} .git/logs/HEAD && moved .git/logs/HEAD`,
       // Not ln -sf, which makes a link of another name beside it first, itself moved aside.
@@ -854,8 +852,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     ['in a .git/logs the session made unreadable (chmod 311: git still writes through it)', 'git init -q n && mkdir -p n/.git/logs && ln -s OUT n/.git/logs/HEAD && chmod 311 n/.git/logs', 'n/.git/logs', 'n'],
   ])("round 136: a link to a file outside the project %s: moved aside at the session's end, and your commit writes nothing there (rerere replaced ~/.bashrc, 3 of 3 as root and as uid 1001; the unreadable folder, 3 of 3 as uid 1001)", async (_where, plant, moved, repo) => {
     const s = scene()
-    const outside = path.join(s.world.root, 'outside.txt')
-    fs.writeFileSync(outside, 'mine\n')
+    const outside = fileOutside(s)
     const r = await inside(s, `${plant.replaceAll('OUT', outside)} && echo LINKED`)
     expect(r.out, r.err).toBe('LINKED')
     expect(r.err).toContain(moved) // as root the folder is read, and the link in it goes
@@ -866,8 +863,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
 
   test("round 136: links in a nested repository's .git/logs behind 200,100 folders the session made in the project's git dir, past what the sweep looks at: the folders git writes through go whole, a later git dir's own files are still looked at, and your commit writes nothing outside (3 of 3 as root, 2 of 2 as uid 1001; round 137, 3 of 3 and 4 of 4 each); the same folders in the project's .git/logs end the session (round 139)", async () => {
     const s = scene()
-    const outside = path.join(s.world.root, 'outside.txt')
-    fs.writeFileSync(outside, 'mine\n')
+    const outside = fileOutside(s)
     const bulk = (dir: string): string => `mkdir -p ${dir} && (cd ${dir} && seq -f 'd%.0f' 1 200100 | xargs mkdir)`
     // A git dir swept after the budget ran out: its own files still are (round 137: MERGE_MSG), and its logs/ goes whole.
     const plant = `git init -q n && mkdir -p n/.git/logs && ln -s ${outside} n/.git/logs/HEAD && ln -s ${outside} n/.git/MERGE_MSG && ${bulk('.git/modules/bulk')} && echo LINKED`
@@ -887,13 +883,12 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
 
   test("round 138: a nested repository whose git dir the session put in the instance (writable inside, outside the work trees), its COMMIT_EDITMSG a link to a file outside: its .git in the project is moved aside at the session's end (your commit there wrote through the link, 4 of 4 as uid 1001, 2 of 2 as root)", async () => {
     const s = scene()
-    const outside = path.join(s.world.root, 'outside.txt')
-    fs.writeFileSync(outside, 'mine\n')
+    const outside = fileOutside(s)
     const r = await inside(s, `I=$(ls -d ${s.world.claudeboxHome}/instances/*) && git init -q --separate-git-dir $I/g sub && ln -sf ${outside} $I/g/COMMIT_EDITMSG && echo MADE`)
     expect(r.out, r.err).toBe('MADE')
     expect(fs.existsSync(path.join(s.project, 'sub/.git'))).toBe(false)
     fs.writeFileSync(path.join(s.project, 'sub/s'), 's\n')
-    spawnSync('git', ['-C', path.join(s.project, 'sub'), 'commit', '-qam', 'x'], { stdio: 'ignore', timeout: 20_000, env: { ...process.env, HOME: s.world.home, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } })
+    hostGit(path.join(s.project, 'sub'), s.world)
     expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
   })
 
@@ -902,8 +897,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     ['its logs/ a link (a name users link) to a folder of the work tree whose HEAD leads to a file outside', 'mkdir wt && ln -s OUT wt/HEAD && rm -rf stash/gd/logs && ln -s ../../wt stash/gd/logs', 'sub/.git/logs -> '],
   ])("round 139: a nested repository's git dir kept in a plain folder in one session (no repository there, links are normal), %s, renamed into its .git in the next (the link keeps the first session's time): the link is moved aside, and your commit there writes nothing outside (3 of 3 as root and as uid 1001)", async (_what, plant, moved) => {
     const s = scene()
-    const outside = path.join(s.world.root, 'outside.txt')
-    fs.writeFileSync(outside, 'mine\n')
+    const outside = fileOutside(s)
     await new Promise(resolve => setTimeout(resolve, 1_200))
     const first = await inside(s, `git init -q sub && git -C sub commit -q --allow-empty -m s && mkdir stash && mv sub/.git stash/gd && mv stash/gd/HEAD stash/gd/HEAD.x && ${plant.replaceAll('OUT', outside)} && echo KEPT`)
     expect(first.out, first.err).toBe('KEPT')
@@ -921,8 +915,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     ['its gitdir: a link in the project, re-pointed into the instance among 1,200 decoy repositories (past the 512 the end looks into)', 'git init -q --separate-git-dir "$PWD/gd" sub && printf \'gitdir: ../lnk\\n\' > sub/.git && ln -s gd lnk && git -C sub commit -q --allow-empty -m s', 'for i in $(seq 1 600); do mkdir -p aaa/r$i/.git zzz/r$i/.git; done && cp -a gd $C && ln -sfn $C lnk && ln -sf OUT $C/COMMIT_EDITMSG && rm -f $C/logs/HEAD && ln -s OUT $C/logs/HEAD && chmod 311 $C'],
   ])("round 139: a nested repository whose way leads into the instance by %s: its .git is moved aside, whatever its times, and your commit there writes nothing outside (3 of 3 as root and as uid 1001)", async (_how, first, second) => {
     const s = scene()
-    const outside = path.join(s.world.root, 'outside.txt')
-    fs.writeFileSync(outside, 'mine\n')
+    const outside = fileOutside(s)
     const inInstance = (lines: string): string => `C=$(ls -d ${s.world.claudeboxHome}/instances/*)/c && ${lines.replaceAll('OUT', outside)} && echo DONE`
     await new Promise(resolve => setTimeout(resolve, 1_200))
     const made = await inside(s, inInstance(first))
@@ -934,7 +927,7 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     }
     expect(fs.existsSync(path.join(s.project, 'sub/.git'))).toBe(false)
     fs.writeFileSync(path.join(s.project, 'sub/s'), 's\n')
-    spawnSync('git', ['-C', path.join(s.project, 'sub'), 'commit', '-qam', 'x'], { stdio: 'ignore', timeout: 20_000, env: { ...process.env, HOME: s.world.home, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } })
+    hostGit(path.join(s.project, 'sub'), s.world)
     expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
     readableAgain(s.world.root)
   }, 200_000)
@@ -948,15 +941,14 @@ describe.skipIf(!HAVE_BWRAP)('git escapes: the host git never runs what the agen
     git(s.project, 'config', 'core.worktree', s.project)
     git(s.project, 'add', '-A')
     git(s.project, 'commit', '-qm', 'init')
-    const outside = path.join(s.world.root, 'outside.txt')
-    fs.writeFileSync(outside, 'mine\n')
+    const outside = fileOutside(s)
     const plant = `G=$(git rev-parse --absolute-git-dir) && mkdir -p $G/modules/bulk && (cd $G/modules/bulk && seq -f 'd%.0f' 1 200100 | xargs mkdir) && mkdir -p $G/stash && git init -q --separate-git-dir $G/stash/g sub && git -C sub commit -q --allow-empty -m s && ln -sf ${outside} $G/stash/g/COMMIT_EDITMSG && rm -f $G/stash/g/logs/HEAD && ln -s ${outside} $G/stash/g/logs/HEAD && chmod 311 $G/stash/g && echo PLANTED`
     const r = await inside(s, plant, s.project, 240_000)
     expect(r.out, r.err).toBe('PLANTED')
     expect(r.err).toMatch(/moved aside at the session's end[^\n]*project\.git\/stash\/g(\/COMMIT_EDITMSG)? -> /) // as root, the folder is read, and its links go
     fs.rmSync(path.join(gitDir, 'modules/bulk'), { recursive: true }) // here, not in the 60 s of the clean-up
     fs.writeFileSync(path.join(s.project, 'sub/s'), 's\n')
-    spawnSync('git', ['-C', path.join(s.project, 'sub'), 'commit', '-qam', 'x'], { stdio: 'ignore', timeout: 20_000, env: { ...process.env, HOME: s.world.home, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } })
+    hostGit(path.join(s.project, 'sub'), s.world)
     expect(fs.readFileSync(outside, 'utf8')).toBe('mine\n')
     readableAgain(s.world.root)
   }, 400_000)

@@ -25,6 +25,13 @@ export function scene(options: { hardLinks?: boolean } = {}): Scene {
   return { world, project, marker: path.join(world.root, 'PWNED') }
 }
 
+/** A file of the user's outside the project, holding `mine\n`: what a link the session planted must not let git write to. */
+export function fileOutside(s: Scene): string {
+  const outside = path.join(s.world.root, 'outside.txt')
+  fs.writeFileSync(outside, 'mine\n')
+  return outside
+}
+
 /** A folder of the scene's home that is no repository: a project of that kind. */
 export function plainFolder(s: Scene): string {
   const plain = path.join(s.world.home, 'src/plain')
